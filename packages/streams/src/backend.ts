@@ -1,0 +1,176 @@
+import type { Device } from './device.js';
+import type { Result } from './errors.js';
+import type { MemoryKind } from './memory-kind.js';
+
+/**
+ * An ordered queue of device work, owned by the backend that created it. Work enqueued on one stream
+ * runs in order; work on different streams is ordered only through events.
+ * Spec: "One stream per active execution partition and device".
+ */
+export interface Stream {
+  /** Backend-unique id, stable for the stream's life. */
+  readonly id: number;
+  /** Device the stream submits to. */
+  readonly device: Device;
+  /** Human-readable name used in diagnostics and ordering-checker reports. */
+  readonly label: string;
+  /** Priority; lower numbers run first where the backend supports priorities (CUDA convention). */
+  readonly priority: number;
+  /** True after `Backend.destroyStream`. */
+  readonly destroyed: boolean;
+}
+
+/**
+ * A marker recorded on a stream; it completes when all work enqueued on that stream before the record
+ * has completed. Timing is disabled. An event never recorded counts as complete (CUDA semantics).
+ */
+export interface Event {
+  /** Backend-unique id. */
+  readonly id: number;
+  /** Device the event belongs to. */
+  readonly device: Device;
+  /** Human-readable name for diagnostics. */
+  readonly label: string;
+  /** True after `Backend.destroyEvent`. */
+  readonly destroyed: boolean;
+}
+
+/**
+ * One allocation made through a backend: a typed handle, never a fake ArrayBuffer. `address` is the
+ * device (or emulated) address of byte 0.
+ */
+export interface DeviceMemory {
+  /** Backend-unique id. */
+  readonly id: number;
+  /** Owning device (`cpu` for host and pinned host memory). */
+  readonly device: Device;
+  /** Memory kind. */
+  readonly kind: MemoryKind;
+  /** Address of the first byte. */
+  readonly address: bigint;
+  /** Size in bytes. */
+  readonly byteSize: number;
+  /** Name for diagnostics (for example `pool gray.out slot backing`). */
+  readonly label: string;
+  /** True after `Backend.free`. */
+  readonly freed: boolean;
+}
+
+/** A byte range inside one allocation. `label` names what lives there (a tensor) in checker reports. */
+export interface MemoryRange {
+  readonly memory: DeviceMemory;
+  /** Offset from the start of `memory`, in bytes. */
+  readonly byteOffset: number;
+  /** Length in bytes. */
+  readonly byteLength: number;
+  /** What the range holds, for diagnostics (for example `grayscale.gray[slot 2]`). */
+  readonly label: string;
+}
+
+/** Request for `Backend.allocate`. */
+export interface AllocationRequest {
+  readonly kind: MemoryKind;
+  /** Device for CUDA kinds; `Device.cpu()` for host kinds. */
+  readonly device: Device;
+  /** Size in bytes; must be a positive safe integer. */
+  readonly byteSize: number;
+  /** Alignment in bytes, a power of two; default 256. */
+  readonly alignment?: number;
+  readonly label?: string;
+}
+
+/**
+ * A kernel launch. The backend runs it in stream order. `reads` and `writes` declare the ranges the
+ * kernel touches (the ordering checker uses them). `host` is the host implementation, which the host
+ * backend calls with views of the declared ranges in the same order; the CUDA backend looks the kernel
+ * up by `name` in its native registry.
+ */
+export interface KernelLaunch {
+  /** Stable kernel name, for example `hs.rgbaToGray`. */
+  readonly name: string;
+  readonly reads: readonly MemoryRange[];
+  readonly writes: readonly MemoryRange[];
+  /** Scalar parameters (element counts, dimensions). */
+  readonly params: readonly number[];
+  /** Host implementation: views of `reads` and `writes` (same order), then `params`. */
+  readonly host: (reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]) => void;
+}
+
+/** Options for `Backend.createStream`. */
+export interface StreamOptions {
+  readonly label?: string;
+  /** Priority (lower runs first); default 0. */
+  readonly priority?: number;
+}
+
+/** Options for `Backend.createEvent`. */
+export interface EventOptions {
+  readonly label?: string;
+}
+
+/**
+ * The device contract every package above `@hs/streams` speaks to. Two implementations: `HostBackend`
+ * (pure TypeScript, always available) and the CUDA backend (`@hs/cuda-native`).
+ *
+ * No method blocks the JS thread: enqueue methods return at once; `queryEvent` never waits;
+ * `synchronizeEvent`/`synchronizeStream` return promises (the explicit host waits).
+ * Failures are returned as `Result` errors: `InvalidArgument` (bad sizes, ranges outside their
+ * allocation, foreign handles), `InvalidState` (destroyed stream/event, freed memory),
+ * `NotSupported` (host view of device-only memory), `DeviceError` (the device refused).
+ */
+export interface Backend {
+  /** `host` or `cuda`. */
+  readonly name: 'host' | 'cuda';
+  /** CUDA devices this backend exposes (emulated ones on the host backend). */
+  readonly devices: readonly Device[];
+
+  createStream(device: Device, options?: StreamOptions): Result<Stream>;
+  destroyStream(stream: Stream): Result<void>;
+
+  createEvent(device: Device, options?: EventOptions): Result<Event>;
+  destroyEvent(event: Event): Result<void>;
+  /** Records `event` on `stream`; re-recording replaces the previous capture. */
+  recordEvent(event: Event, stream: Stream): Result<void>;
+  /** True when the event's last capture has completed (or it was never recorded). Never blocks. */
+  queryEvent(event: Event): boolean;
+  /**
+   * Queries many events in one call (for retirement polling). Writes 1 (complete) or 0 into
+   * `completed[i]` for `events[i]` and returns the number complete. Never blocks.
+   */
+  queryEvents(events: readonly Event[], completed: Uint8Array): number;
+  /** Makes future work on `stream` wait for the event's current capture. Never blocks the host. */
+  streamWaitEvent(stream: Stream, event: Event): Result<void>;
+  /** Resolves when the event's current capture completes. The explicit host wait. */
+  synchronizeEvent(event: Event): Promise<Result<void>>;
+  /** Resolves when all work enqueued on `stream` so far completes. The explicit host wait. */
+  synchronizeStream(stream: Stream): Promise<Result<void>>;
+
+  allocate(request: AllocationRequest): Result<DeviceMemory>;
+  free(memory: DeviceMemory): Result<void>;
+  /**
+   * A view of host-accessible memory (host, pinnedHost, cudaManaged). `NotSupported` for cudaDevice.
+   * Reading it is safe only after the writes were synchronized for the host.
+   */
+  hostView(memory: DeviceMemory): Result<Uint8Array>;
+
+  /** Enqueues a copy of `src.byteLength` bytes; lengths must match. */
+  memcpyAsync(stream: Stream, dst: MemoryRange, src: MemoryRange): Result<void>;
+  /** Enqueues a fill of `dst` with the byte `value` (0..255). */
+  memsetAsync(stream: Stream, dst: MemoryRange, value: number): Result<void>;
+  /** Enqueues a copy from a JS buffer into device memory; `src` must stay unchanged until the copy ran. */
+  copyFromHostAsync(stream: Stream, dst: MemoryRange, src: Uint8Array): Result<void>;
+  /** Enqueues a copy from device memory into a JS buffer; read `dst` only after synchronizing. */
+  copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void>;
+  /** Enqueues a host callback that runs in stream order (after earlier work, before later work). */
+  launchHostFunc(stream: Stream, fn: () => void): Result<void>;
+  /** Enqueues a kernel. */
+  launchKernel(stream: Stream, kernel: KernelLaunch): Result<void>;
+  /**
+   * Declares that the host thread itself reads or writes `range` now, through a host view. The host
+   * backend's ordering checker checks the access against the last device write; other backends ignore it.
+   */
+  noteHostAccess(range: MemoryRange, access: 'read' | 'write'): void;
+
+  /** Destroys every stream, event and allocation this backend still holds. */
+  dispose(): void;
+}

@@ -1,0 +1,79 @@
+/**
+ * Error codes shared by every hs package. Hot-path and contract failures are returned as values
+ * (`Result<T>`); programmer errors (wrong argument types) may throw `HsError`.
+ *
+ * Spec: "Two stream roles order every device tensor", "Exhaustion fails fast" (holoscan-5.0-tensors-in-depth).
+ */
+export enum ErrorCode {
+  /** An argument is out of its documented domain (shape, dtype, size, option). */
+  InvalidArgument = 'InvalidArgument',
+  /** A bounded resource (pool slot, release-stream cap, queue) is full; nothing waited. */
+  ResourceExhausted = 'ResourceExhausted',
+  /** Write access was requested on read-only data (a received or imported tensor). */
+  PermissionDenied = 'PermissionDenied',
+  /** The operation is valid in general but not for this object, stream or backend. */
+  NotSupported = 'NotSupported',
+  /** A value did not match the declared contract of the port or channel that received it. */
+  ProtocolError = 'ProtocolError',
+  /** Exact integer arithmetic overflowed (byte spans, slot counts). */
+  ArithmeticOverflow = 'ArithmeticOverflow',
+  /** The object is in the wrong lifecycle state (disposed, already committed, stream borrowed after return). */
+  InvalidState = 'InvalidState',
+  /** A named entity (device, operator, port) does not exist. */
+  NotFound = 'NotFound',
+  /** A name or registration already exists. */
+  AlreadyExists = 'AlreadyExists',
+  /** The backend or device reported a failure (allocation refused, driver error). */
+  DeviceError = 'DeviceError',
+  /** The graph or plan failed validation at compile time; see the diagnostics. */
+  CompileError = 'CompileError',
+}
+
+/** Typed error carried by `Result` values and thrown for programmer errors. */
+export class HsError extends Error {
+  override readonly name = 'HsError';
+  /** Stable machine-readable code. */
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(`${code}: ${message}`, options);
+    this.code = code;
+  }
+}
+
+/** A success value. */
+export interface Ok<T> {
+  readonly ok: true;
+  readonly value: T;
+}
+
+/** A failure value. */
+export interface Err {
+  readonly ok: false;
+  readonly error: HsError;
+}
+
+/** Either a value or a typed error; the hot path returns these instead of throwing. */
+export type Result<T> = Ok<T> | Err;
+
+/** Shared, frozen success for `Result<void>`: returning it allocates nothing. */
+export const OK_VOID: Ok<void> = Object.freeze({ ok: true as const, value: undefined });
+
+/** Wraps a value in a success. */
+export function ok<T>(value: T): Ok<T> {
+  return { ok: true, value };
+}
+
+/** Builds a failure with a new `HsError`. */
+export function err(code: ErrorCode, message: string, cause?: unknown): Err {
+  return { ok: false, error: new HsError(code, message, cause === undefined ? undefined : { cause }) };
+}
+
+/**
+ * Returns the value of a success or throws the error of a failure.
+ * @throws HsError the failure's error.
+ */
+export function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) throw result.error;
+  return result.value;
+}
