@@ -1,0 +1,120 @@
+import { type ExecutionContext, Operator, type OperatorSpec, type OutputPort } from '@hs/compiler';
+import { type DeviceMemory, ErrorCode, HsError, MemoryKind, OK_VOID, type Ok, type Result } from '@hs/streams';
+import { DType } from '@hs/tensor';
+import type { ImageBounds, RgbaImage } from '../image-input.js';
+
+/** Options of `ImageSource`. */
+export interface ImageSourceOptions {
+  /** Decoded images, emitted round-robin; at least one, each within `bounds`. */
+  readonly images: readonly RgbaImage[];
+  /** Frames to emit before finishing; a positive integer. */
+  readonly frames: number;
+  /** Nominal emission rate in Hz (frames per second); positive and finite. */
+  readonly rateHz: number;
+  /** Largest image the pipeline accepts; sizes the output pool's slots (`maxWidth * maxHeight * 4` bytes). */
+  readonly bounds: ImageBounds;
+}
+
+/**
+ * Host-only source: emits the decoded images round-robin as RGBA uint8 tensors `[H, W, 4]` from a
+ * runtime pool in pinned host memory, filled by the host (host writer: `write(null)`, the bytes copied
+ * through the backend's host view, the write declared with `noteHostAccess`), then finishes after
+ * `frames` frames.
+ *
+ * Pacing: the source never sleeps. Frame `k` is due at `t0 + k / rateHz` seconds, where `t0` is the
+ * first activation; an activation whose `activationTime` is earlier than the next due time returns
+ * without emitting, so however often the runtime activates the source, it emits at most `rateHz`
+ * frames per second. When it falls behind (backpressure), it emits at the next activation and re-bases
+ * the schedule instead of bursting to catch up.
+ *
+ * Spec: "Emit: commit records readiness" (host-pool path), "Pinned-host readiness follows the writer".
+ */
+export class ImageSource extends Operator {
+  /** Output port `frames`: pinnedHost uint8 `[H, W, 4]`. */
+  frames!: OutputPort;
+  private readonly options: ImageSourceOptions;
+  private readonly periodNs: bigint;
+  /** One shape per image, built once, handed to every allocation of that image. */
+  private readonly shapes: readonly (readonly number[])[];
+  private emitted = 0;
+  private nextDueNs = -1n;
+  /** Host view of the pool backing last written, cached so steady state asks the backend once. */
+  private viewedMemory: DeviceMemory | null = null;
+  private view: Ok<Uint8Array> | null = null;
+
+  /**
+   * @throws HsError `ErrorCode.InvalidArgument` when `images` is empty, `frames` is not a positive
+   *   integer, `rateHz` is not positive and finite, or an image lies outside `bounds`.
+   */
+  constructor(name: string, options: ImageSourceOptions) {
+    super(name);
+    if (options.images.length === 0) throw new HsError(ErrorCode.InvalidArgument, `${name}: at least one image is needed`);
+    if (!Number.isSafeInteger(options.frames) || options.frames <= 0) {
+      throw new HsError(ErrorCode.InvalidArgument, `${name}: frames must be a positive integer, got ${options.frames}`);
+    }
+    if (!Number.isFinite(options.rateHz) || options.rateHz <= 0) {
+      throw new HsError(ErrorCode.InvalidArgument, `${name}: rateHz must be positive and finite, got ${options.rateHz}`);
+    }
+    for (const image of options.images) {
+      if (image.width > options.bounds.maxWidth || image.height > options.bounds.maxHeight) {
+        throw new HsError(
+          ErrorCode.InvalidArgument,
+          `${name}: image '${image.name}' (${image.width}x${image.height}) exceeds the bound ${options.bounds.maxWidth}x${options.bounds.maxHeight}`,
+        );
+      }
+    }
+    this.options = options;
+    this.periodNs = BigInt(Math.round(1e9 / options.rateHz));
+    this.shapes = options.images.map((image) => Object.freeze([image.height, image.width, 4]));
+  }
+
+  /** Frames emitted so far. */
+  get framesEmitted(): number {
+    return this.emitted;
+  }
+
+  setup(spec: OperatorSpec): void {
+    const { maxWidth, maxHeight } = this.options.bounds;
+    this.frames = spec.output('frames').producesTensor({
+      representation: { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 3 },
+      bounds: { maxByteSpan: maxWidth * maxHeight * 4, maxRank: 3 },
+      storage: 'runtimePool',
+    });
+  }
+
+  compute(ctx: ExecutionContext): Result<void> {
+    const now = ctx.activationTime;
+    if (this.nextDueNs >= 0n && now < this.nextDueNs) return OK_VOID;
+    const index = this.emitted % this.options.images.length;
+    const image = this.options.images[index]!;
+
+    const loan = ctx.allocateTensor(this.frames, { shape: this.shapes[index]!, dtype: DType.uint8 });
+    if (!loan.ok) return loan;
+    const guard = loan.value.write(null);
+    if (!guard.ok) return guard;
+    const range = guard.value.range;
+    const view = this.hostView(ctx, range.memory);
+    if (!view.ok) return view;
+    ctx.backend.noteHostAccess(range, 'write');
+    view.value.set(image.data, range.byteOffset);
+    const committed = guard.value.commit();
+    if (!committed.ok) return committed;
+    const emitted = ctx.emit(this.frames, loan.value);
+    if (!emitted.ok) return emitted;
+
+    this.emitted += 1;
+    const due = this.nextDueNs < 0n ? now : this.nextDueNs;
+    this.nextDueNs = due + this.periodNs > now ? due + this.periodNs : now + this.periodNs;
+    if (this.emitted === this.options.frames) ctx.finish();
+    return OK_VOID;
+  }
+
+  private hostView(ctx: ExecutionContext, memory: DeviceMemory): Result<Uint8Array> {
+    if (memory === this.viewedMemory && this.view !== null) return this.view;
+    const view = ctx.backend.hostView(memory);
+    if (!view.ok) return view;
+    this.viewedMemory = memory;
+    this.view = view;
+    return view;
+  }
+}

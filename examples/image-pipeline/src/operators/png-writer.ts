@@ -1,0 +1,89 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
+import { ErrorCode, MemoryKind, OK_VOID, err, type Result } from '@hs/streams';
+import { DType } from '@hs/tensor';
+import { PNG } from 'pngjs';
+import { checkPackedImage } from './packed-image.js';
+import { StagingBuffer } from './staging-buffer.js';
+
+/** Options of `PngWriter`. */
+export interface PngWriterOptions {
+  /** Directory the frames are written to; created (with parents) when the first frame arrives. */
+  readonly outDir: string;
+  /** Largest frame accepted, in bytes (`H * W` of the largest grey frame); sizes the staging buffer. */
+  readonly maxFrameBytes: number;
+}
+
+/**
+ * Sink: writes every received grey uint8 frame `[H, W]` (CUDA device memory) to
+ * `<outDir>/frame-00000.png`, `frame-00001.png`, ... as an 8-bit greyscale PNG.
+ *
+ * Per frame: `copyToHostAsync` enqueues the device-to-host copy into a staging buffer allocated once
+ * at construction, on the operator's compute stream (behind the producer's readiness, which the runtime
+ * already waited for on that stream); `compute()` then awaits `synchronizeStream` on that stream, the
+ * explicit host wait, and writes the file with non-blocking `fs/promises`. The JS thread never blocks;
+ * the scheduler runs other operators while this activation awaits.
+ *
+ * Spec: "Host access: the only blocking calls".
+ */
+export class PngWriter extends Operator {
+  /** Input port `frames`: cudaDevice uint8 rank 2. */
+  frames!: InputPort;
+  private readonly staging: StagingBuffer;
+  /** Creation of the output directory, started by the first frame. */
+  private outDirReady: Promise<Result<void>> | null = null;
+  private readonly paths: string[] = [];
+
+  constructor(
+    name: string,
+    private readonly options: PngWriterOptions,
+  ) {
+    super(name);
+    this.staging = new StagingBuffer(options.maxFrameBytes);
+  }
+
+  /** Paths of the PNG files written so far, in frame order. */
+  get written(): readonly string[] {
+    return this.paths;
+  }
+
+  setup(spec: OperatorSpec): void {
+    this.frames = spec.input('frames', { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 2 });
+  }
+
+  async compute(ctx: ExecutionContext): Promise<Result<void>> {
+    const frame = ctx.receive(this.frames);
+    if (frame === undefined) return OK_VOID;
+    const layout = checkPackedImage(frame, `${this.name}.frames`, 1);
+    if (!layout.ok) return layout;
+    const height = frame.shape[0]!;
+    const width = frame.shape[1]!;
+    const pixels = this.staging.view(frame.byteSize, this.name);
+    if (!pixels.ok) return pixels;
+
+    const stream = ctx.cudaStream();
+    const copied = frame.copyToHostAsync(pixels.value, stream);
+    if (!copied.ok) return copied;
+    const waited = await ctx.backend.synchronizeStream(stream);
+    if (!waited.ok) return waited;
+
+    // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
+    const image = { width, height, data: Buffer.from(pixels.value.buffer, pixels.value.byteOffset, pixels.value.byteLength) };
+    const encoded = PNG.sync.write(image as PNG, { colorType: 0, inputColorType: 0, bitDepth: 8 });
+    this.outDirReady ??= mkdir(this.options.outDir, { recursive: true }).then(
+      () => OK_VOID,
+      (cause: unknown) => err(ErrorCode.InvalidArgument, `${this.name}: cannot create output directory '${this.options.outDir}'`, cause),
+    );
+    const dirReady = await this.outDirReady;
+    if (!dirReady.ok) return dirReady;
+    const path = join(this.options.outDir, `frame-${String(this.paths.length).padStart(5, '0')}.png`);
+    try {
+      await writeFile(path, encoded);
+    } catch (cause) {
+      return err(ErrorCode.InvalidArgument, `${this.name}: cannot write '${path}'`, cause);
+    }
+    this.paths.push(path);
+    return OK_VOID;
+  }
+}

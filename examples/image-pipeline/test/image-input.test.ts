@@ -1,0 +1,151 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCode, type Result } from '@hs/streams';
+import { decode as decodeJpeg } from 'jpeg-js';
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeImage, detectImageFormat, loadBundledMandrill, loadImageFile, loadImageFiles, type ImageBounds } from '../src/image-input.js';
+import { encodeJpegImage, encodePng, patternRgba, writeFixture } from './fixture-images.js';
+
+const BOUNDS: ImageBounds = { minWidth: 2, minHeight: 2, maxWidth: 64, maxHeight: 48 };
+
+function expectInvalid<T>(result: Result<T>, messagePart: RegExp): void {
+  expect(result.ok).toBe(false);
+  if (result.ok) return;
+  expect(result.error.code).toBe(ErrorCode.InvalidArgument);
+  expect(result.error.message).toMatch(messagePart);
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'hs-image-input-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('bundled mandrill', () => {
+  it('decodes to 128x128 RGBA identical to a direct pngjs decode of the data URI', async () => {
+    const result = loadBundledMandrill({ minWidth: 2, minHeight: 2, maxWidth: 128, maxHeight: 128 });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const { default: uri } = await import('baboon-image-uri');
+    const direct = PNG.sync.read(Buffer.from(uri.split(',')[1]!, 'base64'));
+    expect(result.value.name).toBe('mandrill');
+    expect([result.value.width, result.value.height]).toEqual([128, 128]);
+    expect(Buffer.from(result.value.data).equals(direct.data)).toBe(true);
+  });
+
+  it('is rejected when the configured bound is smaller than the photo', () => {
+    expectInvalid(loadBundledMandrill(BOUNDS), /128x128 pixels, larger than the configured bound 64x48/);
+  });
+});
+
+describe('decoding by content', () => {
+  it('decodes an RGBA PNG exactly', () => {
+    const rgba = patternRgba(13, 7);
+    const result = decodeImage(encodePng(rgba, 13, 7), 'pattern.png', BOUNDS);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect([result.value.width, result.value.height]).toEqual([13, 7]);
+    expect(Array.from(result.value.data)).toEqual(Array.from(rgba));
+  });
+
+  it('expands an RGB PNG to RGBA with opaque alpha', () => {
+    const rgba = patternRgba(5, 4);
+    for (let a = 3; a < rgba.length; a += 4) rgba[a] = 255; // opaque, so the RGB encoder keeps the colours as they are
+    const result = decodeImage(encodePng(rgba, 5, 4, 2), 'rgb.png', BOUNDS);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    for (let p = 0; p < 5 * 4; p++) {
+      expect(Array.from(result.value.data.subarray(p * 4, p * 4 + 4))).toEqual([rgba[p * 4], rgba[p * 4 + 1], rgba[p * 4 + 2], 255]);
+    }
+  });
+
+  it('decodes a JPEG to the same pixels jpeg-js gives', () => {
+    const jpegBytes = encodeJpegImage(patternRgba(20, 10), 20, 10);
+    const result = decodeImage(jpegBytes, 'photo.jpg', BOUNDS);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const direct = decodeJpeg(jpegBytes, { useTArray: true, formatAsRGBA: true });
+    expect([result.value.width, result.value.height]).toEqual([20, 10]);
+    expect(Array.from(result.value.data)).toEqual(Array.from(direct.data));
+  });
+
+  it('detects the format from magic bytes, not from the file name', async () => {
+    const jpegNamedPng = await writeFixture(dir, 'actually-a-jpeg.png', encodeJpegImage(patternRgba(8, 8), 8, 8));
+    const pngNamedJpg = await writeFixture(dir, 'actually-a-png.jpg', encodePng(patternRgba(8, 8), 8, 8));
+    const a = await loadImageFile(jpegNamedPng, BOUNDS);
+    const b = await loadImageFile(pngNamedJpg, BOUNDS);
+    expect(a.ok && b.ok).toBe(true);
+    expect(detectImageFormat(encodeJpegImage(patternRgba(2, 2), 2, 2))).toBe('jpeg');
+    expect(detectImageFormat(encodePng(patternRgba(2, 2), 2, 2))).toBe('png');
+    if (b.ok) expect(Array.from(b.value.data)).toEqual(Array.from(patternRgba(8, 8)));
+  });
+
+  it('loads several files in order', async () => {
+    const first = await writeFixture(dir, 'first.png', encodePng(patternRgba(4, 3), 4, 3));
+    const second = await writeFixture(dir, 'second.jpeg', encodeJpegImage(patternRgba(6, 5), 6, 5));
+    const result = await loadImageFiles([first, second], BOUNDS);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.value.map((i) => [i.name, i.width, i.height])).toEqual([['first.png', 4, 3], ['second.jpeg', 6, 5]]);
+  });
+});
+
+describe('input errors', () => {
+  it('reports a missing file', async () => {
+    expectInvalid(await loadImageFile(join(dir, 'nope.png'), BOUNDS), /cannot read input '.*nope\.png': no such file/);
+  });
+
+  it('reports a directory', async () => {
+    const sub = join(dir, 'a-directory.png');
+    await mkdir(sub, { recursive: true });
+    expectInvalid(await loadImageFile(sub, BOUNDS), /it is a directory/);
+  });
+
+  it('stops a multi-file load at the first bad file, naming it', async () => {
+    const good = await writeFixture(dir, 'good.png', encodePng(patternRgba(4, 4), 4, 4));
+    expectInvalid(await loadImageFiles([good, join(dir, 'missing.jpg')], BOUNDS), /missing\.jpg/);
+  });
+
+  it('rejects an unsupported format with its leading bytes', () => {
+    const gif = Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1');
+    expectInvalid(decodeImage(gif, 'anim.gif', BOUNDS), /'anim\.gif' is not a PNG or JPEG image \(first bytes: 47 49 46 38 39 61 01 00\)/);
+  });
+
+  it('rejects an empty file', () => {
+    expectInvalid(decodeImage(new Uint8Array(0), 'empty.png', BOUNDS), /not a PNG or JPEG image \(first bytes: none, the file is empty\)/);
+  });
+
+  it('rejects a PNG whose header is truncated', () => {
+    const png = encodePng(patternRgba(4, 4), 4, 4);
+    expectInvalid(decodeImage(png.subarray(0, 20), 'short.png', BOUNDS), /looks like a PNG but its header is corrupt or truncated/);
+  });
+
+  it('rejects a PNG whose pixel data is corrupt', () => {
+    const png = Buffer.from(encodePng(patternRgba(16, 16), 16, 16));
+    png.fill(0x5a, 41, png.length - 12); // overwrite the compressed IDAT payload, keep the header
+    expectInvalid(decodeImage(png, 'broken.png', BOUNDS), /'broken\.png' is a corrupt PNG/);
+  });
+
+  it('rejects a JPEG without a frame header', () => {
+    expectInvalid(decodeImage(Buffer.from([0xff, 0xd8, 0xff, 0xd9]), 'stub.jpg', BOUNDS), /looks like a JPEG but its header is corrupt/);
+  });
+
+  it('rejects a JPEG whose scan data is corrupt', () => {
+    const jpegBytes = Buffer.from(encodeJpegImage(patternRgba(16, 16), 16, 16));
+    const truncated = jpegBytes.subarray(0, jpegBytes.length - 200);
+    const result = decodeImage(truncated, 'cut.jpg', BOUNDS);
+    expectInvalid(result, /'cut\.jpg' is a corrupt JPEG/);
+  });
+
+  it('rejects an image larger than the bound before decoding it', () => {
+    expectInvalid(decodeImage(encodePng(patternRgba(65, 4), 65, 4), 'wide.png', BOUNDS), /65x4 pixels, larger than the configured bound 64x48/);
+    expectInvalid(decodeImage(encodeJpegImage(patternRgba(8, 49), 8, 49), 'tall.jpg', BOUNDS), /8x49 pixels, larger than the configured bound/);
+  });
+
+  it('rejects an image smaller than the minimum', () => {
+    expectInvalid(decodeImage(encodePng(patternRgba(1, 5), 1, 5), 'thin.png', BOUNDS), /1x5 pixels, smaller than the minimum 2x2/);
+  });
+});
