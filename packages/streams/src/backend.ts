@@ -1,6 +1,7 @@
 import type { Device } from './device.js';
 import type { Result } from './errors.js';
 import type { MemoryKind } from './memory-kind.js';
+import type { OrderingChecker } from './ordering/ordering-checker.js';
 
 /**
  * An ordered queue of device work, owned by the backend that created it. Work enqueued on one stream
@@ -123,6 +124,11 @@ export interface Backend {
   readonly name: 'host' | 'cuda';
   /** CUDA devices this backend exposes (emulated ones on the host backend). */
   readonly devices: readonly Device[];
+  /**
+   * The stream-ordering race detector, when this backend has one enabled (the host backend with
+   * `orderingChecker: true`); undefined otherwise.
+   */
+  readonly orderingChecker?: OrderingChecker | undefined;
 
   createStream(device: Device, options?: StreamOptions): Result<Stream>;
   destroyStream(stream: Stream): Result<void>;

@@ -13,3 +13,10 @@ export type {
   StreamOptions,
   EventOptions,
 } from './backend.js';
+export { HostBackend } from './host/host-backend.js';
+export type { HostBackendOptions } from './host/host-backend.js';
+export type { SchedulingMode } from './host/stream-scheduler.js';
+export type { OrderingChecker, OrderingCheckerOptions } from './ordering/ordering-checker.js';
+export type { OrderingViolation, OrderingAccess, OrderingHazard } from './ordering/ordering-violation.js';
+export { selectBackend } from './select-backend.js';
+export type { BackendName, SelectBackendOptions } from './select-backend.js';

@@ -1,0 +1,640 @@
+import type {
+  AllocationRequest,
+  Backend,
+  DeviceMemory,
+  Event,
+  EventOptions,
+  KernelLaunch,
+  MemoryRange,
+  Stream,
+  StreamOptions,
+} from '../backend.js';
+import { Device } from '../device.js';
+import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '../errors.js';
+import { MEMORY_KINDS, MemoryKind, parseMemoryKind, requiresCudaDevice } from '../memory-kind.js';
+import { StreamOrderingChecker, type OrderingChecker, type OrderingCheckerOptions } from '../ordering/ordering-checker.js';
+import { deviceAccessProblem, eventProblem, memoryProblem, rangeProblem, streamProblem } from './handle-checks.js';
+import { HostAddressSpace, HostMemory } from './host-memory.js';
+import { HostEvent, HostStream } from './host-stream.js';
+import { SeededRandom } from './seeded-random.js';
+import { OpKind, OpPool } from './stream-op.js';
+import { StreamScheduler, type SchedulingMode } from './stream-scheduler.js';
+
+/** Options for `new HostBackend(...)`. */
+export interface HostBackendOptions {
+  /** Emulated CUDA devices (`cuda:0` … `cuda:N-1`), an integer 0..64; default 1. */
+  readonly deviceCount?: number;
+  /**
+   * `auto` (default): queued work runs on later macrotasks, one batch per `setImmediate`.
+   * `manual`: nothing runs until `step()` or `runUntilIdle()` (deterministic tests).
+   */
+  readonly scheduling?: SchedulingMode;
+  /**
+   * Seed of the generator that picks which runnable stream runs next (both modes); the same seed and the
+   * same calls reproduce the same interleaving. Without a seed, streams run round-robin.
+   */
+  readonly seed?: number;
+  /** Enables the ordering checker (`true` or its options); off by default. */
+  readonly orderingChecker?: boolean | OrderingCheckerOptions;
+  /**
+   * Called when a kernel or host function throws while running on a stream. The error (DeviceError) is
+   * also returned by later `synchronizeStream`/`synchronizeEvent` calls covering that op.
+   */
+  readonly onFault?: (error: HsError, stream: Stream) => void;
+}
+
+/** Default allocation alignment, bytes. */
+const DEFAULT_ALIGNMENT = 256;
+/** Largest accepted allocation alignment, bytes (1 GiB). */
+const MAX_ALIGNMENT = 2 ** 30;
+/** Largest accepted `deviceCount`. */
+const MAX_DEVICES = 64;
+
+/**
+ * The pure-TypeScript backend: streams are ordered work queues run off the calling stack (never inside
+ * the enqueue call), events capture a position in a stream, memory of every kind lives in host
+ * `ArrayBuffer`s at emulated, aligned, non-overlapping addresses. It has a deterministic mode (manual
+ * stepping, seeded interleaving) and an optional ordering checker. Spec: "Two stream roles order every
+ * device tensor", "Host access: the only blocking calls".
+ *
+ * Errors are returned as `Result`s: InvalidArgument (bad sizes, devices, ranges, foreign handles),
+ * InvalidState (destroyed streams/events, freed memory, disposed backend), NotSupported (host view of
+ * cudaDevice memory; device work on pageable host memory or another device's memory), DeviceError
+ * (an allocation the JS heap refused; a kernel or host function that threw, reported by synchronization).
+ * Wrong argument types throw `HsError`.
+ *
+ * @example
+ * ```ts
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+ * const mem = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 1024 }));
+ * backend.memsetAsync(stream, { memory: mem, byteOffset: 0, byteLength: 1024, label: 'frame' }, 7);
+ * await backend.synchronizeStream(stream);
+ * ```
+ */
+export class HostBackend implements Backend, Disposable {
+  readonly name = 'host' as const;
+  readonly devices: readonly Device[];
+  /** The ordering checker when enabled by `options.orderingChecker`, otherwise undefined. */
+  readonly orderingChecker: OrderingChecker | undefined;
+  private readonly checker: StreamOrderingChecker | null;
+  private readonly scheduler: StreamScheduler;
+  private readonly ops = new OpPool();
+  private readonly addresses = new HostAddressSpace();
+  private readonly streams = new Set<HostStream>();
+  private readonly events = new Set<HostEvent>();
+  private readonly allocations = new Set<HostMemory>();
+  private readonly onFault: ((error: HsError, stream: Stream) => void) | undefined;
+  private nextStreamId = 1;
+  private nextEventId = 1;
+  private nextMemoryId = 1;
+  private disposed = false;
+
+  /** @throws HsError InvalidArgument when an option has the wrong type or is out of range. */
+  constructor(options: HostBackendOptions = {}) {
+    const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault } = options;
+    if (!Number.isInteger(deviceCount) || deviceCount < 0 || deviceCount > MAX_DEVICES) {
+      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: deviceCount must be an integer 0..${MAX_DEVICES}, got ${String(deviceCount)}`);
+    }
+    if (scheduling !== 'auto' && scheduling !== 'manual') {
+      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: scheduling must be 'auto' or 'manual', got ${String(scheduling)}`);
+    }
+    if (seed !== undefined && !Number.isFinite(seed)) {
+      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: seed must be a finite number, got ${String(seed)}`);
+    }
+    if (onFault !== undefined && typeof onFault !== 'function') {
+      throw new HsError(ErrorCode.InvalidArgument, 'HostBackend: onFault must be a function');
+    }
+    if (typeof orderingChecker === 'object' && orderingChecker !== null) {
+      const max = orderingChecker.maxViolations;
+      if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
+        throw new HsError(ErrorCode.InvalidArgument, `HostBackend: orderingChecker.maxViolations must be a non-negative integer, got ${String(max)}`);
+      }
+    }
+    this.devices = Object.freeze(Array.from({ length: deviceCount }, (_, i) => Device.cuda(i)));
+    this.checker =
+      orderingChecker === false ? null : new StreamOrderingChecker(orderingChecker === true ? {} : orderingChecker);
+    this.orderingChecker = this.checker ?? undefined;
+    this.onFault = onFault;
+    this.scheduler = new StreamScheduler(scheduling, seed === undefined ? null : new SeededRandom(seed), this.ops, {
+      joinHost: (clock) => this.checker?.joinHost(clock),
+      fault: (stream, error) => this.recordFault(stream, error),
+    });
+  }
+
+  // ---- streams -------------------------------------------------------------------------------
+
+  /** Creates a stream on one of `devices`. InvalidArgument for another device or a non-integer priority. */
+  createStream(device: Device, options: StreamOptions = {}): Result<Stream> {
+    const problem = this.disposedProblem('createStream') ?? this.deviceProblem(device, 'createStream');
+    if (problem !== null) return problem;
+    const priority = options.priority ?? 0;
+    if (!Number.isInteger(priority)) {
+      return err(ErrorCode.InvalidArgument, `createStream: priority must be an integer, got ${String(priority)}`);
+    }
+    const id = this.nextStreamId++;
+    const label = options.label ?? `stream ${id}`;
+    const clockIndex = this.checker === null ? -1 : this.checker.addStream(label);
+    const stream = new HostStream(this, id, device, label, priority, clockIndex);
+    this.streams.add(stream);
+    return ok(stream);
+  }
+
+  /**
+   * Destroys a stream: no new work is accepted; work already queued still runs and events captured on it
+   * still complete. InvalidState when already destroyed.
+   */
+  destroyStream(stream: Stream): Result<void> {
+    const problem = streamProblem(this, stream, 'destroyStream');
+    if (problem !== null) return problem;
+    const s = stream as HostStream;
+    s.destroyed = true;
+    this.streams.delete(s);
+    this.checker?.retireStream(s.clockIndex);
+    return OK_VOID;
+  }
+
+  // ---- events --------------------------------------------------------------------------------
+
+  /** Creates an event on one of `devices` (never recorded, so complete). */
+  createEvent(device: Device, options: EventOptions = {}): Result<Event> {
+    const problem = this.disposedProblem('createEvent') ?? this.deviceProblem(device, 'createEvent');
+    if (problem !== null) return problem;
+    const id = this.nextEventId++;
+    const event = new HostEvent(this, id, device, options.label ?? `event ${id}`);
+    this.events.add(event);
+    return ok(event);
+  }
+
+  /** Destroys an event; waits already enqueued on it keep their captured position. */
+  destroyEvent(event: Event): Result<void> {
+    const problem = eventProblem(this, event, 'destroyEvent');
+    if (problem !== null) return problem;
+    const e = event as HostEvent;
+    e.destroyed = true;
+    this.events.delete(e);
+    return OK_VOID;
+  }
+
+  /**
+   * Captures the current end of `stream` in `event` (replacing any earlier capture). InvalidArgument when
+   * the event belongs to another device than the stream.
+   */
+  recordEvent(event: Event, stream: Stream): Result<void> {
+    const problem = eventProblem(this, event, 'recordEvent') ?? streamProblem(this, stream, 'recordEvent');
+    if (problem !== null) return problem;
+    const e = event as HostEvent;
+    const s = stream as HostStream;
+    if (e.device !== s.device) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `recordEvent: event "${e.label}" belongs to ${e.device.toString()} but stream "${s.label}" to ${s.device.toString()}; record events on a stream of their own device`,
+      );
+    }
+    e.stream = s;
+    e.position = s.enqueued;
+    if (this.checker !== null) e.clock = this.checker.capture(s.clockIndex, e.clock);
+    return OK_VOID;
+  }
+
+  /**
+   * True when the event's capture completed or it was never recorded; O(1), never waits. A true answer
+   * orders the host after the captured work for the ordering checker.
+   * @throws HsError InvalidArgument for a foreign event, InvalidState for a destroyed one (a boolean
+   * result cannot carry the error).
+   */
+  queryEvent(event: Event): boolean {
+    const problem = eventProblem(this, event, 'queryEvent');
+    if (problem !== null) throw problem.error;
+    const e = event as HostEvent;
+    const complete = e.complete;
+    if (complete && e.clock !== null) this.checker?.joinHost(e.clock);
+    return complete;
+  }
+
+  /**
+   * Writes 1 or 0 into `completed[i]` for `events[i]`; returns how many are complete. Never waits.
+   * @throws HsError InvalidArgument when `completed` is shorter than `events` or an event is foreign;
+   * InvalidState when one is destroyed.
+   */
+  queryEvents(events: readonly Event[], completed: Uint8Array): number {
+    if (completed.length < events.length) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `queryEvents: completed has ${completed.length} entries but ${events.length} events were given; pass a Uint8Array at least as long as events`,
+      );
+    }
+    let n = 0;
+    for (let i = 0; i < events.length; i++) {
+      const done = this.queryEvent(events[i] as Event);
+      completed[i] = done ? 1 : 0;
+      if (done) n++;
+    }
+    return n;
+  }
+
+  /**
+   * Work enqueued on `stream` after this call waits until the event's capture at this moment completes;
+   * re-recording the event later does not change this wait. A never-recorded event adds no wait.
+   */
+  streamWaitEvent(stream: Stream, event: Event): Result<void> {
+    const problem = streamProblem(this, stream, 'streamWaitEvent') ?? eventProblem(this, event, 'streamWaitEvent');
+    if (problem !== null) return problem;
+    const s = stream as HostStream;
+    const e = event as HostEvent;
+    const target = e.stream;
+    if (target === null) return OK_VOID;
+    if (this.checker !== null && e.clock !== null) this.checker.join(s.clockIndex, e.clock);
+    if (target === s || target.completed >= e.position) return OK_VOID;
+    const op = this.ops.take();
+    op.kind = OpKind.Wait;
+    op.waitStream = target;
+    op.waitPosition = e.position;
+    this.scheduler.enqueue(s, op);
+    return OK_VOID;
+  }
+
+  /**
+   * Resolves when the event's capture at this moment completes (at once when never recorded); with the
+   * stream's DeviceError when a kernel or host function before the capture threw; with InvalidState when
+   * the backend is disposed first.
+   */
+  synchronizeEvent(event: Event): Promise<Result<void>> {
+    const problem = eventProblem(this, event, 'synchronizeEvent');
+    if (problem !== null) return Promise.resolve(problem);
+    const e = event as HostEvent;
+    if (e.stream === null) return Promise.resolve(OK_VOID);
+    return this.scheduler.wait(e.stream, e.position, e.clock === null ? null : e.clock.slice());
+  }
+
+  /**
+   * Resolves when everything enqueued on `stream` so far completes; with the stream's DeviceError when a
+   * kernel or host function threw; with InvalidState when the backend is disposed first.
+   */
+  synchronizeStream(stream: Stream): Promise<Result<void>> {
+    const problem = streamProblem(this, stream, 'synchronizeStream');
+    if (problem !== null) return Promise.resolve(problem);
+    const s = stream as HostStream;
+    return this.scheduler.wait(s, s.enqueued, this.checker === null ? null : this.checker.snapshot(s.clockIndex));
+  }
+
+  // ---- memory --------------------------------------------------------------------------------
+
+  /**
+   * Allocates `byteSize` bytes of emulated memory at an address aligned to `alignment`. CUDA kinds need one
+   * of `devices`, host kinds `Device.cpu()`. InvalidArgument for an unknown kind, a wrong device, a size
+   * that is not a positive safe integer or an alignment that is not a power of two up to 1 GiB;
+   * DeviceError when the JS heap refuses the buffer.
+   */
+  allocate(request: AllocationRequest): Result<DeviceMemory> {
+    if (typeof request !== 'object' || request === null) {
+      throw new HsError(ErrorCode.InvalidArgument, 'allocate: expected an AllocationRequest { kind, device, byteSize, alignment?, label? }');
+    }
+    const disposed = this.disposedProblem('allocate');
+    if (disposed !== null) return disposed;
+    const { device, byteSize, alignment = DEFAULT_ALIGNMENT } = request;
+    const kind = parseMemoryKind(String(request.kind));
+    if (kind === undefined) {
+      return err(ErrorCode.InvalidArgument, `allocate: unknown memory kind "${String(request.kind)}"; use one of ${MEMORY_KINDS.join(', ')}`);
+    }
+    if (requiresCudaDevice(kind)) {
+      const problem = this.deviceProblem(device, `allocate(${kind})`);
+      if (problem !== null) return problem;
+    } else if (device !== Device.cpu()) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `allocate: ${kind} memory belongs to the cpu device; pass Device.cpu(), got ${describeDevice(device)}`,
+      );
+    }
+    if (!Number.isSafeInteger(byteSize) || byteSize <= 0) {
+      return err(ErrorCode.InvalidArgument, `allocate: byteSize must be a positive integer number of bytes, got ${String(byteSize)}`);
+    }
+    if (!Number.isSafeInteger(alignment) || alignment <= 0 || alignment > MAX_ALIGNMENT || !Number.isInteger(Math.log2(alignment))) {
+      return err(ErrorCode.InvalidArgument, `allocate: alignment must be a power of two from 1 to ${MAX_ALIGNMENT} bytes, got ${String(alignment)}`);
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(new ArrayBuffer(byteSize));
+    } catch (cause) {
+      return err(ErrorCode.DeviceError, `allocate: could not allocate ${byteSize} bytes of emulated ${kind} memory`, cause);
+    }
+    const id = this.nextMemoryId++;
+    const memory = new HostMemory(
+      this,
+      id,
+      device,
+      kind,
+      this.addresses.reserve(byteSize, alignment),
+      byteSize,
+      request.label ?? `${kind} allocation ${id}`,
+      bytes,
+    );
+    this.allocations.add(memory);
+    return ok(memory);
+  }
+
+  /**
+   * Frees an allocation: new use is refused at once (InvalidState); work already enqueued on it still
+   * completes, as `cudaFree` waits for it. InvalidState when already freed.
+   */
+  free(memory: DeviceMemory): Result<void> {
+    const problem = memoryProblem(this, memory, 'free', 'the');
+    if (problem !== null) return problem;
+    const m = memory as HostMemory;
+    m.freed = true;
+    m.hostView = null;
+    this.allocations.delete(m);
+    this.checker?.forget(m);
+    return OK_VOID;
+  }
+
+  /**
+   * The allocation's bytes (`byteSize` long) for host, pinnedHost and cudaManaged memory; the same view
+   * every call. NotSupported for cudaDevice memory. Declare host reads and writes with `noteHostAccess`.
+   */
+  hostView(memory: DeviceMemory): Result<Uint8Array> {
+    const problem = memoryProblem(this, memory, 'hostView', 'the');
+    if (problem !== null) return problem;
+    const m = memory as HostMemory;
+    if (m.kind === MemoryKind.CudaDevice) {
+      return err(
+        ErrorCode.NotSupported,
+        `hostView: memory "${m.label}" is cudaDevice memory, which the host cannot address; copy it with copyToHostAsync or allocate pinnedHost/cudaManaged memory`,
+      );
+    }
+    if (m.hostView === null) m.hostView = ok(m.bytes);
+    return m.hostView;
+  }
+
+  // ---- stream work ---------------------------------------------------------------------------
+
+  /** Enqueues a copy of `src` into `dst` (any kinds, any devices); InvalidArgument when lengths differ. */
+  memcpyAsync(stream: Stream, dst: MemoryRange, src: MemoryRange): Result<void> {
+    const problem =
+      streamProblem(this, stream, 'memcpyAsync') ??
+      rangeProblem(this, dst, 'memcpyAsync', 'dst', -1) ??
+      rangeProblem(this, src, 'memcpyAsync', 'src', -1);
+    if (problem !== null) return problem;
+    if (dst.byteLength !== src.byteLength) {
+      return err(ErrorCode.InvalidArgument, `memcpyAsync: dst "${dst.label}" is ${dst.byteLength} bytes but src "${src.label}" is ${src.byteLength}; lengths must match`);
+    }
+    const s = stream as HostStream;
+    if (this.checker !== null) {
+      this.checker.beginStreamOp(s.clockIndex);
+      this.checker.access(s.clockIndex, src, 'read', 'memcpy');
+      this.checker.access(s.clockIndex, dst, 'write', 'memcpy');
+    }
+    const op = this.ops.take();
+    op.kind = OpKind.Memcpy;
+    op.dst = dst.memory as HostMemory;
+    op.dstOffset = dst.byteOffset;
+    op.byteLength = dst.byteLength;
+    op.src = src.memory as HostMemory;
+    op.srcOffset = src.byteOffset;
+    this.scheduler.enqueue(s, op);
+    return OK_VOID;
+  }
+
+  /**
+   * Enqueues a fill of `dst` with the byte `value`. InvalidArgument unless `value` is an integer 0..255;
+   * NotSupported for pageable host memory or another device's memory.
+   */
+  memsetAsync(stream: Stream, dst: MemoryRange, value: number): Result<void> {
+    const problem = streamProblem(this, stream, 'memsetAsync') ?? rangeProblem(this, dst, 'memsetAsync', 'dst', -1);
+    if (problem !== null) return problem;
+    const s = stream as HostStream;
+    const access = deviceAccessProblem(s, dst, 'memsetAsync', 'dst', -1);
+    if (access !== null) return access;
+    if (!Number.isInteger(value) || value < 0 || value > 255) {
+      return err(ErrorCode.InvalidArgument, `memsetAsync: value must be a byte (integer 0..255), got ${String(value)}`);
+    }
+    if (this.checker !== null) {
+      this.checker.beginStreamOp(s.clockIndex);
+      this.checker.access(s.clockIndex, dst, 'write', 'memset');
+    }
+    const op = this.ops.take();
+    op.kind = OpKind.Memset;
+    op.dst = dst.memory as HostMemory;
+    op.dstOffset = dst.byteOffset;
+    op.byteLength = dst.byteLength;
+    op.value = value;
+    this.scheduler.enqueue(s, op);
+    return OK_VOID;
+  }
+
+  /**
+   * Enqueues a copy of `src` into `dst`; `src` must stay unchanged until the copy ran. InvalidArgument
+   * when lengths differ. @throws HsError InvalidArgument when `src` is not a Uint8Array.
+   */
+  copyFromHostAsync(stream: Stream, dst: MemoryRange, src: Uint8Array): Result<void> {
+    if (!(src instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyFromHostAsync: src must be a Uint8Array');
+    const problem = streamProblem(this, stream, 'copyFromHostAsync') ?? rangeProblem(this, dst, 'copyFromHostAsync', 'dst', -1);
+    if (problem !== null) return problem;
+    if (dst.byteLength !== src.byteLength) {
+      return err(ErrorCode.InvalidArgument, `copyFromHostAsync: dst "${dst.label}" is ${dst.byteLength} bytes but src is ${src.byteLength}; lengths must match`);
+    }
+    const s = stream as HostStream;
+    if (this.checker !== null) {
+      this.checker.beginStreamOp(s.clockIndex);
+      this.checker.access(s.clockIndex, dst, 'write', 'copy from host');
+    }
+    const op = this.ops.take();
+    op.kind = OpKind.CopyFromHost;
+    op.dst = dst.memory as HostMemory;
+    op.dstOffset = dst.byteOffset;
+    op.byteLength = dst.byteLength;
+    op.hostBytes = src;
+    this.scheduler.enqueue(s, op);
+    return OK_VOID;
+  }
+
+  /**
+   * Enqueues a copy of `src` into `dst`; read `dst` only after synchronizing. InvalidArgument when
+   * lengths differ. @throws HsError InvalidArgument when `dst` is not a Uint8Array.
+   */
+  copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void> {
+    if (!(dst instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyToHostAsync: dst must be a Uint8Array');
+    const problem = streamProblem(this, stream, 'copyToHostAsync') ?? rangeProblem(this, src, 'copyToHostAsync', 'src', -1);
+    if (problem !== null) return problem;
+    if (dst.byteLength !== src.byteLength) {
+      return err(ErrorCode.InvalidArgument, `copyToHostAsync: src "${src.label}" is ${src.byteLength} bytes but dst is ${dst.byteLength}; lengths must match`);
+    }
+    const s = stream as HostStream;
+    if (this.checker !== null) {
+      this.checker.beginStreamOp(s.clockIndex);
+      this.checker.access(s.clockIndex, src, 'read', 'copy to host');
+    }
+    const op = this.ops.take();
+    op.kind = OpKind.CopyToHost;
+    op.src = src.memory as HostMemory;
+    op.srcOffset = src.byteOffset;
+    op.byteLength = src.byteLength;
+    op.hostBytes = dst;
+    this.scheduler.enqueue(s, op);
+    return OK_VOID;
+  }
+
+  /**
+   * Enqueues `fn` to run in stream order. If it throws, the stream records a DeviceError fault.
+   * Accesses it declares through `noteHostAccess` are not checked.
+   * @throws HsError InvalidArgument when `fn` is not a function.
+   */
+  launchHostFunc(stream: Stream, fn: () => void): Result<void> {
+    if (typeof fn !== 'function') throw new HsError(ErrorCode.InvalidArgument, 'launchHostFunc: fn must be a function');
+    const problem = streamProblem(this, stream, 'launchHostFunc');
+    if (problem !== null) return problem;
+    const op = this.ops.take();
+    op.kind = OpKind.HostFunc;
+    op.fn = fn;
+    this.scheduler.enqueue(stream as HostStream, op);
+    return OK_VOID;
+  }
+
+  /**
+   * Enqueues `kernel.host(readViews, writeViews, params)`; ranges and params are copied now, like CUDA
+   * kernel arguments. InvalidArgument/InvalidState for bad ranges; NotSupported for pageable host memory
+   * or another device's cudaDevice memory. If the kernel throws, the stream records a DeviceError fault.
+   * @throws HsError InvalidArgument when `kernel` is not a well-formed KernelLaunch.
+   */
+  launchKernel(stream: Stream, kernel: KernelLaunch): Result<void> {
+    assertKernelShape(kernel);
+    const problem = streamProblem(this, stream, 'launchKernel');
+    if (problem !== null) return problem;
+    const s = stream as HostStream;
+    const { reads, writes } = kernel;
+    for (let i = 0; i < reads.length; i++) {
+      const r = reads[i] as MemoryRange;
+      const p = rangeProblem(this, r, 'launchKernel', 'reads', i) ?? deviceAccessProblem(s, r, 'launchKernel', 'reads', i);
+      if (p !== null) return p;
+    }
+    for (let i = 0; i < writes.length; i++) {
+      const w = writes[i] as MemoryRange;
+      const p = rangeProblem(this, w, 'launchKernel', 'writes', i) ?? deviceAccessProblem(s, w, 'launchKernel', 'writes', i);
+      if (p !== null) return p;
+    }
+    const c = this.checker;
+    if (c !== null) {
+      const operation = `kernel ${kernel.name}`;
+      c.beginStreamOp(s.clockIndex);
+      for (const r of reads) c.access(s.clockIndex, r, 'read', operation);
+      for (const w of writes) c.access(s.clockIndex, w, 'write', operation);
+    }
+    const op = this.ops.take();
+    op.kind = OpKind.Kernel;
+    op.captureKernel(kernel);
+    this.scheduler.enqueue(s, op);
+    return OK_VOID;
+  }
+
+  /**
+   * Declares a host-thread access of `range` now (for the ordering checker; a no-op without it). Calls
+   * made from inside a kernel or host function are ignored.
+   * @throws HsError InvalidArgument/InvalidState for an invalid range; NotSupported for cudaDevice memory.
+   */
+  noteHostAccess(range: MemoryRange, access: 'read' | 'write'): void {
+    const problem = rangeProblem(this, range, 'noteHostAccess', 'range', -1);
+    if (problem !== null) throw problem.error;
+    if ((range.memory as HostMemory).kind === MemoryKind.CudaDevice) {
+      throw new HsError(ErrorCode.NotSupported, `noteHostAccess: range "${range.label}" is cudaDevice memory, which the host cannot access`);
+    }
+    if (access !== 'read' && access !== 'write') {
+      throw new HsError(ErrorCode.InvalidArgument, `noteHostAccess: access must be 'read' or 'write', got ${String(access)}`);
+    }
+    if (this.checker !== null && !this.scheduler.executing) this.checker.hostAccess(range, access);
+  }
+
+  // ---- deterministic mode ---------------------------------------------------------------------
+
+  /**
+   * Runs one queued op: of `stream` when given, otherwise of a runnable stream chosen by the seed (or
+   * round-robin). Returns false when that stream (or every stream) has nothing runnable.
+   * @throws HsError InvalidState when called from inside a kernel or host function; InvalidArgument for a
+   * stream of another backend.
+   */
+  step(stream?: Stream): boolean {
+    if (stream !== undefined && (!(stream instanceof HostStream) || stream.owner !== this)) {
+      throw new HsError(ErrorCode.InvalidArgument, 'step: the stream was not created by this backend');
+    }
+    return this.scheduler.step(stream);
+  }
+
+  /**
+   * Runs queued ops until nothing is runnable; returns how many ran. Pending `synchronize*` promises whose
+   * work completed resolve afterwards (microtasks).
+   * @throws HsError InvalidState when called from inside a kernel or host function.
+   */
+  runUntilIdle(): number {
+    return this.scheduler.runUntilIdle();
+  }
+
+  // ---- lifetime -------------------------------------------------------------------------------
+
+  /**
+   * Drops queued work, settles pending synchronizations with InvalidState, and destroys every stream,
+   * event and allocation; later calls return InvalidState. Idempotent.
+   */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.scheduler.dispose(new HsError(ErrorCode.InvalidState, 'the host backend was disposed before the awaited work ran'));
+    for (const s of this.streams) s.destroyed = true;
+    for (const e of this.events) e.destroyed = true;
+    for (const m of this.allocations) {
+      m.freed = true;
+      m.hostView = null;
+    }
+    this.streams.clear();
+    this.events.clear();
+    this.allocations.clear();
+    this.checker?.reset();
+  }
+
+  /** Same as `dispose()`, for `using`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  private recordFault(stream: HostStream, error: HsError): void {
+    if (stream.faultPosition < 0) {
+      stream.faultPosition = stream.completed;
+      stream.fault = error;
+    }
+    this.onFault?.(error, stream);
+  }
+
+  private disposedProblem(method: string): Result<never> | null {
+    return this.disposed ? err(ErrorCode.InvalidState, `${method}: the backend was disposed`) : null;
+  }
+
+  private deviceProblem(device: Device, method: string): Result<never> | null {
+    if (this.devices.includes(device)) return null;
+    const known = this.devices.length === 0 ? 'none (deviceCount is 0)' : this.devices.map(String).join(', ');
+    return err(
+      ErrorCode.InvalidArgument,
+      `${method}: ${describeDevice(device)} is not a CUDA device of this backend; its devices are ${known}`,
+    );
+  }
+}
+
+function describeDevice(device: unknown): string {
+  return device instanceof Device ? device.toString() : String(device);
+}
+
+function assertKernelShape(kernel: KernelLaunch): void {
+  const ok =
+    typeof kernel === 'object' &&
+    kernel !== null &&
+    typeof kernel.name === 'string' &&
+    Array.isArray(kernel.reads) &&
+    Array.isArray(kernel.writes) &&
+    Array.isArray(kernel.params) &&
+    typeof kernel.host === 'function';
+  let paramsOk = ok;
+  for (let i = 0; paramsOk && i < kernel.params.length; i++) paramsOk = typeof kernel.params[i] === 'number';
+  if (!paramsOk) {
+    throw new HsError(
+      ErrorCode.InvalidArgument,
+      'launchKernel: expected { name: string, reads: MemoryRange[], writes: MemoryRange[], params: number[], host: function }',
+    );
+  }
+}

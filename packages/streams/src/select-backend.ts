@@ -1,0 +1,69 @@
+import type { Backend } from './backend.js';
+import { ErrorCode, HsError, err, ok, type Result } from './errors.js';
+import { HostBackend, type HostBackendOptions } from './host/host-backend.js';
+
+/** Backend names accepted by `selectBackend` and the `HS_BACKEND` environment variable. */
+export type BackendName = 'host' | 'cuda';
+
+const BACKEND_NAMES: readonly BackendName[] = ['host', 'cuda'];
+
+/** Options for `selectBackend`. */
+export interface SelectBackendOptions {
+  /** An explicit choice: a backend name, or a ready backend returned as is. Wins over the environment. */
+  readonly backend?: BackendName | Backend;
+  /** Environment to read `HS_BACKEND` from; default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Options for a `HostBackend` made by this call. */
+  readonly hostOptions?: HostBackendOptions;
+}
+
+/**
+ * Chooses the process's backend: the explicit `options.backend` first, then the `HS_BACKEND` environment
+ * variable (`host` | `cuda`; empty counts as unset), then auto-detection (the host backend for now).
+ *
+ * Errors: InvalidArgument for an unknown name (the message lists the allowed ones) or bad `hostOptions`;
+ * NotSupported for `cuda`, which ships with `@hs/cuda-native` (issue #3).
+ *
+ * @example
+ * ```ts
+ * const backend = unwrap(selectBackend({ hostOptions: { orderingChecker: true } }));
+ * ```
+ */
+export function selectBackend(options: SelectBackendOptions = {}): Result<Backend> {
+  const explicit = options.backend;
+  if (typeof explicit === 'object' && explicit !== null) return ok(explicit);
+  let name: string;
+  let source: string;
+  if (explicit !== undefined) {
+    name = explicit;
+    source = 'options.backend';
+  } else {
+    const fromEnv = (options.env ?? process.env)['HS_BACKEND'];
+    if (fromEnv !== undefined && fromEnv !== '') {
+      name = fromEnv.trim();
+      source = 'HS_BACKEND';
+    } else {
+      name = 'host';
+      source = 'auto-detection';
+    }
+  }
+  switch (name) {
+    case 'host':
+      try {
+        return ok(new HostBackend(options.hostOptions));
+      } catch (cause) {
+        if (cause instanceof HsError) return { ok: false, error: cause };
+        throw cause;
+      }
+    case 'cuda':
+      return err(
+        ErrorCode.NotSupported,
+        `selectBackend: the CUDA backend (chosen by ${source}) ships with @hs/cuda-native, which is not available yet (issue #3); use 'host'`,
+      );
+    default:
+      return err(
+        ErrorCode.InvalidArgument,
+        `selectBackend: unknown backend "${name}" from ${source}; allowed values are ${BACKEND_NAMES.map((n) => `'${n}'`).join(' and ')}`,
+      );
+  }
+}

@@ -1,0 +1,519 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  Device,
+  ErrorCode,
+  MemoryKind,
+  unwrap,
+  type Backend,
+  type DeviceMemory,
+  type Event,
+  type MemoryRange,
+  type Result,
+  type Stream,
+} from '../../src/index.js';
+
+/** Options for `describeBackendConformance`. */
+export interface ConformanceOptions {
+  /**
+   * Whether `launchKernel` runs the launch's `host` implementation (true for the host backend). A backend
+   * that looks kernels up in a native registry passes false; the kernel tests are then skipped.
+   */
+  readonly hostKernels?: boolean;
+}
+
+/**
+ * The Backend contract as a reusable suite: every test uses only the `Backend` interface and holds under
+ * any interleaving of streams, so it runs unchanged against the host backend and the CUDA backend.
+ * `makeBackend` is called once per test; the suite disposes what it gets.
+ */
+export function describeBackendConformance(
+  name: string,
+  makeBackend: () => Backend,
+  options: ConformanceOptions = {},
+): void {
+  const hostKernels = options.hostKernels ?? true;
+
+  describe(`Backend conformance: ${name}`, () => {
+    let backend: Backend;
+    let device: Device;
+    const extra: Backend[] = [];
+
+    beforeEach(() => {
+      backend = makeBackend();
+      device = backend.devices[0] as Device;
+    });
+    afterEach(() => {
+      backend.dispose();
+      for (const b of extra.splice(0)) b.dispose();
+    });
+
+    const stream = (label: string): Stream => unwrap(backend.createStream(device, { label }));
+    const event = (label: string): Event => unwrap(backend.createEvent(device, { label }));
+    const alloc = (kind: MemoryKind, byteSize: number, alignment?: number): DeviceMemory =>
+      unwrap(
+        backend.allocate({
+          kind,
+          device: kind === MemoryKind.CudaDevice || kind === MemoryKind.CudaManaged ? device : Device.cpu(),
+          byteSize,
+          ...(alignment === undefined ? {} : { alignment }),
+          label: `${kind} test memory`,
+        }),
+      );
+    const range = (memory: DeviceMemory, byteOffset = 0, byteLength = memory.byteSize, label = 'tensor'): MemoryRange => ({
+      memory,
+      byteOffset,
+      byteLength,
+      label,
+    });
+    const expectCode = (result: Result<unknown>, code: ErrorCode): void => {
+      expect(result.ok).toBe(false);
+      if (!result.ok) {
+        expect(result.error.code).toBe(code);
+        expect(result.error.message.length).toBeGreaterThan(20);
+      }
+    };
+
+    describe('devices and streams', () => {
+      it('exposes at least one CUDA device and a name', () => {
+        expect(['host', 'cuda']).toContain(backend.name);
+        expect(backend.devices.length).toBeGreaterThan(0);
+        for (const d of backend.devices) expect(d.isCuda).toBe(true);
+      });
+
+      it('creates streams with distinct ids, the given label and device', () => {
+        const a = stream('a');
+        const b = stream('b');
+        expect(a.id).not.toBe(b.id);
+        expect(a.label).toBe('a');
+        expect(a.device).toBe(device);
+        expect(a.destroyed).toBe(false);
+      });
+
+      it('refuses streams and events on the cpu device', () => {
+        expectCode(backend.createStream(Device.cpu()), ErrorCode.InvalidArgument);
+        expectCode(backend.createEvent(Device.cpu()), ErrorCode.InvalidArgument);
+      });
+
+      it('rejects use of a destroyed stream with InvalidState', async () => {
+        const s = stream('gone');
+        expect(backend.destroyStream(s).ok).toBe(true);
+        expect(s.destroyed).toBe(true);
+        expectCode(backend.destroyStream(s), ErrorCode.InvalidState);
+        expectCode(backend.launchHostFunc(s, () => undefined), ErrorCode.InvalidState);
+        expectCode(backend.recordEvent(event('e'), s), ErrorCode.InvalidState);
+        expectCode(await backend.synchronizeStream(s), ErrorCode.InvalidState);
+      });
+
+      it('finishes work queued before a stream was destroyed', async () => {
+        const s = stream('s');
+        const e = event('after');
+        const trace: number[] = [];
+        for (let i = 0; i < 5; i++) backend.launchHostFunc(s, () => trace.push(i));
+        unwrap(backend.recordEvent(e, s));
+        unwrap(backend.destroyStream(s));
+        unwrap(await backend.synchronizeEvent(e));
+        expect(trace).toEqual([0, 1, 2, 3, 4]);
+      });
+    });
+
+    describe('stream order', () => {
+      it('runs host functions in enqueue order and never inside the enqueue call', async () => {
+        const s = stream('s');
+        const trace: number[] = [];
+        for (let i = 0; i < 200; i++) unwrap(backend.launchHostFunc(s, () => trace.push(i)));
+        expect(trace).toEqual([]);
+        unwrap(await backend.synchronizeStream(s));
+        expect(trace).toEqual(Array.from({ length: 200 }, (_, i) => i));
+      });
+
+      it('orders copies, fills and host functions on one stream', async () => {
+        const s = stream('s');
+        const mem = alloc(MemoryKind.CudaDevice, 64);
+        const seen: number[] = [];
+        const out = new Uint8Array(64);
+        unwrap(backend.copyFromHostAsync(s, range(mem), new Uint8Array(64).fill(3)));
+        unwrap(backend.memsetAsync(s, range(mem, 16, 16), 9));
+        unwrap(backend.copyToHostAsync(s, out, range(mem)));
+        unwrap(backend.launchHostFunc(s, () => seen.push(...out.subarray(14, 18))));
+        unwrap(await backend.synchronizeStream(s));
+        expect(seen).toEqual([3, 3, 9, 9]);
+        expect(out[31]).toBe(9);
+        expect(out[32]).toBe(3);
+      });
+
+      it('round-trips bytes through device memory with memcpyAsync', async () => {
+        const s = stream('s');
+        const a = alloc(MemoryKind.CudaDevice, 256);
+        const b = alloc(MemoryKind.CudaDevice, 256);
+        const input = Uint8Array.from({ length: 128 }, (_, i) => (i * 7) & 0xff);
+        const out = new Uint8Array(128);
+        unwrap(backend.copyFromHostAsync(s, range(a, 0, 128), input));
+        unwrap(backend.memcpyAsync(s, range(b, 128, 128), range(a, 0, 128)));
+        unwrap(backend.copyToHostAsync(s, out, range(b, 128, 128)));
+        unwrap(await backend.synchronizeStream(s));
+        expect(out).toEqual(input);
+      });
+
+      it('copies overlapping ranges of one allocation like memmove', async () => {
+        const s = stream('s');
+        const m = alloc(MemoryKind.CudaManaged, 16);
+        unwrap(backend.copyFromHostAsync(s, range(m), Uint8Array.from({ length: 16 }, (_, i) => i)));
+        unwrap(backend.memcpyAsync(s, range(m, 2, 8), range(m, 0, 8)));
+        unwrap(await backend.synchronizeStream(s));
+        const view = unwrap(backend.hostView(m));
+        expect([...view.subarray(0, 12)]).toEqual([0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 10, 11]);
+      });
+    });
+
+    describe('events', () => {
+      it('counts a never-recorded event as complete', async () => {
+        const e = event('fresh');
+        expect(backend.queryEvent(e)).toBe(true);
+        expect((await backend.synchronizeEvent(e)).ok).toBe(true);
+      });
+
+      it('completes a recorded event once the work before it completed', async () => {
+        const s = stream('s');
+        const e = event('e');
+        let ran = false;
+        unwrap(backend.launchHostFunc(s, () => (ran = true)));
+        unwrap(backend.recordEvent(e, s));
+        unwrap(await backend.synchronizeEvent(e));
+        expect(ran).toBe(true);
+        expect(backend.queryEvent(e)).toBe(true);
+      });
+
+      it('re-recording an event moves its capture to the new position', async () => {
+        const s = stream('s');
+        const e = event('e');
+        const trace: string[] = [];
+        unwrap(backend.recordEvent(e, s));
+        unwrap(backend.launchHostFunc(s, () => trace.push('later work')));
+        unwrap(backend.recordEvent(e, s));
+        unwrap(await backend.synchronizeEvent(e));
+        expect(trace).toEqual(['later work']);
+      });
+
+      it('records an event with no work before it as complete', async () => {
+        const s = stream('s');
+        const e = event('e');
+        unwrap(await backend.synchronizeStream(s));
+        unwrap(backend.recordEvent(e, s));
+        unwrap(await backend.synchronizeEvent(e));
+        expect(backend.queryEvent(e)).toBe(true);
+      });
+
+      it('queries many events in one call', async () => {
+        const s = stream('s');
+        const events = [event('a'), event('b'), event('c'), event('never')];
+        for (const e of events.slice(0, 3)) {
+          unwrap(backend.launchHostFunc(s, () => undefined));
+          unwrap(backend.recordEvent(e, s));
+        }
+        const flags = new Uint8Array(4).fill(7);
+        const n = backend.queryEvents(events, flags);
+        expect(n).toBe([...flags].filter((f) => f === 1).length);
+        expect(flags[3]).toBe(1);
+        for (const f of flags) expect([0, 1]).toContain(f);
+        unwrap(await backend.synchronizeStream(s));
+        expect(backend.queryEvents(events, flags)).toBe(4);
+        expect([...flags]).toEqual([1, 1, 1, 1]);
+      });
+
+      it('rejects use of a destroyed event with InvalidState', async () => {
+        const e = event('gone');
+        unwrap(backend.destroyEvent(e));
+        expect(e.destroyed).toBe(true);
+        expectCode(backend.recordEvent(e, stream('s')), ErrorCode.InvalidState);
+        expectCode(backend.streamWaitEvent(stream('t'), e), ErrorCode.InvalidState);
+        expectCode(await backend.synchronizeEvent(e), ErrorCode.InvalidState);
+        expectCode(backend.destroyEvent(e), ErrorCode.InvalidState);
+      });
+    });
+
+    describe('cross-stream waits', () => {
+      it('makes a stream wait for work recorded on another stream', async () => {
+        const producer = stream('producer');
+        const consumer = stream('consumer');
+        const ready = event('ready');
+        const trace: string[] = [];
+        for (let frame = 0; frame < 20; frame++) {
+          unwrap(backend.launchHostFunc(producer, () => trace.push(`write ${frame}`)));
+          unwrap(backend.recordEvent(ready, producer));
+          unwrap(backend.streamWaitEvent(consumer, ready));
+          unwrap(backend.launchHostFunc(consumer, () => trace.push(`read ${frame}`)));
+        }
+        unwrap(await backend.synchronizeStream(consumer));
+        for (let frame = 0; frame < 20; frame++) {
+          expect(trace.indexOf(`write ${frame}`)).toBeGreaterThanOrEqual(0);
+          expect(trace.indexOf(`write ${frame}`)).toBeLessThan(trace.indexOf(`read ${frame}`));
+        }
+      });
+
+      it('keeps the capture taken when the wait was enqueued', async () => {
+        const a = stream('a');
+        const b = stream('b');
+        const c = stream('c');
+        const e = event('e');
+        const trace: string[] = [];
+        unwrap(backend.launchHostFunc(a, () => trace.push('a1')));
+        unwrap(backend.recordEvent(e, a));
+        unwrap(backend.streamWaitEvent(b, e));
+        unwrap(backend.launchHostFunc(b, () => trace.push('b')));
+        unwrap(backend.launchHostFunc(a, () => trace.push('a2')));
+        unwrap(backend.recordEvent(e, a));
+        unwrap(backend.streamWaitEvent(c, e));
+        unwrap(backend.launchHostFunc(c, () => trace.push('c')));
+        unwrap(await backend.synchronizeStream(b));
+        unwrap(await backend.synchronizeStream(c));
+        expect(trace.indexOf('a1')).toBeLessThan(trace.indexOf('b'));
+        expect(trace.indexOf('a2')).toBeLessThan(trace.indexOf('c'));
+      });
+
+      it('adds no wait for a never-recorded event', async () => {
+        const s = stream('s');
+        let ran = false;
+        unwrap(backend.streamWaitEvent(s, event('never')));
+        unwrap(backend.launchHostFunc(s, () => (ran = true)));
+        unwrap(await backend.synchronizeStream(s));
+        expect(ran).toBe(true);
+      });
+
+      it('moves data between streams through an event', async () => {
+        const producer = stream('producer');
+        const consumer = stream('consumer');
+        const ready = event('ready');
+        const mem = alloc(MemoryKind.CudaDevice, 32);
+        const out = new Uint8Array(32);
+        unwrap(backend.memsetAsync(producer, range(mem), 0x2a));
+        unwrap(backend.recordEvent(ready, producer));
+        unwrap(backend.streamWaitEvent(consumer, ready));
+        unwrap(backend.copyToHostAsync(consumer, out, range(mem)));
+        unwrap(await backend.synchronizeStream(consumer));
+        expect(out.every((v) => v === 0x2a)).toBe(true);
+      });
+    });
+
+    describe('host functions', () => {
+      it('run in stream order with other work on each stream', async () => {
+        const s1 = stream('s1');
+        const s2 = stream('s2');
+        const trace: string[] = [];
+        for (let i = 0; i < 10; i++) {
+          unwrap(backend.launchHostFunc(s1, () => trace.push(`s1:${i}`)));
+          unwrap(backend.launchHostFunc(s2, () => trace.push(`s2:${i}`)));
+        }
+        unwrap(await backend.synchronizeStream(s1));
+        unwrap(await backend.synchronizeStream(s2));
+        expect(trace.filter((t) => t.startsWith('s1'))).toEqual(Array.from({ length: 10 }, (_, i) => `s1:${i}`));
+        expect(trace.filter((t) => t.startsWith('s2'))).toEqual(Array.from({ length: 10 }, (_, i) => `s2:${i}`));
+      });
+
+      it('see data a copy earlier on the stream wrote to pinned memory', async () => {
+        const s = stream('s');
+        const pinned = alloc(MemoryKind.PinnedHost, 8);
+        const view = unwrap(backend.hostView(pinned));
+        let seen: number[] = [];
+        unwrap(backend.copyFromHostAsync(s, range(pinned), Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8)));
+        unwrap(backend.launchHostFunc(s, () => (seen = [...view])));
+        unwrap(await backend.synchronizeStream(s));
+        expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      });
+    });
+
+    describe.skipIf(!hostKernels)('kernels', () => {
+      it('runs a kernel in stream order with views of its ranges and its params', async () => {
+        const s = stream('s');
+        const src = alloc(MemoryKind.CudaDevice, 16);
+        const dst = alloc(MemoryKind.CudaDevice, 16);
+        const out = new Uint8Array(8);
+        unwrap(backend.copyFromHostAsync(s, range(src, 0, 8), Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8)));
+        unwrap(
+          backend.launchKernel(s, {
+            name: 'hs.test.addScalar',
+            reads: [range(src, 0, 8, 'in')],
+            writes: [range(dst, 8, 8, 'out')],
+            params: [8, 10],
+            host: (reads, writes, params) => {
+              const [input] = reads;
+              const [output] = writes;
+              for (let i = 0; i < (params[0] as number); i++) output![i] = input![i]! + (params[1] as number);
+            },
+          }),
+        );
+        unwrap(backend.copyToHostAsync(s, out, range(dst, 8, 8)));
+        unwrap(await backend.synchronizeStream(s));
+        expect([...out]).toEqual([11, 12, 13, 14, 15, 16, 17, 18]);
+      });
+
+      it('copies launch arguments when the kernel is enqueued', async () => {
+        const s = stream('s');
+        const mem = alloc(MemoryKind.CudaManaged, 4);
+        const params = [5];
+        const reads: MemoryRange[] = [];
+        const writes = [range(mem, 0, 1, 'first')];
+        const launch = {
+          name: 'hs.test.fill',
+          reads,
+          writes,
+          params,
+          host: (_r: readonly Uint8Array[], w: readonly Uint8Array[], p: readonly number[]) => w[0]!.fill(p[0]!),
+        };
+        unwrap(backend.launchKernel(s, launch));
+        params[0] = 9;
+        writes[0] = range(mem, 3, 1, 'last');
+        unwrap(backend.launchKernel(s, launch));
+        unwrap(await backend.synchronizeStream(s));
+        expect([...unwrap(backend.hostView(mem))]).toEqual([5, 0, 0, 9]);
+      });
+    });
+
+    describe('memory', () => {
+      it('allocates every memory kind at aligned, non-overlapping addresses', () => {
+        const blocks: DeviceMemory[] = [];
+        for (const kind of [MemoryKind.Host, MemoryKind.PinnedHost, MemoryKind.CudaDevice, MemoryKind.CudaManaged]) {
+          for (const [size, alignment] of [
+            [1, undefined],
+            [4, 4096],
+            [1000, 512],
+            [3, 1],
+          ] as const) {
+            const m = alloc(kind, size, alignment);
+            expect(m.kind).toBe(kind);
+            expect(m.byteSize).toBe(size);
+            expect(m.address % BigInt(alignment ?? 256)).toBe(0n);
+            expect(m.address).toBeGreaterThan(0n);
+            blocks.push(m);
+          }
+        }
+        const sorted = [...blocks].sort((x, y) => (x.address < y.address ? -1 : 1));
+        for (let i = 1; i < sorted.length; i++) {
+          expect(sorted[i]!.address).toBeGreaterThanOrEqual(sorted[i - 1]!.address + BigInt(sorted[i - 1]!.byteSize));
+        }
+        expect(new Set(blocks.map((b) => b.id)).size).toBe(blocks.length);
+      });
+
+      it('gives host views of host-accessible kinds and NotSupported for cudaDevice', () => {
+        for (const kind of [MemoryKind.Host, MemoryKind.PinnedHost, MemoryKind.CudaManaged]) {
+          const m = alloc(kind, 48);
+          const view = unwrap(backend.hostView(m));
+          expect(view).toBeInstanceOf(Uint8Array);
+          expect(view.byteLength).toBe(48);
+          view[47] = 5;
+          expect(unwrap(backend.hostView(m))[47]).toBe(5);
+        }
+        expectCode(backend.hostView(alloc(MemoryKind.CudaDevice, 48)), ErrorCode.NotSupported);
+      });
+
+      it('binds CUDA kinds to a CUDA device and host kinds to the cpu', () => {
+        expectCode(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cpu(), byteSize: 8 }), ErrorCode.InvalidArgument);
+        expectCode(backend.allocate({ kind: MemoryKind.CudaManaged, device: Device.cuda(63), byteSize: 8 }), ErrorCode.InvalidArgument);
+        expectCode(backend.allocate({ kind: MemoryKind.PinnedHost, device, byteSize: 8 }), ErrorCode.InvalidArgument);
+        expectCode(backend.allocate({ kind: MemoryKind.Host, device, byteSize: 8 }), ErrorCode.InvalidArgument);
+      });
+
+      it('rejects bad sizes, alignments and kinds', () => {
+        const base = { kind: MemoryKind.CudaDevice, device };
+        for (const byteSize of [0, -1, 1.5, Number.NaN, 2 ** 60]) {
+          expectCode(backend.allocate({ ...base, byteSize }), ErrorCode.InvalidArgument);
+        }
+        for (const alignment of [0, 3, 100, -256, 0.5]) {
+          expectCode(backend.allocate({ ...base, byteSize: 8, alignment }), ErrorCode.InvalidArgument);
+        }
+        expectCode(backend.allocate({ ...base, kind: 'vram' as MemoryKind, byteSize: 8 }), ErrorCode.InvalidArgument);
+      });
+
+      it('refuses freed memory and double frees with InvalidState', () => {
+        const s = stream('s');
+        const m = alloc(MemoryKind.PinnedHost, 16);
+        unwrap(backend.free(m));
+        expect(m.freed).toBe(true);
+        expectCode(backend.free(m), ErrorCode.InvalidState);
+        expectCode(backend.hostView(m), ErrorCode.InvalidState);
+        expectCode(backend.memsetAsync(s, range(m), 0), ErrorCode.InvalidState);
+        expectCode(backend.copyToHostAsync(s, new Uint8Array(16), range(m)), ErrorCode.InvalidState);
+      });
+    });
+
+    describe('validation', () => {
+      it('rejects ranges outside their allocation', () => {
+        const s = stream('s');
+        const m = alloc(MemoryKind.CudaDevice, 64);
+        for (const [off, len] of [
+          [0, 65],
+          [64, 1],
+          [-1, 4],
+          [1.5, 4],
+          [60, 8],
+        ] as const) {
+          expectCode(backend.memsetAsync(s, range(m, off, len), 0), ErrorCode.InvalidArgument);
+          expectCode(backend.copyFromHostAsync(s, range(m, off, len), new Uint8Array(Math.max(len, 0))), ErrorCode.InvalidArgument);
+        }
+      });
+
+      it('rejects mismatched copy lengths and non-byte fill values', () => {
+        const s = stream('s');
+        const m = alloc(MemoryKind.CudaDevice, 64);
+        expectCode(backend.memcpyAsync(s, range(m, 0, 8), range(m, 8, 16)), ErrorCode.InvalidArgument);
+        expectCode(backend.copyFromHostAsync(s, range(m, 0, 8), new Uint8Array(9)), ErrorCode.InvalidArgument);
+        expectCode(backend.copyToHostAsync(s, new Uint8Array(7), range(m, 0, 8)), ErrorCode.InvalidArgument);
+        for (const v of [-1, 256, 1.5]) expectCode(backend.memsetAsync(s, range(m), v), ErrorCode.InvalidArgument);
+      });
+
+      it('rejects device work on pageable host memory', () => {
+        const s = stream('s');
+        const pageable = alloc(MemoryKind.Host, 16);
+        expectCode(backend.memsetAsync(s, range(pageable), 1), ErrorCode.NotSupported);
+        expectCode(
+          backend.launchKernel(s, { name: 'hs.test.noop', reads: [range(pageable)], writes: [], params: [], host: () => undefined }),
+          ErrorCode.NotSupported,
+        );
+      });
+
+      it('rejects handles from another backend instance with InvalidArgument', async () => {
+        const other = makeBackend();
+        extra.push(other);
+        const od = other.devices[0] as Device;
+        const foreignStream = unwrap(other.createStream(od));
+        const foreignEvent = unwrap(other.createEvent(od));
+        const foreignMemory = unwrap(other.allocate({ kind: MemoryKind.CudaDevice, device: od, byteSize: 16 }));
+        const s = stream('s');
+        const mine = alloc(MemoryKind.CudaDevice, 16);
+        expectCode(backend.launchHostFunc(foreignStream, () => undefined), ErrorCode.InvalidArgument);
+        expectCode(backend.recordEvent(foreignEvent, s), ErrorCode.InvalidArgument);
+        expectCode(backend.streamWaitEvent(s, foreignEvent), ErrorCode.InvalidArgument);
+        expectCode(backend.memcpyAsync(s, range(mine), range(foreignMemory)), ErrorCode.InvalidArgument);
+        expectCode(backend.free(foreignMemory), ErrorCode.InvalidArgument);
+        expectCode(backend.hostView(foreignMemory), ErrorCode.InvalidArgument);
+        expectCode(backend.destroyStream(foreignStream), ErrorCode.InvalidArgument);
+        expectCode(await backend.synchronizeEvent(foreignEvent), ErrorCode.InvalidArgument);
+        expect(() => backend.queryEvent(foreignEvent)).toThrow();
+      });
+
+      it('throws HsError for arguments of the wrong type', () => {
+        const s = stream('s');
+        expect(() => backend.launchHostFunc(s, 42 as unknown as () => void)).toThrow(/InvalidArgument/);
+        expect(() => backend.launchKernel(s, { name: 'x' } as never)).toThrow(/InvalidArgument/);
+        expect(() => backend.queryEvents([event('e')], new Uint8Array(0))).toThrow(/InvalidArgument/);
+      });
+    });
+
+    describe('dispose', () => {
+      it('refuses everything after dispose and settles pending waits', async () => {
+        const s = stream('s');
+        const m = alloc(MemoryKind.CudaDevice, 8);
+        unwrap(backend.memsetAsync(s, range(m), 1));
+        const pending = backend.synchronizeStream(s);
+        backend.dispose();
+        const settled = await pending;
+        expect(typeof settled.ok).toBe('boolean');
+        expect(s.destroyed).toBe(true);
+        expect(m.freed).toBe(true);
+        expectCode(backend.createStream(device), ErrorCode.InvalidState);
+        expectCode(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 8 }), ErrorCode.InvalidState);
+        expectCode(backend.memsetAsync(s, range(m), 1), ErrorCode.InvalidState);
+        backend.dispose();
+      });
+    });
+  });
+}
