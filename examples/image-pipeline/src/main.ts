@@ -87,10 +87,9 @@ async function run(argv: readonly string[]): Promise<Result<void>> {
   return OK_VOID;
 }
 
+/** Prints a typed error (a CompileError's message already lists its diagnostics). */
 function report(error: HsError): void {
   console.error(`error: ${error.message}`);
-  const diagnostics = (error as { diagnostics?: readonly unknown[] }).diagnostics;
-  if (diagnostics !== undefined) for (const d of diagnostics) console.error(`  ${JSON.stringify(d)}`);
 }
 
 try {

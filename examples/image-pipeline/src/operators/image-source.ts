@@ -1,5 +1,5 @@
 import { type ExecutionContext, Operator, type OperatorSpec, type OutputPort } from '@hs/compiler';
-import { type DeviceMemory, ErrorCode, HsError, MemoryKind, OK_VOID, type Ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, OK_VOID, type Result } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import type { ImageBounds, RgbaImage } from '../image-input.js';
 
@@ -17,9 +17,10 @@ export interface ImageSourceOptions {
 
 /**
  * Host-only source: emits the decoded images round-robin as RGBA uint8 tensors `[H, W, 4]` from a
- * runtime pool in pinned host memory, filled by the host (host writer: `write(null)`, the bytes copied
- * through the backend's host view, the write declared with `noteHostAccess`), then finishes after
- * `frames` frames.
+ * runtime pool in pinned host memory, filled by the host, then finishes after `frames` frames. The
+ * host writer path: `write(null)`, then the bytes are copied into the slot through
+ * `tensor.mutableHostView()` (the backend's host view, the write declared to it with `noteHostAccess`),
+ * then `commit()` marks the tensor host-complete, so consumers have nothing to wait for.
  *
  * Pacing: the source never sleeps. Frame `k` is due at `t0 + k / rateHz` seconds, where `t0` is the
  * first activation; an activation whose `activationTime` is earlier than the next due time returns
@@ -38,9 +39,6 @@ export class ImageSource extends Operator {
   private readonly shapes: readonly (readonly number[])[];
   private emitted = 0;
   private nextDueNs = -1n;
-  /** Host view of the pool backing last written, cached so steady state asks the backend once. */
-  private viewedMemory: DeviceMemory | null = null;
-  private view: Ok<Uint8Array> | null = null;
 
   /**
    * @throws HsError `ErrorCode.InvalidArgument` when `images` is empty, `frames` is not a positive
@@ -92,11 +90,9 @@ export class ImageSource extends Operator {
     if (!loan.ok) return loan;
     const guard = loan.value.write(null);
     if (!guard.ok) return guard;
-    const range = guard.value.range;
-    const view = this.hostView(ctx, range.memory);
+    const view = guard.value.tensor.mutableHostView();
     if (!view.ok) return view;
-    ctx.backend.noteHostAccess(range, 'write');
-    view.value.set(image.data, range.byteOffset);
+    view.value.set(image.data);
     const committed = guard.value.commit();
     if (!committed.ok) return committed;
     const emitted = ctx.emit(this.frames, loan.value);
@@ -107,14 +103,5 @@ export class ImageSource extends Operator {
     this.nextDueNs = due + this.periodNs > now ? due + this.periodNs : now + this.periodNs;
     if (this.emitted === this.options.frames) ctx.finish();
     return OK_VOID;
-  }
-
-  private hostView(ctx: ExecutionContext, memory: DeviceMemory): Result<Uint8Array> {
-    if (memory === this.viewedMemory && this.view !== null) return this.view;
-    const view = ctx.backend.hostView(memory);
-    if (!view.ok) return view;
-    this.viewedMemory = memory;
-    this.view = view;
-    return view;
   }
 }
