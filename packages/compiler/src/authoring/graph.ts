@@ -1,0 +1,130 @@
+import { ErrorCode, HsError } from '@hs/streams';
+import { DeclarationWindow } from './declaration-window.js';
+import { assertAuthoringName } from './names.js';
+import { Operator } from './operator.js';
+import { OperatorSpec } from './operator-spec.js';
+import { InputPort, OutputPort } from './ports.js';
+
+/** Options of `Graph.addFlow()`. */
+export interface FlowOptions {
+  /**
+   * Queue entries on this edge (a positive integer); exact authority when given. Default: the
+   * compile option `defaultQueueDepth`. An invalid value is reported by `compile()` as `QUEUE_DEPTH_INVALID`.
+   */
+  readonly queueDepth?: number;
+}
+
+/** One connection made by `Graph.addFlow()`. */
+export interface GraphFlow {
+  readonly output: OutputPort;
+  readonly input: InputPort;
+  /** The depth given to `addFlow()`, unchecked; `undefined` when omitted. */
+  readonly queueDepth: number | undefined;
+}
+
+const graphOfOperator = new WeakMap<Operator, Graph>();
+
+/**
+ * A pipeline under construction: operators (each set up as it is added) and the flows between their
+ * ports. `compile()` turns it into an `ExecutionPlan`.
+ *
+ * Authoring throws only for misuse that cannot be a graph at all (wrong port direction, a port of an
+ * operator outside this graph, an operator added twice); every declaration conflict (duplicate
+ * names, fan-in, layout mismatches, cycles, bad depths) is collected and reported by `compile()`.
+ */
+export class Graph {
+  readonly #operators: Operator[] = [];
+  readonly #specs = new Map<Operator, OperatorSpec>();
+  readonly #flows: GraphFlow[] = [];
+
+  /** @throws HsError `InvalidArgument` when `name` is not a valid authoring name. */
+  constructor(
+    /** Graph name (letters, digits, `_`, `-`). */
+    readonly name: string,
+  ) {
+    assertAuthoringName('graph', name);
+  }
+
+  /**
+   * Adds `op` and calls `op.setup(spec)` at once; returns `op`. When `setup()` throws, the graph is
+   * unchanged and the error propagates.
+   * @throws HsError `InvalidArgument` when `op` is not an `Operator` or already belongs to a graph.
+   */
+  add<T extends Operator>(op: T): T {
+    if (!(op instanceof Operator)) {
+      throw new HsError(ErrorCode.InvalidArgument, `graph '${this.name}': add() takes an Operator instance`);
+    }
+    const owner = graphOfOperator.get(op);
+    if (owner !== undefined) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `graph '${this.name}': operator '${op.name}' was already added to graph '${owner.name}'; create a new instance`,
+      );
+    }
+    graphOfOperator.set(op, this);
+    const window = new DeclarationWindow(op.name);
+    const spec = new OperatorSpec(op, window);
+    try {
+      op.setup(spec);
+    } catch (error) {
+      graphOfOperator.delete(op);
+      throw error;
+    } finally {
+      window.close();
+    }
+    this.#operators.push(op);
+    this.#specs.set(op, spec);
+    return op;
+  }
+
+  /**
+   * Connects `output` to `input`. Each input takes at most one flow (`INPUT_FAN_IN` at compile); an
+   * output may feed several inputs (a fork).
+   * @throws HsError `InvalidArgument` when the ports are not an `OutputPort` then an `InputPort`, or a
+   * port belongs to an operator that is not in this graph.
+   */
+  addFlow(output: OutputPort, input: InputPort, options?: FlowOptions): void {
+    if (!(output instanceof OutputPort) || !(input instanceof InputPort)) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `graph '${this.name}': addFlow(output, input) takes an OutputPort then an InputPort ` +
+          `(got ${describePort(output)} and ${describePort(input)}); a flow runs from a producer's output to a consumer's input`,
+      );
+    }
+    for (const port of [output, input]) {
+      if (!this.#specs.has(port.operator)) {
+        throw new HsError(
+          ErrorCode.InvalidArgument,
+          `graph '${this.name}': port ${port.key} belongs to an operator that is not in this graph; add the operator with graph.add() first`,
+        );
+      }
+    }
+    this.#flows.push(Object.freeze({ output, input, queueDepth: options?.queueDepth }));
+  }
+
+  /** Operators in the order they were added. */
+  get operators(): readonly Operator[] {
+    return this.#operators;
+  }
+
+  /** Flows in the order they were added. */
+  get flows(): readonly GraphFlow[] {
+    return this.#flows;
+  }
+
+  /**
+   * The declarations `op.setup()` made.
+   * @throws HsError `NotFound` when `op` is not in this graph.
+   */
+  specOf(op: Operator): OperatorSpec {
+    const spec = this.#specs.get(op);
+    if (spec === undefined) throw new HsError(ErrorCode.NotFound, `graph '${this.name}': operator '${op.name}' is not in this graph`);
+    return spec;
+  }
+}
+
+function describePort(port: unknown): string {
+  if (port instanceof InputPort) return `input ${port.key}`;
+  if (port instanceof OutputPort) return `output ${port.key}`;
+  return typeof port === 'object' && port !== null ? 'a non-port object' : String(port);
+}

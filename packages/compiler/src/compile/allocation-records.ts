@@ -1,0 +1,111 @@
+import { isDeviceAccessible, type Device } from '@hs/streams';
+import type { Operator } from '../authoring/operator.js';
+import type { OutputPort } from '../authoring/ports.js';
+import type { SlotCountTerm, TensorAllocationRecord } from '../plan/plan-records.js';
+import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
+import type { GraphIndex, IndexedEdge } from './graph-index.js';
+import type { ResolvedQueueDepth } from './queue-depths.js';
+import { compareText } from './text-order.js';
+
+/** Slot alignment in bytes. */
+const SLOT_ALIGNMENT = 256;
+/** Release streams tracked per slot. Spec: "Fanout release-stream caps". */
+const MAX_RELEASE_STREAMS = 8;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** What `buildAllocationRecords()` reads besides the graph. */
+export interface AllocationInputs {
+  readonly order: readonly Operator[];
+  readonly depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>;
+  readonly outputDevice: ReadonlyMap<OutputPort, Device | null>;
+  readonly streamOf: ReadonlyMap<Operator, string>;
+}
+
+/**
+ * Builds one `TensorAllocationRecord` per `runtimePool` output, in topological order of producers:
+ * slot bytes = `maxByteSpan` rounded up to 256; slot count = max consumer queue depth + 1 consumer in
+ * hand + 1 retirement + 1 producer loan. Arithmetic is exact (BigInt); a result beyond 2^53 - 1 is
+ * reported as `ARITHMETIC_OVERFLOW` and no record is made. A pool without consumers is reported as
+ * `UNCONSUMED_POOL` (warning).
+ * Spec: "Sized cold, borrowed hot", "Size queue entries from nominal rates" (slot-count terms).
+ */
+export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInputs, log: DiagnosticLog): Map<OutputPort, TensorAllocationRecord> {
+  const records = new Map<OutputPort, TensorAllocationRecord>();
+  for (const op of inputs.order) {
+    for (const port of index.specs.get(op)?.outputs ?? []) {
+      const tensor = port.tensor;
+      const device = inputs.outputDevice.get(port);
+      if (tensor === null || tensor.storage !== 'runtimePool' || tensor.bounds === null || device === null || device === undefined) continue;
+      const subject = { kind: 'port', operator: op.name, port: port.name } as const;
+      const consumers = [...(index.fromOutput.get(port) ?? [])].sort((a, b) => compareText(a.id, b.id));
+      if (consumers.length === 0) {
+        log.warning(
+          DiagnosticCode.UnconsumedPool,
+          subject,
+          `output ${port.key} reserves a runtime pool that no flow consumes; connect it to a consumer, or declare storage 'passThrough' if it needs no runtime-owned backing`,
+        );
+      }
+      const terms = slotCountTerms(consumers, inputs.depths);
+      const slotBytes = (BigInt(tensor.bounds.maxByteSpan) + BigInt(SLOT_ALIGNMENT - 1)) / BigInt(SLOT_ALIGNMENT) * BigInt(SLOT_ALIGNMENT);
+      const slotCount = terms.reduce((sum, t) => sum + BigInt(t.value), 0n);
+      const totalBytes = slotBytes * slotCount;
+      const overflow = [
+        ['slot bytes', slotBytes],
+        ['slot count', slotCount],
+        ['pool bytes (slot bytes x slot count)', totalBytes],
+      ].find(([, value]) => (value as bigint) > MAX_SAFE);
+      if (overflow !== undefined) {
+        log.error(
+          DiagnosticCode.ArithmeticOverflow,
+          subject,
+          `output ${port.key}: ${overflow[0] as string} = ${String(overflow[1])} exceeds 2^53 - 1 and cannot be planned exactly; ` +
+            'declare a smaller maxByteSpan or smaller queue depths',
+        );
+        continue;
+      }
+      const producerStream = isDeviceAccessible(tensor.representation.memoryKind) ? (inputs.streamOf.get(op) ?? null) : null;
+      const id = `pool:${port.key}`;
+      records.set(port, {
+        id,
+        producer: { operator: op.name, port: port.name },
+        memoryKind: tensor.representation.memoryKind,
+        device,
+        dtype: tensor.representation.dtype,
+        maxByteSpan: tensor.bounds.maxByteSpan,
+        maxRank: tensor.bounds.maxRank,
+        alignment: SLOT_ALIGNMENT,
+        slotBytes: Number(slotBytes),
+        slotCount: Number(slotCount),
+        totalBytes: Number(totalBytes),
+        maxReleaseStreams: MAX_RELEASE_STREAMS,
+        producerStream,
+        consumers: consumers.map((e) => e.id),
+        derivation: {
+          terms,
+          text:
+            `slotCount = ${terms.map((t) => `${t.value} (${t.term})`).join(' + ')} = ${slotCount}; ` +
+            `slotBytes = ${tensor.bounds.maxByteSpan} B rounded up to ${SLOT_ALIGNMENT} B = ${slotBytes} B`,
+        },
+      });
+    }
+  }
+  return records;
+}
+
+function slotCountTerms(consumers: readonly IndexedEdge[], depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>): SlotCountTerm[] {
+  let deepest: { edge: IndexedEdge; depth: ResolvedQueueDepth } | null = null;
+  for (const edge of consumers) {
+    const depth = depths.get(edge);
+    if (depth !== undefined && (deepest === null || depth.queueDepth > deepest.depth.queueDepth)) deepest = { edge, depth };
+  }
+  return [
+    {
+      term: 'maxConsumerQueueDepth',
+      value: deepest?.depth.queueDepth ?? 0,
+      source: deepest === null ? 'no consuming edge' : `queueDepth of edge ${deepest.edge.id} (${deepest.depth.source})`,
+    },
+    { term: 'consumerInHand', value: 1, source: 'the tensor a consumer holds during compute()' },
+    { term: 'retirement', value: 1, source: 'a released slot waiting for its release events' },
+    { term: 'producerLoan', value: 1, source: 'the slot the producer holds between allocateTensor() and emit()' },
+  ];
+}

@@ -1,0 +1,107 @@
+import { Device, ErrorCode, HsError } from '@hs/streams';
+import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
+import { isValidQueueDepth } from './queue-depths.js';
+
+/**
+ * How CUDA-active partitions map to streams: `perPartition` (default) plans one stream per
+ * (execution partition, device); `sharedProcessDevice` plans one stream per device for the whole
+ * process. Frozen into the plan. Spec: "One stream per active execution partition and device".
+ */
+export type ComputeStreamPolicy = 'perPartition' | 'sharedProcessDevice';
+
+/**
+ * Explicit device placement. The compiler never guesses a device: every CUDA obligation must be
+ * covered by one of these. Spec: "Current limitations" (one device per operator).
+ */
+export interface DeploymentBinding {
+  /** Device of a CUDA-kind tensor output, keyed `operator.port`. */
+  readonly bindTensorOutputDevice?: Readonly<Record<string, Device>>;
+  /** Device of an operator, keyed by operator name; its CUDA outputs without their own binding inherit it. */
+  readonly bindOperatorDevice?: Readonly<Record<string, Device>>;
+}
+
+/** Options of `compile()`. */
+export interface CompileOptions {
+  /** Stream policy; default `perPartition`. */
+  readonly computeStreamPolicy?: ComputeStreamPolicy;
+  /** Queue depth (entries) of edges without an explicit depth; default 2. */
+  readonly defaultQueueDepth?: number;
+  /** Device placement. */
+  readonly deployment?: DeploymentBinding;
+}
+
+/** Compile options with defaults applied, as frozen into the plan (binding keys sorted). */
+export interface PlanOptions {
+  readonly computeStreamPolicy: ComputeStreamPolicy;
+  readonly defaultQueueDepth: number;
+  readonly deployment: {
+    readonly bindTensorOutputDevice: Readonly<Record<string, Device>>;
+    readonly bindOperatorDevice: Readonly<Record<string, Device>>;
+  };
+}
+
+const DEFAULT_QUEUE_DEPTH = 2;
+
+/**
+ * Applies defaults and checks option values; bad values are reported (`COMPILE_OPTION_INVALID`,
+ * `QUEUE_DEPTH_INVALID`) and replaced by defaults so the other checks still run.
+ * @throws HsError `InvalidArgument` when `options` is not an object.
+ */
+export function resolveCompileOptions(options: CompileOptions | undefined, log: DiagnosticLog): PlanOptions {
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new HsError(ErrorCode.InvalidArgument, 'compile(graph, options): options must be an object');
+  }
+  let computeStreamPolicy: ComputeStreamPolicy = 'perPartition';
+  const policy = options?.computeStreamPolicy;
+  if (policy === 'perPartition' || policy === 'sharedProcessDevice') {
+    computeStreamPolicy = policy;
+  } else if (policy !== undefined) {
+    log.error(
+      DiagnosticCode.CompileOptionInvalid,
+      { kind: 'option', option: 'computeStreamPolicy' },
+      `computeStreamPolicy ${JSON.stringify(policy)} is unknown; use 'perPartition' (default) or 'sharedProcessDevice'`,
+    );
+  }
+  let defaultQueueDepth = DEFAULT_QUEUE_DEPTH;
+  const depth = options?.defaultQueueDepth;
+  if (isValidQueueDepth(depth)) {
+    defaultQueueDepth = depth;
+  } else if (depth !== undefined) {
+    log.error(
+      DiagnosticCode.QueueDepthInvalid,
+      { kind: 'option', option: 'defaultQueueDepth' },
+      `defaultQueueDepth ${String(depth)} is not a positive integer of entries (at most 2^53 - 1); pass N >= 1 or omit it (default ${DEFAULT_QUEUE_DEPTH})`,
+    );
+  }
+  const deployment = options?.deployment;
+  return {
+    computeStreamPolicy,
+    defaultQueueDepth,
+    deployment: {
+      bindTensorOutputDevice: deviceRecord('deployment.bindTensorOutputDevice', deployment?.bindTensorOutputDevice, log),
+      bindOperatorDevice: deviceRecord('deployment.bindOperatorDevice', deployment?.bindOperatorDevice, log),
+    },
+  };
+}
+
+function deviceRecord(option: string, record: unknown, log: DiagnosticLog): Record<string, Device> {
+  const out: Record<string, Device> = {};
+  if (record === undefined) return out;
+  if (typeof record !== 'object' || record === null) {
+    log.error(DiagnosticCode.CompileOptionInvalid, { kind: 'option', option }, `${option} must be an object mapping names to Device values`);
+    return out;
+  }
+  for (const key of Object.keys(record).sort()) {
+    const device: unknown = (record as Record<string, unknown>)[key];
+    if (device instanceof Device) {
+      out[key] = device;
+    } else {
+      log.error(
+        DiagnosticCode.CompileOptionInvalid,
+        { kind: 'option', option: `${option}.${key}` },
+        `${option}['${key}'] is not a Device; use Device.cuda(n)`,
+      );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,115 @@
+import { ErrorCode, HsError } from '@hs/streams';
+
+/**
+ * Stable codes of compile diagnostics. Each names one kind of problem; the message says what is
+ * wrong and what to do.
+ */
+export enum DiagnosticCode {
+  /** Two operators share a name. */
+  DuplicateOperatorName = 'DUPLICATE_OPERATOR_NAME',
+  /** Two ports of one operator share a name (inputs and outputs share one namespace). */
+  DuplicatePortName = 'DUPLICATE_PORT_NAME',
+  /** A required input has no flow. */
+  UnconnectedRequiredInput = 'UNCONNECTED_REQUIRED_INPUT',
+  /** An input has more than one flow. */
+  InputFanIn = 'INPUT_FAN_IN',
+  /** The flows form a cycle. */
+  GraphCycle = 'GRAPH_CYCLE',
+  /** A queue depth (edge or `defaultQueueDepth`) is not a positive safe integer. */
+  QueueDepthInvalid = 'QUEUE_DEPTH_INVALID',
+  /** A tensor output's `maxByteSpan` or `maxRank` is zero, which rejects every allocation. */
+  TensorBoundsZero = 'TENSOR_BOUNDS_ZERO',
+  /** A tensor output's `maxRank` is below its representation's rank. */
+  TensorMaxRankTooSmall = 'TENSOR_MAX_RANK_TOO_SMALL',
+  /** A producer's representation contradicts a consumer's requirement (memory kind, dtype or rank). */
+  PhysicalTensorLayoutMismatch = 'PHYSICAL_TENSOR_LAYOUT_MISMATCH',
+  /** A CUDA obligation (output, operator) has no device binding; the compiler never guesses device 0. */
+  DeviceBindingRequired = 'DEVICE_BINDING_REQUIRED',
+  /** A device binding names a port or operator that cannot take it (host-kind output, CPU device). */
+  DeviceBindingInvalid = 'DEVICE_BINDING_INVALID',
+  /** A device binding names an operator or output that does not exist. */
+  DeviceBindingUnknownTarget = 'DEVICE_BINDING_UNKNOWN_TARGET',
+  /** A device binding has no effect (warning): the operator is host-only. */
+  DeviceBindingUnused = 'DEVICE_BINDING_UNUSED',
+  /** One operator's obligations resolve to more than one device. */
+  DeviceConflict = 'DEVICE_CONFLICT',
+  /** A CUDA-device tensor flows into a host-only operator, which has no stream to copy it (warning). */
+  DeviceTensorToHostOnlyOperator = 'DEVICE_TENSOR_TO_HOST_ONLY_OPERATOR',
+  /** A runtime-pool output has no consumer, so its pool is reserved for nothing (warning). */
+  UnconsumedPool = 'UNCONSUMED_POOL',
+  /** A compile option has a value outside its domain. */
+  CompileOptionInvalid = 'COMPILE_OPTION_INVALID',
+  /** Exact integer arithmetic (slot bytes, slot count, pool bytes) exceeded 2^53 - 1. */
+  ArithmeticOverflow = 'ARITHMETIC_OVERFLOW',
+}
+
+/** `error` fails compilation; `warning` is kept in the plan. */
+export type DiagnosticSeverity = 'error' | 'warning';
+
+/** What a diagnostic is about. Names are authoring names; `edge` is a plan edge id. */
+export type DiagnosticSubject =
+  | { readonly kind: 'graph'; readonly graph: string }
+  | { readonly kind: 'operator'; readonly operator: string }
+  | { readonly kind: 'port'; readonly operator: string; readonly port: string }
+  | { readonly kind: 'edge'; readonly edge: string }
+  | { readonly kind: 'option'; readonly option: string };
+
+/** One compile finding. */
+export interface Diagnostic {
+  readonly code: DiagnosticCode;
+  readonly severity: DiagnosticSeverity;
+  /** What is wrong and what to do about it. */
+  readonly message: string;
+  readonly subject: DiagnosticSubject;
+}
+
+/** Collects diagnostics during one `compile()` run, in the order the checks find them. */
+export class DiagnosticLog {
+  readonly #entries: Diagnostic[] = [];
+  #errors = 0;
+
+  /** Records an error. */
+  error(code: DiagnosticCode, subject: DiagnosticSubject, message: string): void {
+    this.#entries.push(Object.freeze({ code, severity: 'error', message, subject: Object.freeze(subject) }));
+    this.#errors += 1;
+  }
+
+  /** Records a warning. */
+  warning(code: DiagnosticCode, subject: DiagnosticSubject, message: string): void {
+    this.#entries.push(Object.freeze({ code, severity: 'warning', message, subject: Object.freeze(subject) }));
+  }
+
+  /** True once any error was recorded. */
+  get hasErrors(): boolean {
+    return this.#errors > 0;
+  }
+
+  /** All entries so far. */
+  get entries(): readonly Diagnostic[] {
+    return this.#entries;
+  }
+}
+
+/**
+ * `compile()` failure: an `HsError` with code `ErrorCode.CompileError` carrying every diagnostic of
+ * the run (`diagnostics`, errors and warnings, frozen). Its message lists the errors.
+ */
+export class CompileError extends HsError {
+  /** Every diagnostic of the failed run, in check order. */
+  readonly diagnostics: readonly Diagnostic[];
+
+  constructor(graphName: string, diagnostics: readonly Diagnostic[]) {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    super(
+      ErrorCode.CompileError,
+      `graph '${graphName}' failed to compile with ${errors.length} error${errors.length === 1 ? '' : 's'}:\n` +
+        errors.map((d) => `  [${d.code}] ${d.message}`).join('\n'),
+    );
+    this.diagnostics = Object.freeze([...diagnostics]);
+  }
+
+  /** The error-severity diagnostics. */
+  get errors(): readonly Diagnostic[] {
+    return this.diagnostics.filter((d) => d.severity === 'error');
+  }
+}

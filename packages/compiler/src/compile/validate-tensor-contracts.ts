@@ -1,0 +1,67 @@
+import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
+import type { GraphIndex } from './graph-index.js';
+
+/**
+ * Checks tensor declarations: bounds that reject every allocation (`TENSOR_BOUNDS_ZERO`), a `maxRank`
+ * below the representation's rank (`TENSOR_MAX_RANK_TOO_SMALL`), a `maxByteSpan` beyond 2^53 - 1
+ * (`ARITHMETIC_OVERFLOW`), and, on every edge, the producer's representation against the consumer's
+ * requirements (`PHYSICAL_TENSOR_LAYOUT_MISMATCH`). An edge whose producer declared no tensor is left
+ * to the runtime's receive-side check.
+ * Spec: "Sized cold, borrowed hot", "Current limitations".
+ */
+export function validateTensorContracts(index: GraphIndex, log: DiagnosticLog): void {
+  for (const op of index.operators) {
+    for (const port of index.specs.get(op)?.outputs ?? []) {
+      const bounds = port.tensor?.bounds;
+      if (port.tensor === null || bounds === null || bounds === undefined) continue;
+      const subject = { kind: 'port', operator: op.name, port: port.name } as const;
+      if (bounds.maxByteSpan === 0 || bounds.maxRank === 0) {
+        const zero = bounds.maxByteSpan === 0 ? 'maxByteSpan' : 'maxRank';
+        log.error(
+          DiagnosticCode.TensorBoundsZero,
+          subject,
+          `output ${port.key}: bounds.${zero} is 0, which rejects every allocation (zero is not "unbounded"); ` +
+            `declare the largest ${zero === 'maxByteSpan' ? 'byte span of one tensor, in bytes' : 'rank a tensor may have'}`,
+        );
+      }
+      if (bounds.maxRank !== 0 && bounds.maxRank < port.tensor.representation.rank) {
+        log.error(
+          DiagnosticCode.TensorMaxRankTooSmall,
+          subject,
+          `output ${port.key}: bounds.maxRank ${bounds.maxRank} is below representation.rank ${port.tensor.representation.rank}; ` +
+            'raise maxRank or omit it (it defaults to the rank)',
+        );
+      }
+      if (!Number.isSafeInteger(bounds.maxByteSpan)) {
+        log.error(
+          DiagnosticCode.ArithmeticOverflow,
+          subject,
+          `output ${port.key}: bounds.maxByteSpan ${bounds.maxByteSpan} exceeds 2^53 - 1 bytes and cannot be sized exactly; declare a smaller bound`,
+        );
+      }
+    }
+  }
+  for (const edge of index.edges) {
+    const produced = edge.flow.output.tensor?.representation;
+    if (produced === undefined) continue;
+    const required = edge.flow.input.requirements;
+    const mismatches: string[] = [];
+    if (required.memoryKind !== undefined && required.memoryKind !== produced.memoryKind) {
+      mismatches.push(`memory kind ${produced.memoryKind} vs required ${required.memoryKind}`);
+    }
+    if (required.dtype !== undefined && required.dtype !== produced.dtype) {
+      mismatches.push(`dtype ${produced.dtype.name} vs required ${required.dtype.name}`);
+    }
+    if (required.rank !== undefined && required.rank !== produced.rank) {
+      mismatches.push(`rank ${produced.rank} vs required ${required.rank}`);
+    }
+    if (mismatches.length > 0) {
+      log.error(
+        DiagnosticCode.PhysicalTensorLayoutMismatch,
+        { kind: 'edge', edge: edge.id },
+        `edge ${edge.id}: the producer publishes a layout the consumer does not accept (${mismatches.join('; ')}); ` +
+          'change the producer representation or the consumer requirements so they agree (the runtime inserts no conversions)',
+      );
+    }
+  }
+}

@@ -1,0 +1,42 @@
+import type { Backend, Result, Stream } from '@hs/streams';
+import type { Tensor } from '@hs/tensor';
+import type { TensorLoan, TensorRequest } from '@hs/pool';
+import type { InputPort, OutputPort } from './authoring/ports.js';
+
+/**
+ * What `Operator.compute()` receives for one activation. Declared here, implemented by `@hs/runtime`.
+ * Everything it hands out is valid only during that `compute()` call.
+ * Spec: "Two stream roles order every device tensor", "One stream per active execution partition and device".
+ */
+export interface ExecutionContext {
+  /**
+   * The operator's planned stream (one per partition and device, runtime-owned: never destroy or keep it).
+   * @throws HsError `InvalidState` after `compute()` returned; `NotSupported` for a host-only operator.
+   */
+  cudaStream(): Stream;
+  /** Activation time in nanoseconds on a monotonic clock. */
+  readonly activationTime: bigint;
+  /** The backend the session runs on. */
+  readonly backend: Backend;
+  /**
+   * The next tensor on `port`, already ordered on `cudaStream()` (the runtime inserted the wait), or
+   * `undefined` when none is queued. The tensor is read-only.
+   */
+  receive(port: InputPort): Tensor | undefined;
+  /**
+   * Borrows a slot from the output's runtime pool for a tensor of `request.shape` (elements per
+   * dimension) and `request.dtype`; never waits.
+   * Errors: `ResourceExhausted` when no slot is free; `InvalidArgument` for a shape or dtype outside the
+   * declared bounds; `NotSupported` for a pass-through output.
+   */
+  allocateTensor(port: OutputPort, request: TensorRequest): Result<TensorLoan>;
+  /** Publishes a committed loan on `port`. Errors: `InvalidState` before commit; `NotSupported` for a foreign loan. */
+  emit(port: OutputPort, loan: TensorLoan): Result<void>;
+  /**
+   * Publishes caller-backed `tensor` on a pass-through output. Errors: `ProtocolError` when it does not
+   * match the declared representation; `NotSupported` for a runtime-pool output.
+   */
+  emitTensor(port: OutputPort, tensor: Tensor): Result<void>;
+  /** Says that this source operator will produce no more. */
+  finish(): void;
+}

@@ -1,0 +1,102 @@
+import type { PlanOptions } from '../compile/compile-options.js';
+import type { Diagnostic } from '../compile/diagnostics.js';
+import { deepFreeze } from './deep-freeze.js';
+import { PLAN_JSON_SCHEMA, toCanonicalJson, type JsonValue } from './plan-json.js';
+import type { PlanEdge, PlanOperator, PlanPartition, PlanStream, TensorAllocationRecord } from './plan-records.js';
+import { renderPlanText } from './plan-text.js';
+
+/** The records an `ExecutionPlan` is built from. */
+export interface ExecutionPlanRecords {
+  readonly name: string;
+  readonly options: PlanOptions;
+  readonly operators: readonly PlanOperator[];
+  readonly edges: readonly PlanEdge[];
+  readonly partitions: readonly PlanPartition[];
+  readonly streams: readonly PlanStream[];
+  readonly pools: readonly TensorAllocationRecord[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/**
+ * The immutable result of `compile()`: every operator's partition, device and stream, every edge's
+ * queue depth, every pool's geometry, as concrete records the runtime consumes without re-deriving
+ * anything. All data is deeply frozen (operator instances, devices and dtypes are shared, not frozen).
+ *
+ * Orders: operators and partitions topologically (ties by name); edges by producer, then consumer,
+ * then id; streams in partition order (`sharedProcessDevice`: by device ordinal); pools in producer order.
+ */
+export class ExecutionPlan implements ExecutionPlanRecords {
+  /** Graph name. */
+  readonly name: string;
+  /** Compile options with defaults applied (the stream policy is frozen here). */
+  readonly options: PlanOptions;
+  readonly operators: readonly PlanOperator[];
+  readonly edges: readonly PlanEdge[];
+  /** Execution partitions, split at forks and joins. */
+  readonly partitions: readonly PlanPartition[];
+  /** Planned compute streams. */
+  readonly streams: readonly PlanStream[];
+  /** One tensor allocation record per `runtimePool` output. */
+  readonly pools: readonly TensorAllocationRecord[];
+  /** Warnings of the successful compile. */
+  readonly diagnostics: readonly Diagnostic[];
+  readonly #operatorByName: ReadonlyMap<string, PlanOperator>;
+  readonly #edgeById: ReadonlyMap<string, PlanEdge>;
+  readonly #poolById: ReadonlyMap<string, TensorAllocationRecord>;
+
+  /** @internal Built by `compile()`. */
+  constructor(records: ExecutionPlanRecords) {
+    const frozen = deepFreeze({ ...records });
+    this.name = frozen.name;
+    this.options = frozen.options;
+    this.operators = frozen.operators;
+    this.edges = frozen.edges;
+    this.partitions = frozen.partitions;
+    this.streams = frozen.streams;
+    this.pools = frozen.pools;
+    this.diagnostics = frozen.diagnostics;
+    this.#operatorByName = new Map(this.operators.map((r) => [r.name, r]));
+    this.#edgeById = new Map(this.edges.map((r) => [r.id, r]));
+    this.#poolById = new Map(this.pools.map((r) => [r.id, r]));
+    Object.freeze(this);
+  }
+
+  /** The operator record named `name`, or `undefined`. */
+  operator(name: string): PlanOperator | undefined {
+    return this.#operatorByName.get(name);
+  }
+
+  /** The edge record with id `producer.port->consumer.port`, or `undefined`. */
+  edge(id: string): PlanEdge | undefined {
+    return this.#edgeById.get(id);
+  }
+
+  /** The pool record with id `pool:operator.port`, or `undefined`. */
+  pool(id: string): TensorAllocationRecord | undefined {
+    return this.#poolById.get(id);
+  }
+
+  /**
+   * Canonical JSON data (called by `JSON.stringify(plan)`): keys sorted at every level, a `schema`
+   * marker (`hs.execution-plan/1`), stable ids, devices as `cpu`/`cuda:N`, dtypes by name, no operator
+   * instances. Inspection output, not a reload format.
+   */
+  toJSON(): JsonValue {
+    return toCanonicalJson({
+      schema: PLAN_JSON_SCHEMA,
+      name: this.name,
+      options: this.options,
+      operators: this.operators,
+      edges: this.edges,
+      partitions: this.partitions,
+      streams: this.streams,
+      pools: this.pools,
+      diagnostics: this.diagnostics,
+    });
+  }
+
+  /** A readable multi-line summary: partitions and streams, operators, edges with depths, pools with derivations, diagnostics. */
+  toText(): string {
+    return renderPlanText(this);
+  }
+}

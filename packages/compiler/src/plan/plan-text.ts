@@ -1,0 +1,46 @@
+import type { ExecutionPlanRecords } from './execution-plan.js';
+
+/**
+ * Renders a plan as review-friendly lines: options, partitions with their streams, streams, operators
+ * with device and stream, edges with queue depths, pools with `slotBytes x slotCount` and their
+ * derivation, and diagnostics. For people; use `toJSON()` for machines.
+ */
+export function renderPlanText(plan: ExecutionPlanRecords): string {
+  const lines: string[] = [];
+  const { options } = plan;
+  lines.push(`plan ${plan.name}: computeStreamPolicy ${options.computeStreamPolicy}, defaultQueueDepth ${options.defaultQueueDepth}`);
+
+  lines.push(`partitions (${plan.partitions.length}):`);
+  for (const p of plan.partitions) {
+    const where = p.hostOnly ? 'host-only, no stream' : `streams ${p.streams.join(', ')}`;
+    lines.push(`  ${p.id}: ${p.operators.join(' -> ')} [${where}]`);
+  }
+
+  lines.push(`streams (${plan.streams.length}):`);
+  for (const s of plan.streams) lines.push(`  ${s.id} on ${s.device.toString()}: ${s.partitions.join(', ')}`);
+
+  lines.push(`operators (${plan.operators.length}):`);
+  for (const o of plan.operators) {
+    const placement = o.cudaActive ? `${o.device?.toString() ?? '?'} stream ${o.stream ?? '?'}` : 'host-only';
+    lines.push(`  ${o.name} in ${o.partition}: ${placement}`);
+  }
+
+  lines.push(`edges (${plan.edges.length}):`);
+  for (const e of plan.edges) {
+    lines.push(`  ${e.id}: queueDepth ${e.queueDepth} (${e.queueDepthSource})${e.pool === null ? '' : `, pool ${e.pool}`}`);
+  }
+
+  lines.push(`pools (${plan.pools.length}):`);
+  for (const p of plan.pools) {
+    lines.push(
+      `  ${p.id}: ${p.memoryKind} on ${p.device.toString()}, ${p.dtype.name}, maxRank ${p.maxRank}, ` +
+        `${p.slotBytes} B x ${p.slotCount} slots = ${p.totalBytes} B, producer stream ${p.producerStream ?? 'none (host writer)'}, ` +
+        `maxReleaseStreams ${p.maxReleaseStreams}, consumers ${p.consumers.length === 0 ? 'none' : p.consumers.join(', ')}`,
+    );
+    lines.push(`    ${p.derivation.text}`);
+  }
+
+  lines.push(`diagnostics (${plan.diagnostics.length}):`);
+  for (const d of plan.diagnostics) lines.push(`  ${d.severity} ${d.code}: ${d.message}`);
+  return lines.join('\n');
+}
