@@ -8,7 +8,7 @@ import { buildAllocationRecords } from './allocation-records.js';
 import { resolveCompileOptions, type CompileOptions } from './compile-options.js';
 import { CompileError, DiagnosticLog } from './diagnostics.js';
 import { indexGraph, type GraphIndex, type IndexedEdge } from './graph-index.js';
-import { partitionGraph, type Partitioning } from './partitions.js';
+import { partitionGraph, type PartitionDraft, type Partitioning } from './partitions.js';
 import { placeOperators, type Placement } from './placement.js';
 import { resolveQueueDepths, type ResolvedQueueDepth } from './queue-depths.js';
 import { assignStreams, type StreamAssignment } from './streams.js';
@@ -102,18 +102,16 @@ function planOperator(
   return {
     name: op.name,
     operator: op,
-    partition: partitioning.partitionOf.get(op)?.id ?? '',
+    partition: (partitioning.partitionOf.get(op) as PartitionDraft).id,
     device: cudaActive ? (placement.operatorDevice.get(op) ?? null) : null,
     stream: cudaActive ? (streams.streamOf.get(op) ?? null) : null,
     cudaActive,
     inputs: (spec?.inputs ?? []).map((port) => ({
       name: port.name,
       optional: port.optional,
-      requirements: {
-        memoryKind: port.requirements.memoryKind ?? null,
-        dtype: port.requirements.dtype ?? null,
-        rank: port.requirements.rank ?? null,
-      },
+      memoryKind: port.requirements.memoryKind ?? null,
+      dtype: port.requirements.dtype ?? null,
+      rank: port.requirements.rank ?? null,
       edge: edges.find((e) => e.consumer.operator === op.name && e.consumer.port === port.name)?.id ?? null,
     })),
     outputs: (spec?.outputs ?? []).map((port) => ({

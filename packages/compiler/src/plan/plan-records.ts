@@ -15,12 +15,12 @@ export interface PlanInput {
   readonly name: string;
   /** True when it may stay unconnected. */
   readonly optional: boolean;
-  /** Declared requirements; `null` where the input accepts anything. */
-  readonly requirements: {
-    readonly memoryKind: MemoryKind | null;
-    readonly dtype: DType | null;
-    readonly rank: number | null;
-  };
+  /** Required memory kind, or `null` when any is accepted. */
+  readonly memoryKind: MemoryKind | null;
+  /** Required dtype, or `null` when any is accepted. */
+  readonly dtype: DType | null;
+  /** Required rank, or `null` when any is accepted. */
+  readonly rank: number | null;
   /** Id of the edge feeding it, or `null` when unconnected. */
   readonly edge: string | null;
 }
