@@ -39,4 +39,9 @@ export interface ExecutionContext {
   emitTensor(port: OutputPort, tensor: Tensor): Result<void>;
   /** Says that this source operator will produce no more. */
   finish(): void;
+  /**
+   * Asks not to be activated again before the monotonic time `timeNs` (same clock as `activationTime`);
+   * a source uses it to keep its nominal rate without sleeping in `compute()`.
+   */
+  deferUntil(timeNs: bigint): void;
 }
