@@ -1,0 +1,149 @@
+import {
+  Device,
+  ErrorCode,
+  HsError,
+  MEMORY_KINDS,
+  err,
+  isDeviceAccessible,
+  isHostAccessible,
+  ok,
+  requiresCudaDevice,
+  type MemoryKind,
+  type Result,
+  type Stream,
+} from '@hs/streams';
+import { DType } from '@hs/tensor';
+
+/**
+ * What a tensor pool is sized for; every number is fixed before the graph runs.
+ * Spec: "Pool mechanics: bounded by construction" (holoscan-5.0-tensors-in-depth).
+ */
+export interface TensorPoolSpec {
+  /** Diagnostics label, for example `grayscale.gray`; slots are named `<name>[slot i]`. */
+  readonly name: string;
+  /** Where the slots live. */
+  readonly memoryKind: MemoryKind;
+  /** Device of the backing allocation: a CUDA device for cudaDevice/cudaManaged, `Device.cpu()` otherwise. */
+  readonly device: Device;
+  /** Number of slots, a positive safe integer. */
+  readonly slotCount: number;
+  /** Largest tensor one slot holds, in bytes; 0 makes the pool reject every allocation. */
+  readonly slotByteSpan: number;
+  /** Largest rank a request may have; 0 makes the pool reject every allocation. */
+  readonly maxRank: number;
+  /** The only dtype requests may use; any dtype when omitted. */
+  readonly dtype?: DType;
+  /** Cap on distinct release streams per slot, a positive safe integer; default 8. */
+  readonly maxReleaseStreams?: number;
+  /** Slot alignment in bytes, a power of two; default 256. */
+  readonly alignment?: number;
+  /** The only stream writes may be issued on; `null` for a host writer (host-accessible kinds only). */
+  readonly producerStream: Stream | null;
+  /**
+   * CUDA device the pool's readiness and release events are created on; every producer and release
+   * stream must belong to it. Default: the producer stream's device, else `device` when it is a CUDA
+   * device. Set it for a host-written pinnedHost pool read by CUDA streams. A pool left without one
+   * (host memory, host writer) creates no events and accepts no release streams: host readers only.
+   */
+  readonly eventDevice?: Device;
+}
+
+/** A validated spec with defaults applied and the slot geometry computed. */
+export interface ResolvedPoolSpec {
+  readonly name: string;
+  readonly memoryKind: MemoryKind;
+  readonly device: Device;
+  readonly slotCount: number;
+  readonly slotByteSpan: number;
+  readonly maxRank: number;
+  readonly dtype: DType | null;
+  readonly maxReleaseStreams: number;
+  readonly alignment: number;
+  readonly producerStream: Stream | null;
+  /** CUDA device of the pool's events; `null` for a host-only pool that has none. */
+  readonly eventDevice: Device | null;
+  /** Bytes from one slot's start to the next: `slotByteSpan` rounded up to `alignment` (at least one alignment unit). */
+  readonly slotStride: number;
+  /** Bytes of the one backing allocation: `slotStride * slotCount`. */
+  readonly totalBytes: number;
+}
+
+const DEFAULT_MAX_RELEASE_STREAMS = 8;
+const DEFAULT_ALIGNMENT = 256;
+
+/**
+ * Checks a pool spec and resolves defaults and geometry. Returns `InvalidArgument` for out-of-domain
+ * numbers, a device that does not suit the memory kind, a host writer on cudaDevice memory, a device
+ * producer on pageable host memory or a producer stream off the event device; `ArithmeticOverflow`
+ * when the backing size is not a safe integer.
+ * @throws HsError `InvalidArgument` for wrong argument types (not a Device, DType, MemoryKind or string).
+ */
+export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> {
+  if (typeof spec !== 'object' || spec === null) throw new HsError(ErrorCode.InvalidArgument, 'pool spec must be an object');
+  const { name, memoryKind, device, slotCount, slotByteSpan, maxRank } = spec;
+  if (typeof name !== 'string') throw new HsError(ErrorCode.InvalidArgument, 'pool spec name must be a string');
+  if (!MEMORY_KINDS.includes(memoryKind)) throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": memoryKind must be a MemoryKind`);
+  if (!(device instanceof Device)) throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": device must be a Device`);
+  if (spec.dtype !== undefined && !(spec.dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": dtype must be a DType`);
+  if (spec.eventDevice !== undefined && !(spec.eventDevice instanceof Device)) {
+    throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": eventDevice must be a Device`);
+  }
+  const maxReleaseStreams = spec.maxReleaseStreams ?? DEFAULT_MAX_RELEASE_STREAMS;
+  const alignment = spec.alignment ?? DEFAULT_ALIGNMENT;
+  const producerStream = spec.producerStream ?? null;
+
+  const bad = (what: string): Result<never> => err(ErrorCode.InvalidArgument, `pool "${name}": ${what}`);
+  if (!isCount(slotCount, 1)) return bad(`slotCount is ${String(slotCount)}; it must be a positive safe integer`);
+  if (!isCount(slotByteSpan, 0)) return bad(`slotByteSpan is ${String(slotByteSpan)}; it must be a non-negative safe integer (bytes)`);
+  if (!isCount(maxRank, 0)) return bad(`maxRank is ${String(maxRank)}; it must be a non-negative safe integer`);
+  if (!isCount(maxReleaseStreams, 1)) return bad(`maxReleaseStreams is ${String(maxReleaseStreams)}; it must be a positive safe integer`);
+  if (!isCount(alignment, 1) || (alignment & (alignment - 1)) !== 0 || alignment > 2 ** 30) {
+    return bad(`alignment is ${String(alignment)}; it must be a power of two up to 2^30 (bytes)`);
+  }
+  if (requiresCudaDevice(memoryKind) !== device.isCuda) {
+    return bad(`${memoryKind} memory needs ${device.isCuda ? 'Device.cpu()' : 'a CUDA device such as Device.cuda(0)'}, got ${device.toString()}`);
+  }
+  if (producerStream === null && !isHostAccessible(memoryKind)) {
+    return bad(`a host writer (producerStream null) cannot write ${memoryKind} memory; give the pool a producer stream`);
+  }
+  if (producerStream !== null && !isDeviceAccessible(memoryKind)) {
+    return bad(`a device producer stream cannot write pageable ${memoryKind} memory; use pinnedHost or a host writer`);
+  }
+  if (spec.eventDevice !== undefined && !spec.eventDevice.isCuda) {
+    return bad(`eventDevice must be a CUDA device (events order CUDA streams), got ${spec.eventDevice.toString()}; omit it for a host-only pool`);
+  }
+  const eventDevice = spec.eventDevice ?? producerStream?.device ?? (device.isCuda ? device : null);
+  if (device.isCuda && eventDevice !== device) {
+    return bad(`events of ${memoryKind} memory on ${device.toString()} must be on that device, not ${String(eventDevice)} (hs never orders across devices)`);
+  }
+  if (producerStream !== null && producerStream.device !== eventDevice) {
+    return bad(`producer stream "${producerStream.label}" is on ${producerStream.device.toString()} but the pool's events are on ${String(eventDevice)}`);
+  }
+
+  const slotStride = Math.max(alignment, Math.ceil(slotByteSpan / alignment) * alignment);
+  const totalBytes = slotStride * slotCount;
+  if (!Number.isSafeInteger(totalBytes)) {
+    return err(ErrorCode.ArithmeticOverflow, `pool "${name}": ${slotCount} slots of ${slotStride} bytes exceed 2^53 bytes`);
+  }
+  return ok(
+    Object.freeze({
+      name,
+      memoryKind,
+      device,
+      slotCount,
+      slotByteSpan,
+      maxRank,
+      dtype: spec.dtype ?? null,
+      maxReleaseStreams,
+      alignment,
+      producerStream,
+      eventDevice,
+      slotStride,
+      totalBytes,
+    }),
+  );
+}
+
+function isCount(value: number, min: number): boolean {
+  return Number.isSafeInteger(value) && value >= min;
+}

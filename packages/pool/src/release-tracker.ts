@@ -1,0 +1,97 @@
+import { ErrorCode, HsError, OK_VOID, err, type Backend, type Err, type Event, type Result, type Stream } from '@hs/streams';
+
+/**
+ * One slot's release (deallocation) streams: a capped, deduplicated list with a preallocated release
+ * event per entry. A registered stream blocks reuse until its reader calls `release(stream)`, which
+ * records the entry's event on that stream; registering again (a new read coming) re-arms the block.
+ * Nothing here allocates after construction except the error of a failed release-event record.
+ * Spec: "Fanout release-stream caps", "Two stream roles order every device tensor".
+ */
+export class ReleaseTracker {
+  readonly #backend: Backend;
+  readonly #label: string;
+  /** Registered streams; entries at `count` and beyond are `null`. */
+  readonly #streams: (Stream | null)[];
+  /** 1 once the entry's release event was recorded after its latest registration. */
+  readonly #recorded: Uint8Array;
+  /** This slot's events inside the pool's release-event list: `[first, first + cap)`. */
+  readonly #events: readonly Event[];
+  readonly #first: number;
+  readonly #exhausted: Err;
+  #count = 0;
+
+  constructor(backend: Backend, label: string, events: readonly Event[], first: number, cap: number) {
+    this.#backend = backend;
+    this.#label = label;
+    this.#events = events;
+    this.#first = first;
+    this.#streams = new Array<Stream | null>(cap).fill(null);
+    this.#recorded = new Uint8Array(cap);
+    this.#exhausted = err(
+      ErrorCode.ResourceExhausted,
+      `${label}: already tracks ${cap} distinct release streams, its cap; the extra consumer stream is rejected (raise maxReleaseStreams or share a stream)`,
+    );
+  }
+
+  /** Distinct streams registered since the last reset. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * Adds `stream` (free when it is already registered) and marks its entry as awaiting a release.
+   * `ResourceExhausted` past the cap (a shared, preallocated error value).
+   */
+  register(stream: Stream): Result<void> {
+    const at = this.#indexOf(stream);
+    if (at >= 0) {
+      this.#recorded[at] = 0;
+      return OK_VOID;
+    }
+    if (this.#count === this.#streams.length) return this.#exhausted;
+    this.#streams[this.#count] = stream;
+    this.#recorded[this.#count] = 0;
+    this.#count++;
+    return OK_VOID;
+  }
+
+  /**
+   * Records `stream`'s release event on it.
+   * @throws HsError `InvalidState` when the stream was never registered; the backend's error when the
+   *   record fails (the entry then keeps blocking reuse: fail closed).
+   */
+  release(stream: Stream): void {
+    const at = this.#indexOf(stream);
+    if (at < 0) {
+      throw new HsError(
+        ErrorCode.InvalidState,
+        `${this.#label}: release stream "${stream.label}" was never registered; call registerReleaseStream(stream) before reading on it`,
+      );
+    }
+    const recorded = this.#backend.recordEvent(this.#events[this.#first + at] as Event, stream);
+    if (!recorded.ok) throw recorded.error;
+    this.#recorded[at] = 1;
+  }
+
+  /**
+   * True when every registered stream recorded its release event and, per `completed` (the pool's
+   * batched query over its whole release-event list), each of those events completed.
+   */
+  allReleased(completed: Uint8Array): boolean {
+    for (let i = 0; i < this.#count; i++) {
+      if (this.#recorded[i] === 0 || completed[this.#first + i] === 0) return false;
+    }
+    return true;
+  }
+
+  /** Forgets every registration (the slot was recycled). */
+  reset(): void {
+    for (let i = 0; i < this.#count; i++) this.#streams[i] = null;
+    this.#count = 0;
+  }
+
+  #indexOf(stream: Stream): number {
+    for (let i = 0; i < this.#count; i++) if (this.#streams[i] === stream) return i;
+    return -1;
+  }
+}

@@ -1,0 +1,261 @@
+import {
+  ErrorCode,
+  HsError,
+  err,
+  ok,
+  type Backend,
+  type Device,
+  type DeviceMemory,
+  type Err,
+  type MemoryKind,
+  type Result,
+  type Stream,
+} from '@hs/streams';
+import { DType } from '@hs/tensor';
+import { materializeInventory, releaseInventory, type PoolInventory } from './pool-inventory.js';
+import { PoolSlot } from './pool-slot.js';
+import { resolvePoolSpec, type ResolvedPoolSpec, type TensorPoolSpec } from './pool-spec.js';
+import { SlotLedger } from './slot-ledger.js';
+import type { TensorLoan } from './tensor-loan.js';
+
+/** What `TensorPool.allocateTensor` is asked for. */
+export interface TensorRequest {
+  /** Elements per dimension; rank at most the pool's `maxRank`; each a non-negative safe integer. */
+  readonly shape: readonly number[];
+  /** Element type; must be the pool's declared dtype when it has one. */
+  readonly dtype: DType;
+}
+
+/** A snapshot of a pool's slot accounting. */
+export interface TensorPoolStats {
+  readonly slotCount: number;
+  /** Free slots. */
+  readonly available: number;
+  /** Slots lent and not yet published (loaned, writing or committed). */
+  readonly loaned: number;
+  /** Published slots awaiting retirement. */
+  readonly published: number;
+  /** Most slots in use at once since materialization. */
+  readonly highWater: number;
+  /** `allocateTensor` calls that found no free slot. */
+  readonly exhaustions: number;
+}
+
+/**
+ * A runtime tensor pool: one backing allocation cut into `slotCount` slots of `slotByteSpan` bytes,
+ * materialized cold and only borrowed while the graph runs.
+ *
+ * - `allocateTensor` lends a free slot or fails at once with `ResourceExhausted`; it never waits and
+ *   never allocates device memory.
+ * - A loan is written only on the pool's producer stream (or by the host for a host-written pool),
+ *   committed (readiness event), then emitted as a read-only tensor whose `backing` is the slot.
+ * - Consumers register their streams as release streams (capped per slot, duplicates free) and take
+ *   read leases; `retire()` recycles a published slot once its leases are all returned and every
+ *   release event completed, found by one batched event query, never a host wait.
+ *
+ * Spec: "Pool mechanics: bounded by construction" ("Sized cold, borrowed hot", "Exhaustion fails fast",
+ * "Fanout release-stream caps") and "Two stream roles order every device tensor".
+ */
+export class TensorPool implements Disposable {
+  readonly #backend: Backend;
+  readonly #spec: ResolvedPoolSpec;
+  readonly #inventory: PoolInventory;
+  readonly #ledger: SlotLedger;
+  readonly #slots: readonly PoolSlot[];
+  /** Completion flags written by the batched release-event query; one byte per release event. */
+  readonly #completed: Uint8Array;
+  readonly #exhausted: Err;
+  readonly #rejectAll: Err | null;
+  #disposed = false;
+
+  private constructor(backend: Backend, spec: ResolvedPoolSpec, inventory: PoolInventory) {
+    this.#backend = backend;
+    this.#spec = spec;
+    this.#inventory = inventory;
+    this.#ledger = new SlotLedger(spec.slotCount);
+    const slots: PoolSlot[] = [];
+    for (let i = 0; i < spec.slotCount; i++) slots.push(new PoolSlot(backend, spec, inventory, this.#ledger, i));
+    this.#slots = slots;
+    this.#completed = new Uint8Array(inventory.releaseEvents.length);
+    this.#exhausted = err(
+      ErrorCode.ResourceExhausted,
+      `pool "${spec.name}": all ${spec.slotCount} slots are in use; drop or degrade this frame, or raise the pool's bounds (allocation never waits)`,
+    );
+    this.#rejectAll =
+      spec.maxRank === 0 || spec.slotByteSpan === 0
+        ? err(
+            ErrorCode.InvalidArgument,
+            `pool "${spec.name}" rejects allocation: its ${spec.maxRank === 0 ? 'maxRank' : 'slotByteSpan'} is 0, which means reject, not unbounded; declare a positive bound`,
+          )
+        : null;
+  }
+
+  /**
+   * Validates `spec` and makes the pool's whole inventory: one backing allocation
+   * (`slotCount` slots of `slotByteSpan` bytes rounded up to `alignment`), one readiness event per
+   * slot and `maxReleaseStreams` release events per slot, plus all slot records. Errors are those of
+   * the spec check (`InvalidArgument`, `ArithmeticOverflow`) and whatever the backend returns; on any
+   * failure everything already made is destroyed and freed before the error is returned.
+   * @throws HsError `InvalidArgument` for wrong argument types in `spec`.
+   * Spec: "Sized cold, borrowed hot".
+   */
+  static materialize(backend: Backend, spec: TensorPoolSpec): Result<TensorPool> {
+    const resolved = resolvePoolSpec(spec);
+    if (!resolved.ok) return resolved;
+    const inventory = materializeInventory(backend, resolved.value);
+    if (!inventory.ok) return inventory;
+    return ok(new TensorPool(backend, resolved.value, inventory.value));
+  }
+
+  /** Diagnostics label. */
+  get name(): string {
+    return this.#spec.name;
+  }
+  /** Memory kind of every slot. */
+  get memoryKind(): MemoryKind {
+    return this.#spec.memoryKind;
+  }
+  /** Device of the backing allocation. */
+  get device(): Device {
+    return this.#spec.device;
+  }
+  /** CUDA device of the pool's events (producer and release streams must be on it); `null` for a host-only pool. */
+  get eventDevice(): Device | null {
+    return this.#spec.eventDevice;
+  }
+  /** Number of slots. */
+  get slotCount(): number {
+    return this.#spec.slotCount;
+  }
+  /** Largest tensor a slot holds, in bytes. */
+  get slotByteSpan(): number {
+    return this.#spec.slotByteSpan;
+  }
+  /** Largest rank a request may have. */
+  get maxRank(): number {
+    return this.#spec.maxRank;
+  }
+  /** The declared dtype, or `null` when any dtype is accepted. */
+  get dtype(): DType | null {
+    return this.#spec.dtype;
+  }
+  /** Cap on distinct release streams per slot. */
+  get maxReleaseStreams(): number {
+    return this.#spec.maxReleaseStreams;
+  }
+  /** Slot alignment in bytes. */
+  get alignment(): number {
+    return this.#spec.alignment;
+  }
+  /** The only stream writes are accepted on; `null` for a host-written pool. */
+  get producerStream(): Stream | null {
+    return this.#spec.producerStream;
+  }
+  /** The one backing allocation (all slots). */
+  get memory(): DeviceMemory {
+    return this.#inventory.memory;
+  }
+  /** Free slots now. */
+  get available(): number {
+    return this.#ledger.available;
+  }
+
+  /** A fresh snapshot of the slot accounting (allocates the returned object; not for the hot path). */
+  get stats(): TensorPoolStats {
+    const l = this.#ledger;
+    return {
+      slotCount: this.#spec.slotCount,
+      available: l.available,
+      loaned: l.loaned,
+      published: l.published,
+      highWater: l.highWater,
+      exhaustions: l.exhaustions,
+    };
+  }
+
+  /**
+   * Lends a free slot as a tensor of `shape` and `dtype` (packed row-major at the slot's start).
+   * Never waits. Returns `ResourceExhausted` when no slot is free (a shared, preallocated error);
+   * `InvalidArgument` when the pool has a zero `maxRank` or `slotByteSpan` (it rejects every
+   * allocation), the rank exceeds `maxRank`, the dtype differs from the declared one, a dimension is
+   * not a non-negative safe integer, or the tensor needs more than `slotByteSpan` bytes;
+   * `ArithmeticOverflow` when its size is not a safe integer; `InvalidState` after `dispose()`.
+   * Rank, dtype and zero bounds are checked first; the shape's values are checked when a slot is free.
+   * Steady state (same shape as the slot's previous loan) allocates nothing.
+   * @throws HsError `InvalidArgument` when `shape` is not a number array or `dtype` not a `DType`.
+   * Spec: "Sized cold, borrowed hot", "Exhaustion fails fast".
+   */
+  allocateTensor(request: TensorRequest): Result<TensorLoan> {
+    if (this.#disposed) return err(ErrorCode.InvalidState, `pool "${this.#spec.name}" was disposed`);
+    if (this.#rejectAll !== null) return this.#rejectAll;
+    const { shape, dtype } = request;
+    if (!(dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request dtype must be a DType`);
+    if (!Array.isArray(shape)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request shape must be an array of numbers`);
+    if (shape.length > this.#spec.maxRank) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `pool "${this.#spec.name}": shape has rank ${shape.length}, more than the declared maxRank ${this.#spec.maxRank}`,
+      );
+    }
+    const declared = this.#spec.dtype;
+    if (declared !== null && dtype !== declared) {
+      return err(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": dtype ${dtype.name} requested, but the pool is declared for ${declared.name}`);
+    }
+    const index = this.#ledger.take();
+    if (index < 0) return this.#exhausted;
+    const slot = this.#slots[index] as PoolSlot;
+    const lent = slot.lend(dtype, shape);
+    if (!lent.ok) {
+      this.#ledger.untake(index);
+      return lent;
+    }
+    this.#ledger.lent();
+    return slot.loanResult;
+  }
+
+  /**
+   * Recycles every published slot whose read leases are all returned and whose registered release
+   * streams all recorded release events that completed. Polls with one `backend.queryEvents` call over
+   * the pool's preallocated release-event list (skipped when no candidate slot registered a release
+   * stream); never waits, allocates nothing. Returns the number of slots recycled.
+   * Spec: "Two stream roles order every device tensor" (recycling), "Fanout release-stream caps".
+   */
+  retire(): number {
+    if (this.#disposed) return 0;
+    const slots = this.#slots;
+    let candidates = 0;
+    let mustQuery = false;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as PoolSlot;
+      if (slot.retirable) {
+        candidates++;
+        if (slot.releaseStreamCount > 0) mustQuery = true;
+      }
+    }
+    if (candidates === 0) return 0;
+    if (mustQuery) this.#backend.queryEvents(this.#inventory.releaseEvents, this.#completed);
+    let recycled = 0;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i] as PoolSlot;
+      if (slot.retirable && slot.tryRecycle(this.#completed)) recycled++;
+    }
+    return recycled;
+  }
+
+  /**
+   * Destroys the pool's events and frees its backing; every loan, guard and tensor of the pool turns
+   * stale. Call it once the streams that used the pool are idle (device work still reading a slot
+   * would read freed memory). Idempotent.
+   */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const slot of this.#slots) slot.shutdown();
+    releaseInventory(this.#backend, this.#inventory);
+  }
+
+  /** Same as `dispose()`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}

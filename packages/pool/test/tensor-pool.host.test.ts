@@ -1,0 +1,114 @@
+import { Device, ErrorCode, HostBackend, MemoryKind, unwrap, type Result, type Stream } from '@hs/streams';
+import { DType } from '@hs/tensor';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TensorPool } from '../src/index.js';
+import { countingBackend } from './conformance/counting-backend.js';
+
+const code = <T>(r: Result<T>): ErrorCode | undefined => (r.ok ? undefined : r.error.code);
+
+describe('TensorPool on the host backend', () => {
+  const backends: HostBackend[] = [];
+  const make = (deviceCount = 1): HostBackend => {
+    const b = new HostBackend({ scheduling: 'manual', deviceCount });
+    backends.push(b);
+    return b;
+  };
+  afterEach(() => {
+    for (const b of backends.splice(0)) b.dispose();
+  });
+
+  it('a host-only pool creates no events and takes host readers only', () => {
+    const { backend, tally } = countingBackend(make());
+    const pool = unwrap(
+      TensorPool.materialize(backend, {
+        name: 'host frames',
+        memoryKind: MemoryKind.Host,
+        device: Device.cpu(),
+        slotCount: 2,
+        slotByteSpan: 32,
+        maxRank: 1,
+        producerStream: null,
+      }),
+    );
+    expect(pool.eventDevice).toBeNull();
+    expect(tally).toMatchObject({ liveAllocations: 1, liveEvents: 0 });
+    const loan = unwrap(pool.allocateTensor({ shape: [32], dtype: DType.int8 }));
+    const guard = unwrap(loan.write(null));
+    unwrap(guard.tensor.mutableHostView()).fill(5);
+    unwrap(guard.commit());
+    const t = unwrap(loan.emit());
+    const s = unwrap(backend.createStream(Device.cuda(0), { label: 'gpu reader' }));
+    const refused = t.backing!.registerReleaseStream(s);
+    expect(code(refused)).toBe(ErrorCode.NotSupported);
+    expect(refused.ok ? '' : refused.error.message).toMatch(/host-only/);
+    expect(Array.from(new Int8Array(unwrap(t.hostView()).buffer, unwrap(t.hostView()).byteOffset, 32))).toEqual(new Array(32).fill(5));
+    t.backing!.releaseLease(null);
+    expect(pool.retire()).toBe(1);
+    pool.dispose();
+    expect(tally).toMatchObject({ liveAllocations: 0, liveEvents: 0 });
+  });
+
+  it('refuses release streams of another device with NotSupported', () => {
+    const backend = make(2);
+    const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+    const pool = unwrap(
+      TensorPool.materialize(backend, {
+        name: 'gpu0',
+        memoryKind: MemoryKind.CudaDevice,
+        device: Device.cuda(0),
+        slotCount: 1,
+        slotByteSpan: 16,
+        maxRank: 1,
+        producerStream: producer,
+      }),
+    );
+    const loan = unwrap(pool.allocateTensor({ shape: [16], dtype: DType.uint8 }));
+    unwrap(unwrap(loan.write(producer)).commit());
+    const t = unwrap(loan.emit());
+    const other = unwrap(backend.createStream(Device.cuda(1), { label: 'gpu1 consumer' }));
+    expect(code(t.backing!.registerReleaseStream(other))).toBe(ErrorCode.NotSupported);
+    const mismatched = TensorPool.materialize(backend, {
+      name: 'mismatch',
+      memoryKind: MemoryKind.CudaDevice,
+      device: Device.cuda(0),
+      slotCount: 1,
+      slotByteSpan: 16,
+      maxRank: 1,
+      producerStream: other,
+    });
+    expect(code(mismatched)).toBe(ErrorCode.InvalidArgument);
+  });
+
+  it('fails closed: a registered stream that never released keeps the slot; releasing on an unregistered stream throws', () => {
+    const backend = make();
+    const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+    const pool = unwrap(
+      TensorPool.materialize(backend, {
+        name: 'strict',
+        memoryKind: MemoryKind.CudaDevice,
+        device: Device.cuda(0),
+        slotCount: 1,
+        slotByteSpan: 16,
+        maxRank: 1,
+        producerStream: producer,
+      }),
+    );
+    const loan = unwrap(pool.allocateTensor({ shape: [16], dtype: DType.uint8 }));
+    unwrap(unwrap(loan.write(producer)).commit());
+    const t = unwrap(loan.emit());
+    const reader = unwrap(backend.createStream(Device.cuda(0), { label: 'reader' }));
+    const stranger = unwrap(backend.createStream(Device.cuda(0), { label: 'stranger' }));
+    unwrap(t.backing!.registerReleaseStream(reader));
+    expect(() => t.backing!.releaseLease(stranger as Stream)).toThrow(/never registered/);
+    t.backing!.releaseLease(null);
+    backend.runUntilIdle();
+    expect(pool.retire()).toBe(0);
+    unwrap(t.backing!.acquireLease());
+    const out = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 16 }));
+    unwrap(backend.memcpyAsync(reader, { memory: out, byteOffset: 0, byteLength: 16, label: 'out' }, t.data()));
+    t.backing!.releaseLease(reader);
+    expect(pool.retire()).toBe(0); // recorded, not yet complete: manual scheduling has not run it
+    backend.runUntilIdle();
+    expect(pool.retire()).toBe(1);
+  });
+});
