@@ -134,11 +134,11 @@ export class PoolSlot implements TensorBacking {
     return OK_VOID;
   }
 
-  /** `TensorLoan.emit`: publishes the committed tensor holding one read lease for the caller. */
+  /** `TensorLoan.emit`: publishes the committed tensor with no read lease yet (holders take theirs). */
   publish(generation: number): Result<Tensor> {
     if (generation !== this.generation || this.state !== SlotState.Committed) return this.#lifecycleError(generation, 'emit()');
     this.state = SlotState.Published;
-    this.#leases = 1;
+    this.#leases = 0;
     this.#ledger.markPublished();
     return this.tensorResult;
   }

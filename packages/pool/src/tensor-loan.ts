@@ -18,8 +18,9 @@ export interface TensorLoan extends Disposable {
   write(stream: Stream | null): Result<WriteGuard>;
   /**
    * Publishes the committed tensor: read-only, with its readiness contract, its `backing` the slot.
-   * The returned tensor carries one read lease owned by the caller, who must return it with
-   * `tensor.backing.releaseLease(...)` once the tensor was handed on (consumers take their own leases).
+   * The slot is then held only by read leases: whoever keeps the tensor (a channel, a consumer) takes
+   * one with `tensor.backing.acquireLease()` before the pool's next `retire()`, which recycles a
+   * published slot without leases once its release events completed.
    * `InvalidState` before the write guard committed, after a previous emit, or on a stale loan.
    */
   emit(): Result<Tensor>;

@@ -78,7 +78,6 @@ export function describePoolConformance(name: string, makeHarness: () => PoolCon
       const consumer = h.createStream('consumer');
       const tensor = produce(pool, 0x2a);
       receive(tensor, consumer);
-      tensor.backing?.releaseLease(null); // the emitter's lease
       const out = scratch(256);
       unwrap(h.backend.memcpyAsync(consumer, out, tensor.data()));
       tensor.backing?.releaseLease(consumer);
@@ -119,7 +118,6 @@ export function describePoolConformance(name: string, makeHarness: () => PoolCon
       const consumers = [h.createStream('consumer A'), h.createStream('consumer B'), h.createStream('consumer C')];
       const tensor = produce(pool, 7);
       for (const c of consumers) receive(tensor, c);
-      tensor.backing?.releaseLease(null);
       const release = h.hold(consumers[2] as Stream);
       const outs = consumers.map(() => scratch(256));
       consumers.forEach((c, i) => {
@@ -150,13 +148,18 @@ export function describePoolConformance(name: string, makeHarness: () => PoolCon
     it('keeps a published slot while a read lease is held, even with no release stream', () => {
       const pool = devicePool();
       const tensor = produce(pool, 1);
-      expect(pool.retire()).toBe(0); // the emitter's lease
       unwrap(tensor.backing!.acquireLease());
+      unwrap(tensor.backing!.acquireLease());
+      expect(pool.retire()).toBe(0);
       tensor.backing?.releaseLease(null);
       expect(pool.retire()).toBe(0);
       tensor.backing?.releaseLease(null);
       expect(() => tensor.backing?.releaseLease(null)).toThrow(/without a held lease/);
       expect(pool.retire()).toBe(1);
+      // A published tensor nobody took a lease on is recycled by the next retire().
+      const unheld = produce(pool, 2);
+      expect(pool.retire()).toBe(1);
+      expect(() => unheld.data()).toThrow(/stale/);
     });
 
     it('rejects the 9th distinct release stream at the default cap with ResourceExhausted', () => {
@@ -322,7 +325,6 @@ export function describePoolConformance(name: string, makeHarness: () => PoolCon
         unwrap(guard.commit());
         const t = unwrap(loan.emit());
         receive(t, consumer);
-        t.backing?.releaseLease(null);
         t.backing?.releaseLease(consumer);
         await h.settle();
         const queries = tally.queryEventsCalls;
@@ -339,12 +341,10 @@ export function describePoolConformance(name: string, makeHarness: () => PoolCon
       const pool = devicePool({ slotCount: 1 });
       const first = produce(pool, 1, [4, 8]);
       const shape = first.shape;
-      first.backing?.releaseLease(null);
       expect(pool.retire()).toBe(1);
       const second = produce(pool, 2, [4, 8]);
       expect(second).toBe(first);
       expect(second.shape).toBe(shape);
-      second.backing?.releaseLease(null);
       expect(pool.retire()).toBe(1);
       const third = produce(pool, 3, [2, 8]);
       expect(third.shape).toEqual([2, 8]);
@@ -447,7 +447,6 @@ export function describePoolConformance(name: string, makeHarness: () => PoolCon
 
       const consumer = h.createStream('uploader');
       receive(tensor, consumer);
-      tensor.backing?.releaseLease(null);
       const out = scratch(64);
       unwrap(h.backend.memcpyAsync(consumer, out, tensor.data()));
       tensor.backing?.releaseLease(consumer);
