@@ -1,0 +1,327 @@
+import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator } from '@hs/compiler';
+import type { TensorLoan, TensorPool, TensorRequest } from '@hs/pool';
+import { type Backend, type Result, type Stream, ErrorCode, HsError, OK_VOID, err } from '@hs/streams';
+import type { DType, Tensor } from '@hs/tensor';
+import type { Channel } from './channel.js';
+import { LatencyWindow } from './latency-window.js';
+
+/** What a consumer declared for one input; checked on pass-through values (ProtocolError on mismatch). */
+export interface InputRequirement {
+  readonly memoryKind: string | null;
+  readonly dtype: DType | null;
+  readonly rank: number | null;
+}
+
+interface InputBinding {
+  readonly name: string;
+  readonly channel: Channel | null;
+  readonly requirement: InputRequirement;
+  /** The tensor received for the current activation. */
+  current: Tensor | undefined;
+}
+
+interface OutputBinding {
+  readonly name: string;
+  readonly channels: readonly Channel[];
+  readonly consumerRequirements: readonly InputRequirement[];
+  readonly pool: TensorPool | null;
+}
+
+/** Wiring handed to a runner by the session: channels and pools by port name. */
+export interface RunnerWiring {
+  readonly inputs: readonly { name: string; channel: Channel | null; requirement: InputRequirement }[];
+  readonly outputs: readonly {
+    name: string;
+    channels: readonly Channel[];
+    consumerRequirements: readonly InputRequirement[];
+    pool: TensorPool | null;
+  }[];
+}
+
+/** How an activation ended, reported to the scheduler. */
+export type ActivationOutcome = Result<void>;
+
+/**
+ * One operator's runtime state and its `ExecutionContext`. The context object is reused for every
+ * activation (no per-frame allocation); its stream is borrowable only while `compute()` runs.
+ * Spec: "Receive: the tensor arrives pre-ordered", "Host access" (the stream-less consumer wait).
+ */
+export class OperatorRunner implements ExecutionContext {
+  readonly name: string;
+  readonly operator: Operator;
+  readonly isSource: boolean;
+  private readonly stream: Stream | null;
+  private readonly inputs: InputBinding[];
+  private readonly outputs: OutputBinding[];
+  private readonly loans: TensorLoan[] = [];
+  private active = false;
+  private activationMs = 0;
+  private notBeforeMs = 0;
+  /** True while an asynchronous compute() or a host readiness wait is in flight. */
+  busy = false;
+  /** True once the operator will not be activated again. */
+  finished = false;
+  /** compute() latency in ms, including any host readiness wait before it. */
+  readonly latency = new LatencyWindow();
+  /** Tensors this operator emitted. */
+  emitted = 0;
+
+  constructor(
+    readonly backend: Backend,
+    planned: PlanOperator,
+    stream: Stream | null,
+    wiring: RunnerWiring,
+  ) {
+    this.name = planned.name;
+    this.operator = planned.operator;
+    this.stream = stream;
+    this.inputs = wiring.inputs.map((i) => ({ ...i, current: undefined }));
+    this.outputs = wiring.outputs.map((o) => ({ ...o }));
+    this.isSource = this.inputs.every((i) => i.channel === null);
+  }
+
+  // ---- ExecutionContext -------------------------------------------------------------------------
+
+  /** Monotonic activation time in ns. */
+  get activationTime(): bigint {
+    return BigInt(Math.round(this.activationMs * 1e6));
+  }
+
+  cudaStream(): Stream {
+    if (!this.active) {
+      throw new HsError(
+        ErrorCode.InvalidState,
+        `operator ${this.name}: cudaStream() used outside compute(); a borrowed stream is valid only during the activation`,
+      );
+    }
+    if (this.stream === null) {
+      throw new HsError(
+        ErrorCode.NotSupported,
+        `operator ${this.name} is host-only and has no planned CUDA stream; declare a CUDA memory kind or call spec.requireCudaStream() in setup()`,
+      );
+    }
+    return this.stream;
+  }
+
+  receive(port: InputPort): Tensor | undefined {
+    this.assertActive('receive');
+    for (const input of this.inputs) if (input.name === port.name) return input.current;
+    throw new HsError(ErrorCode.NotFound, `operator ${this.name} has no input port named ${port.name}`);
+  }
+
+  allocateTensor(port: OutputPort, request: TensorRequest): Result<TensorLoan> {
+    this.assertActive('allocateTensor');
+    const output = this.output(port);
+    if (output.pool === null) {
+      return err(
+        ErrorCode.NotSupported,
+        `output ${this.name}.${port.name} has no runtime pool (storage is passThrough); emit caller-owned tensors with emitTensor()`,
+      );
+    }
+    const loan = output.pool.allocateTensor(request);
+    if (loan.ok) this.loans.push(loan.value);
+    return loan;
+  }
+
+  emit(port: OutputPort, loan: TensorLoan): Result<void> {
+    this.assertActive('emit');
+    const output = this.output(port);
+    const index = this.loans.indexOf(loan);
+    if (index < 0) {
+      return err(ErrorCode.InvalidArgument, `output ${this.name}.${port.name}: the loan was not allocated by this activation`);
+    }
+    for (const channel of output.channels) {
+      if (!channel.hasRoom) {
+        return err(ErrorCode.ResourceExhausted, `edge ${channel.edgeId} is full; emit at most once per output per activation`);
+      }
+    }
+    const published = loan.emit();
+    if (!published.ok) return published;
+    this.loans[index] = this.loans[this.loans.length - 1]!;
+    this.loans.pop();
+    return this.publish(output, published.value);
+  }
+
+  emitTensor(port: OutputPort, tensor: Tensor): Result<void> {
+    this.assertActive('emitTensor');
+    const output = this.output(port);
+    if (output.pool !== null) {
+      return err(ErrorCode.NotSupported, `output ${this.name}.${port.name} uses a runtime pool; allocate with allocateTensor() and emit the loan`);
+    }
+    for (const requirement of output.consumerRequirements) {
+      const mismatch = describeMismatch(tensor, requirement);
+      if (mismatch !== null) return err(ErrorCode.ProtocolError, `output ${this.name}.${port.name}: ${mismatch}`);
+    }
+    for (const channel of output.channels) {
+      if (!channel.hasRoom) return err(ErrorCode.ResourceExhausted, `edge ${channel.edgeId} is full`);
+    }
+    return this.publish(output, tensor);
+  }
+
+  finish(): void {
+    this.finished = true;
+  }
+
+  /** Defers the next activation until the monotonic time `timeNs` (used to pace a source at its nominal rate). */
+  deferUntil(timeNs: bigint): void {
+    this.notBeforeMs = Number(timeNs) / 1e6;
+  }
+
+  // ---- scheduler side ---------------------------------------------------------------------------
+
+  /** Earliest time (ms, performance.now clock) the operator may run again. */
+  get notBefore(): number {
+    return this.notBeforeMs;
+  }
+
+  /** True when the operator can run now: inputs hold messages, every output has queue room and a free slot. */
+  isReady(nowMs: number): boolean {
+    if (this.busy || this.finished) return false;
+    if (this.isSource) {
+      if (nowMs < this.notBeforeMs) return false;
+    } else {
+      for (const input of this.inputs) if (input.channel !== null && input.channel.length === 0) return false;
+    }
+    for (const output of this.outputs) {
+      for (const channel of output.channels) if (!channel.hasRoom) return false;
+      if (output.pool !== null && output.pool.available === 0) return false;
+    }
+    return true;
+  }
+
+  /** True when every upstream channel is empty and its producer finished (a consumer's end of input). */
+  inputsDrained(producerFinished: (channel: Channel) => boolean): boolean {
+    for (const input of this.inputs) {
+      if (input.channel !== null && (input.channel.length > 0 || !producerFinished(input.channel))) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Runs one activation: receives one message per connected input (stream wait + release-stream
+   * registration, or a host readiness wait for a stream-less consumer), calls compute(), then releases
+   * the inputs' leases on this operator's stream and returns unemitted loans to their pools.
+   * @returns the outcome synchronously, or a promise when compute() or a host wait is asynchronous.
+   */
+  activate(nowMs: number): ActivationOutcome | Promise<ActivationOutcome> {
+    this.activationMs = nowMs;
+    let hostWaits: Promise<Result<void>>[] | null = null;
+    for (const input of this.inputs) {
+      if (input.channel === null) continue;
+      const tensor = input.channel.shift()!;
+      input.current = tensor;
+      const received = this.receiveOrdered(tensor);
+      if (!received.ok) return this.endActivation(received);
+      if (this.stream === null && tensor.readinessEvent !== null) {
+        (hostWaits ??= []).push(this.backend.synchronizeEvent(tensor.readinessEvent));
+      }
+    }
+    if (hostWaits !== null) {
+      this.busy = true;
+      return Promise.all(hostWaits).then((waited) => {
+        const failed = waited.find((w) => !w.ok);
+        if (failed !== undefined) return this.endActivation(failed);
+        return this.callCompute();
+      });
+    }
+    return this.callCompute();
+  }
+
+  private callCompute(): ActivationOutcome | Promise<ActivationOutcome> {
+    this.active = true;
+    let returned: ReturnType<Operator['compute']>;
+    try {
+      returned = this.operator.compute(this);
+    } catch (thrown) {
+      return this.endActivation(this.failure(thrown));
+    }
+    if (isPromise(returned)) {
+      this.busy = true;
+      return returned.then(
+        (value) => this.endActivation(value ?? OK_VOID),
+        (thrown: unknown) => this.endActivation(this.failure(thrown)),
+      );
+    }
+    return this.endActivation(returned ?? OK_VOID);
+  }
+
+  private endActivation(outcome: Result<void> = OK_VOID): ActivationOutcome {
+    this.active = false;
+    this.busy = false;
+    for (const input of this.inputs) {
+      const tensor = input.current;
+      if (tensor === undefined) continue;
+      tensor.backing?.releaseLease(this.stream);
+      input.current = undefined;
+    }
+    for (const loan of this.loans) loan.abandon();
+    this.loans.length = 0;
+    this.latency.record(performance.now() - this.activationMs);
+    if (!outcome.ok) {
+      return err(outcome.error.code, `operator ${this.name}: ${outcome.error.message}`, outcome.error);
+    }
+    return outcome;
+  }
+
+  private receiveOrdered(tensor: Tensor): Result<void> {
+    if (!tensor.hasReadinessStreamContract()) {
+      return err(
+        ErrorCode.ProtocolError,
+        `received tensor ${tensor.name} has no readiness stream contract; the producer must call setReadinessStream() on imported tensors`,
+      );
+    }
+    if (this.stream === null) return OK_VOID;
+    if (tensor.readinessEvent !== null) {
+      const waited = this.backend.streamWaitEvent(this.stream, tensor.readinessEvent);
+      if (!waited.ok) return waited;
+    }
+    return tensor.backing === null ? OK_VOID : tensor.backing.registerReleaseStream(this.stream);
+  }
+
+  private publish(output: OutputBinding, tensor: Tensor): Result<void> {
+    for (const channel of output.channels) {
+      if (tensor.backing !== null) {
+        const leased = tensor.backing.acquireLease();
+        if (!leased.ok) return leased;
+      }
+      channel.push(tensor);
+    }
+    this.emitted += 1;
+    return OK_VOID;
+  }
+
+  private output(port: OutputPort): OutputBinding {
+    for (const output of this.outputs) if (output.name === port.name) return output;
+    throw new HsError(ErrorCode.NotFound, `operator ${this.name} has no output port named ${port.name}`);
+  }
+
+  private assertActive(call: string): void {
+    if (!this.active) {
+      throw new HsError(ErrorCode.InvalidState, `operator ${this.name}: ${call}() called outside compute()`);
+    }
+  }
+
+  private failure(thrown: unknown): Result<void> {
+    if (thrown instanceof HsError) return { ok: false, error: thrown };
+    const message = thrown instanceof Error ? thrown.message : String(thrown);
+    return err(ErrorCode.InvalidState, `compute() threw: ${message}`, thrown);
+  }
+}
+
+function isPromise<T>(value: unknown): value is Promise<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** Describes how a pass-through tensor breaks a consumer's declared requirement, or null when it fits. */
+function describeMismatch(tensor: Tensor, requirement: InputRequirement): string | null {
+  if (requirement.memoryKind !== null && tensor.memoryKind !== requirement.memoryKind) {
+    return `tensor ${tensor.name} is in ${tensor.memoryKind} memory but a consumer requires ${requirement.memoryKind}`;
+  }
+  if (requirement.dtype !== null && tensor.dtype !== requirement.dtype) {
+    return `tensor ${tensor.name} has dtype ${tensor.dtype.name} but a consumer requires ${requirement.dtype.name}`;
+  }
+  if (requirement.rank !== null && tensor.shape.length !== requirement.rank) {
+    return `tensor ${tensor.name} has rank ${tensor.shape.length} but a consumer requires rank ${requirement.rank}`;
+  }
+  return null;
+}

@@ -1,0 +1,61 @@
+/** Per-operator figures of a run. Latencies are compute() wall times in milliseconds. */
+export interface OperatorMetrics {
+  readonly name: string;
+  /** compute() calls completed. */
+  readonly activations: number;
+  /** Tensors emitted. */
+  readonly emitted: number;
+  readonly latencyMeanMs: number;
+  readonly latencyP50Ms: number;
+  readonly latencyP99Ms: number;
+  readonly latencyMaxMs: number;
+}
+
+/** Per-pool figures of a run. */
+export interface PoolMetrics {
+  readonly id: string;
+  readonly slotCount: number;
+  /** Most slots out of the pool at once (loaned, queued, being read, or retiring). */
+  readonly highWater: number;
+  /** `allocateTensor()` calls that returned ResourceExhausted. */
+  readonly exhaustions: number;
+}
+
+/** Per-edge figures of a run. */
+export interface EdgeMetrics {
+  readonly id: string;
+  readonly queueDepth: number;
+  /** Most entries queued at once. */
+  readonly highWater: number;
+}
+
+/** A snapshot of a session's metrics. Spec: "Pool mechanics" (high-water marks against derived capacity). */
+export interface RunMetrics {
+  /** Tensors emitted by source operators. */
+  readonly frames: number;
+  /** Wall time of the run in milliseconds. */
+  readonly elapsedMs: number;
+  readonly operators: readonly OperatorMetrics[];
+  readonly pools: readonly PoolMetrics[];
+  readonly edges: readonly EdgeMetrics[];
+}
+
+/** Renders metrics as aligned text lines for a terminal. */
+export function formatMetrics(metrics: RunMetrics): string {
+  const lines = [
+    `frames: ${metrics.frames} in ${metrics.elapsedMs.toFixed(1)} ms`,
+    'operators:',
+    ...metrics.operators.map(
+      (o) =>
+        `  ${o.name.padEnd(20)} activations ${String(o.activations).padStart(6)}  emitted ${String(o.emitted).padStart(6)}  ` +
+        `latency mean ${o.latencyMeanMs.toFixed(3)} ms  p50 ${o.latencyP50Ms.toFixed(3)} ms  p99 ${o.latencyP99Ms.toFixed(3)} ms  max ${o.latencyMaxMs.toFixed(3)} ms`,
+    ),
+    'pools:',
+    ...metrics.pools.map(
+      (p) => `  ${p.id.padEnd(28)} high-water ${p.highWater}/${p.slotCount} slots  exhaustions ${p.exhaustions}`,
+    ),
+    'edges:',
+    ...metrics.edges.map((e) => `  ${e.id.padEnd(40)} high-water ${e.highWater}/${e.queueDepth}`),
+  ];
+  return lines.join('\n');
+}

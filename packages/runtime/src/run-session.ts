@@ -1,0 +1,208 @@
+import type { ExecutionPlan } from '@hs/compiler';
+import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend } from '@hs/streams';
+import type { Channel } from './channel.js';
+import { type InputRequirement, OperatorRunner } from './operator-runner.js';
+import type { RunMetrics } from './run-metrics.js';
+import { Scheduler } from './scheduler.js';
+import { SessionResources } from './session-resources.js';
+
+/** Options for `RunSession.create`. */
+export interface RunSessionOptions {
+  /**
+   * The backend, or its name; default: `selectBackend()` (explicit option, then `HS_BACKEND`, then
+   * auto-detect). A backend passed in stays owned by the caller; one the session selects is disposed with it.
+   */
+  readonly backend?: Backend | 'host' | 'cuda';
+  /** Options for a host backend the session creates. */
+  readonly hostOptions?: HostBackendOptions;
+}
+
+/** Options for `RunSession.run`. */
+export interface RunOptions {
+  /** Aborting stops the session as `stop()` does: sources end, the graph drains, every slot returns. */
+  readonly signal?: AbortSignal;
+}
+
+type SessionState = 'ready' | 'running' | 'stopped' | 'disposed';
+
+/**
+ * Runs an `ExecutionPlan`. `create()` materializes every stream, pool and channel before the graph is
+ * armed (a failure leaves nothing behind); `run()` schedules `compute()` on the JS thread with bounded
+ * queues and backpressure; `stop()` drains and returns every slot; `dispose()` releases everything.
+ * Spec: "Sized cold, borrowed hot", "Two stream roles order every device tensor".
+ */
+export class RunSession {
+  private state: SessionState = 'ready';
+  private scheduler: Scheduler | null = null;
+  private running: Promise<Result<RunMetrics>> | null = null;
+  private startedAt = 0;
+  private endedAt = 0;
+
+  private constructor(
+    /** The plan this session runs. */
+    readonly plan: ExecutionPlan,
+    /** The backend device work goes to. */
+    readonly backend: Backend,
+    private readonly ownsBackend: boolean,
+    private readonly resources: SessionResources,
+    private readonly runners: readonly OperatorRunner[],
+    private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
+  ) {}
+
+  /**
+   * Materializes the plan on a backend.
+   * @returns the session, or the backend selection error, or the first stream/pool that could not be
+   *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated.
+   */
+  static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
+    const given = options.backend;
+    const ownsBackend = given === undefined || typeof given === 'string';
+    let backend: Backend;
+    if (given !== undefined && typeof given !== 'string') {
+      backend = given;
+    } else {
+      const selected = selectBackend({ backend: given, hostOptions: options.hostOptions });
+      if (!selected.ok) return selected;
+      backend = selected.value;
+    }
+    const materialized = SessionResources.materialize(plan, backend);
+    if (!materialized.ok) {
+      if (ownsBackend) backend.dispose();
+      return materialized;
+    }
+    const resources = materialized.value;
+    const runners: OperatorRunner[] = [];
+    const producerOf = new Map<Channel, OperatorRunner>();
+    const requirementOf = (operator: string, port: string): InputRequirement => {
+      const input = plan.operator(operator)?.inputs.find((i) => i.name === port);
+      return { memoryKind: input?.memoryKind ?? null, dtype: input?.dtype ?? null, rank: input?.rank ?? null };
+    };
+    for (const planned of plan.operators) {
+      const stream = planned.stream === null ? null : resources.streams.get(planned.stream) ?? null;
+      const runner = new OperatorRunner(backend, planned, stream, {
+        inputs: planned.inputs.map((input) => {
+          const edge = plan.edges.find((e) => e.consumer.operator === planned.name && e.consumer.port === input.name);
+          return {
+            name: input.name,
+            channel: edge === undefined ? null : resources.channels.get(edge.id)!,
+            requirement: requirementOf(planned.name, input.name),
+          };
+        }),
+        outputs: planned.outputs.map((output) => {
+          const edges = plan.edges.filter((e) => e.producer.operator === planned.name && e.producer.port === output.name);
+          const record = plan.pools.find((p) => p.producer.operator === planned.name && p.producer.port === output.name);
+          return {
+            name: output.name,
+            channels: edges.map((e) => resources.channels.get(e.id)!),
+            consumerRequirements: edges.map((e) => requirementOf(e.consumer.operator, e.consumer.port)),
+            pool: record === undefined ? null : resources.pools.get(record.id)!,
+          };
+        }),
+      });
+      runners.push(runner);
+    }
+    for (const edge of plan.edges) {
+      const producer = runners.find((r) => r.name === edge.producer.operator)!;
+      producerOf.set(resources.channels.get(edge.id)!, producer);
+    }
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf));
+  }
+
+  /**
+   * Arms the graph and runs it until every source has finished and the graph has drained (or `stop()`).
+   * Calls each operator's `start()` first and `stop()` last.
+   * @returns the metrics, or the first failure (an operator's error result or thrown error, named by
+   *   operator); `InvalidState` when the session already ran or was disposed.
+   */
+  run(options: RunOptions = {}): Promise<Result<RunMetrics>> {
+    if (this.state !== 'ready') {
+      return Promise.resolve(err(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
+    }
+    this.state = 'running';
+    const scheduler = new Scheduler(this.runners, this.resources, this.producerOf);
+    this.scheduler = scheduler;
+    const onAbort = (): void => scheduler.requestStop();
+    if (options.signal?.aborted === true) scheduler.requestStop();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    this.startedAt = performance.now();
+    this.running = (async (): Promise<Result<RunMetrics>> => {
+      const started = await this.callLifecycle('start');
+      const outcome = started.ok ? await scheduler.run() : started;
+      const stopped = await this.callLifecycle('stop');
+      options.signal?.removeEventListener('abort', onAbort);
+      this.endedAt = performance.now();
+      this.state = 'stopped';
+      if (!outcome.ok) return outcome;
+      if (!stopped.ok) return stopped;
+      return ok(this.metrics());
+    })();
+    return this.running;
+  }
+
+  /** Stops sources, lets the graph drain and every slot return, and resolves when the run has ended. */
+  async stop(): Promise<void> {
+    if (this.state !== 'running') return;
+    this.scheduler?.requestStop();
+    await this.running;
+  }
+
+  /** A snapshot of frames, per-operator latency, pool and queue high-water marks. */
+  metrics(): RunMetrics {
+    const end = this.state === 'running' ? performance.now() : this.endedAt;
+    return {
+      frames: this.runners.reduce((sum, r) => sum + (r.isSource ? r.emitted : 0), 0),
+      elapsedMs: this.startedAt === 0 ? 0 : end - this.startedAt,
+      operators: this.runners.map((r) => ({
+        name: r.name,
+        activations: r.latency.count,
+        emitted: r.emitted,
+        latencyMeanMs: r.latency.count === 0 ? 0 : r.latency.totalMs / r.latency.count,
+        latencyP50Ms: r.latency.percentile(50),
+        latencyP99Ms: r.latency.percentile(99),
+        latencyMaxMs: r.latency.maxMs,
+      })),
+      pools: [...this.resources.pools].map(([id, pool]) => ({
+        id,
+        slotCount: pool.stats.slotCount,
+        highWater: pool.stats.highWater,
+        exhaustions: pool.stats.exhaustions,
+      })),
+      edges: [...this.resources.channels.values()].map((c) => ({ id: c.edgeId, queueDepth: c.capacity, highWater: c.highWater })),
+    };
+  }
+
+  /**
+   * Releases pools and streams (and the backend when the session selected it). Call after `run()`
+   * settled or `stop()`.
+   * @throws HsError `InvalidState` while the session is running.
+   */
+  dispose(): void {
+    if (this.state === 'disposed') return;
+    if (this.state === 'running') {
+      throw new HsError(ErrorCode.InvalidState, 'session is running; await stop() before dispose()');
+    }
+    this.resources.dispose();
+    if (this.ownsBackend) this.backend.dispose();
+    this.state = 'disposed';
+  }
+
+  /** Same as `dispose()`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  private async callLifecycle(phase: 'start' | 'stop'): Promise<Result<void>> {
+    for (const runner of this.runners) {
+      try {
+        const returned = await runner.operator[phase]?.();
+        if (returned !== undefined && !returned.ok) {
+          return err(returned.error.code, `operator ${runner.name}: ${phase}() failed: ${returned.error.message}`, returned.error);
+        }
+      } catch (thrown) {
+        const message = thrown instanceof Error ? thrown.message : String(thrown);
+        return err(ErrorCode.InvalidState, `operator ${runner.name}: ${phase}() threw: ${message}`, thrown);
+      }
+    }
+    return OK_VOID;
+  }
+}

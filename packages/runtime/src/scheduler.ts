@@ -1,0 +1,141 @@
+import { type Result, OK_VOID } from '@hs/streams';
+import type { Channel } from './channel.js';
+import type { OperatorRunner } from './operator-runner.js';
+import type { SessionResources } from './session-resources.js';
+
+/** Idle turns spent polling with `setImmediate` before backing off to a 1 ms timer. */
+const SPIN_TURNS = 64;
+
+/**
+ * The JS-thread scheduler: each turn retires pool slots (one batched event query per pool), then
+ * activates every operator whose inputs hold messages and whose outputs have room. Nothing here
+ * blocks: waits are event polls between turns. Spec: "Exhaustion fails fast", "Sized cold, borrowed hot".
+ */
+export class Scheduler {
+  private stopping = false;
+  private idleTurns = 0;
+  private settle: ((outcome: Result<void>) => void) | null = null;
+  private failure: Result<void> | null = null;
+  private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
+
+  constructor(
+    private readonly runners: readonly OperatorRunner[],
+    private readonly resources: SessionResources,
+    /** Channel -> the runner that produces into it. */
+    private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
+  ) {}
+
+  /** Runs until every source finished, every queue drained and every slot returned, or a failure. */
+  run(): Promise<Result<void>> {
+    return new Promise((resolve) => {
+      this.settle = resolve;
+      this.schedule(true);
+    });
+  }
+
+  /** Stops activating sources; the graph drains and the run settles once every slot is back. */
+  requestStop(): void {
+    this.stopping = true;
+    for (const runner of this.runners) if (runner.isSource) runner.finished = true;
+    this.schedule(true);
+  }
+
+  private readonly turn = (): void => {
+    this.timer = null;
+    if (this.settle === null) return;
+    this.resources.retire();
+    const now = performance.now();
+    let progressed = false;
+    for (const runner of this.runners) {
+      if (this.failure !== null) break;
+      if (!runner.isSource && !runner.busy && !runner.finished && runner.inputsDrained(this.isProducerDone)) {
+        runner.finished = true;
+        continue;
+      }
+      if (!runner.isReady(now)) continue;
+      progressed = true;
+      const outcome = runner.activate(now);
+      if (outcome instanceof Promise) {
+        void outcome.then((settled) => {
+          if (!settled.ok) this.fail(settled);
+          this.schedule(true);
+        });
+      } else if (!outcome.ok) {
+        this.fail(outcome);
+      }
+    }
+    if (this.failure !== null) {
+      this.finishWhenIdle(this.failure);
+      return;
+    }
+    if (this.isComplete()) {
+      this.resolve(OK_VOID);
+      return;
+    }
+    this.schedule(progressed);
+  };
+
+  private readonly isProducerDone = (channel: Channel): boolean => {
+    const producer = this.producerOf.get(channel);
+    return producer === undefined || (producer.finished && !producer.busy);
+  };
+
+  private fail(outcome: Result<void>): void {
+    if (this.failure === null) this.failure = outcome;
+    this.requestStop();
+  }
+
+  /** After a failure: settle once no activation is in flight (in-flight promises must not outlive the run). */
+  private finishWhenIdle(outcome: Result<void>): void {
+    if (this.runners.some((r) => r.busy)) {
+      this.schedule(false);
+      return;
+    }
+    this.resolve(outcome);
+  }
+
+  private isComplete(): boolean {
+    for (const runner of this.runners) if (!runner.finished || runner.busy) return false;
+    return this.resources.allSlotsReturned;
+  }
+
+  private resolve(outcome: Result<void>): void {
+    const settle = this.settle;
+    this.settle = null;
+    if (this.timer !== null) {
+      clearTimeout(this.timer as NodeJS.Timeout);
+      clearImmediate(this.timer as NodeJS.Immediate);
+      this.timer = null;
+    }
+    settle?.(outcome);
+  }
+
+  private schedule(progressed: boolean): void {
+    if (this.timer !== null || this.settle === null) return;
+    this.idleTurns = progressed ? 0 : this.idleTurns + 1;
+    const wake = this.nextSourceWake();
+    if (wake > 0) {
+      this.timer = setTimeout(this.turn, wake);
+    } else if (this.idleTurns < SPIN_TURNS) {
+      this.timer = setImmediate(this.turn);
+    } else {
+      this.timer = setTimeout(this.turn, 1);
+    }
+  }
+
+  /**
+   * Milliseconds until a paced source is due, when nothing else can progress before then; 0 when the
+   * next turn should come at once.
+   */
+  private nextSourceWake(): number {
+    if (this.stopping || this.idleTurns === 0) return 0;
+    const now = performance.now();
+    let earliest = Infinity;
+    for (const runner of this.runners) {
+      if (runner.busy || runner.isReady(now)) return 0;
+      if (runner.isSource && !runner.finished) earliest = Math.min(earliest, runner.notBefore);
+    }
+    if (!this.resources.allSlotsReturned) return 0;
+    return earliest === Infinity ? 0 : Math.max(0, earliest - now);
+  }
+}

@@ -1,0 +1,198 @@
+import { type ExecutionContext, Graph, type OperatorSpec, compile } from '@hs/compiler';
+import { type Backend, Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { describe, expect, it } from 'vitest';
+import { RunSession, formatMetrics } from '../src/index.js';
+import { AddOne, CollectSink, FailingSink, FillSource } from './test-operators.js';
+
+function onCuda0(graph: Graph): ReturnType<typeof compile> {
+  const bind: Record<string, Device> = {};
+  for (const op of graph.operators) bind[op.name] = Device.cuda(0);
+  return compile(graph, { deployment: { bindOperatorDevice: bind } });
+}
+
+function chain(frames: number, sinks: CollectSink[], queueDepth = 2): Graph {
+  const graph = new Graph('chain');
+  const source = graph.add(new FillSource('source', frames));
+  const add = graph.add(new AddOne('add'));
+  graph.addFlow(source.frames, add.input, { queueDepth });
+  for (const sink of sinks) graph.addFlow(add.output, graph.add(sink).input, { queueDepth });
+  return graph;
+}
+
+const expected = (frames: number): number[] => Array.from({ length: frames }, (_, i) => (i + 2) & 0xff);
+
+describe('RunSession', () => {
+  it('runs a linear chain in order, every frame ordered on the consumer streams, and returns every slot', async () => {
+    const backend = new HostBackend({ orderingChecker: true, seed: 7 });
+    const sink = new CollectSink('sink');
+    const plan = unwrap(onCuda0(chain(20, [sink])));
+    const session = unwrap(RunSession.create(plan, { backend }));
+    const metrics = unwrap(await session.run());
+    expect(sink.firstBytes).toEqual(expected(20));
+    expect(metrics.frames).toBe(20);
+    expect(metrics.operators.find((o) => o.name === 'sink')?.activations).toBe(20);
+    for (const pool of metrics.pools) expect(pool.highWater).toBeLessThanOrEqual(pool.slotCount);
+    expect(backend.orderingChecker?.violations).toEqual([]);
+    expect(formatMetrics(metrics)).toContain('frames: 20');
+    session.dispose();
+    backend.dispose();
+  });
+
+  it('fans out to three consumers with different speeds; each sees every frame', async () => {
+    const backend = new HostBackend({ orderingChecker: true });
+    const sinks = [new CollectSink('fast'), new CollectSink('slow', 2), new CollectSink('medium', 1)];
+    const plan = unwrap(onCuda0(chain(12, sinks, 1)));
+    const session = unwrap(RunSession.create(plan, { backend }));
+    const metrics = unwrap(await session.run());
+    for (const sink of sinks) expect(sink.firstBytes).toEqual(expected(12));
+    for (const edge of metrics.edges) expect(edge.highWater).toBeLessThanOrEqual(edge.queueDepth);
+    expect(metrics.pools.every((p) => p.exhaustions === 0)).toBe(true);
+    expect(backend.orderingChecker?.violations).toEqual([]);
+    session.dispose();
+    backend.dispose();
+  });
+
+  it('orders a kernel on another partition stream behind the producer (the ordering checker stays silent)', async () => {
+    const backend = new HostBackend({ orderingChecker: true, seed: 3 });
+    const graph = new Graph('fork');
+    const source = graph.add(new FillSource('source', 16));
+    const sinks = [new CollectSink('left-sink'), new CollectSink('right-sink')];
+    for (const [i, sink] of sinks.entries()) {
+      const add = graph.add(new AddOne(i === 0 ? 'left' : 'right'));
+      graph.addFlow(source.frames, add.input);
+      graph.addFlow(add.output, graph.add(sink).input);
+    }
+    const plan = unwrap(onCuda0(graph));
+    expect(new Set(plan.operators.map((o) => o.stream)).size).toBe(3);
+    const session = unwrap(RunSession.create(plan, { backend }));
+    unwrap(await session.run());
+    for (const sink of sinks) expect(sink.firstBytes).toEqual(expected(16));
+    expect(backend.orderingChecker?.violations).toEqual([]);
+    session.dispose();
+    backend.dispose();
+  });
+
+  it('applies backpressure: a slow sink never makes the source hit ResourceExhausted', async () => {
+    const sink = new CollectSink('sink', 1);
+    const plan = unwrap(onCuda0(chain(10, [sink], 1)));
+    const session = unwrap(RunSession.create(plan, { backend: 'host' }));
+    const metrics = unwrap(await session.run());
+    expect(sink.firstBytes).toEqual(expected(10));
+    expect(metrics.pools.every((p) => p.exhaustions === 0 && p.highWater <= p.slotCount)).toBe(true);
+    session.dispose();
+  });
+
+  it('reports an operator failure by name and leaves the session disposable', async () => {
+    const graph = new Graph('failing');
+    const source = graph.add(new FillSource('source', 50));
+    const sink = graph.add(new FailingSink('sink', 3));
+    graph.addFlow(source.frames, sink.input);
+    const session = unwrap(RunSession.create(unwrap(onCuda0(graph)), { backend: 'host' }));
+    const outcome = await session.run();
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) {
+      expect(outcome.error.code).toBe(ErrorCode.ProtocolError);
+      expect(outcome.error.message).toContain('operator sink');
+      expect(outcome.error.message).toContain('planted failure');
+    }
+    expect(source.sent).toBeLessThan(50);
+    session.dispose();
+  });
+
+  it('stop() drains the graph and returns every slot; a second run is refused', async () => {
+    const sink = new CollectSink('sink', 1);
+    const plan = unwrap(onCuda0(chain(1_000_000, [sink])));
+    const session = unwrap(RunSession.create(plan, { backend: 'host' }));
+    const running = session.run();
+    await new Promise((r) => setTimeout(r, 30));
+    await session.stop();
+    const metrics = unwrap(await running);
+    expect(metrics.frames).toBeGreaterThan(0);
+    expect(metrics.frames).toBeLessThan(1_000_000);
+    // Every emitted frame reached the sink: stop drains instead of dropping.
+    expect(sink.firstBytes.length).toBe(metrics.frames);
+    const again = await session.run();
+    expect(!again.ok && again.error.code).toBe(ErrorCode.InvalidState);
+    session.dispose();
+  });
+
+  it('an aborted signal stops the run', async () => {
+    const sink = new CollectSink('sink');
+    const session = unwrap(RunSession.create(unwrap(onCuda0(chain(1_000_000, [sink]))), { backend: 'host' }));
+    const metrics = unwrap(await session.run({ signal: AbortSignal.timeout(20) }));
+    expect(metrics.frames).toBeLessThan(1_000_000);
+    expect(sink.firstBytes.length).toBe(metrics.frames);
+    session.dispose();
+  });
+
+  it('cudaStream() after compute() returned is a typed InvalidState error', async () => {
+    let saved: ExecutionContext | undefined;
+    class Leaky extends FillSource {
+      override compute(ctx: ExecutionContext): Result<void> {
+        saved = ctx;
+        return super.compute(ctx);
+      }
+    }
+    const graph = new Graph('leaky');
+    const source = graph.add(new Leaky('source', 1));
+    graph.addFlow(source.frames, graph.add(new CollectSink('sink')).input);
+    const session = unwrap(RunSession.create(unwrap(onCuda0(graph)), { backend: 'host' }));
+    unwrap(await session.run());
+    expect(() => saved!.cudaStream()).toThrowError(expect.objectContaining({ code: ErrorCode.InvalidState }));
+    session.dispose();
+  });
+
+  it('host-only consumers get the producer readiness waited on the host before compute()', async () => {
+    const backend = new HostBackend({ orderingChecker: true });
+    const seen: number[] = [];
+    class HostReader extends FailingSink {
+      override setup(spec: OperatorSpec): void {
+        this.input = spec.input('input', { memoryKind: MemoryKind.PinnedHost });
+      }
+      override compute(ctx: ExecutionContext): Result<void> {
+        const tensor = ctx.receive(this.input)!;
+        const view = unwrap(tensor.hostView());
+        seen.push(view[0]!);
+        return OK_VOID;
+      }
+    }
+    const graph = new Graph('host-reader');
+    const source = graph.add(new FillSource('source', 6, MemoryKind.PinnedHost));
+    graph.addFlow(source.frames, graph.add(new HostReader('reader', 0)).input);
+    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
+    expect(plan.operator('reader')?.stream).toBeNull();
+    const session = unwrap(RunSession.create(plan, { backend }));
+    unwrap(await session.run());
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(backend.orderingChecker?.violations).toEqual([]);
+    session.dispose();
+    backend.dispose();
+  });
+
+  it('a pool that cannot be materialized fails create() and leaves nothing allocated', () => {
+    const backend = new HostBackend();
+    const live = new Set<number>();
+    let allocations = 0;
+    const failing: Backend = Object.create(backend) as Backend;
+    Object.assign(failing, {
+      allocate: (request: Parameters<Backend['allocate']>[0]) => {
+        allocations += 1;
+        if (allocations === 2) return { ok: false, error: { code: ErrorCode.DeviceError, message: 'planted' } };
+        const made = backend.allocate(request);
+        if (made.ok) live.add(made.value.id);
+        return made;
+      },
+      free: (memory: Parameters<Backend['free']>[0]) => {
+        live.delete(memory.id);
+        return backend.free(memory);
+      },
+    });
+    const plan = unwrap(onCuda0(chain(1, [new CollectSink('sink')])));
+    const created = RunSession.create(plan, { backend: failing });
+    expect(created.ok).toBe(false);
+    if (!created.ok) expect(created.error.message).toContain('cannot materialize pool');
+    expect(live.size).toBe(0);
+    backend.dispose();
+  });
+});
+

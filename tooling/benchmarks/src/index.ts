@@ -1,0 +1,29 @@
+import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
+import { measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
+import { runtimeChainNsPerFrame } from './runtime-chain.js';
+
+const FRAME_BYTES = 1 << 16;
+const HOP_FRAMES = Number(process.env.HS_BENCH_FRAMES ?? 200_000);
+const HEAP_FRAMES = Number(process.env.HS_BENCH_HEAP_FRAMES ?? 1_000_000);
+const QUEUE_DEPTH = 4;
+
+const fmt = (ns: number): string => `${ns.toFixed(0).padStart(7)} ns`;
+
+console.log(`hs bench: ${HOP_FRAMES} frames of ${FRAME_BYTES} bytes, host backend, Node ${process.version}\n`);
+
+const baseline = await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH);
+const hop = measurePoolHop(HOP_FRAMES, FRAME_BYTES);
+const chain = await runtimeChainNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH);
+
+console.log('per-hop cost, producer -> consumer through a TensorPool (per-step timers add ~40 ns each):');
+for (const step of ['allocate', 'write', 'commit', 'emit', 'receive', 'release', 'retire'] as const) {
+  console.log(`  ${step.padEnd(9)} ${fmt(hop[step])}`);
+}
+console.log(`  ${'hop total'.padEnd(9)} ${fmt(hop.total)}   (no per-step timers)\n`);
+console.log('two-operator chain, same frames, same run:');
+console.log(`  Node Readable -> Writable (baseline)   ${fmt(baseline)} / frame   1.00x`);
+console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x`);
+console.log(`  hs RunSession source -> sink           ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x\n`);
+
+const growth = poolHopHeapGrowth(HEAP_FRAMES, FRAME_BYTES);
+console.log(`JS heap growth over ${HEAP_FRAMES} pool hops after warm-up: ${growth} bytes (${(growth / HEAP_FRAMES).toFixed(4)} bytes/frame)`);
