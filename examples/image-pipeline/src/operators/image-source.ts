@@ -23,10 +23,9 @@ export interface ImageSourceOptions {
  * then `commit()` marks the tensor host-complete, so consumers have nothing to wait for.
  *
  * Pacing: the source never sleeps. Frame `k` is due at `t0 + k / rateHz` seconds, where `t0` is the
- * first activation; an activation whose `activationTime` is earlier than the next due time returns
- * without emitting, so however often the runtime activates the source, it emits at most `rateHz`
- * frames per second. When it falls behind (backpressure), it emits at the next activation and re-bases
- * the schedule instead of bursting to catch up.
+ * first activation; after each frame the source asks the runtime not to activate it before the next
+ * due time (`ctx.deferUntil`). When it falls behind (backpressure held it past a due time), the next
+ * frame is due one period after the late one: the schedule re-bases instead of bursting to catch up.
  *
  * Spec: "Emit: commit records readiness" (host-pool path), "Pinned-host readiness follows the writer".
  */
@@ -38,6 +37,7 @@ export class ImageSource extends Operator {
   /** One shape per image, built once, handed to every allocation of that image. */
   private readonly shapes: readonly (readonly number[])[];
   private emitted = 0;
+  /** Activation time (ns) the next frame is due; -1 before the first frame. */
   private nextDueNs = -1n;
 
   /**
@@ -81,8 +81,6 @@ export class ImageSource extends Operator {
   }
 
   compute(ctx: ExecutionContext): Result<void> {
-    const now = ctx.activationTime;
-    if (this.nextDueNs >= 0n && now < this.nextDueNs) return OK_VOID;
     const index = this.emitted % this.options.images.length;
     const image = this.options.images[index]!;
 
@@ -99,9 +97,14 @@ export class ImageSource extends Operator {
     if (!emitted.ok) return emitted;
 
     this.emitted += 1;
+    if (this.emitted === this.options.frames) {
+      ctx.finish();
+      return OK_VOID;
+    }
+    const now = ctx.activationTime;
     const due = this.nextDueNs < 0n ? now : this.nextDueNs;
     this.nextDueNs = due + this.periodNs > now ? due + this.periodNs : now + this.periodNs;
-    if (this.emitted === this.options.frames) ctx.finish();
+    ctx.deferUntil(this.nextDueNs);
     return OK_VOID;
   }
 }
