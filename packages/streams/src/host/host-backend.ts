@@ -73,7 +73,9 @@ const MAX_DEVICES = 64;
  * ```
  */
 export class HostBackend implements Backend, Disposable {
+  /** Always `host`. */
   readonly name = 'host' as const;
+  /** The emulated CUDA devices, `cuda:0` … `cuda:N-1` for `deviceCount` N. */
   readonly devices: readonly Device[];
   /** The ordering checker when enabled by `options.orderingChecker`, otherwise undefined. */
   readonly orderingChecker: OrderingChecker | undefined;

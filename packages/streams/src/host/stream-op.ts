@@ -1,6 +1,7 @@
 import type { KernelLaunch, MemoryRange } from '../backend.js';
 import type { HostMemory } from './host-memory.js';
 import type { HostStream } from './host-stream.js';
+import type { KernelArguments } from './kernel-arguments.js';
 
 /** What a queued op does. */
 export enum OpKind {
@@ -15,7 +16,7 @@ export enum OpKind {
 
 /**
  * One unit of queued stream work. Records are recycled through `OpPool`, so steady-state enqueueing
- * allocates nothing; the kernel arrays grow once per record and are reused.
+ * allocates nothing; the kernel argument arrays grow once per record and are reused.
  */
 export class HostOp {
   kind: OpKind = OpKind.HostFunc;
@@ -29,21 +30,25 @@ export class HostOp {
   hostBytes: Uint8Array | null = null;
   fn: (() => void) | null = null;
   kernel: KernelLaunch | null = null;
-  /** Kernel ranges and scalars, copied at launch (like CUDA kernel arguments). */
-  readonly reads: MemoryRange[] = [];
-  readonly writes: MemoryRange[] = [];
-  readonly params: number[] = [];
-  readonly readViews: Uint8Array[] = [];
-  readonly writeViews: Uint8Array[] = [];
+  /**
+   * Kernel ranges and scalars, copied at launch (like CUDA kernel arguments) into arrays that only grow;
+   * the counts say how many entries are current.
+   */
+  private readonly reads: MemoryRange[] = [];
+  private readonly writes: MemoryRange[] = [];
+  private readonly params: number[] = [];
+  private readCount = 0;
+  private writeCount = 0;
+  private paramCount = 0;
   waitStream: HostStream | null = null;
   waitPosition = 0;
 
   /** Copies the launch's ranges and params into this record. */
   captureKernel(kernel: KernelLaunch): void {
     this.kernel = kernel;
-    copyInto(this.reads, kernel.reads);
-    copyInto(this.writes, kernel.writes);
-    copyInto(this.params, kernel.params);
+    this.readCount = copyInto(this.reads, kernel.reads);
+    this.writeCount = copyInto(this.writes, kernel.writes);
+    this.paramCount = copyInto(this.params, kernel.params);
   }
 
   /** True when the op may run now: anything but a wait, or a wait whose captured position completed. */
@@ -72,10 +77,14 @@ export class HostOp {
   }
 
   /** Performs the op on the emulated memory. Throws whatever a kernel or host function throws. */
-  execute(): void {
+  execute(args: KernelArguments): void {
     switch (this.kind) {
       case OpKind.Kernel:
-        this.runKernel();
+        (this.kernel as KernelLaunch).host(
+          args.readViews(this.reads, this.readCount),
+          args.writeViews(this.writes, this.writeCount),
+          args.params(this.params, this.paramCount),
+        );
         return;
       case OpKind.Memcpy: {
         const dst = (this.dst as HostMemory).bytes;
@@ -104,13 +113,11 @@ export class HostOp {
     }
   }
 
-  private runKernel(): void {
-    fillViews(this.readViews, this.reads);
-    fillViews(this.writeViews, this.writes);
-    (this.kernel as KernelLaunch).host(this.readViews, this.writeViews, this.params);
-  }
-
-  /** Drops every reference so a recycled record keeps nothing alive. */
+  /**
+   * Drops the references of a finished op. The kernel range arrays keep their entries until overwritten
+   * (clearing them costs more than the op), so a free record may keep its last kernel's ranges
+   * reachable; the free list never holds more records than were once in flight.
+   */
   reset(): void {
     this.next = null;
     this.dst = null;
@@ -119,26 +126,16 @@ export class HostOp {
     this.fn = null;
     this.kernel = null;
     this.waitStream = null;
-    if (this.reads.length > 0) this.reads.length = 0;
-    if (this.writes.length > 0) this.writes.length = 0;
-    if (this.params.length > 0) this.params.length = 0;
-    if (this.readViews.length > 0) this.readViews.length = 0;
-    if (this.writeViews.length > 0) this.writeViews.length = 0;
   }
 }
 
-function copyInto<T>(target: T[], source: readonly T[]): void {
-  target.length = source.length;
-  for (let i = 0; i < source.length; i++) target[i] = source[i] as T;
-}
-
-function fillViews(views: Uint8Array[], ranges: readonly MemoryRange[]): void {
-  views.length = ranges.length;
-  for (let i = 0; i < ranges.length; i++) {
-    const r = ranges[i] as MemoryRange;
-    const bytes = (r.memory as HostMemory).bytes;
-    views[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + r.byteOffset, r.byteLength);
-  }
+/** Copies `source` into the front of `target` (which only grows); returns the count copied. */
+function copyInto<T>(target: T[], source: readonly T[]): number {
+  const n = source.length;
+  const kept = Math.min(n, target.length);
+  for (let i = 0; i < kept; i++) target[i] = source[i] as T;
+  for (let i = kept; i < n; i++) target.push(source[i] as T);
+  return n;
 }
 
 /** Free list of op records: `take()` reuses a finished record when one exists. */

@@ -1,6 +1,7 @@
 import { ErrorCode, HsError, OK_VOID, type Result } from '../errors.js';
 import type { HostStream, SyncWaiter } from './host-stream.js';
 import type { SeededRandom } from './seeded-random.js';
+import { KernelArguments } from './kernel-arguments.js';
 import type { HostOp, OpPool } from './stream-op.js';
 
 /** `auto`: work runs in batches on later macrotasks; `manual`: only `step()`/`runUntilIdle()` run it. */
@@ -30,6 +31,7 @@ export class StreamScheduler {
   private cursor = 0;
   private immediate: NodeJS.Immediate | null = null;
   private running = false;
+  private readonly kernelArgs = new KernelArguments();
   private readonly drainBound = (): void => this.drain();
 
   constructor(
@@ -184,7 +186,7 @@ export class StreamScheduler {
       if (s.head !== null) active[w++] = s;
       else s.active = false;
     }
-    active.length = w;
+    if (w !== active.length) active.length = w;
   }
 
   private runOne(stream: HostStream): void {
@@ -193,7 +195,7 @@ export class StreamScheduler {
     if (stream.head === null) stream.tail = null;
     this.running = true;
     try {
-      op.execute();
+      op.execute(this.kernelArgs);
     } catch (cause) {
       const text = cause instanceof Error ? cause.message : String(cause);
       this.hooks.fault(

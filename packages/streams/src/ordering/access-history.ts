@@ -67,7 +67,7 @@ export class AccessHistory {
 
   /**
    * Forgets every access ordered before `floor` (a clock every live stream and the host are ordered
-   * after), then merges neighbouring segments left with the same state. Returns the segment count.
+   * after), then merges neighbouring segments with the same last write and reads. Returns the segment count.
    */
   prune(floor: readonly number[]): number {
     const segs = this.segments;
@@ -83,7 +83,7 @@ export class AccessHistory {
       }
       reads.length = k;
       const prev = w > 0 ? (segs[w - 1] as HistorySegment) : null;
-      if (prev !== null && prev.write === seg.write && prev.reads.length === 0 && reads.length === 0) {
+      if (prev !== null && prev.write === seg.write && sameReads(prev.reads, reads)) {
         prev.end = seg.end;
       } else {
         segs[w++] = seg;
@@ -110,4 +110,11 @@ export class AccessHistory {
     seg.end = at;
     return lo + 1;
   }
+}
+
+/** True when both lists hold the same records (each list has at most one record per owner). */
+function sameReads(a: readonly AccessRecord[], b: readonly AccessRecord[]): boolean {
+  if (a.length !== b.length) return false;
+  for (const record of a) if (!b.includes(record)) return false;
+  return true;
 }

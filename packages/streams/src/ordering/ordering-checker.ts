@@ -32,8 +32,8 @@ export interface OrderingChecker {
 
 /** Clock owner index of the host thread. */
 export const HOST_CLOCK = 0;
-/** Accesses between two prunes of the history. */
-const PRUNE_INTERVAL = 1024;
+/** History segments (over all allocations) below which the checker never prunes. */
+const MIN_PRUNE_SEGMENTS = 256;
 
 interface PendingReport {
   hazard: OrderingHazard;
@@ -56,7 +56,9 @@ export class StreamOrderingChecker implements OrderingChecker {
   private readonly seenHostVersion: number[] = [0];
   private hostVersion = 0;
   private readonly histories = new Map<DeviceMemory, AccessHistory>();
-  private accessesSincePrune = 0;
+  /** Segments held over all allocations, and the count that triggers the next prune. */
+  private segmentCount = 0;
+  private pruneAt = MIN_PRUNE_SEGMENTS;
   private readonly pending: PendingReport[] = [];
 
   constructor(options: OrderingCheckerOptions = {}) {
@@ -115,6 +117,7 @@ export class StreamOrderingChecker implements OrderingChecker {
     }
     const start = range.byteOffset;
     const end = start + range.byteLength;
+    const segmentsBefore = history.segments.length;
     const first = history.isolate(start, end);
     const segs = history.segments;
     const pending = this.pending;
@@ -134,11 +137,12 @@ export class StreamOrderingChecker implements OrderingChecker {
       }
     }
     if (mode === 'write') history.recordWrite(first, end, record);
+    this.segmentCount += segs.length - segmentsBefore;
     if (pending.length > 0) {
       // A copy: onViolation may enqueue more work, which re-enters this method.
       for (const p of pending.slice()) this.report(p, record, mode, range.memory.label);
     }
-    if (++this.accessesSincePrune >= PRUNE_INTERVAL) this.prune();
+    if (this.segmentCount > this.pruneAt) this.prune();
   }
 
   /** Checks and records a host-thread access declared through `noteHostAccess`. */
@@ -174,20 +178,22 @@ export class StreamOrderingChecker implements OrderingChecker {
 
   /** Drops the history of freed memory. */
   forget(memory: DeviceMemory): void {
+    const history = this.histories.get(memory);
+    if (history === undefined) return;
+    this.segmentCount -= history.segments.length;
     this.histories.delete(memory);
   }
 
   /** Drops all history (backend disposed). */
   reset(): void {
     this.histories.clear();
+    this.segmentCount = 0;
     this.live.fill(false, 1);
   }
 
   /** Number of history segments held over all allocations (for tests of bounded memory). */
   historySize(): number {
-    let n = 0;
-    for (const h of this.histories.values()) n += h.segments.length;
-    return n;
+    return this.segmentCount;
   }
 
   private note(hazard: OrderingHazard, earlier: AccessRecord, seg: HistorySegment): void {
@@ -219,14 +225,19 @@ export class StreamOrderingChecker implements OrderingChecker {
     this.onViolation?.(violation);
   }
 
-  /** Forgets accesses that every live stream and the host are already ordered after. */
+  /**
+   * Forgets accesses that every live stream and the host are already ordered after. Runs when the
+   * segment count doubled since the last prune, so its cost is amortized over the accesses that grew it.
+   */
   private prune(): void {
-    this.accessesSincePrune = 0;
     const floor = (this.clocks[HOST_CLOCK] as number[]).slice();
     while (floor.length < this.clocks.length) floor.push(0);
     for (let i = 1; i < this.clocks.length; i++) {
       if (this.live[i] === true) meetClock(floor, this.clocks[i] as number[]);
     }
-    for (const history of this.histories.values()) history.prune(floor);
+    let count = 0;
+    for (const history of this.histories.values()) count += history.prune(floor);
+    this.segmentCount = count;
+    this.pruneAt = Math.max(MIN_PRUNE_SEGMENTS, 2 * count);
   }
 }

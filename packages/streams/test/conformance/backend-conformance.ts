@@ -233,11 +233,13 @@ export function describeBackendConformance(
 
     describe('cross-stream waits', () => {
       it('makes a stream wait for work recorded on another stream', async () => {
-        const producer = stream('producer');
+        // The consumer is created first and the producer has more work, so a missing wait shows.
         const consumer = stream('consumer');
+        const producer = stream('producer');
         const ready = event('ready');
         const trace: string[] = [];
         for (let frame = 0; frame < 20; frame++) {
+          for (let k = 0; k < 3; k++) unwrap(backend.launchHostFunc(producer, () => trace.push(`busy ${frame}`)));
           unwrap(backend.launchHostFunc(producer, () => trace.push(`write ${frame}`)));
           unwrap(backend.recordEvent(ready, producer));
           unwrap(backend.streamWaitEvent(consumer, ready));
@@ -280,8 +282,8 @@ export function describeBackendConformance(
       });
 
       it('moves data between streams through an event', async () => {
-        const producer = stream('producer');
         const consumer = stream('consumer');
+        const producer = stream('producer');
         const ready = event('ready');
         const mem = alloc(MemoryKind.CudaDevice, 32);
         const out = new Uint8Array(32);
@@ -344,6 +346,32 @@ export function describeBackendConformance(
         unwrap(backend.copyToHostAsync(s, out, range(dst, 8, 8)));
         unwrap(await backend.synchronizeStream(s));
         expect([...out]).toEqual([11, 12, 13, 14, 15, 16, 17, 18]);
+      });
+
+      it('passes exactly the declared views, in order, and the params to each kernel', async () => {
+        const s = stream('s');
+        const m = alloc(MemoryKind.CudaDevice, 64);
+        const seen: string[] = [];
+        const shapes = [
+          { reads: 0, writes: 1, params: 0 },
+          { reads: 3, writes: 2, params: 4 },
+          { reads: 1, writes: 0, params: 1 },
+          { reads: 3, writes: 2, params: 4 },
+        ];
+        for (const shape of shapes) {
+          unwrap(
+            backend.launchKernel(s, {
+              name: 'hs.test.shape',
+              reads: Array.from({ length: shape.reads }, (_, i) => range(m, i * 4, i + 1, `r${i}`)),
+              writes: Array.from({ length: shape.writes }, (_, i) => range(m, 32 + i * 8, 8 - i, `w${i}`)),
+              params: Array.from({ length: shape.params }, (_, i) => i * 10),
+              host: (reads, writes, params) =>
+                seen.push(`${reads.map((v) => v.byteLength).join(',')}|${writes.map((v) => v.byteLength).join(',')}|${params.join(',')}`),
+            }),
+          );
+        }
+        unwrap(await backend.synchronizeStream(s));
+        expect(seen).toEqual(['|8|', '1,2,3|8,7|0,10,20,30', '1||0', '1,2,3|8,7|0,10,20,30']);
       });
 
       it('copies launch arguments when the kernel is enqueued', async () => {

@@ -1,0 +1,143 @@
+import { describe, expect, it, vi } from 'vitest';
+import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap, type MemoryRange } from '../src/index.js';
+
+const cuda0 = Device.cuda(0);
+
+describe('HostBackend options', () => {
+  it('emulates the requested number of CUDA devices', () => {
+    const backend = new HostBackend({ deviceCount: 3 });
+    expect(backend.devices).toEqual([Device.cuda(0), Device.cuda(1), Device.cuda(2)]);
+    expect(backend.name).toBe('host');
+    expect(backend.orderingChecker).toBeUndefined();
+    expect(unwrap(backend.createStream(Device.cuda(2))).device).toBe(Device.cuda(2));
+    const refused = backend.createStream(Device.cuda(3));
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.error.message).toContain('cuda:0, cuda:1, cuda:2');
+    backend.dispose();
+  });
+
+  it('throws HsError for malformed options', () => {
+    expect(() => new HostBackend({ deviceCount: -1 })).toThrow(HsError);
+    expect(() => new HostBackend({ deviceCount: 1.5 })).toThrow(/deviceCount/);
+    expect(() => new HostBackend({ scheduling: 'eager' as 'auto' })).toThrow(/scheduling/);
+    expect(() => new HostBackend({ seed: Number.NaN })).toThrow(/seed/);
+    expect(() => new HostBackend({ orderingChecker: { maxViolations: -2 } })).toThrow(/maxViolations/);
+  });
+});
+
+describe('HostBackend memory', () => {
+  it('keeps device memory of another device away from a stream', () => {
+    const backend = new HostBackend({ deviceCount: 2 });
+    const s0 = unwrap(backend.createStream(cuda0));
+    const m1 = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(1), byteSize: 8 }));
+    const r = backend.memsetAsync(s0, { memory: m1, byteOffset: 0, byteLength: 8, label: 'far' }, 0);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe(ErrorCode.NotSupported);
+      expect(r.error.message).toContain('cuda:1');
+    }
+    // A copy may cross devices.
+    const m0 = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: cuda0, byteSize: 8 }));
+    expect(backend.memcpyAsync(s0, { memory: m0, byteOffset: 0, byteLength: 8, label: 'near' }, { memory: m1, byteOffset: 0, byteLength: 8, label: 'far' }).ok).toBe(true);
+    backend.dispose();
+  });
+
+  it('lets work queued before free() finish on the old bytes', async () => {
+    const backend = new HostBackend();
+    const s = unwrap(backend.createStream(cuda0));
+    const m = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: cuda0, byteSize: 4 }));
+    const out = new Uint8Array(4);
+    unwrap(backend.memsetAsync(s, { memory: m, byteOffset: 0, byteLength: 4, label: 't' }, 6));
+    unwrap(backend.copyToHostAsync(s, out, { memory: m, byteOffset: 0, byteLength: 4, label: 't' }));
+    unwrap(backend.free(m));
+    unwrap(await backend.synchronizeStream(s));
+    expect([...out]).toEqual([6, 6, 6, 6]);
+    backend.dispose();
+  });
+
+  it('names the allocation and the bounds when a range is outside it', () => {
+    const backend = new HostBackend();
+    const s = unwrap(backend.createStream(cuda0));
+    const m = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: cuda0, byteSize: 16, label: 'gray slot 0' }));
+    const r = backend.memsetAsync(s, { memory: m, byteOffset: 8, byteLength: 16, label: 'gray' }, 0);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.message).toMatch(/memsetAsync: dst range "gray" \(byteOffset 8, byteLength 16\).*"gray slot 0" of 16 bytes/);
+    backend.dispose();
+  });
+});
+
+describe('HostBackend handles', () => {
+  it('throws from queryEvent for destroyed or foreign events (a boolean cannot carry the error)', () => {
+    const backend = new HostBackend();
+    const other = new HostBackend();
+    const e = unwrap(backend.createEvent(cuda0));
+    unwrap(backend.destroyEvent(e));
+    expect(() => backend.queryEvent(e)).toThrow(/InvalidState/);
+    expect(() => backend.queryEvent(unwrap(other.createEvent(cuda0)))).toThrow(/InvalidArgument/);
+    expect(() => backend.step(unwrap(other.createStream(cuda0)))).toThrow(/InvalidArgument/);
+    backend.dispose();
+    other.dispose();
+  });
+
+  it('refuses to record an event on a stream of another device', () => {
+    const backend = new HostBackend({ deviceCount: 2 });
+    const e = unwrap(backend.createEvent(Device.cuda(1)));
+    const s = unwrap(backend.createStream(cuda0));
+    const r = backend.recordEvent(e, s);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.code).toBe(ErrorCode.InvalidArgument);
+    backend.dispose();
+  });
+});
+
+describe('HostBackend faults', () => {
+  it('reports a throwing kernel through synchronization and onFault, and keeps running later work', async () => {
+    const onFault = vi.fn();
+    const backend = new HostBackend({ onFault });
+    const s = unwrap(backend.createStream(cuda0, { label: 'compute' }));
+    const before = unwrap(backend.createEvent(cuda0));
+    const after = unwrap(backend.createEvent(cuda0));
+    const m = unwrap(backend.allocate({ kind: MemoryKind.CudaManaged, device: cuda0, byteSize: 4 }));
+    const range: MemoryRange = { memory: m, byteOffset: 0, byteLength: 4, label: 't' };
+    unwrap(backend.recordEvent(before, s));
+    unwrap(backend.launchKernel(s, { name: 'hs.test.boom', reads: [], writes: [range], params: [], host: () => { throw new Error('bad index'); } }));
+    unwrap(backend.recordEvent(after, s));
+    unwrap(backend.memsetAsync(s, range, 1));
+    const r = await backend.synchronizeStream(s);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe(ErrorCode.DeviceError);
+      expect(r.error.message).toContain('kernel hs.test.boom on stream "compute" threw: bad index');
+    }
+    expect((await backend.synchronizeEvent(before)).ok).toBe(true);
+    expect((await backend.synchronizeEvent(after)).ok).toBe(false);
+    expect(onFault).toHaveBeenCalledTimes(1);
+    expect([...unwrap(backend.hostView(m))]).toEqual([1, 1, 1, 1]);
+    backend.dispose();
+  });
+});
+
+describe('HostBackend dispose', () => {
+  it('settles pending synchronizations with InvalidState and drops queued work', async () => {
+    const backend = new HostBackend({ scheduling: 'manual' });
+    const s = unwrap(backend.createStream(cuda0));
+    let ran = false;
+    unwrap(backend.launchHostFunc(s, () => (ran = true)));
+    const pending = backend.synchronizeStream(s);
+    backend.dispose();
+    const r = await pending;
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.code).toBe(ErrorCode.InvalidState);
+    expect(backend.runUntilIdle()).toBe(0);
+    expect(ran).toBe(false);
+  });
+
+  it('supports `using`', () => {
+    let stream;
+    {
+      using backend = new HostBackend();
+      stream = unwrap(backend.createStream(cuda0));
+    }
+    expect(stream.destroyed).toBe(true);
+  });
+});
