@@ -6,6 +6,9 @@ import type { SessionResources } from './session-resources.js';
 /** Idle turns spent polling with `setImmediate` before backing off to a 1 ms timer. */
 const SPIN_TURNS = 64;
 
+/** Sweeps over the operators within one turn while they make progress (amortizes the macrotask hop). */
+const MAX_PASSES_PER_TURN = 32;
+
 /**
  * The JS-thread scheduler: each turn retires pool slots (one batched event query per pool), then
  * activates every operator whose inputs hold messages and whose outputs have room. Nothing here
@@ -46,23 +49,9 @@ export class Scheduler {
     this.resources.retire();
     const now = performance.now();
     let progressed = false;
-    for (const runner of this.runners) {
-      if (this.failure !== null) break;
-      if (!runner.isSource && !runner.busy && !runner.finished && runner.inputsDrained(this.isProducerDone)) {
-        runner.finished = true;
-        continue;
-      }
-      if (!runner.isReady(now)) continue;
+    for (let pass = 0; pass < MAX_PASSES_PER_TURN && this.failure === null; pass++) {
+      if (!this.sweep(now) && (pass === 0 || this.resources.retire() === 0)) break;
       progressed = true;
-      const outcome = runner.activate(now);
-      if (outcome instanceof Promise) {
-        void outcome.then((settled) => {
-          if (!settled.ok) this.fail(settled);
-          this.schedule(true);
-        });
-      } else if (!outcome.ok) {
-        this.fail(outcome);
-      }
     }
     if (this.failure !== null) {
       this.finishWhenIdle(this.failure);
@@ -73,6 +62,32 @@ export class Scheduler {
       return;
     }
     this.schedule(progressed);
+  };
+
+  /** Activates every ready operator once, in plan order; returns true when any ran. */
+  private sweep(now: number): boolean {
+    let progressed = false;
+    for (const runner of this.runners) {
+      if (this.failure !== null) break;
+      if (!runner.isSource && !runner.busy && !runner.finished && runner.inputsDrained(this.isProducerDone)) {
+        runner.finished = true;
+        continue;
+      }
+      if (!runner.isReady(now)) continue;
+      progressed = true;
+      const outcome = runner.activate(now);
+      if (outcome instanceof Promise) {
+        void outcome.then(this.onSettled);
+      } else if (!outcome.ok) {
+        this.fail(outcome);
+      }
+    }
+    return progressed;
+  }
+
+  private readonly onSettled = (settled: Result<void>): void => {
+    if (!settled.ok) this.fail(settled);
+    this.schedule(true);
   };
 
   private readonly isProducerDone = (channel: Channel): boolean => {

@@ -1,6 +1,6 @@
 import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
 import { measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
-import { runtimeChainNsPerFrame } from './runtime-chain.js';
+import { runRuntimeChain } from './runtime-chain.js';
 
 const FRAME_BYTES = 1 << 16;
 const HOP_FRAMES = Number(process.env.HS_BENCH_FRAMES ?? 200_000);
@@ -13,7 +13,7 @@ console.log(`hs bench: ${HOP_FRAMES} frames of ${FRAME_BYTES} bytes, host backen
 
 const baseline = await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH);
 const hop = measurePoolHop(HOP_FRAMES, FRAME_BYTES);
-const chain = await runtimeChainNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH);
+const chain = (await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000)).nsPerFrame;
 
 console.log('per-hop cost, producer -> consumer through a TensorPool (per-step timers add ~40 ns each):');
 for (const step of ['allocate', 'write', 'commit', 'emit', 'receive', 'release', 'retire'] as const) {
@@ -26,4 +26,8 @@ console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame 
 console.log(`  hs RunSession source -> sink           ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x\n`);
 
 const growth = poolHopHeapGrowth(HEAP_FRAMES, FRAME_BYTES);
-console.log(`JS heap growth over ${HEAP_FRAMES} pool hops after warm-up: ${growth} bytes (${(growth / HEAP_FRAMES).toFixed(4)} bytes/frame)`);
+const perFrame = (bytes: number): string => `${bytes} bytes (${(bytes / HEAP_FRAMES).toFixed(4)} bytes/frame)`;
+console.log(`JS heap growth after warm-up over ${HEAP_FRAMES} frames, forced GC before and after:`);
+console.log(`  pool hops            ${perFrame(growth)}`);
+const long = await runRuntimeChain(HEAP_FRAMES + 20_000, FRAME_BYTES, QUEUE_DEPTH, 20_000);
+console.log(`  RunSession chain     ${perFrame(long.heapGrowthBytes)}  (${long.nsPerFrame.toFixed(0)} ns/frame)`);

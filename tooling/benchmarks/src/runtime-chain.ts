@@ -37,6 +37,13 @@ class FrameSource extends Operator {
 class FrameSink extends Operator {
   frames!: InputPort;
   received = 0;
+  /** heapUsed after a forced GC at frame `probeAt` and at the last frame (bytes). */
+  heapAtProbe = 0;
+  heapAtEnd = 0;
+
+  constructor(name: string, private readonly probeAt: number, private readonly last: number) {
+    super(name);
+  }
 
   setup(spec: OperatorSpec): void {
     this.frames = spec.input('frames', { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 });
@@ -44,15 +51,29 @@ class FrameSink extends Operator {
 
   compute(ctx: ExecutionContext): Result<void> {
     if (ctx.receive(this.frames) !== undefined) this.received += 1;
+    if (this.received === this.probeAt) this.heapAtProbe = heapAfterGc();
+    if (this.received === this.last) this.heapAtEnd = heapAfterGc();
     return OK_VOID;
   }
 }
 
+function heapAfterGc(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+/** Figures of one run of the chain. */
+export interface ChainRun {
+  readonly nsPerFrame: number;
+  /** JS heap growth between frame `warmup` and the last frame, after forced GCs (bytes). */
+  readonly heapGrowthBytes: number;
+}
+
 /** A two-operator chain through the full runtime (compile, session, scheduler) on the host backend. */
-export async function runtimeChainNsPerFrame(frames: number, frameBytes: number, queueDepth: number): Promise<number> {
+export async function runRuntimeChain(frames: number, frameBytes: number, queueDepth: number, warmup: number): Promise<ChainRun> {
   const graph = new Graph('bench-chain');
   const source = graph.add(new FrameSource('source', frames, frameBytes));
-  const sink = graph.add(new FrameSink('sink'));
+  const sink = graph.add(new FrameSink('sink', warmup, frames));
   graph.addFlow(source.frames, sink.frames, { queueDepth });
   const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
   const session = unwrap(RunSession.create(plan, { backend: 'host' }));
@@ -61,5 +82,5 @@ export async function runtimeChainNsPerFrame(frames: number, frameBytes: number,
   const elapsed = Number(process.hrtime.bigint() - start);
   session.dispose();
   if (sink.received !== frames) throw new Error(`runtime chain lost frames: ${sink.received}/${frames}`);
-  return elapsed / frames;
+  return { nsPerFrame: elapsed / frames, heapGrowthBytes: sink.heapAtEnd - sink.heapAtProbe };
 }
