@@ -211,7 +211,12 @@ export class OperatorRunner implements ExecutionContext {
       const tensor = input.channel.shift()!;
       input.current = tensor;
       const received = this.receiveOrdered(tensor);
-      if (!received.ok) return this.endActivation(received);
+      if (!received.ok) {
+        // Not registered on this stream: give its lease back without a release stream.
+        tensor.backing?.releaseLease(null);
+        input.current = undefined;
+        return this.endActivation(received);
+      }
       if (this.stream === null && tensor.readinessEvent !== null) {
         (hostWaits ??= []).push(this.backend.synchronizeEvent(tensor.readinessEvent));
       }

@@ -1,6 +1,6 @@
-import type { ExecutionPlan } from '@hs/compiler';
+import type { ExecutionPlan, TensorAllocationRecord } from '@hs/compiler';
 import { TensorPool } from '@hs/pool';
-import { type Backend, type Result, type Stream, ErrorCode, err, ok } from '@hs/streams';
+import { type Backend, type Device, type Result, type Stream, ErrorCode, err, ok } from '@hs/streams';
 import { Channel } from './channel.js';
 
 /**
@@ -45,6 +45,11 @@ export class SessionResources {
         release();
         return err(ErrorCode.InvalidArgument, `pool ${record.id} names unknown stream ${String(record.producerStream)}`);
       }
+      const eventDevice = eventDeviceOf(plan, record, producerStream);
+      if (!eventDevice.ok) {
+        release();
+        return eventDevice;
+      }
       const made = TensorPool.materialize(backend, {
         name: record.id,
         memoryKind: record.memoryKind,
@@ -56,6 +61,7 @@ export class SessionResources {
         maxReleaseStreams: record.maxReleaseStreams,
         alignment: record.alignment,
         producerStream,
+        ...(eventDevice.value === null ? {} : { eventDevice: eventDevice.value }),
       });
       if (!made.ok) {
         release();
@@ -86,4 +92,27 @@ export class SessionResources {
     for (const pool of this.pools.values()) pool.dispose();
     for (const stream of this.streams.values()) this.backend.destroyStream(stream);
   }
+}
+
+/**
+ * The device whose events order a pool's slots: the pool's own CUDA device, else its producer stream's
+ * device, else the one device of its stream-owning consumers (host-written pinned memory read by device
+ * work); `null` when nobody orders it with streams.
+ * @returns `NotSupported` when stream-owning consumers sit on two devices (hs never orders across devices).
+ */
+function eventDeviceOf(plan: ExecutionPlan, record: TensorAllocationRecord, producerStream: Stream | null): Result<Device | null> {
+  if (record.device.isCuda) return ok(record.device);
+  if (producerStream !== null) return ok(producerStream.device);
+  const devices = new Set<Device>();
+  for (const edgeId of record.consumers) {
+    const consumer = plan.operator(plan.edge(edgeId)!.consumer.operator)!;
+    if (consumer.stream !== null && consumer.device !== null) devices.add(consumer.device);
+  }
+  if (devices.size > 1) {
+    return err(
+      ErrorCode.NotSupported,
+      `pool ${record.id} is read by streams on ${[...devices].join(' and ')}; one pool's events live on one device — give each device its own producer output`,
+    );
+  }
+  return ok(devices.size === 1 ? [...devices][0]! : null);
 }
