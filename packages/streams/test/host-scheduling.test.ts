@@ -188,3 +188,21 @@ describe('auto scheduling', () => {
     backend.dispose();
   });
 });
+
+describe('mixing step() with auto scheduling', () => {
+  it('still runs work that a stepped host function enqueued', async () => {
+    const backend = new HostBackend();
+    const s = unwrap(backend.createStream(cuda0));
+    const t = unwrap(backend.createStream(cuda0));
+    const trace: string[] = [];
+    unwrap(backend.launchHostFunc(s, () => {
+      trace.push('outer');
+      unwrap(backend.launchHostFunc(t, () => trace.push('inner')));
+    }));
+    expect(backend.step(s)).toBe(true);
+    expect(trace).toEqual(['outer']);
+    unwrap(await backend.synchronizeStream(t));
+    expect(trace).toEqual(['outer', 'inner']);
+    backend.dispose();
+  });
+});

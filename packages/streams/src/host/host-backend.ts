@@ -126,7 +126,10 @@ export class HostBackend implements Backend, Disposable {
 
   // ---- streams -------------------------------------------------------------------------------
 
-  /** Creates a stream on one of `devices`. InvalidArgument for another device or a non-integer priority. */
+  /**
+   * Creates a stream on one of `devices`. InvalidArgument for another device or a non-integer priority.
+   * The host backend records the priority but does not schedule by it.
+   */
   createStream(device: Device, options: StreamOptions = {}): Result<Stream> {
     const problem = this.disposedProblem('createStream') ?? this.deviceProblem(device, 'createStream');
     if (problem !== null) return problem;

@@ -79,15 +79,10 @@ export class StreamScheduler {
    */
   step(stream?: HostStream): boolean {
     this.assertNotExecuting('step');
-    if (stream !== undefined) {
-      const head = stream.head;
-      if (head === null || !head.runnable) return false;
-      this.runOne(stream);
-      return true;
-    }
-    const next = this.pick();
-    if (next === null) return false;
+    const next = stream ?? this.pick();
+    if (next === null || next.head === null || !next.head.runnable) return false;
     this.runOne(next);
+    this.scheduleLeftovers();
     return true;
   }
 
@@ -97,7 +92,16 @@ export class StreamScheduler {
    */
   runUntilIdle(): number {
     this.assertNotExecuting('runUntilIdle');
-    return this.runBatch(Number.POSITIVE_INFINITY);
+    const ran = this.runBatch(Number.POSITIVE_INFINITY);
+    this.scheduleLeftovers();
+    return ran;
+  }
+
+  /** In auto mode, makes sure work enqueued by ops run from `step()` gets a batch of its own. */
+  private scheduleLeftovers(): void {
+    if (this.mode === 'auto' && this.immediate === null && this.active.length > 0) {
+      this.immediate = setImmediate(this.drainBound);
+    }
   }
 
   /** Drops all queued work and settles every pending host wait with `error`. */

@@ -31,7 +31,7 @@ export interface OrderingChecker {
 }
 
 /** Clock owner index of the host thread. */
-export const HOST_CLOCK = 0;
+const HOST_CLOCK = 0;
 /** History segments (over all allocations) below which the checker never prunes. */
 const MIN_PRUNE_SEGMENTS = 256;
 
