@@ -1,5 +1,8 @@
 import { ErrorCode, HsError, type KernelLaunch, type MemoryRange } from '@hs/streams';
 
+// Each builder call makes a new launch record: the backend may hold it until the stream reaches it, so
+// records cannot be reused across launches. The host implementations themselves allocate nothing.
+
 /** Registry name of the RGBA to grey kernel; the CUDA backend looks the device version up by it. */
 export const RGBA_TO_GRAY_KERNEL = 'hs.rgbaToGray';
 /** Registry name of the 2x2 box downscale kernel; the CUDA backend looks the device version up by it. */

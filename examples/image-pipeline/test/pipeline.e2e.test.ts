@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunSession } from '@hs/runtime';
-import { HostBackend, unwrap } from '@hs/streams';
+import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import baboonDataUri from 'baboon-image-uri';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
@@ -25,13 +25,19 @@ function expectedFrame(rgba: Uint8Array, width: number, height: number): Expecte
 
 /** Runs the pipeline on a host backend with the ordering checker on; returns what it produced. */
 async function runPipeline(images: readonly RgbaImage[], frames: number, outDir: string) {
+  const outcome = await tryPipeline(images, frames, outDir);
+  return { ...outcome, metrics: unwrap(outcome.metrics) };
+}
+
+/** Like `runPipeline`, but hands back the run's `Result` instead of unwrapping it. */
+async function tryPipeline(images: readonly RgbaImage[], frames: number, outDir: string) {
   const backend = new HostBackend({ orderingChecker: true });
   try {
     const pipeline = unwrap(buildImagePipeline({ images, frames, rateHz: 1000, outDir }));
     const session = unwrap(RunSession.create(pipeline.plan, { backend }));
     const metrics = await session.run();
     session.dispose();
-    return { pipeline, metrics: unwrap(metrics), violations: backend.orderingChecker?.violations ?? [] };
+    return { pipeline, metrics, violations: backend.orderingChecker?.violations ?? [] };
   } finally {
     backend.dispose();
   }
@@ -122,5 +128,15 @@ describe('image pipeline end to end (host backend)', () => {
     expect(violations).toEqual([]);
     const pixels = 3 * expectedPng.pixels.length + 2 * expectedJpeg.pixels.length;
     expect(pipeline.statistics.statistics.pixels).toBe(pixels);
+  });
+
+  it('fails the run with a typed error naming the writer when the output directory cannot be made', async () => {
+    const blocker = join(dir, 'a-file');
+    await writeFile(blocker, 'not a directory');
+    const { metrics } = await tryPipeline([unwrap(loadBundledMandrill(DEFAULT_IMAGE_BOUNDS))], 2, join(blocker, 'out'));
+    expect(metrics.ok).toBe(false);
+    if (metrics.ok) return;
+    expect(metrics.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(metrics.error.message).toMatch(/png-writer.*cannot create output directory '.*a-file\/out'/);
   });
 });

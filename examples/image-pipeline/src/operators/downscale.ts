@@ -40,7 +40,7 @@ export class Downscale extends Operator {
   compute(ctx: ExecutionContext): Result<void> {
     const gray = ctx.receive(this.gray);
     if (gray === undefined) return OK_VOID;
-    const layout = checkPackedImage(gray, `${this.name}.gray`, 1);
+    const layout = checkPackedImage(gray, this.gray, 1);
     if (!layout.ok) return layout;
     const height = gray.shape[0]!;
     const width = gray.shape[1]!;

@@ -41,7 +41,7 @@ export class Grayscale extends Operator {
   compute(ctx: ExecutionContext): Result<void> {
     const rgba = ctx.receive(this.rgba);
     if (rgba === undefined) return OK_VOID;
-    const layout = checkPackedImage(rgba, `${this.name}.rgba`, 4);
+    const layout = checkPackedImage(rgba, this.rgba, 4);
     if (!layout.ok) return layout;
     const height = rgba.shape[0]!;
     const width = rgba.shape[1]!;

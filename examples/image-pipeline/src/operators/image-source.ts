@@ -53,22 +53,18 @@ export class ImageSource extends Operator {
     if (!Number.isFinite(options.rateHz) || options.rateHz <= 0) {
       throw new HsError(ErrorCode.InvalidArgument, `${name}: rateHz must be positive and finite, got ${options.rateHz}`);
     }
+    const { minWidth, minHeight, maxWidth, maxHeight } = options.bounds;
     for (const image of options.images) {
-      if (image.width > options.bounds.maxWidth || image.height > options.bounds.maxHeight) {
+      if (image.width > maxWidth || image.height > maxHeight || image.width < minWidth || image.height < minHeight) {
         throw new HsError(
           ErrorCode.InvalidArgument,
-          `${name}: image '${image.name}' (${image.width}x${image.height}) exceeds the bound ${options.bounds.maxWidth}x${options.bounds.maxHeight}`,
+          `${name}: image '${image.name}' (${image.width}x${image.height}) is outside the bounds ${minWidth}x${minHeight} to ${maxWidth}x${maxHeight}`,
         );
       }
     }
     this.options = options;
     this.periodNs = BigInt(Math.round(1e9 / options.rateHz));
     this.shapes = options.images.map((image) => Object.freeze([image.height, image.width, 4]));
-  }
-
-  /** Frames emitted so far. */
-  get framesEmitted(): number {
-    return this.emitted;
   }
 
   setup(spec: OperatorSpec): void {
@@ -93,8 +89,8 @@ export class ImageSource extends Operator {
     view.value.set(image.data);
     const committed = guard.value.commit();
     if (!committed.ok) return committed;
-    const emitted = ctx.emit(this.frames, loan.value);
-    if (!emitted.ok) return emitted;
+    const published = ctx.emit(this.frames, loan.value);
+    if (!published.ok) return published;
 
     this.emitted += 1;
     if (this.emitted === this.options.frames) {

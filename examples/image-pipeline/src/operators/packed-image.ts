@@ -1,13 +1,14 @@
 import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
+import type { InputPort } from '@hs/compiler';
 import type { Tensor } from '@hs/tensor';
 
 /**
  * Checks that a received image tensor is packed row-major: shape `[H, W]` (`channels` 1) or
  * `[H, W, channels]`, strides equal to the packed strides, in elements. The kernels index pixels as
  * `y * W + x`, so any padding or transposed view would be misread.
- * @returns `ErrorCode.ProtocolError` naming the port and the layout that was received.
+ * @returns `ErrorCode.ProtocolError` naming the port (`operator.port`) and the layout that was received.
  */
-export function checkPackedImage(tensor: Tensor, port: string, channels: 1 | 4): Result<void> {
+export function checkPackedImage(tensor: Tensor, port: InputPort, channels: 1 | 4): Result<void> {
   const { shape, strides } = tensor;
   const rank = channels === 1 ? 2 : 3;
   const packed =
@@ -20,6 +21,6 @@ export function checkPackedImage(tensor: Tensor, port: string, channels: 1 | 4):
   const expected = channels === 1 ? '[H, W]' : `[H, W, ${channels}]`;
   return err(
     ErrorCode.ProtocolError,
-    `${port}: expected a packed ${expected} image, received shape [${shape.join(', ')}] strides [${strides.join(', ')}]`,
+    `${port.key}: expected a packed ${expected} image, received shape [${shape.join(', ')}] strides [${strides.join(', ')}]`,
   );
 }

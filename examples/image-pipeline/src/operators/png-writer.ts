@@ -55,7 +55,7 @@ export class PngWriter extends Operator {
   async compute(ctx: ExecutionContext): Promise<Result<void>> {
     const frame = ctx.receive(this.frames);
     if (frame === undefined) return OK_VOID;
-    const layout = checkPackedImage(frame, `${this.name}.frames`, 1);
+    const layout = checkPackedImage(frame, this.frames, 1);
     if (!layout.ok) return layout;
     const height = frame.shape[0]!;
     const width = frame.shape[1]!;

@@ -64,7 +64,7 @@ export class StatisticsSink extends Operator {
   async compute(ctx: ExecutionContext): Promise<Result<void>> {
     const frame = ctx.receive(this.frames);
     if (frame === undefined) return OK_VOID;
-    const layout = checkPackedImage(frame, `${this.name}.frames`, 1);
+    const layout = checkPackedImage(frame, this.frames, 1);
     if (!layout.ok) return layout;
     const pixels = this.staging.view(frame.byteSize, this.name);
     if (!pixels.ok) return pixels;
