@@ -18,7 +18,7 @@ export type { CompileOptions, ComputeStreamPolicy, DeploymentBinding, PlanOption
 export { CompileError, DiagnosticCode } from './compile/diagnostics.js';
 export type { Diagnostic, DiagnosticSeverity, DiagnosticSubject } from './compile/diagnostics.js';
 export type { QueueDepthSource } from './compile/queue-depths.js';
-export type { ExecutionPlan } from './plan/execution-plan.js';
+export type { ExecutionPlan, ExecutionPlanRecords } from './plan/execution-plan.js';
 export type { JsonValue } from './plan/plan-json.js';
 export type {
   PortRef,
