@@ -83,7 +83,7 @@ export class SessionResources {
 
   /** True when every pool has all its slots back. */
   get allSlotsReturned(): boolean {
-    for (const pool of this.pools.values()) if (pool.available !== pool.stats.slotCount) return false;
+    for (const pool of this.pools.values()) if (pool.available !== pool.slotCount) return false;
     return true;
   }
 
