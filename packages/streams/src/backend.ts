@@ -151,8 +151,31 @@ export interface Backend {
   /** Resolves when all work enqueued on `stream` so far completes. The explicit host wait. */
   synchronizeStream(stream: Stream): Promise<Result<void>>;
 
+  /**
+   * Allocates memory that is valid on every stream and for the host once this returns (the synchronous
+   * tier, like `cudaMalloc`). `OutOfMemory` when a valid size cannot be satisfied.
+   */
   allocate(request: AllocationRequest): Result<DeviceMemory>;
+  /** Frees memory; the caller guarantees no later work uses it (work already enqueued still completes). */
   free(memory: DeviceMemory): Result<void>;
+  /**
+   * True when `device` supports stream-ordered allocation from a memory pool (`allocateAsync`/`freeAsync`,
+   * CUDA's `cudaDevAttrMemoryPoolsSupported`). Never blocks. False for devices this backend does not have.
+   */
+  supportsMemoryPools(device: Device): boolean;
+  /**
+   * Stream-ordered allocation of cudaDevice memory on `stream`'s device (`cudaMallocAsync`): the memory may
+   * be used by work enqueued on `stream` after this call, and by other streams ordered after it through an
+   * event. `request.device` must be the stream's device and `request.kind` cudaDevice (InvalidArgument);
+   * NotSupported when the device has no memory-pool support; `OutOfMemory` when the size cannot be met.
+   */
+  allocateAsync(request: AllocationRequest, stream: Stream): Result<DeviceMemory>;
+  /**
+   * Stream-ordered free (`cudaFreeAsync`): the memory returns to its pool once the work enqueued on `stream`
+   * before this call completes. The handle refuses new use at once (InvalidState). Accepts memory from
+   * `allocate` or `allocateAsync`.
+   */
+  freeAsync(memory: DeviceMemory, stream: Stream): Result<void>;
   /**
    * A view of host-accessible memory (host, pinnedHost, cudaManaged). `NotSupported` for cudaDevice.
    * Reading it is safe only after the writes were synchronized for the host.

@@ -23,8 +23,14 @@ export enum ErrorCode {
   NotFound = 'NotFound',
   /** A name or registration already exists. */
   AlreadyExists = 'AlreadyExists',
-  /** The backend or device reported a failure (allocation refused, driver error). */
+  /** The backend or device reported a failure (driver error, a kernel that faulted). */
   DeviceError = 'DeviceError',
+  /**
+   * An allocation of a valid size could not be satisfied (the device, the host heap or a resource's limit
+   * refused it); nothing was allocated. Spec: the resource conformance suite's impossible-size case
+   * (nanovdb-memory-resources).
+   */
+  OutOfMemory = 'OutOfMemory',
   /** The graph or plan failed validation at compile time; see the diagnostics. */
   CompileError = 'CompileError',
 }

@@ -141,3 +141,41 @@ describe('HostBackend dispose', () => {
     expect(stream.destroyed).toBe(true);
   });
 });
+
+describe('HostBackend stream-ordered allocation and memory-pool capability', () => {
+  it('reports memory pools, allocates cudaDevice memory on a stream and frees it in stream order', async () => {
+    const backend = new HostBackend();
+    const cuda0 = Device.cuda(0);
+    const s = unwrap(backend.createStream(cuda0));
+    expect(backend.supportsMemoryPools(cuda0)).toBe(true);
+    expect(backend.supportsMemoryPools(Device.cuda(5))).toBe(false);
+    const m = unwrap(backend.allocateAsync({ kind: MemoryKind.CudaDevice, device: cuda0, byteSize: 64 }, s));
+    expect(m.address % 256n).toBe(0n);
+    unwrap(backend.memsetAsync(s, { memory: m, byteOffset: 0, byteLength: 64, label: 'm' }, 3));
+    unwrap(backend.freeAsync(m, s));
+    expect(m.freed).toBe(true);
+    expect(backend.freeAsync(m, s).ok).toBe(false);
+    expect((await backend.synchronizeStream(s)).ok).toBe(true);
+    const host = backend.allocateAsync({ kind: MemoryKind.Host, device: Device.cpu(), byteSize: 8 }, s);
+    expect(!host.ok && host.error.code).toBe(ErrorCode.InvalidArgument);
+    backend.dispose();
+  });
+
+  it('emulates a pool-less device: allocateAsync is NotSupported, allocate still works', () => {
+    const backend = new HostBackend({ memoryPools: false });
+    const cuda0 = Device.cuda(0);
+    const s = unwrap(backend.createStream(cuda0));
+    expect(backend.supportsMemoryPools(cuda0)).toBe(false);
+    const r = backend.allocateAsync({ kind: MemoryKind.CudaDevice, device: cuda0, byteSize: 64 }, s);
+    expect(!r.ok && r.error.code).toBe(ErrorCode.NotSupported);
+    expect(backend.allocate({ kind: MemoryKind.CudaDevice, device: cuda0, byteSize: 64 }).ok).toBe(true);
+    backend.dispose();
+  });
+
+  it('returns OutOfMemory, allocating nothing, when the heap refuses a valid size', () => {
+    const backend = new HostBackend();
+    const r = backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 2 ** 50 });
+    expect(!r.ok && r.error.code).toBe(ErrorCode.OutOfMemory);
+    backend.dispose();
+  });
+});

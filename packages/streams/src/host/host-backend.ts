@@ -41,6 +41,12 @@ export interface HostBackendOptions {
    * also returned by later `synchronizeStream`/`synchronizeEvent` calls covering that op.
    */
   readonly onFault?: (error: HsError, stream: Stream) => void;
+  /**
+   * Whether the emulated devices report stream-ordered memory-pool support (`supportsMemoryPools`);
+   * default true. Set false to emulate a pool-less device (for example a vGPU without
+   * `cudaDevAttrMemoryPoolsSupported`): `allocateAsync` then returns NotSupported.
+   */
+  readonly memoryPools?: boolean;
 }
 
 /** Default allocation alignment, bytes. */
@@ -59,8 +65,9 @@ const MAX_DEVICES = 64;
  *
  * Errors are returned as `Result`s: InvalidArgument (bad sizes, devices, ranges, foreign handles),
  * InvalidState (destroyed streams/events, freed memory, disposed backend), NotSupported (host view of
- * cudaDevice memory; device work on pageable host memory or another device's memory), DeviceError
- * (an allocation the JS heap refused; a kernel or host function that threw, reported by synchronization).
+ * cudaDevice memory; device work on pageable host memory or another device's memory; stream-ordered
+ * allocation with `memoryPools: false`), OutOfMemory (an allocation the JS heap refused), DeviceError
+ * (a kernel or host function that threw, reported by synchronization).
  * Wrong argument types throw `HsError`.
  *
  * @example
@@ -87,6 +94,7 @@ export class HostBackend implements Backend, Disposable {
   private readonly events = new Set<HostEvent>();
   private readonly allocations = new Set<HostMemory>();
   private readonly onFault: ((error: HsError, stream: Stream) => void) | undefined;
+  private readonly memoryPools: boolean;
   private nextStreamId = 1;
   private nextEventId = 1;
   private nextMemoryId = 1;
@@ -94,7 +102,10 @@ export class HostBackend implements Backend, Disposable {
 
   /** @throws HsError InvalidArgument when an option has the wrong type or is out of range. */
   constructor(options: HostBackendOptions = {}) {
-    const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault } = options;
+    const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true } = options;
+    if (typeof memoryPools !== 'boolean') {
+      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: memoryPools must be a boolean, got ${String(memoryPools)}`);
+    }
     if (!Number.isInteger(deviceCount) || deviceCount < 0 || deviceCount > MAX_DEVICES) {
       throw new HsError(ErrorCode.InvalidArgument, `HostBackend: deviceCount must be an integer 0..${MAX_DEVICES}, got ${String(deviceCount)}`);
     }
@@ -118,6 +129,7 @@ export class HostBackend implements Backend, Disposable {
       orderingChecker === false ? null : new StreamOrderingChecker(orderingChecker === true ? {} : orderingChecker);
     this.orderingChecker = this.checker ?? undefined;
     this.onFault = onFault;
+    this.memoryPools = memoryPools;
     this.scheduler = new StreamScheduler(scheduling, seed === undefined ? null : new SeededRandom(seed), this.ops, {
       joinHost: (clock) => this.checker?.joinHost(clock),
       fault: (stream, error) => this.recordFault(stream, error),
@@ -289,7 +301,7 @@ export class HostBackend implements Backend, Disposable {
    * Allocates `byteSize` bytes of emulated memory at an address aligned to `alignment`. CUDA kinds need one
    * of `devices`, host kinds `Device.cpu()`. InvalidArgument for an unknown kind, a wrong device, a size
    * that is not a positive safe integer or an alignment that is not a power of two up to 1 GiB;
-   * DeviceError when the JS heap refuses the buffer.
+   * OutOfMemory when the JS heap refuses the buffer (nothing is allocated).
    */
   allocate(request: AllocationRequest): Result<DeviceMemory> {
     if (typeof request !== 'object' || request === null) {
@@ -321,7 +333,11 @@ export class HostBackend implements Backend, Disposable {
     try {
       bytes = new Uint8Array(new ArrayBuffer(byteSize));
     } catch (cause) {
-      return err(ErrorCode.DeviceError, `allocate: could not allocate ${byteSize} bytes of emulated ${kind} memory`, cause);
+      return err(
+        ErrorCode.OutOfMemory,
+        `allocate: the host heap refused ${byteSize} bytes of emulated ${kind} memory; allocate less or free memory first`,
+        cause,
+      );
     }
     const id = this.nextMemoryId++;
     const memory = new HostMemory(
@@ -351,6 +367,44 @@ export class HostBackend implements Backend, Disposable {
     this.allocations.delete(m);
     this.checker?.forget(m);
     return OK_VOID;
+  }
+
+  /** True for the emulated CUDA devices unless the backend was made with `memoryPools: false`. */
+  supportsMemoryPools(device: Device): boolean {
+    return this.memoryPools && this.devices.includes(device);
+  }
+
+  /**
+   * Stream-ordered allocation of cudaDevice memory. The emulation allocates at once, which is valid on
+   * every stream (stronger than stream order requires). InvalidArgument for another kind or a device other
+   * than the stream's; NotSupported when made with `memoryPools: false`; otherwise as `allocate`.
+   */
+  allocateAsync(request: AllocationRequest, stream: Stream): Result<DeviceMemory> {
+    const problem = streamProblem(this, stream, 'allocateAsync');
+    if (problem !== null) return problem;
+    if (request.kind !== MemoryKind.CudaDevice || request.device !== stream.device) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `allocateAsync: stream-ordered allocation gives cudaDevice memory on the stream's device (${stream.device.toString()}); got ${String(request.kind)} on ${describeDevice(request.device)}`,
+      );
+    }
+    if (!this.memoryPools) {
+      return err(
+        ErrorCode.NotSupported,
+        `allocateAsync: ${stream.device.toString()} has no stream-ordered memory-pool support; use synchronous allocate (cudaMalloc)`,
+      );
+    }
+    return this.allocate(request);
+  }
+
+  /**
+   * Stream-ordered free: the handle refuses new use at once; work already enqueued (on any stream) still
+   * completes. InvalidArgument/InvalidState for a bad stream or memory.
+   */
+  freeAsync(memory: DeviceMemory, stream: Stream): Result<void> {
+    const problem = streamProblem(this, stream, 'freeAsync');
+    if (problem !== null) return problem;
+    return this.free(memory);
   }
 
   /**
