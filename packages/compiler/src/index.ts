@@ -2,8 +2,8 @@ export { Graph } from './authoring/graph.js';
 export type { FlowOptions, GraphFlow } from './authoring/graph.js';
 export { Operator } from './authoring/operator.js';
 export type { OperatorCallbackResult } from './authoring/operator.js';
-export type { OperatorSpec } from './authoring/operator-spec.js';
-export type { InputPort, OutputPort } from './authoring/ports.js';
+export type { OperatorSpec, TemporalContract, InputRetention } from './authoring/operator-spec.js';
+export type { InputPort, OutputPort, OutputRateDeclaration } from './authoring/ports.js';
 export type { TensorInputRequirements, InputPortOptions } from './authoring/tensor-input-requirements.js';
 export type {
   TensorOutputSpec,
@@ -11,7 +11,27 @@ export type {
   TensorBounds,
   TensorOutputStorage,
   DeclaredTensorOutput,
+  TensorOutputDerivations,
 } from './authoring/tensor-output-spec.js';
+export { Rate, RateRatio } from './rates/rate.js';
+export { ParamField, integerParam, enumParam, shapeParam, memoryKindParam, rateParam } from './params/param-field.js';
+export type { ParamMutability, ParamFieldDomain, RateDomain } from './params/param-field.js';
+export { ParamSchema, paramSchema } from './params/param-schema.js';
+export type { ParamFields, ParamValues } from './params/param-schema.js';
+export { BoundParams, ParamRef } from './params/bound-params.js';
+export { parameterMemoryKind, memoryKindCase } from './params/parameter-memory-kind.js';
+export type { ParameterMemoryKind, MemoryKindCase } from './params/parameter-memory-kind.js';
+export {
+  TensorByteSpanExpression,
+  tensorByteSpan,
+  parameterContiguousByteSpan,
+  inputMaxByteSpan,
+  parameterProjectedByteSpan,
+} from './byte-span/byte-span-expression.js';
+export type { ByteSpanNode, ByteSpanOperation, ByteSpanOperand } from './byte-span/byte-span-expression.js';
+export { ByteSpanProjector } from './byte-span/byte-span-projector.js';
+export type { ByteSpanProjectorFunction } from './byte-span/byte-span-projector.js';
+export type { PortRateSource } from './compile/resolve-rates.js';
 export type { ExecutionContext } from './execution-context.js';
 export { compile } from './compile/compile.js';
 export type { CompileOptions, ComputeStreamPolicy, DeploymentBinding, PlanOptions } from './compile/compile-options.js';
@@ -33,4 +53,14 @@ export type {
   SlotCountDerivation,
   SlotCountTerm,
   SlotCountTermName,
+  ByteSpanDerivationRecord,
+  PlanParams,
+  PlanParamField,
+  PortRateRecord,
+  AccumulationHorizonRecord,
+  HardFloorContributor,
+  PlanRateTerm,
+  QueueSizingRecipe,
+  PoolCapacityDependency,
+  ProviderAllocationPlan,
 } from './plan/plan-records.js';

@@ -23,7 +23,25 @@ describe('ExecutionPlan rendering', () => {
     expect(first).toBe(second);
     const parsed = JSON.parse(first) as Record<string, unknown>;
     expect(parsed.schema).toBe('hs.execution-plan/1');
-    expect(Object.keys(parsed)).toEqual(['diagnostics', 'edges', 'name', 'operators', 'options', 'partitions', 'pools', 'schema', 'streams']);
+    expect(Object.keys(parsed)).toEqual([
+      'accumulationHorizons',
+      'byteSpanDerivations',
+      'diagnostics',
+      'edges',
+      'hardFloorContributors',
+      'name',
+      'operators',
+      'options',
+      'params',
+      'partitions',
+      'poolCapacityDependencies',
+      'pools',
+      'portRates',
+      'providerAllocationPlans',
+      'queueSizingRecipes',
+      'schema',
+      'streams',
+    ]);
   });
 
   it('does not depend on the order operators and flows were added', () => {
@@ -43,6 +61,7 @@ describe('ExecutionPlan rendering', () => {
     expect(plan.options).toEqual({
       computeStreamPolicy: 'perPartition',
       defaultQueueDepth: 2,
+      headroomRatio: { ratio: '2/1' },
       deployment: { bindOperatorDevice: { a: 'cuda:0', b: 'cuda:0', c: 'cuda:0', d: 'cuda:0' }, bindTensorOutputDevice: {} },
     });
   });

@@ -115,6 +115,7 @@ describe('edges and tensor allocation records', () => {
       producer: { operator: 'a', port: 'out' },
       consumer: { operator: 'b', port: 'in0' },
       queueDepth: 3,
+      admittedQueueDepth: 3,
       queueDepthSource: 'default',
       pool: 'pool:a.out',
     });

@@ -1,3 +1,7 @@
+import { ErrorCode, HsError } from '@hs/streams';
+import { BoundParams } from '../params/bound-params.js';
+import { ParamSchema, type ParamFields } from '../params/param-schema.js';
+import { Rate } from '../rates/rate.js';
 import type { DeclarationWindow } from './declaration-window.js';
 import { assertAuthoringName } from './names.js';
 import type { Operator } from './operator.js';
@@ -13,6 +17,8 @@ export class OperatorSpec {
   readonly #inputs: InputPort[] = [];
   readonly #outputs: OutputPort[] = [];
   #cudaStreamRequired = false;
+  #params: BoundParams | null = null;
+  #contract: TemporalContract | null = null;
 
   /** @internal Created by `Graph.add()`. */
   constructor(
@@ -30,7 +36,7 @@ export class OperatorSpec {
     this.window.assertOpen(`spec.input(${JSON.stringify(name)})`);
     assertAuthoringName(`operator '${this.operator.name}' input`, name);
     const where = `${this.operator.name}.${name}`;
-    const port = new InputPort(this.operator, name, declareInputRequirements(where, requirements), options?.optional === true);
+    const port = new InputPort(this.operator, name, declareInputRequirements(where, requirements), options?.optional === true, this.window);
     this.#inputs.push(port);
     return port;
   }
@@ -58,6 +64,58 @@ export class OperatorSpec {
     this.#cudaStreamRequired = true;
   }
 
+  /**
+   * Binds the operator's parameter schema with its generation-zero `values` (checked against the
+   * field domains by `compile()`: `PARAMETER_VALUE_INVALID`). One schema per operator.
+   * Spec: "Derive slot bytes from deployment parameters".
+   * @throws HsError `InvalidArgument` for a non-schema, non-object values, or a second call; `InvalidState` after setup().
+   */
+  params<F extends ParamFields>(schema: ParamSchema<F>, values: { readonly [K in keyof F]: unknown }): BoundParams<F> {
+    this.window.assertOpen('spec.params()');
+    if (!(schema instanceof ParamSchema) || typeof values !== 'object' || values === null) {
+      throw new HsError(ErrorCode.InvalidArgument, `operator '${this.operator.name}': params(schema, values) takes a ParamSchema and a values object`);
+    }
+    if (this.#params !== null) throw new HsError(ErrorCode.InvalidArgument, `operator '${this.operator.name}': params() was already called; bind one schema`);
+    const bound = new BoundParams<F>(this.operator, schema, Object.freeze({ ...(values as Record<string, unknown>) }));
+    this.#params = bound as unknown as BoundParams;
+    return bound;
+  }
+
+  /**
+   * Declares what triggers an activation: one of this operator's inputs, or a clock at a nominal
+   * rate. The trigger's period is each input's accumulation horizon; `windows` (entries consumed at
+   * once) and `selectors` (entries kept per named scenario) add hard-floor contributors.
+   * Spec: "Size queue entries from nominal rates".
+   * @throws HsError `InvalidArgument` for a malformed contract or a second call; `InvalidState` after setup().
+   */
+  temporalContract(contract: TemporalContract): void {
+    this.window.assertOpen('spec.temporalContract()');
+    const where = `operator '${this.operator.name}': temporalContract`;
+    const trigger = contract?.trigger;
+    const valid =
+      typeof trigger === 'object' &&
+      trigger !== null &&
+      (('input' in trigger && trigger.input instanceof InputPort) || ('clock' in trigger && trigger.clock instanceof Rate));
+    if (!valid) throw new HsError(ErrorCode.InvalidArgument, `${where} needs trigger: { input: InputPort } or { clock: Rate }`);
+    for (const r of [...(contract.windows ?? []), ...(contract.selectors ?? [])]) {
+      if (!(r?.input instanceof InputPort) || !Number.isSafeInteger(r.entries) || r.entries < 1) {
+        throw new HsError(ErrorCode.InvalidArgument, `${where}: each window/selector needs { input: InputPort, entries: positive integer }`);
+      }
+    }
+    if (this.#contract !== null) throw new HsError(ErrorCode.InvalidArgument, `${where} was already declared`);
+    this.#contract = Object.freeze({ ...contract });
+  }
+
+  /** The bound parameters, or `null`. */
+  get boundParams(): BoundParams | null {
+    return this.#params;
+  }
+
+  /** The temporal contract, or `null`. */
+  get contract(): TemporalContract | null {
+    return this.#contract;
+  }
+
   /** Inputs in declaration order. */
   get inputs(): readonly InputPort[] {
     return this.#inputs;
@@ -72,4 +130,26 @@ export class OperatorSpec {
   get cudaStreamRequired(): boolean {
     return this.#cudaStreamRequired;
   }
+}
+
+/** Entries an activation retains on one input (a hard-floor contributor). */
+export interface InputRetention {
+  readonly input: InputPort;
+  /** Entries, positive. */
+  readonly entries: number;
+  /** Mutually exclusive scenario the retention belongs to; default `default`. */
+  readonly scenario?: string;
+}
+
+/**
+ * What triggers an operator's activation, and the entries it retains. Spec: "Size queue entries from
+ * nominal rates" (temporal contracts give each input a finite accumulation horizon).
+ */
+export interface TemporalContract {
+  /** An input of this operator, or a clock at a nominal rate. */
+  readonly trigger: { readonly input: InputPort } | { readonly clock: Rate };
+  /** Window retention: the activation consumes `entries` queued entries of `input` at once. */
+  readonly windows?: readonly InputRetention[];
+  /** Selector retention: entries kept on `input` in a named scenario. */
+  readonly selectors?: readonly InputRetention[];
 }

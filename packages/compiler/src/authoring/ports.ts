@@ -1,14 +1,37 @@
 import { ErrorCode, HsError } from '@hs/streams';
+import type { TensorByteSpanExpression } from '../byte-span/byte-span-expression.js';
+import { ParamRef } from '../params/bound-params.js';
+import { Rate, RateRatio } from '../rates/rate.js';
 import type { DeclarationWindow } from './declaration-window.js';
 import type { Operator } from './operator.js';
 import type { TensorInputRequirements } from './tensor-input-requirements.js';
-import { declareTensorOutput, type DeclaredTensorOutput, type TensorOutputSpec } from './tensor-output-spec.js';
+import { declareTensorOutput, type DeclaredTensorOutput, type TensorOutputDerivations, type TensorOutputSpec } from './tensor-output-spec.js';
+
+/**
+ * Where an output's nominal rate comes from: a literal, a rate parameter (generation-zero value,
+ * admitted domain for sizing), or an input of the same operator scaled by a ratio.
+ * Spec: "Size queue entries from nominal rates".
+ */
+export type OutputRateDeclaration =
+  | { readonly kind: 'nominal'; readonly rate: Rate }
+  | { readonly kind: 'parameter'; readonly ref: ParamRef<Rate> }
+  | { readonly kind: 'follows'; readonly input: InputPort; readonly ratio: RateRatio };
+
+function positiveCount(where: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new HsError(ErrorCode.InvalidArgument, `${where} must be a positive integer of entries, got ${String(value)}`);
+  }
+  return value;
+}
 
 /**
  * An operator's input, created by `OperatorSpec.input()` inside `setup()`. Connect it with
  * `Graph.addFlow(output, input)`; read from it in `compute()` with `ExecutionContext.receive(port)`.
  */
 export class InputPort {
+  #expectedRate: Rate | null = null;
+  #retainedHistory = 1;
+
   /** @internal Created only by `OperatorSpec.input()`. */
   constructor(
     /** Owning operator. */
@@ -19,8 +42,41 @@ export class InputPort {
     readonly requirements: TensorInputRequirements,
     /** True when the input may stay unconnected. */
     readonly optional: boolean,
-  ) {
-    Object.freeze(this);
+    private readonly window?: DeclarationWindow,
+  ) {}
+
+  /**
+   * Declares the rate this input expects: a weaker fallback used for sizing only when the connected
+   * producer declares no rate, and compared with it otherwise (`RATE_EXPECTATION_MISMATCH` warning).
+   * Returns this port. Spec: "Size queue entries from nominal rates".
+   * @throws HsError `InvalidArgument` for a non-Rate; `InvalidState` after setup().
+   */
+  expectedRate(rate: Rate): this {
+    this.window?.assertOpen(`${this.key}.expectedRate()`);
+    if (!(rate instanceof Rate)) throw new HsError(ErrorCode.InvalidArgument, `${this.key}.expectedRate(rate) takes a Rate, for example Rate.hz(60)`);
+    this.#expectedRate = rate;
+    return this;
+  }
+
+  /**
+   * Declares that `compute()` keeps the last `entries` received tensors alive (a retained history,
+   * including the one in hand), so the producer's pool reserves them. Returns this port.
+   * @throws HsError `InvalidArgument` unless `entries` is a positive integer; `InvalidState` after setup().
+   */
+  retainHistory(entries: number): this {
+    this.window?.assertOpen(`${this.key}.retainHistory()`);
+    this.#retainedHistory = positiveCount(`${this.key}.retainHistory(entries)`, entries);
+    return this;
+  }
+
+  /** The expected rate, or `null`. */
+  get declaredExpectedRate(): Rate | null {
+    return this.#expectedRate;
+  }
+
+  /** Tensors kept alive at once by the consumer (1: only the one in hand). */
+  get retainedHistory(): number {
+    return this.#retainedHistory;
   }
 
   /** `operator.port`, the key used in diagnostics. */
@@ -36,6 +92,8 @@ export class InputPort {
  */
 export class OutputPort {
   #tensor: DeclaredTensorOutput | null = null;
+  #rate: OutputRateDeclaration | null = null;
+  #burst = 1;
 
   /** @internal Created only by `OperatorSpec.output()`. */
   constructor(
@@ -63,12 +121,66 @@ export class OutputPort {
    * @throws HsError `InvalidArgument` for a mistyped spec or a second declaration; `InvalidState`
    * after `setup()` returned.
    */
-  producesTensor(spec: TensorOutputSpec): this {
+  producesTensor(spec: TensorOutputSpec, derivations?: TensorOutputDerivations | TensorByteSpanExpression): this {
     this.window.assertOpen(`${this.key}.producesTensor()`);
     if (this.#tensor !== null) {
       throw new HsError(ErrorCode.InvalidArgument, `${this.key}: producesTensor() was already called; declare each output once`);
     }
-    this.#tensor = declareTensorOutput(this.key, spec);
+    this.#tensor = declareTensorOutput(this.key, spec, derivations);
     return this;
+  }
+
+  /**
+   * Declares the output's nominal rate: a literal `Rate`, or a rate parameter of this operator
+   * (`params.ref('frameRate')`, sized over its admitted domain). Returns this port.
+   * Spec: "Size queue entries from nominal rates".
+   * @throws HsError `InvalidArgument` for another kind of value or a second rate declaration; `InvalidState` after setup().
+   */
+  nominalRate(rate: Rate | ParamRef<Rate>): this {
+    this.window.assertOpen(`${this.key}.nominalRate()`);
+    if (rate instanceof Rate) this.#declareRate({ kind: 'nominal', rate });
+    else if (rate instanceof ParamRef) this.#declareRate({ kind: 'parameter', ref: rate });
+    else throw new HsError(ErrorCode.InvalidArgument, `${this.key}.nominalRate(rate) takes a Rate or params.ref(field) of a rateParam field`);
+    return this;
+  }
+
+  /**
+   * Declares that this output's rate is `input`'s rate × `ratio` (`input` must belong to the same
+   * operator). It selects no trigger and forces no emission. Returns this port.
+   * @throws HsError `InvalidArgument` for a non-input, a non-ratio or a second rate declaration; `InvalidState` after setup().
+   */
+  follows(input: InputPort, ratio: RateRatio = new RateRatio(1, 1)): this {
+    this.window.assertOpen(`${this.key}.follows()`);
+    if (!(input instanceof InputPort) || !(ratio instanceof RateRatio)) {
+      throw new HsError(ErrorCode.InvalidArgument, `${this.key}.follows(input, ratio) takes an InputPort and a RateRatio`);
+    }
+    this.#declareRate({ kind: 'follows', input, ratio });
+    return this;
+  }
+
+  /**
+   * Declares that one activation may emit up to `entries` tensors on this output (a producer burst):
+   * a hard-floor contributor of every edge it feeds. Default 1. Returns this port.
+   * @throws HsError `InvalidArgument` unless `entries` is a positive integer; `InvalidState` after setup().
+   */
+  producerBurst(entries: number): this {
+    this.window.assertOpen(`${this.key}.producerBurst()`);
+    this.#burst = positiveCount(`${this.key}.producerBurst(entries)`, entries);
+    return this;
+  }
+
+  /** The rate declaration, or `null` when none was made. */
+  get rate(): OutputRateDeclaration | null {
+    return this.#rate;
+  }
+
+  /** Entries one activation may emit (1 unless `producerBurst()` said otherwise). */
+  get burst(): number {
+    return this.#burst;
+  }
+
+  #declareRate(declaration: OutputRateDeclaration): void {
+    if (this.#rate !== null) throw new HsError(ErrorCode.InvalidArgument, `${this.key}: the rate was already declared; declare it once`);
+    this.#rate = Object.freeze(declaration);
   }
 }

@@ -1,5 +1,8 @@
 import { ErrorCode, HsError, type MemoryKind } from '@hs/streams';
 import type { DType } from '@hs/tensor';
+import { TensorByteSpanExpression } from '../byte-span/byte-span-expression.js';
+import type { ParameterMemoryKind } from '../params/parameter-memory-kind.js';
+import { ParamRef } from '../params/bound-params.js';
 import { isCount, layoutFieldProblem } from './tensor-layout-fields.js';
 
 /**
@@ -7,8 +10,8 @@ import { isCount, layoutFieldProblem } from './tensor-layout-fields.js';
  * Spec: "Pool mechanics" and "Current limitations" (producer representation).
  */
 export interface TensorRepresentation {
-  /** Memory kind of every tensor the output publishes. */
-  readonly memoryKind: MemoryKind;
+  /** Memory kind of every tensor the output publishes; omit it only when a `memoryKind` derivation selects it. */
+  readonly memoryKind?: MemoryKind;
   /** Element type. */
   readonly dtype: DType;
   /** Number of dimensions of every published tensor. */
@@ -21,8 +24,8 @@ export interface TensorRepresentation {
  * Spec: "Sized cold, borrowed hot".
  */
 export interface TensorBounds {
-  /** Largest byte span one tensor may cover, in bytes (non-negative integer). */
-  readonly maxByteSpan: number;
+  /** Largest byte span one tensor may cover, in bytes (non-negative integer); omit it only when a `byteSpan` derivation gives it. */
+  readonly maxByteSpan?: number;
   /** Largest rank a tensor may have; default: `representation.rank`. */
   readonly maxRank?: number;
 }
@@ -42,7 +45,8 @@ export type TensorOutputStorage = 'runtimePool' | 'passThrough';
 export type TensorOutputSpec =
   | {
       readonly representation: TensorRepresentation;
-      readonly bounds: TensorBounds;
+      /** Required unless a `byteSpan` derivation gives the slot bound. */
+      readonly bounds?: TensorBounds;
       readonly storage: 'runtimePool';
     }
   | {
@@ -51,12 +55,32 @@ export type TensorOutputSpec =
       readonly storage?: 'passThrough';
     };
 
+/**
+ * Parameter-derived parts of an output declaration, resolved once by `compile()`: the slot byte bound
+ * and/or the memory kind. Spec: "Derive slot bytes from deployment parameters", "Derive memory kind
+ * from deployment parameters".
+ */
+export interface TensorOutputDerivations {
+  /** Slot byte bound; replaces `bounds.maxByteSpan` (runtime-pool outputs only). */
+  readonly byteSpan?: TensorByteSpanExpression;
+  /** Memory kind; replaces `representation.memoryKind`. */
+  readonly memoryKind?: ParameterMemoryKind;
+}
+
 /** A validated output declaration, as stored on its `OutputPort` (frozen). */
 export interface DeclaredTensorOutput {
-  readonly representation: TensorRepresentation;
-  /** Bounds with `maxRank` resolved (default `representation.rank`); `null` when none were given. */
-  readonly bounds: { readonly maxByteSpan: number; readonly maxRank: number } | null;
+  /** Memory kind `null` when a parameter selects it. */
+  readonly representation: { readonly memoryKind: MemoryKind | null; readonly dtype: DType; readonly rank: number };
+  /**
+   * Bounds with `maxRank` resolved (default `representation.rank`); `maxByteSpan` is `null` when a
+   * derivation gives it; `null` when no bounds apply (pass-through without bounds).
+   */
+  readonly bounds: { readonly maxByteSpan: number | null; readonly maxRank: number } | null;
   readonly storage: TensorOutputStorage;
+  /** The byte-span derivation, or `null`. */
+  readonly byteSpan: TensorByteSpanExpression | null;
+  /** The memory-kind derivation, or `null`. */
+  readonly memoryKind: ParameterMemoryKind | null;
 }
 
 /**
@@ -66,14 +90,22 @@ export interface DeclaredTensorOutput {
  * @throws HsError `InvalidArgument` for a missing or mistyped field (for example a dtype that is not a
  * `DType`, a negative or fractional rank, `runtimePool` without bounds).
  */
-export function declareTensorOutput(where: string, spec: TensorOutputSpec): DeclaredTensorOutput {
+export function declareTensorOutput(where: string, spec: TensorOutputSpec, derivations?: TensorOutputDerivations | TensorByteSpanExpression): DeclaredTensorOutput {
   const fail = (what: string): never => {
     throw new HsError(ErrorCode.InvalidArgument, `${where}: producesTensor() ${what}`);
   };
   if (typeof spec !== 'object' || spec === null) return fail('needs a TensorOutputSpec object');
+  const derived: TensorOutputDerivations =
+    derivations instanceof TensorByteSpanExpression ? { byteSpan: derivations } : (derivations ?? {});
+  if (typeof derived !== 'object' || derived === null) return fail('derivations must be a TensorByteSpanExpression or { byteSpan?, memoryKind? }');
+  if (derived.byteSpan !== undefined && !(derived.byteSpan instanceof TensorByteSpanExpression)) fail('derivations.byteSpan must be a TensorByteSpanExpression');
+  if (derived.memoryKind !== undefined && !(derived.memoryKind?.ref instanceof ParamRef)) fail('derivations.memoryKind must come from parameterMemoryKind(...)');
   const rep = spec.representation;
-  if (typeof rep !== 'object' || rep === null || rep.memoryKind === undefined || rep.dtype === undefined || rep.rank === undefined) {
+  if (typeof rep !== 'object' || rep === null || rep.dtype === undefined || rep.rank === undefined) {
     return fail('needs representation: { memoryKind, dtype, rank }');
+  }
+  if ((rep.memoryKind === undefined) === (derived.memoryKind === undefined)) {
+    fail('needs exactly one memory kind: representation.memoryKind or derivations.memoryKind (parameterMemoryKind)');
   }
   const problem = layoutFieldProblem('representation.', rep);
   if (problem !== null) fail(problem);
@@ -81,18 +113,24 @@ export function declareTensorOutput(where: string, spec: TensorOutputSpec): Decl
   if (storage !== 'runtimePool' && storage !== 'passThrough') {
     fail(`storage ${JSON.stringify(storage)} is not 'runtimePool' or 'passThrough'`);
   }
+  if (derived.byteSpan !== undefined && storage !== 'runtimePool') fail("derives its byte span, which needs storage 'runtimePool'");
   let bounds: DeclaredTensorOutput['bounds'] = null;
   if (spec.bounds !== undefined) {
     const { maxByteSpan, maxRank } = spec.bounds;
-    if (!isCount(maxByteSpan)) fail(`bounds.maxByteSpan must be a non-negative integer of bytes, got ${String(maxByteSpan)}`);
+    if (derived.byteSpan !== undefined && maxByteSpan !== undefined) fail('gives both bounds.maxByteSpan and a byte-span derivation; keep one');
+    if (derived.byteSpan === undefined && !isCount(maxByteSpan)) fail(`bounds.maxByteSpan must be a non-negative integer of bytes, got ${String(maxByteSpan)}`);
     if (maxRank !== undefined && !isCount(maxRank)) fail(`bounds.maxRank must be a non-negative integer, got ${String(maxRank)}`);
-    bounds = Object.freeze({ maxByteSpan, maxRank: maxRank ?? rep.rank });
+    bounds = Object.freeze({ maxByteSpan: maxByteSpan ?? null, maxRank: maxRank ?? rep.rank });
+  } else if (derived.byteSpan !== undefined) {
+    bounds = Object.freeze({ maxByteSpan: null, maxRank: rep.rank });
   } else if (storage === 'runtimePool') {
-    fail("with storage 'runtimePool' needs bounds: { maxByteSpan } so the pool slot can be sized");
+    fail("with storage 'runtimePool' needs bounds: { maxByteSpan } or a byte-span derivation so the pool slot can be sized");
   }
   return Object.freeze({
-    representation: Object.freeze({ memoryKind: rep.memoryKind, dtype: rep.dtype, rank: rep.rank }),
+    representation: Object.freeze({ memoryKind: rep.memoryKind ?? null, dtype: rep.dtype, rank: rep.rank }),
     bounds,
     storage,
+    byteSpan: derived.byteSpan ?? null,
+    memoryKind: derived.memoryKind ?? null,
   });
 }

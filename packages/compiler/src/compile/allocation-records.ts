@@ -5,6 +5,8 @@ import type { SlotCountTerm, TensorAllocationRecord } from '../plan/plan-records
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { GraphIndex, IndexedEdge } from './graph-index.js';
 import type { ResolvedQueueDepth } from './queue-depths.js';
+import type { ResolvedByteSpan } from './resolve-byte-spans.js';
+import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
 import { compareText } from './text-order.js';
 
 /** Slot alignment in bytes. */
@@ -19,12 +21,15 @@ export interface AllocationInputs {
   readonly depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>;
   readonly outputDevice: ReadonlyMap<OutputPort, Device | null>;
   readonly streamOf: ReadonlyMap<Operator, string>;
+  readonly kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>;
+  readonly spans: ReadonlyMap<OutputPort, ResolvedByteSpan | null>;
 }
 
 /**
  * Builds one `TensorAllocationRecord` per `runtimePool` output, in topological order of producers:
- * slot bytes = `maxByteSpan` rounded up to 256; slot count = max consumer queue depth + 1 consumer in
- * hand + 1 retirement + 1 producer loan. Arithmetic is exact (BigInt); a result beyond 2^53 - 1 is
+ * slot bytes = resolved per-slot byte span rounded up to 256; slot count (admitted) = max admitted
+ * consumer queue depth + retained history (1 in hand unless a consumer retains more) + 1 retirement +
+ * 1 producer loan; the active count uses active depths. Arithmetic is exact (BigInt); a result beyond 2^53 - 1 is
  * reported as `ARITHMETIC_OVERFLOW` and no record is made. A pool without consumers is reported as
  * `UNCONSUMED_POOL` (warning).
  * Spec: "Sized cold, borrowed hot", "Size queue entries from nominal rates" (slot-count terms).
@@ -35,7 +40,10 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
     for (const port of index.specs.get(op)?.outputs ?? []) {
       const tensor = port.tensor;
       const device = inputs.outputDevice.get(port);
+      const kind = inputs.kinds.get(port);
+      const span = inputs.spans.get(port);
       if (tensor === null || tensor.storage !== 'runtimePool' || tensor.bounds === null || device === null || device === undefined) continue;
+      if (kind === undefined || span === undefined || span === null) continue;
       const subject = { kind: 'port', operator: op.name, port: port.name } as const;
       const consumers = [...(index.fromOutput.get(port) ?? [])].sort((a, b) => compareText(a.id, b.id));
       if (consumers.length === 0) {
@@ -46,13 +54,17 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         );
       }
       const terms = slotCountTerms(consumers, inputs.depths);
-      const slotBytes = (BigInt(tensor.bounds.maxByteSpan) + BigInt(SLOT_ALIGNMENT - 1)) / BigInt(SLOT_ALIGNMENT) * BigInt(SLOT_ALIGNMENT);
-      const slotCount = terms.reduce((sum, t) => sum + BigInt(t.value), 0n);
+      const slotBytes = (BigInt(span.bytes) + BigInt(SLOT_ALIGNMENT - 1)) / BigInt(SLOT_ALIGNMENT) * BigInt(SLOT_ALIGNMENT);
+      const slotCount = terms.reduce((sum, t) => sum + BigInt(t.admittedValue), 0n);
+      const activeSlotCount = terms.reduce((sum, t) => sum + BigInt(t.value), 0n);
       const totalBytes = slotBytes * slotCount;
+      const admittedLogicalBytes = BigInt(span.bytes) * slotCount;
+      const activeLogicalBytes = BigInt(span.bytes) * activeSlotCount;
       const overflow = [
         ['slot bytes', slotBytes],
         ['slot count', slotCount],
         ['pool bytes (slot bytes x slot count)', totalBytes],
+        ['logical bytes (byte span x slot count)', admittedLogicalBytes],
       ].find(([, value]) => (value as bigint) > MAX_SAFE);
       if (overflow !== undefined) {
         log.error(
@@ -63,28 +75,34 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         );
         continue;
       }
-      const producerStream = isDeviceAccessible(tensor.representation.memoryKind) ? (inputs.streamOf.get(op) ?? null) : null;
+      const producerStream = isDeviceAccessible(kind.memoryKind) ? (inputs.streamOf.get(op) ?? null) : null;
       const id = `pool:${port.key}`;
       records.set(port, {
         id,
         producer: { operator: op.name, port: port.name },
-        memoryKind: tensor.representation.memoryKind,
+        memoryKind: kind.memoryKind,
+        memoryKindSource: kind.source,
         device,
         dtype: tensor.representation.dtype,
-        maxByteSpan: tensor.bounds.maxByteSpan,
+        maxByteSpan: span.bytes,
+        byteSpanSource: span.derivation === null ? 'declared' : 'derived',
         maxRank: tensor.bounds.maxRank,
         alignment: SLOT_ALIGNMENT,
         slotBytes: Number(slotBytes),
         slotCount: Number(slotCount),
+        activeSlotCount: Number(activeSlotCount),
         totalBytes: Number(totalBytes),
+        activeLogicalBytes: Number(activeLogicalBytes),
+        admittedLogicalBytes: Number(admittedLogicalBytes),
         maxReleaseStreams: MAX_RELEASE_STREAMS,
         producerStream,
         consumers: consumers.map((e) => e.id),
         derivation: {
           terms,
           text:
-            `slotCount = ${terms.map((t) => `${t.value} (${t.term})`).join(' + ')} = ${slotCount}; ` +
-            `slotBytes = ${tensor.bounds.maxByteSpan} B rounded up to ${SLOT_ALIGNMENT} B = ${slotBytes} B`,
+            `slotCount = ${terms.map((t) => `${t.admittedValue} (${t.term})`).join(' + ')} = ${slotCount}` +
+            (activeSlotCount === slotCount ? '' : ` admitted, ${terms.map((t) => t.value).join(' + ')} = ${activeSlotCount} active`) +
+            `; slotBytes = ${span.bytes} B rounded up to ${SLOT_ALIGNMENT} B = ${slotBytes} B`,
         },
       });
     }
@@ -94,18 +112,27 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
 
 function slotCountTerms(consumers: readonly IndexedEdge[], depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>): SlotCountTerm[] {
   let deepest: { edge: IndexedEdge; depth: ResolvedQueueDepth } | null = null;
+  let active = 0;
   for (const edge of consumers) {
     const depth = depths.get(edge);
-    if (depth !== undefined && (deepest === null || depth.queueDepth > deepest.depth.queueDepth)) deepest = { edge, depth };
+    if (depth === undefined) continue;
+    active = Math.max(active, depth.queueDepth);
+    if (deepest === null || depth.admittedQueueDepth > deepest.depth.admittedQueueDepth) deepest = { edge, depth };
   }
+  let history: IndexedEdge | null = null;
+  for (const edge of consumers) if (edge.flow.input.retainedHistory > (history?.flow.input.retainedHistory ?? 1)) history = edge;
+  const retained = history?.flow.input.retainedHistory ?? 1;
   return [
     {
       term: 'maxConsumerQueueDepth',
-      value: deepest?.depth.queueDepth ?? 0,
+      value: active,
+      admittedValue: deepest?.depth.admittedQueueDepth ?? 0,
       source: deepest === null ? 'no consuming edge' : `queueDepth of edge ${deepest.edge.id} (${deepest.depth.source})`,
     },
-    { term: 'consumerInHand', value: 1, source: 'the tensor a consumer holds during compute()' },
-    { term: 'retirement', value: 1, source: 'a released slot waiting for its release events' },
-    { term: 'producerLoan', value: 1, source: 'the slot the producer holds between allocateTensor() and emit()' },
+    history === null
+      ? { term: 'consumerInHand', value: 1, admittedValue: 1, source: 'the tensor a consumer holds during compute()' }
+      : { term: 'retainedHistory', value: retained, admittedValue: retained, source: `retainHistory(${retained}) of input ${history.flow.input.key}` },
+    { term: 'retirement', value: 1, admittedValue: 1, source: 'a released slot waiting for its release events' },
+    { term: 'producerLoan', value: 1, admittedValue: 1, source: 'the slot the producer holds between allocateTensor() and emit()' },
   ];
 }

@@ -1,6 +1,7 @@
 import { Device, ErrorCode, HsError } from '@hs/streams';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import { isValidQueueDepth } from './queue-depths.js';
+import { RateRatio } from '../rates/rate.js';
 
 /**
  * How CUDA-active partitions map to streams: `perPartition` (default) plans one stream per
@@ -24,8 +25,13 @@ export interface DeploymentBinding {
 export interface CompileOptions {
   /** Stream policy; default `perPartition`. */
   readonly computeStreamPolicy?: ComputeStreamPolicy;
-  /** Queue depth (entries) of edges without an explicit depth; default 2. */
+  /** Queue depth (entries) of edges without an explicit depth and without rate evidence; default 2. */
   readonly defaultQueueDepth?: number;
+  /**
+   * Rate-aware queue sizing policy: `headroomRatio` scales the nominal-arrival recommendation
+   * (compile-wide; default `new RateRatio(2, 1)`). Spec: "Size queue entries from nominal rates".
+   */
+  readonly automaticQueueSizing?: { readonly headroomRatio?: RateRatio };
   /** Device placement. */
   readonly deployment?: DeploymentBinding;
 }
@@ -34,6 +40,8 @@ export interface CompileOptions {
 export interface PlanOptions {
   readonly computeStreamPolicy: ComputeStreamPolicy;
   readonly defaultQueueDepth: number;
+  /** Headroom of the automatic queue recommendation. */
+  readonly headroomRatio: RateRatio;
   readonly deployment: {
     readonly bindTensorOutputDevice: Readonly<Record<string, Device>>;
     readonly bindOperatorDevice: Readonly<Record<string, Device>>;
@@ -73,10 +81,22 @@ export function resolveCompileOptions(options: CompileOptions | undefined, log: 
       `defaultQueueDepth ${String(depth)} is not a positive integer of entries (at most 2^53 - 1); pass N >= 1 or omit it (default ${DEFAULT_QUEUE_DEPTH})`,
     );
   }
+  let headroomRatio = new RateRatio(2, 1);
+  const headroom = options?.automaticQueueSizing?.headroomRatio;
+  if (headroom instanceof RateRatio) {
+    headroomRatio = headroom;
+  } else if (headroom !== undefined) {
+    log.error(
+      DiagnosticCode.CompileOptionInvalid,
+      { kind: 'option', option: 'automaticQueueSizing.headroomRatio' },
+      'automaticQueueSizing.headroomRatio must be a RateRatio, for example new RateRatio(3, 2); omit it for the default 2/1',
+    );
+  }
   const deployment = options?.deployment;
   return {
     computeStreamPolicy,
     defaultQueueDepth,
+    headroomRatio,
     deployment: {
       bindTensorOutputDevice: deviceRecord('deployment.bindTensorOutputDevice', deployment?.bindTensorOutputDevice, log),
       bindOperatorDevice: deviceRecord('deployment.bindOperatorDevice', deployment?.bindOperatorDevice, log),

@@ -1,9 +1,9 @@
-import { ErrorCode, HsError, ok, type Err, type Result } from '@hs/streams';
+import { ErrorCode, HsError, ok, type Err, type MemoryKind, type Result } from '@hs/streams';
 import { Graph } from '../authoring/graph.js';
 import type { Operator } from '../authoring/operator.js';
 import type { OutputPort } from '../authoring/ports.js';
 import { ExecutionPlan } from '../plan/execution-plan.js';
-import type { PlanEdge, PlanOperator, PlanPartition, TensorAllocationRecord } from '../plan/plan-records.js';
+import type { PlanEdge, PlanOperator, PlanParams, PlanPartition, PortRateRecord, TensorAllocationRecord } from '../plan/plan-records.js';
 import { buildAllocationRecords } from './allocation-records.js';
 import { resolveCompileOptions, type CompileOptions } from './compile-options.js';
 import { CompileError, DiagnosticLog } from './diagnostics.js';
@@ -11,21 +11,28 @@ import { indexGraph, type GraphIndex, type IndexedEdge } from './graph-index.js'
 import { partitionGraph, type PartitionDraft, type Partitioning } from './partitions.js';
 import { placeOperators, type Placement } from './placement.js';
 import { resolveQueueDepths, type ResolvedQueueDepth } from './queue-depths.js';
+import { resolveByteSpans, type ResolvedByteSpan } from './resolve-byte-spans.js';
+import { resolveMemoryKinds, type ResolvedMemoryKind } from './resolve-memory-kinds.js';
+import { resolveRates, type RateResolution, type ResolvedRate } from './resolve-rates.js';
+import { validateParams } from './validate-params.js';
 import { assignStreams, type StreamAssignment } from './streams.js';
 import { compareText } from './text-order.js';
 import { validateGraphStructure } from './validate-graph.js';
 import { validateTensorContracts } from './validate-tensor-contracts.js';
 
 /**
- * Compiles `graph` into an immutable `ExecutionPlan`: validates structure, queue depths, tensor
- * bounds and layouts, and device bindings; splits execution partitions at forks and joins; plans one
+ * Compiles `graph` into an immutable `ExecutionPlan`: validates structure, parameters, tensor bounds
+ * and layouts, and device bindings; resolves parameter-derived memory kinds and byte spans, port
+ * rates and rate-aware queue depths; splits execution partitions at forks and joins; plans one
  * stream per (partition, device) (or per device under `sharedProcessDevice`); sizes one pool per
- * `runtimePool` output. Deterministic: the same graph and options give an identical plan.
+ * `runtimePool` output. Deterministic: the same graph and options give an identical plan, whatever
+ * order the graph was built in.
  *
  * Returns `err(CompileError)` (code `ErrorCode.CompileError`) carrying every diagnostic found when any
  * check fails; warnings of a successful compile are in `plan.diagnostics`.
  * Spec: "One stream per active execution partition and device", "Sized cold, borrowed hot",
- * "Current limitations".
+ * "Derive slot bytes from deployment parameters", "Derive memory kind from deployment parameters",
+ * "Size queue entries from nominal rates", "Current limitations".
  * @throws HsError `InvalidArgument` when `graph` is not a `Graph` or `options` is not an object.
  */
 export function compile(graph: Graph, options?: CompileOptions): Result<ExecutionPlan> {
@@ -34,28 +41,65 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
   const planOptions = resolveCompileOptions(options, log);
   const index = indexGraph(graph);
   const structure = validateGraphStructure(index, log);
-  const depths = resolveQueueDepths(index.edges, planOptions.defaultQueueDepth, log);
-  validateTensorContracts(index, log);
+  const validParams = validateParams(index, log);
+  const kinds = resolveMemoryKinds(index, validParams, log);
+  validateTensorContracts(index, kinds, log);
   // Name-keyed bindings are ambiguous while names repeat, so placement waits for unique names.
-  const placement = structure.namesUnique ? placeOperators(index, planOptions, log) : null;
-  if (log.hasErrors || structure.order === null || placement === null) return failure(graph, log);
-
+  const placement = structure.namesUnique ? placeOperators(index, planOptions, kinds, log) : null;
+  if (structure.order === null) return failure(graph, log);
   const order = structure.order;
+  const rates = resolveRates(index, order, validParams, log);
+  const depths = resolveQueueDepths(index, rates, planOptions.defaultQueueDepth, planOptions.headroomRatio, log);
+  const spans = resolveByteSpans(index, order, validParams, log);
+  if (log.hasErrors || placement === null) return failure(graph, log);
+
   const partitioning = partitionGraph(index, order, placement.cudaActive);
   const streams = assignStreams(partitioning.partitions, placement.operatorDevice, planOptions.computeStreamPolicy);
-  const pools = buildAllocationRecords(index, { order, depths, outputDevice: placement.outputDevice, streamOf: streams.streamOf }, log);
+  const pools = buildAllocationRecords(index, { order, depths, outputDevice: placement.outputDevice, streamOf: streams.streamOf, kinds, spans }, log);
   if (log.hasErrors) return failure(graph, log);
 
   const edges = planEdges(index, order, depths, pools);
+  const edgeOrder = edges.map((e) => e.id);
+  const depthById = new Map([...depths].map(([edge, depth]) => [edge.id, depth]));
+  const orderedDepths = edgeOrder.map((id) => depthById.get(id) as ResolvedQueueDepth);
+  const poolRecords = [...pools.values()];
   return ok(
     new ExecutionPlan({
       name: graph.name,
       options: planOptions,
-      operators: order.map((op) => planOperator(index, op, partitioning, placement, streams, edges, pools)),
+      operators: order.map((op) => planOperator(index, op, partitioning, placement, streams, edges, pools, kinds, spans)),
       edges,
       partitions: planPartitions(partitioning, streams),
       streams: streams.streams.map((s) => ({ id: s.id, device: s.device, partitions: [...s.partitions] })),
-      pools: [...pools.values()],
+      pools: poolRecords,
+      params: planParams(index, order),
+      portRates: portRateRecords(index, order, rates),
+      byteSpanDerivations: order.flatMap((op) =>
+        (index.specs.get(op)?.outputs ?? []).flatMap((port) => {
+          const derivation = spans.get(port)?.derivation;
+          return derivation === undefined || derivation === null ? [] : [derivation];
+        }),
+      ),
+      accumulationHorizons: orderedDepths.flatMap((d) => (d.horizon === null ? [] : [d.horizon])),
+      hardFloorContributors: orderedDepths.flatMap((d) => d.contributors),
+      queueSizingRecipes: orderedDepths.map((d) => d.recipe),
+      poolCapacityDependencies: poolRecords.map((p) => ({
+        pool: p.id,
+        perSlotBytes: p.maxByteSpan,
+        byteSpanSource: p.byteSpanSource,
+        edges: p.consumers,
+        activeEntries: p.activeSlotCount,
+        admittedEntries: p.slotCount,
+        activeLogicalBytes: p.activeLogicalBytes,
+        admittedLogicalBytes: p.admittedLogicalBytes,
+      })),
+      providerAllocationPlans: poolRecords.map((p) => ({
+        pool: p.id,
+        slotBytes: p.slotBytes,
+        alignment: p.alignment,
+        slots: p.slotCount,
+        reservedBytes: p.totalBytes,
+      })),
       diagnostics: [...log.entries],
     }),
   );
@@ -63,6 +107,51 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
 
 function failure(graph: Graph, log: DiagnosticLog): Err {
   return { ok: false, error: new CompileError(graph.name, log.entries) };
+}
+
+function planParams(index: GraphIndex, order: readonly Operator[]): PlanParams[] {
+  const out: PlanParams[] = [];
+  for (const op of order) {
+    const bound = index.specs.get(op)?.boundParams ?? null;
+    if (bound === null) continue;
+    out.push({
+      operator: op.name,
+      schema: bound.schema.id,
+      version: bound.schema.version,
+      fields: Object.entries(bound.schema.fields)
+        .sort(([a], [b]) => compareText(a, b))
+        .map(([name, field]) => ({
+          name,
+          kind: field.domain.kind,
+          mutability: field.mutability,
+          sensitive: field.sensitive,
+          value: field.sensitive ? null : copyValue(bound.values[name]),
+        })),
+    });
+  }
+  return out;
+}
+
+function portRateRecords(index: GraphIndex, order: readonly Operator[], rates: RateResolution): PortRateRecord[] {
+  const out: PortRateRecord[] = [];
+  for (const op of order) {
+    const spec = index.specs.get(op);
+    const add = (port: { name: string }, direction: 'input' | 'output', rate: ResolvedRate | undefined): void => {
+      if (rate === undefined) return;
+      out.push({
+        port: { operator: op.name, port: port.name },
+        direction,
+        source: rate.source,
+        active: rate.active,
+        min: rate.min,
+        max: rate.max,
+        parameter: rate.term.parameter?.key ?? null,
+      });
+    };
+    for (const input of spec?.inputs ?? []) add(input, 'input', rates.inputs.get(input));
+    for (const output of spec?.outputs ?? []) add(output, 'output', rates.outputs.get(output));
+  }
+  return out;
 }
 
 function planEdges(
@@ -82,6 +171,7 @@ function planEdges(
         producer: { operator: edge.producer.name, port: edge.flow.output.name },
         consumer: { operator: edge.consumer.name, port: edge.flow.input.name },
         queueDepth: depth.queueDepth,
+        admittedQueueDepth: depth.admittedQueueDepth,
         queueDepthSource: depth.source,
         pool: pools.get(edge.flow.output)?.id ?? null,
       };
@@ -96,6 +186,8 @@ function planOperator(
   streams: StreamAssignment,
   edges: readonly PlanEdge[],
   pools: ReadonlyMap<OutputPort, TensorAllocationRecord>,
+  kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>,
+  spans: ReadonlyMap<OutputPort, ResolvedByteSpan | null>,
 ): PlanOperator {
   const spec = index.specs.get(op);
   const cudaActive = placement.cudaActive.get(op) === true;
@@ -120,11 +212,11 @@ function planOperator(
         port.tensor === null
           ? null
           : {
-              memoryKind: port.tensor.representation.memoryKind,
+              memoryKind: kinds.get(port)?.memoryKind as MemoryKind,
               dtype: port.tensor.representation.dtype,
               rank: port.tensor.representation.rank,
               storage: port.tensor.storage,
-              maxByteSpan: port.tensor.bounds?.maxByteSpan ?? null,
+              maxByteSpan: spans.get(port)?.bytes ?? null,
               maxRank: port.tensor.bounds?.maxRank ?? null,
             },
       device: placement.outputDevice.get(port) ?? null,
@@ -144,4 +236,9 @@ function planPartitions(partitioning: Partitioning, streams: StreamAssignment): 
     hostOnly: p.hostOnly,
     streams: [...(streams.streamsOfPartition.get(p) ?? [])],
   }));
+}
+
+/** A plan-owned copy of a parameter value (arrays are copied so freezing the plan leaves the caller's value alone). */
+function copyValue(value: unknown): unknown {
+  return Array.isArray(value) ? [...(value as unknown[])] : (value ?? null);
 }

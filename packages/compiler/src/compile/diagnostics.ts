@@ -41,6 +41,36 @@ export enum DiagnosticCode {
   CompileOptionInvalid = 'COMPILE_OPTION_INVALID',
   /** Exact integer arithmetic (slot bytes, slot count, pool bytes) exceeded 2^53 - 1. */
   ArithmeticOverflow = 'ARITHMETIC_OVERFLOW',
+  /** A generation-zero parameter value is missing, unknown, mistyped or outside its field's domain. */
+  ParameterValueInvalid = 'PARAMETER_VALUE_INVALID',
+  /** A capacity-affecting parameter (byte span, memory kind) is runtime-mutable or sensitive. */
+  ParameterNotCapacityEligible = 'PARAMETER_NOT_CAPACITY_ELIGIBLE',
+  /** A parameter reference names another operator's parameters or a field of the wrong kind. */
+  ParameterRefInvalid = 'PARAMETER_REF_INVALID',
+  /** Checked byte-span arithmetic (or a projector) overflowed 2^64 - 1. */
+  PhysicalTensorByteSpanOverflow = 'PHYSICAL_TENSOR_BYTE_SPAN_OVERFLOW',
+  /** A byte-span projector returned an error other than overflow, or threw; only the code name is shown. */
+  PhysicalTensorByteSpanProjectionFailed = 'PHYSICAL_TENSOR_BYTE_SPAN_PROJECTION_FAILED',
+  /** A byte-span expression resolved to zero, to more than 2^53 - 1, or divided/aligned by zero. */
+  TensorByteSpanInvalid = 'TENSOR_BYTE_SPAN_INVALID',
+  /** A shape parameter's length differs from the output's exact rank. */
+  TensorByteSpanRankMismatch = 'TENSOR_BYTE_SPAN_RANK_MISMATCH',
+  /** A byte-span expression exceeds 32 nodes, depth 16, 8 dependencies or 8 shape extents. */
+  TensorByteSpanExpressionLimit = 'TENSOR_BYTE_SPAN_EXPRESSION_LIMIT',
+  /** `inputMaxByteSpan(input)` has no single concrete bounded producer (disconnected, fan-in, unbounded, foreign input). */
+  TensorByteSpanInputUnbounded = 'TENSOR_BYTE_SPAN_INPUT_UNBOUNDED',
+  /** One projector id is bound to two different functions in one compilation. */
+  ByteSpanProjectorIdConflict = 'BYTE_SPAN_PROJECTOR_ID_CONFLICT',
+  /** A memory-kind mapping is not exhaustive over its enum domain, has extra or duplicate cases, or names a non-enum/non-memory-kind field. */
+  MemoryKindMappingInvalid = 'MEMORY_KIND_MAPPING_INVALID',
+  /** A rate declaration cannot be resolved (follows a foreign input, a non-rate parameter, a trigger input of another operator). */
+  RateDeclarationInvalid = 'RATE_DECLARATION_INVALID',
+  /** An input's expected rate differs from its connected producer's rate (warning; the producer is authoritative). */
+  RateExpectationMismatch = 'RATE_EXPECTATION_MISMATCH',
+  /** An explicit queue depth is below the edge's semantic hard floor. */
+  QueueDepthBelowHardFloor = 'QUEUE_DEPTH_BELOW_HARD_FLOOR',
+  /** An explicit queue depth is below the nominal recommendation (warning; the explicit depth is kept). */
+  QueueDepthBelowRecommendation = 'QUEUE_DEPTH_BELOW_RECOMMENDATION',
 }
 
 /** `error` fails compilation; `warning` is kept in the plan. */
@@ -52,7 +82,8 @@ export type DiagnosticSubject =
   | { readonly kind: 'operator'; readonly operator: string }
   | { readonly kind: 'port'; readonly operator: string; readonly port: string }
   | { readonly kind: 'edge'; readonly edge: string }
-  | { readonly kind: 'option'; readonly option: string };
+  | { readonly kind: 'option'; readonly option: string }
+  | { readonly kind: 'parameter'; readonly operator: string; readonly field: string };
 
 /** One compile finding. */
 export interface Diagnostic {

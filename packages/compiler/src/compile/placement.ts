@@ -4,6 +4,7 @@ import type { OutputPort } from '../authoring/ports.js';
 import type { PlanOptions } from './compile-options.js';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { GraphIndex } from './graph-index.js';
+import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
 
 /** Devices resolved for operators and tensor outputs. */
 export interface Placement {
@@ -31,9 +32,10 @@ interface Obligation {
  * CUDA-kind targets and CUDA devices (`DEVICE_BINDING_UNKNOWN_TARGET`, `DEVICE_BINDING_INVALID`).
  * Spec: "Current limitations" (one device per operator, no cross-device copy).
  */
-export function placeOperators(index: GraphIndex, options: PlanOptions, log: DiagnosticLog): Placement {
+export function placeOperators(index: GraphIndex, options: PlanOptions, kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>, log: DiagnosticLog): Placement {
   const { bindOperatorDevice, bindTensorOutputDevice } = options.deployment;
-  checkBindingTargets(index, options, log);
+  const kindOf = (port: OutputPort): MemoryKind | null => kinds.get(port)?.memoryKind ?? null;
+  checkBindingTargets(index, options, kindOf, log);
 
   const cudaActive = new Map<Operator, boolean>();
   const outputDevice = new Map<OutputPort, Device | null>();
@@ -45,15 +47,19 @@ export function placeOperators(index: GraphIndex, options: PlanOptions, log: Dia
       op,
       spec.cudaStreamRequired ||
         spec.inputs.some((p) => p.requirements.memoryKind !== undefined && requiresCudaDevice(p.requirements.memoryKind)) ||
-        spec.outputs.some((p) => p.tensor !== null && requiresCudaDevice(p.tensor.representation.memoryKind)),
+        spec.outputs.some((p) => {
+          const kind = kindOf(p);
+          return kind !== null && requiresCudaDevice(kind);
+        }),
     );
     const opBinding = usableDevice(bindOperatorDevice[op.name]);
     for (const port of spec.outputs) {
-      if (port.tensor === null) {
+      const kind = kindOf(port);
+      if (port.tensor === null || kind === null) {
         outputDevice.set(port, null);
         continue;
       }
-      if (!requiresCudaDevice(port.tensor.representation.memoryKind)) {
+      if (!requiresCudaDevice(kind)) {
         outputDevice.set(port, Device.cpu());
         continue;
       }
@@ -65,7 +71,7 @@ export function placeOperators(index: GraphIndex, options: PlanOptions, log: Dia
         log.error(
           DiagnosticCode.DeviceBindingRequired,
           { kind: 'port', operator: op.name, port: port.name },
-          `output ${port.key} produces ${port.tensor.representation.memoryKind} tensors but no device is bound and the compiler never guesses one; ` +
+          `output ${port.key} produces ${kind} tensors but no device is bound and the compiler never guesses one; ` +
             `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n) or deployment.bindOperatorDevice['${op.name}']`,
         );
       }
@@ -90,7 +96,7 @@ export function placeOperators(index: GraphIndex, options: PlanOptions, log: Dia
 
     if (cudaActive.get(op) !== true) {
       operatorDevice.set(op, null);
-      reportHostOnly(index, op, opBinding, log);
+      reportHostOnly(index, op, opBinding, kindOf, log);
       continue;
     }
     const devices = [...new Set(obligations.map((o) => o.device))];
@@ -122,7 +128,7 @@ function usableDevice(device: Device | undefined): Device | null {
   return device?.isCuda === true ? device : null;
 }
 
-function checkBindingTargets(index: GraphIndex, options: PlanOptions, log: DiagnosticLog): void {
+function checkBindingTargets(index: GraphIndex, options: PlanOptions, kindOf: (port: OutputPort) => MemoryKind | null, log: DiagnosticLog): void {
   const operators = new Set(index.operators.map((op) => op.name));
   const outputs = new Map<string, OutputPort>();
   for (const op of index.operators) for (const port of index.specs.get(op)?.outputs ?? []) outputs.set(port.key, port);
@@ -144,11 +150,12 @@ function checkBindingTargets(index: GraphIndex, options: PlanOptions, log: Diagn
         { kind: 'option', option },
         `${option}: graph '${index.name}' has no output '${key}'; keys are 'operator.port' of an output`,
       );
-    } else if (port.tensor === null || !requiresCudaDevice(port.tensor.representation.memoryKind)) {
+    } else if (port.tensor === null || kindOf(port) === null || !requiresCudaDevice(kindOf(port) as MemoryKind)) {
+      if (port.tensor !== null && kindOf(port) === null) continue;
       log.error(
         DiagnosticCode.DeviceBindingInvalid,
         { kind: 'option', option },
-        `${option}: output ${key} ${port.tensor === null ? 'declares no tensor' : `produces ${port.tensor.representation.memoryKind} tensors`}; ` +
+        `${option}: output ${key} ${port.tensor === null ? 'declares no tensor' : `produces ${kindOf(port) ?? '?'} tensors`}; ` +
           'only cudaDevice or cudaManaged outputs take a device binding, so remove it',
       );
     } else if (!device.isCuda) {
@@ -157,7 +164,7 @@ function checkBindingTargets(index: GraphIndex, options: PlanOptions, log: Diagn
   }
 }
 
-function reportHostOnly(index: GraphIndex, op: Operator, opBinding: Device | null, log: DiagnosticLog): void {
+function reportHostOnly(index: GraphIndex, op: Operator, opBinding: Device | null, kindOf: (port: OutputPort) => MemoryKind | null, log: DiagnosticLog): void {
   if (opBinding !== null) {
     log.warning(
       DiagnosticCode.DeviceBindingUnused,
@@ -166,7 +173,7 @@ function reportHostOnly(index: GraphIndex, op: Operator, opBinding: Device | nul
     );
   }
   for (const edge of index.incoming.get(op) ?? []) {
-    if (edge.flow.output.tensor?.representation.memoryKind === MemoryKind.CudaDevice) {
+    if (kindOf(edge.flow.output) === MemoryKind.CudaDevice) {
       log.warning(
         DiagnosticCode.DeviceTensorToHostOnlyOperator,
         { kind: 'edge', edge: edge.id },

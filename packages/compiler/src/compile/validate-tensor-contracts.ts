@@ -1,5 +1,7 @@
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
+import type { OutputPort } from '../authoring/ports.js';
 import type { GraphIndex } from './graph-index.js';
+import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
 
 /**
  * Checks tensor declarations: bounds that reject every allocation (`TENSOR_BOUNDS_ZERO`), a `maxRank`
@@ -9,7 +11,7 @@ import type { GraphIndex } from './graph-index.js';
  * to the runtime's receive-side check.
  * Spec: "Sized cold, borrowed hot", "Current limitations".
  */
-export function validateTensorContracts(index: GraphIndex, log: DiagnosticLog): void {
+export function validateTensorContracts(index: GraphIndex, kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>, log: DiagnosticLog): void {
   for (const op of index.operators) {
     for (const port of index.specs.get(op)?.outputs ?? []) {
       const bounds = port.tensor?.bounds;
@@ -32,7 +34,7 @@ export function validateTensorContracts(index: GraphIndex, log: DiagnosticLog): 
             'raise maxRank or omit it (it defaults to the rank)',
         );
       }
-      if (!Number.isSafeInteger(bounds.maxByteSpan)) {
+      if (bounds.maxByteSpan !== null && !Number.isSafeInteger(bounds.maxByteSpan)) {
         log.error(
           DiagnosticCode.ArithmeticOverflow,
           subject,
@@ -42,12 +44,14 @@ export function validateTensorContracts(index: GraphIndex, log: DiagnosticLog): 
     }
   }
   for (const edge of index.edges) {
-    const produced = edge.flow.output.tensor?.representation;
-    if (produced === undefined) continue;
+    const declared = edge.flow.output.tensor?.representation;
+    const kind = kinds.get(edge.flow.output);
+    if (declared === undefined || kind === undefined) continue;
+    const produced = { ...declared, memoryKind: kind.memoryKind };
     const required = edge.flow.input.requirements;
     const mismatches: string[] = [];
     if (required.memoryKind !== undefined && required.memoryKind !== produced.memoryKind) {
-      mismatches.push(`memory kind ${produced.memoryKind} vs required ${required.memoryKind}`);
+      mismatches.push(`memory kind ${produced.memoryKind}${kind.source === 'declared' ? '' : ` (selected by ${kind.source})`} vs required ${required.memoryKind}`);
     }
     if (required.dtype !== undefined && required.dtype !== produced.dtype) {
       mismatches.push(`dtype ${produced.dtype.name} vs required ${required.dtype.name}`);

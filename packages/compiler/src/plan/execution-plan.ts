@@ -2,7 +2,21 @@ import type { PlanOptions } from '../compile/compile-options.js';
 import type { Diagnostic } from '../compile/diagnostics.js';
 import { deepFreeze } from './deep-freeze.js';
 import { PLAN_JSON_SCHEMA, toCanonicalJson, type JsonValue } from './plan-json.js';
-import type { PlanEdge, PlanOperator, PlanPartition, PlanStream, TensorAllocationRecord } from './plan-records.js';
+import type {
+  AccumulationHorizonRecord,
+  ByteSpanDerivationRecord,
+  HardFloorContributor,
+  PlanEdge,
+  PlanOperator,
+  PlanParams,
+  PlanPartition,
+  PlanStream,
+  PoolCapacityDependency,
+  PortRateRecord,
+  ProviderAllocationPlan,
+  QueueSizingRecipe,
+  TensorAllocationRecord,
+} from './plan-records.js';
 import { renderPlanText } from './plan-text.js';
 
 /** The records an `ExecutionPlan` is built from. */
@@ -14,6 +28,14 @@ export interface ExecutionPlanRecords {
   readonly partitions: readonly PlanPartition[];
   readonly streams: readonly PlanStream[];
   readonly pools: readonly TensorAllocationRecord[];
+  readonly params: readonly PlanParams[];
+  readonly portRates: readonly PortRateRecord[];
+  readonly byteSpanDerivations: readonly ByteSpanDerivationRecord[];
+  readonly accumulationHorizons: readonly AccumulationHorizonRecord[];
+  readonly hardFloorContributors: readonly HardFloorContributor[];
+  readonly queueSizingRecipes: readonly QueueSizingRecipe[];
+  readonly poolCapacityDependencies: readonly PoolCapacityDependency[];
+  readonly providerAllocationPlans: readonly ProviderAllocationPlan[];
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -38,6 +60,22 @@ export class ExecutionPlan implements ExecutionPlanRecords {
   readonly streams: readonly PlanStream[];
   /** One tensor allocation record per `runtimePool` output. */
   readonly pools: readonly TensorAllocationRecord[];
+  /** Bound parameters per operator (sensitive values redacted). */
+  readonly params: readonly PlanParams[];
+  /** Resolved port rates. */
+  readonly portRates: readonly PortRateRecord[];
+  /** Byte-span derivations of derived outputs. */
+  readonly byteSpanDerivations: readonly ByteSpanDerivationRecord[];
+  /** Accumulation horizons of edges with a temporal contract and a rate. */
+  readonly accumulationHorizons: readonly AccumulationHorizonRecord[];
+  /** Hard-floor contributors, per edge. */
+  readonly hardFloorContributors: readonly HardFloorContributor[];
+  /** One queue-sizing recipe per edge, in edge order. */
+  readonly queueSizingRecipes: readonly QueueSizingRecipe[];
+  /** Per pool: per-slot bytes joined with logical entries. */
+  readonly poolCapacityDependencies: readonly PoolCapacityDependency[];
+  /** Per pool: the provider reservation. */
+  readonly providerAllocationPlans: readonly ProviderAllocationPlan[];
   /** Warnings of the successful compile. */
   readonly diagnostics: readonly Diagnostic[];
   readonly #operatorByName: ReadonlyMap<string, PlanOperator>;
@@ -54,6 +92,14 @@ export class ExecutionPlan implements ExecutionPlanRecords {
     this.partitions = frozen.partitions;
     this.streams = frozen.streams;
     this.pools = frozen.pools;
+    this.params = frozen.params;
+    this.portRates = frozen.portRates;
+    this.byteSpanDerivations = frozen.byteSpanDerivations;
+    this.accumulationHorizons = frozen.accumulationHorizons;
+    this.hardFloorContributors = frozen.hardFloorContributors;
+    this.queueSizingRecipes = frozen.queueSizingRecipes;
+    this.poolCapacityDependencies = frozen.poolCapacityDependencies;
+    this.providerAllocationPlans = frozen.providerAllocationPlans;
     this.diagnostics = frozen.diagnostics;
     this.#operatorByName = new Map(this.operators.map((r) => [r.name, r]));
     this.#edgeById = new Map(this.edges.map((r) => [r.id, r]));
@@ -76,6 +122,26 @@ export class ExecutionPlan implements ExecutionPlanRecords {
     return this.#poolById.get(id);
   }
 
+  /** Tensor allocation records (same as `pools`). Spec: "Derive slot bytes from deployment parameters". */
+  tensorAllocations(): readonly TensorAllocationRecord[] {
+    return this.pools;
+  }
+
+  /** Byte-span derivations: resolved per-slot bytes of derived outputs. */
+  tensorByteSpanDerivations(): readonly ByteSpanDerivationRecord[] {
+    return this.byteSpanDerivations;
+  }
+
+  /** The planned compute streams (same as `streams`), for budgeting device resources. */
+  cudaComputeStreams(): readonly PlanStream[] {
+    return this.streams;
+  }
+
+  /** The queue-sizing recipe of edge `id`, or `undefined`. */
+  queueSizingRecipe(id: string): QueueSizingRecipe | undefined {
+    return this.queueSizingRecipes.find((r) => r.edge === id);
+  }
+
   /**
    * Canonical JSON data (called by `JSON.stringify(plan)`): keys sorted at every level, a `schema`
    * marker (`hs.execution-plan/1`), stable ids, devices as `cpu`/`cuda:N`, dtypes by name, no operator
@@ -91,6 +157,14 @@ export class ExecutionPlan implements ExecutionPlanRecords {
       partitions: this.partitions,
       streams: this.streams,
       pools: this.pools,
+      params: this.params,
+      portRates: this.portRates,
+      byteSpanDerivations: this.byteSpanDerivations,
+      accumulationHorizons: this.accumulationHorizons,
+      hardFloorContributors: this.hardFloorContributors,
+      queueSizingRecipes: this.queueSizingRecipes,
+      poolCapacityDependencies: this.poolCapacityDependencies,
+      providerAllocationPlans: this.providerAllocationPlans,
       diagnostics: this.diagnostics,
     });
   }

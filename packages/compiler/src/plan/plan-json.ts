@@ -2,6 +2,7 @@ import { Device } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { Operator } from '../authoring/operator.js';
 import { compareText } from '../compile/text-order.js';
+import { Rate, RateRatio } from '../rates/rate.js';
 
 /** A JSON value. */
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -18,6 +19,7 @@ export function toCanonicalJson(value: unknown): JsonValue {
   if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string') return value;
   if (value instanceof Device) return value.toString();
   if (value instanceof DType) return value.name;
+  if (value instanceof Rate || value instanceof RateRatio) return toCanonicalJson(value.toJSON());
   if (Array.isArray(value)) return value.map(toCanonicalJson);
   if (typeof value === 'object') {
     const out: Record<string, JsonValue> = {};

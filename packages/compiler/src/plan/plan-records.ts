@@ -3,6 +3,9 @@ import type { DType } from '@hs/tensor';
 import type { Operator } from '../authoring/operator.js';
 import type { TensorOutputStorage } from '../authoring/tensor-output-spec.js';
 import type { QueueDepthSource } from '../compile/queue-depths.js';
+import type { PortRateSource } from '../compile/resolve-rates.js';
+import type { ParamMutability } from '../params/param-field.js';
+import type { Rate, RateRatio } from '../rates/rate.js';
 
 /** One end of an edge: operator and port names. */
 export interface PortRef {
@@ -74,9 +77,11 @@ export interface PlanEdge {
   readonly id: string;
   readonly producer: PortRef;
   readonly consumer: PortRef;
-  /** Queue entries. */
+  /** Active queue entries (generation zero). */
   readonly queueDepth: number;
-  /** `explicit` when given to `addFlow()`, else `default` (`defaultQueueDepth`). */
+  /** Entries the admitted rate domain may need: the channel's capacity (equals `queueDepth` unless automatic). */
+  readonly admittedQueueDepth: number;
+  /** `explicit` (given to `addFlow()`), `automatic` (rate-and-contract sizing) or `default` (`defaultQueueDepth`). */
   readonly queueDepthSource: QueueDepthSource;
   /** Id of the producer output's pool, or `null` (pass-through or no tensor). */
   readonly pool: string | null;
@@ -104,13 +109,15 @@ export interface PlanStream {
 }
 
 /** Names of the slot-count terms. */
-export type SlotCountTermName = 'maxConsumerQueueDepth' | 'consumerInHand' | 'retirement' | 'producerLoan';
+export type SlotCountTermName = 'maxConsumerQueueDepth' | 'consumerInHand' | 'retainedHistory' | 'retirement' | 'producerLoan';
 
 /** One term of a slot-count sum. */
 export interface SlotCountTerm {
   readonly term: SlotCountTermName;
-  /** Slots this term contributes. */
+  /** Slots this term contributes (active generation). */
   readonly value: number;
+  /** Slots this term contributes over the admitted rate domain. */
+  readonly admittedValue: number;
   /** Where the value comes from. */
   readonly source: string;
 }
@@ -135,22 +142,149 @@ export interface TensorAllocationRecord {
   /** CUDA device for CUDA kinds, `cpu` for host kinds. */
   readonly device: Device;
   readonly dtype: DType;
-  /** Declared byte span bound (bytes). */
+  /** Per-slot byte span bound (bytes): declared, or resolved from a byte-span expression. */
   readonly maxByteSpan: number;
+  /** `declared`, or `derived` (see `ExecutionPlan.tensorByteSpanDerivations()`). */
+  readonly byteSpanSource: 'declared' | 'derived';
+  /** `declared`, or the parameter key (`op.params.field`) that selected the memory kind. */
+  readonly memoryKindSource: string;
   readonly maxRank: number;
   /** Slot alignment in bytes (256). */
   readonly alignment: number;
   /** Bytes per slot: `maxByteSpan` rounded up to `alignment`. */
   readonly slotBytes: number;
-  /** Slots: max consumer queue depth + 1 consumer in hand + 1 retirement + 1 producer loan. */
+  /** Slots materialized: the admitted logical entries (max admitted consumer depth + retained history + retirement + producer loan). */
   readonly slotCount: number;
-  /** `slotBytes * slotCount` (bytes). */
+  /** Logical entries the active generation needs (max active consumer depth + the same other terms). */
+  readonly activeSlotCount: number;
+  /** Provider reservation: `slotBytes * slotCount` (bytes). */
   readonly totalBytes: number;
-  /** Release streams tracked per slot (8). */
+  /** Logical payload capacity, active: `maxByteSpan * activeSlotCount` (bytes). */
+  readonly activeLogicalBytes: number;
+  /** Logical payload capacity, admitted: `maxByteSpan * slotCount` (bytes). */
+  readonly admittedLogicalBytes: number;
+  /** Release streams tracked per slot. Spec: "Fanout release-stream caps". */
   readonly maxReleaseStreams: number;
   /** Id of the stream that writes the slots, or `null` for a host writer. */
   readonly producerStream: string | null;
   /** Ids of the edges that consume it, sorted. */
   readonly consumers: readonly string[];
   readonly derivation: SlotCountDerivation;
+}
+
+/** How one output's slot byte bound was derived. Spec: "Derive slot bytes from deployment parameters". */
+export interface ByteSpanDerivationRecord {
+  readonly output: PortRef;
+  /** Readable expression with resolved leaves. */
+  readonly expression: string;
+  /** Resolved per-slot bytes. */
+  readonly bytes: number;
+  /** Parameter keys and input keys it read, sorted. */
+  readonly dependencies: readonly string[];
+  /** Projector ids it ran, sorted. */
+  readonly projectors: readonly string[];
+}
+
+/** One field of an operator's bound parameters as planned (sensitive values redacted as `null`). */
+export interface PlanParamField {
+  readonly name: string;
+  readonly kind: string;
+  readonly mutability: ParamMutability;
+  readonly sensitive: boolean;
+  /** Generation-zero value, or `null` when sensitive. */
+  readonly value: unknown;
+}
+
+/** An operator's bound parameters. */
+export interface PlanParams {
+  readonly operator: string;
+  readonly schema: string;
+  readonly version: number;
+  readonly fields: readonly PlanParamField[];
+}
+
+/** A port's resolved rate. Spec: "Size queue entries from nominal rates". */
+export interface PortRateRecord {
+  readonly port: PortRef;
+  readonly direction: 'input' | 'output';
+  readonly source: PortRateSource;
+  /** Generation-zero rate. */
+  readonly active: Rate;
+  /** Admitted bounds (equal to `active` for fixed rates). */
+  readonly min: Rate;
+  readonly max: Rate;
+  /** Runtime rate parameter driving it (`op.params.field`), or `null`. */
+  readonly parameter: string | null;
+}
+
+/** The accumulation horizon of an edge's input: the period of its consumer's trigger. */
+export interface AccumulationHorizonRecord {
+  readonly edge: string;
+  /** `clock 15 Hz` or `input op.port`. */
+  readonly trigger: string;
+  /** Horizon in seconds (exact rational text) at generation zero. */
+  readonly seconds: string;
+  /** Longest horizon over the admitted domain (seconds). */
+  readonly admittedSeconds: string;
+}
+
+/** One semantic hard-floor contributor of an edge. */
+export interface HardFloorContributor {
+  readonly edge: string;
+  readonly kind: 'minimumQueue' | 'producerBurst' | 'windowRetention' | 'selectorRetention';
+  /** Scenario name; `*` for every scenario. */
+  readonly scenario: string;
+  /** Contributors of one group are alternatives (max); groups are summed. */
+  readonly group: 'retention' | 'burst';
+  readonly entries: number;
+}
+
+/** A rate term as planned: `factor` Hz, or `parameter value × factor`. */
+export interface PlanRateTerm {
+  readonly parameter: string | null;
+  /** Exact rational text (`n` or `n/d`). */
+  readonly factor: string;
+}
+
+/** How an edge's queue depth was chosen. Spec: "Size queue entries from nominal rates". */
+export interface QueueSizingRecipe {
+  readonly edge: string;
+  readonly source: QueueDepthSource;
+  readonly inputRate: { readonly source: PortRateSource; readonly active: Rate; readonly max: Rate; readonly term: PlanRateTerm } | null;
+  readonly triggerRate: { readonly trigger: string; readonly active: Rate; readonly min: Rate; readonly term: PlanRateTerm } | null;
+  readonly headroom: RateRatio;
+  /** `ceil(rate × horizon)`, or `null` without rate evidence. */
+  readonly nominalArrivals: number | null;
+  /** `ceil(nominalArrivals × headroom)`, or `null`. */
+  readonly recommendation: number | null;
+  readonly hardFloor: number;
+  /** `max(hardFloor, recommendation)`, or `null`. */
+  readonly automaticDepth: number | null;
+  /** `max(hardFloor, ceil(ceil(maxRate × horizon) × headroom))`, or `null`. */
+  readonly admittedCeiling: number | null;
+  readonly explicitDepth: number | null;
+  readonly activeDepth: number;
+  readonly admittedDepth: number;
+}
+
+/** What a pool's capacity depends on: per-slot bytes joined with final logical provider entries. */
+export interface PoolCapacityDependency {
+  readonly pool: string;
+  readonly perSlotBytes: number;
+  readonly byteSpanSource: 'declared' | 'derived';
+  /** Edges whose depths size it. */
+  readonly edges: readonly string[];
+  readonly activeEntries: number;
+  readonly admittedEntries: number;
+  readonly activeLogicalBytes: number;
+  readonly admittedLogicalBytes: number;
+}
+
+/** The physical provider reservation of a pool (not the logical product). */
+export interface ProviderAllocationPlan {
+  readonly pool: string;
+  readonly slotBytes: number;
+  readonly alignment: number;
+  readonly slots: number;
+  readonly reservedBytes: number;
 }

@@ -1,0 +1,103 @@
+import { ErrorCode, HsError } from '@hs/streams';
+import { InputPort } from '../authoring/ports.js';
+import { ParamRef } from '../params/bound-params.js';
+import { ByteSpanProjector } from './byte-span-projector.js';
+
+/** A closed checked operation of a byte-span expression. */
+export type ByteSpanOperation = 'multiply' | 'ceilingDivide' | 'max' | 'align';
+
+/** One node of a byte-span expression tree. */
+export type ByteSpanNode =
+  | { readonly kind: 'literal'; readonly bytes: bigint }
+  | { readonly kind: 'parameterContiguous'; readonly ref: ParamRef }
+  | { readonly kind: 'inputMax'; readonly input: InputPort }
+  | { readonly kind: 'projected'; readonly projector: ByteSpanProjector; readonly refs: readonly ParamRef[] }
+  | { readonly kind: 'operation'; readonly operation: ByteSpanOperation; readonly left: TensorByteSpanExpression; readonly right: TensorByteSpanExpression };
+
+/** Operand of an operation: an expression or a literal count of bytes. */
+export type ByteSpanOperand = TensorByteSpanExpression | number | bigint;
+
+/**
+ * A derived slot byte bound, resolved once by `compile()` into the ordinary allocation record (the
+ * runtime never sees it). Leaves: `tensorByteSpan(n)`, `parameterContiguousByteSpan(ref)`,
+ * `inputMaxByteSpan(input)`, `parameterProjectedByteSpan(projector, ...refs)`; closed operations:
+ * `multipliedBy`, `ceilingDividedBy`, `max`, `alignedTo`. At most 32 nodes, depth 16, 8 dependencies
+ * (parameter fields and inputs) and 8 shape extents; arithmetic is exact and checked (results beyond
+ * 2^64 - 1 are `PHYSICAL_TENSOR_BYTE_SPAN_OVERFLOW`). Immutable.
+ * Spec: "Derive slot bytes from deployment parameters".
+ */
+export class TensorByteSpanExpression {
+  /** @internal Use the leaf functions. */
+  constructor(readonly node: ByteSpanNode) {
+    Object.freeze(this);
+  }
+
+  /** `this × operand`. */
+  multipliedBy(operand: ByteSpanOperand): TensorByteSpanExpression {
+    return this.#operation('multiply', operand);
+  }
+
+  /** `ceil(this / operand)`; the divisor must resolve to a positive value. */
+  ceilingDividedBy(operand: ByteSpanOperand): TensorByteSpanExpression {
+    return this.#operation('ceilingDivide', operand);
+  }
+
+  /** The larger of `this` and `operand`. */
+  max(operand: ByteSpanOperand): TensorByteSpanExpression {
+    return this.#operation('max', operand);
+  }
+
+  /** `this` rounded up to a multiple of `operand` (bytes, positive). */
+  alignedTo(operand: ByteSpanOperand): TensorByteSpanExpression {
+    return this.#operation('align', operand);
+  }
+
+  #operation(operation: ByteSpanOperation, operand: ByteSpanOperand): TensorByteSpanExpression {
+    const right = operand instanceof TensorByteSpanExpression ? operand : tensorByteSpan(operand);
+    return new TensorByteSpanExpression({ kind: 'operation', operation, left: this, right });
+  }
+}
+
+/**
+ * A literal byte count.
+ * @throws HsError `InvalidArgument` unless `bytes` is a non-negative integer (a zero span is reported by `compile()`).
+ */
+export function tensorByteSpan(bytes: number | bigint): TensorByteSpanExpression {
+  const ok = typeof bytes === 'bigint' ? bytes >= 0n : Number.isSafeInteger(bytes) && bytes >= 0;
+  if (!ok) throw new HsError(ErrorCode.InvalidArgument, `tensorByteSpan(bytes) needs a non-negative integer of bytes, got ${String(bytes)}`);
+  return new TensorByteSpanExpression({ kind: 'literal', bytes: BigInt(bytes) });
+}
+
+/**
+ * The contiguous byte span of a shape parameter: product of its extents × the output dtype's item size.
+ * The shape's length must equal the output's exact rank (`TENSOR_BYTE_SPAN_RANK_MISMATCH`).
+ * @throws HsError `InvalidArgument` when `ref` is not a `ParamRef`.
+ */
+export function parameterContiguousByteSpan(ref: ParamRef<readonly number[]>): TensorByteSpanExpression {
+  if (!(ref instanceof ParamRef)) throw new HsError(ErrorCode.InvalidArgument, 'parameterContiguousByteSpan(ref) takes params.ref(field) of a shapeParam field');
+  return new TensorByteSpanExpression({ kind: 'parameterContiguous', ref });
+}
+
+/**
+ * The proven finite byte bound of the one producer connected to `input` (a runtime pool or bounded
+ * tensor declaration). Disconnected, fan-in and unbounded inputs are rejected by `compile()`
+ * (`TENSOR_BYTE_SPAN_INPUT_UNBOUNDED`).
+ * @throws HsError `InvalidArgument` when `input` is not an `InputPort`.
+ */
+export function inputMaxByteSpan(input: InputPort): TensorByteSpanExpression {
+  if (!(input instanceof InputPort)) throw new HsError(ErrorCode.InvalidArgument, 'inputMaxByteSpan(input) takes an InputPort of the same operator');
+  return new TensorByteSpanExpression({ kind: 'inputMax', input });
+}
+
+/**
+ * The result of `projector` over the declared parameter fields `refs` (at least one, all of the
+ * declaring operator's parameters). Spec: "Use a parameter byte-span projector for custom formulas".
+ * @throws HsError `InvalidArgument` for a non-projector, no refs, or a ref that is not a `ParamRef`.
+ */
+export function parameterProjectedByteSpan(projector: ByteSpanProjector, ...refs: ParamRef[]): TensorByteSpanExpression {
+  if (!(projector instanceof ByteSpanProjector)) throw new HsError(ErrorCode.InvalidArgument, 'parameterProjectedByteSpan(projector, ...refs) takes a ByteSpanProjector');
+  if (refs.length === 0 || !refs.every((r) => r instanceof ParamRef)) {
+    throw new HsError(ErrorCode.InvalidArgument, `projector '${projector.id}': declare every parameter it reads as params.ref(field)`);
+  }
+  return new TensorByteSpanExpression({ kind: 'projected', projector, refs: Object.freeze([...refs]) });
+}

@@ -1,0 +1,64 @@
+import { ErrorCode, HsError } from '@hs/streams';
+import type { Operator } from '../authoring/operator.js';
+import type { ParamField } from './param-field.js';
+import type { ParamFields, ParamSchema, ParamValues } from './param-schema.js';
+
+/**
+ * A reference to one field of an operator's bound parameters, used as an expression dependency
+ * (`parameterContiguousByteSpan(params.ref('outputShape'))`, `parameterMemoryKind(...)`,
+ * `nominalRate(params.ref('frameRate'))`). Spec: "Derive slot bytes from deployment parameters".
+ */
+export class ParamRef<TValue = unknown> {
+  /** @internal Created by `BoundParams.ref()`. */
+  constructor(
+    /** The binding the field belongs to. */
+    readonly params: BoundParams,
+    /** Field name. */
+    readonly field: string,
+  ) {
+    Object.freeze(this);
+  }
+
+  /** The field declaration. */
+  get declaration(): ParamField<TValue> {
+    return this.params.schema.fields[this.field] as ParamField<TValue>;
+  }
+
+  /** Generation-zero value. */
+  get value(): TValue {
+    return this.params.values[this.field] as TValue;
+  }
+
+  /** `operator.params.field`, the key used in diagnostics and plan records. */
+  get key(): string {
+    return `${this.params.operator.name}.params.${this.field}`;
+  }
+}
+
+/**
+ * A schema bound to one operator with its generation-zero values (frozen), returned by
+ * `spec.params(schema, values)`. Values are checked against their domains by `compile()`
+ * (`PARAMETER_VALUE_INVALID`).
+ */
+export class BoundParams<F extends ParamFields = ParamFields> {
+  /** @internal Created by `OperatorSpec.params()`. */
+  constructor(
+    readonly operator: Operator,
+    readonly schema: ParamSchema<F>,
+    /** Generation-zero values (frozen copy). */
+    readonly values: Readonly<Record<string, unknown>>,
+  ) {
+    Object.freeze(this);
+  }
+
+  /**
+   * A reference to field `field`.
+   * @throws HsError `NotFound` when the schema has no such field.
+   */
+  ref<K extends keyof F & string>(field: K): ParamRef<ParamValues<F>[K]> {
+    if (!Object.hasOwn(this.schema.fields, field)) {
+      throw new HsError(ErrorCode.NotFound, `params '${this.schema.id}' of operator '${this.operator.name}' have no field '${field}'`);
+    }
+    return new ParamRef<ParamValues<F>[K]>(this, field);
+  }
+}

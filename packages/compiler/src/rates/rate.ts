@@ -1,0 +1,100 @@
+import { ErrorCode, HsError } from '@hs/streams';
+import { type Rational, compareRational, formatRational, multiplyRational, rational } from './rational.js';
+
+function positiveSafeInteger(what: string, value: unknown): bigint {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new HsError(ErrorCode.InvalidArgument, `${what} must be a positive integer (at most 2^53 - 1), got ${String(value)}`);
+  }
+  return BigInt(value);
+}
+
+/**
+ * An exact nominal rate in hertz (events per second), a positive rational. Build it with `Rate.hz(60)`
+ * or `Rate.ratio(30000, 1001)` (29.97 Hz). Rates compare and multiply exactly; nothing is rounded.
+ * Spec: "Size queue entries from nominal rates".
+ */
+export class Rate {
+  /** @internal The rate as a rational number of hertz. */
+  readonly hz: Rational;
+
+  private constructor(hz: Rational) {
+    this.hz = hz;
+    Object.freeze(this);
+  }
+
+  /**
+   * `hz` events per second.
+   * @throws HsError `InvalidArgument` unless `hz` is a positive safe integer.
+   */
+  static hz(hz: number): Rate {
+    return new Rate(rational(positiveSafeInteger('Rate.hz(hz)', hz)));
+  }
+
+  /**
+   * `numerator / denominator` events per second.
+   * @throws HsError `InvalidArgument` unless both are positive safe integers.
+   */
+  static ratio(numerator: number, denominator: number): Rate {
+    return new Rate(rational(positiveSafeInteger('Rate.ratio numerator', numerator), positiveSafeInteger('Rate.ratio denominator', denominator)));
+  }
+
+  /** @internal A rate from an exact positive rational. */
+  static fromRational(hz: Rational): Rate {
+    return new Rate(hz);
+  }
+
+  /** This rate scaled by `ratio`. */
+  scaledBy(ratio: RateRatio): Rate {
+    return new Rate(multiplyRational(this.hz, ratio.value));
+  }
+
+  /** True when both rates are exactly equal. */
+  equals(other: Rate): boolean {
+    return compareRational(this.hz, other.hz) === 0;
+  }
+
+  /** Negative, zero or positive as this rate is below, equal to or above `other`. */
+  compare(other: Rate): number {
+    return compareRational(this.hz, other.hz);
+  }
+
+  /** `60 Hz`, `30000/1001 Hz`. */
+  toString(): string {
+    return `${formatRational(this.hz)} Hz`;
+  }
+
+  /** `{ hz: "60" }` or `{ hz: "30000/1001" }`: exact, for canonical JSON. */
+  toJSON(): { hz: string } {
+    return { hz: formatRational(this.hz) };
+  }
+}
+
+/**
+ * An exact positive ratio `numerator / denominator`: a derived rate (`follows(input, new RateRatio(1, 4))`)
+ * or the compile-wide queue headroom (default `2/1`). Spec: "Size queue entries from nominal rates".
+ */
+export class RateRatio {
+  /** @internal */
+  readonly value: Rational;
+
+  /** @throws HsError `InvalidArgument` unless both are positive safe integers. */
+  constructor(
+    /** Positive integer. */
+    readonly numerator: number,
+    /** Positive integer. */
+    readonly denominator: number,
+  ) {
+    this.value = rational(positiveSafeInteger('RateRatio numerator', numerator), positiveSafeInteger('RateRatio denominator', denominator));
+    Object.freeze(this);
+  }
+
+  /** `1/4`. */
+  toString(): string {
+    return `${this.numerator}/${this.denominator}`;
+  }
+
+  /** `{ ratio: "1/4" }` (reduced), for canonical JSON. */
+  toJSON(): { ratio: string } {
+    return { ratio: `${this.value.n}/${this.value.d}` };
+  }
+}
