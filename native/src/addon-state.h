@@ -1,0 +1,33 @@
+// Per-environment state of the addon (one per Node.js main thread or worker): the host-call channel and
+// the deferred-release thread. Owned by the environment's instance data, so it is destroyed when that
+// environment is torn down (never from a static destructor).
+#pragma once
+#include <napi.h>
+
+#include <memory>
+
+#include "deferred-release.h"
+#include "host-callbacks.h"
+
+namespace hs {
+
+struct AddonState {
+  /** Created by `setHostCallDispatcher`; shared with callbacks still in flight. */
+  std::shared_ptr<HostCallChannel> channel;
+  DeferredRelease deferredRelease;
+
+  ~AddonState();
+};
+
+inline AddonState& StateOf(Napi::Env env) { return *env.GetInstanceData<AddonState>(); }
+
+void RegisterDeviceBindings(Napi::Env env, Napi::Object exports);
+void RegisterStreamEventBindings(Napi::Env env, Napi::Object exports);
+void RegisterMemoryBindings(Napi::Env env, Napi::Object exports);
+void RegisterHostCallBindings(Napi::Env env, Napi::Object exports);
+void RegisterStreamMemoryOpBindings(Napi::Env env, Napi::Object exports);
+void RegisterIpcBindings(Napi::Env env, Napi::Object exports);
+void RegisterGraphBindings(Napi::Env env, Napi::Object exports);
+void RegisterKernelBindings(Napi::Env env, Napi::Object exports);
+
+}  // namespace hs

@@ -1,0 +1,40 @@
+// Host functions in stream order (cudaLaunchHostFunc) delivered to JavaScript through one thread-safe
+// function per environment. A "blocking" call holds its stream until the JS function returned (the
+// Backend contract: after earlier work, before later work); a "signal" call only notifies JS (stream
+// synchronization). The thread-safe function keeps the event loop alive only while calls are pending.
+#pragma once
+#include <napi.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace hs {
+
+struct HostCallChannel;
+
+struct HostCall {
+  std::shared_ptr<HostCallChannel> channel;
+  double id = 0;
+  bool blocking = false;
+  std::mutex mutex;
+  std::condition_variable doneCv;
+  bool done = false;
+};
+
+void DeliverHostCall(Napi::Env env, Napi::Function dispatch, HostCallChannel* channel, HostCall* call);
+
+struct HostCallChannel {
+  using Tsfn = Napi::TypedThreadSafeFunction<HostCallChannel, HostCall, DeliverHostCall>;
+  std::mutex mutex;
+  bool open = true;
+  Tsfn tsfn;
+  /** Calls enqueued and not yet delivered; touched on the JS thread only. */
+  uint64_t pending = 0;
+
+  /** Stops accepting calls and aborts the thread-safe function; waiting callbacks are released. */
+  void Close();
+};
+
+}  // namespace hs

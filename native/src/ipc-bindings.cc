@@ -1,0 +1,73 @@
+// CUDA IPC: memory handles (cudaMalloc'd memory) and event handles (interprocess events) as 64-byte
+// Buffers that another process opens.
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+
+#include "addon-state.h"
+#include "cuda-status.h"
+#include "napi-values.h"
+
+namespace hs {
+namespace {
+
+template <typename Handle>
+Napi::Buffer<uint8_t> ToBuffer(Napi::Env env, const Handle& handle) {
+  return Napi::Buffer<uint8_t>::Copy(env, reinterpret_cast<const uint8_t*>(&handle), sizeof(Handle));
+}
+
+template <typename Handle>
+Handle FromBuffer(const Napi::Value& v, const char* what) {
+  if (!v.IsBuffer() || v.As<Napi::Buffer<uint8_t>>().Length() != sizeof(Handle)) {
+    throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a Buffer of " + std::to_string(sizeof(Handle)) + " bytes");
+  }
+  Handle handle;
+  std::memcpy(&handle, v.As<Napi::Buffer<uint8_t>>().Data(), sizeof(Handle));
+  return handle;
+}
+
+Napi::Value IpcGetMemHandle(const Napi::CallbackInfo& info) {
+  cudaIpcMemHandle_t handle;
+  Check(info.Env(), cudaIpcGetMemHandle(&handle, ToHandle<void*>(info[0], "pointer")), "cudaIpcGetMemHandle");
+  return ToBuffer(info.Env(), handle);
+}
+
+/** ipcOpenMemHandle(device, handle) -> bigint */
+Napi::Value IpcOpenMemHandle(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Check(env, cudaSetDevice(ToInt(info[0], "device")), "cudaSetDevice");
+  void* p = nullptr;
+  Check(env, cudaIpcOpenMemHandle(&p, FromBuffer<cudaIpcMemHandle_t>(info[1], "handle"), cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+  return FromPointer(env, p);
+}
+
+Napi::Value IpcCloseMemHandle(const Napi::CallbackInfo& info) {
+  return StatusValue(info.Env(), cudaIpcCloseMemHandle(ToHandle<void*>(info[0], "pointer")));
+}
+
+Napi::Value IpcGetEventHandle(const Napi::CallbackInfo& info) {
+  cudaIpcEventHandle_t handle;
+  Check(info.Env(), cudaIpcGetEventHandle(&handle, ToHandle<cudaEvent_t>(info[0], "event")), "cudaIpcGetEventHandle");
+  return ToBuffer(info.Env(), handle);
+}
+
+/** ipcOpenEventHandle(device, handle) -> bigint event */
+Napi::Value IpcOpenEventHandle(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Check(env, cudaSetDevice(ToInt(info[0], "device")), "cudaSetDevice");
+  cudaEvent_t event = nullptr;
+  Check(env, cudaIpcOpenEventHandle(&event, FromBuffer<cudaIpcEventHandle_t>(info[1], "handle")), "cudaIpcOpenEventHandle");
+  return FromPointer(env, event);
+}
+
+}  // namespace
+
+void RegisterIpcBindings(Napi::Env env, Napi::Object exports) {
+  exports.Set("ipcGetMemHandle", Napi::Function::New(env, IpcGetMemHandle, "ipcGetMemHandle"));
+  exports.Set("ipcOpenMemHandle", Napi::Function::New(env, IpcOpenMemHandle, "ipcOpenMemHandle"));
+  exports.Set("ipcCloseMemHandle", Napi::Function::New(env, IpcCloseMemHandle, "ipcCloseMemHandle"));
+  exports.Set("ipcGetEventHandle", Napi::Function::New(env, IpcGetEventHandle, "ipcGetEventHandle"));
+  exports.Set("ipcOpenEventHandle", Napi::Function::New(env, IpcOpenEventHandle, "ipcOpenEventHandle"));
+}
+
+}  // namespace hs

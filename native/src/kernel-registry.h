@@ -1,0 +1,44 @@
+// The kernel registry: each kernel is looked up by the name its TypeScript launch builder uses and
+// receives the launch's ranges (read ranges, then write ranges, as addresses and byte lengths) and
+// scalar params in the same order. A launcher validates what it needs and returns a cudaError_t.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace hs {
+
+constexpr int kMaxKernelRanges = 8;
+constexpr int kMaxKernelParams = 8;
+
+struct KernelArgs {
+  const uint8_t* reads[kMaxKernelRanges];
+  uint64_t readBytes[kMaxKernelRanges];
+  int readCount;
+  uint8_t* writes[kMaxKernelRanges];
+  uint64_t writeBytes[kMaxKernelRanges];
+  int writeCount;
+  double params[kMaxKernelParams];
+  int paramCount;
+};
+
+using KernelLauncher = cudaError_t (*)(const KernelArgs& args, cudaStream_t stream);
+
+struct KernelEntry {
+  const char* name;
+  KernelLauncher launch;
+};
+
+// image-kernels.cu
+cudaError_t LaunchRgbaToGray(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchDownscale2x(const KernelArgs& args, cudaStream_t stream);
+// test-kernels.cu (used by the GPU test suites)
+cudaError_t LaunchTestAddScalar(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchTestFill(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchTestSpinFill(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchTestCopy(const KernelArgs& args, cudaStream_t stream);
+
+/** True when `value` is an integer in [min, 2^31). */
+inline bool IsIntParam(double value, double min) { return value >= min && value < 2147483648.0 && value == static_cast<double>(static_cast<int64_t>(value)); }
+
+}  // namespace hs

@@ -1,0 +1,171 @@
+/**
+ * The typed surface of the native addon `hs_cuda.node` (built from `native/`). Handles (streams, events,
+ * graphs) and addresses cross as `bigint`; sizes as numbers of bytes. Enqueue and query calls return a
+ * CUDA status (`cudaError_t`, 0 = success, 600 = not ready) instead of throwing; calls that create
+ * something throw an `Error` with a numeric `cudaError` property.
+ */
+export interface CudaNativeBinding {
+  /** Version of this binding surface; 1 for this release. */
+  readonly abiVersion: number;
+  /** `cudaErrorName: description` for a status code. */
+  errorName(status: number): string;
+
+  // ---- devices ----
+  /** Runtime and driver versions and the device count; never throws (no driver: count 0 and status 35). */
+  runtimeInfo(): RuntimeInfo;
+  /** Properties and capability attributes of one device. */
+  deviceProperties(ordinal: number): DeviceProperties;
+  /** Any `cudaDeviceAttr` by its numeric code. */
+  deviceAttribute(ordinal: number, attribute: number): number;
+  getDevice(): number;
+  setDevice(ordinal: number): void;
+  /** Free and total device memory, bytes. */
+  memGetInfo(ordinal: number): { free: number; total: number };
+
+  // ---- streams and events ----
+  /** A non-blocking stream (`cudaStreamNonBlocking`) with a priority (lower runs first). */
+  streamCreate(device: number, priority: number): bigint;
+  streamDestroy(stream: bigint): number;
+  streamQuery(stream: bigint): number;
+  /** The priority CUDA clamped the stream's priority to. */
+  streamPriority(stream: bigint): number;
+  /** A timing-disabled event; `interprocess` adds `cudaEventInterprocess`. */
+  eventCreate(device: number, interprocess: boolean): bigint;
+  eventDestroy(event: bigint): number;
+  eventRecord(event: bigint, stream: bigint): number;
+  eventQuery(event: bigint): number;
+  /**
+   * Queries `count` events (0n counts as complete) in one call; writes 1/0 into `completed` and returns
+   * the number complete, or `-status` on the first error.
+   */
+  eventQueryMany(events: BigUint64Array, count: number, completed: Uint8Array): number;
+  streamWaitEvent(stream: bigint, event: bigint): number;
+
+  // ---- memory ----
+  /** Stream-ordered allocation from the default pool of the stream's device. */
+  mallocAsync(byteSize: number, stream: bigint): bigint;
+  freeAsync(address: bigint, stream: bigint): number;
+  /** Bytes the device's default pool keeps cached instead of releasing (`cudaMemPoolAttrReleaseThreshold`). */
+  setPoolReleaseThreshold(device: number, bytes: number): void;
+  malloc(device: number, byteSize: number): bigint;
+  /** Page-locked, portable, mapped host memory. */
+  mallocHost(byteSize: number): bigint;
+  mallocManaged(device: number, byteSize: number): bigint;
+  /**
+   * Releases on the addon's release thread (these calls may synchronize the device):
+   * kind 0 `cudaFree`, 1 `cudaFreeHost`, 2 `cudaHostUnregister`.
+   */
+  deferFree(kind: 0 | 1 | 2, address: bigint): void;
+  /** Deferred releases not yet done. */
+  pendingReleases(): number;
+  /** Page-locks existing host memory (portable, mapped). */
+  hostRegister(address: bigint, byteSize: number): number;
+  /**
+   * An ArrayBuffer over host-accessible memory (not owning it); throws an Error with code
+   * `ERR_HS_NO_EXTERNAL_BUFFERS` where the runtime forbids external buffers.
+   */
+  externalArrayBuffer(address: bigint, byteSize: number): ArrayBuffer;
+  /** Detaches a buffer (every view becomes empty); used before the memory behind it is freed. */
+  detachArrayBuffer(buffer: ArrayBuffer): void;
+  /** Address of the first byte of a buffer or view. */
+  addressOf(view: ArrayBuffer | ArrayBufferView): bigint;
+  /** `cudaMemcpyAsync` with `cudaMemcpyDefault`. */
+  memcpyAsync(dst: bigint, src: bigint, byteLength: number, stream: bigint): number;
+  memsetAsync(dst: bigint, value: number, byteLength: number, stream: bigint): number;
+
+  // ---- host callbacks ----
+  /** Sets the JS function that receives host calls (once per thread). */
+  setHostCallDispatcher(dispatch: (id: number) => void): void;
+  /**
+   * Enqueues `dispatch(id)` in stream order. `blocking` holds the stream until it returned; otherwise
+   * the stream goes on at once. Keeps the event loop alive while calls are pending.
+   */
+  launchHostFunc(stream: bigint, id: number, blocking: boolean): number;
+  pendingHostCalls(): number;
+
+  // ---- stream memory operations ----
+  /** Writes a 64-bit value at `address` in stream order (returns a CUresult). */
+  streamWriteValue64(stream: bigint, address: bigint, value: bigint): number;
+  /** Makes the stream wait until the 64-bit value at `address` is >= `value` (returns a CUresult). */
+  streamWaitValue64(stream: bigint, address: bigint, value: bigint): number;
+  streamMemoryOpsSupported(): boolean;
+
+  // ---- IPC ----
+  /** 64-byte handle of `cudaMalloc` memory. */
+  ipcGetMemHandle(address: bigint): Buffer;
+  ipcOpenMemHandle(device: number, handle: Buffer): bigint;
+  ipcCloseMemHandle(address: bigint): number;
+  /** 64-byte handle of an interprocess event. */
+  ipcGetEventHandle(event: bigint): Buffer;
+  ipcOpenEventHandle(device: number, handle: Buffer): bigint;
+
+  // ---- graphs ----
+  streamBeginCapture(stream: bigint): number;
+  streamEndCapture(stream: bigint): bigint;
+  graphInstantiate(graph: bigint): bigint;
+  graphLaunch(exec: bigint, stream: bigint): number;
+  graphExecDestroy(exec: bigint): number;
+  graphDestroy(graph: bigint): number;
+
+  // ---- kernels ----
+  /** Registry names, by index. */
+  kernelNames(): string[];
+  /** Launches kernel `index`: ranges are reads then writes (addresses and byte lengths). */
+  launchKernel(
+    index: number,
+    stream: bigint,
+    addresses: BigUint64Array,
+    byteLengths: Float64Array,
+    readCount: number,
+    writeCount: number,
+    params: Float64Array,
+    paramCount: number,
+  ): number;
+}
+
+/** What `runtimeInfo()` reports. */
+export interface RuntimeInfo {
+  /** `cudaRuntimeGetVersion`, e.g. 13000. */
+  readonly runtimeVersion: number;
+  /** `cudaDriverGetVersion`; 0 without a driver. */
+  readonly driverVersion: number;
+  /** Visible devices; 0 without a driver or GPU. */
+  readonly deviceCount: number;
+  /** Status of `cudaGetDeviceCount` (35 = no or too old a driver, 100 = no device). */
+  readonly status: number;
+  readonly statusText: string;
+}
+
+/** What `deviceProperties()` reports. */
+export interface DeviceProperties {
+  readonly ordinal: number;
+  readonly name: string;
+  /** Bytes. */
+  readonly totalGlobalMem: number;
+  /** `major.minor`, e.g. `9.0`. */
+  readonly computeCapability: string;
+  readonly multiProcessorCount: number;
+  readonly pciBusId: number;
+  readonly memoryPoolsSupported: boolean;
+  /** Bit mask of `cudaMemAllocationHandleType`. */
+  readonly memoryPoolSupportedHandleTypes: number;
+  readonly ipcEventSupported: boolean;
+  readonly unifiedAddressing: boolean;
+  readonly managedMemory: boolean;
+  readonly concurrentManagedAccess: boolean;
+  readonly hostRegisterSupported: boolean;
+  /** Numerically largest (lowest) priority, usually 0. */
+  readonly leastStreamPriority: number;
+  /** Numerically smallest (highest) priority, e.g. -5. */
+  readonly greatestStreamPriority: number;
+}
+
+/** CUDA status codes the TypeScript side tests for. */
+export const CudaStatus = Object.freeze({
+  Success: 0,
+  InvalidValue: 1,
+  MemoryAllocation: 2,
+  InsufficientDriver: 35,
+  NoDevice: 100,
+  NotReady: 600,
+});
