@@ -1,0 +1,311 @@
+import { ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
+import type { ElementSpan } from './element-span.js';
+import { isElementType, type ElementArrayOf, type ElementType } from './element-type.js';
+import { DEFAULT_ALIGNMENT, isAsyncResource, isResource, type AsyncResource, type MemoryBlock, type SyncResource } from './resource.js';
+
+/** Options of the synchronous `Buffer.allocate`. */
+export interface BufferOptions<E extends ElementType> {
+  /** Element type (a typed-array constructor); default `Uint8Array` (raw bytes). */
+  readonly element?: E;
+  /** Alignment of the block in bytes, a power of two at least the element size; default 256. */
+  readonly alignment?: number;
+}
+
+/**
+ * Options of the stream-ordered `Buffer.allocateAsync`. `noInit: true` is mandatory: a buffer is never
+ * filled implicitly (fresh memory holds whatever was there), so the caller states that it knows.
+ */
+export interface AsyncBufferOptions<E extends ElementType> extends BufferOptions<E> {
+  /** Must be `true`: the elements are left uninitialized. */
+  readonly noInit: true;
+}
+
+/**
+ * An owning, single-space, typed buffer of `size` elements allocated from one resource.
+ *
+ * - Async form (`allocateAsync(backend, stream, resource, count, { noInit: true })`, over an
+ *   `AsyncResource`): the buffer retains its allocation stream and frees on it (never on another
+ *   stream); the stream must outlive the buffer or be replaced with `setStream`, which never
+ *   synchronizes. `resize`, `copy` and `destroy(stream)` order everything on the stream passed.
+ * - Sync form (`allocate(backend, resource, count)`, over any resource): no stream at all; the stream
+ *   methods are typed away (a `this` parameter over `AsyncResource`) and return NotSupported if reached.
+ *
+ * Nothing fills the elements. `size` counts elements, `sizeBytes` bytes. The resource is held by
+ * reference as given: a concrete resource is a shared handle; pass a `ResourceRef` to borrow or a
+ * `SharedResource` to share ownership explicitly. Lifetimes are explicit: `dispose()` (or `using`).
+ * The backend is passed in because hs has no process-global device runtime: copies go through it.
+ * Spec: "cuda::Buffer<T,R> (storage)", "Stream ownership", "Resource ownership".
+ *
+ * @example
+ * ```ts
+ * const resource = new DeviceResource(backend, Device.cuda(0));
+ * const buf = unwrap(Buffer.allocateAsync(backend, stream, resource, 1024, { noInit: true, element: Float32Array }));
+ * buf.sizeBytes;                        // 4096
+ * unwrap(buf.resize(2048, stream));     // prefix copied, old block freed on `stream`
+ * buf.dispose();                        // freed on the retained stream
+ * ```
+ */
+export class Buffer<R extends SyncResource = SyncResource, E extends ElementType = Uint8ArrayConstructor>
+  implements ElementSpan<E>, Disposable
+{
+  readonly #backend: Backend;
+  #resource: R;
+  #element: E;
+  #alignment: number;
+  #stream: Stream | null;
+  #block: MemoryBlock | null;
+  #size: number;
+  /** True while the buffer holds an allocation (a 0-element buffer holds a `null` one until destroyed). */
+  #held: boolean;
+
+  private constructor(backend: Backend, resource: R, element: E, alignment: number, stream: Stream | null, block: MemoryBlock | null, size: number) {
+    this.#backend = backend;
+    this.#resource = resource;
+    this.#element = element;
+    this.#alignment = alignment;
+    this.#stream = stream;
+    this.#block = block;
+    this.#size = size;
+    this.#held = true;
+  }
+
+  /**
+   * Allocates `count` uninitialized elements stream-ordered on `stream` from `resource`.
+   * Errors: the resource's (`OutOfMemory`, `NotSupported`, stream errors), `InvalidArgument` for a bad
+   * count or alignment, `ArithmeticOverflow` when the byte size is not a safe integer.
+   * @throws HsError InvalidArgument when `resource` is not an async resource, `noInit` is not `true` or
+   * `element` is not a supported typed-array constructor.
+   */
+  static allocateAsync<R extends AsyncResource, E extends ElementType = Uint8ArrayConstructor>(
+    backend: Backend,
+    stream: Stream,
+    resource: R,
+    count: number,
+    options: AsyncBufferOptions<E>,
+  ): Result<Buffer<R, E>> {
+    if (!isAsyncResource(resource)) {
+      throw new HsError(ErrorCode.InvalidArgument, 'Buffer.allocateAsync: resource must be an async resource; use Buffer.allocate for a synchronous one, or lift it with AsyncFromSync');
+    }
+    if (options?.noInit !== true) {
+      throw new HsError(ErrorCode.InvalidArgument, 'Buffer.allocateAsync: pass { noInit: true }; buffers are never filled implicitly');
+    }
+    const shape = resolveShape('Buffer.allocateAsync', count, options);
+    if (!shape.ok) return shape;
+    const { element, alignment, bytes } = shape.value;
+    const made = resource.allocateAsync(bytes, alignment, stream);
+    if (!made.ok) return made;
+    return ok(new Buffer<R, E>(backend, resource, element as E, alignment, stream, made.value, count));
+  }
+
+  /**
+   * Allocates `count` uninitialized elements synchronously from `resource`; the buffer has no stream.
+   * Errors as `allocateAsync`, without stream errors.
+   * @throws HsError InvalidArgument when `resource` is not a resource or `element` is not supported.
+   */
+  static allocate<R extends SyncResource, E extends ElementType = Uint8ArrayConstructor>(
+    backend: Backend,
+    resource: R,
+    count: number,
+    options: BufferOptions<E> = {},
+  ): Result<Buffer<R, E>> {
+    if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, 'Buffer.allocate: resource must be a resource (allocate and deallocate)');
+    const shape = resolveShape('Buffer.allocate', count, options);
+    if (!shape.ok) return shape;
+    const { element, alignment, bytes } = shape.value;
+    const made = resource.allocate(bytes, alignment);
+    if (!made.ok) return made;
+    return ok(new Buffer<R, E>(backend, resource, element as E, alignment, null, made.value, count));
+  }
+
+  /** The owned bytes, `null` when empty. */
+  get data(): MemoryBlock | null {
+    return this.#block;
+  }
+  /** Element type. */
+  get element(): E {
+    return this.#element;
+  }
+  /** Length in elements. */
+  get size(): number {
+    return this.#size;
+  }
+  /** Length in bytes. */
+  get sizeBytes(): number {
+    return this.#size * this.#element.BYTES_PER_ELEMENT;
+  }
+  /** True when the buffer holds no elements (after `destroy`, or allocated with count 0). */
+  get empty(): boolean {
+    return this.#size === 0;
+  }
+  /** The resource the block came from and returns to. */
+  get resource(): R {
+    return this.#resource;
+  }
+  /** Alignment of the block, bytes. */
+  get alignment(): number {
+    return this.#alignment;
+  }
+  /** The retained stream the block is freed on; `null` for a synchronous buffer. */
+  get stream(): Stream | null {
+    return this.#stream;
+  }
+
+  /**
+   * Replaces the retained stream (the one the block will be freed on) without synchronizing; the caller
+   * orders `stream` after the old one where the block is still in use there. NotSupported on a
+   * synchronous buffer.
+   */
+  setStream<A extends AsyncResource>(this: Buffer<A, E>, stream: Stream): Result<void> {
+    if (this.#stream === null) return syncOnly('setStream');
+    this.#stream = stream;
+    return OK_VOID;
+  }
+
+  /**
+   * Changes the size to `count` elements, everything ordered on `stream`: allocate the new block, copy
+   * the common prefix, free the old block (its last use is that copy); `stream` becomes the retained
+   * stream. On any failure the buffer is unchanged and nothing is leaked. The same count is a no-op.
+   * Errors as `allocateAsync`, plus the backend's copy errors; NotSupported on a synchronous buffer.
+   */
+  resize<A extends AsyncResource>(this: Buffer<A, E>, count: number, stream: Stream): Result<void> {
+    if (this.#stream === null) return syncOnly('resize');
+    if (count === this.#size && this.#held) return OK_VOID;
+    const shape = resolveShape('Buffer.resize', count, { element: this.#element, alignment: this.#alignment });
+    if (!shape.ok) return shape;
+    const resource = this.#resource;
+    const newBytes = shape.value.bytes;
+    const made = resource.allocateAsync(newBytes, this.#alignment, stream);
+    if (!made.ok) return made;
+    const fresh = made.value;
+    const old = this.#block;
+    const oldBytes = this.sizeBytes;
+    const common = Math.min(oldBytes, newBytes);
+    if (common > 0 && old !== null && fresh !== null) {
+      const copied = this.#backend.memcpyAsync(stream, { ...fresh, byteLength: common }, { ...old, byteLength: common });
+      if (!copied.ok) {
+        resource.deallocateAsync(fresh, newBytes, this.#alignment, stream);
+        return copied;
+      }
+    }
+    const freed = this.#held ? resource.deallocateAsync(old, oldBytes, this.#alignment, stream) : OK_VOID;
+    if (!freed.ok) {
+      resource.deallocateAsync(fresh, newBytes, this.#alignment, stream);
+      return freed;
+    }
+    this.#block = fresh;
+    this.#size = count;
+    this.#stream = stream;
+    this.#held = true;
+    return OK_VOID;
+  }
+
+  /**
+   * A new buffer with the same resource, element type, alignment and contents, allocated and copied on
+   * `stream` (its retained stream). Errors as `allocateAsync` and the backend's copy; nothing leaks on
+   * failure. NotSupported on a synchronous buffer.
+   */
+  copy<A extends AsyncResource>(this: Buffer<A, E>, stream: Stream): Result<Buffer<A, E>> {
+    if (this.#stream === null) return syncOnly('copy');
+    const made = Buffer.allocateAsync(this.#backend, stream, this.#resource, this.#size, {
+      noInit: true,
+      element: this.#element,
+      alignment: this.#alignment,
+    });
+    if (!made.ok || this.#block === null) return made;
+    const copy = made.value;
+    const copied = this.#backend.memcpyAsync(stream, copy.data as MemoryBlock, this.#block);
+    if (!copied.ok) {
+      copy.destroy(stream);
+      return copied;
+    }
+    return made;
+  }
+
+  /**
+   * Frees the block and leaves the buffer empty: on `stream` when given, else on the retained stream
+   * (async buffers), or synchronously (sync buffers, which must be quiescent). Errors are the
+   * resource's; on failure the buffer is unchanged. Destroying an empty buffer is a no-op.
+   */
+  destroy(stream?: Stream): Result<void> {
+    if (!this.#held) return OK_VOID;
+    const on = stream ?? this.#stream;
+    const bytes = this.sizeBytes;
+    const done =
+      on === null
+        ? this.#resource.deallocate(this.#block, bytes, this.#alignment)
+        : (this.#resource as unknown as AsyncResource).deallocateAsync(this.#block, bytes, this.#alignment, on);
+    if (!done.ok) return done;
+    this.#block = null;
+    this.#size = 0;
+    this.#held = false;
+    return OK_VOID;
+  }
+
+  /**
+   * Exchanges everything (block, size, element type, alignment, resource, stream) with `other`, which
+   * must have the same backend.
+   * @throws HsError InvalidArgument for a buffer of another backend.
+   */
+  swap(other: Buffer<R, E>): void {
+    if (other.#backend !== this.#backend) throw new HsError(ErrorCode.InvalidArgument, 'Buffer.swap: the buffers belong to different backends');
+    [this.#resource, other.#resource] = [other.#resource, this.#resource];
+    [this.#element, other.#element] = [other.#element, this.#element];
+    [this.#alignment, other.#alignment] = [other.#alignment, this.#alignment];
+    [this.#stream, other.#stream] = [other.#stream, this.#stream];
+    [this.#block, other.#block] = [other.#block, this.#block];
+    [this.#size, other.#size] = [other.#size, this.#size];
+    [this.#held, other.#held] = [other.#held, this.#held];
+  }
+
+  /**
+   * A host view of the elements (a typed array of `element`) for host-accessible memory; an empty array
+   * when the buffer is empty. Errors: the backend's `hostView` (NotSupported for cudaDevice memory).
+   * Read it only after the writes were synchronized for the host.
+   */
+  hostView(): Result<ElementArrayOf<E>> {
+    const block = this.#block;
+    const El = this.#element as unknown as new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => ElementArrayOf<E>;
+    if (block === null) return ok(new El(new ArrayBuffer(0)));
+    const view = this.#backend.hostView(block.memory);
+    if (!view.ok) return view;
+    return ok(new El(view.value.buffer, view.value.byteOffset + block.byteOffset, this.#size));
+  }
+
+  /**
+   * `destroy()` on the retained stream.
+   * @throws HsError the resource's error (for example InvalidState when the retained stream was destroyed
+   * first: keep the stream alive or `setStream` before disposing).
+   */
+  dispose(): void {
+    const done = this.destroy();
+    if (!done.ok) throw done.error;
+  }
+
+  /** Same as `dispose()`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+function syncOnly(method: string): Result<never> {
+  return err(ErrorCode.NotSupported, `Buffer.${method}: this buffer came from a synchronous resource and has no stream API; use Buffer.allocateAsync with an async resource`);
+}
+
+interface ResolvedShape {
+  readonly element: ElementType;
+  readonly alignment: number;
+  readonly bytes: number;
+}
+
+function resolveShape(who: string, count: number, options: BufferOptions<ElementType>): Result<ResolvedShape> {
+  const element = options.element ?? Uint8Array;
+  if (!isElementType(element)) throw new HsError(ErrorCode.InvalidArgument, `${who}: element must be a typed-array constructor such as Float32Array`);
+  const alignment = options.alignment ?? DEFAULT_ALIGNMENT;
+  if (!Number.isSafeInteger(count) || count < 0) return err(ErrorCode.InvalidArgument, `${who}: count must be a non-negative safe integer (elements), got ${String(count)}`);
+  if (!Number.isSafeInteger(alignment) || alignment < element.BYTES_PER_ELEMENT || (alignment & (alignment - 1)) !== 0) {
+    return err(ErrorCode.InvalidArgument, `${who}: alignment must be a power of two of at least ${element.BYTES_PER_ELEMENT} bytes, got ${String(alignment)}`);
+  }
+  const bytes = count * element.BYTES_PER_ELEMENT;
+  if (!Number.isSafeInteger(bytes)) return err(ErrorCode.ArithmeticOverflow, `${who}: ${count} elements of ${element.BYTES_PER_ELEMENT} bytes exceed 2^53 bytes`);
+  return ok({ element, alignment, bytes });
+}

@@ -1,0 +1,191 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ErrorCode, unwrap, type Backend, type Device, type Stream } from '@hs/streams';
+import { StatisticsResource, isAsyncResource, type AsyncResource, type MemoryBlock, type SyncResource } from '../../src/index.js';
+
+/** What one conformance run needs: a backend, a CUDA device of it for streams, and the resource under test. */
+export interface ResourceFixture {
+  readonly backend: Backend;
+  /** A CUDA device of `backend` (streams are created on it). */
+  readonly device: Device;
+  readonly resource: SyncResource;
+  /** Largest single request the resource can satisfy (an arena's capacity); default 1 GiB. */
+  readonly maxBytes?: number;
+  /** Releases what the fixture made besides the backend (the suite disposes the backend). */
+  readonly dispose?: () => void;
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
+/** RMM's size ladder, 4 B to 1 GiB. Blocks are allocated one at a time so CI memory stays low. */
+const SIZES = [4, 64, KiB, 64 * KiB, MiB, 16 * MiB, 256 * MiB, GiB];
+/** A valid size no machine satisfies: must fail with OutOfMemory and allocate nothing. */
+const IMPOSSIBLE = 2 ** 50;
+const ALIGNMENT = 256;
+
+/** A small deterministic generator (xorshift32) so failures reproduce from the seed. */
+function seeded(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 2 ** 32;
+  };
+}
+
+function addressOf(block: MemoryBlock): bigint {
+  return block.memory.address + BigInt(block.byteOffset);
+}
+
+/**
+ * The resource contract as a reusable suite (RMM's matrix): 0 bytes; 4 B to 1 GiB, aligned; an
+ * impossible size fails with OutOfMemory and allocates nothing; two live allocations differ; random
+ * mixed allocate/free from a seeded generator; several streams (async resources); and balanced
+ * accounting at the end of every case (the resource is observed through a StatisticsResource). It uses
+ * only the resource and Backend interfaces, so the CUDA backend runs it unchanged.
+ */
+export function describeResourceConformance(name: string, makeFixture: () => ResourceFixture): void {
+  describe(`resource conformance: ${name}`, () => {
+    let fixture: ResourceFixture;
+    let stats: StatisticsResource<SyncResource>;
+    let streams: Stream[];
+
+    beforeEach(() => {
+      fixture = makeFixture();
+      stats = new StatisticsResource<SyncResource>(fixture.resource);
+      streams = [0, 1, 2].map((i) => unwrap(fixture.backend.createStream(fixture.device, { label: `conformance ${i}` })));
+    });
+
+    afterEach(async () => {
+      for (const s of streams) unwrap(await fixture.backend.synchronizeStream(s));
+      const { bytes, allocations } = stats.statistics;
+      expect(bytes.current, 'bytes outstanding at the end of the case').toBe(0);
+      expect(allocations.current, 'allocations outstanding at the end of the case').toBe(0);
+      fixture.dispose?.();
+      fixture.backend.dispose();
+    });
+
+    const maxBytes = (): number => fixture.maxBytes ?? GiB;
+    const asyncStats = (): AsyncResource => stats as unknown as AsyncResource;
+    const isAsync = (): boolean => isAsyncResource(fixture.resource);
+
+    it('keeps the tier of the resource under test', () => {
+      expect(isAsyncResource(stats)).toBe(isAsyncResource(fixture.resource));
+    });
+
+    it('allocates and deallocates 0 bytes', async () => {
+      const block = unwrap(stats.allocate(0, ALIGNMENT));
+      unwrap(stats.deallocate(block, 0, ALIGNMENT));
+      if (isAsync()) {
+        const s = streams[0] as Stream;
+        const b = unwrap(asyncStats().allocateAsync(0, ALIGNMENT, s));
+        unwrap(asyncStats().deallocateAsync(b, 0, ALIGNMENT, s));
+      }
+      expect(stats.statistics.allocations.total).toBe(isAsync() ? 2 : 1);
+    });
+
+    it('allocates 4 B to 1 GiB aligned to 256 bytes, one at a time', async () => {
+      for (const bytes of SIZES.filter((b) => b <= maxBytes())) {
+        const block = unwrap(stats.allocate(bytes, ALIGNMENT)) as MemoryBlock;
+        expect(block.byteLength).toBe(bytes);
+        expect(addressOf(block) % BigInt(ALIGNMENT)).toBe(0n);
+        unwrap(stats.deallocate(block, bytes, ALIGNMENT));
+        if (isAsync()) {
+          const s = streams[1] as Stream;
+          const b = unwrap(asyncStats().allocateAsync(bytes, ALIGNMENT, s)) as MemoryBlock;
+          expect(addressOf(b) % BigInt(ALIGNMENT)).toBe(0n);
+          unwrap(asyncStats().deallocateAsync(b, bytes, ALIGNMENT, s));
+          unwrap(await fixture.backend.synchronizeStream(s));
+        }
+      }
+    });
+
+    it('fails an impossible size with OutOfMemory and allocates nothing', () => {
+      const r = stats.allocate(IMPOSSIBLE, ALIGNMENT);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error.code).toBe(ErrorCode.OutOfMemory);
+      if (isAsync()) {
+        const a = asyncStats().allocateAsync(IMPOSSIBLE, ALIGNMENT, streams[0] as Stream);
+        expect(!a.ok && a.error.code).toBe(ErrorCode.OutOfMemory);
+      }
+      expect(stats.statistics.allocations.total).toBe(0);
+    });
+
+    it('rejects bad sizes and alignments with InvalidArgument', () => {
+      for (const [bytes, alignment] of [[-1, 256], [1.5, 256], [64, 3], [64, 0]] as const) {
+        const r = stats.allocate(bytes, alignment);
+        expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+      }
+      expect(stats.statistics.allocations.total).toBe(0);
+    });
+
+    it('gives two live allocations distinct, non-overlapping blocks', () => {
+      const a = unwrap(stats.allocate(4 * KiB, ALIGNMENT)) as MemoryBlock;
+      const b = unwrap(stats.allocate(4 * KiB, ALIGNMENT)) as MemoryBlock;
+      const [lo, hi] = addressOf(a) < addressOf(b) ? [a, b] : [b, a];
+      expect(addressOf(lo) + BigInt(lo.byteLength) <= addressOf(hi)).toBe(true);
+      unwrap(stats.deallocate(a, 4 * KiB, ALIGNMENT));
+      unwrap(stats.deallocate(b, 4 * KiB, ALIGNMENT));
+    });
+
+    it('survives random mixed allocate/free (seeded) with aligned, disjoint live blocks', async () => {
+      const random = seeded(0x5eed);
+      const live: { block: MemoryBlock | null; bytes: number; alignment: number; stream: Stream | null }[] = [];
+      const cap = Math.min(maxBytes(), 64 * KiB);
+      for (let step = 0; step < 300; step++) {
+        if (live.length > 0 && random() < 0.45) {
+          const victim = live.splice(Math.floor(random() * live.length), 1)[0]!;
+          if (victim.stream === null) unwrap(stats.deallocate(victim.block, victim.bytes, victim.alignment));
+          else unwrap(asyncStats().deallocateAsync(victim.block, victim.bytes, victim.alignment, victim.stream));
+          continue;
+        }
+        const bytes = Math.floor(random() * cap);
+        const alignment = 2 ** Math.floor(random() * 13);
+        const stream = isAsync() && random() < 0.5 ? (streams[Math.floor(random() * streams.length)] as Stream) : null;
+        const block = unwrap(stream === null ? stats.allocate(bytes, alignment) : asyncStats().allocateAsync(bytes, alignment, stream));
+        if (bytes > 0) {
+          expect(block).not.toBeNull();
+          expect(addressOf(block!) % BigInt(alignment)).toBe(0n);
+        }
+        live.push({ block, bytes, alignment, stream });
+      }
+      const blocks = live.filter((l) => l.block !== null).map((l) => l.block!).sort((x, y) => (addressOf(x) < addressOf(y) ? -1 : 1));
+      for (let i = 1; i < blocks.length; i++) {
+        const prev = blocks[i - 1]!;
+        expect(addressOf(prev) + BigInt(prev.byteLength) <= addressOf(blocks[i]!)).toBe(true);
+      }
+      for (const l of live) {
+        if (l.stream === null) unwrap(stats.deallocate(l.block, l.bytes, l.alignment));
+        else unwrap(asyncStats().deallocateAsync(l.block, l.bytes, l.alignment, l.stream));
+      }
+      expect(stats.statistics.allocations.total).toBeGreaterThan(100);
+    });
+
+    it('orders allocations across several streams through events (async resources)', async (ctx) => {
+      if (!isAsync()) ctx.skip('synchronous resource: no stream-ordered methods to test');
+      const { backend, device } = fixture;
+      const [s0, s1, s2] = streams as [Stream, Stream, Stream];
+      const blocks = [s0, s1, s2].map((s) => unwrap(asyncStats().allocateAsync(MiB, ALIGNMENT, s)) as MemoryBlock);
+      const done = unwrap(backend.createEvent(device, { label: 'allocations ready' }));
+      for (const [i, s] of [s0, s1, s2].entries()) {
+        unwrap(backend.recordEvent(done, s));
+        const next = [s1, s2, s0][i] as Stream;
+        unwrap(backend.streamWaitEvent(next, done));
+        // Freed on a different stream than it was allocated on, after that stream waited for the allocation.
+        unwrap(asyncStats().deallocateAsync(blocks[i]!, MiB, ALIGNMENT, next));
+      }
+      for (const s of streams) unwrap(await backend.synchronizeStream(s));
+      unwrap(backend.destroyEvent(done));
+    });
+
+    it('returns InvalidArgument for a block returned with the wrong size, leaving it live', () => {
+      const block = unwrap(stats.allocate(KiB, ALIGNMENT));
+      const wrong = fixture.resource.deallocate(block, KiB + 1, ALIGNMENT);
+      expect(!wrong.ok && wrong.error.code).toBe(ErrorCode.InvalidArgument);
+      unwrap(stats.deallocate(block, KiB, ALIGNMENT));
+    });
+  });
+}
