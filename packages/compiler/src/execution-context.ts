@@ -4,6 +4,20 @@ import type { TensorLoan, TensorRequest } from '@hs/pool';
 import type { InputPort, OutputPort } from './authoring/ports.js';
 
 /**
+ * A port's rate in the session's published rate generation, read through `ExecutionContext.rate()`.
+ * The object is owned by the session and updated in place when a new generation is published; read
+ * it, do not keep it. Spec: "Size queue entries from nominal rates" (PortRateView).
+ */
+export interface PortRateView {
+  /** Rate in Hz (nearest double of the exact value). */
+  readonly hz: number;
+  /** Exact rate text in Hz: `60` or `30000/1001`. */
+  readonly exact: string;
+  /** The rate generation it belongs to (0: the plan's generation-zero values). */
+  readonly rateGeneration: number;
+}
+
+/**
  * What `Operator.compute()` receives for one activation. Declared here, implemented by `@hs/runtime`.
  * Everything it hands out is valid only during that `compute()` call.
  * Spec: "Two stream roles order every device tensor", "One stream per active execution partition and device".
@@ -37,6 +51,12 @@ export interface ExecutionContext {
    * match the declared representation; `NotSupported` for a runtime-pool output.
    */
   emitTensor(port: OutputPort, tensor: Tensor): Result<void>;
+  /**
+   * The port's rate in the published rate generation, or `null` when the plan has no rate for it.
+   * O(1), allocation-free.
+   * @throws HsError `NotFound` when `port` is not a port of this operator.
+   */
+  rate(port: InputPort | OutputPort): PortRateView | null;
   /** Says that this source operator will produce no more. */
   finish(): void;
   /**

@@ -32,7 +32,11 @@ export type { ByteSpanNode, ByteSpanOperation, ByteSpanOperand } from './byte-sp
 export { ByteSpanProjector } from './byte-span/byte-span-projector.js';
 export type { ByteSpanProjectorFunction } from './byte-span/byte-span-projector.js';
 export type { PortRateSource } from './compile/resolve-rates.js';
-export type { ExecutionContext } from './execution-context.js';
+export type { ExecutionContext, PortRateView } from './execution-context.js';
+export { evaluateRateGeneration, generationZeroRates } from './plan/rate-generation.js';
+export type { RateGeneration, RejectedRateGeneration, RateGenerationSnapshot, RateParameterValue } from './plan/rate-generation.js';
+export { renderRateQueueInspection, RATE_QUEUE_INSPECTION_SCHEMA } from './plan/rate-queue-inspection.js';
+export type { RateQueueInspectionFormat } from './plan/rate-queue-inspection.js';
 export { compile } from './compile/compile.js';
 export type { CompileOptions, ComputeStreamPolicy, DeploymentBinding, PlanOptions } from './compile/compile-options.js';
 export { CompileError, DiagnosticCode } from './compile/diagnostics.js';

@@ -15,6 +15,7 @@ import { resolveByteSpans, type ResolvedByteSpan } from './resolve-byte-spans.js
 import { resolveMemoryKinds, type ResolvedMemoryKind } from './resolve-memory-kinds.js';
 import { resolveRates, type RateResolution, type ResolvedRate } from './resolve-rates.js';
 import { validateParams } from './validate-params.js';
+import { formatRational } from '../rates/rational.js';
 import { assignStreams, type StreamAssignment } from './streams.js';
 import { compareText } from './text-order.js';
 import { validateGraphStructure } from './validate-graph.js';
@@ -125,6 +126,7 @@ function planParams(index: GraphIndex, order: readonly Operator[]): PlanParams[]
           kind: field.domain.kind,
           mutability: field.mutability,
           sensitive: field.sensitive,
+          domain: field.domain,
           value: field.sensitive ? null : copyValue(bound.values[name]),
         })),
     });
@@ -146,6 +148,7 @@ function portRateRecords(index: GraphIndex, order: readonly Operator[], rates: R
         min: rate.min,
         max: rate.max,
         parameter: rate.term.parameter?.key ?? null,
+        factor: formatRational(rate.term.factor),
       });
     };
     for (const input of spec?.inputs ?? []) add(input, 'input', rates.inputs.get(input));

@@ -227,8 +227,8 @@ function limitProblem(expression: TensorByteSpanExpression): string | null {
   };
   walk(expression, 1);
   const dependencies = dependencyKeys(expression).length;
-  if (nodes > MAX_NODES) return `has ${nodes} nodes (at most ${MAX_NODES})`;
   if (depth > MAX_DEPTH) return `has depth ${depth} (at most ${MAX_DEPTH})`;
+  if (nodes > MAX_NODES) return `has ${nodes} nodes (at most ${MAX_NODES})`;
   if (dependencies > MAX_DEPENDENCIES) return `has ${dependencies} dependencies (at most ${MAX_DEPENDENCIES})`;
   if (extents > MAX_SHAPE_EXTENTS) return `reads ${extents} shape extents (at most ${MAX_SHAPE_EXTENTS})`;
   return null;

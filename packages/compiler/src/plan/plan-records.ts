@@ -4,7 +4,7 @@ import type { Operator } from '../authoring/operator.js';
 import type { TensorOutputStorage } from '../authoring/tensor-output-spec.js';
 import type { QueueDepthSource } from '../compile/queue-depths.js';
 import type { PortRateSource } from '../compile/resolve-rates.js';
-import type { ParamMutability } from '../params/param-field.js';
+import type { ParamFieldDomain, ParamMutability } from '../params/param-field.js';
 import type { Rate, RateRatio } from '../rates/rate.js';
 
 /** One end of an edge: operator and port names. */
@@ -191,6 +191,8 @@ export interface PlanParamField {
   readonly kind: string;
   readonly mutability: ParamMutability;
   readonly sensitive: boolean;
+  /** Admitted domain. */
+  readonly domain: ParamFieldDomain;
   /** Generation-zero value, or `null` when sensitive. */
   readonly value: unknown;
 }
@@ -215,6 +217,8 @@ export interface PortRateRecord {
   readonly max: Rate;
   /** Runtime rate parameter driving it (`op.params.field`), or `null`. */
   readonly parameter: string | null;
+  /** The rate is `parameter value × factor` (or `factor` Hz without a parameter); exact rational text. */
+  readonly factor: string;
 }
 
 /** The accumulation horizon of an edge's input: the period of its consumer's trigger. */

@@ -45,3 +45,10 @@ export function ceilRational(a: Rational): bigint {
 export function formatRational(a: Rational): string {
   return a.d === 1n ? String(a.n) : `${a.n}/${a.d}`;
 }
+
+/** Parses `n` or `n/d` (as written by `formatRational`); `null` for anything else. */
+export function parseRational(text: string): Rational | null {
+  const match = /^(\d+)(?:\/(\d+))?$/.exec(text);
+  if (match === null || match[2] === '0') return null;
+  return rational(BigInt(match[1] as string), BigInt(match[2] ?? '1'));
+}

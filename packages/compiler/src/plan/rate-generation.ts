@@ -1,0 +1,108 @@
+import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { rateAdmitted, type RateDomain } from '../params/param-field.js';
+import { Rate } from '../rates/rate.js';
+import { type Rational, multiplyRational, parseRational, rational } from '../rates/rational.js';
+import { recommendedDepth } from '../compile/queue-depths.js';
+import type { ExecutionPlan } from './execution-plan.js';
+import type { PlanRateTerm, PortRef } from './plan-records.js';
+
+/** A runtime rate parameter value of a candidate generation. */
+export interface RateParameterValue {
+  /** `op.params.field`. */
+  readonly parameter: string;
+  readonly rate: Rate;
+}
+
+/**
+ * A published rate generation: new active queue depths and port rates, within the plan's admitted
+ * capacities (nothing is reallocated). Generation 0 is the plan's generation-zero values.
+ * Spec: "Size queue entries from nominal rates".
+ */
+export interface RateGeneration {
+  readonly rateGeneration: number;
+  /** Every runtime rate parameter's value in this generation, sorted by key. */
+  readonly parameters: readonly RateParameterValue[];
+  /** Active depth of every edge, in plan edge order. */
+  readonly edges: readonly { readonly edge: string; readonly activeDepth: number; readonly nominalArrivals: number | null; readonly recommendation: number | null }[];
+  /** Rate of every rated port, in plan order. */
+  readonly ports: readonly { readonly port: PortRef; readonly direction: 'input' | 'output'; readonly rate: Rate }[];
+}
+
+/** A candidate the session refused, with why (the published generation stays in force). */
+export interface RejectedRateGeneration {
+  readonly rateGeneration: number;
+  readonly parameters: readonly RateParameterValue[];
+  readonly code: ErrorCode;
+  readonly reason: string;
+}
+
+/** Owning evidence of a session's rate generations; each side is independently nullable. */
+export interface RateGenerationSnapshot {
+  readonly published: RateGeneration | null;
+  readonly lastRejected: RejectedRateGeneration | null;
+}
+
+function evaluate(term: PlanRateTerm, values: ReadonlyMap<string, Rate>): Rational {
+  const factor = parseRational(term.factor) ?? rational(0n);
+  const base = term.parameter === null ? rational(1n) : (values.get(term.parameter)?.hz ?? rational(0n));
+  return multiplyRational(base, factor);
+}
+
+/** The generation-zero values of the plan's runtime rate parameters. */
+export function generationZeroRates(plan: ExecutionPlan): Map<string, Rate> {
+  const values = new Map<string, Rate>();
+  for (const p of plan.params) {
+    for (const f of p.fields) if (f.kind === 'rate' && f.mutability === 'runtime' && f.value instanceof Rate) values.set(`${p.operator}.params.${f.name}`, f.value);
+  }
+  return values;
+}
+
+/**
+ * Evaluates a rate generation from the plan's immutable recipes (no graph walk): `current` values
+ * overridden by `candidate`. Each candidate must name a runtime rate parameter and lie in its admitted
+ * domain (`InvalidArgument`, `NotFound`); every new active depth must fit the edge's admitted depth
+ * (`ResourceExhausted`). Cold: allocates its result.
+ */
+export function evaluateRateGeneration(
+  plan: ExecutionPlan,
+  rateGeneration: number,
+  current: ReadonlyMap<string, Rate>,
+  candidate: readonly RateParameterValue[],
+): Result<RateGeneration> {
+  const values = new Map(current);
+  for (const { parameter, rate } of candidate) {
+    const [operator, , field] = parameter.split('.');
+    const declared = plan.params.find((p) => p.operator === operator)?.fields.find((f) => f.name === field);
+    if (declared === undefined) return err(ErrorCode.NotFound, `plan ${plan.name} has no parameter ${parameter}`);
+    if (declared.kind !== 'rate' || declared.mutability !== 'runtime') {
+      return err(ErrorCode.InvalidArgument, `${parameter} is a ${declared.mutability} ${declared.kind} field; only runtime rate parameters change in a session (recompile for others)`);
+    }
+    if (!(rate instanceof Rate) || !rateAdmitted((declared.domain as { admitted: RateDomain }).admitted, rate)) {
+      return err(ErrorCode.InvalidArgument, `${parameter} = ${String(rate)} is outside its admitted domain; the pools were sized for that domain only`);
+    }
+    values.set(parameter, rate);
+  }
+  const edges: RateGeneration['edges'][number][] = [];
+  for (const recipe of plan.queueSizingRecipes) {
+    if (recipe.source !== 'automatic' || recipe.inputRate === null || recipe.triggerRate === null) {
+      edges.push({ edge: recipe.edge, activeDepth: recipe.activeDepth, nominalArrivals: recipe.nominalArrivals, recommendation: recipe.recommendation });
+      continue;
+    }
+    const sized = recommendedDepth(evaluate(recipe.inputRate.term, values), evaluate(recipe.triggerRate.term, values), recipe.headroom.value);
+    const activeDepth = Math.max(recipe.hardFloor, Number(sized.recommendation));
+    if (activeDepth > recipe.admittedDepth) {
+      return err(ErrorCode.ResourceExhausted, `edge ${recipe.edge} would need ${activeDepth} entries, above its admitted ${recipe.admittedDepth}`);
+    }
+    edges.push({ edge: recipe.edge, activeDepth, nominalArrivals: Number(sized.arrivals), recommendation: Number(sized.recommendation) });
+  }
+  return ok({
+    rateGeneration,
+    parameters: [...values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([parameter, rate]) => ({ parameter, rate })),
+    edges,
+    ports: plan.portRates.map((r) => ({
+      port: r.port,
+      direction: r.direction,
+      rate: r.parameter === null ? r.active : Rate.fromRational(evaluate({ parameter: r.parameter, factor: r.factor }, values)),
+    })),
+  });
+}
