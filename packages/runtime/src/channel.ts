@@ -1,9 +1,11 @@
 import type { Tensor } from '@hs/tensor';
 
 /**
- * The bounded queue behind one plan edge: a fixed-capacity ring of tensors, allocated when the session
- * is created. `push` never grows it; the scheduler checks `hasRoom` before activating a producer.
- * Spec: "Size queue entries from nominal rates" (an explicit depth is exact authority).
+ * The bounded queue behind one plan edge: a fixed-capacity ring of tensors (the edge's admitted depth),
+ * allocated when the session is created, of which the active rate generation's depth is usable.
+ * `push` never grows it; the scheduler checks `hasRoom` before activating a producer.
+ * Spec: "Size queue entries from nominal rates" (an explicit depth is exact authority; a new rate
+ * generation changes the active depth without reallocation).
  */
 export class Channel {
   private readonly ring: (Tensor | undefined)[];
@@ -11,14 +13,18 @@ export class Channel {
   private count = 0;
   /** Most entries ever queued at once. */
   highWater = 0;
+  /** Entries usable in the published rate generation (1..capacity). */
+  activeDepth: number;
 
   constructor(
     /** Plan edge id. */
     readonly edgeId: string,
-    /** Capacity in entries (the edge's queue depth). */
+    /** Capacity in entries (the edge's admitted queue depth). */
     readonly capacity: number,
+    activeDepth: number = capacity,
   ) {
     this.ring = new Array<Tensor | undefined>(capacity).fill(undefined);
+    this.activeDepth = activeDepth;
   }
 
   /** Entries queued now. */
@@ -28,12 +34,12 @@ export class Channel {
 
   /** True when one more entry fits. */
   get hasRoom(): boolean {
-    return this.count < this.capacity;
+    return this.count < this.activeDepth;
   }
 
-  /** Appends a tensor; returns false (and stores nothing) when the queue is full. */
+  /** Appends a tensor; returns false (and stores nothing) when the active depth is reached. */
   push(tensor: Tensor): boolean {
-    if (this.count === this.capacity) return false;
+    if (this.count >= this.activeDepth) return false;
     this.ring[(this.head + this.count) % this.capacity] = tensor;
     this.count += 1;
     if (this.count > this.highWater) this.highWater = this.count;

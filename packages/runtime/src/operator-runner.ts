@@ -1,4 +1,4 @@
-import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator } from '@hs/compiler';
+import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView } from '@hs/compiler';
 import type { TensorLoan, TensorPool, TensorRequest } from '@hs/pool';
 import { type Backend, type Result, type Stream, ErrorCode, HsError, OK_VOID, err } from '@hs/streams';
 import type { DType, Tensor } from '@hs/tensor';
@@ -36,6 +36,8 @@ export interface RunnerWiring {
     consumerRequirements: readonly InputRequirement[];
     pool: TensorPool | null;
   }[];
+  /** Rate view of each rated port, by port name (inputs and outputs share one namespace). */
+  readonly rates: ReadonlyMap<string, PortRateView>;
 }
 
 /** How an activation ended, reported to the scheduler. */
@@ -54,6 +56,7 @@ export class OperatorRunner implements ExecutionContext {
   private readonly inputs: InputBinding[];
   private readonly outputs: OutputBinding[];
   private readonly loans: TensorLoan[] = [];
+  private readonly rates: ReadonlyMap<string, PortRateView>;
   private active = false;
   private activationMs = 0;
   private notBeforeMs = 0;
@@ -78,6 +81,7 @@ export class OperatorRunner implements ExecutionContext {
     this.inputs = wiring.inputs.map((i) => ({ ...i, current: undefined }));
     this.outputs = wiring.outputs.map((o) => ({ ...o }));
     this.isSource = this.inputs.every((i) => i.channel === null);
+    this.rates = wiring.rates;
   }
 
   // ---- ExecutionContext -------------------------------------------------------------------------
@@ -156,6 +160,14 @@ export class OperatorRunner implements ExecutionContext {
       if (!channel.hasRoom) return err(ErrorCode.ResourceExhausted, `edge ${channel.edgeId} is full`);
     }
     return this.publish(output, tensor);
+  }
+
+  rate(port: InputPort | OutputPort): PortRateView | null {
+    const view = this.rates.get(port.name);
+    if (view !== undefined) return view;
+    for (const input of this.inputs) if (input.name === port.name) return null;
+    for (const output of this.outputs) if (output.name === port.name) return null;
+    throw new HsError(ErrorCode.NotFound, `operator ${this.name} has no port named ${port.name}`);
   }
 
   finish(): void {

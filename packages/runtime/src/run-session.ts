@@ -1,8 +1,19 @@
-import type { ExecutionPlan } from '@hs/compiler';
+import {
+  type ExecutionPlan,
+  type PortRateView,
+  type Rate,
+  type RateGeneration,
+  type RateGenerationSnapshot,
+  type RateParameterValue,
+  type RejectedRateGeneration,
+  evaluateRateGeneration,
+  generationZeroRates,
+} from '@hs/compiler';
 import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend } from '@hs/streams';
 import type { Channel } from './channel.js';
 import { type InputRequirement, OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
+import { RateViews } from './rate-views.js';
 import { Scheduler } from './scheduler.js';
 import { SessionResources } from './session-resources.js';
 
@@ -37,6 +48,10 @@ export class RunSession {
   private running: Promise<Result<RunMetrics>> | null = null;
   private startedAt = 0;
   private endedAt = 0;
+  private published: RateGeneration | null = null;
+  private lastRejected: RejectedRateGeneration | null = null;
+  private nextGeneration = 1;
+  private rateValues: Map<string, Rate>;
 
   private constructor(
     /** The plan this session runs. */
@@ -47,7 +62,13 @@ export class RunSession {
     private readonly resources: SessionResources,
     private readonly runners: readonly OperatorRunner[],
     private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
-  ) {}
+    private readonly rateViews: RateViews,
+  ) {
+    this.rateValues = generationZeroRates(plan);
+    const zero = evaluateRateGeneration(plan, 0, this.rateValues, []);
+    if (zero.ok) this.publish(zero.value);
+    else this.lastRejected = { rateGeneration: 0, parameters: [], code: zero.error.code, reason: zero.error.message };
+  }
 
   /**
    * Materializes the plan on a backend.
@@ -71,6 +92,7 @@ export class RunSession {
       return materialized;
     }
     const resources = materialized.value;
+    const rateViews = new RateViews(plan);
     const runners: OperatorRunner[] = [];
     const producerOf = new Map<Channel, OperatorRunner>();
     const requirementOf = (operator: string, port: string): InputRequirement => {
@@ -98,6 +120,7 @@ export class RunSession {
             pool: record === undefined ? null : resources.pools.get(record.id)!,
           };
         }),
+        rates: ratesOf(planned.name, planned.inputs, planned.outputs, rateViews),
       });
       runners.push(runner);
     }
@@ -105,7 +128,43 @@ export class RunSession {
       const producer = runners.find((r) => r.name === edge.producer.operator)!;
       producerOf.set(resources.channels.get(edge.id)!, producer);
     }
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews));
+  }
+
+  /**
+   * Proposes new values for runtime rate parameters (`op.params.field`). The candidate is validated
+   * against the plan's admitted domains and capacities; when valid it is published as the next rate
+   * generation (new active queue depths and `ctx.rate()` values; nothing is reallocated), otherwise it
+   * becomes the last rejected generation and the published one stays in force. Cold: call it between
+   * activations, not from the hot path.
+   * @returns the published generation; `InvalidArgument`/`NotFound`/`ResourceExhausted` for a rejected candidate;
+   *   `InvalidState` after dispose().
+   */
+  updateRateParameters(candidate: readonly RateParameterValue[]): Result<RateGeneration> {
+    if (this.state === 'disposed') return err(ErrorCode.InvalidState, 'session is disposed');
+    const number = this.nextGeneration++;
+    const evaluated = evaluateRateGeneration(this.plan, number, this.rateValues, candidate);
+    if (!evaluated.ok) {
+      this.lastRejected = Object.freeze({ rateGeneration: number, parameters: Object.freeze([...candidate]), code: evaluated.error.code, reason: evaluated.error.message });
+      return evaluated;
+    }
+    for (const p of evaluated.value.parameters) this.rateValues.set(p.parameter, p.rate);
+    this.publish(evaluated.value);
+    return evaluated;
+  }
+
+  /** The published rate generation and the last rejected candidate, each `null` when there is none. */
+  captureRateGenerations(): RateGenerationSnapshot {
+    return Object.freeze({ published: this.published, lastRejected: this.lastRejected });
+  }
+
+  private publish(generation: RateGeneration): void {
+    for (const edge of generation.edges) {
+      const channel = this.resources.channels.get(edge.edge);
+      if (channel !== undefined) channel.activeDepth = edge.activeDepth;
+    }
+    this.rateViews.publish(generation);
+    this.published = generation;
   }
 
   /**
@@ -167,7 +226,7 @@ export class RunSession {
         highWater: pool.stats.highWater,
         exhaustions: pool.stats.exhaustions,
       })),
-      edges: [...this.resources.channels.values()].map((c) => ({ id: c.edgeId, queueDepth: c.capacity, highWater: c.highWater })),
+      edges: [...this.resources.channels.values()].map((c) => ({ id: c.edgeId, queueDepth: c.activeDepth, highWater: c.highWater })),
     };
   }
 
@@ -205,4 +264,20 @@ export class RunSession {
     }
     return OK_VOID;
   }
+}
+
+function ratesOf(
+  operator: string,
+  inputs: readonly { name: string }[],
+  outputs: readonly { name: string }[],
+  views: RateViews,
+): Map<string, PortRateView> {
+  const rates = new Map<string, PortRateView>();
+  for (const [direction, ports] of [['input', inputs], ['output', outputs]] as const) {
+    for (const port of ports) {
+      const view = views.view(RateViews.key(direction, operator, port.name));
+      if (view !== null) rates.set(port.name, view);
+    }
+  }
+  return rates;
 }
