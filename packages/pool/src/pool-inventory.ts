@@ -1,13 +1,19 @@
-import { ok, type Backend, type DeviceMemory, type Event, type Result } from '@hs/streams';
+import { defaultResource, type MemoryBlock, type SyncResource } from '@hs/nanovdb-mr';
+import { ErrorCode, err, ok, type Backend, type DeviceMemory, type Event, type Result } from '@hs/streams';
 import type { ResolvedPoolSpec } from './pool-spec.js';
 
 /**
- * Everything a pool takes from its backend, made once on the cold path: one backing allocation, one
- * readiness event per slot and `maxReleaseStreams` release events per slot (no events for a host-only
- * pool, which has no event device).
+ * Everything a pool takes on the cold path: one backing block from its resource, one readiness event
+ * per slot and `maxReleaseStreams` release events per slot (no events for a host-only pool, which has
+ * no event device).
  * Spec: "Sized cold, borrowed hot", "Fanout release-stream caps".
  */
 export interface PoolInventory {
+  /** The resource the backing came from and returns to. */
+  readonly resource: SyncResource;
+  /** The backing block: `totalBytes` bytes at `block.byteOffset` of `block.memory`. */
+  readonly block: MemoryBlock;
+  /** The allocation the block lies in (`block.memory`). */
   readonly memory: DeviceMemory;
   /** Index `i` is slot `i`'s readiness event. */
   readonly readinessEvents: readonly Event[];
@@ -16,23 +22,34 @@ export interface PoolInventory {
 }
 
 /**
- * Makes a pool's inventory. On any backend failure it destroys the events already created, frees the
- * allocation and returns that failure, so nothing is left behind.
+ * Makes a pool's inventory: the backing from the spec's resource (or the memory kind's default resource
+ * of `backend`), then the events. InvalidArgument when the resource hands out a block of another memory
+ * kind or device than the spec's; otherwise the resource's and backend's errors. On any failure it
+ * destroys the events already created, returns the block and reports that failure: nothing is left behind.
  */
 export function materializeInventory(backend: Backend, spec: ResolvedPoolSpec): Result<PoolInventory> {
-  const allocated = backend.allocate({
-    kind: spec.memoryKind,
-    device: spec.device,
-    byteSize: spec.totalBytes,
-    alignment: spec.alignment,
-    label: `pool ${spec.name} backing`,
-  });
+  let resource = spec.resource;
+  if (resource === null) {
+    const fallback = defaultResource(backend, spec.memoryKind, spec.device);
+    if (!fallback.ok) return fallback;
+    resource = fallback.value;
+  }
+  const allocated = resource.allocate(spec.totalBytes, spec.alignment);
   if (!allocated.ok) return allocated;
+  const block = allocated.value;
+  if (block === null || block.memory.kind !== spec.memoryKind || block.memory.device !== spec.device || block.byteLength < spec.totalBytes) {
+    if (block !== null) resource.deallocate(block, spec.totalBytes, spec.alignment);
+    return err(
+      ErrorCode.InvalidArgument,
+      `pool "${spec.name}": the resource returned ${block === null ? 'no block' : `${block.byteLength} bytes of ${block.memory.kind} memory on ${block.memory.device.toString()}`} for ${spec.totalBytes} bytes of ${spec.memoryKind} memory on ${spec.device.toString()}; inject a resource of the pool's memory kind and device`,
+    );
+  }
   const readinessEvents: Event[] = [];
   const releaseEvents: Event[] = [];
-  const unwind = (): void => releaseInventory(backend, { memory: allocated.value, readinessEvents, releaseEvents });
+  const inventory: PoolInventory = Object.freeze({ resource, block, memory: block.memory, readinessEvents, releaseEvents });
+  const unwind = (): void => releaseInventory(backend, spec, inventory);
   const eventDevice = spec.eventDevice;
-  if (eventDevice === null) return ok(Object.freeze({ memory: allocated.value, readinessEvents, releaseEvents }));
+  if (eventDevice === null) return ok(inventory);
   for (let slot = 0; slot < spec.slotCount; slot++) {
     const created = backend.createEvent(eventDevice, { label: `${spec.name}[slot ${slot}] readiness` });
     if (!created.ok) {
@@ -51,12 +68,12 @@ export function materializeInventory(backend: Backend, spec: ResolvedPoolSpec): 
       releaseEvents.push(created.value);
     }
   }
-  return ok(Object.freeze({ memory: allocated.value, readinessEvents, releaseEvents }));
+  return ok(inventory);
 }
 
-/** Destroys every event of the inventory and frees its allocation. */
-export function releaseInventory(backend: Backend, inventory: PoolInventory): void {
+/** Destroys every event of the inventory and returns its backing block to its resource. */
+export function releaseInventory(backend: Backend, spec: ResolvedPoolSpec, inventory: PoolInventory): void {
   for (const e of inventory.readinessEvents) backend.destroyEvent(e);
   for (const e of inventory.releaseEvents) backend.destroyEvent(e);
-  backend.free(inventory.memory);
+  inventory.resource.deallocate(inventory.block, spec.totalBytes, spec.alignment);
 }

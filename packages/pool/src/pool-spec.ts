@@ -12,6 +12,7 @@ import {
   type Result,
   type Stream,
 } from '@hs/streams';
+import { isResource, type SyncResource } from '@hs/nanovdb-mr';
 import { DType } from '@hs/tensor';
 
 /**
@@ -46,6 +47,13 @@ export interface TensorPoolSpec {
    * (host memory, host writer) creates no events and accepts no release streams: host readers only.
    */
   readonly eventDevice?: Device;
+  /**
+   * Where the backing allocation comes from: any resource (a class of `@hs/nanovdb-mr`, an adaptor chain
+   * or a plain JS object) whose blocks are `memoryKind` memory on `device`. Default:
+   * `defaultResource(backend, memoryKind, device)`. The pool allocates once through the synchronous
+   * `allocate` at materialization and returns the block with `deallocate` at `dispose()`.
+   */
+  readonly resource?: SyncResource;
 }
 
 /** A validated spec with defaults applied and the slot geometry computed. */
@@ -62,6 +70,8 @@ export interface ResolvedPoolSpec {
   readonly producerStream: Stream | null;
   /** CUDA device of the pool's events; `null` for a host-only pool that has none. */
   readonly eventDevice: Device | null;
+  /** The injected resource, or `null` for the default one of the memory kind. */
+  readonly resource: SyncResource | null;
   /** Bytes from one slot's start to the next: `slotByteSpan` rounded up to `alignment` (at least one alignment unit). */
   readonly slotStride: number;
   /** Bytes of the one backing allocation: `slotStride * slotCount`. */
@@ -76,7 +86,7 @@ const DEFAULT_ALIGNMENT = 256;
  * numbers, a device that does not suit the memory kind, a host writer on cudaDevice memory, a device
  * producer on pageable host memory or a producer stream off the event device; `ArithmeticOverflow`
  * when the backing size is not a safe integer.
- * @throws HsError `InvalidArgument` for wrong argument types (not a Device, DType, MemoryKind or string).
+ * @throws HsError `InvalidArgument` for wrong argument types (not a Device, DType, MemoryKind, string or resource).
  */
 export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> {
   if (typeof spec !== 'object' || spec === null) throw new HsError(ErrorCode.InvalidArgument, 'pool spec must be an object');
@@ -87,6 +97,9 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
   if (spec.dtype !== undefined && !(spec.dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": dtype must be a DType`);
   if (spec.eventDevice !== undefined && !(spec.eventDevice instanceof Device)) {
     throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": eventDevice must be a Device`);
+  }
+  if (spec.resource !== undefined && !isResource(spec.resource)) {
+    throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": resource must be a resource (an object with allocate and deallocate)`);
   }
   const maxReleaseStreams = spec.maxReleaseStreams ?? DEFAULT_MAX_RELEASE_STREAMS;
   const alignment = spec.alignment ?? DEFAULT_ALIGNMENT;
@@ -138,6 +151,7 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
       alignment,
       producerStream,
       eventDevice,
+      resource: spec.resource ?? null,
       slotStride,
       totalBytes,
     }),

@@ -11,6 +11,7 @@ import {
   type Result,
   type Stream,
 } from '@hs/streams';
+import type { MemoryBlock, SyncResource } from '@hs/nanovdb-mr';
 import { DType } from '@hs/tensor';
 import { materializeInventory, releaseInventory, type PoolInventory } from './pool-inventory.js';
 import { PoolSlot } from './pool-slot.js';
@@ -91,10 +92,12 @@ export class TensorPool implements Disposable {
   }
 
   /**
-   * Validates `spec` and makes the pool's whole inventory: one backing allocation
-   * (`slotCount` slots of `slotByteSpan` bytes rounded up to `alignment`), one readiness event per
+   * Validates `spec` and makes the pool's whole inventory: one backing block from the spec's resource
+   * (default: `defaultResource(backend, memoryKind, device)` of `@hs/nanovdb-mr`), `slotCount` slots of
+   * `slotByteSpan` bytes rounded up to `alignment`, one readiness event per
    * slot and `maxReleaseStreams` release events per slot, plus all slot records. Errors are those of
-   * the spec check (`InvalidArgument`, `ArithmeticOverflow`) and whatever the backend returns; on any
+   * the spec check (`InvalidArgument`, `ArithmeticOverflow`), `InvalidArgument` for a resource whose block is not
+   * of the pool's memory kind and device, and whatever the resource (`OutOfMemory`, …) and backend return; on any
    * failure everything already made is destroyed and freed before the error is returned.
    * @throws HsError `InvalidArgument` for wrong argument types in `spec`.
    * Spec: "Sized cold, borrowed hot".
@@ -151,9 +154,17 @@ export class TensorPool implements Disposable {
   get producerStream(): Stream | null {
     return this.#spec.producerStream;
   }
-  /** The one backing allocation (all slots). */
+  /** The allocation the backing block lies in. */
   get memory(): DeviceMemory {
     return this.#inventory.memory;
+  }
+  /** The one backing block (all slots), as the resource handed it out. */
+  get backing(): MemoryBlock {
+    return this.#inventory.block;
+  }
+  /** The resource the backing came from (the injected one, or the memory kind's default). */
+  get resource(): SyncResource {
+    return this.#inventory.resource;
   }
   /** Free slots now. */
   get available(): number {
@@ -251,7 +262,7 @@ export class TensorPool implements Disposable {
     if (this.#disposed) return;
     this.#disposed = true;
     for (const slot of this.#slots) slot.shutdown();
-    releaseInventory(this.#backend, this.#inventory);
+    releaseInventory(this.#backend, this.#spec, this.#inventory);
   }
 
   /** Same as `dispose()`. */
