@@ -102,6 +102,8 @@ export class Tensor {
   #readOnly = true;
   #foreign = false;
   #readiness: Event | null = null;
+  /** Stream the readiness event still has to be recorded on (a deferred commit), or `null`. */
+  #pendingOn: Stream | null = null;
   #hostComplete = false;
   #ownedEvent: Event | null = null;
   #deleter: (() => void) | null = null;
@@ -218,9 +220,35 @@ export class Tensor {
   get readOnly(): boolean {
     return this.#readOnly;
   }
-  /** Event consumers wait on before reading; `null` when there is none (no contract, or host-complete). */
+  /**
+   * Event consumers wait on before reading; `null` when there is none (no contract, or host-complete).
+   * A deferred readiness event (see `readinessFor`) is recorded now, on its producer stream.
+   * @throws HsError the backend's error when that lazy record fails (fail closed).
+   */
   get readinessEvent(): Event | null {
+    const resolved = this.#resolvePending();
+    if (!resolved.ok) throw resolved.error;
     return this.#readiness;
+  }
+
+  /** True while the readiness event is retained but not yet recorded (a commit on a proven fused edge). */
+  get readinessDeferred(): boolean {
+    return this.#pendingOn !== null;
+  }
+
+  /**
+   * The event a reader on `stream` (`null`: the host) must wait on, or `null` when it needs none. When
+   * the commit deferred its readiness record and `stream` is the producer stream itself, stream order
+   * already implies readiness and nothing is recorded; any other reader makes the tensor record the
+   * retained event now on the producer stream (the lazy fallback) and gets it.
+   * Spec: "When the fences disappear: proven linear chains".
+   * @returns the event or `null`; the backend's error when the lazy record fails.
+   */
+  readinessFor(stream: Stream | null): Result<Event | null> {
+    if (this.#pendingOn !== null && stream === this.#pendingOn) return ok(null);
+    const resolved = this.#resolvePending();
+    if (!resolved.ok) return resolved;
+    return ok(this.#readiness);
   }
 
   /**
@@ -292,6 +320,8 @@ export class Tensor {
   synchronizeForHost(): Promise<Result<void>> {
     const blocked = this.#checkReadable();
     if (blocked !== null) return Promise.resolve(blocked);
+    const resolved = this.#resolvePending();
+    if (!resolved.ok) return Promise.resolve(resolved);
     if (this.#readiness === null) return Promise.resolve(OK_VOID);
     return this.#backend.synchronizeEvent(this.#readiness);
   }
@@ -324,8 +354,10 @@ export class Tensor {
         `tensor "${this.#name}" spans ${this.#byteSize} bytes but the destination holds ${dst.byteLength}; pass a larger Uint8Array`,
       );
     }
-    if (this.#readiness !== null) {
-      const waited = this.#backend.streamWaitEvent(stream, this.#readiness);
+    const readiness = this.readinessFor(stream);
+    if (!readiness.ok) return readiness;
+    if (readiness.value !== null) {
+      const waited = this.#backend.streamWaitEvent(stream, readiness.value);
       if (!waited.ok) return waited;
     }
     const target = dst.byteLength === this.#byteSize ? dst : dst.subarray(0, this.#byteSize);
@@ -406,6 +438,7 @@ export class Tensor {
     this.#valid = true;
     this.#readOnly = false;
     this.#readiness = null;
+    this.#pendingOn = null;
     this.#hostComplete = false;
     return OK_VOID;
   }
@@ -413,10 +446,13 @@ export class Tensor {
   /**
    * For backings: ends the write phase. With an event (already recorded on the producer stream by the
    * caller) it becomes the readiness event; with `null` the tensor is host-complete (a host writer
-   * finished, nothing to wait on). The tensor turns read-only either way.
+   * finished, nothing to wait on). With `deferredOn` (a proven fused edge) the event is retained but
+   * not recorded yet: `readinessFor(deferredOn)` needs no wait, every other reader records it lazily on
+   * `deferredOn`. The tensor turns read-only either way.
    */
-  protected commitReadiness(event: Event | null): void {
+  protected commitReadiness(event: Event | null, deferredOn: Stream | null = null): void {
     this.#readiness = event;
+    this.#pendingOn = event === null ? null : deferredOn;
     this.#hostComplete = event === null;
     this.#readOnly = true;
   }
@@ -426,6 +462,7 @@ export class Tensor {
     this.#valid = false;
     this.#readOnly = true;
     this.#readiness = null;
+    this.#pendingOn = null;
     this.#hostComplete = false;
   }
 
@@ -451,6 +488,10 @@ export class Tensor {
     if (!isHostAccessible(this.#memory.kind)) {
       return err(ErrorCode.NotSupported, `tensor "${this.#name}" lives in ${this.#memory.kind} memory, which the host cannot map; use copyToHost`);
     }
+    if (access === 'read') {
+      const resolved = this.#resolvePending();
+      if (!resolved.ok) return resolved;
+    }
     if (this.#hostView === null) {
       const whole = this.#backend.hostView(this.#memory);
       if (!whole.ok) return whole;
@@ -458,6 +499,16 @@ export class Tensor {
     }
     this.#backend.noteHostAccess(this.#range, access);
     return this.#hostView;
+  }
+
+  /** Records a deferred readiness event on its producer stream (the lazy fallback); nothing when none is pending. */
+  #resolvePending(): Result<void> {
+    const stream = this.#pendingOn;
+    if (stream === null || this.#readiness === null) return OK_VOID;
+    const recorded = this.#backend.recordEvent(this.#readiness, stream);
+    if (!recorded.ok) return recorded;
+    this.#pendingOn = null;
+    return OK_VOID;
   }
 
   #checkReadable(): Result<void> | null {
