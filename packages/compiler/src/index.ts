@@ -67,4 +67,5 @@ export type {
   QueueSizingRecipe,
   PoolCapacityDependency,
   ProviderAllocationPlan,
+  FusedEdgeRecord,
 } from './plan/plan-records.js';

@@ -28,6 +28,7 @@ describe('ExecutionPlan rendering', () => {
       'byteSpanDerivations',
       'diagnostics',
       'edges',
+      'fusedEdges',
       'hardFloorContributors',
       'name',
       'operators',

@@ -1,6 +1,6 @@
 import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView } from '@hs/compiler';
 import type { TensorLoan, TensorPool, TensorRequest } from '@hs/pool';
-import { type Backend, type Result, type Stream, ErrorCode, HsError, OK_VOID, err } from '@hs/streams';
+import { type Backend, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, ok } from '@hs/streams';
 import type { DType, Tensor } from '@hs/tensor';
 import type { Channel } from './channel.js';
 import { LatencyWindow } from './latency-window.js';
@@ -16,6 +16,8 @@ interface InputBinding {
   readonly name: string;
   readonly channel: Channel | null;
   readonly requirement: InputRequirement;
+  /** A proven fused edge: no self-wait, no release registration, lease returned without a release stream. */
+  readonly fused: boolean;
   /** The tensor received for the current activation. */
   current: Tensor | undefined;
 }
@@ -25,16 +27,19 @@ interface OutputBinding {
   readonly channels: readonly Channel[];
   readonly consumerRequirements: readonly InputRequirement[];
   readonly pool: TensorPool | null;
+  /** The output feeds one proven fused edge: loans defer their readiness record. */
+  readonly fused: boolean;
 }
 
 /** Wiring handed to a runner by the session: channels and pools by port name. */
 export interface RunnerWiring {
-  readonly inputs: readonly { name: string; channel: Channel | null; requirement: InputRequirement }[];
+  readonly inputs: readonly { name: string; channel: Channel | null; requirement: InputRequirement; fused: boolean }[];
   readonly outputs: readonly {
     name: string;
     channels: readonly Channel[];
     consumerRequirements: readonly InputRequirement[];
     pool: TensorPool | null;
+    fused: boolean;
   }[];
   /** Rate view of each rated port, by port name (inputs and outputs share one namespace). */
   readonly rates: ReadonlyMap<string, PortRateView>;
@@ -123,7 +128,12 @@ export class OperatorRunner implements ExecutionContext {
       );
     }
     const loan = output.pool.allocateTensor(request);
-    if (loan.ok) this.loans.push(loan.value);
+    if (!loan.ok) return loan;
+    this.loans.push(loan.value);
+    if (output.fused) {
+      const deferred = loan.value.deferReadiness();
+      if (!deferred.ok) return deferred;
+    }
     return loan;
   }
 
@@ -222,15 +232,15 @@ export class OperatorRunner implements ExecutionContext {
       if (input.channel === null) continue;
       const tensor = input.channel.shift()!;
       input.current = tensor;
-      const received = this.receiveOrdered(tensor);
+      const received = this.receiveOrdered(tensor, input.fused);
       if (!received.ok) {
         // Not registered on this stream: give its lease back without a release stream.
         tensor.backing?.releaseLease(null);
         input.current = undefined;
         return this.endActivation(received);
       }
-      if (this.stream === null && tensor.readinessEvent !== null) {
-        (hostWaits ??= []).push(this.backend.synchronizeEvent(tensor.readinessEvent));
+      if (this.stream === null && received.value !== null) {
+        (hostWaits ??= []).push(this.backend.synchronizeEvent(received.value));
       }
     }
     if (hostWaits !== null) {
@@ -268,7 +278,7 @@ export class OperatorRunner implements ExecutionContext {
     for (const input of this.inputs) {
       const tensor = input.current;
       if (tensor === undefined) continue;
-      tensor.backing?.releaseLease(this.stream);
+      tensor.backing?.releaseLease(input.fused ? null : this.stream);
       input.current = undefined;
     }
     for (const loan of this.loans) loan.abandon();
@@ -280,19 +290,27 @@ export class OperatorRunner implements ExecutionContext {
     return outcome;
   }
 
-  private receiveOrdered(tensor: Tensor): Result<void> {
+  /**
+   * Orders a received tensor after its producer: on this operator's stream, waits on the readiness
+   * event (none when a fused commit deferred it on this very stream) and registers the stream for
+   * release (skipped on a proven fused edge); for a host-only operator, returns the event to wait on.
+   */
+  private receiveOrdered(tensor: Tensor, fused: boolean): Result<Event | null> {
     if (!tensor.hasReadinessStreamContract()) {
       return err(
         ErrorCode.ProtocolError,
         `received tensor ${tensor.name} has no readiness stream contract; the producer must call setReadinessStream() on imported tensors`,
       );
     }
-    if (this.stream === null) return OK_VOID;
-    if (tensor.readinessEvent !== null) {
-      const waited = this.backend.streamWaitEvent(this.stream, tensor.readinessEvent);
+    const readiness = tensor.readinessFor(this.stream);
+    if (!readiness.ok || this.stream === null) return readiness;
+    if (readiness.value !== null) {
+      const waited = this.backend.streamWaitEvent(this.stream, readiness.value);
       if (!waited.ok) return waited;
     }
-    return tensor.backing === null ? OK_VOID : tensor.backing.registerReleaseStream(this.stream);
+    if (fused || tensor.backing === null) return NO_EVENT;
+    const registered = tensor.backing.registerReleaseStream(this.stream);
+    return registered.ok ? NO_EVENT : registered;
   }
 
   private publish(output: OutputBinding, tensor: Tensor): Result<void> {
@@ -324,6 +342,8 @@ export class OperatorRunner implements ExecutionContext {
     return err(ErrorCode.InvalidState, `compute() threw: ${message}`, thrown);
   }
 }
+
+const NO_EVENT = ok<Event | null>(null);
 
 function isPromise<T>(value: unknown): value is Promise<T> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';

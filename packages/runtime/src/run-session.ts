@@ -26,6 +26,13 @@ export interface RunSessionOptions {
   readonly backend?: Backend | 'host' | 'cuda';
   /** Options for a host backend the session creates. */
   readonly hostOptions?: HostBackendOptions;
+  /**
+   * Diagnostic mode: ignore the plan's fusion evidence and keep every fence (readiness records,
+   * self-waits, release registrations) on every edge, to isolate an ordering problem or measure what
+   * the elision saves. Default `false`: proven edges run without those fences.
+   * Spec: "When the fences disappear: proven linear chains".
+   */
+  readonly fullFences?: boolean;
 }
 
 /** Options for `RunSession.run`. */
@@ -93,6 +100,7 @@ export class RunSession {
     }
     const resources = materialized.value;
     const rateViews = new RateViews(plan);
+    const fused = options.fullFences === true ? new Set<string>() : provenFusedEdges(plan);
     const runners: OperatorRunner[] = [];
     const producerOf = new Map<Channel, OperatorRunner>();
     const requirementOf = (operator: string, port: string): InputRequirement => {
@@ -108,6 +116,7 @@ export class RunSession {
             name: input.name,
             channel: edge === undefined ? null : resources.channels.get(edge.id)!,
             requirement: requirementOf(planned.name, input.name),
+            fused: edge !== undefined && fused.has(edge.id),
           };
         }),
         outputs: planned.outputs.map((output) => {
@@ -118,6 +127,7 @@ export class RunSession {
             channels: edges.map((e) => resources.channels.get(e.id)!),
             consumerRequirements: edges.map((e) => requirementOf(e.consumer.operator, e.consumer.port)),
             pool: record === undefined ? null : resources.pools.get(record.id)!,
+            fused: edges.length === 1 && fused.has(edges[0]!.id),
           };
         }),
         rates: ratesOf(planned.name, planned.inputs, planned.outputs, rateViews),
@@ -280,4 +290,34 @@ function ratesOf(
     }
   }
   return rates;
+}
+
+/**
+ * Re-validates the plan's fusion evidence against the plan itself: the edge carries the named pool,
+ * the pool has that edge as its one consumer, and the pool's producer stream and both endpoints'
+ * streams are the evidence stream. Returns the edge ids that passed; anything else keeps full fences.
+ * Spec: "When the fences disappear: proven linear chains".
+ */
+function provenFusedEdges(plan: ExecutionPlan): Set<string> {
+  const proven = new Set<string>();
+  for (const record of plan.fusedEdges) {
+    const edge = plan.edge(record.edge);
+    const pool = plan.pool(record.pool);
+    if (edge === undefined || pool === undefined || edge.pool !== pool.id) continue;
+    const producer = plan.operator(edge.producer.operator);
+    const consumer = plan.operator(edge.consumer.operator);
+    const stream = record.stream;
+    if (
+      pool.consumers.length === 1 &&
+      pool.consumers[0] === edge.id &&
+      pool.producerStream === stream &&
+      producer?.stream === stream &&
+      consumer?.stream === stream &&
+      record.evidence.processLocal &&
+      record.evidence.acceptedSuccessors === 1
+    ) {
+      proven.add(edge.id);
+    }
+  }
+  return proven;
 }

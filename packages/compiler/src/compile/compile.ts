@@ -15,6 +15,7 @@ import { resolveByteSpans, type ResolvedByteSpan } from './resolve-byte-spans.js
 import { resolveMemoryKinds, type ResolvedMemoryKind } from './resolve-memory-kinds.js';
 import { resolveRates, type RateResolution, type ResolvedRate } from './resolve-rates.js';
 import { validateParams } from './validate-params.js';
+import { proveFusedEdges } from './fused-edges.js';
 import { formatRational } from '../rates/rational.js';
 import { assignStreams, type StreamAssignment } from './streams.js';
 import { compareText } from './text-order.js';
@@ -101,6 +102,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
         slots: p.slotCount,
         reservedBytes: p.totalBytes,
       })),
+      fusedEdges: proveFusedEdges(index, streams.streamOf, pools),
       diagnostics: [...log.entries],
     }),
   );

@@ -5,6 +5,7 @@ import { PLAN_JSON_SCHEMA, toCanonicalJson, type JsonValue } from './plan-json.j
 import type {
   AccumulationHorizonRecord,
   ByteSpanDerivationRecord,
+  FusedEdgeRecord,
   HardFloorContributor,
   PlanEdge,
   PlanOperator,
@@ -36,6 +37,7 @@ export interface ExecutionPlanRecords {
   readonly queueSizingRecipes: readonly QueueSizingRecipe[];
   readonly poolCapacityDependencies: readonly PoolCapacityDependency[];
   readonly providerAllocationPlans: readonly ProviderAllocationPlan[];
+  readonly fusedEdges: readonly FusedEdgeRecord[];
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -76,6 +78,8 @@ export class ExecutionPlan implements ExecutionPlanRecords {
   readonly poolCapacityDependencies: readonly PoolCapacityDependency[];
   /** Per pool: the provider reservation. */
   readonly providerAllocationPlans: readonly ProviderAllocationPlan[];
+  /** Fusion evidence of proven linear-chain edges, sorted by edge id. */
+  readonly fusedEdges: readonly FusedEdgeRecord[];
   /** Warnings of the successful compile. */
   readonly diagnostics: readonly Diagnostic[];
   readonly #operatorByName: ReadonlyMap<string, PlanOperator>;
@@ -100,6 +104,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
     this.queueSizingRecipes = frozen.queueSizingRecipes;
     this.poolCapacityDependencies = frozen.poolCapacityDependencies;
     this.providerAllocationPlans = frozen.providerAllocationPlans;
+    this.fusedEdges = frozen.fusedEdges;
     this.diagnostics = frozen.diagnostics;
     this.#operatorByName = new Map(this.operators.map((r) => [r.name, r]));
     this.#edgeById = new Map(this.edges.map((r) => [r.id, r]));
@@ -165,6 +170,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
       queueSizingRecipes: this.queueSizingRecipes,
       poolCapacityDependencies: this.poolCapacityDependencies,
       providerAllocationPlans: this.providerAllocationPlans,
+      fusedEdges: this.fusedEdges,
       diagnostics: this.diagnostics,
     });
   }

@@ -292,3 +292,22 @@ export interface ProviderAllocationPlan {
   readonly slots: number;
   readonly reservedBytes: number;
 }
+
+/**
+ * Fusion evidence of one proven edge: the runtime re-validates it against the plan, then skips the
+ * readiness record, the consumer's self-wait and its release registration on that edge.
+ * Spec: "When the fences disappear: proven linear chains".
+ */
+export interface FusedEdgeRecord {
+  readonly edge: string;
+  readonly pool: string;
+  /** The one stream both endpoints are bound to. */
+  readonly stream: string;
+  readonly evidence: {
+    /** Successors of the producer output in total (1). */
+    readonly acceptedSuccessors: number;
+    readonly processLocal: boolean;
+    readonly producerStream: string;
+    readonly consumerStream: string;
+  };
+}

@@ -1,0 +1,36 @@
+import type { Operator } from '../authoring/operator.js';
+import type { OutputPort } from '../authoring/ports.js';
+import type { FusedEdgeRecord, TensorAllocationRecord } from '../plan/plan-records.js';
+import type { GraphIndex } from './graph-index.js';
+import { compareText } from './text-order.js';
+
+/**
+ * Proves strict linear device-tensor chains: an edge is fused when its producer output has exactly
+ * one accepted successor in total, the edge is process-local (every hs edge is today), the output is
+ * a runtime pool written on the producer's stream, and both endpoints' final stream bindings are the
+ * same stream. Under `perPartition` that stops fusion at every partition boundary; under
+ * `sharedProcessDevice` a cross-partition edge may stay fused when the streams are equal. Each proof
+ * is recorded as evidence the runtime re-validates. Mixed fan-out gets none.
+ * Spec: "When the fences disappear: proven linear chains".
+ */
+export function proveFusedEdges(
+  index: GraphIndex,
+  streamOf: ReadonlyMap<Operator, string>,
+  pools: ReadonlyMap<OutputPort, TensorAllocationRecord>,
+): FusedEdgeRecord[] {
+  const fused: FusedEdgeRecord[] = [];
+  for (const edge of index.edges) {
+    const successors = index.fromOutput.get(edge.flow.output)?.length ?? 0;
+    const pool = pools.get(edge.flow.output);
+    const producerStream = streamOf.get(edge.producer) ?? null;
+    const consumerStream = streamOf.get(edge.consumer) ?? null;
+    if (successors !== 1 || pool === undefined || producerStream === null || pool.producerStream !== producerStream || consumerStream !== producerStream) continue;
+    fused.push({
+      edge: edge.id,
+      pool: pool.id,
+      stream: producerStream,
+      evidence: { acceptedSuccessors: 1, processLocal: true, producerStream, consumerStream },
+    });
+  }
+  return fused.sort((a, b) => compareText(a.edge, b.edge));
+}
