@@ -59,6 +59,8 @@ export class PoolSlot implements TensorBacking {
   readonly #guard: PoolWriteGuard;
   readonly #label: string;
   #leases = 0;
+  /** Set by `TensorLoan.deferReadiness()` for the current lend: commit retains the readiness event unrecorded. */
+  #deferReadiness = false;
 
   constructor(backend: Backend, spec: ResolvedPoolSpec, inventory: PoolInventory, ledger: SlotLedger, index: number) {
     this.#spec = spec;
@@ -97,7 +99,17 @@ export class PoolSlot implements TensorBacking {
     const bound = this.tensor.bind(dtype, shape, this.#byteOffset, this.#spec.slotByteSpan);
     if (!bound.ok) return bound;
     this.state = SlotState.Loaned;
+    this.#deferReadiness = false;
     this.#loan.issue(this.generation);
+    return OK_VOID;
+  }
+
+  /** `TensorLoan.deferReadiness`. */
+  deferReadiness(generation: number): Result<void> {
+    if (generation !== this.generation || (this.state !== SlotState.Loaned && this.state !== SlotState.Writing)) {
+      return this.#lifecycleError(generation, 'deferReadiness()');
+    }
+    this.#deferReadiness = true;
     return OK_VOID;
   }
 
@@ -123,7 +135,9 @@ export class PoolSlot implements TensorBacking {
     if (generation !== this.generation || this.state !== SlotState.Writing) return this.#lifecycleError(generation, 'commit()');
     const producer = this.#spec.producerStream;
     const readiness = this.#readiness;
-    if (producer !== null && readiness !== null) {
+    if (producer !== null && readiness !== null && this.#deferReadiness) {
+      this.tensor.commit(readiness, producer);
+    } else if (producer !== null && readiness !== null) {
       const recorded = this.#backend.recordEvent(readiness, producer);
       if (!recorded.ok) return recorded;
       this.tensor.commit(readiness);

@@ -1,4 +1,4 @@
-import type { Event, Result } from '@hs/streams';
+import type { Event, Result, Stream } from '@hs/streams';
 import { Tensor, type DType, type TensorInit } from '@hs/tensor';
 
 /**
@@ -15,9 +15,12 @@ export class SlotTensor extends Tensor {
     return this.bindContiguous(dtype, shape, byteOffset, byteLimit);
   }
 
-  /** Ends the write phase with a readiness event recorded on the producer stream, or host-complete (`null`). */
-  commit(readiness: Event | null): void {
-    this.commitReadiness(readiness);
+  /**
+   * Ends the write phase with a readiness event recorded on the producer stream, or host-complete
+   * (`null`); with `deferredOn`, the event is retained unrecorded (a proven fused edge).
+   */
+  commit(readiness: Event | null, deferredOn: Stream | null = null): void {
+    this.commitReadiness(readiness, deferredOn);
   }
 
   /** Makes the handle stale. */

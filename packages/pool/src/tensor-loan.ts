@@ -26,6 +26,14 @@ export interface TensorLoan extends Disposable {
   emit(): Result<Tensor>;
   /** Returns the slot to the pool unless the tensor was already emitted (then nothing happens). */
   abandon(): void;
+  /**
+   * Runtime option for a proven fused edge (its sole consumer runs on the producer stream): the write
+   * guard's `commit()` retains the slot's readiness event without recording it. Readers on the
+   * producer stream need no wait; any other reader, or host access, records it lazily
+   * (`Tensor.readinessFor`). No effect for a host-written pool. `InvalidState` unless the loan is
+   * lent and not yet committed. Spec: "When the fences disappear: proven linear chains".
+   */
+  deferReadiness(): Result<void>;
 }
 
 /** The reusable loan object of one slot; `issue` re-arms it for the slot's current generation. */
@@ -52,6 +60,10 @@ export class PoolTensorLoan implements TensorLoan {
 
   abandon(): void {
     this.#slot.abandonLoan(this.#generation);
+  }
+
+  deferReadiness(): Result<void> {
+    return this.#slot.deferReadiness(this.#generation);
   }
 
   [Symbol.dispose](): void {
