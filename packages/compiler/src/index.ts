@@ -68,4 +68,5 @@ export type {
   PoolCapacityDependency,
   ProviderAllocationPlan,
   FusedEdgeRecord,
+  ReleaseStreamCapDerivation,
 } from './plan/plan-records.js';

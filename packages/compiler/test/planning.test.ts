@@ -145,7 +145,9 @@ describe('edges and tensor allocation records', () => {
       slotBytes: 1024,
       slotCount: 8,
       totalBytes: 8192,
-      maxReleaseStreams: 8,
+      // Two other CUDA-active operators on cuda:0 (2 streams each) + the producer stream.
+      maxReleaseStreams: 5,
+      releaseStreamCap: { domain: 'cuda:0', otherCudaOperators: 2, streamsPerOtherOperator: 2, producerStreams: 1, stagingStreams: 0, cap: 5 },
       producerStream: 'stream:cam@cuda:0',
       consumers: ['cam.frames->fast.in', 'cam.frames->slow.in'],
     });

@@ -7,12 +7,11 @@ import type { GraphIndex, IndexedEdge } from './graph-index.js';
 import type { ResolvedQueueDepth } from './queue-depths.js';
 import type { ResolvedByteSpan } from './resolve-byte-spans.js';
 import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
+import { releaseStreamCap } from './release-stream-caps.js';
 import { compareText } from './text-order.js';
 
 /** Slot alignment in bytes. */
 const SLOT_ALIGNMENT = 256;
-/** Release streams tracked per slot. Spec: "Fanout release-stream caps". */
-const MAX_RELEASE_STREAMS = 8;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** What `buildAllocationRecords()` reads besides the graph. */
@@ -23,6 +22,8 @@ export interface AllocationInputs {
   readonly streamOf: ReadonlyMap<Operator, string>;
   readonly kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>;
   readonly spans: ReadonlyMap<OutputPort, ResolvedByteSpan | null>;
+  /** Device of each CUDA-active operator (`null`: host-only). */
+  readonly operatorDevice: ReadonlyMap<Operator, Device | null>;
 }
 
 /**
@@ -77,6 +78,7 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
       }
       const producerStream = isDeviceAccessible(kind.memoryKind) ? (inputs.streamOf.get(op) ?? null) : null;
       const id = `pool:${port.key}`;
+      const cap = releaseStreamCap(op, eventDevice(device, producerStream === null ? null : (inputs.operatorDevice.get(op) ?? null), consumers, inputs.operatorDevice), inputs.operatorDevice);
       records.set(port, {
         id,
         producer: { operator: op.name, port: port.name },
@@ -94,7 +96,8 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         totalBytes: Number(totalBytes),
         activeLogicalBytes: Number(activeLogicalBytes),
         admittedLogicalBytes: Number(admittedLogicalBytes),
-        maxReleaseStreams: MAX_RELEASE_STREAMS,
+        maxReleaseStreams: cap.cap,
+        releaseStreamCap: cap,
         producerStream,
         consumers: consumers.map((e) => e.id),
         derivation: {
@@ -135,4 +138,25 @@ function slotCountTerms(consumers: readonly IndexedEdge[], depths: ReadonlyMap<I
     { term: 'retirement', value: 1, admittedValue: 1, source: 'a released slot waiting for its release events' },
     { term: 'producerLoan', value: 1, admittedValue: 1, source: 'the slot the producer holds between allocateTensor() and emit()' },
   ];
+}
+
+/**
+ * The device whose events order a pool: its own CUDA device, else its producer stream's device, else
+ * the single device of its stream-owning consumers; `null` when none (two consumer devices are left
+ * to the runtime, which rejects them).
+ */
+function eventDevice(
+  poolDevice: Device,
+  producerDevice: Device | null,
+  consumers: readonly IndexedEdge[],
+  operatorDevice: ReadonlyMap<Operator, Device | null>,
+): Device | null {
+  if (poolDevice.isCuda) return poolDevice;
+  if (producerDevice !== null) return producerDevice;
+  const devices = new Set<Device>();
+  for (const edge of consumers) {
+    const device = operatorDevice.get(edge.consumer) ?? null;
+    if (device !== null) devices.add(device);
+  }
+  return devices.size === 1 ? ([...devices][0] as Device) : null;
 }

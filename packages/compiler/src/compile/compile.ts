@@ -57,7 +57,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
 
   const partitioning = partitionGraph(index, order, placement.cudaActive);
   const streams = assignStreams(partitioning.partitions, placement.operatorDevice, planOptions.computeStreamPolicy);
-  const pools = buildAllocationRecords(index, { order, depths, outputDevice: placement.outputDevice, streamOf: streams.streamOf, kinds, spans }, log);
+  const pools = buildAllocationRecords(index, { order, depths, outputDevice: placement.outputDevice, streamOf: streams.streamOf, kinds, spans, operatorDevice: placement.operatorDevice }, log);
   if (log.hasErrors) return failure(graph, log);
 
   const edges = planEdges(index, order, depths, pools);

@@ -19,6 +19,7 @@ import type {
   TensorAllocationRecord,
 } from './plan-records.js';
 import { renderPlanText } from './plan-text.js';
+import { renderPlanDot, renderPlanMermaid } from './plan-graph-rendering.js';
 
 /** The records an `ExecutionPlan` is built from. */
 export interface ExecutionPlanRecords {
@@ -173,6 +174,16 @@ export class ExecutionPlan implements ExecutionPlanRecords {
       fusedEdges: this.fusedEdges,
       diagnostics: this.diagnostics,
     });
+  }
+
+  /** The plan as a Graphviz DOT digraph: partitions (clusters) with streams, queue depths, pool sizes, fused edges in bold. */
+  toDot(): string {
+    return renderPlanDot(this);
+  }
+
+  /** The plan as a Mermaid flowchart: partitions (subgraphs) with streams, queue depths, pool sizes, fused edges as thick links. */
+  toMermaid(): string {
+    return renderPlanMermaid(this);
   }
 
   /** A readable multi-line summary: partitions and streams, operators, edges with depths, pools with derivations, diagnostics. */

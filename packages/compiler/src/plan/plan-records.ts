@@ -163,8 +163,10 @@ export interface TensorAllocationRecord {
   readonly activeLogicalBytes: number;
   /** Logical payload capacity, admitted: `maxByteSpan * slotCount` (bytes). */
   readonly admittedLogicalBytes: number;
-  /** Release streams tracked per slot. Spec: "Fanout release-stream caps". */
+  /** Release streams tracked per slot (see `releaseStreamCap`). Spec: "Fanout release-stream caps". */
   readonly maxReleaseStreams: number;
+  /** How `maxReleaseStreams` was computed. */
+  readonly releaseStreamCap: ReleaseStreamCapDerivation;
   /** Id of the stream that writes the slots, or `null` for a host writer. */
   readonly producerStream: string | null;
   /** Ids of the edges that consume it, sorted. */
@@ -310,4 +312,20 @@ export interface FusedEdgeRecord {
     readonly producerStream: string;
     readonly consumerStream: string;
   };
+}
+
+/** How a pool's per-slot release-stream cap was computed. Spec: "Fanout release-stream caps". */
+export interface ReleaseStreamCapDerivation {
+  /** The device whose events order the pool (`cuda:N`), or `null` when no stream ever registers. */
+  readonly domain: string | null;
+  /** CUDA-active operators on that device other than the producer. */
+  readonly otherCudaOperators: number;
+  /** Streams reserved for each of them (2: runtime stream and one application-selected stream). */
+  readonly streamsPerOtherOperator: number;
+  /** 1 when the producer's stream is on the domain device. */
+  readonly producerStreams: number;
+  /** Descriptor-staging streams (none in hs yet). */
+  readonly stagingStreams: number;
+  /** `max(1, otherCudaOperators × streamsPerOtherOperator + producerStreams + stagingStreams)`. */
+  readonly cap: number;
 }

@@ -26,8 +26,10 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
   }
 
   lines.push(`edges (${plan.edges.length}):`);
+  const fused = new Set(plan.fusedEdges.map((f) => f.edge));
   for (const e of plan.edges) {
-    lines.push(`  ${e.id}: queueDepth ${e.queueDepth} (${e.queueDepthSource})${e.pool === null ? '' : `, pool ${e.pool}`}`);
+    const admitted = e.admittedQueueDepth === e.queueDepth ? '' : `, admitted ${e.admittedQueueDepth}`;
+    lines.push(`  ${e.id}: queueDepth ${e.queueDepth} (${e.queueDepthSource}${admitted})${e.pool === null ? '' : `, pool ${e.pool}`}${fused.has(e.id) ? ', fused' : ''}`);
   }
 
   lines.push(`pools (${plan.pools.length}):`);
@@ -38,7 +40,9 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
         `maxReleaseStreams ${p.maxReleaseStreams}, consumers ${p.consumers.length === 0 ? 'none' : p.consumers.join(', ')}`,
     );
     lines.push(`    ${p.derivation.text}`);
+    if (p.activeSlotCount !== p.slotCount) lines.push(`    logical payload: ${p.activeLogicalBytes} B active, ${p.admittedLogicalBytes} B admitted`);
   }
+  for (const d of plan.byteSpanDerivations) lines.push(`  byte span ${d.output.operator}.${d.output.port} = ${d.expression} = ${d.bytes} B`);
 
   lines.push(`diagnostics (${plan.diagnostics.length}):`);
   for (const d of plan.diagnostics) lines.push(`  ${d.severity} ${d.code}: ${d.message}`);

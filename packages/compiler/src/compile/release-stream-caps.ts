@@ -1,0 +1,35 @@
+import type { Device } from '@hs/streams';
+import type { Operator } from '../authoring/operator.js';
+import type { ReleaseStreamCapDerivation } from '../plan/plan-records.js';
+
+/** Streams reserved per other CUDA-active operator of the domain: its runtime stream and one application-selected stream. */
+const STREAMS_PER_OTHER_OPERATOR = 2;
+
+/**
+ * The per-slot release-stream cap of one pool, over its process/device domain (the device its events
+ * live on): two streams for every other CUDA-active operator on that device, plus the producer stream,
+ * plus compatible descriptor-staging streams (hs has none yet). A pool with no event device (host
+ * writer, no stream-owning reader) never registers a stream and gets a cap of 1. The runtime
+ * preallocates `cap` release events per slot at cold setup and rejects a stream past the cap.
+ * Spec: "Fanout release-stream caps".
+ */
+export function releaseStreamCap(
+  producer: Operator,
+  eventDevice: Device | null,
+  operatorDevice: ReadonlyMap<Operator, Device | null>,
+): ReleaseStreamCapDerivation {
+  if (eventDevice === null) {
+    return { domain: null, otherCudaOperators: 0, streamsPerOtherOperator: STREAMS_PER_OTHER_OPERATOR, producerStreams: 0, stagingStreams: 0, cap: 1 };
+  }
+  let others = 0;
+  for (const [op, device] of operatorDevice) if (op !== producer && device === eventDevice) others += 1;
+  const producerStreams = operatorDevice.get(producer) === eventDevice ? 1 : 0;
+  return {
+    domain: eventDevice.toString(),
+    otherCudaOperators: others,
+    streamsPerOtherOperator: STREAMS_PER_OTHER_OPERATOR,
+    producerStreams,
+    stagingStreams: 0,
+    cap: Math.max(1, others * STREAMS_PER_OTHER_OPERATOR + producerStreams),
+  };
+}
