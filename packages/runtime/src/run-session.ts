@@ -198,6 +198,7 @@ export class RunSession {
       const started = await this.callLifecycle('start');
       const outcome = started.ok ? await scheduler.run() : started;
       const stopped = await this.callLifecycle('stop');
+      if (outcome.ok && stopped.ok) await scheduler.drainSlots();
       options.signal?.removeEventListener('abort', onAbort);
       this.endedAt = performance.now();
       this.state = 'stopped';

@@ -28,7 +28,11 @@ export class Scheduler {
     private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
   ) {}
 
-  /** Runs until every source finished, every queue drained and every slot returned, or a failure. */
+  /**
+   * Runs until every source finished, every queue drained and no activation is in flight, or a
+   * failure. Slots may still be out (leases an operator keeps until its `stop()`, release events in
+   * flight): `drainSlots()` waits for them.
+   */
   run(): Promise<Result<void>> {
     return new Promise((resolve) => {
       this.settle = resolve;
@@ -111,7 +115,28 @@ export class Scheduler {
 
   private isComplete(): boolean {
     for (const runner of this.runners) if (!runner.finished || runner.busy) return false;
-    return this.resources.allSlotsReturned;
+    return true;
+  }
+
+  /**
+   * Polls retirement between event-loop turns (never blocking) until every pool slot is back. Called
+   * after the operators' `stop()`, which releases leases they held (a retained history).
+   */
+  drainSlots(): Promise<void> {
+    return new Promise((resolve) => {
+      let turns = 0;
+      const poll = (): void => {
+        this.resources.retire();
+        if (this.resources.allSlotsReturned) {
+          resolve();
+          return;
+        }
+        turns += 1;
+        if (turns < SPIN_TURNS) setImmediate(poll);
+        else setTimeout(poll, 1);
+      };
+      poll();
+    });
   }
 
   private resolve(outcome: Result<void>): void {
