@@ -2,6 +2,7 @@ import type { Graph, GraphFlow } from '../authoring/graph.js';
 import type { Operator } from '../authoring/operator.js';
 import type { OperatorSpec } from '../authoring/operator-spec.js';
 import type { InputPort, OutputPort } from '../authoring/ports.js';
+import { compareText } from './text-order.js';
 
 /** A flow with its plan id (`producer.port->consumer.port`) and endpoints. */
 export interface IndexedEdge {
@@ -11,13 +12,17 @@ export interface IndexedEdge {
   readonly consumer: Operator;
 }
 
-/** Adjacency of an authored graph, built once per `compile()` for the compiler passes. */
+/**
+ * Adjacency of an authored graph, built once per `compile()` for the compiler passes. Canonical:
+ * operators sorted by name and edges by id (stable), so every pass, and therefore every diagnostic
+ * and record, comes out the same whatever order the graph was built in.
+ */
 export interface GraphIndex {
   readonly name: string;
-  /** Operators in insertion order. */
+  /** Operators sorted by name (stable for repeated names). */
   readonly operators: readonly Operator[];
   readonly specs: ReadonlyMap<Operator, OperatorSpec>;
-  /** Edges in flow order. */
+  /** Edges sorted by id (stable for repeated flows). */
   readonly edges: readonly IndexedEdge[];
   readonly outgoing: ReadonlyMap<Operator, readonly IndexedEdge[]>;
   readonly incoming: ReadonlyMap<Operator, readonly IndexedEdge[]>;
@@ -30,27 +35,25 @@ export function indexGraph(graph: Graph): GraphIndex {
   const specs = new Map<Operator, OperatorSpec>();
   const outgoing = new Map<Operator, IndexedEdge[]>();
   const incoming = new Map<Operator, IndexedEdge[]>();
-  for (const op of graph.operators) {
+  const operators = [...graph.operators].sort((a, b) => compareText(a.name, b.name));
+  for (const op of operators) {
     specs.set(op, graph.specOf(op));
     outgoing.set(op, []);
     incoming.set(op, []);
   }
   const fromOutput = new Map<OutputPort, IndexedEdge[]>();
   const intoInput = new Map<InputPort, IndexedEdge[]>();
-  const edges = graph.flows.map((flow): IndexedEdge => {
-    const edge = {
-      id: `${flow.output.key}->${flow.input.key}`,
-      flow,
-      producer: flow.output.operator,
-      consumer: flow.input.operator,
-    };
+  const edges = graph.flows
+    .map((flow): IndexedEdge => ({ id: `${flow.output.key}->${flow.input.key}`, flow, producer: flow.output.operator, consumer: flow.input.operator }))
+    .sort((a, b) => compareText(a.id, b.id));
+  for (const edge of edges) {
+    const flow = edge.flow;
     outgoing.get(edge.producer)?.push(edge);
     incoming.get(edge.consumer)?.push(edge);
     appendTo(fromOutput, flow.output, edge);
     appendTo(intoInput, flow.input, edge);
-    return edge;
-  });
-  return { name: graph.name, operators: graph.operators, specs, edges, outgoing, incoming, fromOutput, intoInput };
+  }
+  return { name: graph.name, operators, specs, edges, outgoing, incoming, fromOutput, intoInput };
 }
 
 function appendTo<K>(map: Map<K, IndexedEdge[]>, key: K, edge: IndexedEdge): void {
