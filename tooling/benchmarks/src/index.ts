@@ -1,3 +1,4 @@
+import { measureCompileScale } from './compile-scale.js';
 import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
 import { measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
 import { runRuntimeChain } from './runtime-chain.js';
@@ -10,6 +11,11 @@ const QUEUE_DEPTH = 4;
 const fmt = (ns: number): string => `${ns.toFixed(0).padStart(7)} ns`;
 
 console.log(`hs bench: ${HOP_FRAMES} frames of ${FRAME_BYTES} bytes, host backend, Node ${process.version}\n`);
+
+const scale = measureCompileScale(10);
+console.log(`compile() of a ${scale.operators}-operator graph (${scale.edges} edges; derived byte spans, rates, temporal contracts), median of 10:`);
+console.log(`  build the graph (authoring + every setup(), baseline)   ${scale.buildMs.toFixed(1).padStart(6)} ms   1.00x`);
+console.log(`  compile()                                              ${scale.compileMs.toFixed(1).padStart(6)} ms   ${(scale.compileMs / scale.buildMs).toFixed(2)}x\n`);
 
 const baseline = await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH);
 const hop = measurePoolHop(HOP_FRAMES, FRAME_BYTES);

@@ -7,7 +7,7 @@ import type { GraphIndex, IndexedEdge } from './graph-index.js';
 import type { ResolvedQueueDepth } from './queue-depths.js';
 import type { ResolvedByteSpan } from './resolve-byte-spans.js';
 import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
-import { releaseStreamCap } from './release-stream-caps.js';
+import { countCudaOperators, releaseStreamCap } from './release-stream-caps.js';
 import { compareText } from './text-order.js';
 
 /** Slot alignment in bytes. */
@@ -37,6 +37,7 @@ export interface AllocationInputs {
  */
 export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInputs, log: DiagnosticLog): Map<OutputPort, TensorAllocationRecord> {
   const records = new Map<OutputPort, TensorAllocationRecord>();
+  const cudaOperatorsOn = countCudaOperators(inputs.operatorDevice);
   for (const op of inputs.order) {
     for (const port of index.specs.get(op)?.outputs ?? []) {
       const tensor = port.tensor;
@@ -78,7 +79,7 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
       }
       const producerStream = isDeviceAccessible(kind.memoryKind) ? (inputs.streamOf.get(op) ?? null) : null;
       const id = `pool:${port.key}`;
-      const cap = releaseStreamCap(op, eventDevice(device, producerStream === null ? null : (inputs.operatorDevice.get(op) ?? null), consumers, inputs.operatorDevice), inputs.operatorDevice);
+      const cap = releaseStreamCap(op, eventDevice(device, producerStream === null ? null : (inputs.operatorDevice.get(op) ?? null), consumers, inputs.operatorDevice), inputs.operatorDevice, cudaOperatorsOn);
       records.set(port, {
         id,
         producer: { operator: op.name, port: port.name },

@@ -69,7 +69,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
     new ExecutionPlan({
       name: graph.name,
       options: planOptions,
-      operators: order.map((op) => planOperator(index, op, partitioning, placement, streams, edges, pools, kinds, spans)),
+      operators: order.map((op) => planOperator(index, op, partitioning, placement, streams, pools, kinds, spans)),
       edges,
       partitions: planPartitions(partitioning, streams),
       streams: streams.streams.map((s) => ({ id: s.id, device: s.device, partitions: [...s.partitions] })),
@@ -189,7 +189,6 @@ function planOperator(
   partitioning: Partitioning,
   placement: Placement,
   streams: StreamAssignment,
-  edges: readonly PlanEdge[],
   pools: ReadonlyMap<OutputPort, TensorAllocationRecord>,
   kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>,
   spans: ReadonlyMap<OutputPort, ResolvedByteSpan | null>,
@@ -209,7 +208,7 @@ function planOperator(
       memoryKind: port.requirements.memoryKind ?? null,
       dtype: port.requirements.dtype ?? null,
       rank: port.requirements.rank ?? null,
-      edge: edges.find((e) => e.consumer.operator === op.name && e.consumer.port === port.name)?.id ?? null,
+      edge: index.intoInput.get(port)?.[0]?.id ?? null,
     })),
     outputs: (spec?.outputs ?? []).map((port) => ({
       name: port.name,
@@ -225,10 +224,7 @@ function planOperator(
               maxRank: port.tensor.bounds?.maxRank ?? null,
             },
       device: placement.outputDevice.get(port) ?? null,
-      edges: edges
-        .filter((e) => e.producer.operator === op.name && e.producer.port === port.name)
-        .map((e) => e.id)
-        .sort(compareText),
+      edges: (index.fromOutput.get(port) ?? []).map((e) => e.id),
       pool: pools.get(port)?.id ?? null,
     })),
   };

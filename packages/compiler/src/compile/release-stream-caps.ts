@@ -17,13 +17,13 @@ export function releaseStreamCap(
   producer: Operator,
   eventDevice: Device | null,
   operatorDevice: ReadonlyMap<Operator, Device | null>,
+  cudaOperatorsOn: ReadonlyMap<Device, number>,
 ): ReleaseStreamCapDerivation {
   if (eventDevice === null) {
     return { domain: null, otherCudaOperators: 0, streamsPerOtherOperator: STREAMS_PER_OTHER_OPERATOR, producerStreams: 0, stagingStreams: 0, cap: 1 };
   }
-  let others = 0;
-  for (const [op, device] of operatorDevice) if (op !== producer && device === eventDevice) others += 1;
   const producerStreams = operatorDevice.get(producer) === eventDevice ? 1 : 0;
+  const others = (cudaOperatorsOn.get(eventDevice) ?? 0) - producerStreams;
   return {
     domain: eventDevice.toString(),
     otherCudaOperators: others,
@@ -32,4 +32,11 @@ export function releaseStreamCap(
     stagingStreams: 0,
     cap: Math.max(1, others * STREAMS_PER_OTHER_OPERATOR + producerStreams),
   };
+}
+
+/** CUDA-active operators per device (the domains of `releaseStreamCap`). */
+export function countCudaOperators(operatorDevice: ReadonlyMap<Operator, Device | null>): Map<Device, number> {
+  const counts = new Map<Device, number>();
+  for (const device of operatorDevice.values()) if (device !== null) counts.set(device, (counts.get(device) ?? 0) + 1);
+  return counts;
 }

@@ -86,6 +86,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
   readonly #operatorByName: ReadonlyMap<string, PlanOperator>;
   readonly #edgeById: ReadonlyMap<string, PlanEdge>;
   readonly #poolById: ReadonlyMap<string, TensorAllocationRecord>;
+  readonly #recipeByEdge: ReadonlyMap<string, QueueSizingRecipe>;
 
   /** @internal Built by `compile()`. */
   constructor(records: ExecutionPlanRecords) {
@@ -110,6 +111,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
     this.#operatorByName = new Map(this.operators.map((r) => [r.name, r]));
     this.#edgeById = new Map(this.edges.map((r) => [r.id, r]));
     this.#poolById = new Map(this.pools.map((r) => [r.id, r]));
+    this.#recipeByEdge = new Map(this.queueSizingRecipes.map((r) => [r.edge, r]));
     Object.freeze(this);
   }
 
@@ -145,7 +147,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
 
   /** The queue-sizing recipe of edge `id`, or `undefined`. */
   queueSizingRecipe(id: string): QueueSizingRecipe | undefined {
-    return this.queueSizingRecipes.find((r) => r.edge === id);
+    return this.#recipeByEdge.get(id);
   }
 
   /**
