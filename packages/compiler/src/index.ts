@@ -14,6 +14,7 @@ export type {
   TensorOutputDerivations,
 } from './authoring/tensor-output-spec.js';
 export { Rate, RateRatio } from './rates/rate.js';
+export type { Rational } from './rates/rational.js';
 export { ParamField, integerParam, enumParam, shapeParam, memoryKindParam, rateParam } from './params/param-field.js';
 export type { ParamMutability, ParamFieldDomain, RateDomain } from './params/param-field.js';
 export { ParamSchema, paramSchema } from './params/param-schema.js';

@@ -14,7 +14,7 @@ function positiveSafeInteger(what: string, value: unknown): bigint {
  * Spec: "Size queue entries from nominal rates".
  */
 export class Rate {
-  /** @internal The rate as a rational number of hertz. */
+  /** The rate in hertz as an exact rational. */
   readonly hz: Rational;
 
   private constructor(hz: Rational) {
@@ -74,7 +74,7 @@ export class Rate {
  * or the compile-wide queue headroom (default `2/1`). Spec: "Size queue entries from nominal rates".
  */
 export class RateRatio {
-  /** @internal */
+  /** The ratio as an exact rational (reduced). */
   readonly value: Rational;
 
   /** @throws HsError `InvalidArgument` unless both are positive safe integers. */
