@@ -1,0 +1,48 @@
+import { crc32 } from 'node:zlib';
+import { GRID_DATA_SIZE, Grid, ROOT_OFFSET } from './grid-layout.js';
+
+/** Bytes per block of the tail checksum. */
+const BLOCK = 4096;
+/** A checksum half that is "not computed". */
+export const CHECKSUM_NONE = 0xffffffff;
+
+/** How much of a grid the checksum covers. */
+export type ChecksumMode = 'full' | 'partial' | 'disabled';
+
+/** The two CRC32 halves of a grid checksum. */
+export interface GridChecksum {
+  /** CRC32 of bytes [16, 736): GridData after magic and checksum, and TreeData. */
+  readonly head: number;
+  /** CRC32 of the per-4-KiB-block CRC32s of [736, gridSize); `CHECKSUM_NONE` when not computed. */
+  readonly tail: number;
+}
+
+/**
+ * Computes the checksum of the grid at the start of `grid` (its `gridSize` bytes) in `mode`: `full`
+ * (head and tail), `partial` (head; tail all ones) or `disabled` (both all ones). CRC32 is zlib's
+ * (reflected 0xEDB88320). Spec: NANOVDB-FORMAT.md "Checksum".
+ */
+export function computeChecksum(grid: Uint8Array, gridSize: number, mode: ChecksumMode): GridChecksum {
+  if (mode === 'disabled') return { head: CHECKSUM_NONE, tail: CHECKSUM_NONE };
+  const head = crc32(grid.subarray(Grid.version, ROOT_OFFSET)) >>> 0;
+  return { head, tail: mode === 'full' ? tailChecksum(grid.subarray(ROOT_OFFSET, gridSize)) : CHECKSUM_NONE };
+}
+
+/** Writes `checksum` into the grid's checksum field (head at byte 8, tail at 12). */
+export function writeChecksum(grid: Uint8Array, checksum: GridChecksum): void {
+  const view = new DataView(grid.buffer, grid.byteOffset, GRID_DATA_SIZE);
+  view.setUint32(Grid.checksum, checksum.head, true);
+  view.setUint32(Grid.checksum + 4, checksum.tail, true);
+}
+
+function tailChecksum(region: Uint8Array): number {
+  if (region.length === 0) return CHECKSUM_NONE;
+  const blocks = Math.floor(region.length / BLOCK);
+  const crcs = new Uint8Array(blocks * 4);
+  const out = new DataView(crcs.buffer);
+  for (let i = 0; i < blocks; i++) {
+    const end = i + 1 === blocks ? region.length : (i + 1) * BLOCK;
+    out.setUint32(i * 4, crc32(region.subarray(i * BLOCK, end)) >>> 0, true);
+  }
+  return crc32(crcs) >>> 0;
+}

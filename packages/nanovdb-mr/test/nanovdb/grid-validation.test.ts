@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { GridType, HostResource, decodeNvdb, encodeNvdb, pointsToGrid, readNvdb, validateGrids, writeNvdb } from '../../src/index.js';
+
+const backend = new HostBackend();
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
+const resource = new HostResource(backend);
+
+function gridBytes(gridType: GridType.Float | GridType.OnIndex, coords: number[], name = 'g'): Uint8Array {
+  const handle = unwrap(pointsToGrid(backend, resource, { space: 'index', coords: new Int32Array(coords) }, { gridType, name }));
+  const copy = unwrap(handle.hostBytes()).slice();
+  handle.dispose();
+  return copy;
+}
+
+const small = gridBytes(GridType.OnIndex, [0, 0, 0, 9, 9, 9, -20, 3, 4000]);
+
+function expectField(bytes: Uint8Array, field: string, code = ErrorCode.InvalidArgument): void {
+  const r = validateGrids(bytes);
+  expect(r.ok).toBe(false);
+  if (!r.ok) {
+    expect(r.error.code).toBe(code);
+    expect(r.error.message).toContain(`${field}:`);
+  }
+}
+
+function patched(at: number, write: (v: DataView) => void, bytes = small): Uint8Array {
+  const copy = bytes.slice();
+  write(new DataView(copy.buffer, at));
+  return copy;
+}
+
+describe('validateGrids names the first bad field', () => {
+  it('accepts what the builder writes and reports its metadata', () => {
+    const [g] = unwrap(validateGrids(small));
+    expect(g).toMatchObject({ gridType: GridType.OnIndex, voxelCount: 3, valueCount: 4, nodeCount: [3, 2, 2], name: 'g' });
+  });
+
+  it.each([
+    ['magic', patched(0, (v) => v.setUint8(0, 0x41))],
+    ['version', patched(16, (v) => v.setUint32(0, 31 << 21, true))],
+    ['gridSize', patched(32, (v) => v.setBigUint64(0, 1n << 40n, true))],
+    ['gridSize', small.subarray(0, 700)],
+    ['gridSize', small.subarray(0, small.length - 32)],
+    ['gridCount', patched(28, (v) => v.setUint32(0, 0, true))],
+    ['gridIndex', patched(24, (v) => v.setUint32(0, 1, true))],
+    ['gridName', patched(40, (v) => { for (let i = 0; i < 256; i++) v.setUint8(i, 65); })],
+    ['blindMetadataOffset', patched(648, (v) => v.setUint32(0, 3, true))],
+    ['tree.nodeOffset[3]', patched(672 + 24, (v) => v.setBigInt64(0, 32n, true))],
+    ['tree.nodeOffset[0]', patched(672, (v) => v.setBigInt64(0, 1n << 30n, true))],
+    ['root.tableSize', patched(736 + 24, (v) => v.setUint32(0, 1 << 20, true))],
+    ['root.tile[0].child', patched(736 + 96 + 8, (v) => v.setBigInt64(0, 8n, true))],
+    ['root.tile[1].child', patched(672 + 40, (v) => v.setUint32(0, 1, true))],
+    ['tree.tileCount', patched(672 + 44, (v) => v.setUint32(0, 1, true))],
+    ['tree.voxelCount', patched(672 + 56, (v) => v.setBigUint64(0, 4n, true), gridBytes(GridType.OnIndex, [1, 1, 1]))],
+    ['checksum.head', patched(8, (v) => v.setUint32(0, 0x1234, true))],
+  ])('%s', (field, bytes) => expectField(bytes, field));
+
+  it('catches a flipped voxel through the tail checksum', () => {
+    const copy = small.slice();
+    copy[copy.length - 96 + 15] = (copy[copy.length - 96 + 15] as number) ^ 1; // last leaf's flags: structure intact
+    expectField(copy, 'checksum.tail');
+  });
+
+  it('a child offset that leaves the node array is caught before it is followed', () => {
+    const [g] = unwrap(validateGrids(small));
+    const upper = 672 + Number(new DataView(small.buffer, small.byteOffset).getBigInt64(672 + 16, true));
+    expect(g).toBeDefined();
+    // first set child of the first upper node: find its table entry and point it far away
+    const v = new DataView(small.buffer, small.byteOffset);
+    let entry = -1;
+    for (let i = 0; i < 32768 && entry < 0; i++) if ((small[upper + 4128 + (i >> 3)]! & (1 << (i & 7))) !== 0) entry = i;
+    expect(entry).toBeGreaterThanOrEqual(0);
+    expectField(patched(upper + 8256 + 8 * entry, (w) => w.setBigInt64(0, -1000000n, true)), `upper[0].table[${entry}]`);
+    void v;
+  });
+
+  it('reports unsupported grid types as NotSupported', () => {
+    expectField(patched(636, (v) => v.setUint32(0, 2, true)), 'gridType', ErrorCode.NotSupported);
+  });
+
+  it('validates a chain of two grids and rejects a broken link', () => {
+    const a = gridBytes(GridType.Float, [0, 0, 0]);
+    const b = gridBytes(GridType.OnIndex, [5, 5, 5]);
+    const chain = new Uint8Array(a.length + b.length);
+    chain.set(a);
+    chain.set(b, a.length);
+    const dv = new DataView(chain.buffer);
+    dv.setUint32(28, 2, true);
+    dv.setUint32(a.length + 24, 1, true);
+    dv.setUint32(a.length + 28, 2, true);
+    // the edits changed headers, so drop the checksums
+    dv.setBigUint64(8, 0xffffffffffffffffn, true);
+    dv.setBigUint64(a.length + 8, 0xffffffffffffffffn, true);
+    const grids = unwrap(validateGrids(chain));
+    expect(grids.map((g) => [g.byteOffset, g.gridType])).toEqual([[0, GridType.Float], [a.length, GridType.OnIndex]]);
+    dv.setUint32(a.length + 24, 0, true);
+    expectField(chain, 'gridIndex');
+  });
+
+  it('fuzz: any value in any header field gives a result or a typed error, never a throw', () => {
+    const fields = [8, 12, 16, 20, 24, 28, 32, 36, 632, 636, 640, 644, 648, 656, 672, 680, 688, 696, 704, 708, 712, 716, 720, 724, 728, 736, 748, 760, 832, 840, 848];
+    fc.assert(
+      fc.property(fc.constantFrom(...fields), fc.integer({ min: 0, max: 0xffffffff }), fc.boolean(), (at, value, high) => {
+        const bytes = patched(at, (v) => v.setUint32(high ? 4 : 0, value, true));
+        const r = validateGrids(bytes, { checksum: false });
+        if (!r.ok) expect([ErrorCode.InvalidArgument, ErrorCode.NotSupported]).toContain(r.error.code);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('fuzz: truncation and random byte damage anywhere never throws', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: small.length }), fc.array(fc.tuple(fc.nat(small.length - 1), fc.nat(255)), { maxLength: 8 }), (cut, damage) => {
+        const copy = small.slice(0, cut);
+        for (const [at, value] of damage) if (at < copy.length) copy[at] = value;
+        const r = validateGrids(copy, { checksum: false });
+        if (!r.ok) expect([ErrorCode.InvalidArgument, ErrorCode.NotSupported]).toContain(r.error.code);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('.nvdb files', () => {
+  const grid = gridBytes(GridType.Float, [0, 0, 0, 50, -60, 70, 1000, 2000, 3000], 'density');
+  const [meta] = unwrap(validateGrids(grid));
+
+  it.each(['none', 'zip'] as const)('round-trips codec %s through readNvdb/writeNvdb', (codec) => {
+    const handle = unwrap(readNvdb(backend, resource, unwrap(encodeNvdb(grid, [meta!], codec))))[0]!;
+    expect(sameBytes(unwrap(handle.hostBytes()), grid)).toBe(true);
+    expect(handle.grid()?.name).toBe('density');
+    const again = unwrap(writeNvdb(handle, codec));
+    expect(sameBytes(unwrap(decodeNvdb(again))[0]!.bytes, grid)).toBe(true);
+    handle.dispose();
+  });
+
+  it('writes the documented header and metadata', () => {
+    const file = unwrap(encodeNvdb(grid, [meta!], 'none'));
+    const v = new DataView(file.buffer);
+    expect(new TextDecoder().decode(file.subarray(0, 8))).toBe('NanoVDB2');
+    expect([v.getUint16(12, true), v.getUint16(14, true)]).toEqual([1, 0]);
+    expect(v.getBigUint64(16, true)).toBe(BigInt(grid.length));
+    expect(v.getBigUint64(16 + 8, true)).toBe(BigInt(grid.length));
+    expect(v.getUint32(16 + 136, true)).toBe(8); // "density" + NUL
+    expect([0, 1, 2, 3].map((i) => v.getUint32(16 + 140 + 4 * i, true))).toEqual([3, 3, 2, 1]);
+    expect(file.length).toBe(16 + 176 + 8 + grid.length);
+  });
+
+  it('reads raw grid buffers back to back', () => {
+    const raw = new Uint8Array(grid.length * 2);
+    raw.set(grid);
+    raw.set(grid, grid.length);
+    expect(unwrap(decodeNvdb(raw)).length).toBe(2);
+  });
+
+  it('blosc is NotSupported', () => {
+    expect(encodeNvdb(grid, [meta!], 'blosc').ok).toBe(false);
+    const file = unwrap(encodeNvdb(grid, [meta!], 'none'));
+    new DataView(file.buffer).setUint16(14, 2, true);
+    const r = decodeNvdb(file);
+    expect(!r.ok && r.error.code).toBe(ErrorCode.NotSupported);
+  });
+
+  it('fuzz: every header and metadata field of zip and raw files gives typed errors, never a throw', () => {
+    const files = [unwrap(encodeNvdb(grid, [meta!], 'none')), unwrap(encodeNvdb(grid, [meta!], 'zip'))];
+    const fields = [0, 8, 12, 14, ...Array.from({ length: 44 }, (_, i) => 16 + 4 * i), 16 + 176, 16 + 176 + 4, 16 + 176 + 8];
+    fc.assert(
+      fc.property(fc.constantFrom(0, 1), fc.constantFrom(...fields), fc.integer({ min: 0, max: 0xffffffff }), fc.nat(), (which, at, value, cut) => {
+        const file = files[which]!.slice();
+        new DataView(file.buffer).setUint32(at, value, true);
+        const truncated = cut % 3 === 0 ? file.subarray(0, cut % file.length) : file;
+        const r = decodeNvdb(truncated);
+        if (!r.ok) expect([ErrorCode.InvalidArgument, ErrorCode.NotSupported]).toContain(r.error.code);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
