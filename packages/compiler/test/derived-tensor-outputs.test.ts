@@ -139,6 +139,41 @@ describe('parameter-derived byte spans', () => {
     expect(compileFailure(derivedGraph(extents)).errors[0]?.message).toContain('9 shape extents (at most 8)');
   });
 
+  it('limits an expression to 8 dependencies', () => {
+    const Nine = paramSchema('com.hs.test.Nine', 1, Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, integerParam({ min: 1, max: 9 })])));
+    const projector = new ByteSpanProjector('com.hs.test.nine.v1', () => ok(64));
+    const graph = new Graph('nine');
+    graph.add(
+      new ScriptedOperator('op', (spec) => {
+        const params = spec.params(Nine, Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, 1])));
+        const refs = Object.keys(Nine.fields).map((f) => params.ref(f));
+        spec.output('out').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 1 }, storage: 'runtimePool' }, parameterProjectedByteSpan(projector, ...refs));
+      }),
+    );
+    const error = compileFailure(graph);
+    expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.TensorByteSpanExpressionLimit]);
+    expect(error.errors[0]?.message).toContain('9 dependencies (at most 8)');
+  });
+
+  it('rejects inputMaxByteSpan of a fan-in input', () => {
+    const graph = new Graph('fan-in');
+    const outs: OutputPort[] = [];
+    let input: InputPort | null = null;
+    for (const name of ['a', 'b']) {
+      graph.add(new ScriptedOperator(name, (spec) => outs.push(spec.output('out').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 1 }, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' }))));
+    }
+    graph.add(
+      new ScriptedOperator('merge', (spec) => {
+        input = spec.input('in');
+        spec.output('out').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 1 }, storage: 'runtimePool' }, inputMaxByteSpan(input));
+      }),
+    );
+    for (const out of outs) graph.addFlow(out, input as unknown as InputPort);
+    const error = compileFailure(graph);
+    expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.InputFanIn, DiagnosticCode.TensorByteSpanInputUnbounded]);
+    expect(error.errors[1]?.message).toContain('2 producers (fan-in)');
+  });
+
   it('rejects a runtime-mutable or sensitive capacity-affecting parameter', () => {
     expect(codes(derivedGraph((p) => parameterContiguousByteSpan(p.ref('live'))))).toEqual([DiagnosticCode.ParameterNotCapacityEligible]);
     expect(codes(derivedGraph((p) => parameterContiguousByteSpan(p.ref('secret'))))).toEqual([DiagnosticCode.ParameterNotCapacityEligible]);

@@ -184,7 +184,10 @@ describe('rate-aware queue sizing', () => {
     graph.add(new ScriptedOperator('b', (spec) => spec.output('out').producesTensor(HOST_FRAMES).follows(foreign as unknown as InputPort)));
     graph.add(new ScriptedOperator('c', (spec) => spec.temporalContract({ trigger: { input: foreign as unknown as InputPort } })));
     const error = compileFailure(graph);
-    expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.RateDeclarationInvalid]);
+    expect(error.errors.map((d) => [d.code, d.subject])).toEqual([
+      [DiagnosticCode.RateDeclarationInvalid, { kind: 'port', operator: 'b', port: 'out' }],
+      [DiagnosticCode.RateDeclarationInvalid, { kind: 'operator', operator: 'c' }],
+    ]);
   });
 
   it('rejects a headroom that is not a RateRatio', () => {

@@ -67,7 +67,7 @@ export function resolveQueueDepths(
     const contributors = hardFloorContributors(index, edge);
     const hardFloor = composeHardFloor(contributors);
     const inputRate = rates.inputs.get(edge.flow.input) ?? null;
-    const trigger = triggerOf(index, edge, rates, log);
+    const trigger = triggerOf(index, edge, rates);
     let sizing: { arrivals: number; recommendation: number; admittedArrivals: number; admittedRecommendation: number } | null = null;
     let horizon: AccumulationHorizonRecord | null = null;
     if (inputRate !== null && trigger !== null) {
@@ -133,7 +133,7 @@ export function resolveQueueDepths(
   return depths;
 }
 
-function triggerOf(index: GraphIndex, edge: IndexedEdge, rates: RateResolution, log: DiagnosticLog): { name: string; rate: ResolvedRate } | null {
+function triggerOf(index: GraphIndex, edge: IndexedEdge, rates: RateResolution): { name: string; rate: ResolvedRate } | null {
   const contract = index.specs.get(edge.consumer)?.contract ?? null;
   if (contract === null) return null;
   const trigger = contract.trigger;
@@ -141,14 +141,7 @@ function triggerOf(index: GraphIndex, edge: IndexedEdge, rates: RateResolution, 
     const hz = trigger.clock.hz;
     return { name: `clock ${trigger.clock.toString()}`, rate: { term: { parameter: null, factor: hz }, source: 'nominal', active: trigger.clock, min: trigger.clock, max: trigger.clock } };
   }
-  if (trigger.input.operator !== edge.consumer) {
-    log.error(
-      DiagnosticCode.RateDeclarationInvalid,
-      { kind: 'operator', operator: edge.consumer.name },
-      `operator '${edge.consumer.name}' is triggered by ${trigger.input.key}, an input of another operator; trigger on one of its own inputs or a clock`,
-    );
-    return null;
-  }
+  if (trigger.input.operator !== edge.consumer) return null; // reported once by resolveRates()
   const rate = rates.inputs.get(trigger.input);
   return rate === undefined ? null : { name: `input ${trigger.input.key}`, rate };
 }

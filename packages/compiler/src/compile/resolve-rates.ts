@@ -1,4 +1,5 @@
 import type { Operator } from '../authoring/operator.js';
+import type { TemporalContract } from '../authoring/operator-spec.js';
 import type { InputPort, OutputPort } from '../authoring/ports.js';
 import { maxAdmittedRate, type RateDomain } from '../params/param-field.js';
 import type { ParamRef } from '../params/bound-params.js';
@@ -60,7 +61,8 @@ function resolved(term: RateTerm, source: PortRateSource): ResolvedRate {
  * Resolves port rates in topological order: an output's `nominalRate` (literal or a rate parameter),
  * or `follows(input, ratio)` of an input of the same operator; an input takes its connected
  * producer's rate (authoritative), else its `expectedRate` when the producer positively declares
- * none. Reports `RATE_DECLARATION_INVALID` (foreign input, non-rate parameter) and
+ * none. Reports `RATE_DECLARATION_INVALID` (a follows, trigger, window or selector naming another
+ * operator's input; a non-rate parameter) and
  * `RATE_EXPECTATION_MISMATCH` (warning). Exact rational arithmetic throughout.
  * Spec: "Size queue entries from nominal rates".
  */
@@ -70,6 +72,7 @@ export function resolveRates(index: GraphIndex, order: readonly Operator[], vali
   for (const op of order) {
     const spec = index.specs.get(op);
     if (spec === undefined) continue;
+    checkContractPorts(op, spec.contract, log);
     for (const input of spec.inputs) {
       const producer = index.intoInput.get(input)?.[0]?.flow.output;
       const upstream = producer === undefined ? undefined : outputs.get(producer);
@@ -117,4 +120,21 @@ export function resolveRates(index: GraphIndex, order: readonly Operator[], vali
     }
   }
   return { outputs, inputs };
+}
+
+function checkContractPorts(op: Operator, contract: TemporalContract | null, log: DiagnosticLog): void {
+  if (contract === null) return;
+  const named = [
+    ...('input' in contract.trigger ? [{ what: 'trigger', input: contract.trigger.input }] : []),
+    ...(contract.windows ?? []).map((w) => ({ what: 'window', input: w.input })),
+    ...(contract.selectors ?? []).map((s) => ({ what: 'selector', input: s.input })),
+  ];
+  for (const { what, input } of named) {
+    if (input.operator === op) continue;
+    log.error(
+      DiagnosticCode.RateDeclarationInvalid,
+      { kind: 'operator', operator: op.name },
+      `operator '${op.name}': its temporal contract's ${what} names ${input.key}, an input of another operator; name one of its own inputs (or a clock trigger)`,
+    );
+  }
 }
