@@ -1,7 +1,7 @@
 import { DType } from '@hs/tensor';
 import { MemoryKind } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
-import { DiagnosticCode, Graph, Rate, RateRatio, type InputPort, type OutputPort } from '../src/index.js';
+import { DiagnosticCode, Graph, Rate, RateRatio, paramSchema, rateParam, type InputPort, type OutputPort } from '../src/index.js';
 import { lifecycleGraph } from './support/lifecycle.js';
 import { ScriptedOperator, compileFailure, compileOk } from './support/operators.js';
 
@@ -193,5 +193,23 @@ describe('rate-aware queue sizing', () => {
   it('rejects a headroom that is not a RateRatio', () => {
     const error = compileFailure(clockedPair(60, 15), { automaticQueueSizing: { headroomRatio: 2 as unknown as RateRatio } });
     expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.CompileOptionInvalid]);
+  });
+});
+
+describe('admitted ceilings of parameter-driven triggers', () => {
+  it('keeps a self-triggered input at its constant ratio over the whole rate domain', () => {
+    const Params = paramSchema('com.hs.test.Self', 1, { rate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime() });
+    const graph = new Graph('self');
+    let out: OutputPort | null = null;
+    let input: InputPort | null = null;
+    graph.add(new ScriptedOperator('src', (spec) => (out = spec.output('out').producesTensor(HOST_FRAMES).nominalRate(spec.params(Params, { rate: Rate.hz(60) }).ref('rate')))));
+    graph.add(
+      new ScriptedOperator('dst', (spec) => {
+        input = spec.input('in');
+        spec.temporalContract({ trigger: { input } });
+      }),
+    );
+    graph.addFlow(out as unknown as OutputPort, input as unknown as InputPort);
+    expect(compileOk(graph).edge('src.out->dst.in')).toMatchObject({ queueDepth: 2, admittedQueueDepth: 2 });
   });
 });

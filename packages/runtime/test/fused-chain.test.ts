@@ -50,7 +50,7 @@ describe('fused linear chains', () => {
     expect(fenced.violations).toBe(0);
   });
 
-  it('records the retained readiness event lazily for a stream the plan did not prove, and the checker catches a planted elision bug', () => {
+  it('records the retained readiness event lazily for a stream the plan did not prove or host access, and the checker catches a planted elision bug', async () => {
     const backend = new HostBackend({ orderingChecker: true, seed: 3 });
     const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
     const other = unwrap(backend.createStream(Device.cuda(0), { label: 'unproven reader' }));
@@ -91,6 +91,12 @@ describe('fused linear chains', () => {
     read(correct);
     expect(unwrap(correct.readinessFor(producer))).toBe(readiness);
     expect(backend.orderingChecker?.violations).toEqual([]);
+
+    const hostRead = publishDeferred();
+    expect(hostRead.readinessDeferred).toBe(true);
+    unwrap(await hostRead.synchronizeForHost());
+    expect(hostRead.readinessDeferred).toBe(false);
+    expect(recorded).toHaveBeenCalledTimes(2);
     pool.dispose();
     backend.dispose();
   });

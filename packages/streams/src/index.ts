@@ -18,5 +18,7 @@ export type { HostBackendOptions } from './host/host-backend.js';
 export type { SchedulingMode } from './host/stream-scheduler.js';
 export type { OrderingChecker, OrderingCheckerOptions } from './ordering/ordering-checker.js';
 export type { OrderingViolation, OrderingAccess, OrderingHazard } from './ordering/ordering-violation.js';
+export { CudaBackend } from './cuda/cuda-backend.js';
+export type { CudaBackendOptions } from './cuda/cuda-backend.js';
 export { selectBackend } from './select-backend.js';
 export type { BackendName, SelectBackendOptions } from './select-backend.js';

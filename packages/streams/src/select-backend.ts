@@ -1,5 +1,6 @@
 import type { Backend } from './backend.js';
 import { ErrorCode, HsError, err, ok, type Result } from './errors.js';
+import { CudaBackend, type CudaBackendOptions } from './cuda/cuda-backend.js';
 import { HostBackend, type HostBackendOptions } from './host/host-backend.js';
 
 /** Backend names accepted by `selectBackend` and the `HS_BACKEND` environment variable. */
@@ -15,14 +16,19 @@ export interface SelectBackendOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Options for a `HostBackend` made by this call. */
   readonly hostOptions?: HostBackendOptions;
+  /** Options for a `CudaBackend` made by this call. */
+  readonly cudaOptions?: CudaBackendOptions;
 }
 
 /**
  * Chooses the process's backend: the explicit `options.backend` first, then the `HS_BACKEND` environment
- * variable (`host` | `cuda`; empty counts as unset), then auto-detection (the host backend for now).
+ * variable (`host` | `cuda`; empty counts as unset), then auto-detection: the CUDA backend when
+ * `@hs/cuda-native` is built and sees a device, else the host backend. `HS_BACKEND=host` forces the host
+ * backend on a GPU machine.
  *
- * Errors: InvalidArgument for an unknown name (the message lists the allowed ones) or bad `hostOptions`;
- * NotSupported for `cuda`, which ships with `@hs/cuda-native` (issue #3).
+ * Errors: InvalidArgument for an unknown name (the message lists the allowed ones) or bad options;
+ * NotSupported for an explicit `cuda` where `@hs/cuda-native` is missing, not built or sees no device
+ * (the message says which and what to do); DeviceError when CUDA refuses to set up.
  *
  * @example
  * ```ts
@@ -43,7 +49,7 @@ export function selectBackend(options: SelectBackendOptions = {}): Result<Backen
       name = fromEnv.trim();
       source = 'HS_BACKEND';
     } else {
-      name = 'host';
+      name = CudaBackend.available() ? 'cuda' : 'host';
       source = 'auto-detection';
     }
   }
@@ -55,11 +61,11 @@ export function selectBackend(options: SelectBackendOptions = {}): Result<Backen
         if (cause instanceof HsError) return { ok: false, error: cause };
         throw cause;
       }
-    case 'cuda':
-      return err(
-        ErrorCode.NotSupported,
-        `selectBackend: the CUDA backend (chosen by ${source}) ships with @hs/cuda-native, which is not available yet (issue #3); use 'host'`,
-      );
+    case 'cuda': {
+      const cuda = CudaBackend.create(options.cudaOptions);
+      if (cuda.ok) return cuda;
+      return err(cuda.error.code, `selectBackend: ${source} chose 'cuda', but ${cuda.error.message.replace(/^\w+: /, '')}`, cuda.error);
+    }
     default:
       return err(
         ErrorCode.InvalidArgument,

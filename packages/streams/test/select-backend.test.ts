@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, HostBackend, selectBackend, type Backend } from '../src/index.js';
+import { CudaBackend, ErrorCode, HostBackend, selectBackend, type Backend } from '../src/index.js';
+
+const gpu = CudaBackend.available();
 
 function expectError(result: ReturnType<typeof selectBackend>, code: ErrorCode, text: RegExp): void {
   expect(result.ok).toBe(false);
@@ -10,8 +12,14 @@ function expectError(result: ReturnType<typeof selectBackend>, code: ErrorCode, 
 }
 
 describe('selectBackend', () => {
-  it('auto-detects the host backend when nothing is chosen', () => {
+  it('auto-detects the CUDA backend when a device is usable, else the host backend', () => {
     const r = selectBackend({ env: {} });
+    expect(r.ok && r.value.name).toBe(gpu ? 'cuda' : 'host');
+    if (r.ok) r.value.dispose();
+  });
+
+  it('HS_BACKEND=host forces the host backend', () => {
+    const r = selectBackend({ env: { HS_BACKEND: 'host' } });
     expect(r.ok && r.value instanceof HostBackend).toBe(true);
     if (r.ok) r.value.dispose();
   });
@@ -27,13 +35,25 @@ describe('selectBackend', () => {
     const r = selectBackend({ backend: 'host', env: { HS_BACKEND: 'cuda' } });
     expect(r.ok && r.value.name).toBe('host');
     if (r.ok) r.value.dispose();
-    expectError(selectBackend({ backend: 'cuda', env: { HS_BACKEND: 'host' } }), ErrorCode.NotSupported, /@hs\/cuda-native.*issue #3/);
+    const cuda = selectBackend({ backend: 'cuda', env: { HS_BACKEND: 'host' } });
+    if (gpu) {
+      expect(cuda.ok && cuda.value.name).toBe('cuda');
+      if (cuda.ok) cuda.value.dispose();
+    } else {
+      expectError(cuda, ErrorCode.NotSupported, /options\.backend chose 'cuda'.*(no device|not built|@hs\/cuda-native)/);
+    }
   });
 
   it('reads HS_BACKEND when no option is given, treating empty as unset', () => {
-    expectError(selectBackend({ env: { HS_BACKEND: 'cuda' } }), ErrorCode.NotSupported, /HS_BACKEND/);
+    const cuda = selectBackend({ env: { HS_BACKEND: 'cuda' } });
+    if (gpu) {
+      expect(cuda.ok && cuda.value.name).toBe('cuda');
+      if (cuda.ok) cuda.value.dispose();
+    } else {
+      expectError(cuda, ErrorCode.NotSupported, /HS_BACKEND chose 'cuda'/);
+    }
     const r = selectBackend({ env: { HS_BACKEND: '' } });
-    expect(r.ok && r.value.name).toBe('host');
+    expect(r.ok && r.value.name).toBe(gpu ? 'cuda' : 'host');
     if (r.ok) r.value.dispose();
   });
 
@@ -43,13 +63,13 @@ describe('selectBackend', () => {
   });
 
   it('passes hostOptions through and turns bad ones into InvalidArgument', () => {
-    const r = selectBackend({ env: {}, hostOptions: { deviceCount: 2, orderingChecker: true } });
+    const r = selectBackend({ env: { HS_BACKEND: 'host' }, hostOptions: { deviceCount: 2, orderingChecker: true } });
     expect(r.ok).toBe(true);
     if (r.ok) {
       expect(r.value.devices).toHaveLength(2);
       expect(r.value.orderingChecker?.violations).toEqual([]);
       r.value.dispose();
     }
-    expectError(selectBackend({ env: {}, hostOptions: { deviceCount: -3 } }), ErrorCode.InvalidArgument, /deviceCount/);
+    expectError(selectBackend({ env: { HS_BACKEND: 'host' }, hostOptions: { deviceCount: -3 } }), ErrorCode.InvalidArgument, /deviceCount/);
   });
 });

@@ -42,7 +42,8 @@ function termRecord(term: RateTerm): { parameter: string | null; factor: string 
  * warning). Without: when the input has a rate and the consumer's temporal contract a trigger
  * (accumulation horizon = the trigger's period), the automatic depth
  * `max(hardFloor, ceil(ceil(rate × horizon) × headroom))` and the admitted ceiling over the admitted
- * rate domain; else `max(hardFloor, defaultQueueDepth)`. Exact rational arithmetic.
+ * rate domain (the largest rate over the longest horizon; when one parameter drives both the input and
+ * the trigger, their constant ratio); else `max(hardFloor, defaultQueueDepth)`. Exact rational arithmetic.
  * Spec: "Size queue entries from nominal rates".
  */
 export function resolveQueueDepths(
@@ -72,7 +73,11 @@ export function resolveQueueDepths(
     let horizon: AccumulationHorizonRecord | null = null;
     if (inputRate !== null && trigger !== null) {
       const active = recommendedDepth(inputRate.active.hz, trigger.rate.active.hz, headroom.value);
-      const admitted = recommendedDepth(inputRate.max.hz, trigger.rate.min.hz, headroom.value);
+      // Rates driven by one parameter keep a constant ratio (a self-triggered input), whatever its value.
+      const sameDriver = inputRate.term.parameter !== null && inputRate.term.parameter.key === trigger.rate.term.parameter?.key;
+      const admitted = sameDriver
+        ? recommendedDepth(inputRate.term.factor, trigger.rate.term.factor, headroom.value)
+        : recommendedDepth(inputRate.max.hz, trigger.rate.min.hz, headroom.value);
       sizing = {
         arrivals: Number(active.arrivals),
         recommendation: Number(active.recommendation),

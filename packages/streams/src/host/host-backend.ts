@@ -9,11 +9,13 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
+import { describeDevice, deviceProblem, validateAllocationRequest } from '../allocation-request.js';
 import { Device } from '../device.js';
+import { assertKernelShape } from '../kernel-launch-checks.js';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '../errors.js';
-import { MEMORY_KINDS, MemoryKind, parseMemoryKind, requiresCudaDevice } from '../memory-kind.js';
+import { MemoryKind } from '../memory-kind.js';
 import { StreamOrderingChecker, type OrderingChecker, type OrderingCheckerOptions } from '../ordering/ordering-checker.js';
-import { deviceAccessProblem, eventProblem, memoryProblem, rangeProblem, streamProblem } from './handle-checks.js';
+import { deviceAccessProblem, eventProblem, memoryProblem, rangeProblem, streamProblem } from '../handle-checks.js';
 import { HostAddressSpace, HostMemory } from './host-memory.js';
 import { HostEvent, HostStream } from './host-stream.js';
 import { SeededRandom } from './seeded-random.js';
@@ -49,10 +51,6 @@ export interface HostBackendOptions {
   readonly memoryPools?: boolean;
 }
 
-/** Default allocation alignment, bytes. */
-const DEFAULT_ALIGNMENT = 256;
-/** Largest accepted allocation alignment, bytes (1 GiB). */
-const MAX_ALIGNMENT = 2 ** 30;
 /** Largest accepted `deviceCount`. */
 const MAX_DEVICES = 64;
 
@@ -304,31 +302,11 @@ export class HostBackend implements Backend, Disposable {
    * OutOfMemory when the JS heap refuses the buffer (nothing is allocated).
    */
   allocate(request: AllocationRequest): Result<DeviceMemory> {
-    if (typeof request !== 'object' || request === null) {
-      throw new HsError(ErrorCode.InvalidArgument, 'allocate: expected an AllocationRequest { kind, device, byteSize, alignment?, label? }');
-    }
     const disposed = this.disposedProblem('allocate');
     if (disposed !== null) return disposed;
-    const { device, byteSize, alignment = DEFAULT_ALIGNMENT } = request;
-    const kind = parseMemoryKind(String(request.kind));
-    if (kind === undefined) {
-      return err(ErrorCode.InvalidArgument, `allocate: unknown memory kind "${String(request.kind)}"; use one of ${MEMORY_KINDS.join(', ')}`);
-    }
-    if (requiresCudaDevice(kind)) {
-      const problem = this.deviceProblem(device, `allocate(${kind})`);
-      if (problem !== null) return problem;
-    } else if (device !== Device.cpu()) {
-      return err(
-        ErrorCode.InvalidArgument,
-        `allocate: ${kind} memory belongs to the cpu device; pass Device.cpu(), got ${describeDevice(device)}`,
-      );
-    }
-    if (!Number.isSafeInteger(byteSize) || byteSize <= 0) {
-      return err(ErrorCode.InvalidArgument, `allocate: byteSize must be a positive integer number of bytes, got ${String(byteSize)}`);
-    }
-    if (!Number.isSafeInteger(alignment) || alignment <= 0 || alignment > MAX_ALIGNMENT || !Number.isInteger(Math.log2(alignment))) {
-      return err(ErrorCode.InvalidArgument, `allocate: alignment must be a power of two from 1 to ${MAX_ALIGNMENT} bytes, got ${String(alignment)}`);
-    }
+    const valid = validateAllocationRequest(request, this.devices);
+    if (!valid.ok) return valid;
+    const { kind, device, byteSize, alignment } = valid.value;
     let bytes: Uint8Array;
     try {
       bytes = new Uint8Array(new ArrayBuffer(byteSize));
@@ -666,34 +644,6 @@ export class HostBackend implements Backend, Disposable {
   }
 
   private deviceProblem(device: Device, method: string): Result<never> | null {
-    if (this.devices.includes(device)) return null;
-    const known = this.devices.length === 0 ? 'none (deviceCount is 0)' : this.devices.map(String).join(', ');
-    return err(
-      ErrorCode.InvalidArgument,
-      `${method}: ${describeDevice(device)} is not a CUDA device of this backend; its devices are ${known}`,
-    );
-  }
-}
-
-function describeDevice(device: unknown): string {
-  return device instanceof Device ? device.toString() : String(device);
-}
-
-function assertKernelShape(kernel: KernelLaunch): void {
-  const ok =
-    typeof kernel === 'object' &&
-    kernel !== null &&
-    typeof kernel.name === 'string' &&
-    Array.isArray(kernel.reads) &&
-    Array.isArray(kernel.writes) &&
-    Array.isArray(kernel.params) &&
-    typeof kernel.host === 'function';
-  let paramsOk = ok;
-  for (let i = 0; paramsOk && i < kernel.params.length; i++) paramsOk = typeof kernel.params[i] === 'number';
-  if (!paramsOk) {
-    throw new HsError(
-      ErrorCode.InvalidArgument,
-      'launchKernel: expected { name: string, reads: MemoryRange[], writes: MemoryRange[], params: number[], host: function }',
-    );
+    return deviceProblem(this.devices, device, method);
   }
 }

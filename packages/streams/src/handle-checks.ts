@@ -1,14 +1,23 @@
-import type { Event, MemoryRange, Stream } from '../backend.js';
-import { ErrorCode, HsError, err, type Err } from '../errors.js';
-import { MemoryKind } from '../memory-kind.js';
-import { HostMemory } from './host-memory.js';
-import { HostEvent, HostStream } from './host-stream.js';
+import type { DeviceMemory, Event, MemoryRange, Stream } from './backend.js';
+import type { Device } from './device.js';
+import { ErrorCode, HsError, err, type Err } from './errors.js';
+import { MemoryKind } from './memory-kind.js';
 
 /**
- * Validation of handles and ranges passed to a host backend. Each check returns `null` when the argument
- * is usable and the `Err` to return otherwise (so the hot path allocates nothing on success); wrong
- * argument types are programmer errors and throw.
+ * Validation of handles and ranges passed to a backend (host or CUDA). Every handle a backend creates
+ * carries its `owner` (the backend instance), which is how foreign handles are told apart. Each check
+ * returns `null` when the argument is usable and the `Err` to return otherwise (so the hot path
+ * allocates nothing on success); wrong argument types are programmer errors and throw.
  */
+
+/** A stream, event or allocation as a backend creates it: public fields plus its owner. */
+interface OwnedMemory extends DeviceMemory {
+  readonly owner: object;
+}
+
+function ownedBy(handle: unknown, owner: object): boolean {
+  return typeof handle === 'object' && handle !== null && (handle as { owner?: unknown }).owner === owner;
+}
 
 function labelOf(handle: unknown): string {
   const label = (handle as { label?: unknown }).label;
@@ -26,7 +35,7 @@ function requireObject(value: unknown, method: string, what: string): void {
  * destroyed one. @throws HsError InvalidArgument when `stream` is not an object.
  */
 export function streamProblem(owner: object, stream: Stream, method: string): Err | null {
-  if (!(stream instanceof HostStream) || stream.owner !== owner) {
+  if (!ownedBy(stream, owner)) {
     requireObject(stream, method, 'a Stream');
     return err(
       ErrorCode.InvalidArgument,
@@ -44,7 +53,7 @@ export function streamProblem(owner: object, stream: Stream, method: string): Er
  * destroyed one. @throws HsError InvalidArgument when `event` is not an object.
  */
 export function eventProblem(owner: object, event: Event, method: string): Err | null {
-  if (!(event instanceof HostEvent) || event.owner !== owner) {
+  if (!ownedBy(event, owner)) {
     requireObject(event, method, 'an Event');
     return err(
       ErrorCode.InvalidArgument,
@@ -62,15 +71,16 @@ export function eventProblem(owner: object, event: Event, method: string): Err |
  * freed memory. @throws HsError InvalidArgument when `memory` is not an object.
  */
 export function memoryProblem(owner: object, memory: unknown, method: string, role: string): Err | null {
-  if (!(memory instanceof HostMemory) || memory.owner !== owner) {
+  if (!ownedBy(memory, owner)) {
     requireObject(memory, method, `DeviceMemory for ${role}`);
     return err(
       ErrorCode.InvalidArgument,
       `${method}: ${role} memory "${labelOf(memory)}" was not allocated by this backend; use memory from the same backend instance`,
     );
   }
-  if (memory.freed) {
-    return err(ErrorCode.InvalidState, `${method}: ${role} memory "${memory.label}" was already freed`);
+  const m = memory as OwnedMemory;
+  if (m.freed) {
+    return err(ErrorCode.InvalidState, `${method}: ${role} memory "${m.label}" was already freed`);
   }
   return null;
 }
@@ -89,8 +99,7 @@ export function rangeProblem(owner: object, range: MemoryRange, method: string, 
   const offset = range.byteOffset;
   const length = range.byteLength;
   if (
-    memory instanceof HostMemory &&
-    memory.owner === owner &&
+    ownedBy(memory, owner) &&
     !memory.freed &&
     Number.isSafeInteger(offset) &&
     Number.isSafeInteger(length) &&
@@ -103,7 +112,7 @@ export function rangeProblem(owner: object, range: MemoryRange, method: string, 
   const name = index < 0 ? role : `${role}[${index}]`;
   const problem = memoryProblem(owner, memory, method, name);
   if (problem !== null) return problem;
-  const m = memory as HostMemory;
+  const m = memory as OwnedMemory;
   return err(
     ErrorCode.InvalidArgument,
     `${method}: ${name} range "${range.label}" (byteOffset ${offset}, byteLength ${length}) does not lie inside ` +
@@ -115,8 +124,14 @@ export function rangeProblem(owner: object, range: MemoryRange, method: string, 
  * Null when device work on `stream` may touch the (valid) range: NotSupported for pageable host memory
  * and for device memory of another device.
  */
-export function deviceAccessProblem(stream: HostStream, range: MemoryRange, method: string, role: string, index: number): Err | null {
-  const memory = range.memory as HostMemory;
+export function deviceAccessProblem(
+  stream: { readonly device: Device; readonly label: string },
+  range: MemoryRange,
+  method: string,
+  role: string,
+  index: number,
+): Err | null {
+  const memory = range.memory;
   if (memory.kind === MemoryKind.Host) {
     return err(
       ErrorCode.NotSupported,

@@ -1,0 +1,120 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CudaBackend, Device, ErrorCode, MemoryKind, unwrap, type DeviceMemory, type MemoryRange, type Stream } from '../src/index.js';
+
+const gpu = CudaBackend.available();
+if (!gpu) console.log('CudaBackend tests skipped: no CUDA device or @hs/cuda-native not built');
+
+const whole = (memory: DeviceMemory, label = 'range'): MemoryRange => ({ memory, byteOffset: 0, byteLength: memory.byteSize, label });
+
+describe.skipIf(!gpu)('CudaBackend on a device', () => {
+  let backend: CudaBackend;
+  let device: Device;
+  const stream = (label: string, priority = 0): Stream => unwrap(backend.createStream(device, { label, priority }));
+  const deviceMemory = (byteSize: number): DeviceMemory => unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize }));
+
+  beforeEach(() => {
+    backend = unwrap(CudaBackend.create());
+    device = backend.devices[0] as Device;
+  });
+  afterEach(() => backend.dispose());
+
+  it('orders a consumer kernel after a long producer kernel through the readiness event, with no host sync', async () => {
+    const n = 1 << 16;
+    const shared = deviceMemory(n);
+    const out = deviceMemory(n);
+    const producer = stream('producer');
+    const consumer = stream('consumer', -1);
+    const ready = unwrap(backend.createEvent(device, { label: 'ready' }));
+    unwrap(backend.memsetAsync(producer, whole(shared), 0));
+    unwrap(await backend.synchronizeStream(producer));
+    // 200 ms of device time before the producer writes 0x5a.
+    unwrap(backend.launchKernel(producer, { name: 'hs.test.spinFill', reads: [], writes: [whole(shared)], params: [200_000_000, 0x5a], host: () => undefined }));
+    unwrap(backend.recordEvent(ready, producer));
+    unwrap(backend.streamWaitEvent(consumer, ready));
+    unwrap(backend.launchKernel(consumer, { name: 'hs.test.copy', reads: [whole(shared)], writes: [whole(out)], params: [], host: () => undefined }));
+    const seen = new Uint8Array(n);
+    unwrap(backend.copyToHostAsync(consumer, seen, whole(out)));
+    unwrap(await backend.synchronizeStream(consumer));
+    expect(seen.every((b) => b === 0x5a)).toBe(true);
+  });
+
+  it('shows the race the readiness wait prevents: without it the consumer reads stale bytes', async () => {
+    const n = 4096;
+    const shared = deviceMemory(n);
+    const out = deviceMemory(n);
+    const producer = stream('producer');
+    const consumer = stream('consumer');
+    unwrap(backend.memsetAsync(producer, whole(shared), 0));
+    unwrap(await backend.synchronizeStream(producer));
+    unwrap(backend.launchKernel(producer, { name: 'hs.test.spinFill', reads: [], writes: [whole(shared)], params: [200_000_000, 0x5a], host: () => undefined }));
+    unwrap(backend.launchKernel(consumer, { name: 'hs.test.copy', reads: [whole(shared)], writes: [whole(out)], params: [], host: () => undefined }));
+    const seen = new Uint8Array(n);
+    unwrap(backend.copyToHostAsync(consumer, seen, whole(out)));
+    unwrap(await backend.synchronizeStream(consumer));
+    unwrap(await backend.synchronizeStream(producer));
+    expect(seen.every((b) => b === 0)).toBe(true);
+  });
+
+  it('runs registry kernels by name and refuses unknown names and bad params', async () => {
+    const s = stream('s');
+    const src = deviceMemory(8);
+    const dst = deviceMemory(8);
+    unwrap(backend.copyFromHostAsync(s, whole(src), Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 250)));
+    const add = { name: 'hs.test.addScalar', reads: [whole(src)], writes: [whole(dst)], params: [8, 10], host: () => undefined };
+    unwrap(backend.launchKernel(s, add));
+    const out = new Uint8Array(8);
+    unwrap(backend.copyToHostAsync(s, out, whole(dst)));
+    unwrap(await backend.synchronizeStream(s));
+    expect([...out]).toEqual([11, 12, 13, 14, 15, 16, 17, 4]);
+    const unknown = backend.launchKernel(s, { ...add, name: 'hs.nope' });
+    expect(!unknown.ok && unknown.error.code).toBe(ErrorCode.NotFound);
+    const tooLong = backend.launchKernel(s, { ...add, params: [9, 1] });
+    expect(!tooLong.ok && tooLong.error.code).toBe(ErrorCode.InvalidArgument);
+  });
+
+  it('holds later device work until a host function returned', async () => {
+    const s = stream('s');
+    const pinned = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 64 }));
+    const dev = deviceMemory(64);
+    const view = unwrap(backend.hostView(pinned));
+    view.fill(0);
+    unwrap(backend.launchHostFunc(s, () => view.fill(9)));
+    unwrap(backend.memcpyAsync(s, whole(dev), whole(pinned)));
+    const out = new Uint8Array(64);
+    unwrap(backend.copyToHostAsync(s, out, whole(dev)));
+    unwrap(await backend.synchronizeStream(s));
+    expect(out.every((b) => b === 9)).toBe(true);
+  });
+
+  it('allocates from the memory pool in stream order and frees in stream order', async () => {
+    const s = stream('s');
+    expect(backend.supportsMemoryPools(device)).toBe(true);
+    const m = unwrap(backend.allocateAsync({ kind: MemoryKind.CudaDevice, device, byteSize: 1 << 20, alignment: 4096 }, s));
+    expect(m.address % 4096n).toBe(0n);
+    unwrap(backend.memsetAsync(s, whole(m), 0x77));
+    const out = new Uint8Array(16);
+    unwrap(backend.copyToHostAsync(s, out, { memory: m, byteOffset: 1000, byteLength: 16, label: 'slice' }));
+    unwrap(backend.freeAsync(m, s));
+    unwrap(await backend.synchronizeStream(s));
+    expect(out.every((b) => b === 0x77)).toBe(true);
+    const again = backend.memsetAsync(s, whole(m), 0);
+    expect(!again.ok && again.error.code).toBe(ErrorCode.InvalidState);
+    const wrongKind = backend.allocateAsync({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 8 }, s);
+    expect(!wrongKind.ok && wrongKind.error.code).toBe(ErrorCode.InvalidArgument);
+  });
+
+  it('reports an impossible allocation as OutOfMemory', () => {
+    const r = backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 2 ** 52 });
+    expect(!r.ok && r.error.code).toBe(ErrorCode.OutOfMemory);
+  });
+
+  it('reports a throwing host function at the next synchronization', async () => {
+    const s = stream('s');
+    unwrap(backend.launchHostFunc(s, () => {
+      throw new Error('boom');
+    }));
+    const r = await backend.synchronizeStream(s);
+    expect(!r.ok && r.error.code).toBe(ErrorCode.DeviceError);
+    expect(!r.ok && r.error.message).toMatch(/boom/);
+  });
+});

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Packs what a GPU machine without Node needs into .gpu/ (see docs/.. GPU.md): this machine's node
+// binary (xz), each GPU suite and the GPU benchmark bundled into one file (vitest mapped onto
+// node:test), and @hs/cuda-native (dist + the built .node file) where the bundles resolve it.
+// Run `pnpm build` first. Then: run tooling/gpu/run-on-device.sh on the device, carrying `.gpu`.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../../..');
+const out = join(root, '.gpu');
+
+/** The suites that run on the device, and the benchmark. */
+export const GPU_ENTRIES = [
+  'packages/cuda-native/test/load-cuda-native.test.ts',
+  'packages/streams/test/cuda-backend-conformance.test.ts',
+  'packages/streams/test/cuda-backend.test.ts',
+  'tooling/gpu/test/pool-conformance-cuda.test.ts',
+  'tooling/gpu/test/image-kernels-cuda.test.ts',
+  'tooling/gpu/src/bench-gpu.ts',
+];
+
+const addon = join(root, 'packages/cuda-native/build/hs_cuda.node');
+if (!existsSync(addon)) {
+  console.error('pack: packages/cuda-native/build/hs_cuda.node is missing; build it with `pnpm --filter @hs/cuda-native run build:addon`');
+  process.exit(1);
+}
+rmSync(join(out, 'bundles'), { recursive: true, force: true });
+mkdirSync(join(out, 'bundles'), { recursive: true });
+
+await build({
+  entryPoints: GPU_ENTRIES.map((e) => join(root, e)).filter((p) => existsSync(p)),
+  outdir: join(out, 'bundles'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  outExtension: { '.js': '.mjs' },
+  entryNames: '[name]',
+  alias: { vitest: join(here, 'vitest-on-node-test.ts') },
+  external: ['@hs/cuda-native'],
+  banner: { js: "import { createRequire as __hsCreateRequire } from 'node:module'; const require = __hsCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
+
+const nativeDir = join(out, 'bundles/node_modules/@hs/cuda-native');
+rmSync(nativeDir, { recursive: true, force: true });
+mkdirSync(join(nativeDir, 'build'), { recursive: true });
+cpSync(join(root, 'packages/cuda-native/dist'), join(nativeDir, 'dist'), { recursive: true });
+copyFileSync(join(root, 'packages/cuda-native/package.json'), join(nativeDir, 'package.json'));
+copyFileSync(addon, join(nativeDir, 'build/hs_cuda.node'));
+
+const nodeXz = join(out, 'node.xz');
+const stamp = join(out, 'node.version');
+if (!existsSync(nodeXz) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !== process.version) {
+  execFileSync('sh', ['-c', `xz -T2 -6 -c "${process.execPath}" > "${nodeXz}"`]);
+  writeFileSync(stamp, process.version);
+}
+const mib = (p) => (statSync(p).size / 2 ** 20).toFixed(1);
+console.log(`pack: .gpu ready (node.xz ${mib(nodeXz)} MiB, addon ${mib(addon)} MiB, ${GPU_ENTRIES.length} bundles)`);
+console.log('pack: on the device run `bash tooling/gpu/run-on-device.sh [tests|sanitize|bench|all]` carrying .gpu');
