@@ -8,8 +8,11 @@ import { InputPort, OutputPort } from './ports.js';
 /** Options of `Graph.addFlow()`. */
 export interface FlowOptions {
   /**
-   * Queue entries on this edge (a positive integer); exact authority when given. Default: the
-   * compile option `defaultQueueDepth`. An invalid value is reported by `compile()` as `QUEUE_DEPTH_INVALID`.
+   * Queue entries on this edge (a positive integer); exact authority when given (below the edge's hard
+   * floor: `QUEUE_DEPTH_BELOW_HARD_FLOOR`; below the nominal recommendation: a warning). When omitted,
+   * rate-aware sizing picks the depth where the input has a rate and its consumer a temporal contract,
+   * else the compile option `defaultQueueDepth` (at least the hard floor). An invalid value is reported
+   * by `compile()` as `QUEUE_DEPTH_INVALID`. Spec: "Size queue entries from nominal rates".
    */
   readonly queueDepth?: number;
 }
