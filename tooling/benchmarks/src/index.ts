@@ -1,6 +1,7 @@
 import { measureCompileScale } from './compile-scale.js';
 import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
 import { measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
+import { measurePointsToGrid } from './points-to-grid.js';
 import { runRuntimeChain } from './runtime-chain.js';
 
 const FRAME_BYTES = 1 << 16;
@@ -37,3 +38,16 @@ console.log(`JS heap growth after warm-up over ${HEAP_FRAMES} frames, forced GC 
 console.log(`  pool hops            ${perFrame(growth)}`);
 const long = await runRuntimeChain(HEAP_FRAMES + 20_000, FRAME_BYTES, QUEUE_DEPTH, 20_000);
 console.log(`  RunSession chain     ${perFrame(long.heapGrowthBytes)}  (${long.nsPerFrame.toFixed(0)} ns/frame)`);
+
+const P2G_SIZES = (process.env.HS_BENCH_P2G_POINTS ?? '1000000,10000000').split(',').map(Number);
+console.log('\nhost PointsToGrid (OnIndex, index-space points in a 1024^3 cube, checksum off), best of 3;');
+console.log('baseline: Float64Array sort of one packed voxel key per point, same points, same run:');
+for (const n of P2G_SIZES) {
+  for (const distribution of ['uniform', 'clustered'] as const) {
+    const f = measurePointsToGrid(n, distribution);
+    const mps = (x: number): string => `${(x / 1e6).toFixed(2).padStart(6)} M points/s`;
+    console.log(
+      `  ${String(n).padStart(9)} ${distribution.padEnd(9)} ${String(f.activeVoxels).padStart(9)} voxels   build ${mps(f.buildPointsPerSecond)}   sort ${mps(f.sortPointsPerSecond)}   build/sort ${(f.buildPointsPerSecond / f.sortPointsPerSecond).toFixed(2)}x`,
+    );
+  }
+}

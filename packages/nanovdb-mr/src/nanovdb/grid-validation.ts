@@ -217,7 +217,7 @@ function validateOne(
   if (tileCount[0] !== lower.active || tileCount[1] !== upper.active || tileCount[2] !== rootActive) {
     return new GridFault('tree.tileCount', `[${tileCount.join(', ')}] declared, the nodes hold [${lower.active}, ${upper.active}, ${rootActive}] active tiles`);
   }
-  const leaves = checkLeaves(v, layout, leafStart, nodeCount[0], gridType, v.getBigUint64(Grid.data1, true));
+  const leaves = checkLeaves(v, bytes, layout, leafStart, nodeCount[0], gridType, v.getBigUint64(Grid.data1, true));
   if (leaves instanceof GridFault) return leaves;
   const voxels = BigInt(leaves) + (BigInt(lower.active) << 9n) + (BigInt(upper.active) << 21n) + (BigInt(rootActive) << 36n);
   const voxelCount = v.getBigUint64(tree + Tree.voxelCount, true);
@@ -297,14 +297,15 @@ function checkInternal(
 }
 
 /** Active voxels of all leaves, or the fault; for index grids, checks each leaf's value offset. */
-function checkLeaves(v: DataView, layout: ValueLayout, start: number, count: number, gridType: number, valueCount: bigint): number | GridFault {
+function checkLeaves(v: DataView, bytes: Uint8Array, layout: ValueLayout, start: number, count: number, gridType: number, valueCount: bigint): number | GridFault {
   let voxels = 0;
   for (let n = 0; n < count; n++) {
     const leaf = start + n * layout.leafSize;
     let inLeaf = 0;
-    for (let byte = 0; byte < 64; byte++) inLeaf += popcount8(v.getUint8(leaf + Leaf.valueMask + byte));
+    const mask = leaf + Leaf.valueMask;
+    for (let byte = 0; byte < 64; byte++) inLeaf += popcount8(bytes[mask + byte] as number);
     if (layout.isIndex) {
-      const offset = v.getBigUint64(leaf + layout.leafValues, true);
+      const offset = BigInt(v.getUint32(leaf + layout.leafValues, true)) + (BigInt(v.getUint32(leaf + layout.leafValues + 4, true)) << 32n);
       const span = gridType === GridType.OnIndex ? BigInt(inLeaf) : 512n;
       if (inLeaf > 0 && (offset < 1n || offset + span > valueCount)) {
         return new GridFault(`leaf[${n}].offset`, `${offset} with ${span} values runs past the ${valueCount} values the grid indexes (data1)`);

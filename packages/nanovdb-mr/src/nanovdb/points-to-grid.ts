@@ -28,7 +28,7 @@ import {
   rootKey,
   type ValueLayout,
 } from './grid-layout.js';
-import { sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
 
 /** Points in index space: integer voxel coordinates, x, y, z triplets. */
 export interface IndexPoints {
@@ -66,7 +66,8 @@ export const MAX_POINTS = 2 ** 32;
  * 2^31, nodes and leaves in key order, HasBBox | IsBreadthFirst, tight bounding boxes, OnIndex offsets
  * and prefix sums), so the same points give the same bytes on both.
  *
- * All scratch (voxel coordinates, sort indices, digit histogram: about 12 bytes per point plus 256 KiB)
+ * All scratch (voxel coordinates for world points, sort keys and indices, digit histogram: 28 bytes per
+ * point, 40 for world points, plus 256 KiB)
  * and the grid itself are allocated through `resource` with its synchronous pair, and the scratch is
  * returned before the call ends, on success and on failure alike. The resource must be host-accessible.
  *
@@ -111,13 +112,15 @@ export function pointsToGrid(
       const mapped = worldToIndex(points.positions, voxelSize, origin, coords);
       if (!mapped.ok) return mapped;
     }
+    const keys = scratch.take(KEY_WORDS * n, Uint32Array);
+    if (!keys.ok) return keys;
     const order = scratch.take(n, Uint32Array);
     if (!order.ok) return order;
     const pingPong = scratch.take(n, Uint32Array);
     if (!pingPong.ok) return pingPong;
     const counts = scratch.take(65536, Uint32Array);
     if (!counts.ok) return counts;
-    const sorted = sortByBuildKey(coords, order.value, pingPong.value, counts.value);
+    const sorted = sortByBuildKey(coords, keys.value, order.value, pingPong.value, counts.value);
     return writeGrid(backend, resource, coords, sorted, { layout, voxelSize, origin, nameBytes, checksum });
   } finally {
     scratch.release();
@@ -230,33 +233,57 @@ function planGrid(coords: Int32Array, sorted: Uint32Array, layout: ValueLayout):
   return { tiles, lowers, leaves, voxels, upperStart, lowerStart, leafStart, gridSize: leafStart + leaves * layout.leafSize };
 }
 
-/** A running index bounding box. */
+/** A running index bounding box (plain fields: it is updated once per voxel). */
 class BBox {
-  min = [2147483647, 2147483647, 2147483647];
-  max = [-2147483648, -2147483648, -2147483648];
+  x0 = 2147483647;
+  y0 = 2147483647;
+  z0 = 2147483647;
+  x1 = -2147483648;
+  y1 = -2147483648;
+  z1 = -2147483648;
   add(x: number, y: number, z: number): void {
-    const { min, max } = this;
-    if (x < (min[0] as number)) min[0] = x;
-    if (y < (min[1] as number)) min[1] = y;
-    if (z < (min[2] as number)) min[2] = z;
-    if (x > (max[0] as number)) max[0] = x;
-    if (y > (max[1] as number)) max[1] = y;
-    if (z > (max[2] as number)) max[2] = z;
+    if (x < this.x0) this.x0 = x;
+    if (y < this.y0) this.y0 = y;
+    if (z < this.z0) this.z0 = z;
+    if (x > this.x1) this.x1 = x;
+    if (y > this.y1) this.y1 = y;
+    if (z > this.z1) this.z1 = z;
   }
   merge(o: BBox): void {
-    this.add(o.min[0] as number, o.min[1] as number, o.min[2] as number);
-    this.add(o.max[0] as number, o.max[1] as number, o.max[2] as number);
+    this.add(o.x0, o.y0, o.z0);
+    this.add(o.x1, o.y1, o.z1);
   }
   reset(): void {
-    this.min.fill(2147483647);
-    this.max.fill(-2147483648);
+    this.x0 = this.y0 = this.z0 = 2147483647;
+    this.x1 = this.y1 = this.z1 = -2147483648;
   }
+  min(axis: number): number {
+    return axis === 0 ? this.x0 : axis === 1 ? this.y0 : this.z0;
+  }
+  max(axis: number): number {
+    return axis === 0 ? this.x1 : axis === 1 ? this.y1 : this.z1;
+  }
+  /** Writes min then max as i32x3 each. */
   write(v: DataView, at: number): void {
-    for (let a = 0; a < 3; a++) {
-      v.setInt32(at + 4 * a, this.min[a] as number, true);
-      v.setInt32(at + 12 + 4 * a, this.max[a] as number, true);
-    }
+    v.setInt32(at, this.x0, true);
+    v.setInt32(at + 4, this.y0, true);
+    v.setInt32(at + 8, this.z0, true);
+    v.setInt32(at + 12, this.x1, true);
+    v.setInt32(at + 16, this.y1, true);
+    v.setInt32(at + 20, this.z1, true);
   }
+}
+
+/** Writes a non-negative integer below 2^53 as a little-endian u64 without a BigInt. */
+function setU64(v: DataView, at: number, value: number): void {
+  v.setUint32(at, value >>> 0, true);
+  v.setUint32(at + 4, Math.floor(value / 4294967296), true);
+}
+
+/** Writes a signed integer of magnitude below 2^53 as a little-endian i64 without a BigInt. */
+function setI64(v: DataView, at: number, value: number): void {
+  v.setUint32(at, value >>> 0, true);
+  v.setInt32(at + 4, Math.floor(value / 4294967296), true);
 }
 
 function writeGrid(
@@ -296,22 +323,33 @@ function writeGrid(
   let pz = 0;
   const closeLeaf = (): void => {
     if (leaf < 0) return;
-    const min = leafBox.min;
-    for (let a = 0; a < 3; a++) {
-      v.setInt32(leafAt + Leaf.bboxMin + 4 * a, min[a] as number, true);
-      v.setUint8(leafAt + Leaf.bboxDif + a, (leafBox.max[a] as number) - (min[a] as number));
-    }
-    v.setUint8(leafAt + Leaf.flags, GridFlags.HasBBox);
+    v.setInt32(leafAt + Leaf.bboxMin, leafBox.x0, true);
+    v.setInt32(leafAt + Leaf.bboxMin + 4, leafBox.y0, true);
+    v.setInt32(leafAt + Leaf.bboxMin + 8, leafBox.z0, true);
+    bytes[leafAt + Leaf.bboxDif] = leafBox.x1 - leafBox.x0;
+    bytes[leafAt + Leaf.bboxDif + 1] = leafBox.y1 - leafBox.y0;
+    bytes[leafAt + Leaf.bboxDif + 2] = leafBox.z1 - leafBox.z0;
+    bytes[leafAt + Leaf.flags] = GridFlags.HasBBox;
     if (layout.isIndex) {
-      v.setBigUint64(leafAt + layout.leafValues, BigInt(activeBefore + 1), true);
-      let prefix = 0n;
+      setU64(v, leafAt + layout.leafValues, activeBefore + 1);
+      // seven cumulative 9-bit counts (after words 0..6) packed at bits 9w of a u64: two u32 halves
+      let lo = 0;
+      let hi = 0;
       let running = 0;
-      for (let w = 0; w < 7; w++) {
-        for (let b = 0; b < 8; b++) running += popcount8(bytes[leafAt + Leaf.valueMask + 8 * w + b] as number);
-        prefix |= BigInt(running) << BigInt(9 * w);
+      const mask = leafAt + Leaf.valueMask;
+      for (let w = 0; w < 8; w++) {
+        for (let b = 0; b < 8; b++) running += popcount8(bytes[mask + 8 * w + b] as number);
+        if (w === 7) break;
+        const at = 9 * w;
+        if (at + 9 <= 32) lo |= running << at;
+        else if (at >= 32) hi |= running << (at - 32);
+        else {
+          lo |= running << at;
+          hi |= running >>> (32 - at);
+        }
       }
-      v.setBigUint64(leafAt + layout.leafValues + 8, prefix, true);
-      for (let b = 56; b < 64; b++) running += popcount8(bytes[leafAt + Leaf.valueMask + b] as number);
+      v.setUint32(leafAt + layout.leafValues + 8, lo >>> 0, true);
+      v.setUint32(leafAt + layout.leafValues + 12, hi >>> 0, true);
       activeBefore += running;
     }
     lowerBox.merge(leafBox);
@@ -348,23 +386,23 @@ function writeGrid(
       upperAt = plan.upperStart + tile * UPPER.size;
       const tileAt = ROOT_OFFSET + layout.rootDataSize + tile * ROOT_TILE_SIZE;
       v.setBigUint64(tileAt, rootKey(x, y, z), true);
-      v.setBigInt64(tileAt + 8, BigInt(upperAt - ROOT_OFFSET), true);
-      v.setBigUint64(upperAt + Internal.flags, BigInt(GridFlags.HasBBox), true);
+      setI64(v, tileAt + 8, upperAt - ROOT_OFFSET);
+      bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
     }
     if (newLower) {
       lower++;
       lowerAt = plan.lowerStart + lower * LOWER.size;
       const entry = internalIndex(UPPER, x, y, z);
       setBit(bytes, upperAt + UPPER.childMask, entry);
-      v.setBigInt64(upperAt + UPPER.table + 8 * entry, BigInt(lowerAt - upperAt), true);
-      v.setBigUint64(lowerAt + Internal.flags, BigInt(GridFlags.HasBBox), true);
+      setI64(v, upperAt + UPPER.table + 8 * entry, lowerAt - upperAt);
+      bytes[lowerAt + Internal.flags] = GridFlags.HasBBox;
     }
     if (newLeaf) {
       leaf++;
       leafAt = plan.leafStart + leaf * layout.leafSize;
       const entry = internalIndex(LOWER, x, y, z);
       setBit(bytes, lowerAt + LOWER.childMask, entry);
-      v.setBigInt64(lowerAt + LOWER.table + 8 * entry, BigInt(leafAt - lowerAt), true);
+      setI64(v, lowerAt + LOWER.table + 8 * entry, leafAt - lowerAt);
     }
     const n = leafIndex(x, y, z);
     setBit(bytes, leafAt + Leaf.valueMask, n);
@@ -404,8 +442,8 @@ function writeHeaders(v: DataView, bytes: Uint8Array, plan: GridPlan, s: Setting
     v.setFloat64(Grid.vecD + 8 * a, origin[a] as number, true);
     v.setFloat64(Grid.voxelSize + 8 * a, voxelSize, true);
     if (plan.voxels > 0) {
-      v.setFloat64(Grid.worldBBox + 8 * a, (origin[a] as number) + voxelSize * (rootBox.min[a] as number), true);
-      v.setFloat64(Grid.worldBBox + 24 + 8 * a, (origin[a] as number) + voxelSize * ((rootBox.max[a] as number) + 1), true);
+      v.setFloat64(Grid.worldBBox + 8 * a, (origin[a] as number) + voxelSize * rootBox.min(a), true);
+      v.setFloat64(Grid.worldBBox + 24 + 8 * a, (origin[a] as number) + voxelSize * (rootBox.max(a) + 1), true);
     }
   }
   v.setFloat32(Grid.taperF, 1, true);
