@@ -1,5 +1,7 @@
 import {
+  GRID_DATA_SIZE,
   GridType,
+  Tree,
   Internal,
   LOWER,
   Leaf,
@@ -39,7 +41,7 @@ export class GridAccessor {
     this.#layout = valueLayoutOf(metadata.gridType) as ValueLayout;
     this.#tableSize = this.#v.getUint32(ROOT_OFFSET + 24, true);
     this.#leafCount = metadata.nodeCount[0];
-    this.#leafStart = metadata.nodeCount[0] === 0 ? 0 : 672 + Number(this.#v.getBigInt64(672, true));
+    this.#leafStart = metadata.nodeCount[0] === 0 ? 0 : GRID_DATA_SIZE + Number(this.#v.getBigInt64(GRID_DATA_SIZE + Tree.nodeOffset, true));
   }
 
   /** The background value (Float) or background index (index grids). */

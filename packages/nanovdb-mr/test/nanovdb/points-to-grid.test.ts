@@ -144,6 +144,20 @@ describe('pointsToGrid (host): hand-checked layout', () => {
   });
 });
 
+describe('pointsToGrid checksum modes', () => {
+  it('partial stores the head only, disabled stores all ones; both validate', () => {
+    const backend = new HostBackend();
+    const coords = new Int32Array([3, 4, 5]);
+    for (const [mode, tailIsNone, headIsNone] of [['partial', true, false], ['disabled', true, true], ['full', false, false]] as const) {
+      const handle = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float, checksum: mode }));
+      const { head, tail } = handle.grid()!.checksum;
+      expect([tail === 0xffffffff, head === 0xffffffff]).toEqual([tailIsNone, headIsNone]);
+      expect(validateGrids(unwrap(handle.hostBytes())).ok).toBe(true);
+      handle.dispose();
+    }
+  });
+});
+
 describe('pointsToGrid: bad input and resources', () => {
   it('rejects NaN and infinite world points, naming the first, and leaks nothing', () => {
     const backend = new HostBackend();
