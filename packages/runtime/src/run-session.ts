@@ -13,6 +13,7 @@ import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError,
 import type { Channel } from './channel.js';
 import { type InputRequirement, OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
+import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
 import { Scheduler } from './scheduler.js';
 import { SessionResources } from './session-resources.js';
@@ -291,34 +292,4 @@ function ratesOf(
     }
   }
   return rates;
-}
-
-/**
- * Re-validates the plan's fusion evidence against the plan itself: the edge carries the named pool,
- * the pool has that edge as its one consumer, and the pool's producer stream and both endpoints'
- * streams are the evidence stream. Returns the edge ids that passed; anything else keeps full fences.
- * Spec: "When the fences disappear: proven linear chains".
- */
-function provenFusedEdges(plan: ExecutionPlan): Set<string> {
-  const proven = new Set<string>();
-  for (const record of plan.fusedEdges) {
-    const edge = plan.edge(record.edge);
-    const pool = plan.pool(record.pool);
-    if (edge === undefined || pool === undefined || edge.pool !== pool.id) continue;
-    const producer = plan.operator(edge.producer.operator);
-    const consumer = plan.operator(edge.consumer.operator);
-    const stream = record.stream;
-    if (
-      pool.consumers.length === 1 &&
-      pool.consumers[0] === edge.id &&
-      pool.producerStream === stream &&
-      producer?.stream === stream &&
-      consumer?.stream === stream &&
-      record.evidence.processLocal &&
-      record.evidence.acceptedSuccessors === 1
-    ) {
-      proven.add(edge.id);
-    }
-  }
-  return proven;
 }
