@@ -69,14 +69,17 @@ export interface ChainRun {
   readonly heapGrowthBytes: number;
 }
 
-/** A two-operator chain through the full runtime (compile, session, scheduler) on the host backend. */
-export async function runRuntimeChain(frames: number, frameBytes: number, queueDepth: number, warmup: number): Promise<ChainRun> {
+/**
+ * A two-operator chain through the full runtime (compile, session, scheduler) on the host backend. Its
+ * one edge is a proven fused edge; `fullFences` keeps every fence on it anyway (the comparison).
+ */
+export async function runRuntimeChain(frames: number, frameBytes: number, queueDepth: number, warmup: number, fullFences = false): Promise<ChainRun> {
   const graph = new Graph('bench-chain');
   const source = graph.add(new FrameSource('source', frames, frameBytes));
   const sink = graph.add(new FrameSink('sink', warmup, frames));
   graph.addFlow(source.frames, sink.frames, { queueDepth });
   const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
-  const session = unwrap(RunSession.create(plan, { backend: 'host' }));
+  const session = unwrap(RunSession.create(plan, { backend: 'host', fullFences }));
   const start = process.hrtime.bigint();
   unwrap(await session.run());
   const elapsed = Number(process.hrtime.bigint() - start);
