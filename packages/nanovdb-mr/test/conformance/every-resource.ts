@@ -1,0 +1,82 @@
+import { MemoryKind, unwrap, type Backend, type Device, type Stream } from '@hs/streams';
+import {
+  AsyncFromSync,
+  DeviceResource,
+  HostResource,
+  LimitingResource,
+  MallocResource,
+  ManagedResource,
+  PinnedResource,
+  ResourceRef,
+  SharedResource,
+  StatisticsResource,
+  SyncFromAsync,
+  TrackingResource,
+  defaultResource,
+  type MemoryBlock,
+  type SyncResource,
+} from '../../src/index.js';
+import { describeResourceConformance } from './resource-conformance.js';
+import { plainArenaResource } from '../support/plain-arena-resource.js';
+
+/** A custom stream-ordered resource written as two methods over a DeviceResource. */
+class TwoMethodResource extends SyncFromAsync {
+  constructor(
+    private readonly inner: DeviceResource,
+    stream: Stream,
+  ) {
+    super(stream);
+  }
+  allocateAsync(bytes: number, alignment: number, stream: Stream) {
+    return this.inner.allocateAsync(bytes, alignment, stream);
+  }
+  deallocateAsync(block: MemoryBlock | null, bytes: number, alignment: number, stream: Stream) {
+    return this.inner.deallocateAsync(block, bytes, alignment, stream);
+  }
+}
+
+type Make = (backend: Backend, device: Device) => { resource: SyncResource; maxBytes?: number; dispose?: () => void };
+
+const ARENA = 32 * 1024 * 1024;
+
+/** Every resource and adaptor hs ships (and two plain JS ones), each as a conformance fixture. */
+const RESOURCES: readonly (readonly [string, Make])[] = [
+  ['HostResource', (b) => ({ resource: new HostResource(b) })],
+  ['PinnedResource', (b) => ({ resource: new PinnedResource(b) })],
+  ['DeviceResource', (b, d) => ({ resource: new DeviceResource(b, d) })],
+  ['MallocResource', (b, d) => ({ resource: new MallocResource(b, d) })],
+  ['ManagedResource', (b, d) => ({ resource: new ManagedResource(b, d) })],
+  ['defaultResource(cudaDevice)', (b, d) => ({ resource: unwrap(defaultResource(b, MemoryKind.CudaDevice, d)) })],
+  ['AsyncFromSync(MallocResource)', (b, d) => ({ resource: new AsyncFromSync(b, new MallocResource(b, d)) })],
+  ['SyncFromAsync (two-method custom resource)', (b, d) => ({ resource: new TwoMethodResource(new DeviceResource(b, d), unwrap(b.createStream(d, { label: 'sync pair' }))) })],
+  ['ResourceRef(DeviceResource)', (b, d) => ({ resource: new ResourceRef(new DeviceResource(b, d)) })],
+  ['SharedResource(PinnedResource)', (b) => ({ resource: new SharedResource(new PinnedResource(b)) })],
+  ['StatisticsResource(DeviceResource)', (b, d) => ({ resource: new StatisticsResource(new DeviceResource(b, d)) })],
+  ['TrackingResource(ManagedResource)', (b, d) => ({ resource: new TrackingResource(new ManagedResource(b, d)) })],
+  ['LimitingResource(DeviceResource, 2 GiB)', (b, d) => ({ resource: new LimitingResource(new DeviceResource(b, d), 2 ** 31) })],
+  [
+    'plain JS object (bump arena over managed memory)',
+    (b, d) => {
+      const arena = plainArenaResource(b, d, ARENA);
+      return { resource: arena, maxBytes: ARENA / 2, dispose: () => arena.dispose() };
+    },
+  ],
+  [
+    'AsyncFromSync(plain JS arena)',
+    (b, d) => {
+      const arena = plainArenaResource(b, d, ARENA);
+      return { resource: new AsyncFromSync(b, arena), maxBytes: ARENA / 2, dispose: () => arena.dispose() };
+    },
+  ],
+];
+
+/** Runs the resource conformance suite over every resource on backends made by `makeBackend`. */
+export function describeEveryResource(backendName: string, makeBackend: () => Backend): void {
+  for (const [name, make] of RESOURCES) {
+    describeResourceConformance(`${name} on ${backendName}`, () => {
+      const backend = makeBackend();
+      const device = backend.devices[0] as Device;
+      return { backend, device, ...make(backend, device) };
+    });
+  }
+}
