@@ -12,7 +12,7 @@ function edgeLabel(plan: ExecutionPlanRecords, edge: PlanEdge, fused: ReadonlySe
   return lines;
 }
 
-function partitionLabel(plan: ExecutionPlanRecords, partition: ExecutionPlanRecords['partitions'][number]): string {
+function partitionLabel(partition: ExecutionPlanRecords['partitions'][number]): string {
   return `${partition.id}: ${partition.hostOnly ? 'host-only' : partition.streams.join(', ')}`;
 }
 
@@ -29,7 +29,7 @@ export function renderPlanDot(plan: ExecutionPlanRecords): string {
   const fused = new Set(plan.fusedEdges.map((f) => f.edge));
   const lines = [`digraph ${dotText(plan.name)} {`, '  rankdir=LR;', '  node [shape=box];'];
   plan.partitions.forEach((partition, i) => {
-    lines.push(`  subgraph cluster_${i} {`, `    label=${dotText(partitionLabel(plan, partition))};`);
+    lines.push(`  subgraph cluster_${i} {`, `    label=${dotText(partitionLabel(partition))};`);
     for (const name of partition.operators) {
       const op = plan.operators.find((o) => o.name === name);
       lines.push(`    ${dotText(name)} [label=${dotText(`${name}\n${op?.device?.toString() ?? 'host'}`)}];`);
@@ -57,7 +57,7 @@ export function renderPlanMermaid(plan: ExecutionPlanRecords): string {
   const nodeId = new Map(plan.operators.map((o, i) => [o.name, `op${i}`]));
   const lines = ['flowchart LR'];
   plan.partitions.forEach((partition, i) => {
-    lines.push(`  subgraph part${i}[${mermaidText(partitionLabel(plan, partition))}]`);
+    lines.push(`  subgraph part${i}[${mermaidText(partitionLabel(partition))}]`);
     for (const name of partition.operators) {
       const op = plan.operators.find((o) => o.name === name);
       lines.push(`    ${nodeId.get(name) ?? name}[${mermaidText(`${name} (${op?.device?.toString() ?? 'host'})`)}]`);

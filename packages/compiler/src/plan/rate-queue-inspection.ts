@@ -1,6 +1,6 @@
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import type { ExecutionPlan } from './execution-plan.js';
-import { toCanonicalJson, type JsonValue } from './plan-json.js';
+import { toCanonicalJson } from './plan-json.js';
 import type { RateGeneration, RateGenerationSnapshot, RejectedRateGeneration } from './rate-generation.js';
 
 /** `text`: line-oriented for review; `json`: canonical, deterministic JSON. */
