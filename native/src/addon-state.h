@@ -29,5 +29,6 @@ void RegisterStreamMemoryOpBindings(Napi::Env env, Napi::Object exports);
 void RegisterIpcBindings(Napi::Env env, Napi::Object exports);
 void RegisterGraphBindings(Napi::Env env, Napi::Object exports);
 void RegisterKernelBindings(Napi::Env env, Napi::Object exports);
+void RegisterBenchBindings(Napi::Env env, Napi::Object exports);
 
 }  // namespace hs

@@ -22,6 +22,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterIpcBindings(env, exports);
   RegisterGraphBindings(env, exports);
   RegisterKernelBindings(env, exports);
+  RegisterBenchBindings(env, exports);
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

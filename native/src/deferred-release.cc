@@ -2,11 +2,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+
 namespace hs {
 
-void DeferredRelease::Push(ReleaseKind kind, void* pointer) {
+void DeferredRelease::Push(ReleaseKind kind, void* pointer, cudaEvent_t after) {
   std::lock_guard<std::mutex> lock(mutex_);
-  queue_.push_back({kind, pointer});
+  queue_.push_back({kind, pointer, after});
   pending_++;
   if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { Run(); });
   wake_.notify_one();
@@ -35,6 +37,30 @@ void DeferredRelease::Run() {
     Item item = queue_.front();
     queue_.pop_front();
     lock.unlock();
+    if (item.after != nullptr) {
+      // Poll rather than block, so a stop (environment teardown) never hangs on work that cannot finish
+      // any more; such a release is skipped (the process or worker is going away).
+      bool ready = false;
+      for (;;) {
+        cudaError_t status = cudaEventQuery(item.after);
+        if (status != cudaErrorNotReady) {
+          ready = status == cudaSuccess;
+          break;
+        }
+        {
+          std::lock_guard<std::mutex> check(mutex_);
+          if (stopping_) break;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      cudaEventDestroy(item.after);
+      if (!ready) {
+        cudaGetLastError();
+        lock.lock();
+        pending_--;
+        continue;
+      }
+    }
     switch (item.kind) {
       case ReleaseKind::DeviceFree:
         cudaFree(item.pointer);

@@ -3,6 +3,8 @@
 // with an implicit device synchronization. The device sync these calls perform is what orders the free
 // after work already enqueued on the memory.
 #pragma once
+#include <cuda_runtime_api.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,8 +22,11 @@ class DeferredRelease {
   DeferredRelease& operator=(const DeferredRelease&) = delete;
   ~DeferredRelease() { Stop(); }
 
-  /** Queues a release; starts the thread on first use. */
-  void Push(ReleaseKind kind, void* pointer);
+  /**
+   * Queues a release; starts the thread on first use. When `after` is not null the thread first waits
+   * for that event (then destroys it), so the release is ordered after the work the event captured.
+   */
+  void Push(ReleaseKind kind, void* pointer, cudaEvent_t after);
   /** Runs every queued release, then joins the thread. Idempotent. */
   void Stop();
   /** Releases queued or running (for tests and diagnostics). */
@@ -31,6 +36,7 @@ class DeferredRelease {
   struct Item {
     ReleaseKind kind;
     void* pointer;
+    cudaEvent_t after;
   };
   void Run();
 

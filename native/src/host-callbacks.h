@@ -1,7 +1,9 @@
 // Host functions in stream order (cudaLaunchHostFunc) delivered to JavaScript through one thread-safe
 // function per environment. A "blocking" call holds its stream until the JS function returned (the
 // Backend contract: after earlier work, before later work); a "signal" call only notifies JS (stream
-// synchronization). The thread-safe function keeps the event loop alive only while calls are pending.
+// synchronization, copies into JS buffers). The thread-safe function keeps the event loop alive only
+// while calls are pending. (A device-side gate, cuStreamWaitValue64 after the host function, is not an
+// alternative: the driver blocks the enqueuing thread on such a wait behind a pending host function.)
 #pragma once
 #include <napi.h>
 

@@ -4,7 +4,7 @@
  * CUDA status (`cudaError_t`, 0 = success, 600 = not ready) instead of throwing; calls that create
  * something throw an `Error` with a numeric `cudaError` property.
  */
-export interface CudaNativeBinding {
+export interface CudaNativeBinding extends CudaNativeBenchBinding {
   /** Version of this binding surface; 1 for this release. */
   readonly abiVersion: number;
   /** `cudaErrorName: description` for a status code. */
@@ -53,9 +53,10 @@ export interface CudaNativeBinding {
   mallocManaged(device: number, byteSize: number): bigint;
   /**
    * Releases on the addon's release thread (these calls may synchronize the device):
-   * kind 0 `cudaFree`, 1 `cudaFreeHost`, 2 `cudaHostUnregister`.
+   * kind 0 `cudaFree`, 1 `cudaFreeHost`, 2 `cudaHostUnregister`. With `after`, the thread first waits
+   * for that event and then destroys it (the release is ordered after the captured work).
    */
-  deferFree(kind: 0 | 1 | 2, address: bigint): void;
+  deferFree(kind: 0 | 1 | 2, address: bigint, after?: bigint): void;
   /** Deferred releases not yet done. */
   pendingReleases(): number;
   /** Page-locks existing host memory (portable, mapped). */
@@ -77,8 +78,9 @@ export interface CudaNativeBinding {
   /** Sets the JS function that receives host calls (once per thread). */
   setHostCallDispatcher(dispatch: (id: number) => void): void;
   /**
-   * Enqueues `dispatch(id)` in stream order. `blocking` holds the stream until it returned; otherwise
-   * the stream goes on at once. Keeps the event loop alive while calls are pending.
+   * Enqueues `dispatch(id)` in stream order: it runs on the JS thread after the work before it. With
+   * `blocking` the stream (CUDA's callback thread) waits until it returned; otherwise the stream goes on
+   * at once. Keeps the event loop alive while calls are pending.
    */
   launchHostFunc(stream: bigint, id: number, blocking: boolean): number;
   pendingHostCalls(): number;
@@ -121,6 +123,21 @@ export interface CudaNativeBinding {
     params: Float64Array,
     paramCount: number,
   ): number;
+}
+
+/**
+ * Native baselines for the GPU benchmark, timed in C++ (nanoseconds for the whole loop). They
+ * synchronize streams on the calling thread: benchmarks only.
+ */
+export interface CudaNativeBenchBinding {
+  /** `iterations` of cudaEventRecord + cudaStreamWaitEvent + cudaEventQuery over two non-blocking streams. */
+  benchHops(iterations: number): number;
+  /** `iterations` of cudaMallocAsync + cudaFreeAsync of `bytes` on one stream. */
+  benchMallocAsync(bytes: number, iterations: number): number;
+  /** `iterations` of cudaMalloc + cudaFree of `bytes`. */
+  benchMalloc(bytes: number, iterations: number): number;
+  /** `iterations` of cudaMemcpyAsync(`bytes`) + cudaStreamSynchronize. */
+  benchMemcpy(dst: bigint, src: bigint, bytes: number, iterations: number): number;
 }
 
 /** What `runtimeInfo()` reports. */

@@ -72,7 +72,7 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(!tooLong.ok && tooLong.error.code).toBe(ErrorCode.InvalidArgument);
   });
 
-  it('holds later device work until a host function returned', async () => {
+  it.skipIf(process.env['HS_CUDA_HOST_FUNCTIONS'] === 'queued')('holds later device work until a host function returned', async () => {
     const s = stream('s');
     const pinned = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 64 }));
     const dev = deviceMemory(64);
@@ -103,7 +103,8 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(!wrongKind.ok && wrongKind.error.code).toBe(ErrorCode.InvalidArgument);
   });
 
-  it('reports an impossible allocation as OutOfMemory', () => {
+  // compute-sanitizer reports the intended cudaMalloc failure as an API error.
+  it.skipIf(process.env['HS_GPU_SANITIZER'] === '1')('reports an impossible allocation as OutOfMemory', () => {
     const r = backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 2 ** 52 });
     expect(!r.ok && r.error.code).toBe(ErrorCode.OutOfMemory);
   });

@@ -21,6 +21,7 @@ export const GPU_ENTRIES = [
   'tooling/gpu/test/pool-conformance-cuda.test.ts',
   'tooling/gpu/test/image-kernels-cuda.test.ts',
   'tooling/gpu/src/bench-gpu.ts',
+  'examples/image-pipeline/src/main.ts',
 ];
 
 const addon = join(root, 'packages/cuda-native/build/hs_cuda.node');

@@ -30,6 +30,13 @@ export interface CudaBackendOptions {
   readonly poolReleaseThreshold?: number;
   /** Called when a host function throws; the error (DeviceError) is also returned by later synchronizations of its stream. */
   readonly onFault?: (error: HsError, stream: Stream) => void;
+  /**
+   * `blocking` (default): later work on a stream waits until a host function returned (the Backend
+   * contract). `queued`: host functions still run in stream order after earlier work, but later work does
+   * not wait for them; only for tools that serialize the CUDA API (compute-sanitizer), where a waiting
+   * callback thread deadlocks. Default from `HS_CUDA_HOST_FUNCTIONS`.
+   */
+  readonly hostFunctions?: 'blocking' | 'queued';
 }
 
 const NOT_READY = 600;
@@ -70,6 +77,7 @@ export class CudaBackend implements Backend, Disposable {
   private readonly cuda: CudaNativeBinding;
   private readonly hostCalls: HostCallRegistry;
   private readonly onFault: ((error: HsError, stream: Stream) => void) | undefined;
+  private readonly blockingHostFunctions: boolean;
   private readonly kernelIndex = new Map<string, number>();
   private readonly poolsSupported: boolean[];
   private readonly streams = new Set<CudaStream>();
@@ -96,6 +104,7 @@ export class CudaBackend implements Backend, Disposable {
     this.cuda = cuda;
     this.hostCalls = HostCallRegistry.of(cuda);
     this.onFault = options.onFault;
+    this.blockingHostFunctions = (options.hostFunctions ?? process.env['HS_CUDA_HOST_FUNCTIONS'] ?? 'blocking') !== 'queued';
     this.devices = Object.freeze(Array.from({ length: deviceCount }, (_, i) => Device.cuda(i)));
     cuda.kernelNames().forEach((name, i) => this.kernelIndex.set(name, i));
     this.poolsSupported = this.devices.map((d) => cuda.deviceProperties(d.id).memoryPoolsSupported);
@@ -118,6 +127,10 @@ export class CudaBackend implements Backend, Disposable {
       return err(ErrorCode.InvalidArgument, `CudaBackend: poolReleaseThreshold must be a non-negative integer number of bytes, got ${String(poolReleaseThreshold)}`);
     }
     if (onFault !== undefined && typeof onFault !== 'function') return err(ErrorCode.InvalidArgument, 'CudaBackend: onFault must be a function');
+    const hostFunctions = options.hostFunctions;
+    if (hostFunctions !== undefined && hostFunctions !== 'blocking' && hostFunctions !== 'queued') {
+      return err(ErrorCode.InvalidArgument, `CudaBackend: hostFunctions must be 'blocking' or 'queued', got ${String(hostFunctions)}`);
+    }
     const load = loadCudaBinding();
     if (!load.ok) return load;
     try {
@@ -522,7 +535,10 @@ export class CudaBackend implements Backend, Disposable {
 
   /**
    * Enqueues `fn` with `cudaLaunchHostFunc`: it runs on the JS thread after earlier work on the stream,
-   * and later work waits until it returned. If it throws, the stream records a DeviceError fault.
+   * and later work waits until it returned (CUDA's callback thread waits for the JS thread). With
+   * `hostFunctions: 'queued'` later work does not wait (for tools that serialize the CUDA API, such as
+   * compute-sanitizer, where a waiting callback thread deadlocks). If it throws, the stream records a
+   * DeviceError fault.
    * @throws HsError InvalidArgument when `fn` is not a function.
    */
   launchHostFunc(stream: Stream, fn: () => void): Result<void> {
@@ -530,19 +546,14 @@ export class CudaBackend implements Backend, Disposable {
     const problem = streamProblem(this, stream, 'launchHostFunc');
     if (problem !== null) return problem;
     const s = stream as CudaStream;
-    const status = this.hostCalls.launch(
-      s.handle,
-      () => {
-        if (this.disposed) return;
-        try {
-          fn();
-        } catch (cause) {
-          this.recordFault(s, cause);
-        }
-      },
-      true,
-    );
-    return status === 0 ? OK_VOID : this.statusError('launchHostFunc', status);
+    return this.launchGated(s, 'launchHostFunc', () => {
+      if (this.disposed) return;
+      try {
+        fn();
+      } catch (cause) {
+        this.recordFault(s, cause);
+      }
+    });
   }
 
   /**
@@ -804,14 +815,26 @@ export class CudaBackend implements Backend, Disposable {
       return this.failure(method, cause);
     }
     let status = this.cuda.memcpyAsync(block.address, sm.address + BigInt(src.byteOffset), n, s.handle);
-    if (status === 0) status = this.hostCalls.launch(s.handle, () => dst.set(block.view.subarray(0, n)), true);
-    this.staging.release(block, s.handle);
+    // Nothing later on the stream touches `dst` or the block, so the stream need not wait for the
+    // copy-out: the block is handed back from the JS side once its bytes were taken.
+    if (status === 0) {
+      status = this.hostCalls.launch(s.handle, () => {
+        dst.set(block.view.subarray(0, n));
+        this.staging.giveBack(block);
+      }, false);
+    }
+    if (status !== 0) this.staging.release(block, s.handle);
     return status === 0 ? OK_VOID : this.statusError(method, status);
   }
 
   /** A host-side copy between JS-heap buffers, in stream order. */
   private enqueueHostCopy(s: CudaStream, method: string, copy: () => void): Result<void> {
-    const status = this.hostCalls.launch(s.handle, copy, true);
+    return this.launchGated(s, method, copy);
+  }
+
+  /** Enqueues `fn` (which must not throw) as a host call that later work on `s` waits for (see `hostFunctions`). */
+  private launchGated(s: CudaStream, method: string, fn: () => void): Result<void> {
+    const status = this.hostCalls.launch(s.handle, fn, this.blockingHostFunctions);
     return status === 0 ? OK_VOID : this.statusError(method, status);
   }
 

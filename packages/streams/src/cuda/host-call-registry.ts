@@ -25,8 +25,9 @@ export class HostCallRegistry {
   }
 
   /**
-   * Enqueues `fn` on `stream`; `blocking` holds the stream until `fn` returned. `fn` must not throw.
-   * Returns the CUDA status of the enqueue.
+   * Enqueues `fn` on `stream`: it runs on the JS thread after the work enqueued before it; with
+   * `blocking` later work on the stream waits until it returned. `fn` must not throw. Returns the CUDA
+   * status of the enqueue.
    */
   launch(stream: bigint, fn: () => void, blocking: boolean): number {
     const id = this.nextId++;

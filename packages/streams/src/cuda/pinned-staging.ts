@@ -47,6 +47,11 @@ export class PinnedStaging {
     block.inUse = false;
   }
 
+  /** Marks `block` reusable now (its bytes were already taken on the JS thread). */
+  giveBack(block: StagingBlock): void {
+    block.inUse = false;
+  }
+
   /** Frees every block after `after` (an event capturing all earlier work) completes. */
   dispose(after: (kind: 1, address: bigint) => void): void {
     for (const b of this.blocks) {

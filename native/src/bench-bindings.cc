@@ -1,0 +1,102 @@
+// Native baselines for `pnpm bench:gpu`: the same CUDA call sequences as the hs paths they are compared
+// with, timed in C++ in the same process. They synchronize the device and are for benchmarks only.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+
+#include "addon-state.h"
+#include "cuda-status.h"
+#include "napi-values.h"
+
+namespace hs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ns(Clock::time_point a, Clock::time_point b) { return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count()); }
+
+/** benchHops(iterations) -> ns for `iterations` of record(event, producer), wait(consumer, event), query(event). */
+Napi::Value BenchHops(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t n = ToSize(info[0], "iterations");
+  cudaStream_t producer = nullptr, consumer = nullptr;
+  cudaEvent_t event = nullptr;
+  Check(env, cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  Check(env, cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  Check(env, cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  volatile int complete = 0;
+  auto start = Clock::now();
+  for (uint64_t i = 0; i < n; i++) {
+    cudaEventRecord(event, producer);
+    cudaStreamWaitEvent(consumer, event, 0);
+    complete += cudaEventQuery(event) == cudaSuccess;
+  }
+  auto end = Clock::now();
+  cudaStreamSynchronize(consumer);
+  cudaEventDestroy(event);
+  cudaStreamDestroy(producer);
+  cudaStreamDestroy(consumer);
+  return Napi::Number::New(env, Ns(start, end));
+}
+
+/** benchMallocAsync(bytes, iterations) -> ns for `iterations` cudaMallocAsync + cudaFreeAsync pairs on one stream. */
+Napi::Value BenchMallocAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  size_t bytes = ToSize(info[0], "bytes");
+  uint64_t n = ToSize(info[1], "iterations");
+  cudaStream_t s = nullptr;
+  Check(env, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  auto start = Clock::now();
+  for (uint64_t i = 0; i < n; i++) {
+    void* p = nullptr;
+    cudaMallocAsync(&p, bytes, s);
+    cudaFreeAsync(p, s);
+  }
+  auto end = Clock::now();
+  cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+  return Napi::Number::New(env, Ns(start, end));
+}
+
+/** benchMalloc(bytes, iterations) -> ns for `iterations` cudaMalloc + cudaFree pairs. */
+Napi::Value BenchMalloc(const Napi::CallbackInfo& info) {
+  size_t bytes = ToSize(info[0], "bytes");
+  uint64_t n = ToSize(info[1], "iterations");
+  auto start = Clock::now();
+  for (uint64_t i = 0; i < n; i++) {
+    void* p = nullptr;
+    cudaMalloc(&p, bytes);
+    cudaFree(p);
+  }
+  return Napi::Number::New(info.Env(), Ns(start, Clock::now()));
+}
+
+/** benchMemcpy(dst, src, bytes, iterations) -> ns for `iterations` of cudaMemcpyAsync + cudaStreamSynchronize. */
+Napi::Value BenchMemcpy(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  void* dst = ToHandle<void*>(info[0], "dst");
+  const void* src = ToHandle<const void*>(info[1], "src");
+  size_t bytes = ToSize(info[2], "bytes");
+  uint64_t n = ToSize(info[3], "iterations");
+  cudaStream_t s = nullptr;
+  Check(env, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  auto start = Clock::now();
+  for (uint64_t i = 0; i < n; i++) {
+    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s);
+    cudaStreamSynchronize(s);
+  }
+  auto end = Clock::now();
+  cudaStreamDestroy(s);
+  return Napi::Number::New(env, Ns(start, end));
+}
+
+}  // namespace
+
+void RegisterBenchBindings(Napi::Env env, Napi::Object exports) {
+  exports.Set("benchHops", Napi::Function::New(env, BenchHops, "benchHops"));
+  exports.Set("benchMallocAsync", Napi::Function::New(env, BenchMallocAsync, "benchMallocAsync"));
+  exports.Set("benchMalloc", Napi::Function::New(env, BenchMalloc, "benchMalloc"));
+  exports.Set("benchMemcpy", Napi::Function::New(env, BenchMemcpy, "benchMemcpy"));
+}
+
+}  // namespace hs

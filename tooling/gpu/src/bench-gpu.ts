@@ -1,0 +1,95 @@
+// `pnpm bench:gpu`: hs against native CUDA baselines measured side by side in this run, as ratios.
+// (a) per-hop overhead (record, wait, query) vs a C++ loop of the same calls; (b) pool borrow+return vs
+// cudaMallocAsync/FreeAsync and cudaMalloc/Free (1 MiB); (c) a 256 MiB device-to-pinned copy through
+// the backend vs raw cudaMemcpyAsync. Prints a table and one JSON line.
+import { loadCudaNative } from '@hs/cuda-native';
+import { DType } from '@hs/tensor';
+import { TensorPool } from '@hs/pool';
+import { CudaBackend, Device, MemoryKind, unwrap } from '@hs/streams';
+
+const MiB = 1 << 20;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+const loaded = loadCudaNative();
+if (!loaded.ok || !loaded.hasDevice) {
+  console.log(`bench:gpu skipped: ${loaded.ok ? loaded.deviceProblem : loaded.reason}`);
+  process.exit(0);
+}
+const cuda = loaded.binding;
+const backend = unwrap(CudaBackend.create());
+const device = backend.devices[0] as Device;
+const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }[] = [];
+
+// (a) per hop
+{
+  const producer = unwrap(backend.createStream(device, { label: 'producer' }));
+  const consumer = unwrap(backend.createStream(device, { label: 'consumer' }));
+  const ready = unwrap(backend.createEvent(device, { label: 'ready' }));
+  const batch = 2000;
+  const hs: number[] = [];
+  const native: number[] = [];
+  for (let round = 0; round < 30; round++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < batch; i++) {
+      backend.recordEvent(ready, producer);
+      backend.streamWaitEvent(consumer, ready);
+      backend.queryEvent(ready);
+    }
+    hs.push(Number(process.hrtime.bigint() - t0) / batch);
+    native.push(cuda.benchHops(batch) / batch);
+  }
+  unwrap(await backend.synchronizeStream(consumer));
+  rows.push({ name: 'per hop (record + wait + query)', hsNs: median(hs.slice(5)), baselineNs: median(native.slice(5)), baseline: 'C++ loop' });
+}
+
+// (b) pool borrow + return, 1 MiB slots
+{
+  const producer = unwrap(backend.createStream(device, { label: 'pool producer' }));
+  const pool = unwrap(TensorPool.materialize(backend, { name: 'bench', memoryKind: MemoryKind.CudaDevice, device, slotCount: 4, slotByteSpan: MiB, maxRank: 1, dtype: DType.uint8, producerStream: producer }));
+  const request = { shape: [MiB], dtype: DType.uint8 };
+  const n = 20000;
+  const hs: number[] = [];
+  for (let round = 0; round < 10; round++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) unwrap(pool.allocateTensor(request)).abandon();
+    hs.push(Number(process.hrtime.bigint() - t0) / n);
+  }
+  const asyncNs: number[] = [];
+  const mallocNs: number[] = [];
+  for (let round = 0; round < 10; round++) asyncNs.push(cuda.benchMallocAsync(MiB, n) / n);
+  for (let round = 0; round < 5; round++) mallocNs.push(cuda.benchMalloc(MiB, 200) / 200);
+  const borrow = median(hs.slice(2));
+  rows.push({ name: 'pool borrow + return (1 MiB)', hsNs: borrow, baselineNs: median(asyncNs.slice(2)), baseline: 'cudaMallocAsync + cudaFreeAsync' });
+  rows.push({ name: 'pool borrow + return (1 MiB)', hsNs: borrow, baselineNs: median(mallocNs.slice(1)), baseline: 'cudaMalloc + cudaFree' });
+  pool.dispose();
+}
+
+// (c) 256 MiB device -> pinned
+{
+  const bytes = 256 * MiB;
+  const s = unwrap(backend.createStream(device, { label: 'copy' }));
+  const src = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: bytes }));
+  const dst = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: bytes }));
+  unwrap(backend.memsetAsync(s, { memory: src, byteOffset: 0, byteLength: bytes, label: 'src' }, 1));
+  unwrap(await backend.synchronizeStream(s));
+  const hs: number[] = [];
+  const raw: number[] = [];
+  for (let round = 0; round < 8; round++) {
+    const t0 = process.hrtime.bigint();
+    unwrap(backend.memcpyAsync(s, { memory: dst, byteOffset: 0, byteLength: bytes, label: 'dst' }, { memory: src, byteOffset: 0, byteLength: bytes, label: 'src' }));
+    unwrap(await backend.synchronizeStream(s));
+    hs.push(Number(process.hrtime.bigint() - t0));
+    raw.push(cuda.benchMemcpy(dst.address, src.address, bytes, 1));
+  }
+  const hsNs = median(hs.slice(2));
+  const rawNs = median(raw.slice(2));
+  rows.push({ name: `copy 256 MiB device->pinned (${(bytes / hsNs).toFixed(1)} vs ${(bytes / rawNs).toFixed(1)} GB/s)`, hsNs, baselineNs: rawNs, baseline: 'cudaMemcpyAsync + sync' });
+}
+backend.dispose();
+
+console.log(`device: ${cuda.deviceProperties(0).name}`);
+console.log('| measurement | hs | baseline | baseline value | hs / baseline |');
+console.log('|---|---|---|---|---|');
+const fmt = (ns: number): string => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} us` : `${ns.toFixed(0)} ns`);
+for (const r of rows) console.log(`| ${r.name} | ${fmt(r.hsNs)} | ${r.baseline} | ${fmt(r.baselineNs)} | ${(r.hsNs / r.baselineNs).toFixed(2)} |`);
+console.log(JSON.stringify({ bench: 'gpu', rows }));
