@@ -79,6 +79,12 @@ export interface ResolvedPoolSpec {
 }
 
 const DEFAULT_MAX_RELEASE_STREAMS = 8;
+
+/**
+ * Most events one pool may preallocate (`slotCount * (maxReleaseStreams + 1)`). Far above any real plan;
+ * it turns an absurd geometry into an up-front error instead of minutes of event creation.
+ */
+const MAX_POOL_EVENTS = 1 << 20;
 const DEFAULT_ALIGNMENT = 256;
 
 /**
@@ -137,6 +143,13 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
   const totalBytes = slotStride * slotCount;
   if (!Number.isSafeInteger(totalBytes)) {
     return err(ErrorCode.ArithmeticOverflow, `pool "${name}": ${slotCount} slots of ${slotStride} bytes exceed 2^53 bytes`);
+  }
+  const events = slotCount * (maxReleaseStreams + 1);
+  if (events > MAX_POOL_EVENTS) {
+    return err(
+      ErrorCode.ResourceExhausted,
+      `pool "${name}": ${slotCount} slots x (${maxReleaseStreams} release streams + 1 readiness) need ${events} events, more than the ${MAX_POOL_EVENTS} one pool may preallocate; lower the queue depth or the release-stream cap`,
+    );
   }
   return ok(
     Object.freeze({

@@ -215,7 +215,14 @@ export class TensorPool implements Disposable {
     const index = this.#ledger.take();
     if (index < 0) return this.#exhausted;
     const slot = this.#slots[index] as PoolSlot;
-    const lent = slot.lend(dtype, shape);
+    let lent: Result<void>;
+    try {
+      lent = slot.lend(dtype, shape);
+    } catch (thrown) {
+      // A malformed shape is a programmer error and throws, but never keeps the slot.
+      this.#ledger.untake(index);
+      throw thrown;
+    }
     if (!lent.ok) {
       this.#ledger.untake(index);
       return lent;

@@ -47,6 +47,49 @@ describe('TensorPool on the host backend', () => {
     expect(tally).toMatchObject({ liveAllocations: 0, liveEvents: 0 });
   });
 
+  it('a malformed shape throws but never keeps the slot it looked at', () => {
+    const backend = make();
+    const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+    const pool = unwrap(
+      TensorPool.materialize(backend, {
+        name: 'frames',
+        memoryKind: MemoryKind.CudaDevice,
+        device: Device.cuda(0),
+        slotCount: 2,
+        slotByteSpan: 64,
+        maxRank: 1,
+        producerStream: producer,
+      }),
+    );
+    for (const bad of [[null], ['64'], [64n], [[64]]]) {
+      expect(() => pool.allocateTensor({ shape: bad as unknown as number[], dtype: DType.uint8 })).toThrowError(
+        expect.objectContaining({ code: ErrorCode.InvalidArgument }),
+      );
+      expect(pool.available).toBe(2);
+    }
+    unwrap(pool.allocateTensor({ shape: [64], dtype: DType.uint8 }));
+    expect(pool.available).toBe(1);
+    pool.dispose();
+  });
+
+  it('refuses an absurd event inventory up front with ResourceExhausted, creating nothing', () => {
+    const { backend, tally } = countingBackend(make());
+    const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+    const made = TensorPool.materialize(backend, {
+      name: 'huge',
+      memoryKind: MemoryKind.CudaDevice,
+      device: Device.cuda(0),
+      slotCount: 4,
+      slotByteSpan: 64,
+      maxRank: 1,
+      maxReleaseStreams: 2 ** 23,
+      producerStream: producer,
+    });
+    expect(code(made)).toBe(ErrorCode.ResourceExhausted);
+    expect(made.ok ? '' : made.error.message).toMatch(/events/);
+    expect(tally).toMatchObject({ liveAllocations: 0, liveEvents: 0 });
+  });
+
   it('refuses release streams of another device with NotSupported', () => {
     const backend = make(2);
     const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
