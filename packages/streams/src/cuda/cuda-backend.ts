@@ -90,7 +90,8 @@ export class CudaBackend implements Backend, Disposable {
   private readonly releaseStreams: bigint[];
   /** Per device: idle internal streams used by `synchronizeEvent`. */
   private readonly idleSyncStreams: bigint[][];
-  private readonly staging: PinnedStaging;
+  /** Per device: pinned staging blocks (their events belong to that device). */
+  private readonly staging: PinnedStaging[];
   private readonly kernelAddresses = new BigUint64Array(2 * MAX_KERNEL_ARGS);
   private readonly kernelLengths = new Float64Array(2 * MAX_KERNEL_ARGS);
   private readonly kernelParams = new Float64Array(MAX_KERNEL_ARGS);
@@ -114,7 +115,7 @@ export class CudaBackend implements Backend, Disposable {
       return cuda.streamCreate(d.id, 0);
     });
     this.idleSyncStreams = this.devices.map(() => []);
-    this.staging = new PinnedStaging(cuda, 0);
+    this.staging = this.devices.map((d) => new PinnedStaging(cuda, d.id));
   }
 
   /**
@@ -381,7 +382,7 @@ export class CudaBackend implements Backend, Disposable {
     const device = m.device.isCuda ? m.device.id : 0;
     const release = this.releaseStreams[device] as bigint;
     this.fenceAllStreams(release);
-    this.releaseAfter(m, release);
+    this.releaseAfter(m, release, device);
     return OK_VOID;
   }
 
@@ -430,7 +431,7 @@ export class CudaBackend implements Backend, Disposable {
     if (problem !== null) return problem;
     const m = memory as CudaMemory;
     this.forget(m);
-    this.releaseAfter(m, (stream as CudaStream).handle);
+    this.releaseAfter(m, (stream as CudaStream).handle, stream.device.id);
     return OK_VOID;
   }
 
@@ -643,14 +644,15 @@ export class CudaBackend implements Backend, Disposable {
     for (const resolve of this.pendingWaits) resolve(gone);
     this.pendingWaits.clear();
     const release = this.releaseStreams[0] as bigint;
-    this.fenceAllStreams(release);
+    for (const r of this.releaseStreams) this.fenceAllStreams(r);
     for (const m of this.allocations) {
       m.freed = true;
-      this.releaseAfter(m, this.releaseStreams[m.device.isCuda ? m.device.id : 0] as bigint);
+      const device = m.device.isCuda ? m.device.id : 0;
+      this.releaseAfter(m, this.releaseStreams[device] as bigint, device);
       this.detach(m);
     }
     this.allocations.clear();
-    this.staging.dispose((kind, address) => this.cuda.deferFree(kind, address, this.fenceEvent(release)));
+    for (const staging of this.staging) staging.dispose((kind, address) => this.cuda.deferFree(kind, address, this.fenceEvent(release, 0)));
     for (const s of this.streams) {
       s.destroyed = true;
       this.cuda.streamDestroy(s.handle);
@@ -702,27 +704,27 @@ export class CudaBackend implements Backend, Disposable {
     m.view = null;
   }
 
-  /** Releases `m`'s memory after the work enqueued on `stream` so far. */
-  private releaseAfter(m: CudaMemory, stream: bigint): void {
+  /** Releases `m`'s memory after the work enqueued on `stream` (of device `device`) so far. */
+  private releaseAfter(m: CudaMemory, stream: bigint, device: number): void {
     switch (m.origin) {
       case CudaAllocationOrigin.PoolAsync:
         this.cuda.freeAsync(m.base, stream);
         return;
       case CudaAllocationOrigin.Malloc:
       case CudaAllocationOrigin.Managed:
-        this.cuda.deferFree(0, m.base, this.fenceEvent(stream));
+        this.cuda.deferFree(0, m.base, this.fenceEvent(stream, device));
         return;
       case CudaAllocationOrigin.PinnedHost:
-        this.cuda.deferFree(1, m.base, this.fenceEvent(stream));
+        this.cuda.deferFree(1, m.base, this.fenceEvent(stream, device));
         return;
       case CudaAllocationOrigin.JsHeap:
         return;
     }
   }
 
-  /** A fresh event recorded on `stream`; the release thread destroys it. */
-  private fenceEvent(stream: bigint): bigint {
-    const e = this.cuda.eventCreate(0, false);
+  /** A fresh event recorded on `stream` (of device `device`); the release thread destroys it. */
+  private fenceEvent(stream: bigint, device: number): bigint {
+    const e = this.cuda.eventCreate(device, false);
     this.cuda.eventRecord(e, stream);
     return e;
   }
@@ -786,7 +788,7 @@ export class CudaBackend implements Backend, Disposable {
     }
     let block: StagingBlock;
     try {
-      block = this.staging.acquire(n);
+      block = (this.staging[s.device.id] as PinnedStaging).acquire(n);
     } catch (cause) {
       return this.failure(method, cause);
     }
@@ -796,7 +798,7 @@ export class CudaBackend implements Backend, Disposable {
       block.view.set((from.view as Uint8Array).subarray((src as MemoryRange).byteOffset, (src as MemoryRange).byteOffset + n));
     }
     const status = this.cuda.memcpyAsync(d.address + BigInt(dst.byteOffset), block.address, n, s.handle);
-    this.staging.release(block, s.handle);
+    (this.staging[s.device.id] as PinnedStaging).release(block, s.handle);
     return status === 0 ? OK_VOID : this.statusError(method, status);
   }
 
@@ -810,7 +812,7 @@ export class CudaBackend implements Backend, Disposable {
     }
     let block: StagingBlock;
     try {
-      block = this.staging.acquire(n);
+      block = (this.staging[s.device.id] as PinnedStaging).acquire(n);
     } catch (cause) {
       return this.failure(method, cause);
     }
@@ -820,10 +822,10 @@ export class CudaBackend implements Backend, Disposable {
     if (status === 0) {
       status = this.hostCalls.launch(s.handle, () => {
         dst.set(block.view.subarray(0, n));
-        this.staging.giveBack(block);
+        (this.staging[s.device.id] as PinnedStaging).giveBack(block);
       }, false);
     }
-    if (status !== 0) this.staging.release(block, s.handle);
+    if (status !== 0) (this.staging[s.device.id] as PinnedStaging).release(block, s.handle);
     return status === 0 ? OK_VOID : this.statusError(method, status);
   }
 
