@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { CudaStatus, loadCudaNative } from '../src/index.js';
 
@@ -20,6 +21,26 @@ describe('loadCudaNative', () => {
     if (loaded.hasDevice) expect(loaded.deviceProblem).toBe('');
     else expect(loaded.deviceProblem).toMatch(/^no device: cudaError/);
     expect(loaded.binding.kernelNames()).toEqual(expect.arrayContaining(['hs.rgbaToGray', 'hs.downscale2x']));
+  });
+
+  it.skipIf(binding === null)('loads in worker threads and tears down with them (context-aware, cleanup per environment)', async () => {
+    if (!loaded.ok) return;
+    const code = [
+      "const { parentPort } = require('node:worker_threads');",
+      `const cuda = require(${JSON.stringify(loaded.path)});`,
+      'cuda.setHostCallDispatcher(() => undefined);',
+      'cuda.deferFree(1, 0n);',
+      'parentPort.postMessage(cuda.runtimeInfo().deviceCount);',
+    ].join('\n');
+    for (let i = 0; i < 2; i++) {
+      const worker = new Worker(code, { eval: true });
+      const count = await new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      expect(count).toBe(loaded.runtime.deviceCount);
+      expect(await worker.terminate()).toBe(1);
+    }
   });
 
   it.skipIf(binding === null || hasDevice)('turns CUDA calls without a device into errors carrying the status', () => {
