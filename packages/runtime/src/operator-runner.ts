@@ -1,6 +1,6 @@
 import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView } from '@hs/compiler';
 import type { TensorLoan, TensorPool, TensorRequest } from '@hs/pool';
-import { type Backend, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, ok } from '@hs/streams';
+import { type Backend, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, ok, errWithContext } from '@hs/streams';
 import type { DType, Tensor } from '@hs/tensor';
 import type { Channel } from './channel.js';
 import { LatencyWindow } from './latency-window.js';
@@ -142,7 +142,10 @@ export class OperatorRunner implements ExecutionContext {
     const output = this.output(port);
     const index = this.loans.indexOf(loan);
     if (index < 0) {
-      return err(ErrorCode.InvalidArgument, `output ${this.name}.${port.name}: the loan was not allocated by this activation`);
+      return err(
+        ErrorCode.InvalidState,
+        `output ${this.name}.${port.name}: this loan was already emitted or abandoned, or was not allocated by this activation; allocate a new one`,
+      );
     }
     for (const channel of output.channels) {
       if (!channel.hasRoom) {
@@ -181,11 +184,19 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   finish(): void {
+    this.assertActive('finish');
+    if (!this.isSource) {
+      throw new HsError(
+        ErrorCode.InvalidState,
+        `operator ${this.name}: finish() is for source operators; a consumer ends when its producers have finished and its inputs drained`,
+      );
+    }
     this.finished = true;
   }
 
   /** Defers the next activation until the monotonic time `timeNs` (used to pace a source at its nominal rate). */
   deferUntil(timeNs: bigint): void {
+    this.assertActive('deferUntil');
     this.notBeforeMs = Number(timeNs) / 1e6;
   }
 
@@ -265,11 +276,11 @@ export class OperatorRunner implements ExecutionContext {
     if (isPromise(returned)) {
       this.busy = true;
       return returned.then(
-        (value) => this.endActivation(value ?? OK_VOID),
+        (value) => this.endActivation(checkedOutcome(value)),
         (thrown: unknown) => this.endActivation(this.failure(thrown)),
       );
     }
-    return this.endActivation(returned ?? OK_VOID);
+    return this.endActivation(checkedOutcome(returned));
   }
 
   private endActivation(outcome: Result<void> = OK_VOID): ActivationOutcome {
@@ -278,14 +289,19 @@ export class OperatorRunner implements ExecutionContext {
     for (const input of this.inputs) {
       const tensor = input.current;
       if (tensor === undefined) continue;
-      tensor.backing?.releaseLease(input.fused ? null : this.stream);
       input.current = undefined;
+      try {
+        tensor.backing?.releaseLease(input.fused ? null : this.stream);
+      } catch (thrown) {
+        // Only reachable when compute() released a lease it did not own; report it, keep going.
+        if (outcome.ok) outcome = this.failure(thrown);
+      }
     }
     for (const loan of this.loans) loan.abandon();
     this.loans.length = 0;
     this.latency.record(performance.now() - this.activationMs);
     if (!outcome.ok) {
-      return err(outcome.error.code, `operator ${this.name}: ${outcome.error.message}`, outcome.error);
+      return errWithContext(outcome.error, `operator ${this.name}`);
     }
     return outcome;
   }
@@ -344,6 +360,26 @@ export class OperatorRunner implements ExecutionContext {
 }
 
 const NO_EVENT = ok<Event | null>(null);
+
+/** Accepts `undefined` or a well-formed `Result` from compute(); anything else is the operator's bug. */
+function checkedOutcome(value: unknown): Result<void> {
+  if (value === undefined) return OK_VOID;
+  if (typeof value === 'object' && value !== null) {
+    const candidate = value as { ok?: unknown; error?: unknown };
+    if (candidate.ok === true) return OK_VOID;
+    if (candidate.ok === false && candidate.error instanceof HsError) return value as Result<void>;
+  }
+  return err(
+    ErrorCode.ProtocolError,
+    `compute() returned ${describeValue(value)}; return nothing, OK_VOID, or a Result whose error is an HsError`,
+  );
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return `an object with keys [${Object.keys(value).join(', ')}]`;
+  return `${typeof value} ${String(value)}`;
+}
 
 function isPromise<T>(value: unknown): value is Promise<T> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';

@@ -15,6 +15,8 @@ export interface OperatorMetrics {
 export interface PoolMetrics {
   readonly id: string;
   readonly slotCount: number;
+  /** Slots out of the pool now (0 for every pool after a run ended cleanly). */
+  readonly outstanding: number;
   /** Most slots out of the pool at once (loaned, queued, being read, or retiring). */
   readonly highWater: number;
   /** `allocateTensor()` calls that returned ResourceExhausted. */
@@ -52,7 +54,7 @@ export function formatMetrics(metrics: RunMetrics): string {
     ),
     'pools:',
     ...metrics.pools.map(
-      (p) => `  ${p.id.padEnd(28)} high-water ${p.highWater}/${p.slotCount} slots  exhaustions ${p.exhaustions}`,
+      (p) => `  ${p.id.padEnd(28)} high-water ${p.highWater}/${p.slotCount} slots  outstanding ${p.outstanding}  exhaustions ${p.exhaustions}`,
     ),
     'edges:',
     ...metrics.edges.map((e) => `  ${e.id.padEnd(40)} high-water ${e.highWater}/${e.queueDepth}`),

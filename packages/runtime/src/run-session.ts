@@ -9,7 +9,7 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend } from '@hs/streams';
+import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext } from '@hs/streams';
 import type { Channel } from './channel.js';
 import { type InputRequirement, OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
@@ -40,7 +40,14 @@ export interface RunSessionOptions {
 export interface RunOptions {
   /** Aborting stops the session as `stop()` does: sources end, the graph drains, every slot returns. */
   readonly signal?: AbortSignal;
+  /**
+   * How long, in milliseconds, the end of a run waits for every pool slot to come back after the
+   * operators' `stop()` (default 10 000). Past it the run returns `InvalidState` naming the pools.
+   */
+  readonly drainTimeoutMs?: number;
 }
+
+const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 
 type SessionState = 'ready' | 'running' | 'stopped' | 'disposed';
 
@@ -199,12 +206,19 @@ export class RunSession {
       const started = await this.callLifecycle('start');
       const outcome = started.ok ? await scheduler.run() : started;
       const stopped = await this.callLifecycle('stop');
-      if (outcome.ok && stopped.ok) await scheduler.drainSlots();
+      const drained = await scheduler.drainSlots(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
       options.signal?.removeEventListener('abort', onAbort);
       this.endedAt = performance.now();
       this.state = 'stopped';
       if (!outcome.ok) return outcome;
       if (!stopped.ok) return stopped;
+      if (!drained) {
+        return err(
+          ErrorCode.InvalidState,
+          `the run ended but slots did not come back within ${options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS} ms (${this.resources.describeOutstanding()}); ` +
+            'an operator kept a lease past its stop(), or device work behind a release event never completed',
+        );
+      }
       return ok(this.metrics());
     })();
     return this.running;
@@ -232,12 +246,10 @@ export class RunSession {
         latencyP99Ms: r.latency.percentile(99),
         latencyMaxMs: r.latency.maxMs,
       })),
-      pools: [...this.resources.pools].map(([id, pool]) => ({
-        id,
-        slotCount: pool.stats.slotCount,
-        highWater: pool.stats.highWater,
-        exhaustions: pool.stats.exhaustions,
-      })),
+      pools: [...this.resources.pools].map(([id, pool]) => {
+        const stats = pool.stats;
+        return { id, slotCount: stats.slotCount, outstanding: stats.slotCount - stats.available, highWater: stats.highWater, exhaustions: stats.exhaustions };
+      }),
       edges: [...this.resources.channels.values()].map((c) => ({ id: c.edgeId, queueDepth: c.activeDepth, highWater: c.highWater })),
     };
   }
@@ -267,7 +279,7 @@ export class RunSession {
       try {
         const returned = await runner.operator[phase]?.();
         if (returned !== undefined && !returned.ok) {
-          return err(returned.error.code, `operator ${runner.name}: ${phase}() failed: ${returned.error.message}`, returned.error);
+          return errWithContext(returned.error, `operator ${runner.name}: ${phase}() failed`);
         }
       } catch (thrown) {
         const message = thrown instanceof Error ? thrown.message : String(thrown);

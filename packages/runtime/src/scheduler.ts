@@ -9,6 +9,9 @@ const SPIN_TURNS = 64;
 /** Sweeps over the operators within one turn while they make progress (amortizes the macrotask hop). */
 const MAX_PASSES_PER_TURN = 32;
 
+/** Longest delay Node timers accept (ms); a later wake re-arms from there. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * The JS-thread scheduler: each turn retires pool slots (one batched event query per pool), then
  * activates every operator whose inputs hold messages and whose outputs have room. Nothing here
@@ -78,12 +81,16 @@ export class Scheduler {
         continue;
       }
       if (!runner.isReady(now)) continue;
-      progressed = true;
+      const emittedBefore = runner.emitted;
       const outcome = runner.activate(now);
       if (outcome instanceof Promise) {
+        progressed = true;
         void outcome.then(this.onSettled);
-      } else if (!outcome.ok) {
-        this.fail(outcome);
+      } else {
+        if (!outcome.ok) this.fail(outcome);
+        // A source activation that neither emitted nor finished is idle polling, not progress: let the
+        // scheduler back off to a timer instead of spinning the CPU.
+        if (!runner.isSource || runner.emitted !== emittedBefore || runner.finished) progressed = true;
       }
     }
     return progressed;
@@ -104,11 +111,17 @@ export class Scheduler {
     this.requestStop();
   }
 
-  /** After a failure: settle once no activation is in flight (in-flight promises must not outlive the run). */
+  /**
+   * After a failure: settle once no activation is in flight (in-flight promises must not outlive the
+   * run), giving back the leases of every tensor still queued so their slots can return.
+   */
   private finishWhenIdle(outcome: Result<void>): void {
     if (this.runners.some((r) => r.busy)) {
       this.schedule(false);
       return;
+    }
+    for (const channel of this.resources.channels.values()) {
+      for (let tensor = channel.shift(); tensor !== undefined; tensor = channel.shift()) tensor.backing?.releaseLease(null);
     }
     this.resolve(outcome);
   }
@@ -121,14 +134,20 @@ export class Scheduler {
   /**
    * Polls retirement between event-loop turns (never blocking) until every pool slot is back. Called
    * after the operators' `stop()`, which releases leases they held (a retained history).
+   * @returns false when slots are still out after `timeoutMs` milliseconds.
    */
-  drainSlots(): Promise<void> {
+  drainSlots(timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
     return new Promise((resolve) => {
       let turns = 0;
       const poll = (): void => {
         this.resources.retire();
         if (this.resources.allSlotsReturned) {
-          resolve();
+          resolve(true);
+          return;
+        }
+        if (performance.now() >= deadline) {
+          resolve(false);
           return;
         }
         turns += 1;
@@ -155,7 +174,7 @@ export class Scheduler {
     this.idleTurns = progressed ? 0 : this.idleTurns + 1;
     const wake = this.nextSourceWake();
     if (wake > 0) {
-      this.timer = setTimeout(this.turn, wake);
+      this.timer = setTimeout(this.turn, Math.min(wake, MAX_TIMER_MS));
     } else if (this.idleTurns < SPIN_TURNS) {
       this.timer = setImmediate(this.turn);
     } else {

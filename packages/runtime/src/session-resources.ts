@@ -1,6 +1,6 @@
 import type { ExecutionPlan, TensorAllocationRecord } from '@hs/compiler';
 import { TensorPool } from '@hs/pool';
-import { type Backend, type Device, type Result, type Stream, ErrorCode, err, ok } from '@hs/streams';
+import { type Backend, type Device, type Result, type Stream, ErrorCode, err, ok, errWithContext } from '@hs/streams';
 import { Channel } from './channel.js';
 
 /**
@@ -35,7 +35,7 @@ export class SessionResources {
       const made = backend.createStream(planned.device, { label: planned.id });
       if (!made.ok) {
         release();
-        return err(made.error.code, `cannot create planned stream ${planned.id}: ${made.error.message}`, made.error);
+        return errWithContext(made.error, `cannot create planned stream ${planned.id}`);
       }
       streams.set(planned.id, made.value);
     }
@@ -65,7 +65,7 @@ export class SessionResources {
       });
       if (!made.ok) {
         release();
-        return err(made.error.code, `cannot materialize pool ${record.id}: ${made.error.message}`, made.error);
+        return errWithContext(made.error, `cannot materialize pool ${record.id}`);
       }
       pools.set(record.id, made.value);
     }
@@ -85,6 +85,15 @@ export class SessionResources {
   get allSlotsReturned(): boolean {
     for (const pool of this.pools.values()) if (pool.available !== pool.slotCount) return false;
     return true;
+  }
+
+  /** Names every pool with slots still out, as `pool:a.out 2/5 out, ...`, for diagnostics. */
+  describeOutstanding(): string {
+    const out: string[] = [];
+    for (const [id, pool] of this.pools) {
+      if (pool.available !== pool.slotCount) out.push(`${id} ${pool.slotCount - pool.available}/${pool.slotCount} out`);
+    }
+    return out.length === 0 ? 'none out' : out.join(', ');
   }
 
   /** Releases pools and streams (pools first: their slots may still reference the streams). */

@@ -40,10 +40,13 @@ export class HsError extends Error {
   override readonly name = 'HsError';
   /** Stable machine-readable code. */
   readonly code: ErrorCode;
+  /** The message without the leading code (`message` is `${code}: ${detail}`). */
+  readonly detail: string;
 
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(`${code}: ${message}`, options);
     this.code = code;
+    this.detail = message;
   }
 }
 
@@ -73,6 +76,14 @@ export function ok<T>(value: T): Ok<T> {
 /** Builds a failure with a new `HsError`. */
 export function err(code: ErrorCode, message: string, cause?: unknown): Err {
   return { ok: false, error: new HsError(code, message, cause === undefined ? undefined : { cause }) };
+}
+
+/**
+ * Re-raises `error` with context in front of its detail: same code, message `${code}: ${context}: ${detail}`,
+ * and the original as `cause`. Use it when passing a callee's failure up, so codes are not repeated.
+ */
+export function errWithContext(error: HsError, context: string): Err {
+  return err(error.code, `${context}: ${error.detail}`, error);
 }
 
 /**

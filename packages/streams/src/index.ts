@@ -1,4 +1,4 @@
-export { ErrorCode, HsError, OK_VOID, ok, err, unwrap } from './errors.js';
+export { ErrorCode, HsError, OK_VOID, ok, err, errWithContext, unwrap } from './errors.js';
 export type { Ok, Err, Result } from './errors.js';
 export { MemoryKind, MEMORY_KINDS, isHostAccessible, isDeviceAccessible, requiresCudaDevice, parseMemoryKind } from './memory-kind.js';
 export { Device, DeviceType } from './device.js';
@@ -19,6 +19,6 @@ export type { SchedulingMode } from './host/stream-scheduler.js';
 export type { OrderingChecker, OrderingCheckerOptions } from './ordering/ordering-checker.js';
 export type { OrderingViolation, OrderingAccess, OrderingHazard } from './ordering/ordering-violation.js';
 export { CudaBackend } from './cuda/cuda-backend.js';
-export type { CudaBackendOptions } from './cuda/cuda-backend.js';
+export type { CudaBackendOptions, NativeTensorSource } from './cuda/cuda-backend.js';
 export { selectBackend } from './select-backend.js';
 export type { BackendName, SelectBackendOptions } from './select-backend.js';

@@ -1,5 +1,5 @@
 import { deflateSync, inflateSync } from 'node:zlib';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, err, ok, type Result, errWithContext } from '@hs/streams';
 import { FILE_MAGIC, FORMAT_MAJOR, FORMAT_VERSION, GRID_MAGIC, ROOT_OFFSET } from './grid-layout.js';
 import { validateGrids, type GridMetadata } from './grid-validation.js';
 
@@ -97,7 +97,7 @@ export function decodeNvdb(file: Uint8Array): Result<NvdbSegment[]> {
     let offset = 0;
     while (offset < file.length) {
       const chain = validateGrids(file.subarray(offset));
-      if (!chain.ok) return err(chain.error.code, `raw grid buffer at byte ${offset}: ${chain.error.message}`, chain.error);
+      if (!chain.ok) return errWithContext(chain.error, `raw grid buffer at byte ${offset}`);
       const last = chain.value[chain.value.length - 1] as GridMetadata;
       const end = offset + last.byteOffset + last.gridSize;
       segments.push({ bytes: file.slice(offset, end), grids: chain.value });
@@ -173,7 +173,7 @@ function decodeSegment(file: Uint8Array, start: number, index: number): Result<{
     at += m.fileSize;
   }
   const grids = validateGrids(bytes);
-  if (!grids.ok) return err(grids.error.code, `.nvdb segment ${index}: ${grids.error.message}`, grids.error);
+  if (!grids.ok) return errWithContext(grids.error, `.nvdb segment ${index}`);
   for (const [g, m] of metas.entries()) {
     const grid = grids.value[g];
     if (grid === undefined || grid.gridSize !== m.gridSize || grid.gridType !== m.gridType || grid.name !== m.name) {
