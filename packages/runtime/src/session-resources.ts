@@ -55,7 +55,7 @@ export class SessionResources {
         memoryKind: record.memoryKind,
         device: record.device,
         slotCount: record.slotCount,
-        slotByteSpan: record.slotBytes,
+        slotByteSpan: record.maxByteSpan,
         maxRank: record.maxRank,
         dtype: record.dtype,
         maxReleaseStreams: record.maxReleaseStreams,

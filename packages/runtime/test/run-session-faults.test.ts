@@ -89,6 +89,22 @@ describe('RunSession under operator faults', () => {
     s.dispose();
   });
 
+  it('enforces the declared maxByteSpan, not the aligned slot size', async () => {
+    let over: Result<unknown> | undefined;
+    class Oversize extends FillSource {
+      override compute(ctx: ExecutionContext): Result<void> {
+        over = ctx.allocateTensor(this.frames, { shape: [65], dtype: DType.uint8 });
+        return super.compute(ctx);
+      }
+    }
+    const s = session(pair(new Oversize('source', 1), new CollectSink('sink')));
+    unwrap(await s.run());
+    expect(over?.ok).toBe(false);
+    expect(over !== undefined && !over.ok && over.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(over !== undefined && !over.ok && over.error.message).toContain('64');
+    s.dispose();
+  });
+
   it('a lease kept past the run is reported by pool instead of hanging', async () => {
     class Keeper extends FailingSink {
       override compute(ctx: ExecutionContext): Result<void> {
