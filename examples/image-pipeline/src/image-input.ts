@@ -4,6 +4,7 @@ import { ErrorCode, OK_VOID, err, ok, type Result } from '@hs/streams';
 import baboonDataUri from 'baboon-image-uri';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
+import { findPngStructureProblem } from './png-structure.js';
 
 /**
  * A decoded image: `data` holds `height * width * 4` bytes, row-major, RGBA, 8 bits per channel
@@ -56,8 +57,12 @@ export function detectImageFormat(bytes: Uint8Array): ImageFormat | undefined {
  * components are accepted (alpha 255).
  *
  * @param name label used in error messages and in `RgbaImage.name`.
- * @returns `ErrorCode.InvalidArgument` when the bytes are neither PNG nor JPEG, when the header or the
- *   pixel data is corrupt, or when the dimensions fall outside `bounds`.
+ * A PNG's chunk structure is checked before decoding (see `findPngStructureProblem`): a PNG without
+ * IDAT, or whose IDAT data is shorter or longer than its header implies, is rejected rather than decoded
+ * to black pixels. PNG failures read `input '<name>': not a valid PNG (<what is wrong>)`.
+ *
+ * @returns `ErrorCode.InvalidArgument` when the bytes are neither PNG nor JPEG, when the header, chunk
+ *   structure or pixel data is corrupt, or when the dimensions fall outside `bounds`.
  */
 export function decodeImage(bytes: Uint8Array, name: string, bounds: ImageBounds): Result<RgbaImage> {
   const format = detectImageFormat(bytes);
@@ -75,6 +80,10 @@ export function decodeImage(bytes: Uint8Array, name: string, bounds: ImageBounds
   }
   const checked = checkBounds(name, size.width, size.height, bounds);
   if (!checked.ok) return checked;
+  if (format === 'png') {
+    const problem = findPngStructureProblem(bytes);
+    if (problem !== undefined) return err(ErrorCode.InvalidArgument, notValidPng(name, problem));
+  }
   try {
     const data = format === 'png' ? decodePngPixels(bytes) : decodeJpegPixels(bytes);
     if (data.byteLength !== size.width * size.height * 4) {
@@ -83,7 +92,8 @@ export function decodeImage(bytes: Uint8Array, name: string, bounds: ImageBounds
     return ok({ name, width: size.width, height: size.height, data });
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    return err(ErrorCode.InvalidArgument, `input '${name}' is a corrupt ${format.toUpperCase()} (${reason})`, cause);
+    const message = format === 'png' ? notValidPng(name, reason) : `input '${name}' is a corrupt JPEG (${reason})`;
+    return err(ErrorCode.InvalidArgument, message, cause);
   }
 }
 
@@ -127,6 +137,10 @@ export async function loadImageFiles(paths: readonly string[], bounds: ImageBoun
 export function loadBundledMandrill(bounds: ImageBounds): Result<RgbaImage> {
   const base64 = baboonDataUri.slice(baboonDataUri.indexOf(',') + 1);
   return decodeImage(Buffer.from(base64, 'base64'), 'mandrill', bounds);
+}
+
+function notValidPng(name: string, reason: string): string {
+  return `input '${name}': not a valid PNG (${reason})`;
 }
 
 function startsWith(bytes: Uint8Array, signature: readonly number[]): boolean {

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
 import { encode as encodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
 
@@ -34,4 +35,39 @@ export async function writeFixture(dir: string, name: string, bytes: Uint8Array)
   const path = join(dir, name);
   await writeFile(path, bytes);
   return path;
+}
+
+/** IHDR fields of a hand-built PNG. */
+export interface PngHeaderFields {
+  readonly width: number;
+  readonly height: number;
+  readonly colorType: number;
+  readonly bitDepth: number;
+  readonly interlaced: boolean;
+}
+
+/**
+ * Builds a PNG byte by byte: signature, IHDR, one IDAT holding `imageData` deflated (or no IDAT when
+ * `imageData` is `null`), IEND; every chunk with a correct CRC. Lets tests make files an encoder never would.
+ */
+export function buildPng(header: PngHeaderFields, imageData: Uint8Array | null): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(header.width, 0);
+  ihdr.writeUInt32BE(header.height, 4);
+  ihdr[8] = header.bitDepth;
+  ihdr[9] = header.colorType;
+  ihdr[12] = header.interlaced ? 1 : 0;
+  const chunks = [pngChunk('IHDR', ihdr)];
+  if (imageData !== null) chunks.push(pngChunk('IDAT', deflateSync(imageData)));
+  chunks.push(pngChunk('IEND', Buffer.alloc(0)));
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), ...chunks]);
+}
+
+function pngChunk(type: string, data: Uint8Array): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.byteLength);
+  const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(typeAndData));
+  return Buffer.concat([length, typeAndData, crc]);
 }

@@ -6,7 +6,7 @@ import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeImage, detectImageFormat, loadBundledMandrill, loadImageFile, loadImageFiles, type ImageBounds } from '../src/image-input.js';
-import { encodeJpegImage, encodePng, patternRgba, writeFixture } from './fixture-images.js';
+import { buildPng, encodeJpegImage, encodePng, patternRgba, writeFixture } from './fixture-images.js';
 
 const BOUNDS: ImageBounds = { minWidth: 2, minHeight: 2, maxWidth: 64, maxHeight: 48 };
 
@@ -126,7 +126,7 @@ describe('input errors', () => {
   it('rejects a PNG whose pixel data is corrupt', () => {
     const png = Buffer.from(encodePng(patternRgba(16, 16), 16, 16));
     png.fill(0x5a, 41, png.length - 12); // overwrite the compressed IDAT payload, keep the header
-    expectInvalid(decodeImage(png, 'broken.png', BOUNDS), /'broken\.png' is a corrupt PNG/);
+    expectInvalid(decodeImage(png, 'broken.png', BOUNDS), /input 'broken\.png': not a valid PNG \(the IDAT data does not inflate/);
   });
 
   it('rejects a JPEG without a frame header', () => {
@@ -147,5 +147,103 @@ describe('input errors', () => {
 
   it('rejects an image smaller than the minimum', () => {
     expectInvalid(decodeImage(encodePng(patternRgba(1, 5), 1, 5), 'thin.png', BOUNDS), /1x5 pixels, smaller than the minimum 2x2/);
+  });
+});
+
+/** Raw (inflated) PNG image data: every row a filter byte 0 followed by `rowBytes` bytes of `fill`. */
+function rawRows(rows: number, rowBytes: number, fill = 0x40): Uint8Array {
+  const raw = new Uint8Array(rows * (1 + rowBytes)).fill(fill);
+  for (let r = 0; r < rows; r++) raw[r * (1 + rowBytes)] = 0;
+  return raw;
+}
+
+/** The Adam7 pass (1..7) of each position of the repeating 8x8 block, as the PNG format draws it. */
+const ADAM7_BLOCK = [
+  [1, 6, 4, 6, 2, 6, 4, 6],
+  [7, 7, 7, 7, 7, 7, 7, 7],
+  [5, 6, 5, 6, 5, 6, 5, 6],
+  [7, 7, 7, 7, 7, 7, 7, 7],
+  [3, 6, 4, 6, 3, 6, 4, 6],
+  [7, 7, 7, 7, 7, 7, 7, 7],
+  [5, 6, 5, 6, 5, 6, 5, 6],
+  [7, 7, 7, 7, 7, 7, 7, 7],
+];
+
+/** Adam7 image data for 8-bit RGBA `rgba`, built pixel by pixel from the block above: one list of rows per pass. */
+function adam7Passes(rgba: Uint8Array, width: number, height: number): Uint8Array[][] {
+  const passes: Uint8Array[][] = [[], [], [], [], [], [], []];
+  for (let pass = 1; pass <= 7; pass++) {
+    for (let y = 0; y < height; y++) {
+      const row: number[] = [];
+      for (let x = 0; x < width; x++) {
+        if (ADAM7_BLOCK[y % 8]![x % 8] === pass) row.push(...rgba.subarray((y * width + x) * 4, (y * width + x) * 4 + 4));
+      }
+      if (row.length > 0) passes[pass - 1]!.push(Uint8Array.from([0, ...row]));
+    }
+  }
+  return passes;
+}
+
+function concatRows(passes: readonly Uint8Array[][]): Uint8Array {
+  return Buffer.concat(passes.flat());
+}
+
+describe('PNG structure checks (files a decoder would turn into black pixels)', () => {
+  const rgba8x8 = { width: 8, height: 8, colorType: 6, bitDepth: 8, interlaced: false };
+
+  it('accepts a hand-built PNG with complete image data (the fixture builder is sound)', () => {
+    const result = decodeImage(buildPng(rgba8x8, rawRows(8, 32)), 'complete.png', BOUNDS);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.value.data.every((b) => b === 0x40)).toBe(true);
+  });
+
+  it('rejects a PNG with a header but no IDAT chunk', () => {
+    expectInvalid(decodeImage(buildPng(rgba8x8, null), 'no-idat.png', BOUNDS), /input 'no-idat\.png': not a valid PNG \(no IDAT chunk/);
+  });
+
+  it('rejects a PNG whose IDAT holds only 3 of its 8 rows, giving both sizes', () => {
+    expectInvalid(
+      decodeImage(buildPng(rgba8x8, rawRows(3, 32)), 'three-rows.png', BOUNDS),
+      /input 'three-rows\.png': not a valid PNG \(the IDAT data inflates to 99 bytes, but a 8x8 non-interlaced image .* needs exactly 264\)/,
+    );
+  });
+
+  it('rejects a PNG whose IDAT holds more rows than its header', () => {
+    expectInvalid(
+      decodeImage(buildPng(rgba8x8, rawRows(9, 32)), 'extra-row.png', BOUNDS),
+      /'extra-row\.png': not a valid PNG \(the IDAT data inflates to more than 264 bytes/,
+    );
+  });
+
+  it('counts sub-byte rows by rounding each row up to whole bytes (1-bit grey, 10 pixels wide)', () => {
+    const grey1 = { width: 10, height: 3, colorType: 0, bitDepth: 1, interlaced: false };
+    expect(decodeImage(buildPng(grey1, rawRows(3, 2, 0xff)), 'bits.png', BOUNDS).ok).toBe(true);
+    expectInvalid(decodeImage(buildPng(grey1, rawRows(2, 2, 0xff)), 'bits-short.png', BOUNDS), /inflates to 6 bytes.*needs exactly 9/);
+  });
+
+  it('decodes a complete Adam7-interlaced PNG exactly and rejects one missing its last pass', () => {
+    const [width, height] = [10, 7];
+    const rgba = patternRgba(width, height);
+    const passes = adam7Passes(rgba, width, height);
+    const header = { width, height, colorType: 6, bitDepth: 8, interlaced: true };
+    const complete = decodeImage(buildPng(header, concatRows(passes)), 'adam7.png', BOUNDS);
+    expect(complete.ok).toBe(true);
+    if (complete.ok) expect(Array.from(complete.value.data)).toEqual(Array.from(rgba));
+
+    const full = concatRows(passes).byteLength;
+    const short = concatRows(passes.slice(0, 6)).byteLength;
+    expect(short).toBeLessThan(full);
+    const pattern = new RegExp(`'adam7-short\\.png': not a valid PNG \\(the IDAT data inflates to ${short} bytes, but a 10x7 Adam7-interlaced image .* needs exactly ${full}\\)`);
+    expectInvalid(decodeImage(buildPng(header, concatRows(passes.slice(0, 6))), 'adam7-short.png', BOUNDS), pattern);
+  });
+
+  it('rejects a PNG cut off inside a chunk, saying where', () => {
+    const png = encodePng(patternRgba(8, 8), 8, 8);
+    expectInvalid(decodeImage(png.subarray(0, png.length - 20), 'cut.png', BOUNDS), /'cut\.png': not a valid PNG \(chunk 'IDAT' at byte 33 declares \d+ data bytes, but the file ends after \d+\)/);
+  });
+
+  it('wraps the decoder\'s own message naming the file', () => {
+    const png = Buffer.concat([encodePng(patternRgba(8, 8), 8, 8), Buffer.from('trailing junk')]);
+    expectInvalid(decodeImage(png, 'trailing.png', BOUNDS), /^InvalidArgument: input 'trailing\.png': not a valid PNG \(unrecognised content at end of stream\)$/);
   });
 });
