@@ -17,9 +17,9 @@ export const DEFAULT_IMAGE_BOUNDS: ImageBounds = Object.freeze({ minWidth: 2, mi
 export interface ImagePipelineOptions {
   /** Decoded images, emitted round-robin; at least one, each within `bounds`. */
   readonly images: readonly RgbaImage[];
-  /** Frames the source emits; a positive integer. */
+  /** Frames the source emits; a positive integer, at most `MAX_FRAME_FILES` for the PNG writer. */
   readonly frames: number;
-  /** Nominal source rate in Hz; positive and finite. */
+  /** Nominal source rate in Hz, from `MIN_RATE_HZ` to `MAX_RATE_HZ` (see `ImageSource`). */
   readonly rateHz: number;
   /** Directory for the PNG files. */
   readonly outDir: string;

@@ -3,13 +3,18 @@ import { ErrorCode, HsError, MemoryKind, OK_VOID, type Result } from '@hs/stream
 import { DType } from '@hs/tensor';
 import type { ImageBounds, RgbaImage } from '../image-input.js';
 
+/** Slowest accepted source rate, in Hz (one frame every 1000 s). */
+export const MIN_RATE_HZ = 0.001;
+/** Fastest accepted source rate, in Hz (one frame every microsecond). */
+export const MAX_RATE_HZ = 1e6;
+
 /** Options of `ImageSource`. */
 export interface ImageSourceOptions {
   /** Decoded images, emitted round-robin; at least one, each within `bounds`. */
   readonly images: readonly RgbaImage[];
   /** Frames to emit before finishing; a positive integer. */
   readonly frames: number;
-  /** Nominal emission rate in Hz (frames per second); positive and finite. */
+  /** Nominal emission rate in Hz (frames per second), from `MIN_RATE_HZ` to `MAX_RATE_HZ`. */
   readonly rateHz: number;
   /** Largest image the pipeline accepts; sizes the output pool's slots (`maxWidth * maxHeight * 4` bytes). */
   readonly bounds: ImageBounds;
@@ -42,7 +47,8 @@ export class ImageSource extends Operator {
 
   /**
    * @throws HsError `ErrorCode.InvalidArgument` when `images` is empty, `frames` is not a positive
-   *   integer, `rateHz` is not positive and finite, or an image lies outside `bounds`.
+   *   integer, `rateHz` is outside `MIN_RATE_HZ`..`MAX_RATE_HZ` (or not a number), or an image lies
+   *   outside `bounds`.
    */
   constructor(name: string, options: ImageSourceOptions) {
     super(name);
@@ -50,8 +56,8 @@ export class ImageSource extends Operator {
     if (!Number.isSafeInteger(options.frames) || options.frames <= 0) {
       throw new HsError(ErrorCode.InvalidArgument, `${name}: frames must be a positive integer, got ${options.frames}`);
     }
-    if (!Number.isFinite(options.rateHz) || options.rateHz <= 0) {
-      throw new HsError(ErrorCode.InvalidArgument, `${name}: rateHz must be positive and finite, got ${options.rateHz}`);
+    if (!(options.rateHz >= MIN_RATE_HZ && options.rateHz <= MAX_RATE_HZ)) {
+      throw new HsError(ErrorCode.InvalidArgument, `${name}: rateHz must be from ${MIN_RATE_HZ} to ${MAX_RATE_HZ} Hz, got ${options.rateHz}`);
     }
     const { minWidth, minHeight, maxWidth, maxHeight } = options.bounds;
     for (const image of options.images) {

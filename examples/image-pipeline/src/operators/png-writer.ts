@@ -1,15 +1,19 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
-import { ErrorCode, MemoryKind, OK_VOID, err, type Result } from '@hs/streams';
+import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, type Result } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { PNG } from 'pngjs';
+import { MAX_FRAME_FILES, createOutputDir, frameFileName } from '../frame-output-dir.js';
 import { checkPackedImage } from './packed-image.js';
 import { StagingBuffer } from './staging-buffer.js';
 
 /** Options of `PngWriter`. */
 export interface PngWriterOptions {
-  /** Directory the frames are written to; created (with parents) when the first frame arrives. */
+  /**
+   * Directory the frames are written to; created (with parents) when the first frame arrives. Files
+   * already there are overwritten, not cleared: call `prepareOutputDir` first for a clean directory.
+   */
   readonly outDir: string;
   /** Largest frame accepted, in bytes (`H * W` of the largest grey frame); sizes the staging buffer. */
   readonly maxFrameBytes: number;
@@ -17,7 +21,8 @@ export interface PngWriterOptions {
 
 /**
  * Sink: writes every received grey uint8 frame `[H, W]` (CUDA device memory) to
- * `<outDir>/frame-00000.png`, `frame-00001.png`, ... as an 8-bit greyscale PNG.
+ * `<outDir>/frame-00000.png`, `frame-00001.png`, ... (`frameFileName`) as an 8-bit greyscale PNG; at
+ * most `MAX_FRAME_FILES` frames per run (a further frame fails the run with `ErrorCode.InvalidArgument`).
  *
  * Per frame: `copyToHostAsync` enqueues the device-to-host copy into a staging buffer allocated once
  * at construction, on the operator's compute stream (behind the producer's readiness, which the runtime
@@ -71,13 +76,13 @@ export class PngWriter extends Operator {
     // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
     const image = { width, height, data: Buffer.from(pixels.value.buffer, pixels.value.byteOffset, pixels.value.byteLength) };
     const encoded = PNG.sync.write(image as PNG, { colorType: 0, inputColorType: 0, bitDepth: 8 });
-    this.outDirReady ??= mkdir(this.options.outDir, { recursive: true }).then(
-      () => OK_VOID,
-      (cause: unknown) => err(ErrorCode.InvalidArgument, `${this.name}: cannot create output directory '${this.options.outDir}'`, cause),
-    );
+    this.outDirReady ??= createOutputDir(this.options.outDir);
     const dirReady = await this.outDirReady;
-    if (!dirReady.ok) return dirReady;
-    const path = join(this.options.outDir, `frame-${String(this.paths.length).padStart(5, '0')}.png`);
+    if (!dirReady.ok) return errWithContext(dirReady.error, this.name);
+    if (this.paths.length === MAX_FRAME_FILES) {
+      return err(ErrorCode.InvalidArgument, `${this.name}: more than ${MAX_FRAME_FILES} frames; frame file names have five digits`);
+    }
+    const path = join(this.options.outDir, frameFileName(this.paths.length));
     try {
       await writeFile(path, encoded);
     } catch (cause) {

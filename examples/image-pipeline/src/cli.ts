@@ -1,0 +1,111 @@
+import { RunSession, formatMetrics } from '@hs/runtime';
+import { type Backend, HsError, OK_VOID, errWithContext, ok, selectBackend, type Result } from '@hs/streams';
+import { parseCliArguments, type CliOptions, type CliOutput } from './cli-options.js';
+import { prepareOutputDir } from './frame-output-dir.js';
+import { loadBundledMandrill, loadImageFiles, type RgbaImage } from './image-input.js';
+import { DEFAULT_IMAGE_BOUNDS, buildImagePipeline } from './pipeline.js';
+
+/**
+ * Runs the example's command line: parses `args` (the user's arguments, without `node` and the script),
+ * then checks everything that can be checked before printing anything (options, input images, the
+ * compiled plan, the backend, the output directory, in that order), then prints the inputs and the plan,
+ * runs, and prints metrics, statistics and the files written. Every failure is printed as
+ * `error: <ErrorCode>: <message>` to `output.error`.
+ *
+ * @param env environment to read `HS_BACKEND` from; default `process.env`.
+ * @returns the process exit code: 0 on success, 1 on any error (commander's own code for `--help` and
+ *   usage errors).
+ */
+export async function runCli(
+  args: readonly string[],
+  output: CliOutput,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
+  try {
+    const request = parseCliArguments(args, output);
+    if (!request.ok) return reportFailure(request.error, output);
+    if (request.value.kind === 'exit') return request.value.exitCode;
+    const outcome = await runPipeline(request.value.options, output, env);
+    return outcome.ok ? 0 : reportFailure(outcome.error, output);
+  } catch (thrown) {
+    // Programmer errors throw HsError; anything else is a bug worth its stack trace.
+    if (!(thrown instanceof HsError)) throw thrown;
+    return reportFailure(thrown, output);
+  }
+}
+
+async function runPipeline(
+  options: CliOptions,
+  output: CliOutput,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Result<void>> {
+  const { frames, rateHz, outDir } = options;
+  const images = await loadImages(options.inputs);
+  if (!images.ok) return images;
+  const pipeline = buildImagePipeline({ images: images.value, frames, rateHz, outDir });
+  if (!pipeline.ok) return pipeline;
+  const backend = chooseBackend(options.backend, env);
+  if (!backend.ok) return backend;
+  try {
+    const prepared = await prepareOutputDir(outDir);
+    if (!prepared.ok) return errWithContext(prepared.error, '--out');
+
+    for (const image of images.value) output.log(`input ${image.name}: ${image.width}x${image.height} RGBA`);
+    output.log(pipeline.value.plan.toText());
+    const session = RunSession.create(pipeline.value.plan, { backend: backend.value });
+    if (!session.ok) return session;
+    try {
+      output.log(`backend: ${backend.value.name}`);
+      const metrics = await session.value.run();
+      if (!metrics.ok) return metrics;
+      output.log(formatMetrics(metrics.value));
+    } finally {
+      session.value.dispose();
+    }
+  } finally {
+    backend.value.dispose();
+  }
+
+  const stats = pipeline.value.statistics.statistics;
+  output.log(
+    `statistics over ${stats.frames} downscaled frames (${stats.pixels} pixels): ` +
+      `mean ${stats.mean.toFixed(2)}  min ${stats.min}  max ${stats.max}`,
+  );
+  output.log(describeWritten(pipeline.value.pngWriter.written, outDir));
+  return OK_VOID;
+}
+
+async function loadImages(inputs: readonly string[] | undefined): Promise<Result<readonly RgbaImage[]>> {
+  if (inputs === undefined) {
+    const mandrill = loadBundledMandrill(DEFAULT_IMAGE_BOUNDS);
+    return mandrill.ok ? ok([mandrill.value]) : mandrill;
+  }
+  return loadImageFiles(inputs, DEFAULT_IMAGE_BOUNDS);
+}
+
+/** `selectBackend`, with its error saying which setting chose the backend in command-line terms. */
+function chooseBackend(explicit: 'host' | 'cuda' | undefined, env: Readonly<Record<string, string | undefined>>): Result<Backend> {
+  const selected = selectBackend({ backend: explicit, env });
+  if (selected.ok) return selected;
+  const fromEnv = env['HS_BACKEND'];
+  const source =
+    explicit !== undefined
+      ? `--backend ${explicit}`
+      : fromEnv !== undefined && fromEnv !== ''
+        ? `HS_BACKEND=${fromEnv}`
+        : 'auto-detected backend';
+  return errWithContext(selected.error, source);
+}
+
+/** `wrote 1 PNG file to out (out/frame-00000.png)`, `wrote 3 PNG files to out (a ... c)`, `wrote 0 PNG files to out`. */
+function describeWritten(paths: readonly string[], outDir: string): string {
+  const count = `${paths.length} PNG ${paths.length === 1 ? 'file' : 'files'}`;
+  const range = paths.length === 0 ? '' : paths.length === 1 ? ` (${paths[0]})` : ` (${paths[0]} ... ${paths[paths.length - 1]})`;
+  return `wrote ${count} to ${outDir}${range}`;
+}
+
+function reportFailure(error: HsError, output: CliOutput): number {
+  // A CompileError's message already lists its diagnostics.
+  output.error(`error: ${error.message}`);
+  return 1;
+}

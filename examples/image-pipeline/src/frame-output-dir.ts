@@ -1,0 +1,60 @@
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '@hs/streams';
+
+/** Frame files one run can name: `frame-00000.png` to `frame-99999.png`. */
+export const MAX_FRAME_FILES = 100_000;
+
+/** Exactly the names `frameFileName` produces: `frame-` and five decimal digits, then `.png`. */
+export const FRAME_FILE_PATTERN = /^frame-\d{5}\.png$/;
+
+/**
+ * The file name of frame `index` (0-based): `frame-00000.png`, `frame-00001.png`, ...
+ * @throws HsError `ErrorCode.InvalidArgument` when `index` is not an integer from 0 to `MAX_FRAME_FILES - 1`.
+ */
+export function frameFileName(index: number): string {
+  if (!Number.isInteger(index) || index < 0 || index >= MAX_FRAME_FILES) {
+    throw new HsError(ErrorCode.InvalidArgument, `frame index must be an integer from 0 to ${MAX_FRAME_FILES - 1}, got ${index}`);
+  }
+  return `frame-${String(index).padStart(5, '0')}.png`;
+}
+
+/**
+ * Creates `dir` with any missing parents (nothing happens when it exists).
+ * @returns `ErrorCode.InvalidArgument` carrying the OS error (ENOTDIR, EACCES, EEXIST, ...) in the
+ *   message and as the cause, e.g. `cannot create output directory 'a/b': ENOTDIR: not a directory, mkdir 'a/b'`.
+ */
+export async function createOutputDir(dir: string): Promise<Result<void>> {
+  try {
+    await mkdir(dir, { recursive: true });
+    return OK_VOID;
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return err(ErrorCode.InvalidArgument, `cannot create output directory '${dir}': ${reason}`, cause);
+  }
+}
+
+/**
+ * Makes `dir` ready for a fresh run: creates it (see `createOutputDir`), then deletes the frame files an
+ * earlier run left there, so that the directory ends up holding only this run's frames. Only entries whose
+ * whole name matches `FRAME_FILE_PATTERN` and that are files or symbolic links are removed; anything else
+ * (other names, `frame-1.png`, directories) is left alone.
+ * @returns the names removed, or `ErrorCode.InvalidArgument` when the directory cannot be created, listed,
+ *   or a stale frame cannot be removed (the OS error in the message and as the cause).
+ */
+export async function prepareOutputDir(dir: string): Promise<Result<string[]>> {
+  const created = await createOutputDir(dir);
+  if (!created.ok) return created;
+  const removed: string[] = [];
+  try {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (!FRAME_FILE_PATTERN.test(entry.name) || !(entry.isFile() || entry.isSymbolicLink())) continue;
+      await rm(join(dir, entry.name));
+      removed.push(entry.name);
+    }
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return err(ErrorCode.InvalidArgument, `cannot clear old frames from output directory '${dir}': ${reason}`, cause);
+  }
+  return ok(removed.sort());
+}

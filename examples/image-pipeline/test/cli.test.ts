@@ -1,0 +1,127 @@
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CudaBackend } from '@hs/streams';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.js';
+
+/** Runs the command line in-process with the given environment; collects what it prints. */
+async function cli(args: readonly string[], env: Record<string, string | undefined> = { HS_BACKEND: 'host' }) {
+  const logs: string[] = [];
+  const errors: string[] = [];
+  const exitCode = await runCli(args, { log: (line) => logs.push(line), error: (line) => errors.push(line) }, env);
+  return { exitCode, logs, errors };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'hs-image-cli-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('option validation (before anything is printed)', () => {
+  it.each(['1e-300', '0.0009', '0', '-1', '2000000', '1e3', '0x10', ' 30', 'Infinity', 'NaN', '30hz', ''])(
+    'rejects --rate %j with a typed error and exit code 1',
+    async (rate) => {
+      const out = join(dir, 'never-rate');
+      const { exitCode, logs, errors } = await cli(['--rate', rate, '--out', out]);
+      expect(exitCode).toBe(1);
+      expect(logs).toEqual([]);
+      expect(errors).toEqual([
+        `error: InvalidArgument: --rate must be a plain decimal number of frames per second from 0.001 to 1000000, got '${rate}'`,
+      ]);
+      expect(await exists(out)).toBe(false);
+    },
+  );
+
+  it.each(['0x10', '1e3', ' 3', '3 ', '0', '-1', '2.5', '+4', '100001', ''])('rejects --frames %j', async (frames) => {
+    const { exitCode, logs, errors } = await cli(['--frames', frames, '--out', join(dir, 'never-frames')]);
+    expect(exitCode).toBe(1);
+    expect(logs).toEqual([]);
+    expect(errors).toEqual([`error: InvalidArgument: --frames must be a plain decimal integer from 1 to 100000, got '${frames}'`]);
+  });
+
+  it('accepts the documented extremes of --rate and a plain --frames', async () => {
+    for (const rate of ['0.001', '1000000', '.5', '29.97']) {
+      const out = join(dir, `rate-${rate}`);
+      const { exitCode, errors } = await cli(['--rate', rate, '--frames', '1', '--out', out]);
+      expect([exitCode, errors]).toEqual([0, []]);
+      expect(await readdir(out)).toEqual(['frame-00000.png']);
+    }
+  });
+
+  it('rejects an --out below a file before printing, with the OS error code', async () => {
+    const blocker = join(dir, 'a-file');
+    await writeFile(blocker, 'not a directory');
+    const { exitCode, logs, errors } = await cli(['--frames', '1', '--out', join(blocker, 'out')]);
+    expect(exitCode).toBe(1);
+    expect(logs).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^error: InvalidArgument: --out: cannot create output directory '.*a-file\/out': ENOTDIR/);
+  });
+
+  it('rejects an unknown HS_BACKEND before printing and before touching --out', async () => {
+    const out = join(dir, 'never-backend');
+    const { exitCode, logs, errors } = await cli(['--frames', '1', '--out', out], { HS_BACKEND: 'tpu' });
+    expect(exitCode).toBe(1);
+    expect(logs).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^error: InvalidArgument: HS_BACKEND=tpu: .*unknown backend "tpu"/);
+    expect(await exists(out)).toBe(false);
+  });
+
+  it.skipIf(CudaBackend.available())('rejects --backend cuda before printing where CUDA is unavailable (skipped: this machine has a CUDA device)', async () => {
+    const { exitCode, logs, errors } = await cli(['--frames', '1', '--backend', 'cuda', '--out', join(dir, 'never-cuda')], {});
+    expect(exitCode).toBe(1);
+    expect(logs).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^error: NotSupported: --backend cuda: /);
+  });
+
+  it('rejects an unknown option through commander, printing only the usage error', async () => {
+    const { exitCode, logs, errors } = await cli(['--fames', '2']);
+    expect(exitCode).toBe(1);
+    expect(logs).toEqual([]);
+    expect(errors.join('\n')).toMatch(/unknown option '--fames'/);
+  });
+});
+
+describe('runs', () => {
+  it('skips one leading -- (as package managers pass it through) and reports one file in the singular', async () => {
+    const out = join(dir, 'dash-dash');
+    const { exitCode, logs, errors } = await cli(['--', '--frames', '1', '--out', out]);
+    expect([exitCode, errors]).toEqual([0, []]);
+    expect(logs[0]).toBe('input mandrill: 128x128 RGBA');
+    expect(logs.at(-1)).toBe(`wrote 1 PNG file to ${out} (${join(out, 'frame-00000.png')})`);
+  });
+
+  it('reports several files in the plural with the first and last name', async () => {
+    const out = join(dir, 'plural');
+    const { exitCode, logs } = await cli(['--frames', '3', '--out', out]);
+    expect(exitCode).toBe(0);
+    expect(logs.at(-1)).toBe(`wrote 3 PNG files to ${out} (${join(out, 'frame-00000.png')} ... ${join(out, 'frame-00002.png')})`);
+  });
+
+  it('removes stale frame-NNNNN.png files from an earlier run and nothing else', async () => {
+    const out = join(dir, 'stale');
+    await mkdir(join(out, 'frame-00007.png'), { recursive: true }); // a directory with a frame name stays
+    for (const name of ['frame-00000.png', 'frame-00004.png', 'frame-00009.png', 'frame-1.png', 'frame-00003.png.bak', 'notes.txt', 'frame-000001.png']) {
+      await writeFile(join(out, name), 'old');
+    }
+    const { exitCode, errors } = await cli(['--frames', '2', '--out', out]);
+    expect([exitCode, errors]).toEqual([0, []]);
+    expect((await readdir(out)).sort()).toEqual(
+      ['frame-00000.png', 'frame-00001.png', 'frame-00003.png.bak', 'frame-000001.png', 'frame-00007.png', 'frame-1.png', 'notes.txt'].sort(),
+    );
+    expect((await stat(join(out, 'frame-00000.png'))).size).toBeGreaterThan(3);
+  });
+});
