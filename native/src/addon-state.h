@@ -30,5 +30,6 @@ void RegisterIpcBindings(Napi::Env env, Napi::Object exports);
 void RegisterGraphBindings(Napi::Env env, Napi::Object exports);
 void RegisterKernelBindings(Napi::Env env, Napi::Object exports);
 void RegisterBenchBindings(Napi::Env env, Napi::Object exports);
+void RegisterTensorAbiBindings(Napi::Env env, Napi::Object exports);
 
 }  // namespace hs

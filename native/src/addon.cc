@@ -23,6 +23,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterGraphBindings(env, exports);
   RegisterKernelBindings(env, exports);
   RegisterBenchBindings(env, exports);
+  RegisterTensorAbiBindings(env, exports);
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

@@ -109,6 +109,14 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   graphExecDestroy(exec: bigint): number;
   graphDestroy(graph: bigint): number;
 
+  // ---- C ABI (native/include/hs/hs.h) ----
+  /** Builds an `hs_tensor_v1` record (with its DLPack struct) for a downstream addon; returns its address. */
+  exportTensorV1(descriptor: TensorV1Descriptor): bigint;
+  /** The stream a downstream addon named with `hs_tensor_set_readiness_stream`, or 0n. */
+  tensorV1ReadinessStream(record: bigint): bigint;
+  /** Frees a record made by `exportTensorV1` (runs its DLPack deleter). */
+  releaseTensorV1(record: bigint): void;
+
   // ---- kernels ----
   /** Registry names, by index. */
   kernelNames(): string[];
@@ -138,6 +146,31 @@ export interface CudaNativeBenchBinding {
   benchMalloc(bytes: number, iterations: number): number;
   /** `iterations` of cudaMemcpyAsync(`bytes`) + cudaStreamSynchronize. */
   benchMemcpy(dst: bigint, src: bigint, bytes: number, iterations: number): number;
+}
+
+/** What `exportTensorV1` puts into an `hs_tensor_v1` record and its DLPack `DLManagedTensorVersioned`. */
+export interface TensorV1Descriptor {
+  /** DLPack `data`: address of the allocation. */
+  readonly address: bigint;
+  /** DLPack `byte_offset`, bytes. */
+  readonly byteOffset: number;
+  /** Elements per dimension. */
+  readonly shape: readonly number[];
+  /** Elements between neighbours per dimension (same rank as `shape`). */
+  readonly strides: readonly number[];
+  /** DLPack `DLDataTypeCode`, bits and lanes. */
+  readonly dtypeCode: number;
+  readonly dtypeBits: number;
+  readonly dtypeLanes: number;
+  /** DLPack device type (1 CPU, 2 CUDA, 3 CUDA host, 13 CUDA managed) and ordinal. */
+  readonly deviceType: number;
+  readonly deviceId: number;
+  /** Sets the DLPack read-only flag. */
+  readonly readOnly: boolean;
+  /** `cudaEvent_t` to wait on before reading, or 0n. */
+  readonly readinessEvent: bigint;
+  /** `cudaStream_t` the addon should work on. */
+  readonly stream: bigint;
 }
 
 /** What `runtimeInfo()` reports. */

@@ -20,6 +20,7 @@ export const GPU_ENTRIES = [
   'packages/streams/test/cuda-backend.test.ts',
   'tooling/gpu/test/pool-conformance-cuda.test.ts',
   'tooling/gpu/test/image-kernels-cuda.test.ts',
+  'tooling/gpu/test/c-abi-cuda.test.ts',
   'tooling/gpu/src/bench-gpu.ts',
   'examples/image-pipeline/src/main.ts',
 ];
@@ -53,6 +54,8 @@ mkdirSync(join(nativeDir, 'build'), { recursive: true });
 cpSync(join(root, 'packages/cuda-native/dist'), join(nativeDir, 'dist'), { recursive: true });
 copyFileSync(join(root, 'packages/cuda-native/package.json'), join(nativeDir, 'package.json'));
 copyFileSync(addon, join(nativeDir, 'build/hs_cuda.node'));
+const abiTestAddon = join(root, 'packages/cuda-native/build/hs_abi_test.node');
+if (existsSync(abiTestAddon)) copyFileSync(abiTestAddon, join(nativeDir, 'build/hs_abi_test.node'));
 
 const nodeXz = join(out, 'node.xz');
 const stamp = join(out, 'node.version');

@@ -21,6 +21,24 @@ import { HostCallRegistry } from './host-call-registry.js';
 import { loadCudaBinding } from './load-cuda-binding.js';
 import { PinnedStaging, type StagingBlock } from './pinned-staging.js';
 
+/**
+ * What `CudaBackend.exportNativeTensor` reads from a tensor (a `Tensor` of `@hs/tensor` fits): its
+ * allocation, layout in elements and bytes, element type as DLPack code/bits/lanes, read-only state
+ * and readiness event.
+ */
+export interface NativeTensorSource {
+  readonly memory: DeviceMemory;
+  /** Bytes from the start of `memory` to the first element. */
+  readonly byteOffset: number;
+  readonly shape: readonly number[];
+  /** Elements between neighbours per dimension. */
+  readonly strides: readonly number[];
+  readonly dtype: { readonly code: number; readonly bits: number; readonly lanes: number };
+  readonly readOnly: boolean;
+  /** Event to wait on before reading; null when there is nothing to wait for. */
+  readonly readinessEvent: Event | null;
+}
+
 /** Options for `CudaBackend.create`. */
 export interface CudaBackendOptions {
   /**
@@ -629,6 +647,58 @@ export class CudaBackend implements Backend, Disposable {
     const problem = eventProblem(this, event, 'nativeEvent');
     if (problem !== null) throw problem.error;
     return (event as CudaEvent).handle;
+  }
+
+  /**
+   * Hands a tensor to a downstream native addon through the C ABI (`native/include/hs/hs.h`): builds an
+   * `hs_tensor_v1` record whose DLPack `DLManagedTensorVersioned` describes `tensor` (read-only flag set
+   * when `tensor.readOnly`), with its readiness event and `stream` as the stream to work on. Returns the
+   * record's address for the addon; free it with `releaseNativeTensor`. InvalidArgument/InvalidState
+   * for foreign or destroyed handles or freed memory.
+   */
+  exportNativeTensor(tensor: NativeTensorSource, stream: Stream): Result<bigint> {
+    const problem =
+      streamProblem(this, stream, 'exportNativeTensor') ??
+      memoryProblem(this, tensor.memory, 'exportNativeTensor', 'the tensor') ??
+      (tensor.readinessEvent === null ? null : eventProblem(this, tensor.readinessEvent, 'exportNativeTensor'));
+    if (problem !== null) return problem;
+    const m = tensor.memory as CudaMemory;
+    const deviceType = { [MemoryKind.CudaDevice]: 2, [MemoryKind.PinnedHost]: 3, [MemoryKind.CudaManaged]: 13, [MemoryKind.Host]: 1 }[m.kind];
+    try {
+      return ok(
+        this.cuda.exportTensorV1({
+          address: m.address,
+          byteOffset: tensor.byteOffset,
+          shape: tensor.shape,
+          strides: tensor.strides,
+          dtypeCode: tensor.dtype.code,
+          dtypeBits: tensor.dtype.bits,
+          dtypeLanes: tensor.dtype.lanes,
+          deviceType,
+          deviceId: m.device.id,
+          readOnly: tensor.readOnly,
+          readinessEvent: tensor.readinessEvent === null ? 0n : (tensor.readinessEvent as CudaEvent).handle,
+          stream: (stream as CudaStream).handle,
+        }),
+      );
+    } catch (cause) {
+      return err(ErrorCode.InvalidArgument, `exportNativeTensor: ${(cause as Error).message}`, cause);
+    }
+  }
+
+  /**
+   * The stream a native addon named as the record's readiness stream (`hs_tensor_set_readiness_stream`),
+   * if it is a live stream of this backend; null otherwise.
+   */
+  nativeTensorReadinessStream(record: bigint): Stream | null {
+    const handle = this.cuda.tensorV1ReadinessStream(record);
+    for (const s of this.streams) if (s.handle === handle) return s;
+    return null;
+  }
+
+  /** Frees a record made by `exportNativeTensor` (after the addon is done with it). */
+  releaseNativeTensor(record: bigint): void {
+    this.cuda.releaseTensorV1(record);
   }
 
   // ---- lifetime -------------------------------------------------------------------------------
