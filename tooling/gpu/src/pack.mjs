@@ -21,6 +21,7 @@ export const GPU_ENTRIES = [
   'tooling/gpu/test/pool-conformance-cuda.test.ts',
   'tooling/gpu/test/image-kernels-cuda.test.ts',
   'tooling/gpu/test/c-abi-cuda.test.ts',
+  'tooling/gpu/test/dlpack-both-backends.test.ts',
   'tooling/gpu/src/bench-gpu.ts',
   'examples/image-pipeline/src/main.ts',
 ];
