@@ -99,7 +99,7 @@ export class FailingSink extends Operator {
   setup(spec: OperatorSpec): void {
     this.input = spec.input('input', { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 });
   }
-  compute(_ctx: ExecutionContext): Result<void> {
+  compute(_ctx: ExecutionContext): Result<void> | Promise<Result<void>> {
     this.seen += 1;
     return this.seen === this.failAt ? err(ErrorCode.ProtocolError, 'planted failure') : OK_VOID;
   }
