@@ -18,6 +18,8 @@ export type { Counter, ResourceStatistics } from './adaptors/statistics-resource
 export { TrackingResource } from './adaptors/tracking-resource.js';
 export type { TrackedAllocation, TrackingResourceOptions } from './adaptors/tracking-resource.js';
 export { LimitingResource } from './adaptors/limiting-resource.js';
+export { FaultyResource } from './adaptors/faulty-resource.js';
+export type { FaultyResourceOptions } from './adaptors/faulty-resource.js';
 export { isElementType } from './element-type.js';
 export type { ElementType, ElementArray, ElementArrayOf } from './element-type.js';
 export type { ElementSpan } from './element-span.js';

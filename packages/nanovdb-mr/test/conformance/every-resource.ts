@@ -2,6 +2,7 @@ import { MemoryKind, unwrap, type Backend, type Device, type Stream } from '@hs/
 import {
   AsyncFromSync,
   DeviceResource,
+  FaultyResource,
   HostResource,
   LimitingResource,
   MallocResource,
@@ -54,6 +55,7 @@ const RESOURCES: readonly (readonly [string, Make])[] = [
   ['StatisticsResource(DeviceResource)', (b, d) => ({ resource: new StatisticsResource(new DeviceResource(b, d)) })],
   ['TrackingResource(ManagedResource)', (b, d) => ({ resource: new TrackingResource(new ManagedResource(b, d)) })],
   ['LimitingResource(DeviceResource, 2 GiB)', (b, d) => ({ resource: new LimitingResource(new DeviceResource(b, d), 2 ** 31) })],
+  ['FaultyResource(DeviceResource, probability 0)', (b, d) => ({ resource: new FaultyResource(new DeviceResource(b, d), { probability: 0, seed: 5 }) })],
   [
     'plain JS object (bump arena over managed memory)',
     (b, d) => {
