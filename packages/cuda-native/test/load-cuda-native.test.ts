@@ -39,7 +39,9 @@ describe('loadCudaNative', () => {
         worker.once('error', reject);
       });
       expect(count).toBe(loaded.runtime.deviceCount);
-      expect(await worker.terminate()).toBe(1);
+      // 1 when terminate() stopped it, 0 when its event loop had already emptied (the addon keeps nothing
+      // alive): either way the environment tore down without crashing the process.
+      expect([0, 1]).toContain(await worker.terminate());
     }
   });
 
