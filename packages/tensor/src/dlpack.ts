@@ -158,6 +158,9 @@ export function importDLPack(managed: DLPackManagedTensor, options: DLPackImport
   if (t.shape.length !== t.ndim || (t.strides !== null && t.strides.length !== t.ndim)) {
     return err(ErrorCode.InvalidArgument, `importDLPack "${name}": ndim is ${t.ndim} but shape has ${t.shape.length} and strides ${t.strides?.length ?? 'null'} entries`);
   }
+  if (!Number.isSafeInteger(t.byteOffset)) {
+    return err(ErrorCode.InvalidArgument, `importDLPack "${name}": byteOffset must be a safe integer number of bytes, got ${String(t.byteOffset)}`);
+  }
   const start = t.data - memory.address + BigInt(t.byteOffset);
   if (start < 0n || start > BigInt(memory.byteSize)) {
     return err(ErrorCode.InvalidArgument, `importDLPack "${name}": the data starts outside memory "${memory.label}"; pass the allocation that holds it`);

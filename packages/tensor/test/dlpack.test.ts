@@ -95,4 +95,11 @@ describe('DLPack export and import (host backend)', () => {
     expect(code(importDLPack(managed({ data: memory.address - 8n }), { backend, memory }))).toBe(ErrorCode.InvalidArgument);
     expect(code(importDLPack(managed({ shape: [64, 64] }), { backend, memory }))).toBe(ErrorCode.InvalidArgument);
   });
+
+  it('refuses a fractional or non-finite byteOffset with InvalidArgument instead of throwing (found by the DLPack fuzzer)', () => {
+    for (const byteOffset of [0.5, Number.NaN, Infinity, 2 ** 60]) {
+      const imported = importDLPack(managed({ byteOffset }), { backend, memory });
+      expect(!imported.ok && imported.error.code).toBe(ErrorCode.InvalidArgument);
+    }
+  });
 });
