@@ -14,6 +14,8 @@ export interface FuzzOutcome {
   readonly seed: number;
   /** The shrunk counterexample and its error, or null when every input held. */
   readonly failure: string | null;
+  /** What the inputs exercised (for example how many were accepted and refused). */
+  readonly detail: string;
 }
 
 function seedFromEnvironment(value: string | undefined): number {
@@ -35,11 +37,14 @@ export function fuzzRuns(ciDefault: number): number {
   return runs;
 }
 
-/** Checks `property` on `runs` inputs from `seed`; returns the outcome instead of throwing. */
-export function checkProperty<T>(name: string, property: fc.IProperty<T>, runs: number, seed: number = FUZZ_SEED): FuzzOutcome {
+/**
+ * Checks `property` on `runs` inputs from `seed`; returns the outcome instead of throwing. `detail` is
+ * called once afterwards to describe what the inputs exercised.
+ */
+export function checkProperty<T>(name: string, property: fc.IProperty<T>, runs: number, seed: number, detail: () => string): FuzzOutcome {
   const details = fc.check(property, { numRuns: runs, seed });
   const failure = details.failed
     ? `seed ${seed}, path "${details.counterexamplePath ?? ''}": ${fc.stringify(details.counterexample)}: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`
     : null;
-  return { name, runs: details.numRuns, seed, failure };
+  return { name, runs: details.numRuns, seed, failure, detail: detail() };
 }
