@@ -32,12 +32,13 @@ Napi::Value IpcGetMemHandle(const Napi::CallbackInfo& info) {
   return ToBuffer(info.Env(), handle);
 }
 
-/** ipcOpenMemHandle(device, handle) -> bigint */
+/** ipcOpenMemHandle(device, handle) -> bigint; the handle is checked before any CUDA call. */
 Napi::Value IpcOpenMemHandle(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  auto handle = FromBuffer<cudaIpcMemHandle_t>(info[1], "handle");
   Check(env, cudaSetDevice(ToInt(info[0], "device")), "cudaSetDevice");
   void* p = nullptr;
-  Check(env, cudaIpcOpenMemHandle(&p, FromBuffer<cudaIpcMemHandle_t>(info[1], "handle"), cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+  Check(env, cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
   return FromPointer(env, p);
 }
 
@@ -51,12 +52,13 @@ Napi::Value IpcGetEventHandle(const Napi::CallbackInfo& info) {
   return ToBuffer(info.Env(), handle);
 }
 
-/** ipcOpenEventHandle(device, handle) -> bigint event */
+/** ipcOpenEventHandle(device, handle) -> bigint event (close with eventDestroy); the handle is checked first. */
 Napi::Value IpcOpenEventHandle(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  auto handle = FromBuffer<cudaIpcEventHandle_t>(info[1], "handle");
   Check(env, cudaSetDevice(ToInt(info[0], "device")), "cudaSetDevice");
   cudaEvent_t event = nullptr;
-  Check(env, cudaIpcOpenEventHandle(&event, FromBuffer<cudaIpcEventHandle_t>(info[1], "handle")), "cudaIpcOpenEventHandle");
+  Check(env, cudaIpcOpenEventHandle(&event, handle), "cudaIpcOpenEventHandle");
   return FromPointer(env, event);
 }
 

@@ -10,6 +10,7 @@ namespace {
 const KernelEntry kKernels[] = {
     {"hs.rgbaToGray", LaunchRgbaToGray},     {"hs.downscale2x", LaunchDownscale2x}, {"hs.test.addScalar", LaunchTestAddScalar},
     {"hs.test.fill", LaunchTestFill},        {"hs.test.spinFill", LaunchTestSpinFill}, {"hs.test.copy", LaunchTestCopy},
+    {"hs.test.shape", nullptr},
 };
 constexpr int kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
 
@@ -17,6 +18,13 @@ Napi::Value KernelNames(const Napi::CallbackInfo& info) {
   Napi::Array names = Napi::Array::New(info.Env(), kKernelCount);
   for (int i = 0; i < kKernelCount; i++) names.Set(i, kKernels[i].name);
   return names;
+}
+
+/** kernelHostStaged() -> boolean[]: per registry index, true when the kernel runs host-staged (no device launcher). */
+Napi::Value KernelHostStaged(const Napi::CallbackInfo& info) {
+  Napi::Array staged = Napi::Array::New(info.Env(), kKernelCount);
+  for (int i = 0; i < kKernelCount; i++) staged.Set(i, Napi::Boolean::New(info.Env(), kKernels[i].launch == nullptr));
+  return staged;
 }
 
 /**
@@ -27,6 +35,7 @@ Napi::Value LaunchKernel(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int index = ToInt(info[0], "index");
   if (index < 0 || index >= kKernelCount) throw Napi::RangeError::New(env, "launchKernel: unknown kernel index");
+  if (kKernels[index].launch == nullptr) throw Napi::RangeError::New(env, "launchKernel: this kernel is host-staged and has no device launcher");
   auto stream = ToHandle<cudaStream_t>(info[1], "stream");
   auto addresses = info[2].As<Napi::TypedArrayOf<uint64_t>>();
   auto lengths = info[3].As<Napi::Float64Array>();
@@ -59,6 +68,7 @@ Napi::Value LaunchKernel(const Napi::CallbackInfo& info) {
 
 void RegisterKernelBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("kernelNames", Napi::Function::New(env, KernelNames, "kernelNames"));
+  exports.Set("kernelHostStaged", Napi::Function::New(env, KernelHostStaged, "kernelHostStaged"));
   exports.Set("launchKernel", Napi::Function::New(env, LaunchKernel, "launchKernel"));
 }
 

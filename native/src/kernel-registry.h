@@ -24,6 +24,11 @@ struct KernelArgs {
 
 using KernelLauncher = cudaError_t (*)(const KernelArgs& args, cudaStream_t stream);
 
+/**
+ * A registry entry. `launch` is null for a host-staged kernel: the backend runs the launch's host
+ * implementation in stream order on pinned copies of its ranges and copies the writes back (for kernels
+ * whose work is host-side by nature, such as the test kernel that records its launch arguments).
+ */
 struct KernelEntry {
   const char* name;
   KernelLauncher launch;

@@ -93,12 +93,23 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   streamMemoryOpsSupported(): boolean;
 
   // ---- IPC ----
-  /** 64-byte handle of `cudaMalloc` memory. */
+  /** 64-byte handle of `cudaMalloc` memory (the start of the allocation), for another process to open. */
   ipcGetMemHandle(address: bigint): Buffer;
+  /**
+   * Maps another process's `cudaMalloc` memory into this process on `device` (peer access enabled
+   * lazily) and returns its address here. The exporting process must keep the memory alive until this
+   * side closed it. Throws a TypeError unless `handle` is a 64-byte Buffer, an Error with `cudaError`
+   * when CUDA refuses (the same process, a freed allocation).
+   */
   ipcOpenMemHandle(device: number, handle: Buffer): bigint;
+  /** Unmaps memory opened with `ipcOpenMemHandle`; returns the CUDA status. */
   ipcCloseMemHandle(address: bigint): number;
-  /** 64-byte handle of an interprocess event. */
+  /** 64-byte handle of an interprocess event (`eventCreate(device, true)`). */
   ipcGetEventHandle(event: bigint): Buffer;
+  /**
+   * Opens another process's interprocess event on `device`: record-free, it can be waited on
+   * (`streamWaitEvent`) and queried here; close it with `eventDestroy`. Throws like `ipcOpenMemHandle`.
+   */
   ipcOpenEventHandle(device: number, handle: Buffer): bigint;
 
   // ---- graphs ----
@@ -120,7 +131,15 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   // ---- kernels ----
   /** Registry names, by index. */
   kernelNames(): string[];
-  /** Launches kernel `index`: ranges are reads then writes (addresses and byte lengths). */
+  /**
+   * Per registry index: true for a host-staged kernel, which has no device launcher; the backend runs
+   * the launch's host implementation in stream order on pinned copies of its ranges instead.
+   */
+  kernelHostStaged(): boolean[];
+  /**
+   * Launches kernel `index`: ranges are reads then writes (addresses and byte lengths). Throws a
+   * RangeError for an unknown index or a host-staged kernel.
+   */
   launchKernel(
     index: number,
     stream: bigint,

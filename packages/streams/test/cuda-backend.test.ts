@@ -72,6 +72,44 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(!tooLong.ok && tooLong.error.code).toBe(ErrorCode.InvalidArgument);
   });
 
+  it.skipIf(process.env['HS_CUDA_HOST_FUNCTIONS'] === 'queued')('runs a host-staged kernel on copies of its ranges in stream order and copies the writes back', async () => {
+    const s = stream('s');
+    const src = deviceMemory(16);
+    const dst = deviceMemory(16);
+    unwrap(backend.memsetAsync(s, whole(dst), 0xee));
+    unwrap(backend.copyFromHostAsync(s, whole(src), Uint8Array.from({ length: 16 }, (_, i) => i)));
+    const seen: number[] = [];
+    const launch = {
+      name: 'hs.test.shape',
+      reads: [whole(src)],
+      writes: [{ memory: dst, byteOffset: 4, byteLength: 8, label: 'middle' }],
+      params: [3],
+      host: (reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]) => {
+        seen.push(reads[0]!.byteLength, writes[0]!.byteLength, writes[0]![0]!);
+        for (let i = 0; i < 8; i++) writes[0]![i] = reads[0]![i]! * params[0]!;
+      },
+    };
+    unwrap(backend.launchKernel(s, launch));
+    unwrap(backend.memsetAsync(s, { memory: src, byteOffset: 0, byteLength: 16, label: 'src' }, 1));
+    const out = new Uint8Array(16);
+    unwrap(backend.copyToHostAsync(s, out, whole(dst)));
+    unwrap(await backend.synchronizeStream(s));
+    expect(seen).toEqual([16, 8, 0xee]);
+    expect([...out]).toEqual([0xee, 0xee, 0xee, 0xee, 0, 3, 6, 9, 12, 15, 18, 21, 0xee, 0xee, 0xee, 0xee]);
+  });
+
+  it('refuses host-staged kernels when host functions are queued', () => {
+    const queued = unwrap(CudaBackend.create({ hostFunctions: 'queued' }));
+    try {
+      const s = unwrap(queued.createStream(queued.devices[0] as Device));
+      const m = unwrap(queued.allocate({ kind: MemoryKind.CudaDevice, device: queued.devices[0] as Device, byteSize: 8 }));
+      const r = queued.launchKernel(s, { name: 'hs.test.shape', reads: [whole(m)], writes: [], params: [], host: () => undefined });
+      expect(!r.ok && r.error.code).toBe(ErrorCode.NotSupported);
+    } finally {
+      queued.dispose();
+    }
+  });
+
   it.skipIf(process.env['HS_CUDA_HOST_FUNCTIONS'] === 'queued')('holds later device work until a host function returned', async () => {
     const s = stream('s');
     const pinned = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 64 }));

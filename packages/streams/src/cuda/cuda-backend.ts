@@ -97,6 +97,8 @@ export class CudaBackend implements Backend, Disposable {
   private readonly onFault: ((error: HsError, stream: Stream) => void) | undefined;
   private readonly blockingHostFunctions: boolean;
   private readonly kernelIndex = new Map<string, number>();
+  /** Registry names of host-staged kernels (no device launcher; see `launchHostStaged`). */
+  private readonly hostStagedKernels = new Set<string>();
   private readonly poolsSupported: boolean[];
   private readonly streams = new Set<CudaStream>();
   /** Tail events of destroyed streams whose work may still run (freed lazily). */
@@ -125,7 +127,11 @@ export class CudaBackend implements Backend, Disposable {
     this.onFault = options.onFault;
     this.blockingHostFunctions = (options.hostFunctions ?? process.env['HS_CUDA_HOST_FUNCTIONS'] ?? 'blocking') !== 'queued';
     this.devices = Object.freeze(Array.from({ length: deviceCount }, (_, i) => Device.cuda(i)));
-    cuda.kernelNames().forEach((name, i) => this.kernelIndex.set(name, i));
+    const staged = cuda.kernelHostStaged();
+    cuda.kernelNames().forEach((name, i) => {
+      this.kernelIndex.set(name, i);
+      if (staged[i] === true) this.hostStagedKernels.add(name);
+    });
     this.poolsSupported = this.devices.map((d) => cuda.deviceProperties(d.id).memoryPoolsSupported);
     const threshold = options.poolReleaseThreshold ?? Number.MAX_SAFE_INTEGER;
     this.releaseStreams = this.devices.map((d) => {
@@ -577,9 +583,11 @@ export class CudaBackend implements Backend, Disposable {
 
   /**
    * Launches the native kernel registered under `kernel.name` with the launch's ranges and params (the
-   * `host` implementation is not used). NotFound for a name with no native kernel; InvalidArgument when
-   * the kernel refuses the ranges or params, or more than 8 reads, writes or params; NotSupported for
-   * pageable memory or another device's memory.
+   * `host` implementation is not used), or, for a registry entry marked host-staged (no device
+   * launcher), runs `host` in stream order on pinned copies of the ranges and copies the writes back.
+   * NotFound for a name with no native kernel; InvalidArgument when the kernel refuses the ranges or
+   * params, or more than 8 reads, writes or params; NotSupported for pageable memory or another device's
+   * memory, and for host-staged kernels when host functions are `queued`.
    * @throws HsError InvalidArgument when `kernel` is not a well-formed KernelLaunch.
    */
   launchKernel(stream: Stream, kernel: KernelLaunch): Result<void> {
@@ -614,6 +622,7 @@ export class CudaBackend implements Backend, Disposable {
         `launchKernel: no CUDA kernel is registered as "${kernel.name}" (registered: ${[...this.kernelIndex.keys()].join(', ')}); add it to native/ or run on the host backend`,
       );
     }
+    if (this.hostStagedKernels.has(kernel.name)) return this.launchHostStaged(s, kernel);
     for (let i = 0; i < params.length; i++) this.kernelParams[i] = params[i] as number;
     const status = this.cuda.launchKernel(index, s.handle, addresses, lengths, reads.length, writes.length, this.kernelParams, params.length);
     if (status === 0) return OK_VOID;
@@ -908,6 +917,56 @@ export class CudaBackend implements Backend, Disposable {
   private launchGated(s: CudaStream, method: string, fn: () => void): Result<void> {
     const status = this.hostCalls.launch(s.handle, fn, this.blockingHostFunctions);
     return status === 0 ? OK_VOID : this.statusError(method, status);
+  }
+
+  /**
+   * A host-staged kernel: copies every range into one pinned staging block, runs `host` on views of the
+   * block in stream order (a blocking host function, so the write-back waits for it), then copies the
+   * write ranges back. The launch's ranges and params are taken now.
+   */
+  private launchHostStaged(s: CudaStream, kernel: KernelLaunch): Result<void> {
+    if (!this.blockingHostFunctions) {
+      return err(ErrorCode.NotSupported, `launchKernel: ${kernel.name} runs on the host between copies, which needs blocking host functions (hostFunctions is 'queued')`);
+    }
+    const ranges = [...kernel.reads, ...kernel.writes];
+    const params = kernel.params.slice();
+    const host = kernel.host;
+    const total = ranges.reduce((sum, r) => sum + r.byteLength, 0);
+    const staging = this.staging[s.device.id] as PinnedStaging;
+    let block: StagingBlock;
+    try {
+      block = staging.acquire(Math.max(total, 1));
+    } catch (cause) {
+      return this.failure(`launchKernel(${kernel.name})`, cause);
+    }
+    const views: Uint8Array[] = [];
+    const addresses: bigint[] = [];
+    let offset = 0;
+    let status = 0;
+    for (const r of ranges) {
+      const address = (r.memory as CudaMemory).address + BigInt(r.byteOffset);
+      if (status === 0 && r.byteLength > 0) status = this.cuda.memcpyAsync(block.address + BigInt(offset), address, r.byteLength, s.handle);
+      views.push(block.view.subarray(offset, offset + r.byteLength));
+      addresses.push(address);
+      offset += r.byteLength;
+    }
+    const reads = views.slice(0, kernel.reads.length);
+    const writes = views.slice(kernel.reads.length);
+    const launched = status === 0 ? this.launchGated(s, `launchKernel(${kernel.name})`, () => {
+      if (this.disposed) return;
+      try {
+        host(reads, writes, params);
+      } catch (cause) {
+        this.recordFault(s, cause);
+      }
+    }) : this.statusError(`launchKernel(${kernel.name})`, status);
+    for (let i = kernel.reads.length; launched.ok && status === 0 && i < ranges.length; i++) {
+      const view = views[i] as Uint8Array;
+      if (view.byteLength > 0) status = this.cuda.memcpyAsync(addresses[i] as bigint, block.address + BigInt(view.byteOffset), view.byteLength, s.handle);
+    }
+    staging.release(block, s.handle);
+    if (!launched.ok) return launched;
+    return status === 0 ? OK_VOID : this.statusError(`launchKernel(${kernel.name})`, status);
   }
 
   /** memmove semantics inside one allocation: copy through a stream-ordered temporary. */
