@@ -29,6 +29,11 @@ if (process.env.HS_SKIP_NATIVE === '1') {
   say('HS_SKIP_NATIVE=1, the CUDA addon was not built; hs runs on the host backend.');
   process.exit(0);
 }
+const inRepository = existsSync(join(packageDir, '../../pnpm-workspace.yaml')) && existsSync(join(packageDir, '../../native/CMakeLists.txt'));
+if (!inRepository && !existsSync(join(packageDir, 'native/CMakeLists.txt'))) {
+  say('the native sources are missing (no native/CMakeLists.txt in the package), the CUDA addon was skipped; hs runs on the host backend.');
+  process.exit(0);
+}
 const nvcc = findNvcc();
 if (nvcc === null) {
   say('no CUDA toolkit (nvcc not found), the CUDA addon was skipped; hs runs on the host backend.');
