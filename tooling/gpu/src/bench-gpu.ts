@@ -1,7 +1,7 @@
 // `pnpm bench:gpu`: hs against native CUDA baselines measured side by side in this run, as ratios.
 // (a) per-hop overhead (record, wait, query) vs a C++ loop of the same calls; (b) pool borrow+return vs
 // cudaMallocAsync/FreeAsync and cudaMalloc/Free (1 MiB); (c) a 256 MiB device-to-pinned copy through
-// the backend vs raw cudaMemcpyAsync. Prints a table and one JSON line.
+// the backend, and Tensor.copyToHost of a 256 MiB tensor, vs raw cudaMemcpyAsync. Prints a table and one JSON line.
 import { loadCudaNative } from '@hs/cuda-native';
 import { DType } from '@hs/tensor';
 import { TensorPool } from '@hs/pool';
@@ -83,7 +83,38 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
   }
   const hsNs = median(hs.slice(2));
   const rawNs = median(raw.slice(2));
-  rows.push({ name: `copy 256 MiB device->pinned (${(bytes / hsNs).toFixed(1)} vs ${(bytes / rawNs).toFixed(1)} GB/s)`, hsNs, baselineNs: rawNs, baseline: 'cudaMemcpyAsync + sync' });
+  rows.push({ name: `backend.memcpyAsync 256 MiB device->pinned (${(bytes / hsNs).toFixed(1)} vs ${(bytes / rawNs).toFixed(1)} GB/s)`, hsNs, baselineNs: rawNs, baseline: 'cudaMemcpyAsync + sync' });
+
+  // Tensor.copyToHost of a committed 256 MiB pool tensor (readiness wait + staged copy + host wait), into
+  // the pinned allocation's host view and into a JS-heap Uint8Array, against the same raw copy.
+  const producer = unwrap(backend.createStream(device, { label: 'tensor producer' }));
+  const pool = unwrap(TensorPool.materialize(backend, { name: 'copy bench', memoryKind: MemoryKind.CudaDevice, device, slotCount: 1, slotByteSpan: bytes, maxRank: 1, dtype: DType.uint8, producerStream: producer }));
+  const loan = unwrap(pool.allocateTensor({ shape: [bytes], dtype: DType.uint8 }));
+  const guard = unwrap(loan.write(producer));
+  unwrap(backend.memsetAsync(producer, guard.range, 7));
+  unwrap(guard.commit());
+  const tensor = unwrap(loan.emit());
+  unwrap(tensor.backing!.registerReleaseStream(s));
+  unwrap(tensor.backing!.acquireLease());
+  const targets = [
+    { label: 'pinned host view', dst: unwrap(backend.hostView(dst)) },
+    { label: 'JS-heap Uint8Array', dst: new Uint8Array(bytes) },
+  ];
+  for (const { label, dst: target } of targets) {
+    const times: number[] = [];
+    for (let round = 0; round < 8; round++) {
+      const t0 = process.hrtime.bigint();
+      unwrap(await tensor.copyToHost(target, s));
+      times.push(Number(process.hrtime.bigint() - t0));
+    }
+    if (target[0] !== 7 || target[bytes - 1] !== 7) throw new Error(`bench: Tensor.copyToHost into the ${label} did not copy the tensor's bytes`);
+    const ns = median(times.slice(2));
+    rows.push({ name: `Tensor.copyToHost 256 MiB into ${label} (${(bytes / ns).toFixed(1)} vs ${(bytes / rawNs).toFixed(1)} GB/s)`, hsNs: ns, baselineNs: rawNs, baseline: 'cudaMemcpyAsync + sync' });
+  }
+  tensor.backing!.releaseLease(s);
+  unwrap(await backend.synchronizeStream(s));
+  pool.retire();
+  pool.dispose();
 }
 backend.dispose();
 

@@ -16,6 +16,7 @@ const out = join(root, '.gpu');
 /** The suites that run on the device, and the benchmark. */
 export const GPU_ENTRIES = [
   'packages/cuda-native/test/load-cuda-native.test.ts',
+  'packages/cuda-native/test/ipc-two-process.test.ts',
   'packages/streams/test/cuda-backend-conformance.test.ts',
   'packages/streams/test/cuda-backend.test.ts',
   'tooling/gpu/test/pool-conformance-cuda.test.ts',
