@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fuzzByteSpanParams } from '../src/fuzz/byte-span-params.js';
 import { fuzzDLPackImport } from '../src/fuzz/dlpack-import.js';
 import { fuzzGraphAuthoring } from '../src/fuzz/graph-authoring.js';
+import { fuzzNanoVdbCorruption } from '../src/fuzz/nanovdb-corruption.js';
 import { fuzzRuns } from '../src/fuzz-settings.js';
 
 // Fixed seed (FUZZ_SEED, or HS_FUZZ_SEED) and CI-sized run counts; HS_FUZZ_RUNS=<n> runs longer on demand.
@@ -18,6 +19,11 @@ describe('fuzzing (fast-check)', () => {
 
   it('graph authoring: random graphs compile to a consistent plan or fail with listed diagnostics, never a stray throw', () => {
     const outcome = fuzzGraphAuthoring(fuzzRuns(600));
+    expect(outcome.failure).toBeNull();
+  });
+
+  it('NanoVDB validation: corrupted grids are refused with typed errors or are safe to traverse', () => {
+    const outcome = fuzzNanoVdbCorruption(fuzzRuns(200));
     expect(outcome.failure).toBeNull();
   });
 });
