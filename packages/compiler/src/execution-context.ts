@@ -44,11 +44,31 @@ export interface ExecutionContext {
    * declared bounds; `NotSupported` for a pass-through output.
    */
   allocateTensor(port: OutputPort, request: TensorRequest): Result<TensorLoan>;
-  /** Publishes a committed loan on `port`. Errors: `InvalidState` before commit; `NotSupported` for a foreign loan. */
+  /**
+   * Publishes a committed loan on `port`; never waits. Each edge of the port applies its drop policy
+   * when full (`dropOldest` evicts, `dropNewest` skips; both still succeed). Errors: `Backpressured`
+   * when a `block` or `reject` edge of the port is full — nothing was published and the loan is still
+   * this activation's (keep it with `retainPending()` to retry without allocating again, or let it go:
+   * it returns to its pool when `compute()` returns); `InvalidState` before commit or for a loan that is
+   * not this activation's.
+   */
   emit(port: OutputPort, loan: TensorLoan): Result<void>;
   /**
+   * Opts into a retry: keeps `loan` (committed, refused with `Backpressured`) past this activation as
+   * `port`'s pending loan. The operator is then not activated until every `block`/`reject` edge of
+   * `port` has room; that retry activation receives no inputs (`receive()` returns `undefined`) and
+   * hands the loan back through `pendingLoan(port)`, to be emitted again with no new allocation or device
+   * work. A pending loan not emitted or retained again during the retry returns to its pool.
+   * Errors: `InvalidState` when `loan` is not this activation's or `port` already holds a pending loan.
+   * Spec: "Exhaustion fails fast" (nothing waits on the JS thread).
+   */
+  retainPending(port: OutputPort, loan: TensorLoan): Result<void>;
+  /** The loan kept by `retainPending()` that this retry activation offers back on `port`, else `undefined`. */
+  pendingLoan(port: OutputPort): TensorLoan | undefined;
+  /**
    * Publishes caller-backed `tensor` on a pass-through output. Errors: `ProtocolError` when it does not
-   * match the declared representation; `NotSupported` for a runtime-pool output.
+   * match a consumer's declared memory kind, dtype or rank; `Backpressured` when a `block`/`reject` edge
+   * is full (nothing published); `NotSupported` for a runtime-pool output.
    */
   emitTensor(port: OutputPort, tensor: Tensor): Result<void>;
   /**

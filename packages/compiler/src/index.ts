@@ -1,5 +1,5 @@
 export { Graph } from './authoring/graph.js';
-export type { FlowOptions, GraphFlow } from './authoring/graph.js';
+export type { FlowOptions, GraphFlow, EdgeDropPolicy } from './authoring/graph.js';
 export { Operator } from './authoring/operator.js';
 export type { OperatorCallbackResult } from './authoring/operator.js';
 export type { OperatorSpec, TemporalContract, InputRetention } from './authoring/operator-spec.js';

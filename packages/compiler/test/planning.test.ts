@@ -118,6 +118,8 @@ describe('edges and tensor allocation records', () => {
       admittedQueueDepth: 3,
       queueDepthSource: 'default',
       pool: 'pool:a.out',
+      dropPolicy: 'block',
+      hostWait: false,
     });
     expect(plan.edge('a.out->c.in0')).toMatchObject({ queueDepth: 4, queueDepthSource: 'explicit' });
   });

@@ -1,9 +1,11 @@
+import type { EdgeDropPolicy } from '@hs/compiler';
 import type { Tensor } from '@hs/tensor';
 
 /**
  * The bounded queue behind one plan edge: a fixed-capacity ring of tensors (the edge's admitted depth),
  * allocated when the session is created, of which the active rate generation's depth is usable.
- * `push` never grows it; the scheduler checks `hasRoom` before activating a producer.
+ * `push` never grows it; the scheduler checks `hasRoom` before activating a producer when the edge's
+ * drop policy is `block`; `offer` applies the edge's drop policy to a full queue.
  * Spec: "Size queue entries from nominal rates" (an explicit depth is exact authority; a new rate
  * generation changes the active depth without reallocation).
  */
@@ -15,6 +17,14 @@ export class Channel {
   highWater = 0;
   /** Entries usable in the published rate generation (1..capacity). */
   activeDepth: number;
+  /** Entries dropped by the policy (`dropOldest` evictions, `dropNewest` skips). */
+  dropped = 0;
+  /** Emits refused with `Backpressured` because this edge was full. */
+  backpressured = 0;
+  /** True when a full queue stops its producer's activation (`block`); the other policies never wait. */
+  readonly gatesProducer: boolean;
+  /** True when an emit onto the full queue is refused (`block`, `reject`) rather than dropping. */
+  readonly refusesWhenFull: boolean;
 
   constructor(
     /** Plan edge id. */
@@ -22,7 +32,11 @@ export class Channel {
     /** Capacity in entries (the edge's admitted queue depth). */
     readonly capacity: number,
     activeDepth: number = capacity,
+    /** What an emit onto the full queue does. */
+    readonly dropPolicy: EdgeDropPolicy = 'block',
   ) {
+    this.gatesProducer = dropPolicy === 'block';
+    this.refusesWhenFull = dropPolicy === 'block' || dropPolicy === 'reject';
     this.ring = new Array<Tensor | undefined>(capacity).fill(undefined);
     this.activeDepth = activeDepth;
   }
@@ -44,6 +58,22 @@ export class Channel {
     this.count += 1;
     if (this.count > this.highWater) this.highWater = this.count;
     return true;
+  }
+
+  /**
+   * Queues `tensor` under the drop policy, for a channel that may be full: with room it is pushed;
+   * full under `dropOldest` the oldest entry is evicted and returned (the caller gives back its lease)
+   * and `tensor` pushed; full under `dropNewest` nothing is queued and `tensor` itself is returned.
+   * Callers check `refusesWhenFull` first: a full `block`/`reject` queue is never offered to.
+   * @returns the entry that left the queue (to release), or `undefined` when none did.
+   */
+  offer(tensor: Tensor): Tensor | undefined {
+    if (this.push(tensor)) return undefined;
+    this.dropped += 1;
+    if (this.dropPolicy === 'dropNewest') return tensor;
+    const evicted = this.shift();
+    this.push(tensor);
+    return evicted;
   }
 
   /** Removes and returns the oldest tensor, or `undefined` when empty. */

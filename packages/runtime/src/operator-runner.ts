@@ -29,6 +29,12 @@ interface OutputBinding {
   readonly pool: TensorPool | null;
   /** The output feeds one proven fused edge: loans defer their readiness record. */
   readonly fused: boolean;
+  /** The loan kept by `retainPending()`, waiting for room on every refusing edge. */
+  pending: TensorLoan | undefined;
+  /** The pending loan handed back to the current retry activation. */
+  offered: TensorLoan | undefined;
+  /** The shared `Backpressured` result of this output (made once, so a refused emit allocates nothing). */
+  readonly backpressured: Result<never>;
 }
 
 /** Wiring handed to a runner by the session: channels and pools by port name. */
@@ -73,6 +79,10 @@ export class OperatorRunner implements ExecutionContext {
   readonly latency = new LatencyWindow();
   /** Tensors this operator emitted. */
   emitted = 0;
+  /** Outputs holding a pending loan; while non-zero the next activation is a retry. */
+  pendingCount = 0;
+  /** Retry activations run (a pending loan offered back). */
+  retries = 0;
 
   constructor(
     readonly backend: Backend,
@@ -84,7 +94,15 @@ export class OperatorRunner implements ExecutionContext {
     this.operator = planned.operator;
     this.stream = stream;
     this.inputs = wiring.inputs.map((i) => ({ ...i, current: undefined }));
-    this.outputs = wiring.outputs.map((o) => ({ ...o }));
+    this.outputs = wiring.outputs.map((o) => ({
+      ...o,
+      pending: undefined,
+      offered: undefined,
+      backpressured: err(
+        ErrorCode.Backpressured,
+        `output ${this.name}.${o.name}: an edge is full; nothing was published — keep the loan with ctx.retainPending() and emit ctx.pendingLoan() on the retry activation, or let it go`,
+      ),
+    }));
     this.isSource = this.inputs.every((i) => i.channel === null);
     this.rates = wiring.rates;
   }
@@ -141,22 +159,35 @@ export class OperatorRunner implements ExecutionContext {
     this.assertActive('emit');
     const output = this.output(port);
     const index = this.loans.indexOf(loan);
-    if (index < 0) {
-      return err(
-        ErrorCode.InvalidState,
-        `output ${this.name}.${port.name}: this loan was already emitted or abandoned, or was not allocated by this activation; allocate a new one`,
-      );
-    }
-    for (const channel of output.channels) {
-      if (!channel.hasRoom) {
-        return err(ErrorCode.ResourceExhausted, `edge ${channel.edgeId} is full; emit at most once per output per activation`);
-      }
-    }
+    if (index < 0) return this.foreignLoan(port);
+    if (this.refused(output)) return output.backpressured;
     const published = loan.emit();
     if (!published.ok) return published;
     this.loans[index] = this.loans[this.loans.length - 1]!;
     this.loans.pop();
+    if (output.offered === loan) output.offered = undefined;
     return this.publish(output, published.value);
+  }
+
+  retainPending(port: OutputPort, loan: TensorLoan): Result<void> {
+    this.assertActive('retainPending');
+    const output = this.output(port);
+    if (output.pending !== undefined) {
+      return err(ErrorCode.InvalidState, `output ${this.name}.${port.name} already holds a pending loan; emit or drop it first`);
+    }
+    const index = this.loans.indexOf(loan);
+    if (index < 0) return this.foreignLoan(port);
+    this.loans[index] = this.loans[this.loans.length - 1]!;
+    this.loans.pop();
+    if (output.offered === loan) output.offered = undefined;
+    output.pending = loan;
+    this.pendingCount += 1;
+    return OK_VOID;
+  }
+
+  pendingLoan(port: OutputPort): TensorLoan | undefined {
+    this.assertActive('pendingLoan');
+    return this.output(port).offered;
   }
 
   emitTensor(port: OutputPort, tensor: Tensor): Result<void> {
@@ -169,9 +200,7 @@ export class OperatorRunner implements ExecutionContext {
       const mismatch = describeMismatch(tensor, requirement);
       if (mismatch !== null) return err(ErrorCode.ProtocolError, `output ${this.name}.${port.name}: ${mismatch}`);
     }
-    for (const channel of output.channels) {
-      if (!channel.hasRoom) return err(ErrorCode.ResourceExhausted, `edge ${channel.edgeId} is full`);
-    }
+    if (this.refused(output)) return output.backpressured;
     return this.publish(output, tensor);
   }
 
@@ -207,16 +236,25 @@ export class OperatorRunner implements ExecutionContext {
     return this.notBeforeMs;
   }
 
-  /** True when the operator can run now: inputs hold messages, every output has queue room and a free slot. */
+  /**
+   * True when the operator can run now. With a pending loan: when every refusing edge of each pending
+   * output has room (a retry, even after `finish()`). Otherwise: inputs hold messages (or a source is
+   * due), every `block` edge has room and every pool a free slot.
+   */
   isReady(nowMs: number): boolean {
-    if (this.busy || this.finished) return false;
+    if (this.busy) return false;
+    if (this.pendingCount > 0) {
+      for (const output of this.outputs) if (output.pending !== undefined && this.refused(output)) return false;
+      return true;
+    }
+    if (this.finished) return false;
     if (this.isSource) {
       if (nowMs < this.notBeforeMs) return false;
     } else {
       for (const input of this.inputs) if (input.channel !== null && input.channel.length === 0) return false;
     }
     for (const output of this.outputs) {
-      for (const channel of output.channels) if (!channel.hasRoom) return false;
+      for (const channel of output.channels) if (channel.gatesProducer && !channel.hasRoom) return false;
       if (output.pool !== null && output.pool.available === 0) return false;
     }
     return true;
@@ -238,6 +276,7 @@ export class OperatorRunner implements ExecutionContext {
    */
   activate(nowMs: number): ActivationOutcome | Promise<ActivationOutcome> {
     this.activationMs = nowMs;
+    if (this.pendingCount > 0) return this.retry();
     let hostWaits: Promise<Result<void>>[] | null = null;
     for (const input of this.inputs) {
       if (input.channel === null) continue;
@@ -263,6 +302,28 @@ export class OperatorRunner implements ExecutionContext {
       });
     }
     return this.callCompute();
+  }
+
+  /** A retry activation: hands each pending loan back through `pendingLoan()`; receives no inputs. */
+  private retry(): ActivationOutcome | Promise<ActivationOutcome> {
+    for (const output of this.outputs) {
+      if (output.pending === undefined) continue;
+      this.loans.push(output.pending);
+      output.offered = output.pending;
+      output.pending = undefined;
+    }
+    this.pendingCount = 0;
+    this.retries += 1;
+    return this.callCompute();
+  }
+
+  /** Returns every pending loan to its pool (a failed or abandoned run). */
+  abandonPending(): void {
+    for (const output of this.outputs) {
+      output.pending?.abandon();
+      output.pending = undefined;
+    }
+    this.pendingCount = 0;
   }
 
   private callCompute(): ActivationOutcome | Promise<ActivationOutcome> {
@@ -299,6 +360,7 @@ export class OperatorRunner implements ExecutionContext {
     }
     for (const loan of this.loans) loan.abandon();
     this.loans.length = 0;
+    for (const output of this.outputs) output.offered = undefined;
     this.latency.record(performance.now() - this.activationMs);
     if (!outcome.ok) {
       return errWithContext(outcome.error, `operator ${this.name}`);
@@ -329,16 +391,41 @@ export class OperatorRunner implements ExecutionContext {
     return registered.ok ? NO_EVENT : registered;
   }
 
+  /**
+   * True (counting it on the edge) when a `block`/`reject` edge of `output` is full: the emit is refused
+   * as a whole, so no edge gets a partial publish.
+   */
+  private refused(output: OutputBinding): boolean {
+    for (const channel of output.channels) {
+      if (channel.refusesWhenFull && !channel.hasRoom) {
+        if (this.active) channel.backpressured += 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Queues `tensor` on every edge of `output` under its drop policy, one read lease per queued entry. */
   private publish(output: OutputBinding, tensor: Tensor): Result<void> {
     for (const channel of output.channels) {
       if (tensor.backing !== null) {
         const leased = tensor.backing.acquireLease();
         if (!leased.ok) return leased;
       }
-      channel.push(tensor);
+      // A dropped entry (the evicted oldest, or this one under dropNewest) gives its lease back unread.
+      const dropped = channel.offer(tensor);
+      dropped?.backing?.releaseLease(null);
     }
     this.emitted += 1;
     return OK_VOID;
+  }
+
+  /** The `InvalidState` error for a loan that is not among this activation's loans. */
+  private foreignLoan(port: OutputPort): Result<never> {
+    return err(
+      ErrorCode.InvalidState,
+      `output ${this.name}.${port.name}: this loan was already emitted or abandoned, or was not allocated or offered to this activation; allocate a new one`,
+    );
   }
 
   private output(port: OutputPort): OutputBinding {

@@ -1,3 +1,5 @@
+import type { EdgeDropPolicy } from '@hs/compiler';
+
 /** Per-operator figures of a run. Latencies are compute() wall times in milliseconds. */
 export interface OperatorMetrics {
   readonly name: string;
@@ -5,6 +7,8 @@ export interface OperatorMetrics {
   readonly activations: number;
   /** Tensors emitted. */
   readonly emitted: number;
+  /** Retry activations: a loan kept with `retainPending()` offered back once its edges had room. */
+  readonly retries: number;
   readonly latencyMeanMs: number;
   readonly latencyP50Ms: number;
   readonly latencyP99Ms: number;
@@ -29,6 +33,12 @@ export interface EdgeMetrics {
   readonly queueDepth: number;
   /** Most entries queued at once. */
   readonly highWater: number;
+  /** The edge's drop policy, from the plan. */
+  readonly dropPolicy: EdgeDropPolicy;
+  /** Entries the policy dropped: `dropOldest` evictions or `dropNewest` skips (0 for `block`/`reject`). */
+  readonly dropped: number;
+  /** Emits refused with `Backpressured` because this edge was full. */
+  readonly backpressured: number;
 }
 
 /** A snapshot of a session's metrics. Spec: "Pool mechanics" (high-water marks against derived capacity). */
@@ -57,7 +67,11 @@ export function formatMetrics(metrics: RunMetrics): string {
       (p) => `  ${p.id.padEnd(28)} high-water ${p.highWater}/${p.slotCount} slots  outstanding ${p.outstanding}  exhaustions ${p.exhaustions}`,
     ),
     'edges:',
-    ...metrics.edges.map((e) => `  ${e.id.padEnd(40)} high-water ${e.highWater}/${e.queueDepth}`),
+    ...metrics.edges.map(
+      (e) =>
+        `  ${e.id.padEnd(40)} high-water ${e.highWater}/${e.queueDepth}` +
+        (e.dropPolicy === 'block' && e.backpressured === 0 ? '' : `  ${e.dropPolicy}: dropped ${e.dropped}, backpressured ${e.backpressured}`),
+    ),
   ];
   return lines.join('\n');
 }

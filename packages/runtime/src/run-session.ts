@@ -241,6 +241,7 @@ export class RunSession {
         name: r.name,
         activations: r.latency.count,
         emitted: r.emitted,
+        retries: r.retries,
         latencyMeanMs: r.latency.count === 0 ? 0 : r.latency.totalMs / r.latency.count,
         latencyP50Ms: r.latency.percentile(50),
         latencyP99Ms: r.latency.percentile(99),
@@ -250,7 +251,14 @@ export class RunSession {
         const stats = pool.stats;
         return { id, slotCount: stats.slotCount, outstanding: stats.slotCount - stats.available, highWater: stats.highWater, exhaustions: stats.exhaustions };
       }),
-      edges: [...this.resources.channels.values()].map((c) => ({ id: c.edgeId, queueDepth: c.activeDepth, highWater: c.highWater })),
+      edges: [...this.resources.channels.values()].map((c) => ({
+        id: c.edgeId,
+        queueDepth: c.activeDepth,
+        highWater: c.highWater,
+        dropPolicy: c.dropPolicy,
+        dropped: c.dropped,
+        backpressured: c.backpressured,
+      })),
     };
   }
 

@@ -14,7 +14,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The JS-thread scheduler: each turn retires pool slots (one batched event query per pool), then
- * activates every operator whose inputs hold messages and whose outputs have room. Nothing here
+ * activates every operator whose inputs hold messages and whose `block` edges have room, and retries
+ * every operator holding a pending loan once the refusing edges of that output have room. Nothing here
  * blocks: waits are event polls between turns. Spec: "Exhaustion fails fast", "Sized cold, borrowed hot".
  */
 export class Scheduler {
@@ -76,7 +77,7 @@ export class Scheduler {
     let progressed = false;
     for (const runner of this.runners) {
       if (this.failure !== null) break;
-      if (!runner.isSource && !runner.busy && !runner.finished && runner.inputsDrained(this.isProducerDone)) {
+      if (!runner.isSource && !runner.busy && !runner.finished && runner.pendingCount === 0 && runner.inputsDrained(this.isProducerDone)) {
         runner.finished = true;
         continue;
       }
@@ -103,7 +104,7 @@ export class Scheduler {
 
   private readonly isProducerDone = (channel: Channel): boolean => {
     const producer = this.producerOf.get(channel);
-    return producer === undefined || (producer.finished && !producer.busy);
+    return producer === undefined || (producer.finished && !producer.busy && producer.pendingCount === 0);
   };
 
   private fail(outcome: Result<void>): void {
@@ -120,6 +121,7 @@ export class Scheduler {
       this.schedule(false);
       return;
     }
+    for (const runner of this.runners) runner.abandonPending();
     for (const channel of this.resources.channels.values()) {
       for (let tensor = channel.shift(); tensor !== undefined; tensor = channel.shift()) tensor.backing?.releaseLease(null);
     }
@@ -127,7 +129,7 @@ export class Scheduler {
   }
 
   private isComplete(): boolean {
-    for (const runner of this.runners) if (!runner.finished || runner.busy) return false;
+    for (const runner of this.runners) if (!runner.finished || runner.busy || runner.pendingCount > 0) return false;
     return true;
   }
 

@@ -70,7 +70,7 @@ export class SessionResources {
       pools.set(record.id, made.value);
     }
     const channels = new Map<string, Channel>();
-    for (const edge of plan.edges) channels.set(edge.id, new Channel(edge.id, edge.admittedQueueDepth, edge.queueDepth));
+    for (const edge of plan.edges) channels.set(edge.id, new Channel(edge.id, edge.admittedQueueDepth, edge.queueDepth, edge.dropPolicy));
     return ok(new SessionResources(backend, streams, pools, channels));
   }
 

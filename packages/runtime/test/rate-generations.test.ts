@@ -84,7 +84,7 @@ describe('rate generations', () => {
     const session = unwrap(RunSession.create(plan, { backend }));
     const edge = 'camera.frames->recorder.frames';
     expect(session.captureRateGenerations()).toMatchObject({ published: { rateGeneration: 0 }, lastRejected: null });
-    expect(session.metrics().edges).toEqual([{ id: edge, queueDepth: 8, highWater: 0 }]);
+    expect(session.metrics().edges).toEqual([{ id: edge, queueDepth: 8, highWater: 0, dropPolicy: 'block', dropped: 0, backpressured: 0 }]);
     const slots = session.metrics().pools[0]?.slotCount;
 
     const published = unwrap(session.updateRateParameters([{ parameter: 'camera.params.frameRate', rate: Rate.hz(120) }]));

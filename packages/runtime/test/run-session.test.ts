@@ -152,7 +152,8 @@ describe('RunSession', () => {
       override compute(ctx: ExecutionContext): Result<void> {
         const tensor = ctx.receive(this.input)!;
         const view = unwrap(tensor.hostView());
-        seen.push(view[0]!);
+        // Every byte of the frame, not only the first: the host wait covered the whole fill.
+        seen.push(view.every((b) => b === view[0]) ? view[0]! : -1);
         return OK_VOID;
       }
     }
@@ -161,6 +162,9 @@ describe('RunSession', () => {
     graph.addFlow(source.frames, graph.add(new HostReader('reader', 0)).input);
     const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
     expect(plan.operator('reader')?.stream).toBeNull();
+    expect(plan.edge('source.frames->reader.input')?.hostWait).toBe(true);
+    expect(plan.toText()).toContain('source.frames->reader.input: queueDepth');
+    expect(plan.toText()).toMatch(/source\.frames->reader\.input: .*host wait before consumer/);
     const session = unwrap(RunSession.create(plan, { backend }));
     unwrap(await session.run());
     expect(seen).toEqual([1, 2, 3, 4, 5, 6]);

@@ -33,6 +33,11 @@ export enum ErrorCode {
   OutOfMemory = 'OutOfMemory',
   /** The graph or plan failed validation at compile time; see the diagnostics. */
   CompileError = 'CompileError',
+  /**
+   * A non-blocking emit found a bounded edge full; nothing was published and the caller still owns what
+   * it tried to emit (it may keep it and retry later). Not a failure of the run unless returned from it.
+   */
+  Backpressured = 'Backpressured',
 }
 
 /** Typed error carried by `Result` values and thrown for programmer errors. */

@@ -15,7 +15,26 @@ export interface FlowOptions {
    * by `compile()` as `QUEUE_DEPTH_INVALID`. Spec: "Size queue entries from nominal rates".
    */
   readonly queueDepth?: number;
+  /**
+   * What an emit does when this edge's queue is full (default `'block'`). See `EdgeDropPolicy`.
+   */
+  readonly dropPolicy?: EdgeDropPolicy;
 }
+
+/**
+ * What happens when a producer emits onto a full edge:
+ * - `'block'`: the producer is not activated while the edge is full (backpressure); an emit that still
+ *   finds it full (a second emit in one activation) returns `Backpressured`.
+ * - `'dropOldest'`: the producer never waits for this edge; the oldest queued entry is evicted (its
+ *   lease returned) to make room, and counted as dropped.
+ * - `'dropNewest'`: the producer never waits for this edge; the new entry is not queued on it, and is
+ *   counted as dropped (the emit still succeeds).
+ * - `'reject'`: the producer never waits for this edge; an emit onto it while full returns
+ *   `Backpressured` so the producer decides (keep the loan pending and retry, or let it go).
+ */
+export type EdgeDropPolicy = 'block' | 'dropOldest' | 'dropNewest' | 'reject';
+
+const DROP_POLICIES: readonly EdgeDropPolicy[] = ['block', 'dropOldest', 'dropNewest', 'reject'];
 
 /** One connection made by `Graph.addFlow()`. */
 export interface GraphFlow {
@@ -23,6 +42,8 @@ export interface GraphFlow {
   readonly input: InputPort;
   /** The depth given to `addFlow()`, unchecked; `undefined` when omitted. */
   readonly queueDepth: number | undefined;
+  /** The edge's drop policy (`'block'` when omitted). */
+  readonly dropPolicy: EdgeDropPolicy;
 }
 
 const graphOfOperator = new WeakMap<Operator, Graph>();
@@ -83,8 +104,8 @@ export class Graph {
   /**
    * Connects `output` to `input`. Each input takes at most one flow (`INPUT_FAN_IN` at compile); an
    * output may feed several inputs (a fork).
-   * @throws HsError `InvalidArgument` when the ports are not an `OutputPort` then an `InputPort`, or a
-   * port belongs to an operator that is not in this graph.
+   * @throws HsError `InvalidArgument` when the ports are not an `OutputPort` then an `InputPort`, a
+   * port belongs to an operator that is not in this graph, or `options.dropPolicy` is not an `EdgeDropPolicy`.
    */
   addFlow(output: OutputPort, input: InputPort, options?: FlowOptions): void {
     if (!(output instanceof OutputPort) || !(input instanceof InputPort)) {
@@ -102,7 +123,14 @@ export class Graph {
         );
       }
     }
-    this.#flows.push(Object.freeze({ output, input, queueDepth: options?.queueDepth }));
+    const dropPolicy = options?.dropPolicy ?? 'block';
+    if (!DROP_POLICIES.includes(dropPolicy)) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `graph '${this.name}': flow ${output.key}->${input.key}: dropPolicy ${String(dropPolicy)} is not one of ${DROP_POLICIES.join(', ')}`,
+      );
+    }
+    this.#flows.push(Object.freeze({ output, input, queueDepth: options?.queueDepth, dropPolicy }));
   }
 
   /** Operators in the order they were added. */

@@ -60,7 +60,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
   const pools = buildAllocationRecords(index, { order, depths, outputDevice: placement.outputDevice, streamOf: streams.streamOf, kinds, spans, operatorDevice: placement.operatorDevice }, log);
   if (log.hasErrors) return failure(graph, log);
 
-  const edges = planEdges(index, order, depths, pools);
+  const edges = planEdges(index, order, depths, pools, placement.cudaActive);
   const edgeOrder = edges.map((e) => e.id);
   const depthById = new Map([...depths].map(([edge, depth]) => [edge.id, depth]));
   const orderedDepths = edgeOrder.map((id) => depthById.get(id) as ResolvedQueueDepth);
@@ -164,6 +164,7 @@ function planEdges(
   order: readonly Operator[],
   depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>,
   pools: ReadonlyMap<OutputPort, TensorAllocationRecord>,
+  cudaActive: ReadonlyMap<Operator, boolean>,
 ): PlanEdge[] {
   const position = new Map(order.map((op, i) => [op, i]));
   const at = (op: Operator): number => position.get(op) ?? 0;
@@ -179,6 +180,8 @@ function planEdges(
         admittedQueueDepth: depth.admittedQueueDepth,
         queueDepthSource: depth.source,
         pool: pools.get(edge.flow.output)?.id ?? null,
+        dropPolicy: edge.flow.dropPolicy,
+        hostWait: cudaActive.get(edge.producer) === true && cudaActive.get(edge.consumer) !== true,
       };
     });
 }

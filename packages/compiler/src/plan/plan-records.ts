@@ -1,6 +1,7 @@
 import type { Device, MemoryKind } from '@hs/streams';
 import type { DType } from '@hs/tensor';
 import type { Operator } from '../authoring/operator.js';
+import type { EdgeDropPolicy } from '../authoring/graph.js';
 import type { TensorOutputStorage } from '../authoring/tensor-output-spec.js';
 import type { QueueDepthSource } from '../compile/queue-depths.js';
 import type { PortRateSource } from '../compile/resolve-rates.js';
@@ -85,6 +86,14 @@ export interface PlanEdge {
   readonly queueDepthSource: QueueDepthSource;
   /** Id of the producer output's pool, or `null` (pass-through or no tensor). */
   readonly pool: string | null;
+  /** What an emit onto this edge does when its queue is full (`block` unless given to `addFlow()`). */
+  readonly dropPolicy: EdgeDropPolicy;
+  /**
+   * True when the consumer is host-only (no planned stream) and the producer CUDA-active: the runtime
+   * waits on the host for the producer's readiness before the consumer's `compute()` — the only hidden
+   * host wait hs makes. Spec: "Host access".
+   */
+  readonly hostWait: boolean;
 }
 
 /** An execution partition: a linear chain of operators with one serial callback owner. */

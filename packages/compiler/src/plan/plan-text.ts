@@ -29,7 +29,9 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
   const fused = new Set(plan.fusedEdges.map((f) => f.edge));
   for (const e of plan.edges) {
     const admitted = e.admittedQueueDepth === e.queueDepth ? '' : `, admitted ${e.admittedQueueDepth}`;
-    lines.push(`  ${e.id}: queueDepth ${e.queueDepth} (${e.queueDepthSource}${admitted})${e.pool === null ? '' : `, pool ${e.pool}`}${fused.has(e.id) ? ', fused' : ''}`);
+    const policy = e.dropPolicy === 'block' ? '' : `, ${e.dropPolicy}`;
+    const hostWait = e.hostWait ? ', host wait before consumer' : '';
+    lines.push(`  ${e.id}: queueDepth ${e.queueDepth} (${e.queueDepthSource}${admitted})${e.pool === null ? '' : `, pool ${e.pool}`}${fused.has(e.id) ? ', fused' : ''}${policy}${hostWait}`);
   }
 
   lines.push(`pools (${plan.pools.length}):`);
