@@ -1,3 +1,4 @@
+import { FaultyResource, GridType, HostResource, StatisticsResource, pointsToGrid, type SyncResource } from '@hs/nanovdb-mr';
 import { RunSession } from '@hs/runtime';
 import { HostBackend, type ErrorCode } from '@hs/streams';
 import { FaultyBackend, type FaultyBackendOptions, type LiveHandles } from './faulty-backend.js';
@@ -215,4 +216,62 @@ export async function kernelFaults(launches: readonly number[]): Promise<Scenari
     backend.dispose();
   }
   return { name: 'device fault in a kernel', faultsInjected: faults, leaks, hangs, wrongOutcomes: wrong, cases: launches.length, boundMs: SETTLE_BOUND_MS, problems };
+}
+
+/** Index-space points of a small sphere shell, the grid the resource-fault scenario builds. */
+function shellCoords(): Int32Array {
+  const coords: number[] = [];
+  for (let i = 0; i < 400; i++) {
+    const t = (i / 400) * Math.PI * 2;
+    coords.push(Math.round(40 * Math.cos(t)), Math.round(40 * Math.sin(t)), (i * 7) % 90);
+  }
+  return new Int32Array(coords);
+}
+
+/**
+ * Resource faults under the NanoVDB builder: `pointsToGrid` through a `FaultyResource` over a
+ * `StatisticsResource`, failing each allocation of a healthy build in turn (`failAt`), then at random from
+ * each of `seeds` (probability 0.3). A failed build must return OutOfMemory; every build, failed or not,
+ * must leave no bytes outstanding once its handle is disposed.
+ */
+export function resourceFaults(seeds: readonly number[]): ScenarioOutcome {
+  const backend = new HostBackend();
+  const problems: string[] = [];
+  let faults = 0;
+  let leaks = 0;
+  let wrong = 0;
+  let cases = 0;
+  const build = (label: string, faulty: FaultyResource<SyncResource>, stats: StatisticsResource<SyncResource>): boolean => {
+    cases += 1;
+    const built = pointsToGrid(backend, faulty, { space: 'index', coords: shellCoords() }, { gridType: GridType.Float, name: 'shell' });
+    faults += faulty.faultsInjected;
+    if (built.ok) built.value.dispose();
+    else if (built.error.code !== 'OutOfMemory') {
+      wrong += 1;
+      problems.push(`${label}: expected OutOfMemory, got ${built.error.message}`);
+    }
+    if (built.ok && faulty.faultsInjected > 0) {
+      wrong += 1;
+      problems.push(`${label}: the build succeeded although ${faulty.faultsInjected} allocations failed`);
+    }
+    const { bytes, allocations } = stats.statistics;
+    if (bytes.current !== 0 || allocations.current !== 0) {
+      leaks += 1;
+      problems.push(`${label}: ${allocations.current} allocations (${bytes.current} bytes) outstanding after the build`);
+    }
+    return built.ok;
+  };
+  const healthyStats = new StatisticsResource<SyncResource>(new HostResource(backend));
+  const healthy = new FaultyResource<SyncResource>(healthyStats, { probability: 0 });
+  build('healthy build', healthy, healthyStats);
+  for (let n = 1; n <= healthy.requests; n++) {
+    const stats = new StatisticsResource<SyncResource>(new HostResource(backend));
+    build(`allocation ${n} of ${healthy.requests} fails`, new FaultyResource<SyncResource>(stats, { failAt: n }), stats);
+  }
+  for (const seed of seeds) {
+    const stats = new StatisticsResource<SyncResource>(new HostResource(backend));
+    build(`random faults, seed ${seed}`, new FaultyResource<SyncResource>(stats, { probability: 0.3, seed }), stats);
+  }
+  backend.dispose();
+  return { name: 'resource faults under the NanoVDB builder (FaultyResource)', faultsInjected: faults, leaks, hangs: 0, wrongOutcomes: wrong, cases, boundMs: 0, problems };
 }

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { kernelFaults, sessionStartFailures, stuckConsumer, type ScenarioOutcome } from '../src/fault-scenarios.js';
+import { kernelFaults, resourceFaults, sessionStartFailures, stuckConsumer, type ScenarioOutcome } from '../src/fault-scenarios.js';
 
 describe('fault injection (FaultyBackend under RunSession)', () => {
   it('session start fails cleanly for every allocation, event and stream it cannot make', () => {
@@ -7,6 +7,13 @@ describe('fault injection (FaultyBackend under RunSession)', () => {
     expect(outcome.problems).toEqual([]);
     expect(outcome.cases).toBeGreaterThan(5);
     expect(outcome.faultsInjected).toBeGreaterThanOrEqual(outcome.cases);
+  });
+
+  it('FaultyResource under the NanoVDB builder: every failed allocation gives OutOfMemory and leaves nothing outstanding', () => {
+    const outcome = resourceFaults([1, 2, 3, 4, 5]);
+    expect(outcome.problems).toEqual([]);
+    expect(outcome.cases).toBeGreaterThan(3);
+    expect(outcome.faultsInjected).toBeGreaterThan(outcome.cases - 6);
   });
 
   describe('a stuck consumer (its release events never complete)', () => {

@@ -1,0 +1,89 @@
+import { runChaos } from './chaos.js';
+import { kernelFaults, resourceFaults, sessionStartFailures, stuckConsumer, type ScenarioOutcome } from './fault-scenarios.js';
+import { FUZZ_SEED, fuzzRuns, type FuzzOutcome } from './fuzz-settings.js';
+import { fuzzByteSpanParams } from './fuzz/byte-span-params.js';
+import { fuzzDLPackImport } from './fuzz/dlpack-import.js';
+import { fuzzGraphAuthoring } from './fuzz/graph-authoring.js';
+import { fuzzNanoVdbCorruption } from './fuzz/nanovdb-corruption.js';
+import { soak } from './soak.js';
+
+// `pnpm soak`: the reliability run and its one report. Environment: HS_SOAK_FRAMES (default 1e6),
+// HS_SOAK_SEED (default 1), HS_CHAOS_SEEDS (how many seeds, 1..N; default 16), HS_FUZZ_RUNS (inputs per
+// fuzz target; default per target below), HS_FUZZ_SEED. Exits 1 when anything is found.
+
+function positiveInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    console.error(`${name} must be a positive integer, got "${raw}"`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const FLATNESS = 0.01;
+const frames = positiveInteger('HS_SOAK_FRAMES', 1_000_000);
+const soakSeed = positiveInteger('HS_SOAK_SEED', 1);
+const chaosSeeds = Array.from({ length: positiveInteger('HS_CHAOS_SEEDS', 16) }, (_, i) => i + 1);
+const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)}%`;
+
+console.log('hs reliability report');
+
+const scenarios: ScenarioOutcome[] = [sessionStartFailures(), resourceFaults([1, 2, 3, 4, 5, 6, 7, 8]), await stuckConsumer([0, 3]), await kernelFaults([1, 7, 20])];
+console.log('\nfault injection');
+for (const s of scenarios) {
+  console.log(`  ${s.name}: ${s.cases} cases, ${s.faultsInjected} faults injected, ${s.leaks} leaks, ${s.hangs} hangs${s.boundMs > 0 ? ` (bound ${s.boundMs} ms)` : ''}, ${s.wrongOutcomes} wrong outcomes`);
+  for (const p of s.problems) console.log(`    ! ${p}`);
+}
+
+const fuzz: FuzzOutcome[] = [
+  fuzzDLPackImport(fuzzRuns(20_000)),
+  fuzzByteSpanParams(fuzzRuns(10_000)),
+  fuzzGraphAuthoring(fuzzRuns(5_000)),
+  fuzzNanoVdbCorruption(fuzzRuns(1_000)),
+];
+console.log(`\nfuzzing (fast-check, seed ${FUZZ_SEED})`);
+for (const f of fuzz) {
+  console.log(`  ${f.name}: ${f.runs} inputs; ${f.detail}${f.failure === null ? '' : `\n    ! ${f.failure}`}`);
+}
+
+const chaos = await runChaos(chaosSeeds);
+console.log(`\nchaos (seeded interleavings, ordering checker on, seeds ${chaosSeeds[0]}..${chaosSeeds[chaosSeeds.length - 1]})`);
+console.log(`  ${chaos.workloads.length} workloads x ${chaos.seeds.length} seeds = ${chaos.runs} runs; ${chaos.violations} ordering violations`);
+for (const w of chaos.workloads) console.log(`    - ${w}`);
+for (const p of chaos.problems) console.log(`    ! ${p}`);
+
+const run = await soak({ frames, seed: soakSeed });
+const live = run.liveAfterDispose;
+const liveLeaks = live.streams + live.events + live.allocations;
+console.log(`\nsoak (image-pipeline graph, seed ${soakSeed})`);
+console.log(`  ${run.frames} frames in ${(run.elapsedMs / 1000).toFixed(1)} s (${Math.round(run.frames / (run.elapsedMs / 1000))} frames/s)${run.runError === null ? '' : `; run error: ${run.runError}`}`);
+console.log(`  leaked slots ${run.leakedSlots}; live after dispose: ${live.streams} streams, ${live.events} events, ${live.allocations} allocations`);
+console.log(`  live streams seen ${run.streamCounts.join(', ')}; live events seen ${run.eventCounts.join(', ')} (each must be one value)`);
+const memory = run.memory;
+if (memory === null) console.log('  memory: not measured (run node with --expose-gc, as `pnpm soak` does)');
+else {
+  console.log(
+    `  after forced GC: heap ${memory.heapAfterWarmup} -> ${memory.heapAtEnd} bytes (${pct(memory.heapGrowth)}), RSS ${memory.rssAfterWarmup} -> ${memory.rssAtEnd} bytes (${pct(memory.rssGrowth)}); growth limit +${FLATNESS * 100}% after warm-up (10% of frames), ${memory.samples} samples`,
+  );
+}
+
+const faultsInjected = scenarios.reduce((n, s) => n + s.faultsInjected, 0);
+const inputsFuzzed = fuzz.reduce((n, f) => n + f.runs, 0);
+const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liveLeaks;
+const hangs = scenarios.reduce((n, s) => n + s.hangs, 0);
+const wrong = scenarios.reduce((n, s) => n + s.wrongOutcomes, 0);
+const fuzzFailures = fuzz.filter((f) => f.failure !== null).length;
+// Flat means no growth past 1% after warm-up; memory the GC or the allocator hands back is not a leak.
+const memoryFlat = memory === null || (memory.heapGrowth <= FLATNESS && memory.rssGrowth <= FLATNESS);
+const countsConstant = run.streamCounts.length === 1 && run.eventCounts.length === 1;
+
+console.log('\nsummary');
+console.log(`  frames ${run.frames} | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
+console.log(`  fuzz failures ${fuzzFailures} | wrong fault outcomes ${wrong} | memory flat ${memoryFlat ? 'yes' : 'NO'} | handle counts constant ${countsConstant ? 'yes' : 'NO'}`);
+console.log(`  seeds: soak ${soakSeed}, fuzz ${FUZZ_SEED}, chaos ${chaosSeeds[0]}..${chaosSeeds[chaosSeeds.length - 1]}, FaultyResource 1..8`);
+const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && countsConstant && run.runError === null;
+console.log(clean ? 'PASS' : 'FAIL');
+// A stuck session from the stuck-consumer scenario may keep timers alive; the report is complete here.
+process.exit(clean ? 0 : 1);
