@@ -124,6 +124,97 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(out.every((b) => b === 9)).toBe(true);
   });
 
+  describe('copies between JS buffers and device memory', () => {
+    const pattern = (n: number, seed: number): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
+    const host = (kind: MemoryKind.PinnedHost | MemoryKind.CudaManaged, byteSize: number, alignment?: number): DeviceMemory =>
+      unwrap(backend.allocate({ kind, device: kind === MemoryKind.PinnedHost ? Device.cpu() : device, byteSize, alignment }));
+
+    for (const kind of [MemoryKind.PinnedHost, MemoryKind.CudaManaged] as const) {
+      it(`copyToHostAsync writes into a ${kind} view directly, so later work on the stream sees the bytes`, async () => {
+        const n = 3 << 20;
+        const s = stream('s');
+        const src = deviceMemory(n);
+        const later = deviceMemory(n);
+        const target = host(kind, n + 4096, 1 << 16);
+        const view = unwrap(backend.hostView(target));
+        view.fill(0xcc);
+        const expected = pattern(n, 5);
+        unwrap(backend.copyFromHostAsync(s, whole(src), expected));
+        const dst = view.subarray(1000, 1000 + n);
+        unwrap(backend.copyToHostAsync(s, dst, whole(src)));
+        // A staged copy would fill `dst` on the JS thread after this memcpy ran; the direct copy lands first.
+        unwrap(backend.memcpyAsync(s, whole(later), { memory: target, byteOffset: 1000, byteLength: n, label: 'dst' }));
+        const seen = new Uint8Array(n);
+        unwrap(backend.copyToHostAsync(s, seen, whole(later)));
+        unwrap(await backend.synchronizeStream(s));
+        expect(Buffer.from(dst).equals(expected)).toBe(true);
+        expect(Buffer.from(seen).equals(expected)).toBe(true);
+        expect(view[999]).toBe(0xcc);
+        expect(view[1000 + n]).toBe(0xcc);
+      });
+
+      it(`copyFromHostAsync reads a ${kind} view directly, in stream order`, async () => {
+        const n = 1 << 20;
+        const s = stream('s');
+        const filled = deviceMemory(n);
+        const dst = deviceMemory(n);
+        const staging = host(kind, n + 512);
+        const view = unwrap(backend.hostView(staging));
+        view.fill(0x11);
+        const expected = pattern(n, 9);
+        unwrap(backend.copyFromHostAsync(s, whole(filled), expected));
+        // Fill the pinned/managed bytes in stream order, then copy them on: a staged copy would take the 0x11 bytes now.
+        unwrap(backend.memcpyAsync(s, { memory: staging, byteOffset: 512, byteLength: n, label: 'staging' }, whole(filled)));
+        unwrap(backend.copyFromHostAsync(s, whole(dst), view.subarray(512, 512 + n)));
+        const seen = new Uint8Array(n);
+        unwrap(backend.copyToHostAsync(s, seen, whole(dst)));
+        unwrap(await backend.synchronizeStream(s));
+        expect(Buffer.from(seen).equals(expected)).toBe(true);
+      });
+    }
+
+    it('copies overlapping ranges of one pinned allocation like memmove (through staging)', async () => {
+      const n = 4096;
+      const s = stream('s');
+      const pinned = host(MemoryKind.PinnedHost, 2 * n);
+      const view = unwrap(backend.hostView(pinned));
+      const original = pattern(2 * n, 3);
+      view.set(original);
+      unwrap(backend.copyToHostAsync(s, view.subarray(0, n), { memory: pinned, byteOffset: n / 2, byteLength: n, label: 'upper' }));
+      unwrap(await backend.synchronizeStream(s));
+      expect(Buffer.from(view.subarray(0, n)).equals(original.subarray(n / 2, n / 2 + n))).toBe(true);
+      view.set(original);
+      unwrap(backend.copyFromHostAsync(s, { memory: pinned, byteOffset: n / 2, byteLength: n, label: 'upper' }, view.subarray(0, n)));
+      unwrap(await backend.synchronizeStream(s));
+      expect(Buffer.from(view.subarray(n / 2, n / 2 + n)).equals(original.subarray(0, n))).toBe(true);
+    });
+
+    it('stages JS-heap buffers: the source may change right after the call, the destination is filled in stream order', async () => {
+      const n = 1 << 20;
+      const s = stream('s');
+      const dev = deviceMemory(n + 64);
+      const expected = pattern(n, 1);
+      const src = new Uint8Array(n + 8);
+      src.set(expected, 8);
+      unwrap(backend.copyFromHostAsync(s, { memory: dev, byteOffset: 64, byteLength: n, label: 'dev' }, src.subarray(8)));
+      src.fill(0);
+      const out = new Uint8Array(n + 16).fill(0xcc);
+      unwrap(backend.copyToHostAsync(s, out.subarray(16), { memory: dev, byteOffset: 64, byteLength: n, label: 'dev' }));
+      unwrap(await backend.synchronizeStream(s));
+      expect(Buffer.from(out.subarray(16)).equals(expected)).toBe(true);
+      expect(out[15]).toBe(0xcc);
+    });
+
+    it('refuses a view of freed pinned memory (detached, so empty) instead of copying into it', () => {
+      const s = stream('s');
+      const pinned = host(MemoryKind.PinnedHost, 64);
+      const view = unwrap(backend.hostView(pinned));
+      unwrap(backend.free(pinned));
+      const r = backend.copyToHostAsync(s, view, whole(deviceMemory(64)));
+      expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+    });
+  });
+
   it('allocates from the memory pool in stream order and frees in stream order', async () => {
     const s = stream('s');
     expect(backend.supportsMemoryPools(device)).toBe(true);

@@ -71,7 +71,8 @@ const MAX_KERNEL_ARGS = 8;
  * host functions in stream order (run on the JS thread through a thread-safe function), and kernels
  * looked up by name in the addon's registry. Nothing blocks the JS thread: frees that may synchronize the
  * device run on the addon's release thread, and copies from and to JS buffers are staged through pinned
- * memory. Spec: "Two stream roles order every device tensor", "Host access: the only blocking calls".
+ * memory, except buffers inside this backend's own pinnedHost or cudaManaged memory (its host views),
+ * which CUDA copies directly. Spec: "Two stream roles order every device tensor", "Host access: the only blocking calls".
  *
  * Errors are `Result`s: InvalidArgument (bad sizes, devices, ranges, foreign handles, kernel arguments
  * the native kernel refuses), InvalidState (destroyed or freed handles, disposed backend), NotSupported
@@ -105,6 +106,11 @@ export class CudaBackend implements Backend, Disposable {
   private readonly retiredTails: bigint[] = [];
   private readonly events = new Set<CudaEvent>();
   private readonly allocations = new Set<CudaMemory>();
+  /**
+   * Live pinnedHost and cudaManaged allocations by the ArrayBuffer of their host view (which starts at
+   * `base`): a JS buffer lying in one is copied to or from directly, without staging.
+   */
+  private readonly hostAccessibleBuffers = new WeakMap<ArrayBuffer, CudaMemory>();
   private readonly pendingWaits = new Set<(result: Result<void>) => void>();
   /** Per device: an internal stream that orders frees after all other streams' work. */
   private readonly releaseStreams: bigint[];
@@ -391,7 +397,9 @@ export class CudaBackend implements Backend, Disposable {
         // Runtimes without external buffers: the memory works for device work; hostView says NotSupported.
       }
     }
-    return ok(this.track(device, kind, address, byteSize, label, origin, base, buffer, view));
+    const memory = this.track(device, kind, address, byteSize, label, origin, base, buffer, view);
+    if (buffer !== null) this.hostAccessibleBuffers.set(buffer, memory);
+    return ok(memory);
   }
 
   /**
@@ -527,8 +535,11 @@ export class CudaBackend implements Backend, Disposable {
   }
 
   /**
-   * Enqueues a copy from a JS buffer: `src` is copied into pinned staging memory now (so it may change
-   * right after this call), then to `dst` in stream order. InvalidArgument when lengths differ.
+   * Enqueues a copy from a JS buffer. When `src` is a view into a live pinnedHost or cudaManaged
+   * allocation of this backend (its `hostView` or a subarray of it), one `cudaMemcpyAsync` reads it in
+   * stream order: keep it unchanged until the copy ran (the Backend contract). Any other buffer is
+   * copied into pinned staging memory now (so it may change right after this call), then to `dst` in
+   * stream order. InvalidArgument when lengths differ.
    * @throws HsError InvalidArgument when `src` is not a Uint8Array.
    */
   copyFromHostAsync(stream: Stream, dst: MemoryRange, src: Uint8Array): Result<void> {
@@ -543,8 +554,11 @@ export class CudaBackend implements Backend, Disposable {
   }
 
   /**
-   * Enqueues a copy into a JS buffer, staged through pinned memory; `dst` is filled in stream order
-   * (before later work on the stream). InvalidArgument when lengths differ.
+   * Enqueues a copy into a JS buffer; `dst` is filled in stream order (before later work on the stream)
+   * and may be read once the stream was synchronized. When `dst` is a view into a live pinnedHost or
+   * cudaManaged allocation of this backend (its `hostView` or a subarray of it), that is one
+   * `cudaMemcpyAsync` into it; any other buffer is staged through pinned memory and filled on the JS
+   * thread. InvalidArgument when lengths differ.
    * @throws HsError InvalidArgument when `dst` is not a Uint8Array.
    */
   copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void> {
@@ -779,8 +793,24 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Detaches the host view so no JS access can reach memory about to be released. */
   private detach(m: CudaMemory): void {
-    if (m.buffer !== null && m.origin !== CudaAllocationOrigin.JsHeap) this.cuda.detachArrayBuffer(m.buffer);
+    if (m.buffer !== null && m.origin !== CudaAllocationOrigin.JsHeap) {
+      this.hostAccessibleBuffers.delete(m.buffer);
+      this.cuda.detachArrayBuffer(m.buffer);
+    }
     m.view = null;
+  }
+
+  /**
+   * The address CUDA can copy `bytes` to or from directly: `bytes` lies in a live pinnedHost or
+   * cudaManaged allocation of this backend and does not overlap the `byteLength` bytes at `other` (the
+   * other side of the copy). 0n otherwise (stage the copy).
+   */
+  private directAddress(bytes: Uint8Array, other: bigint): bigint {
+    const m = this.hostAccessibleBuffers.get(bytes.buffer as ArrayBuffer);
+    if (m === undefined) return 0n;
+    const address = m.base + BigInt(bytes.byteOffset);
+    const n = BigInt(bytes.byteLength);
+    return address < other + n && other < address + n ? 0n : address;
   }
 
   /** Releases `m`'s memory after the work enqueued on `stream` (of device `device`) so far. */
@@ -856,7 +886,10 @@ export class CudaBackend implements Backend, Disposable {
     });
   }
 
-  /** Copies into `dst` from a JS buffer (`bytes`) or pageable memory (`src`), staged through pinned memory. */
+  /**
+   * Copies into `dst` from a JS buffer (`bytes`) or pageable memory (`src`): directly when `bytes` lies in
+   * a pinnedHost or cudaManaged allocation of this backend, else staged through pinned memory.
+   */
   private copyIn(s: CudaStream, dst: MemoryRange, bytes: Uint8Array | null, src: MemoryRange | null, method: string): Result<void> {
     const d = dst.memory as CudaMemory;
     const n = dst.byteLength;
@@ -864,6 +897,12 @@ export class CudaBackend implements Backend, Disposable {
       const view = d.view as Uint8Array;
       const copy = (bytes as Uint8Array).slice();
       return this.enqueueHostCopy(s, method, () => view.set(copy, dst.byteOffset));
+    }
+    const dstAddress = d.address + BigInt(dst.byteOffset);
+    const direct = bytes === null ? 0n : this.directAddress(bytes, dstAddress);
+    if (direct !== 0n) {
+      const status = this.cuda.memcpyAsync(dstAddress, direct, n, s.handle);
+      return status === 0 ? OK_VOID : this.statusError(method, status);
     }
     let block: StagingBlock;
     try {
@@ -876,12 +915,15 @@ export class CudaBackend implements Backend, Disposable {
       const from = (src as MemoryRange).memory as CudaMemory;
       block.view.set((from.view as Uint8Array).subarray((src as MemoryRange).byteOffset, (src as MemoryRange).byteOffset + n));
     }
-    const status = this.cuda.memcpyAsync(d.address + BigInt(dst.byteOffset), block.address, n, s.handle);
+    const status = this.cuda.memcpyAsync(dstAddress, block.address, n, s.handle);
     (this.staging[s.device.id] as PinnedStaging).release(block, s.handle);
     return status === 0 ? OK_VOID : this.statusError(method, status);
   }
 
-  /** Copies `src` into a JS buffer in stream order: device to pinned staging, then staging to `dst` on the JS thread. */
+  /**
+   * Copies `src` into a JS buffer in stream order: directly when `dst` lies in a pinnedHost or cudaManaged
+   * allocation of this backend, else device to pinned staging, then staging to `dst` on the JS thread.
+   */
   private copyOut(s: CudaStream, dst: Uint8Array, src: MemoryRange, method: string): Result<void> {
     const sm = src.memory as CudaMemory;
     const n = src.byteLength;
@@ -889,13 +931,19 @@ export class CudaBackend implements Backend, Disposable {
       const view = sm.view as Uint8Array;
       return this.enqueueHostCopy(s, method, () => dst.set(view.subarray(src.byteOffset, src.byteOffset + n)));
     }
+    const srcAddress = sm.address + BigInt(src.byteOffset);
+    const direct = this.directAddress(dst, srcAddress);
+    if (direct !== 0n) {
+      const status = this.cuda.memcpyAsync(direct, srcAddress, n, s.handle);
+      return status === 0 ? OK_VOID : this.statusError(method, status);
+    }
     let block: StagingBlock;
     try {
       block = (this.staging[s.device.id] as PinnedStaging).acquire(n);
     } catch (cause) {
       return this.failure(method, cause);
     }
-    let status = this.cuda.memcpyAsync(block.address, sm.address + BigInt(src.byteOffset), n, s.handle);
+    let status = this.cuda.memcpyAsync(block.address, srcAddress, n, s.handle);
     // Nothing later on the stream touches `dst` or the block, so the stream need not wait for the
     // copy-out: the block is handed back from the JS side once its bytes were taken.
     if (status === 0) {
