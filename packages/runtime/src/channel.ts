@@ -46,9 +46,12 @@ export class Channel {
     return this.count;
   }
 
-  /** True when one more entry fits. */
+  /** True once its consumer went away (a tap whose loop ended): it takes nothing and never stalls the producer. */
+  closed = false;
+
+  /** True when one more entry fits (always, once closed). */
   get hasRoom(): boolean {
-    return this.count < this.activeDepth;
+    return this.closed || this.count < this.activeDepth;
   }
 
   /** Appends a tensor; returns false (and stores nothing) when the active depth is reached. */

@@ -24,7 +24,7 @@ interface InputBinding {
 
 interface OutputBinding {
   readonly name: string;
-  readonly channels: readonly Channel[];
+  readonly channels: Channel[];
   readonly consumerRequirements: readonly InputRequirement[];
   readonly pool: TensorPool | null;
   /** The output feeds one proven fused edge: loans defer their readiness record. */
@@ -96,6 +96,7 @@ export class OperatorRunner implements ExecutionContext {
     this.inputs = wiring.inputs.map((i) => ({ ...i, current: undefined }));
     this.outputs = wiring.outputs.map((o) => ({
       ...o,
+      channels: [...o.channels],
       pending: undefined,
       offered: undefined,
       backpressured: err(
@@ -317,6 +318,19 @@ export class OperatorRunner implements ExecutionContext {
     return this.callCompute();
   }
 
+  /**
+   * Adds a session-side consumer (a tap) to output `port`; cold, before the run.
+   * @returns false when the operator has no such output.
+   */
+  attachTap(port: string, channel: Channel): boolean {
+    for (const output of this.outputs) {
+      if (output.name !== port) continue;
+      output.channels.push(channel);
+      return true;
+    }
+    return false;
+  }
+
   /** Returns every pending loan to its pool (a failed or abandoned run). */
   abandonPending(): void {
     for (const output of this.outputs) {
@@ -408,6 +422,7 @@ export class OperatorRunner implements ExecutionContext {
   /** Queues `tensor` on every edge of `output` under its drop policy, one read lease per queued entry. */
   private publish(output: OutputBinding, tensor: Tensor): Result<void> {
     for (const channel of output.channels) {
+      if (channel.closed) continue;
       if (tensor.backing !== null) {
         const leased = tensor.backing.acquireLease();
         if (!leased.ok) return leased;

@@ -10,7 +10,9 @@ import {
   generationZeroRates,
 } from '@hs/compiler';
 import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext } from '@hs/streams';
+import { EventEmitter } from 'node:events';
 import type { Channel } from './channel.js';
+import { type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import { type InputRequirement, OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
@@ -34,6 +36,20 @@ export interface RunSessionOptions {
    * Spec: "When the fences disappear: proven linear chains".
    */
   readonly fullFences?: boolean;
+  /**
+   * Milliseconds between `'metrics'` events while a run is in progress (default 1000; a positive
+   * finite number). The timer only snapshots when a listener is registered, off the hot path.
+   */
+  readonly metricsIntervalMs?: number;
+}
+
+/** Events of a `RunSession`. */
+export interface RunSessionEvents {
+  /**
+   * A metrics snapshot, every `metricsIntervalMs` during a run and once when it ended (after the
+   * slots came back).
+   */
+  metrics: (metrics: RunMetrics) => void;
 }
 
 /** Options for `RunSession.run`. */
@@ -48,6 +64,8 @@ export interface RunOptions {
 }
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+const DEFAULT_METRICS_INTERVAL_MS = 1000;
+const DEFAULT_TAP_DEPTH = 2;
 
 type SessionState = 'ready' | 'running' | 'stopped' | 'disposed';
 
@@ -67,6 +85,8 @@ export class RunSession {
   private lastRejected: RejectedRateGeneration | null = null;
   private nextGeneration = 1;
   private rateValues: Map<string, Rate>;
+  private readonly events = new EventEmitter();
+  private readonly taps: TapIterator[] = [];
 
   private constructor(
     /** The plan this session runs. */
@@ -78,6 +98,7 @@ export class RunSession {
     private readonly runners: readonly OperatorRunner[],
     private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
     private readonly rateViews: RateViews,
+    private readonly metricsIntervalMs: number,
   ) {
     this.rateValues = generationZeroRates(plan);
     const zero = evaluateRateGeneration(plan, 0, this.rateValues, []);
@@ -88,9 +109,14 @@ export class RunSession {
   /**
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
-   *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated.
+   *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
+   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number.
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
+    const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
+    if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
+      return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${String(metricsIntervalMs)} is not a positive finite number of milliseconds`);
+    }
     const given = options.backend;
     const ownsBackend = given === undefined || typeof given === 'string';
     let backend: Backend;
@@ -146,7 +172,7 @@ export class RunSession {
       const producer = runners.find((r) => r.name === edge.producer.operator)!;
       producerOf.set(resources.channels.get(edge.id)!, producer);
     }
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs));
   }
 
   /**
@@ -202,14 +228,23 @@ export class RunSession {
     if (options.signal?.aborted === true) scheduler.requestStop();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     this.startedAt = performance.now();
+    const ticker = setInterval(this.tick, this.metricsIntervalMs);
+    ticker.unref();
     this.running = (async (): Promise<Result<RunMetrics>> => {
       const started = await this.callLifecycle('start');
       const outcome = started.ok ? await scheduler.run() : started;
+      // Taps: after a failure nobody will read on, so give their entries back; else let loops drain.
+      for (const tap of this.taps) {
+        if (outcome.ok) tap.end();
+        else tap.close();
+      }
       const stopped = await this.callLifecycle('stop');
       const drained = await scheduler.drainSlots(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
       options.signal?.removeEventListener('abort', onAbort);
+      clearInterval(ticker);
       this.endedAt = performance.now();
       this.state = 'stopped';
+      this.tick();
       if (!outcome.ok) return outcome;
       if (!stopped.ok) return stopped;
       if (!drained) {
@@ -223,6 +258,53 @@ export class RunSession {
     })();
     return this.running;
   }
+
+  /**
+   * A session-side consumer of `operator`'s output `port`, read with `for await`; call before `run()`.
+   * It is one more consumer of that output with a `block` queue of `options.queueDepth` entries (so a
+   * slow loop slows the producer); each tensor is waited for on the host before it is yielded and stays
+   * valid until the next iteration. Leaving the loop returns every slot it held and detaches it; after
+   * the run, the loop ends once the queue drained (the run waits, up to `drainTimeoutMs`, for it).
+   * @returns the tap; `InvalidState` once the session ran; `NotFound` for an unknown operator or output;
+   *   `InvalidArgument` for a queue depth that is not a positive integer.
+   * Spec: "Host access".
+   */
+  tap(operator: string, port: string, options: TapOptions = {}): Result<OutputTap> {
+    if (this.state !== 'ready') return err(ErrorCode.InvalidState, `session is ${this.state}; attach taps before run()`);
+    const depth = options.queueDepth ?? DEFAULT_TAP_DEPTH;
+    if (!Number.isSafeInteger(depth) || depth < 1) {
+      return err(ErrorCode.InvalidArgument, `tap ${operator}.${port}: queueDepth ${String(depth)} is not a positive integer of entries`);
+    }
+    const runner = this.runners.find((r) => r.name === operator);
+    const channel = new TapChannel(`${operator}.${port}->tap`, depth);
+    if (runner === undefined || !runner.attachTap(port, channel)) {
+      return err(ErrorCode.NotFound, `tap: the plan has no output ${operator}.${port}`);
+    }
+    const tap = new TapIterator(channel, this.backend);
+    this.taps.push(tap);
+    return ok(tap);
+  }
+
+  /**
+   * Subscribes to session events (`'metrics'`: see `RunSessionEvents`); returns the session.
+   * Listeners run on the JS thread between activations; a throwing listener is reported by Node as an
+   * uncaught exception.
+   */
+  on<E extends keyof RunSessionEvents>(event: E, listener: RunSessionEvents[E]): this {
+    this.events.on(event, listener);
+    return this;
+  }
+
+  /** Removes a listener added with `on()`; returns the session. */
+  off<E extends keyof RunSessionEvents>(event: E, listener: RunSessionEvents[E]): this {
+    this.events.off(event, listener);
+    return this;
+  }
+
+  /** Emits a metrics snapshot when someone listens (the snapshot allocates; nothing does otherwise). */
+  private readonly tick = (): void => {
+    if (this.events.listenerCount('metrics') > 0) this.events.emit('metrics', this.metrics());
+  };
 
   /** Stops sources, lets the graph drain and every slot return, and resolves when the run has ended. */
   async stop(): Promise<void> {
@@ -272,6 +354,7 @@ export class RunSession {
     if (this.state === 'running') {
       throw new HsError(ErrorCode.InvalidState, 'session is running; await stop() before dispose()');
     }
+    for (const tap of this.taps) tap.close();
     this.resources.dispose();
     if (this.ownsBackend) this.backend.dispose();
     this.state = 'disposed';
@@ -279,6 +362,12 @@ export class RunSession {
 
   /** Same as `dispose()`. */
   [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** For `await using`: stops a run in progress (draining it), then disposes. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
     this.dispose();
   }
 

@@ -1,0 +1,119 @@
+import { type Backend, type Result, OK_VOID } from '@hs/streams';
+import type { Tensor } from '@hs/tensor';
+import { Channel } from './channel.js';
+
+/** Options of `RunSession.tap()`. */
+export interface TapOptions {
+  /** Queue entries between the output and the loop (a positive integer; default 2). Full: the producer waits (`block`). */
+  readonly queueDepth?: number;
+}
+
+/**
+ * What `RunSession.tap()` returns: an async iterator over one operator output, for `for await`. Each
+ * tensor is ready for the host and valid until the next iteration; leaving the loop (`break`, a throw)
+ * returns every slot it held. Spec: "Host access".
+ */
+export type OutputTap = AsyncIterableIterator<Tensor>;
+
+/**
+ * A session-side consumer of one operator output, read with `for await`. Each tensor yielded is ordered
+ * for the host (its readiness waited on the host before it is yielded) and read-only; it stays valid
+ * until the loop asks for the next one. Leaving the loop (`break`, `return`, a throw) gives back the
+ * tensor in hand and every queued one and detaches the tap, so the graph runs on without it; after the
+ * run ended and the queue drained, the loop ends. Spec: "Host access".
+ */
+export class TapIterator implements OutputTap {
+  private inHand: Tensor | undefined;
+  private ended = false;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    /** The tap's queue, fed by the producer like any edge. */
+    private readonly channel: TapChannel,
+    private readonly backend: Backend,
+  ) {
+    channel.onPush = (): void => this.notify();
+  }
+
+  /** Yields the next tensor, waiting (without blocking the JS thread) until one is queued or the run ended. */
+  async next(): Promise<IteratorResult<Tensor, undefined>> {
+    this.releaseInHand();
+    for (;;) {
+      if (this.channel.closed) return DONE;
+      const tensor = this.channel.shift();
+      if (tensor !== undefined) {
+        this.inHand = tensor;
+        const ready = await this.readyForHost(tensor);
+        if (!ready.ok) {
+          this.close();
+          throw ready.error;
+        }
+        return { done: false, value: tensor };
+      }
+      if (this.ended) return DONE;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  /** Leaves the loop: gives back the tensor in hand and every queued one, and detaches the tap. */
+  return(): Promise<IteratorResult<Tensor, undefined>> {
+    this.close();
+    return Promise.resolve(DONE);
+  }
+
+  /** Same as `return()`; the loop's error propagates. */
+  throw(error?: unknown): Promise<IteratorResult<Tensor, undefined>> {
+    this.close();
+    return Promise.reject(error);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Tensor> {
+    return this;
+  }
+
+  /** The run ended: once the queue drains the loop ends. */
+  end(): void {
+    this.ended = true;
+    this.notify();
+  }
+
+  /** Detaches the tap (the session ended or the loop left). */
+  close(): void {
+    this.releaseInHand();
+    this.channel.closed = true;
+    for (let t = this.channel.shift(); t !== undefined; t = this.channel.shift()) t.backing?.releaseLease(null);
+    this.notify();
+  }
+
+  private readyForHost(tensor: Tensor): Promise<Result<void>> | Result<void> {
+    const readiness = tensor.readinessFor(null);
+    if (!readiness.ok) return readiness;
+    return readiness.value === null ? OK_VOID : this.backend.synchronizeEvent(readiness.value);
+  }
+
+  private releaseInHand(): void {
+    const t = this.inHand;
+    this.inHand = undefined;
+    t?.backing?.releaseLease(null);
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+}
+
+/** A channel that tells its tap when an entry arrives. */
+export class TapChannel extends Channel {
+  /** Called after each push. */
+  onPush: (() => void) | null = null;
+
+  override push(tensor: Tensor): boolean {
+    const pushed = super.push(tensor);
+    if (pushed) this.onPush?.();
+    return pushed;
+  }
+}
+
+const DONE: IteratorResult<Tensor, undefined> = Object.freeze({ done: true, value: undefined });

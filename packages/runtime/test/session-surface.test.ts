@@ -1,0 +1,137 @@
+import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, compile } from '@hs/compiler';
+import { describe, expect, it } from 'vitest';
+import { type RunMetrics, RunSession } from '../src/index.js';
+import { FRAME, FillSource } from './test-operators.js';
+
+/** A host-only reader of pinned frames: records each frame's first byte. */
+class HostCounter extends Operator {
+  input!: InputPort;
+  readonly firstBytes: number[] = [];
+  setup(spec: OperatorSpec): void {
+    this.input = spec.input('input', { memoryKind: MemoryKind.PinnedHost });
+  }
+  compute(ctx: ExecutionContext): Result<void> {
+    this.firstBytes.push(unwrap(ctx.receive(this.input)!.hostView())[0]!);
+    return OK_VOID;
+  }
+}
+
+function pinnedSource(frames: number, withSink: boolean): { plan: ReturnType<typeof compile>; sink: HostCounter | null } {
+  const graph = new Graph('surface');
+  const source = graph.add(new FillSource('source', frames, MemoryKind.PinnedHost));
+  let sink: HostCounter | null = null;
+  if (withSink) {
+    sink = graph.add(new HostCounter('sink'));
+    graph.addFlow(source.frames, sink.input);
+  }
+  return { plan: compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }), sink };
+}
+
+describe('for await over an operator output', () => {
+  it('yields every frame in order, ready for the host, while the graph runs on', async () => {
+    const backend = new HostBackend({ orderingChecker: true, seed: 5 });
+    const { plan, sink } = pinnedSource(12, true);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend }));
+    const tap = unwrap(session.tap('source', 'frames', { queueDepth: 2 }));
+    const running = session.run();
+    const seen: number[] = [];
+    for await (const tensor of tap) {
+      const view = unwrap(tensor.hostView());
+      expect(view.length).toBe(FRAME);
+      seen.push(view.every((b) => b === view[0]) ? view[0]! : -1);
+    }
+    const metrics = unwrap(await running);
+    expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(sink?.firstBytes).toHaveLength(12);
+    for (const pool of metrics.pools) expect(pool.outstanding).toBe(0);
+    expect(backend.orderingChecker?.violations).toEqual([]);
+    session.dispose();
+    backend.dispose();
+  });
+
+  it('breaking out returns every slot the loop held, and the graph finishes without the tap', async () => {
+    const { plan, sink } = pinnedSource(30, true);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    const tap = unwrap(session.tap('source', 'frames', { queueDepth: 2 }));
+    const running = session.run();
+    let taken = 0;
+    for await (const _tensor of tap) {
+      taken += 1;
+      if (taken === 3) break;
+    }
+    const metrics = unwrap(await running);
+    expect(taken).toBe(3);
+    expect(sink?.firstBytes).toHaveLength(30);
+    for (const pool of metrics.pools) expect(pool.outstanding).toBe(0);
+    session.dispose();
+  });
+
+  it('a throw inside the loop returns every slot too', async () => {
+    const { plan } = pinnedSource(10, false);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    const tap = unwrap(session.tap('source', 'frames', { queueDepth: 3 }));
+    const running = session.run();
+    await expect(
+      (async () => {
+        for await (const _tensor of tap) throw new Error('consumer failed');
+      })(),
+    ).rejects.toThrow('consumer failed');
+    const metrics = unwrap(await running);
+    expect(metrics.pools[0]?.outstanding).toBe(0);
+    session.dispose();
+  });
+
+  it('refuses a tap on an unknown output, a bad depth, or once the session ran', async () => {
+    const { plan } = pinnedSource(2, false);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    const unknown = session.tap('source', 'nope');
+    expect(unknown.ok ? null : unknown.error.code).toBe(ErrorCode.NotFound);
+    const depth = session.tap('source', 'frames', { queueDepth: 0 });
+    expect(depth.ok ? null : depth.error.code).toBe(ErrorCode.InvalidArgument);
+    unwrap(await session.run());
+    const late = session.tap('source', 'frames');
+    expect(late.ok ? null : late.error.code).toBe(ErrorCode.InvalidState);
+    session.dispose();
+  });
+});
+
+describe('session events and disposal', () => {
+  it("emits 'metrics' at the configured interval and once at the end; off() unsubscribes", async () => {
+    const { plan } = pinnedSource(40, true);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host', metricsIntervalMs: 1 }));
+    const snapshots: RunMetrics[] = [];
+    const unused = (): void => {
+      throw new Error('removed listener was called');
+    };
+    session.on('metrics', (m) => snapshots.push(m)).on('metrics', unused).off('metrics', unused);
+    const metrics = unwrap(await session.run());
+    expect(snapshots.length).toBeGreaterThanOrEqual(1);
+    expect(snapshots.at(-1)?.frames).toBe(metrics.frames);
+    session.dispose();
+  });
+
+  it('rejects a metrics interval that is not a positive finite number', () => {
+    const { plan } = pinnedSource(1, false);
+    for (const metricsIntervalMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const created = RunSession.create(unwrap(plan), { backend: 'host', metricsIntervalMs });
+      expect(created.ok ? null : created.error.code).toBe(ErrorCode.InvalidArgument);
+    }
+  });
+
+  it('await using stops a run in progress and disposes the session', async () => {
+    const { plan } = pinnedSource(1_000_000, false);
+    let running: Promise<unknown> | null = null;
+    let session: RunSession | null = null;
+    {
+      await using scoped = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+      session = scoped;
+      running = scoped.run();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const outcome = (await running) as { ok: boolean };
+    expect(outcome.ok).toBe(true);
+    const again = await session.run();
+    expect(again.ok ? null : again.error.message).toContain('disposed');
+  });
+});
