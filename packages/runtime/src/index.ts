@@ -6,3 +6,4 @@ export type { RunMetrics, OperatorMetrics, PoolMetrics, EdgeMetrics } from './ru
 export { ReadableSource } from './readable-source.js';
 export type { ReadableSourceOptions } from './readable-source.js';
 export { WritableSink } from './writable-sink.js';
+export { SubmissionPacer } from './submission-pacer.js';

@@ -1,0 +1,50 @@
+import { Device, MemoryKind } from '@hs/streams';
+import { DType } from '@hs/tensor';
+import { describe, expect, it } from 'vitest';
+import { DiagnosticCode, Graph, type InputPort, type OutputPort } from '../src/index.js';
+import { DEVICE_FRAMES_IN, ScriptedOperator, compileFailure, compileOk, deviceFrames } from './support/operators.js';
+
+/** a (pool output) -> b (pass-through CUDA output `pt`) -> c. */
+function passThroughChain(): Graph {
+  const graph = new Graph('pass-through-placement');
+  let out!: OutputPort;
+  let bIn!: InputPort;
+  let pt!: OutputPort;
+  let cIn!: InputPort;
+  graph.add(new ScriptedOperator('a', (s) => (out = s.output('out').producesTensor(deviceFrames()))));
+  graph.add(
+    new ScriptedOperator('b', (s) => {
+      bIn = s.input('in', DEVICE_FRAMES_IN);
+      pt = s.output('pt').producesTensor({ representation: { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 2 } });
+    }),
+  );
+  graph.add(new ScriptedOperator('c', (s) => (cIn = s.input('in', DEVICE_FRAMES_IN))));
+  graph.addFlow(out, bIn);
+  graph.addFlow(pt, cIn);
+  return graph;
+}
+
+describe('placement rules (spec: Current limitations)', () => {
+  it('does not propagate input placement to a pass-through CUDA output (DEVICE_BINDING_REQUIRED on the port)', () => {
+    const error = compileFailure(passThroughChain(), { deployment: { bindTensorOutputDevice: { 'a.out': Device.cuda(0) } } });
+    const onPort = error.errors.filter((d) => d.code === DiagnosticCode.DeviceBindingRequired && d.subject.kind === 'port');
+    expect(onPort.map((d) => d.subject)).toEqual([{ kind: 'port', operator: 'b', port: 'pt' }]);
+  });
+
+  it("lets a pass-through output inherit its operator's explicit device", () => {
+    const plan = compileOk(passThroughChain(), {
+      deployment: { bindTensorOutputDevice: { 'a.out': Device.cuda(0) }, bindOperatorDevice: { b: Device.cuda(0), c: Device.cuda(0) } },
+    });
+    expect(plan.operator('b')?.outputs[0]?.device).toEqual(Device.cuda(0));
+    expect(plan.edge('b.pt->c.in')?.pool).toBeNull();
+  });
+
+  it('inserts no cross-device copy: a consumer bound to another GPU than its input is a DEVICE_CONFLICT', () => {
+    const error = compileFailure(passThroughChain(), {
+      deployment: { bindTensorOutputDevice: { 'a.out': Device.cuda(0) }, bindOperatorDevice: { b: Device.cuda(1), c: Device.cuda(1) } },
+    });
+    const conflict = error.errors.find((d) => d.code === DiagnosticCode.DeviceConflict);
+    expect(conflict?.subject).toEqual({ kind: 'operator', operator: 'b' });
+    expect(conflict?.message).toContain('input b.in (fed by a.out) on cuda:0');
+  });
+});
