@@ -79,6 +79,14 @@ export class Channel {
     return evicted;
   }
 
+  /**
+   * Removes every queued tensor and gives back its lease without a release stream (nobody received
+   * them). Used when a run fails, is abandoned, or a tap closes.
+   */
+  discardAll(): void {
+    for (let tensor = this.shift(); tensor !== undefined; tensor = this.shift()) tensor.backing?.releaseLease(null);
+  }
+
   /** Removes and returns the oldest tensor, or `undefined` when empty. */
   shift(): Tensor | undefined {
     if (this.count === 0) return undefined;

@@ -81,7 +81,7 @@ export class TapIterator implements OutputTap {
   close(): void {
     this.releaseInHand();
     this.channel.closed = true;
-    for (let t = this.channel.shift(); t !== undefined; t = this.channel.shift()) t.backing?.releaseLease(null);
+    this.channel.discardAll();
     this.notify();
   }
 

@@ -57,8 +57,10 @@ export interface RunOptions {
   /** Aborting stops the session as `stop()` does: sources end, the graph drains, every slot returns. */
   readonly signal?: AbortSignal;
   /**
-   * How long, in milliseconds, the end of a run waits for every pool slot to come back after the
-   * operators' `stop()` (default 10 000). Past it the run returns `InvalidState` naming the pools.
+   * How long, in milliseconds, the graph gets to drain after `stop()` (or an abort), and then the end of
+   * a run waits for every pool slot to come back after the operators' `stop()` (default 10 000 each). Past
+   * either bound the run returns `InvalidState` naming what was stuck, so `stop()` returns within about
+   * twice this bound even when device work never completes.
    */
   readonly drainTimeoutMs?: number;
 }
@@ -222,7 +224,7 @@ export class RunSession {
       return Promise.resolve(err(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     this.state = 'running';
-    const scheduler = new Scheduler(this.runners, this.resources, this.producerOf);
+    const scheduler = new Scheduler(this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
     this.scheduler = scheduler;
     const onAbort = (): void => scheduler.requestStop();
     if (options.signal?.aborted === true) scheduler.requestStop();
@@ -254,6 +256,8 @@ export class RunSession {
             'an operator kept a lease past its stop(), or device work behind a release event never completed',
         );
       }
+      const faulted = await this.firstStreamFault();
+      if (faulted !== null) return faulted;
       return ok(this.metrics());
     })();
     return this.running;
@@ -369,6 +373,19 @@ export class RunSession {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
     this.dispose();
+  }
+
+  /**
+   * Waits for every planned stream once the run has drained and returns the first device fault
+   * (`DeviceError`) one of them reported, or null. Event polls cannot carry a fault, so without this a
+   * kernel that faulted would go unnoticed.
+   */
+  private async firstStreamFault(): Promise<Result<never> | null> {
+    for (const [id, stream] of this.resources.streams) {
+      const synced = await this.backend.synchronizeStream(stream);
+      if (!synced.ok) return errWithContext(synced.error, `stream ${id}`);
+    }
+    return null;
   }
 
   private async callLifecycle(phase: 'start' | 'stop'): Promise<Result<void>> {

@@ -1,4 +1,4 @@
-import { type Result, OK_VOID } from '@hs/streams';
+import { type Result, ErrorCode, OK_VOID, err } from '@hs/streams';
 import type { Channel } from './channel.js';
 import type { OperatorRunner } from './operator-runner.js';
 import type { SessionResources } from './session-resources.js';
@@ -25,11 +25,15 @@ export class Scheduler {
   private failure: Result<void> | null = null;
   private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
 
+  private stopDeadline: NodeJS.Timeout | null = null;
+
   constructor(
     private readonly runners: readonly OperatorRunner[],
     private readonly resources: SessionResources,
     /** Channel -> the runner that produces into it. */
     private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
+    /** Milliseconds the graph gets to drain after a stop request before the run is abandoned. */
+    private readonly stopTimeoutMs: number = Infinity,
   ) {}
 
   /**
@@ -46,6 +50,9 @@ export class Scheduler {
 
   /** Stops activating sources; the graph drains and the run settles once every slot is back. */
   requestStop(): void {
+    if (!this.stopping && this.settle !== null && Number.isFinite(this.stopTimeoutMs)) {
+      this.stopDeadline = setTimeout(this.abandon, this.stopTimeoutMs);
+    }
     this.stopping = true;
     for (const runner of this.runners) if (runner.isSource) runner.finished = true;
     this.schedule(true);
@@ -122,9 +129,7 @@ export class Scheduler {
       return;
     }
     for (const runner of this.runners) runner.abandonPending();
-    for (const channel of this.resources.channels.values()) {
-      for (let tensor = channel.shift(); tensor !== undefined; tensor = channel.shift()) tensor.backing?.releaseLease(null);
-    }
+    this.discardQueued();
     this.resolve(outcome);
   }
 
@@ -160,7 +165,35 @@ export class Scheduler {
     });
   }
 
+  /**
+   * The graph did not drain within the stop bound (an activation waits on device work that never
+   * completes, or a queue cannot empty because its consumer's pool never gets slots back): give back the
+   * leases of every queued tensor and settle with InvalidState naming what was stuck.
+   */
+  private readonly abandon = (): void => {
+    this.stopDeadline = null;
+    if (this.settle === null) return;
+    const busy = this.runners.filter((r) => r.busy || !r.finished).map((r) => r.name);
+    for (const runner of this.runners) if (!runner.busy) runner.abandonPending();
+    this.discardQueued();
+    this.resolve(
+      err(
+        ErrorCode.InvalidState,
+        `the graph did not drain within ${this.stopTimeoutMs} ms of the stop request (operators still active: ${busy.join(', ') || 'none'}); device work they wait on never completed`,
+      ),
+    );
+  };
+
+  /** Gives back the leases of every tensor still queued, so their slots can return after a failed or abandoned run. */
+  private discardQueued(): void {
+    for (const channel of this.resources.channels.values()) channel.discardAll();
+  }
+
   private resolve(outcome: Result<void>): void {
+    if (this.stopDeadline !== null) {
+      clearTimeout(this.stopDeadline);
+      this.stopDeadline = null;
+    }
     const settle = this.settle;
     this.settle = null;
     if (this.timer !== null) {
