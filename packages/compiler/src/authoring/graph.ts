@@ -1,4 +1,5 @@
 import { ErrorCode, HsError } from '@hs/streams';
+import { layoutConflicts } from './layout-conflicts.js';
 import { DeclarationWindow } from './declaration-window.js';
 import { assertAuthoringName } from './names.js';
 import { Operator } from './operator.js';
@@ -105,7 +106,10 @@ export class Graph {
    * Connects `output` to `input`. Each input takes at most one flow (`INPUT_FAN_IN` at compile); an
    * output may feed several inputs (a fork).
    * @throws HsError `InvalidArgument` when the ports are not an `OutputPort` then an `InputPort`, a
-   * port belongs to an operator that is not in this graph, or `options.dropPolicy` is not an `EdgeDropPolicy`.
+   * port belongs to an operator that is not in this graph, `options.dropPolicy` is not an `EdgeDropPolicy`,
+   * or the producer's declared memory kind, dtype or rank conflicts with what the consumer requires
+   * (`PHYSICAL_TENSOR_LAYOUT_MISMATCH` in the message; a parameter-selected memory kind is checked at compile).
+   * Spec: "Current limitations" (conflicting declarations are rejected while authoring).
    */
   addFlow(output: OutputPort, input: InputPort, options?: FlowOptions): void {
     if (!(output instanceof OutputPort) || !(input instanceof InputPort)) {
@@ -128,6 +132,15 @@ export class Graph {
       throw new HsError(
         ErrorCode.InvalidArgument,
         `graph '${this.name}': flow ${output.key}->${input.key}: dropPolicy ${String(dropPolicy)} is not one of ${DROP_POLICIES.join(', ')}`,
+      );
+    }
+    const declared = output.tensor?.representation;
+    const conflicts = declared === undefined ? [] : layoutConflicts(declared, input.requirements);
+    if (conflicts.length > 0) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `graph '${this.name}': flow ${output.key}->${input.key}: PHYSICAL_TENSOR_LAYOUT_MISMATCH: the producer declares a layout the consumer ` +
+          `does not accept (${conflicts.join('; ')}); change one of the two declarations (hs inserts no conversions)`,
       );
     }
     this.#flows.push(Object.freeze({ output, input, queueDepth: options?.queueDepth, dropPolicy }));

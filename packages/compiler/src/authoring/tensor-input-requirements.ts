@@ -4,7 +4,8 @@ import { layoutFieldProblem } from './tensor-layout-fields.js';
 
 /**
  * What an input accepts. Each field that is given must match the connected producer's
- * representation exactly (`compile()` reports `PHYSICAL_TENSOR_LAYOUT_MISMATCH` otherwise); an
+ * representation exactly (`Graph.addFlow()` throws, or `compile()` reports `PHYSICAL_TENSOR_LAYOUT_MISMATCH`
+ * for a parameter-selected kind); an
  * omitted field accepts anything. Spec: "Current limitations" (receive-side layout requirements).
  */
 export interface TensorInputRequirements {

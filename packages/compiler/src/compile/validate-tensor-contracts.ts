@@ -1,3 +1,4 @@
+import { layoutConflicts } from '../authoring/layout-conflicts.js';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { OutputPort } from '../authoring/ports.js';
 import type { GraphIndex } from './graph-index.js';
@@ -47,18 +48,11 @@ export function validateTensorContracts(index: GraphIndex, kinds: ReadonlyMap<Ou
     const declared = edge.flow.output.tensor?.representation;
     const kind = kinds.get(edge.flow.output);
     if (declared === undefined || kind === undefined) continue;
-    const produced = { ...declared, memoryKind: kind.memoryKind };
-    const required = edge.flow.input.requirements;
-    const mismatches: string[] = [];
-    if (required.memoryKind !== undefined && required.memoryKind !== produced.memoryKind) {
-      mismatches.push(`memory kind ${produced.memoryKind}${kind.source === 'declared' ? '' : ` (selected by ${kind.source})`} vs required ${required.memoryKind}`);
-    }
-    if (required.dtype !== undefined && required.dtype !== produced.dtype) {
-      mismatches.push(`dtype ${produced.dtype.name} vs required ${required.dtype.name}`);
-    }
-    if (required.rank !== undefined && required.rank !== produced.rank) {
-      mismatches.push(`rank ${produced.rank} vs required ${required.rank}`);
-    }
+    const mismatches = layoutConflicts(
+      { ...declared, memoryKind: kind.memoryKind },
+      edge.flow.input.requirements,
+      kind.source === 'declared' ? '' : ` (selected by ${kind.source})`,
+    );
     if (mismatches.length > 0) {
       log.error(
         DiagnosticCode.PhysicalTensorLayoutMismatch,
