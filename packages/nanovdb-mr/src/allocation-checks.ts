@@ -1,4 +1,5 @@
 import { ErrorCode, err, type Err } from '@hs/streams';
+import type { DeviceMemory } from '@hs/streams';
 import type { MemoryBlock } from './resource.js';
 
 /** Largest alignment a resource accepts, in bytes (1 GiB, the backend's limit). */
@@ -18,11 +19,20 @@ export function requestProblem(who: string, bytes: number, alignment: number): E
   return null;
 }
 
+/** Alignment each live backend allocation was requested with, in bytes (weak: freed memory drops out). */
+const requestedAlignment = new WeakMap<DeviceMemory, number>();
+
+/** Remembers the alignment `memory` was allocated with, so `returnProblem` can check the one it is returned with. */
+export function recordAlignment(memory: DeviceMemory, alignment: number): void {
+  requestedAlignment.set(memory, alignment);
+}
+
 /**
- * Null when `block` fits a deallocation of `bytes` (a block of exactly that length, or `null` with 0 bytes);
- * otherwise the InvalidArgument to return.
+ * Null when `block` fits a deallocation of `bytes` and `alignment` (a block of exactly that length whose
+ * allocation was requested with that alignment, or `null` with 0 bytes); otherwise the InvalidArgument
+ * to return.
  */
-export function returnProblem(who: string, block: MemoryBlock | null, bytes: number): Err | null {
+export function returnProblem(who: string, block: MemoryBlock | null, bytes: number, alignment: number): Err | null {
   if (block === null) {
     return bytes === 0 ? null : err(ErrorCode.InvalidArgument, `${who}: a null block is returned with 0 bytes, got ${String(bytes)}`);
   }
@@ -33,6 +43,13 @@ export function returnProblem(who: string, block: MemoryBlock | null, bytes: num
     return err(
       ErrorCode.InvalidArgument,
       `${who}: block "${block.label}" is ${block.byteLength} bytes but ${String(bytes)} were passed; return a block with the size it was allocated with`,
+    );
+  }
+  const allocatedWith = requestedAlignment.get(block.memory);
+  if (allocatedWith !== undefined && allocatedWith !== alignment) {
+    return err(
+      ErrorCode.InvalidArgument,
+      `${who}: block "${block.label}" was allocated with alignment ${allocatedWith} but ${String(alignment)} was passed; return a block with the alignment it was allocated with`,
     );
   }
   return null;

@@ -26,8 +26,8 @@ export interface SyncResource {
   allocate(bytes: number, alignment: number): Result<MemoryBlock | null>;
   /**
    * Returns a block from `allocate` (or `null` from a 0-byte request) with the same `bytes` and
-   * `alignment`. Errors: `InvalidArgument` for a block this resource did not hand out or a size
-   * mismatch, `InvalidState` for a block already returned.
+   * `alignment`. Errors: `InvalidArgument` for a block this resource did not hand out or a size or
+   * alignment mismatch, `InvalidState` for a block already returned.
    */
   deallocate(block: MemoryBlock | null, bytes: number, alignment: number): Result<void>;
   /** True when the host may read and write the blocks directly (host, pinned, managed memory). */

@@ -12,7 +12,7 @@ import {
   isDeviceAccessible,
   isHostAccessible,
 } from '@hs/streams';
-import { requestProblem, returnProblem } from '../allocation-checks.js';
+import { recordAlignment, requestProblem, returnProblem } from '../allocation-checks.js';
 import { DEFAULT_ALIGNMENT, type MemoryBlock, type SyncResource } from '../resource.js';
 
 /** The shared success of every 0-byte request: no block, nothing allocated. */
@@ -62,7 +62,7 @@ export class BackendResource implements SyncResource {
     if (problem !== null) return problem;
     if (bytes === 0) return OK_NULL_BLOCK;
     const made = this.backend.allocate({ kind: this.kind, device: this.device, byteSize: bytes, alignment, label: `${this.label} block` });
-    return made.ok ? ok(this.blockOf(made.value)) : made;
+    return made.ok ? ok(this.blockOf(made.value, alignment)) : made;
   }
 
   /** Frees a block from `allocate`; `null` with 0 bytes is a no-op. The block must be quiescent. */
@@ -72,14 +72,15 @@ export class BackendResource implements SyncResource {
     return block === null ? OK_VOID : this.backend.free(block.memory);
   }
 
-  /** A block spanning all of `memory`. */
-  protected blockOf(memory: MemoryBlock['memory']): MemoryBlock {
+  /** A block spanning all of `memory`, allocated with `alignment` (remembered for the deallocation check). */
+  protected blockOf(memory: MemoryBlock['memory'], alignment: number): MemoryBlock {
+    recordAlignment(memory, alignment);
     return { memory, byteOffset: 0, byteLength: memory.byteSize, label: memory.label };
   }
 
   /** Null when `block` may be returned to this resource with `bytes` and `alignment`; otherwise the error. */
   protected returnCheck(who: string, block: MemoryBlock | null, bytes: number, alignment: number): Result<never> | null {
-    const problem = requestProblem(who, bytes, alignment) ?? returnProblem(who, block, bytes);
+    const problem = requestProblem(who, bytes, alignment) ?? returnProblem(who, block, bytes, alignment);
     if (problem !== null || block === null) return problem;
     if (block.byteOffset !== 0 || block.memory.kind !== this.kind || block.memory.device !== this.device) {
       return err(ErrorCode.InvalidArgument, `${who}: block "${block.label}" was not allocated by this ${this.label}`);

@@ -46,7 +46,7 @@ export class DeviceResource extends BackendResource implements AsyncResource {
       { kind: MemoryKind.CudaDevice, device: this.device, byteSize: bytes, alignment, label: 'DeviceResource block' },
       stream,
     );
-    return made.ok ? ok(this.blockOf(made.value)) : made;
+    return made.ok ? ok(this.blockOf(made.value, alignment)) : made;
   }
 
   /** Stream-ordered free on `stream`: the block returns to the pool after the work enqueued on `stream` so far. */

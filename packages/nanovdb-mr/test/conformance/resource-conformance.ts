@@ -187,5 +187,14 @@ export function describeResourceConformance(name: string, makeFixture: () => Res
       expect(!wrong.ok && wrong.error.code).toBe(ErrorCode.InvalidArgument);
       unwrap(stats.deallocate(block, KiB, ALIGNMENT));
     });
+
+    it('returns InvalidArgument for a block returned with the wrong alignment, leaving it live', () => {
+      const block = unwrap(stats.allocate(KiB, ALIGNMENT));
+      for (const alignment of [ALIGNMENT / 2, ALIGNMENT * 2]) {
+        const wrong = fixture.resource.deallocate(block, KiB, alignment);
+        expect(!wrong.ok && wrong.error.code).toBe(ErrorCode.InvalidArgument);
+      }
+      unwrap(stats.deallocate(block, KiB, ALIGNMENT));
+    });
   });
 }

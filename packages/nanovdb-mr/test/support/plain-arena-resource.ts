@@ -18,7 +18,7 @@ export interface PlainArenaResource {
  */
 export function plainArenaResource(backend: Backend, device: Device, capacity: number): PlainArenaResource {
   const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaManaged, device, byteSize: capacity, alignment: 4096, label: 'plain arena' }));
-  const liveBlocks = new Set<MemoryRange>();
+  const liveBlocks = new Map<MemoryRange, number>();
   let top = 0;
   return {
     hostAccessible: true,
@@ -32,13 +32,14 @@ export function plainArenaResource(backend: Backend, device: Device, capacity: n
       if (start + bytes > capacity) return err(ErrorCode.OutOfMemory, `plain arena: ${bytes} bytes do not fit in ${capacity - top} free bytes`);
       top = start + bytes;
       const block: MemoryRange = { memory, byteOffset: start, byteLength: bytes, label: `arena block @${start}` };
-      liveBlocks.add(block);
+      liveBlocks.set(block, alignment);
       return ok(block);
     },
-    deallocate(block, bytes) {
+    deallocate(block, bytes, alignment) {
       if (block === null) return bytes === 0 ? OK_VOID : err(ErrorCode.InvalidArgument, 'plain arena: null block with bytes');
       if (!liveBlocks.has(block)) return err(ErrorCode.InvalidArgument, 'plain arena: block not from this arena or already returned');
       if (block.byteLength !== bytes) return err(ErrorCode.InvalidArgument, 'plain arena: size mismatch');
+      if (liveBlocks.get(block) !== alignment) return err(ErrorCode.InvalidArgument, 'plain arena: alignment mismatch');
       liveBlocks.delete(block);
       if (liveBlocks.size === 0) top = 0;
       return OK_VOID;
