@@ -1,6 +1,7 @@
 export { RunSession } from './run-session.js';
 export type { RunSessionOptions, RunOptions, RunSessionEvents } from './run-session.js';
 export type { OutputTap, TapOptions } from './output-tap.js';
+export { MAX_TAP_QUEUE_DEPTH } from './output-tap.js';
 export { formatMetrics } from './run-metrics.js';
 export type { RunMetrics, OperatorMetrics, PoolMetrics, EdgeMetrics } from './run-metrics.js';
 export { ReadableSource } from './readable-source.js';

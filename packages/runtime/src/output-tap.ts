@@ -4,9 +4,15 @@ import { Channel } from './channel.js';
 
 /** Options of `RunSession.tap()`. */
 export interface TapOptions {
-  /** Queue entries between the output and the loop (a positive integer; default 2). Full: the producer waits (`block`). */
+  /**
+   * Queue entries between the output and the loop (an integer in 1..`MAX_TAP_QUEUE_DEPTH`; default 2).
+   * Full: the producer waits (`block`).
+   */
   readonly queueDepth?: number;
 }
+
+/** Largest `TapOptions.queueDepth` (entries); the queue is allocated up front, so a depth is bounded. */
+export const MAX_TAP_QUEUE_DEPTH = 65_536;
 
 /**
  * What `RunSession.tap()` returns: an async iterator over one operator output, for `for await`. Each

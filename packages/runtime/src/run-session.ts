@@ -12,7 +12,7 @@ import {
 import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { Channel } from './channel.js';
-import { type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
+import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import { type InputRequirement, OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
@@ -270,20 +270,26 @@ export class RunSession {
    * valid until the next iteration. Leaving the loop returns every slot it held and detaches it; after
    * the run, the loop ends once the queue drained (the run waits, up to `drainTimeoutMs`, for it).
    * @returns the tap; `InvalidState` once the session ran; `NotFound` for an unknown operator or output;
-   *   `InvalidArgument` for a queue depth that is not a positive integer.
+   *   `InvalidArgument` for a queue depth that is not an integer in 1..`MAX_TAP_QUEUE_DEPTH`. Both are
+   *   checked before the queue is allocated.
    * Spec: "Host access".
    */
   tap(operator: string, port: string, options: TapOptions = {}): Result<OutputTap> {
     if (this.state !== 'ready') return err(ErrorCode.InvalidState, `session is ${this.state}; attach taps before run()`);
+    // Everything is checked before the queue is allocated: a huge depth must not reach the allocator.
     const depth = options.queueDepth ?? DEFAULT_TAP_DEPTH;
-    if (!Number.isSafeInteger(depth) || depth < 1) {
-      return err(ErrorCode.InvalidArgument, `tap ${operator}.${port}: queueDepth ${String(depth)} is not a positive integer of entries`);
+    if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 1 || depth > MAX_TAP_QUEUE_DEPTH) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `tap ${String(operator)}.${String(port)}: queueDepth ${String(depth)} is not an integer of entries in 1..${MAX_TAP_QUEUE_DEPTH}`,
+      );
     }
     const runner = this.runners.find((r) => r.name === operator);
-    const channel = new TapChannel(`${operator}.${port}->tap`, depth);
-    if (runner === undefined || !runner.attachTap(port, channel)) {
-      return err(ErrorCode.NotFound, `tap: the plan has no output ${operator}.${port}`);
+    if (runner === undefined || this.plan.operator(operator)?.outputs.some((o) => o.name === port) !== true) {
+      return err(ErrorCode.NotFound, `tap: the plan has no output ${String(operator)}.${String(port)}; name an operator output of the plan`);
     }
+    const channel = new TapChannel(`${operator}.${port}->tap`, depth);
+    runner.attachTap(port, channel);
     const tap = new TapIterator(channel, this.backend);
     this.taps.push(tap);
     return ok(tap);

@@ -1,7 +1,7 @@
 import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, compile } from '@hs/compiler';
 import { describe, expect, it } from 'vitest';
-import { type RunMetrics, RunSession } from '../src/index.js';
+import { MAX_TAP_QUEUE_DEPTH, type RunMetrics, RunSession } from '../src/index.js';
 import { FRAME, FillSource } from './test-operators.js';
 
 /** A host-only reader of pinned frames: records each frame's first byte. */
@@ -92,6 +92,25 @@ describe('for await over an operator output', () => {
     unwrap(await session.run());
     const late = session.tap('source', 'frames');
     expect(late.ok ? null : late.error.code).toBe(ErrorCode.InvalidState);
+    session.dispose();
+  });
+
+  it('checks queueDepth against MAX_TAP_QUEUE_DEPTH and the names before allocating the queue', async () => {
+    const { plan } = pinnedSource(2, false);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    // Allocated first, 1e9 entries aborted Node (heap) and 2 ** 32 threw a raw RangeError.
+    for (const queueDepth of [1e9, 2 ** 32, MAX_TAP_QUEUE_DEPTH + 1, 1.5, Number.NaN, '2' as unknown as number]) {
+      const tapped = session.tap('source', 'frames', { queueDepth });
+      expect(tapped.ok ? null : tapped.error.code).toBe(ErrorCode.InvalidArgument);
+    }
+    const unknownOperator = session.tap('nobody', 'frames', { queueDepth: MAX_TAP_QUEUE_DEPTH });
+    expect(unknownOperator.ok ? null : unknownOperator.error.code).toBe(ErrorCode.NotFound);
+    const largest = session.tap('source', 'frames', { queueDepth: MAX_TAP_QUEUE_DEPTH });
+    const running = session.run();
+    let taken = 0;
+    for await (const _tensor of unwrap(largest)) taken += 1;
+    unwrap(await running);
+    expect(taken).toBe(2);
     session.dispose();
   });
 });
