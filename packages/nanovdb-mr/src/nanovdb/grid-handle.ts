@@ -39,7 +39,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
   /**
    * Wraps grid bytes in host-accessible memory (host, pinned or managed) after validating the whole grid
    * chain (`validateGrids`). Errors: NotSupported when the memory is not host-accessible (validate on the
-   * host, then `copyTo`), InvalidArgument for an empty span or a bad grid (naming the first bad field),
+   * host, then `copyTo`), InvalidArgument for storage that is not a Buffer or BufferView, an empty span or a bad grid (naming the first bad field),
    * NotSupported for grid types hs does not read. The bytes must not be written by pending device work.
    */
   static fromHostBytes<S extends GridStorage>(backend: Backend, storage: S, options: ValidateOptions = {}): Result<GridHandle<S>> {
@@ -139,6 +139,10 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
 }
 
 function hostBytesOf(backend: Backend, storage: GridStorage): Result<Uint8Array> {
+  if (typeof storage !== 'object' || storage === null || !('data' in storage) || typeof storage.sizeBytes !== 'number') {
+    const got = storage === null ? 'null' : typeof storage;
+    return err(ErrorCode.InvalidArgument, `GridHandle: expected the grid storage as a Buffer or BufferView of bytes, got ${got}; wrap raw bytes with readNvdb or a Buffer first`);
+  }
   const block = storage.data;
   if (block === null) return err(ErrorCode.InvalidArgument, 'GridHandle: the storage is empty; a grid needs at least 736 bytes');
   const view = backend.hostView(block.memory);

@@ -1,4 +1,4 @@
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, err, ok, type Err, type Result } from '@hs/streams';
 import { popcount8 } from './bit-mask.js';
 import { CHECKSUM_NONE, computeChecksum, type ChecksumMode } from './grid-checksum.js';
 import {
@@ -85,12 +85,14 @@ class GridFault {
  * tree node offsets and counts, root table, every child offset of every node, node counts, voxel count,
  * index-grid value offsets, and the checksum when one is stored.
  *
- * Errors: InvalidArgument naming the grid and the first bad field (for example
- * `grid 0: tree.nodeOffset[1]: …`); NotSupported for a grid type hs does not read (Float, Index and
+ * Errors: InvalidArgument when `bytes` is not a Uint8Array, or naming the grid and the first bad field (for
+ * example `grid 0: tree.nodeOffset[1]: …`; a buffer shorter than its gridSize is reported as truncated); NotSupported for a grid type hs does not read (Float, Index and
  * OnIndex are supported). Spec: "handle construction from host bytes now validates the whole grid chain"
  * (Progress, #2301).
  */
 export function validateGrids(bytes: Uint8Array, options: ValidateOptions = {}): Result<GridMetadata[]> {
+  const notBytes = bytesArgumentProblem('validateGrids', bytes);
+  if (notBytes !== null) return notBytes;
   const grids: GridMetadata[] = [];
   let offset = 0;
   let expectedCount = -1;
@@ -105,6 +107,16 @@ export function validateGrids(bytes: Uint8Array, options: ValidateOptions = {}):
     offset += checked.gridSize;
   } while (grids.length < expectedCount);
   return ok(grids);
+}
+
+/**
+ * Null when `value` is a Uint8Array; otherwise the InvalidArgument for `who` to return, naming what was
+ * passed (callers pass untrusted file contents, so a wrong type is reported, not thrown as a TypeError).
+ */
+export function bytesArgumentProblem(who: string, value: unknown): Err | null {
+  if (value instanceof Uint8Array) return null;
+  const got = value === null ? 'null' : typeof value === 'object' ? `a ${(value as object).constructor?.name ?? 'object'}` : `a ${typeof value}`;
+  return err(ErrorCode.InvalidArgument, `${who}: expected the bytes as a Uint8Array (for example from fs.readFileSync), got ${got}`);
 }
 
 function validateOne(
@@ -122,8 +134,11 @@ function validateOne(
   const version = v.getUint32(Grid.version, true);
   if (version >>> 21 !== FORMAT_MAJOR) return new GridFault('version', `major version ${version >>> 21}, hs reads ${FORMAT_MAJOR}`);
   const gridSizeBig = v.getBigUint64(Grid.gridSize, true);
-  if (gridSizeBig < BigInt(ROOT_OFFSET) || gridSizeBig > BigInt(v.byteLength) || gridSizeBig % BigInt(DATA_ALIGNMENT) !== 0n) {
-    return new GridFault('gridSize', `${gridSizeBig} is not a multiple of 32 between ${ROOT_OFFSET} and the ${v.byteLength} bytes available`);
+  if (gridSizeBig < BigInt(ROOT_OFFSET) || gridSizeBig % BigInt(DATA_ALIGNMENT) !== 0n) {
+    return new GridFault('gridSize', `${gridSizeBig} is not a multiple of 32 of at least ${ROOT_OFFSET} bytes`);
+  }
+  if (gridSizeBig > BigInt(v.byteLength)) {
+    return new GridFault('gridSize', `the buffer is truncated: the grid is ${gridSizeBig} bytes, only ${v.byteLength} are available`);
   }
   const gridSize = Number(gridSizeBig);
   const gridIndex = v.getUint32(Grid.gridIndex, true);

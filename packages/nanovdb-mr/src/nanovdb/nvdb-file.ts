@@ -1,7 +1,7 @@
 import { deflateSync, inflateSync } from 'node:zlib';
 import { ErrorCode, err, ok, type Result, errWithContext } from '@hs/streams';
 import { FILE_MAGIC, FORMAT_MAJOR, FORMAT_VERSION, GRID_MAGIC, ROOT_OFFSET } from './grid-layout.js';
-import { validateGrids, type GridMetadata } from './grid-validation.js';
+import { bytesArgumentProblem, validateGrids, type GridMetadata } from './grid-validation.js';
 
 /** Payload compression of a `.nvdb` segment. `blosc` is read as NotSupported (no well-kept JS codec). */
 export type NvdbCodec = 'none' | 'zip' | 'blosc';
@@ -87,11 +87,13 @@ export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], co
  * back to back (it starts with the grid magic) is read as such first. Every header field is checked
  * before it is used, compressed payloads are inflated with their declared grid size as the output limit,
  * and all grids are validated (`validateGrids`), so a truncated or corrupted file gives a typed error:
- * InvalidArgument naming the segment, grid and field (for example `segment 0: meta[0].gridSize: …`),
+ * InvalidArgument when `file` is not a Uint8Array, InvalidArgument naming the segment, grid and field (for example `segment 0: meta[0].gridSize: …`),
  * NotSupported for blosc payloads or grid types hs does not read.
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::readGrids).
  */
 export function decodeNvdb(file: Uint8Array): Result<NvdbSegment[]> {
+  const notBytes = bytesArgumentProblem('decodeNvdb', file);
+  if (notBytes !== null) return notBytes;
   const segments: NvdbSegment[] = [];
   if (file.length >= 8 && new DataView(file.buffer, file.byteOffset, 8).getBigUint64(0, true) === GRID_MAGIC) {
     let offset = 0;

@@ -2,14 +2,18 @@ import { ErrorCode, err, ok, type Backend, type Result } from '@hs/streams';
 import { Buffer } from '../buffer.js';
 import type { SyncResource } from '../resource.js';
 import { GridHandle } from './grid-handle.js';
+import { bytesArgumentProblem } from './grid-validation.js';
 import { decodeNvdb, encodeNvdb, type NvdbCodec } from './nvdb-file.js';
 
 /**
  * Reads a `.nvdb` file (see `decodeNvdb`) into one `GridHandle` per segment, each in a buffer from
- * `resource` (which must be host-accessible). Errors: those of `decodeNvdb`, the resource's, NotSupported
+ * `resource` (which must be host-accessible). Errors: InvalidArgument when `file` is not a Uint8Array,
+ * those of `decodeNvdb`, the resource's, NotSupported
  * for a resource the host cannot write. Nothing is left allocated on failure.
  */
 export function readNvdb(backend: Backend, resource: SyncResource, file: Uint8Array): Result<GridHandle<Buffer<SyncResource, Uint8ArrayConstructor>>[]> {
+  const notBytes = bytesArgumentProblem('readNvdb', file);
+  if (notBytes !== null) return notBytes;
   const decoded = decodeNvdb(file);
   if (!decoded.ok) return decoded;
   const handles: GridHandle<Buffer<SyncResource, Uint8ArrayConstructor>>[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
-import { GridType, HostResource, decodeNvdb, encodeNvdb, pointsToGrid, readNvdb, validateGrids, writeNvdb } from '../../src/index.js';
+import { GridHandle, GridType, HostResource, decodeNvdb, encodeNvdb, pointsToGrid, readNvdb, validateGrids, writeNvdb } from '../../src/index.js';
 
 const backend = new HostBackend();
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
@@ -177,5 +177,37 @@ describe('.nvdb files', () => {
       }),
       { numRuns: 1500 },
     );
+  });
+});
+
+describe('bad arguments and truncated grids give typed errors', () => {
+  const notBytes: readonly unknown[] = ['not bytes', null, undefined, 42, {}, [1, 2, 3], new ArrayBuffer(800)];
+
+  it.each(notBytes.map((v) => [v]))('validateGrids, decodeNvdb and readNvdb return InvalidArgument for %o', (value) => {
+    for (const [who, r] of [
+      ['validateGrids', validateGrids(value as Uint8Array)],
+      ['decodeNvdb', decodeNvdb(value as Uint8Array)],
+      ['readNvdb', readNvdb(backend, resource, value as Uint8Array)],
+    ] as const) {
+      expect(r.ok).toBe(false);
+      if (!r.ok) {
+        expect(r.error.code).toBe(ErrorCode.InvalidArgument);
+        expect(r.error.message).toContain(`${who}: expected the bytes as a Uint8Array`);
+      }
+    }
+  });
+
+  it.each([[null], ['bytes'], [undefined]])('GridHandle.fromHostBytes returns InvalidArgument for storage %o', (storage) => {
+    const r = GridHandle.fromHostBytes(backend, storage as never);
+    expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(!r.ok && r.error.message).toContain('expected the grid storage as a Buffer or BufferView');
+  });
+
+  it.each([736, 5000])('a grid cut to %i bytes is reported as truncated with both sizes', (length) => {
+    const big = gridBytes(GridType.Float, Array.from({ length: 300 }, (_, i) => [i * 9, i * 3, -i * 5]).flat());
+    expect(big.length).toBeGreaterThan(5000);
+    for (const r of [validateGrids(big.subarray(0, length)), decodeNvdb(big.slice(0, length))]) {
+      expect(!r.ok && r.error.message).toContain(`the buffer is truncated: the grid is ${big.length} bytes, only ${length} are available`);
+    }
   });
 });
