@@ -17,8 +17,9 @@ export interface ReadableSourceOptions {
  * publishes it on output `frames` as a rank-1 uint8 tensor written on the host. Backpressure is carried
  * through: the session activates the source only when the graph has room, so the `Readable` stops
  * pulling from upstream once its own `highWaterMark` is buffered. The source finishes when the stream
- * ended. Errors (returned, ending the run): the stream's error; `InvalidArgument` for a chunk that is
- * not a `Uint8Array` or exceeds `maxFrameBytes`.
+ * ended. Errors (returned, ending the run): `InvalidState` for the stream's error, and for a stream
+ * destroyed before it ended (a premature close: the frames it still had are lost); `InvalidArgument`
+ * for a chunk that is not a `Uint8Array` or exceeds `maxFrameBytes`.
  */
 export class ReadableSource extends Operator {
   /** The frames output. */
@@ -27,21 +28,38 @@ export class ReadableSource extends Operator {
   private readonly maxFrameBytes: number;
   private readonly memoryKind: MemoryKind;
 
-  /** @throws HsError `InvalidArgument` when `readable` is not in object mode or `maxFrameBytes` is not a positive integer. */
+  /**
+   * @throws HsError `InvalidArgument` when `readable` is not a Node `Readable` in object mode, `options`
+   *   is missing, `maxFrameBytes` is not a positive integer, or `memoryKind` is not `pinnedHost`/`host`.
+   */
   constructor(
     name: string,
     private readonly readable: Readable,
     options: ReadableSourceOptions,
   ) {
     super(name);
+    const candidate = readable as Partial<Readable> | null | undefined;
+    if (candidate === null || typeof candidate !== 'object' || typeof candidate.read !== 'function' || typeof candidate.on !== 'function') {
+      throw new HsError(ErrorCode.InvalidArgument, `ReadableSource ${name}: the second argument must be a Node Readable in object mode`);
+    }
+    if (options === null || typeof options !== 'object') {
+      throw new HsError(ErrorCode.InvalidArgument, `ReadableSource ${name}: options are required: new ReadableSource(name, readable, { maxFrameBytes })`);
+    }
     if (readable.readableObjectMode !== true) {
       throw new HsError(ErrorCode.InvalidArgument, `ReadableSource ${name}: the Readable must be in object mode (one frame per chunk)`);
     }
     if (!Number.isSafeInteger(options.maxFrameBytes) || options.maxFrameBytes < 1) {
       throw new HsError(ErrorCode.InvalidArgument, `ReadableSource ${name}: maxFrameBytes ${String(options.maxFrameBytes)} is not a positive integer`);
     }
+    const memoryKind = options.memoryKind ?? MemoryKind.PinnedHost;
+    if (!HOST_WRITABLE_KINDS.includes(memoryKind)) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `ReadableSource ${name}: memoryKind ${String(memoryKind)} is not host-writable; use one of ${HOST_WRITABLE_KINDS.join(', ')}`,
+      );
+    }
     this.maxFrameBytes = options.maxFrameBytes;
-    this.memoryKind = options.memoryKind ?? MemoryKind.PinnedHost;
+    this.memoryKind = memoryKind;
     // Recorded and returned from the next activation instead of crashing the process.
     readable.on('error', (error: unknown) => (this.failure ??= error));
   }
@@ -59,6 +77,9 @@ export class ReadableSource extends Operator {
     const chunk: unknown = this.readable.read();
     if (chunk === null) {
       if (this.readable.readableEnded) ctx.finish();
+      else if (this.readable.destroyed) {
+        return err(ErrorCode.InvalidState, `ReadableSource ${this.name}: the Readable was destroyed before it ended (premature close); frames it still held were lost`);
+      }
       return OK_VOID; // nothing buffered yet: the session polls again
     }
     if (!(chunk instanceof Uint8Array) || chunk.byteLength > this.maxFrameBytes) {
@@ -79,6 +100,9 @@ export class ReadableSource extends Operator {
     return ctx.emit(this.frames, loan.value);
   }
 }
+
+/** The memory kinds the source can write with the host (the `memoryKind` option's domain). */
+const HOST_WRITABLE_KINDS: readonly MemoryKind[] = [MemoryKind.PinnedHost, MemoryKind.Host];
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

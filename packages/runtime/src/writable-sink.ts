@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
-import { ErrorCode, OK_VOID, type Result, err } from '@hs/streams';
+import { ErrorCode, HsError, OK_VOID, type Result, err } from '@hs/streams';
 
 /**
  * A host-only sink operator that writes each received frame's bytes (a host-accessible tensor: host,
@@ -8,19 +8,34 @@ import { ErrorCode, OK_VOID, type Result, err } from '@hs/streams';
  * chunk (a copy, since the slot goes back after `compute()`). Backpressure is carried through: when
  * `write()` returns false the activation waits for `'drain'`, so the sink takes no more frames, its
  * queue fills and the producers stop. `stop()` ends the `Writable` and waits for `'finish'`.
- * Errors (returned): the Writable's error or early close (`InvalidState`); the tensor's `hostView()`
- * error (`NotSupported` for device memory).
+ * Errors (returned, ending the run with every slot given back): `InvalidState` for the Writable's error,
+ * and for a Writable that closed early: destroyed, or ended by someone else, before the sink ended it
+ * (checked before every write and in `stop()`, so a Writable that is already closed fails at once
+ * rather than waiting for a `'drain'` that will never come); the tensor's `hostView()` error
+ * (`NotSupported` for device memory).
  */
 export class WritableSink extends Operator {
   /** The frames input. */
   input!: InputPort;
   private failure: unknown = null;
+  private endedBySink = false;
 
+  /** @throws HsError `InvalidArgument` when `writable` is not a Node `Writable` (no `write`/`end`/`on` methods). */
   constructor(
     name: string,
     private readonly writable: Writable,
   ) {
     super(name);
+    const candidate = writable as Partial<Writable> | null | undefined;
+    if (
+      candidate === null ||
+      typeof candidate !== 'object' ||
+      typeof candidate.write !== 'function' ||
+      typeof candidate.end !== 'function' ||
+      typeof candidate.on !== 'function'
+    ) {
+      throw new HsError(ErrorCode.InvalidArgument, `WritableSink ${name}: the second argument must be a Node Writable (got ${describeValue(writable)})`);
+    }
     writable.on('error', (error: unknown) => (this.failure ??= error));
   }
 
@@ -29,35 +44,55 @@ export class WritableSink extends Operator {
   }
 
   compute(ctx: ExecutionContext): Result<void> | Promise<Result<void>> {
-    if (this.failure !== null) return this.failed();
+    const before = this.health();
+    if (!before.ok) return before;
     const tensor = ctx.receive(this.input);
     if (tensor === undefined) return OK_VOID;
     const view = tensor.hostView();
     if (!view.ok) return view;
-    if (this.writable.write(Buffer.from(view.value))) return OK_VOID;
+    if (this.writable.write(Buffer.from(view.value))) return this.health();
+    const after = this.health();
+    if (!after.ok) return after; // closed by this write: no 'drain' or 'close' is coming
     return new Promise((resolve) => {
       const settle = (): void => {
         this.writable.off('drain', settle);
         this.writable.off('close', settle);
         this.writable.off('error', settle);
-        resolve(this.failure === null ? OK_VOID : this.failed());
+        resolve(this.health());
       };
       this.writable.on('drain', settle).on('close', settle).on('error', settle);
     });
   }
 
   override stop(): Promise<Result<void>> {
-    return new Promise((resolve) => {
-      if (this.writable.writableFinished || this.writable.destroyed) {
-        resolve(this.failure === null ? OK_VOID : this.failed());
-        return;
-      }
-      this.writable.end(() => resolve(this.failure === null ? OK_VOID : this.failed()));
-    });
+    const before = this.health();
+    if (!before.ok) return Promise.resolve(before);
+    this.endedBySink = true;
+    return new Promise((resolve) => this.writable.end(() => resolve(this.health())));
+  }
+
+  /** `OK_VOID` while the Writable can take frames (or finished after the sink ended it); else the failure. */
+  private health(): Result<void> {
+    if (this.failure !== null) return this.failed();
+    const w = this.writable;
+    if (this.endedBySink && w.writableFinished) return OK_VOID;
+    if (w.destroyed) {
+      return err(ErrorCode.InvalidState, `WritableSink ${this.name}: the Writable closed early (it was destroyed before the run finished); frames after that were not written`);
+    }
+    if (!this.endedBySink && (w.writableEnded || w.writableFinished)) {
+      return err(ErrorCode.InvalidState, `WritableSink ${this.name}: the Writable closed early (end() was called on it before the run finished); pass a Writable that stays open for the run`);
+    }
+    return OK_VOID;
   }
 
   private failed(): Result<void> {
     const message = this.failure instanceof Error ? this.failure.message : String(this.failure);
     return err(ErrorCode.InvalidState, `Writable failed: ${message}`, this.failure);
   }
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  return value.constructor?.name ?? 'object';
 }

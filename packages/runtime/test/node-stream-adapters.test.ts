@@ -1,6 +1,6 @@
 import { Readable, Writable } from 'node:stream';
 import { Graph, compile } from '@hs/compiler';
-import { ErrorCode, HsError, unwrap } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, unwrap } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
 import { ReadableSource, RunSession, WritableSink } from '../src/index.js';
 
@@ -69,5 +69,94 @@ describe('Node stream adapters', () => {
     const outcome = await session.run();
     expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidArgument);
     session.dispose();
+  });
+});
+
+/** Runs reader -> writer over `frames` frames of 8 bytes; returns the outcome and the slots still out. */
+async function pipeFrames(frames: number, writable: Writable): Promise<{ code: ErrorCode | null; message: string; outstanding: number }> {
+  const readable = Readable.from(
+    (function* () {
+      for (let i = 0; i < frames; i++) yield Buffer.alloc(8, i & 0xff);
+    })(),
+  );
+  const graph = new Graph('closing-writable');
+  const source = graph.add(new ReadableSource('reader', readable, { maxFrameBytes: 8 }));
+  graph.addFlow(source.frames, graph.add(new WritableSink('writer', writable)).input, { queueDepth: 2 });
+  const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
+  const outcome = await session.run({ drainTimeoutMs: 2000 });
+  const outstanding = session.metrics().pools.reduce((sum, p) => sum + p.outstanding, 0);
+  session.dispose();
+  return { code: outcome.ok ? null : outcome.error.code, message: outcome.ok ? '' : outcome.error.message, outstanding };
+}
+
+describe('Writables that close early', () => {
+  it('fails the run with InvalidState when the Writable is destroyed mid-run, and returns every slot', async () => {
+    let written = 0;
+    const writable = new Writable({
+      write(_chunk: Buffer, _encoding, callback) {
+        written += 1;
+        callback();
+        if (written === 5) this.destroy();
+      },
+    });
+    const { code, message, outstanding } = await pipeFrames(100, writable);
+    expect(written).toBe(5);
+    expect(code).toBe(ErrorCode.InvalidState);
+    expect(message).toContain('closed early');
+    expect(outstanding).toBe(0);
+  });
+
+  it('fails at once (no wait for drain/close) over a Writable already destroyed or ended', async () => {
+    const destroyed = new Writable({ write: (_c, _e, cb) => cb() });
+    destroyed.destroy();
+    const ended = new Writable({ write: (_c, _e, cb) => cb() });
+    ended.end();
+    const unfinished = new Writable({ write: () => undefined }); // ended, but its first write never completes
+    unfinished.write(Buffer.alloc(1));
+    unfinished.end();
+    for (const writable of [destroyed, ended, unfinished]) {
+      const { code, message, outstanding } = await pipeFrames(10, writable);
+      expect(code).toBe(ErrorCode.InvalidState);
+      expect(message).toContain('closed early');
+      expect(outstanding).toBe(0);
+    }
+  });
+});
+
+describe('adapter arguments', () => {
+  it('fails the run with InvalidState when the Readable is destroyed before it ended', async () => {
+    const readable = new Readable({ objectMode: true, read() {} });
+    readable.push(Buffer.alloc(4));
+    const graph = new Graph('premature-close');
+    const source = graph.add(new ReadableSource('reader', readable, { maxFrameBytes: 4 }));
+    graph.addFlow(source.frames, graph.add(new WritableSink('writer', slowWritable([]))).input);
+    const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
+    const running = session.run();
+    setTimeout(() => readable.destroy(), 5);
+    const outcome = await running;
+    expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidState);
+    expect(outcome.ok ? '' : outcome.error.message).toContain('premature close');
+    session.dispose();
+  });
+
+  it('throws HsError InvalidArgument for wrong constructor arguments, naming what to pass', () => {
+    const readable = new Readable({ objectMode: true, read() {} });
+    const invalid = (make: () => unknown, words: string): void => {
+      let thrown: unknown = null;
+      try {
+        make();
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(HsError);
+      expect((thrown as HsError).code).toBe(ErrorCode.InvalidArgument);
+      expect((thrown as HsError).message).toContain(words);
+    };
+    invalid(() => new (ReadableSource as unknown as new (n: string, r: Readable) => ReadableSource)('r', readable), 'options are required');
+    invalid(() => new ReadableSource('r', null as unknown as Readable, { maxFrameBytes: 4 }), 'Node Readable');
+    invalid(() => new WritableSink('w', {} as Writable), 'Node Writable');
+    invalid(() => new WritableSink('w', null as unknown as Writable), 'Node Writable');
+    // A device kind failed only at compile (DEVICE_BINDING_REQUIRED); the source writes with the host.
+    invalid(() => new ReadableSource('r', readable, { maxFrameBytes: 4, memoryKind: MemoryKind.CudaDevice as MemoryKind.Host }), 'pinnedHost, host');
   });
 });
