@@ -1,4 +1,4 @@
-import { type Backend, type Result, OK_VOID } from '@hs/streams';
+import { type Backend, ErrorCode, HsError, type Result, OK_VOID } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { Channel } from './channel.js';
 
@@ -17,7 +17,9 @@ export const MAX_TAP_QUEUE_DEPTH = 65_536;
 /**
  * What `RunSession.tap()` returns: an async iterator over one operator output, for `for await`. Each
  * tensor is ready for the host and valid until the next iteration; leaving the loop (`break`, a throw)
- * returns every slot it held. Spec: "Host access".
+ * returns every slot it held. A tap has one reader: a `next()` while another is pending rejects with
+ * HsError `InvalidState`. An unread tap applies backpressure to its producer like any full `block` queue.
+ * Spec: "Host access".
  */
 export type OutputTap = AsyncIterableIterator<Tensor>;
 
@@ -26,11 +28,16 @@ export type OutputTap = AsyncIterableIterator<Tensor>;
  * for the host (its readiness waited on the host before it is yielded) and read-only; it stays valid
  * until the loop asks for the next one. Leaving the loop (`break`, `return`, a throw) gives back the
  * tensor in hand and every queued one and detaches the tap, so the graph runs on without it; after the
- * run ended and the queue drained, the loop ends. Spec: "Host access".
+ * run ended and the queue drained, the loop ends. It is a consumer like any other: while nobody reads
+ * it and its queue is full, its producer is not activated (so a run with an unread tap does not finish
+ * until the tap is read, left, or the run is stopped). One reader at a time: a second, concurrent
+ * `next()` (two `for await` loops over one tap) rejects with HsError `InvalidState`.
+ * Spec: "Host access".
  */
 export class TapIterator implements OutputTap {
   private inHand: Tensor | undefined;
   private ended = false;
+  private reading = false;
   private wake: (() => void) | null = null;
 
   constructor(
@@ -41,8 +48,27 @@ export class TapIterator implements OutputTap {
     channel.onPush = (): void => this.notify();
   }
 
-  /** Yields the next tensor, waiting (without blocking the JS thread) until one is queued or the run ended. */
+  /**
+   * Yields the next tensor, waiting (without blocking the JS thread) until one is queued or the run ended.
+   * @throws HsError `InvalidState` (as a rejection) while another `next()` on this tap is pending;
+   *   the tensor's readiness error when waiting for it failed (the tap is then closed).
+   */
   async next(): Promise<IteratorResult<Tensor, undefined>> {
+    if (this.reading) {
+      throw new HsError(
+        ErrorCode.InvalidState,
+        `tap ${this.channel.edgeId}: another loop is already reading this tap; a tap has one reader — call session.tap() once per loop`,
+      );
+    }
+    this.reading = true;
+    try {
+      return await this.take();
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private async take(): Promise<IteratorResult<Tensor, undefined>> {
     this.releaseInHand();
     for (;;) {
       if (this.channel.closed) return DONE;

@@ -47,7 +47,8 @@ export interface RunSessionOptions {
 export interface RunSessionEvents {
   /**
    * A metrics snapshot, every `metricsIntervalMs` during a run and once when it ended (after the
-   * slots came back).
+   * slots came back). A listener that throws does not crash the process: the error is caught, the run
+   * is stopped (drained, every slot returned) and `run()` returns `InvalidState` naming the listener's error.
    */
   metrics: (metrics: RunMetrics) => void;
 }
@@ -89,6 +90,7 @@ export class RunSession {
   private rateValues: Map<string, Rate>;
   private readonly events = new EventEmitter();
   private readonly taps: TapIterator[] = [];
+  private listenerFailure: unknown = null;
 
   private constructor(
     /** The plan this session runs. */
@@ -248,6 +250,10 @@ export class RunSession {
       this.state = 'stopped';
       this.tick();
       if (!outcome.ok) return outcome;
+      if (this.listenerFailure !== null) {
+        const thrown = this.listenerFailure;
+        return err(ErrorCode.InvalidState, `a 'metrics' listener threw: ${thrown instanceof Error ? thrown.message : String(thrown)}; the run was stopped`, thrown);
+      }
       if (!stopped.ok) return stopped;
       if (!drained) {
         return err(
@@ -267,8 +273,12 @@ export class RunSession {
    * A session-side consumer of `operator`'s output `port`, read with `for await`; call before `run()`.
    * It is one more consumer of that output with a `block` queue of `options.queueDepth` entries (so a
    * slow loop slows the producer); each tensor is waited for on the host before it is yielded and stays
-   * valid until the next iteration. Leaving the loop returns every slot it held and detaches it; after
-   * the run, the loop ends once the queue drained (the run waits, up to `drainTimeoutMs`, for it).
+   * valid until the next iteration. A tap nobody reads applies backpressure like any full `block` queue:
+   * its producer stops, and the run does not finish until the tap is read, left (`break`), or the run is
+   * stopped (`stop()`, an abort). Only once the sources have finished or `stop()` was called does
+   * `drainTimeoutMs` bound the wait for the tap's queued entries (past it the run returns `InvalidState`).
+   * Leaving the loop returns every slot it held and detaches it; after the run, the loop ends once the
+   * queue drained. One loop per tap: a concurrent second `next()` rejects with HsError `InvalidState`.
    * @returns the tap; `InvalidState` once the session ran; `NotFound` for an unknown operator or output;
    *   `InvalidArgument` for a queue depth that is not an integer in 1..`MAX_TAP_QUEUE_DEPTH`. Both are
    *   checked before the queue is allocated.
@@ -297,10 +307,17 @@ export class RunSession {
 
   /**
    * Subscribes to session events (`'metrics'`: see `RunSessionEvents`); returns the session.
-   * Listeners run on the JS thread between activations; a throwing listener is reported by Node as an
-   * uncaught exception.
+   * Listeners run on the JS thread between activations. A listener that throws stops the run, which then
+   * returns `InvalidState` with the listener's error (nothing reaches `uncaughtException`).
+   * @throws HsError `InvalidArgument` for an event other than `'metrics'` or a listener that is not a function.
    */
   on<E extends keyof RunSessionEvents>(event: E, listener: RunSessionEvents[E]): this {
+    if ((event as string) !== 'metrics') {
+      throw new HsError(ErrorCode.InvalidArgument, `RunSession.on: unknown event ${JSON.stringify(String(event))}; the session emits 'metrics'`);
+    }
+    if (typeof listener !== 'function') {
+      throw new HsError(ErrorCode.InvalidArgument, `RunSession.on('${event}'): the listener must be a function`);
+    }
     this.events.on(event, listener);
     return this;
   }
@@ -311,9 +328,18 @@ export class RunSession {
     return this;
   }
 
-  /** Emits a metrics snapshot when someone listens (the snapshot allocates; nothing does otherwise). */
+  /**
+   * Emits a metrics snapshot when someone listens (the snapshot allocates; nothing does otherwise). A
+   * listener's throw is kept for `run()`'s result and stops the run; it never escapes from the timer.
+   */
   private readonly tick = (): void => {
-    if (this.events.listenerCount('metrics') > 0) this.events.emit('metrics', this.metrics());
+    if (this.events.listenerCount('metrics') === 0) return;
+    try {
+      this.events.emit('metrics', this.metrics());
+    } catch (thrown) {
+      this.listenerFailure ??= thrown;
+      if (this.state === 'running') this.scheduler?.requestStop();
+    }
   };
 
   /** Stops sources, lets the graph drain and every slot return, and resolves when the run has ended. */

@@ -1,4 +1,4 @@
-import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, HsError, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, compile } from '@hs/compiler';
 import { describe, expect, it } from 'vitest';
 import { MAX_TAP_QUEUE_DEPTH, type RunMetrics, RunSession } from '../src/index.js';
@@ -95,6 +95,44 @@ describe('for await over an operator output', () => {
     session.dispose();
   });
 
+  it('a second concurrent loop over one tap gets InvalidState; the first reads every frame', async () => {
+    const { plan } = pinnedSource(8, false);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    const tap = unwrap(session.tap('source', 'frames', { queueDepth: 2 }));
+    const running = session.run();
+    const first = (async () => {
+      let taken = 0;
+      for await (const _tensor of tap) taken += 1;
+      return taken;
+    })();
+    let second: unknown = null;
+    try {
+      for await (const _tensor of tap) break;
+    } catch (e) {
+      second = e;
+    }
+    expect(second).toBeInstanceOf(HsError);
+    expect((second as HsError).code).toBe(ErrorCode.InvalidState);
+    expect(await first).toBe(8);
+    expect(unwrap(await running).pools[0]?.outstanding).toBe(0);
+    session.dispose();
+  });
+
+  it('an unread tap holds its producer back until stop(); then drainTimeoutMs bounds the run', async () => {
+    const { plan } = pinnedSource(1_000, false);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    unwrap(session.tap('source', 'frames', { queueDepth: 2 }));
+    const running = session.run({ drainTimeoutMs: 50 });
+    const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+    while (session.metrics().frames < 2) await turn();
+    for (let i = 0; i < 50; i++) await turn();
+    expect(session.metrics().frames).toBe(2); // the tap's queue is full: backpressure, like any consumer
+    await session.stop();
+    const outcome = await running;
+    expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidState);
+    session.dispose();
+  });
+
   it('checks queueDepth against MAX_TAP_QUEUE_DEPTH and the names before allocating the queue', async () => {
     const { plan } = pinnedSource(2, false);
     const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
@@ -127,6 +165,38 @@ describe('session events and disposal', () => {
     const metrics = unwrap(await session.run());
     expect(snapshots.length).toBeGreaterThanOrEqual(1);
     expect(snapshots.at(-1)?.frames).toBe(metrics.frames);
+    session.dispose();
+  });
+
+  it("a throwing 'metrics' listener stops the run with InvalidState instead of crashing the process", async () => {
+    const uncaught: unknown[] = [];
+    const record = (e: unknown): void => void uncaught.push(e);
+    process.on('uncaughtException', record);
+    try {
+      for (const frames of [1_000_000, 3]) { // the timer's emission mid-run, and the final one
+        const { plan } = pinnedSource(frames, false);
+        const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host', metricsIntervalMs: 1 }));
+        session.on('metrics', () => {
+          throw new Error('listener broke');
+        });
+        const outcome = await session.run();
+        expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidState);
+        expect(outcome.ok ? '' : outcome.error.message).toContain('listener broke');
+        expect(session.metrics().pools[0]?.outstanding).toBe(0);
+        session.dispose();
+      }
+      await new Promise((r) => setTimeout(r, 5));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', record);
+    }
+  });
+
+  it("refuses an unknown event name or a listener that is not a function", () => {
+    const { plan } = pinnedSource(1, false);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    expect(() => session.on('bogus' as 'metrics', () => undefined)).toThrow(HsError);
+    expect(() => session.on('metrics', 'nope' as unknown as () => void)).toThrow('must be a function');
     session.dispose();
   });
 
