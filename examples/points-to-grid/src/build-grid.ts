@@ -2,6 +2,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { HostBackend, ok, type Result } from '@hs/streams';
 import { GridType, HostResource, StatisticsResource, pointsToGrid, writeNvdb, type NvdbCodec } from '@hs/nanovdb-mr';
+import { fileSystemError } from './file-system-error.js';
 import type { PointCloud } from './load-points.js';
 
 /** What `buildGrid` is asked for. */
@@ -17,7 +18,9 @@ export interface BuildRequest {
 /**
  * Builds an OnIndex grid from the cloud on the host, every byte (scratch and grid) through a
  * `StatisticsResource` over a `HostResource`, writes it as `.nvdb`, and returns the report lines:
- * grid statistics, then allocation statistics once everything was returned.
+ * grid statistics, then allocation statistics once everything was returned. Errors: those of
+ * `pointsToGrid` and `writeNvdb`, and `fileSystemError`'s when the output cannot be written (a directory,
+ * a full device, a path under a file); the grid and backend are released on every path.
  */
 export function buildGrid(request: BuildRequest): Result<string[]> {
   const backend = new HostBackend();
@@ -31,7 +34,10 @@ export function buildGrid(request: BuildRequest): Result<string[]> {
     voxelSize: request.voxelSize,
     name: 'points',
   });
-  if (!built.ok) return built;
+  if (!built.ok) {
+    backend.dispose();
+    return built;
+  }
   const handle = built.value;
   const grid = handle.grid(0)!;
   const [leaves, lowers, uppers] = grid.nodeCount;
@@ -40,15 +46,25 @@ export function buildGrid(request: BuildRequest): Result<string[]> {
   lines.push(`index bbox: [${grid.indexBBox.min.join(', ')}] .. [${grid.indexBBox.max.join(', ')}]`);
   lines.push(`world bbox: [${grid.worldBBox.min.map((c) => c.toFixed(3)).join(', ')}] .. [${grid.worldBBox.max.map((c) => c.toFixed(3)).join(', ')}]`);
   const file = writeNvdb(handle, request.codec);
-  if (!file.ok) return file;
-  mkdirSync(dirname(request.output), { recursive: true });
-  writeFileSync(request.output, file.value);
-  lines.push(`wrote ${request.output} (${file.value.length} bytes, codec ${request.codec})`);
   handle.dispose();
+  const written = file.ok ? writeOutput(request.output, file.value) : file;
   const build = stats.popCounters();
+  backend.dispose();
+  if (!written.ok) return written;
   if (!build.ok) return build;
+  lines.push(`wrote ${request.output} (${written.value} bytes, codec ${request.codec})`);
   const { bytes, allocations } = build.value;
   lines.push(`allocations through the resource: ${allocations.total} (${allocations.current} outstanding), peak ${bytes.peak} bytes, total ${bytes.total} bytes, ${bytes.current} bytes outstanding`);
-  backend.dispose();
   return ok(lines);
+}
+
+/** Writes `bytes` to `path` (creating its folder); the byte count, or `fileSystemError`'s error. */
+function writeOutput(path: string, bytes: Uint8Array): Result<number> {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, bytes);
+  } catch (cause) {
+    return fileSystemError('write', path, cause);
+  }
+  return ok(bytes.length);
 }

@@ -1,28 +1,10 @@
-import { parseArgs } from 'node:util';
-import type { NvdbCodec } from '@hs/nanovdb-mr';
 import { buildGrid } from './build-grid.js';
+import { parseCliOptions } from './cli-options.js';
 import { bunnyPoints, loadPoints } from './load-points.js';
 
-const { values } = parseArgs({
-  options: {
-    input: { type: 'string' },
-    'voxel-size': { type: 'string', default: '0.1' },
-    output: { type: 'string', default: 'out/points.nvdb' },
-    codec: { type: 'string', default: 'zip' },
-  },
-});
-
-const cloud = values.input === undefined ? { ok: true as const, value: bunnyPoints() } : loadPoints(values.input);
-if (!cloud.ok) {
-  console.error(cloud.error.message);
-  process.exit(1);
-}
-const report = buildGrid({
-  cloud: cloud.value,
-  voxelSize: Number(values['voxel-size']),
-  output: values.output as string,
-  codec: values.codec as NvdbCodec,
-});
+const options = parseCliOptions(process.argv.slice(2));
+const cloud = !options.ok ? options : options.value.input === undefined ? { ok: true as const, value: bunnyPoints() } : loadPoints(options.value.input);
+const report = !options.ok ? options : !cloud.ok ? cloud : buildGrid({ ...options.value, cloud: cloud.value });
 if (!report.ok) {
   console.error(report.error.message);
   process.exit(1);
