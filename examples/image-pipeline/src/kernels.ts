@@ -1,9 +1,21 @@
 import { ErrorCode, HsError, type KernelLaunch, type MemoryRange } from '@hs/streams';
 
-// Each builder call makes a new launch record: the backend may hold it until the stream reaches it, so
-// records cannot be reused across launches. The host implementations themselves allocate nothing.
+// Backends capture a launch record when launchKernel() returns (Backend.launchKernel), so an operator
+// passes one ImageKernelLaunch that each builder call refills: no allocation per frame.
 
 /** Registry name of the RGBA to grey kernel; the CUDA backend looks the device version up by it. */
+/**
+ * A kernel launch record the builders below refill in place (one range read, one range written,
+ * params `[width, height]`). Keep one per operator and pass it to every launch.
+ */
+export class ImageKernelLaunch implements KernelLaunch {
+  name = '';
+  readonly reads: MemoryRange[] = [];
+  readonly writes: MemoryRange[] = [];
+  readonly params: number[] = [0, 0];
+  host: KernelLaunch['host'] = rgbaToGrayHost;
+}
+
 export const RGBA_TO_GRAY_KERNEL = 'hs.rgbaToGray';
 /** Registry name of the 2x2 box downscale kernel; the CUDA backend looks the device version up by it. */
 export const DOWNSCALE_2X_KERNEL = 'hs.downscale2x';
@@ -15,16 +27,16 @@ export const DOWNSCALE_2X_KERNEL = 'hs.downscale2x';
  * alpha is ignored).
  *
  * Launch contract shared with the CUDA version (issue #3): `reads = [src]`, `writes = [dst]`,
- * `params = [width, height]` (pixels).
+ * `params = [width, height]` (pixels). Refills and returns `into` (a fresh record when omitted).
  *
  * @throws HsError `ErrorCode.InvalidArgument` when `width` or `height` is not a positive integer or
  *   when a range is shorter than the image needs (a programmer error: the caller sized the tensors).
  */
-export function rgbaToGray(src: MemoryRange, dst: MemoryRange, width: number, height: number): KernelLaunch {
+export function rgbaToGray(src: MemoryRange, dst: MemoryRange, width: number, height: number, into = new ImageKernelLaunch()): KernelLaunch {
   checkDimensions(RGBA_TO_GRAY_KERNEL, width, height);
   checkRange(RGBA_TO_GRAY_KERNEL, 'src', src, width * height * 4);
   checkRange(RGBA_TO_GRAY_KERNEL, 'dst', dst, width * height);
-  return { name: RGBA_TO_GRAY_KERNEL, reads: [src], writes: [dst], params: [width, height], host: rgbaToGrayHost };
+  return fill(into, RGBA_TO_GRAY_KERNEL, rgbaToGrayHost, src, dst, width, height);
 }
 
 /**
@@ -33,19 +45,20 @@ export function rgbaToGray(src: MemoryRange, dst: MemoryRange, width: number, he
  * rounded mean of one 2x2 block, `(a + b + c + d + 2) >> 2`. An odd last row or column is dropped.
  *
  * Launch contract shared with the CUDA version (issue #3): `reads = [src]`, `writes = [dst]`,
- * `params = [width, height]` (of the source, in pixels).
+ * `params = [width, height]` (of the source, in pixels). Refills and returns `into` (a fresh record when
+ * omitted).
  *
  * @throws HsError `ErrorCode.InvalidArgument` when `width` or `height` is not an integer of at least 2
  *   or when a range is shorter than the image needs.
  */
-export function downscale2x(src: MemoryRange, dst: MemoryRange, width: number, height: number): KernelLaunch {
+export function downscale2x(src: MemoryRange, dst: MemoryRange, width: number, height: number, into = new ImageKernelLaunch()): KernelLaunch {
   checkDimensions(DOWNSCALE_2X_KERNEL, width, height);
   if (width < 2 || height < 2) {
     throw new HsError(ErrorCode.InvalidArgument, `${DOWNSCALE_2X_KERNEL}: a ${width}x${height} image has no 2x2 block`);
   }
   checkRange(DOWNSCALE_2X_KERNEL, 'src', src, width * height);
   checkRange(DOWNSCALE_2X_KERNEL, 'dst', dst, (width >> 1) * (height >> 1));
-  return { name: DOWNSCALE_2X_KERNEL, reads: [src], writes: [dst], params: [width, height], host: downscale2xHost };
+  return fill(into, DOWNSCALE_2X_KERNEL, downscale2xHost, src, dst, width, height);
 }
 
 /** Host implementation of `hs.rgbaToGray`; allocates nothing. */
@@ -73,6 +86,24 @@ function downscale2xHost(reads: readonly Uint8Array[], writes: readonly Uint8Arr
       dst[d++] = (src[top]! + src[top + 1]! + src[bottom]! + src[bottom + 1]! + 2) >> 2;
     }
   }
+}
+
+function fill(
+  into: ImageKernelLaunch,
+  name: string,
+  host: KernelLaunch['host'],
+  src: MemoryRange,
+  dst: MemoryRange,
+  width: number,
+  height: number,
+): ImageKernelLaunch {
+  into.name = name;
+  into.host = host;
+  into.reads[0] = src;
+  into.writes[0] = dst;
+  into.params[0] = width;
+  into.params[1] = height;
+  return into;
 }
 
 function checkDimensions(kernel: string, width: number, height: number): void {

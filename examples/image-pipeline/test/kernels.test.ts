@@ -1,6 +1,6 @@
 import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap, type Backend, type MemoryRange } from '@hs/streams';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DOWNSCALE_2X_KERNEL, RGBA_TO_GRAY_KERNEL, downscale2x, rgbaToGray } from '../src/kernels.js';
+import { DOWNSCALE_2X_KERNEL, ImageKernelLaunch, RGBA_TO_GRAY_KERNEL, downscale2x, rgbaToGray } from '../src/kernels.js';
 import { patternRgba } from './fixture-images.js';
 import { referenceDownscale, referenceGray } from './reference-image-math.js';
 
@@ -18,7 +18,10 @@ function deviceRange(b: Backend, bytes: number, label: string): MemoryRange {
   return { memory, byteOffset: 0, byteLength: bytes, label };
 }
 
-/** Uploads `rgba`, runs grey then downscale on one stream, and reads both results back. */
+/**
+ * Uploads `rgba`, runs grey then downscale on one stream, and reads both results back. Both launches
+ * refill ONE record before either runs: correct output shows the backend captured the first launch.
+ */
 async function runKernels(rgba: Uint8Array, width: number, height: number): Promise<{ gray: Uint8Array; small: Uint8Array }> {
   const stream = unwrap(backend.createStream(Device.cuda(0), { label: 'kernels' }));
   const src = deviceRange(backend, width * height * 4, 'rgba');
@@ -27,8 +30,9 @@ async function runKernels(rgba: Uint8Array, width: number, height: number): Prom
   const grayOut = new Uint8Array(gray.byteLength);
   const smallOut = new Uint8Array(small.byteLength);
   unwrap(backend.copyFromHostAsync(stream, src, rgba));
-  unwrap(backend.launchKernel(stream, rgbaToGray(src, gray, width, height)));
-  unwrap(backend.launchKernel(stream, downscale2x(gray, small, width, height)));
+  const launch = new ImageKernelLaunch();
+  unwrap(backend.launchKernel(stream, rgbaToGray(src, gray, width, height, launch)));
+  unwrap(backend.launchKernel(stream, downscale2x(gray, small, width, height, launch)));
   unwrap(backend.copyToHostAsync(stream, grayOut, gray));
   unwrap(backend.copyToHostAsync(stream, smallOut, small));
   unwrap(await backend.synchronizeStream(stream));

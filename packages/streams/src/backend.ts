@@ -192,7 +192,11 @@ export interface Backend {
   copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void>;
   /** Enqueues a host callback that runs in stream order (after earlier work, before later work). */
   launchHostFunc(stream: Stream, fn: () => void): Result<void>;
-  /** Enqueues a kernel. */
+  /**
+   * Enqueues a kernel. Every field of `kernel` (name, ranges, params, host implementation) is captured
+   * when the call returns, like CUDA kernel arguments, so a caller may refill one record for each launch
+   * instead of allocating a new one per frame.
+   */
   launchKernel(stream: Stream, kernel: KernelLaunch): Result<void>;
   /**
    * Declares that the host thread itself reads or writes `range` now, through a host view. The host

@@ -2,7 +2,7 @@ import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, typ
 import { MemoryKind, OK_VOID, type Result } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import type { ImageBounds } from '../image-input.js';
-import { downscale2x } from '../kernels.js';
+import { ImageKernelLaunch, downscale2x } from '../kernels.js';
 import { checkPackedImage } from './packed-image.js';
 import { ShapeCache } from './shape-cache.js';
 
@@ -19,6 +19,8 @@ export class Downscale extends Operator {
   /** Output port `small`: cudaDevice uint8 rank 2 (`[H/2, W/2]`), slots of `floor(maxWidth/2) * floor(maxHeight/2)` bytes. */
   small!: OutputPort;
   private readonly shape = new ShapeCache();
+  /** One launch record refilled per frame (the backend captures it at launch). */
+  private readonly launch = new ImageKernelLaunch();
 
   constructor(
     name: string,
@@ -50,7 +52,7 @@ export class Downscale extends Operator {
     const stream = ctx.cudaStream();
     const guard = loan.value.write(stream);
     if (!guard.ok) return guard;
-    const launched = ctx.backend.launchKernel(stream, downscale2x(gray.data(), guard.value.range, width, height));
+    const launched = ctx.backend.launchKernel(stream, downscale2x(gray.data(), guard.value.range, width, height, this.launch));
     if (!launched.ok) return launched;
     const committed = guard.value.commit();
     if (!committed.ok) return committed;

@@ -2,7 +2,7 @@ import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, typ
 import { MemoryKind, OK_VOID, type Result } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import type { ImageBounds } from '../image-input.js';
-import { rgbaToGray } from '../kernels.js';
+import { ImageKernelLaunch, rgbaToGray } from '../kernels.js';
 import { checkPackedImage } from './packed-image.js';
 import { ShapeCache } from './shape-cache.js';
 
@@ -20,6 +20,8 @@ export class Grayscale extends Operator {
   /** Output port `gray`: cudaDevice uint8 rank 2 (`[H, W]`), slots of `maxWidth * maxHeight` bytes. */
   gray!: OutputPort;
   private readonly shape = new ShapeCache();
+  /** One launch record refilled per frame (the backend captures it at launch). */
+  private readonly launch = new ImageKernelLaunch();
 
   constructor(
     name: string,
@@ -51,7 +53,7 @@ export class Grayscale extends Operator {
     const stream = ctx.cudaStream();
     const guard = loan.value.write(stream);
     if (!guard.ok) return guard;
-    const launched = ctx.backend.launchKernel(stream, rgbaToGray(rgba.data(), guard.value.range, width, height));
+    const launched = ctx.backend.launchKernel(stream, rgbaToGray(rgba.data(), guard.value.range, width, height, this.launch));
     if (!launched.ok) return launched;
     const committed = guard.value.commit();
     if (!committed.ok) return committed;

@@ -29,7 +29,9 @@ export class HostOp {
   value = 0;
   hostBytes: Uint8Array | null = null;
   fn: (() => void) | null = null;
-  kernel: KernelLaunch | null = null;
+  /** Kernel name and host implementation, captured at launch with the arguments below. */
+  kernelName = '';
+  kernelHost: KernelLaunch['host'] | null = null;
   /**
    * Kernel ranges and scalars, copied at launch (like CUDA kernel arguments) into arrays that only grow;
    * the counts say how many entries are current.
@@ -45,7 +47,8 @@ export class HostOp {
 
   /** Copies the launch's ranges and params into this record. */
   captureKernel(kernel: KernelLaunch): void {
-    this.kernel = kernel;
+    this.kernelName = kernel.name;
+    this.kernelHost = kernel.host;
     this.readCount = copyInto(this.reads, kernel.reads);
     this.writeCount = copyInto(this.writes, kernel.writes);
     this.paramCount = copyInto(this.params, kernel.params);
@@ -60,7 +63,7 @@ export class HostOp {
   describe(): string {
     switch (this.kind) {
       case OpKind.Kernel:
-        return `kernel ${this.kernel?.name ?? '?'}`;
+        return `kernel ${this.kernelName}`;
       case OpKind.Memcpy:
         return 'memcpy';
       case OpKind.Memset:
@@ -80,7 +83,7 @@ export class HostOp {
   execute(args: KernelArguments): void {
     switch (this.kind) {
       case OpKind.Kernel:
-        (this.kernel as KernelLaunch).host(
+        (this.kernelHost as KernelLaunch['host'])(
           args.readViews(this.reads, this.readCount),
           args.writeViews(this.writes, this.writeCount),
           args.params(this.params, this.paramCount),
@@ -124,7 +127,7 @@ export class HostOp {
     this.src = null;
     this.hostBytes = null;
     this.fn = null;
-    this.kernel = null;
+    this.kernelHost = null;
     this.waitStream = null;
   }
 }
