@@ -82,6 +82,59 @@ static inline void* hs_tensor_stream(const hs_tensor_v1* t) { return t->stream; 
 static inline int hs_tensor_is_read_only(const hs_tensor_v1* t) { return (t->dlpack->flags & HS_DLPACK_FLAG_READ_ONLY) != 0; }
 static inline void hs_tensor_set_readiness_stream(hs_tensor_v1* t, void* stream) { t->readiness_stream = stream; }
 
+/* ---- Memory resources from downstream addons: hs_memory_resource_v1 ----
+ *
+ * A downstream addon puts its own allocator under hs by filling an hs_memory_resource_v1 table and handing
+ * it to JavaScript as a Node-API external tagged with HS_MEMORY_RESOURCE_TYPE_TAG:
+ *
+ *   static const napi_type_tag tag = {HS_MEMORY_RESOURCE_TYPE_TAG_LOWER, HS_MEMORY_RESOURCE_TYPE_TAG_UPPER};
+ *   napi_create_external(env, table, NULL, NULL, &value);
+ *   napi_type_tag_object(env, value, &tag);
+ *
+ * `openNativeResource(backend, value)` in @hs/nanovdb-mr turns the value into a resource. hs checks the tag,
+ * validates the table (struct_size, version, device_type, required entry points) and copies it, so the
+ * table struct itself may be freed once it was opened. Calls come from the JavaScript thread that opened it.
+ *
+ * Entry points return an hs_resource_status. hs calls allocate only for bytes > 0 with a power-of-two
+ * alignment from 1 to 2^30 bytes; the pointer written to *out must be a multiple of `alignment` (hs gives
+ * back a misaligned or NULL pointer through deallocate and reports an error). deallocate receives exactly
+ * the pointer, bytes and alignment of one allocation, from either allocate entry point. The synchronous pair
+ * hands out memory usable on every stream at once and frees quiescent memory; the stream-ordered pair
+ * (optional, both or neither) takes the cudaStream_t the block is allocated or freed on, with
+ * cudaMallocAsync/cudaFreeAsync semantics.
+ *
+ * Ownership of `user`: with `destroy` set, hs owns `user` from the moment it opened the table and calls
+ * destroy(user) exactly once, after its last call (when the resource is disposed or, as a safety net,
+ * garbage-collected); the addon must not free `user` itself, and one table (one `user`) can be opened only
+ * once at a time. Without `destroy`, `user` must stay valid while the external is reachable (hs keeps it
+ * reachable while it uses the table).
+ */
+#define HS_MEMORY_RESOURCE_VERSION 1u
+#define HS_MEMORY_RESOURCE_TYPE_TAG_LOWER 0x9aad87f48c187366ull
+#define HS_MEMORY_RESOURCE_TYPE_TAG_UPPER 0xcf33813c790f4025ull
+
+typedef enum {
+  HS_RESOURCE_OK = 0,
+  HS_RESOURCE_OUT_OF_MEMORY = 1,     /* a valid request that cannot be satisfied; nothing allocated */
+  HS_RESOURCE_INVALID_ARGUMENT = 2,  /* a request or pointer the resource refuses */
+  HS_RESOURCE_NOT_SUPPORTED = 3,     /* e.g. an alignment or stream the resource cannot serve */
+  HS_RESOURCE_FAILURE = 4            /* anything else (a driver error) */
+} hs_resource_status;
+
+typedef struct hs_memory_resource_v1 {
+  uint32_t struct_size; /* sizeof(hs_memory_resource_v1) as the addon compiled it (later versions append) */
+  uint32_t version;     /* HS_MEMORY_RESOURCE_VERSION */
+  int32_t device_type;  /* memory served: HS_DL_CPU (pageable host), HS_DL_CUDA_HOST (pinned), HS_DL_CUDA, HS_DL_CUDA_MANAGED */
+  int32_t device_id;    /* CUDA ordinal for HS_DL_CUDA and HS_DL_CUDA_MANAGED; 0 for host memory */
+  const char* name;     /* for diagnostics; may be NULL; copied when opened */
+  void* user;           /* passed to every entry point */
+  int32_t (*allocate)(void* user, uint64_t bytes, uint64_t alignment, void** out);
+  int32_t (*deallocate)(void* user, void* ptr, uint64_t bytes, uint64_t alignment);
+  int32_t (*allocate_async)(void* user, uint64_t bytes, uint64_t alignment, void* stream, void** out);
+  int32_t (*deallocate_async)(void* user, void* ptr, uint64_t bytes, uint64_t alignment, void* stream);
+  void (*destroy)(void* user); /* optional */
+} hs_memory_resource_v1;
+
 #ifdef __cplusplus
 }
 #endif
