@@ -1,9 +1,10 @@
 import { RunSession, formatMetrics } from '@hs/runtime';
-import { type Backend, HsError, OK_VOID, errWithContext, ok, selectBackend, type Result } from '@hs/streams';
+import { type Backend, HsError, OK_VOID, errWithContext, selectBackend, type Result } from '@hs/streams';
 import { parseCliArguments, type CliOptions, type CliOutput } from './cli-options.js';
 import { prepareOutputDir } from './frame-output-dir.js';
-import { loadBundledMandrill, loadImageFiles, type RgbaImage } from './image-input.js';
+import { loadImageInputs } from './image-input.js';
 import { DEFAULT_IMAGE_BOUNDS, buildImagePipeline } from './pipeline.js';
+import { runSummaryLines } from './run-summary.js';
 
 /**
  * Runs the example's command line: parses `args` (the user's arguments, without `node` and the script),
@@ -40,7 +41,7 @@ async function runPipeline(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<Result<void>> {
   const { frames, rateHz, outDir } = options;
-  const images = await loadImages(options.inputs);
+  const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
   if (!images.ok) return images;
   const pipeline = buildImagePipeline({ images: images.value, frames, rateHz, outDir });
   if (!pipeline.ok) return pipeline;
@@ -66,21 +67,8 @@ async function runPipeline(
     backend.value.dispose();
   }
 
-  const stats = pipeline.value.statistics.statistics;
-  output.log(
-    `statistics over ${stats.frames} downscaled frames (${stats.pixels} pixels): ` +
-      `mean ${stats.mean.toFixed(2)}  min ${stats.min}  max ${stats.max}`,
-  );
-  output.log(describeWritten(pipeline.value.pngWriter.written, outDir));
+  for (const line of runSummaryLines(pipeline.value, outDir)) output.log(line);
   return OK_VOID;
-}
-
-async function loadImages(inputs: readonly string[] | undefined): Promise<Result<readonly RgbaImage[]>> {
-  if (inputs === undefined) {
-    const mandrill = loadBundledMandrill(DEFAULT_IMAGE_BOUNDS);
-    return mandrill.ok ? ok([mandrill.value]) : mandrill;
-  }
-  return loadImageFiles(inputs, DEFAULT_IMAGE_BOUNDS);
 }
 
 /** `selectBackend`, with its error saying which setting chose the backend in command-line terms. */
@@ -95,13 +83,6 @@ function chooseBackend(explicit: 'host' | 'cuda' | undefined, env: Readonly<Reco
         ? `HS_BACKEND=${fromEnv}`
         : 'auto-detected backend';
   return errWithContext(selected.error, source);
-}
-
-/** `wrote 1 PNG file to out (out/frame-00000.png)`, `wrote 3 PNG files to out (a ... c)`, `wrote 0 PNG files to out`. */
-function describeWritten(paths: readonly string[], outDir: string): string {
-  const count = `${paths.length} PNG ${paths.length === 1 ? 'file' : 'files'}`;
-  const range = paths.length === 0 ? '' : paths.length === 1 ? ` (${paths[0]})` : ` (${paths[0]} ... ${paths[paths.length - 1]})`;
-  return `wrote ${count} to ${outDir}${range}`;
 }
 
 function reportFailure(error: HsError, output: CliOutput): number {

@@ -139,6 +139,19 @@ export function loadBundledMandrill(bounds: ImageBounds): Result<RgbaImage> {
   return decodeImage(Buffer.from(base64, 'base64'), 'mandrill', bounds);
 }
 
+/**
+ * The images a run emits: the files at `inputs` (PNG or JPEG, detected by content), or the bundled
+ * mandrill when `inputs` is `undefined`.
+ * @returns the decoded images, or the first file's failure (see `loadImageFiles`, `loadBundledMandrill`).
+ */
+export async function loadImageInputs(inputs: readonly string[] | undefined, bounds: ImageBounds): Promise<Result<readonly RgbaImage[]>> {
+  if (inputs === undefined) {
+    const mandrill = loadBundledMandrill(bounds);
+    return mandrill.ok ? ok([mandrill.value]) : mandrill;
+  }
+  return loadImageFiles(inputs, bounds);
+}
+
 function notValidPng(name: string, reason: string): string {
   return `input '${name}': not a valid PNG (${reason})`;
 }

@@ -1,4 +1,4 @@
-import { type ExecutionPlan, Graph, compile } from '@hs/compiler';
+import { type CompileOptions, type ExecutionPlan, Graph, compile } from '@hs/compiler';
 import { Device, ok, type Result } from '@hs/streams';
 import type { ImageBounds, RgbaImage } from './image-input.js';
 import { Downscale } from './operators/downscale.js';
@@ -29,17 +29,23 @@ export interface ImagePipelineOptions {
   readonly queueDepth?: number;
 }
 
-/** The built pipeline: the graph, its compiled plan, and the operators whose results callers read. */
-export interface ImagePipeline {
+/** The example graph before compilation, with the options it compiles with and the operators whose results callers read. */
+export interface ImageGraph {
   readonly graph: Graph;
-  readonly plan: ExecutionPlan;
+  /** Binds both CUDA device outputs to `Device.cuda(0)`. */
+  readonly compileOptions: CompileOptions;
   readonly source: ImageSource;
   readonly pngWriter: PngWriter;
   readonly statistics: StatisticsSink;
 }
 
+/** The built pipeline: the graph, its compiled plan, and the operators whose results callers read. */
+export interface ImagePipeline extends ImageGraph {
+  readonly plan: ExecutionPlan;
+}
+
 /**
- * Builds and compiles the example graph:
+ * Builds the example graph (uncompiled):
  *
  * ```text
  * source (pinnedHost RGBA [H,W,4]) -> grayscale (cudaDevice [H,W]) -> downscale (cudaDevice [H/2,W/2]) -+-> png-writer
@@ -49,10 +55,9 @@ export interface ImagePipeline {
  * Both CUDA device outputs are bound to `Device.cuda(0)` (the compiler never guesses a device); on the
  * host backend that device is emulated in host memory.
  *
- * @returns the pipeline, or the compile failure (`ErrorCode.CompileError` with diagnostics).
  * @throws HsError `ErrorCode.InvalidArgument` for options outside their documented domain.
  */
-export function buildImagePipeline(options: ImagePipelineOptions): Result<ImagePipeline> {
+export function buildImageGraph(options: ImagePipelineOptions): ImageGraph {
   const bounds = options.bounds ?? DEFAULT_IMAGE_BOUNDS;
   const queueDepth = options.queueDepth ?? 2;
   const smallFrameBytes = (bounds.maxWidth >> 1) * (bounds.maxHeight >> 1);
@@ -69,14 +74,26 @@ export function buildImagePipeline(options: ImagePipelineOptions): Result<ImageP
   graph.addFlow(downscale.small, pngWriter.frames, { queueDepth });
   graph.addFlow(downscale.small, statistics.frames, { queueDepth });
 
-  const plan = compile(graph, {
+  const compileOptions: CompileOptions = {
     deployment: {
       bindTensorOutputDevice: {
         [grayscale.gray.key]: Device.cuda(0),
         [downscale.small.key]: Device.cuda(0),
       },
     },
-  });
+  };
+  return { graph, compileOptions, source, pngWriter, statistics };
+}
+
+/**
+ * Builds the example graph (`buildImageGraph`) and compiles it with its device bindings.
+ *
+ * @returns the pipeline, or the compile failure (`ErrorCode.CompileError` with diagnostics).
+ * @throws HsError `ErrorCode.InvalidArgument` for options outside their documented domain.
+ */
+export function buildImagePipeline(options: ImagePipelineOptions): Result<ImagePipeline> {
+  const built = buildImageGraph(options);
+  const plan = compile(built.graph, built.compileOptions);
   if (!plan.ok) return plan;
-  return ok({ graph, plan: plan.value, source, pngWriter, statistics });
+  return ok({ ...built, plan: plan.value });
 }

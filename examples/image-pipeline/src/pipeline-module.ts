@@ -1,0 +1,41 @@
+import type { PipelineModule } from '@hs/runtime';
+import { OK_VOID, errWithContext, ok } from '@hs/streams';
+import { parseCliArguments, type CliOptions } from './cli-options.js';
+import { prepareOutputDir } from './frame-output-dir.js';
+import { loadImageInputs } from './image-input.js';
+import { DEFAULT_IMAGE_BOUNDS, buildImageGraph } from './pipeline.js';
+import { runSummaryLines } from './run-summary.js';
+
+/**
+ * The image pipeline as a `PipelineModule`, for `hs run image-pipeline -- [options]` and
+ * `hs plan image-pipeline`: the same options as `pnpm run main` (`--input`, `--frames`, `--rate`, `--out`,
+ * `--backend`), the same graph and device bindings, and the same statistics and files-written lines
+ * at the end. The output directory is cleared of old frame files only when a run is prepared.
+ */
+const imagePipelineModule: PipelineModule<CliOptions> = {
+  name: 'image-pipeline',
+  description: 'Photos through grayscale and a 2x downscale, then a PNG writer and a statistics sink.',
+  parseArguments(args, output) {
+    const request = parseCliArguments(args, output);
+    if (!request.ok) return request;
+    return ok(request.value.kind === 'exit' ? request.value : { kind: 'build', options: request.value.options });
+  },
+  async build(options) {
+    const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
+    if (!images.ok) return images;
+    const built = buildImageGraph({ images: images.value, frames: options.frames, rateHz: options.rateHz, outDir: options.outDir });
+    return ok({
+      graph: built.graph,
+      compileOptions: built.compileOptions,
+      sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
+      expectedFrames: options.frames,
+      async prepareRun() {
+        const prepared = await prepareOutputDir(options.outDir);
+        return prepared.ok ? OK_VOID : errWithContext(prepared.error, '--out');
+      },
+      summary: () => runSummaryLines(built, options.outDir),
+    });
+  },
+};
+
+export default imagePipelineModule;

@@ -1,0 +1,124 @@
+import type { CompileOptions, Graph } from '@hs/compiler';
+import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import type { RunMetrics } from './run-metrics.js';
+import type { RunSessionOptions } from './run-session.js';
+
+/** Where a pipeline module writes lines of text: one call per line, without the trailing newline. */
+export interface PipelineOutput {
+  readonly log: (line: string) => void;
+  readonly error: (line: string) => void;
+}
+
+/**
+ * What a pipeline module's arguments ask for: a pipeline built from `options`, or to stop now with
+ * `exitCode` because the module has already answered (its `--help`, or a usage error it printed).
+ */
+export type PipelineArguments<TOptions> =
+  | { readonly kind: 'build'; readonly options: TOptions }
+  | { readonly kind: 'exit'; readonly exitCode: number };
+
+/** Session options a pipeline may choose; the runner owns the metrics interval (it drives its status line). */
+export type PipelineSessionOptions = Omit<RunSessionOptions, 'metricsIntervalMs'>;
+
+/**
+ * One built pipeline, not yet compiled: the graph with its operators' state, how to compile and run it,
+ * and what to say when the run ended. A runner compiles `graph` with `compileOptions`, calls `prepareRun()`
+ * once before creating the session (a plan-only runner never calls it), runs the session, then prints
+ * `summary(metrics)`.
+ */
+export interface PipelineBuild {
+  /** The graph, every operator added and every flow connected. */
+  readonly graph: Graph;
+  /** Options for `compile(graph, compileOptions)` (deployment bindings, stream policy); default none. */
+  readonly compileOptions?: CompileOptions;
+  /**
+   * Options for `RunSession.create(plan, sessionOptions)`; default none (the backend then comes from
+   * `HS_BACKEND`, then auto-detection).
+   */
+  readonly sessionOptions?: PipelineSessionOptions;
+  /**
+   * Frames the sources will emit in total (`RunMetrics.frames` at the end of a complete run), for a
+   * progress bar; `undefined` when the run is open-ended or the count is not known in advance.
+   */
+  readonly expectedFrames?: number;
+  /**
+   * Side effects a run needs before its session is created (an output directory, for example).
+   * Returns the failure to report instead of running; runs at most once.
+   */
+  readonly prepareRun?: () => Promise<Result<void>>;
+  /** Lines to print after a successful run (what was written, figures computed by sinks). */
+  readonly summary: (metrics: RunMetrics) => readonly string[];
+}
+
+/**
+ * The contract a graph module default-exports so that a generic runner (the `hs run` and `hs plan`
+ * commands of `@hs/cli`) can load, build, inspect and run it. The module parses its own arguments (the
+ * part of the command line after `--`), so each pipeline keeps its own options and validation.
+ *
+ * ```ts
+ * const pipeline: PipelineModule<{ frames: number }> = {
+ *   name: 'my-pipeline',
+ *   description: 'Counts frames.',
+ *   parseArguments: (args) => ok({ kind: 'build', options: { frames: 8 } }),
+ *   build: async ({ frames }) => ok({ graph: buildGraph(frames), expectedFrames: frames, summary: () => [] }),
+ * };
+ * export default pipeline;
+ * ```
+ */
+export interface PipelineModule<TOptions = unknown> {
+  /** Short name, as `hs run <name>` accepts it for a bundled example (lower-case words and dashes). */
+  readonly name: string;
+  /** One sentence saying what the pipeline does. */
+  readonly description: string;
+  /**
+   * Parses and validates the module's own arguments (everything after `--`). Help and usage errors are
+   * printed to `output` and answered with `{ kind: 'exit' }`.
+   *
+   * @returns the request, or the error for arguments that are well-formed but invalid (typically
+   *   `ErrorCode.InvalidArgument` naming the option, its value and what is accepted).
+   */
+  parseArguments(args: readonly string[], output: PipelineOutput): Result<PipelineArguments<TOptions>>;
+  /**
+   * Builds the graph for `options`: loads inputs and adds operators, but allocates nothing on a device
+   * and writes no files (that waits for `prepareRun()`).
+   *
+   * @returns the build, or the failure to load the inputs (`InvalidArgument`, `NotFound`, ...).
+   */
+  build(options: TOptions): Promise<Result<PipelineBuild>>;
+}
+
+const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/**
+ * Checks that `value` (typically a module's default export) has the shape of a `PipelineModule`:
+ * a `name` of lower-case words joined by dashes, a non-empty `description`, and `parseArguments` and
+ * `build` functions. What the functions return is checked where they are called.
+ *
+ * @param source where the value came from (a file path), named in the error.
+ * @returns the module, or `ErrorCode.InvalidArgument` naming the first member that is missing or wrong.
+ */
+export function checkPipelineModule(value: unknown, source: string): Result<PipelineModule> {
+  if (typeof value !== 'object' || value === null) {
+    return err(ErrorCode.InvalidArgument, `${source}: the default export is not a pipeline module object (got ${value === null ? 'null' : typeof value}); export default a PipelineModule from @hs/runtime`);
+  }
+  const candidate = value as Record<string, unknown>;
+  const name = candidate['name'];
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    return err(ErrorCode.InvalidArgument, `${source}: pipeline module 'name' must be lower-case words joined by dashes, got ${describe(name)}`);
+  }
+  const description = candidate['description'];
+  if (typeof description !== 'string' || description.trim() === '') {
+    return err(ErrorCode.InvalidArgument, `${source}: pipeline module '${name}' needs a non-empty 'description' string`);
+  }
+  for (const member of ['parseArguments', 'build'] as const) {
+    if (typeof candidate[member] !== 'function') {
+      return err(ErrorCode.InvalidArgument, `${source}: pipeline module '${name}' needs a '${member}' function, got ${describe(candidate[member])}`);
+    }
+  }
+  return ok(value as PipelineModule);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}...` : value}'`;
+  return value === null ? 'null' : typeof value;
+}
