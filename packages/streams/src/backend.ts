@@ -59,6 +59,7 @@ export interface DeviceMemory {
 
 /** A byte range inside one allocation. `label` names what lives there (a tensor) in checker reports. */
 export interface MemoryRange {
+  /** The allocation the range lies in; the range must fit inside its `byteSize`. */
   readonly memory: DeviceMemory;
   /** Offset from the start of `memory`, in bytes. */
   readonly byteOffset: number;
@@ -70,6 +71,7 @@ export interface MemoryRange {
 
 /** Request for `Backend.allocate`. */
 export interface AllocationRequest {
+  /** Memory kind to allocate (`host`, `pinnedHost`, `cudaDevice`, `cudaManaged`). */
   readonly kind: MemoryKind;
   /** Device for CUDA kinds; `Device.cpu()` for host kinds. */
   readonly device: Device;
@@ -77,6 +79,21 @@ export interface AllocationRequest {
   readonly byteSize: number;
   /** Alignment in bytes, a power of two; default 256. */
   readonly alignment?: number;
+  /** Name for diagnostics, kept on the returned `DeviceMemory`; default `<kind> allocation <id>`. */
+  readonly label?: string;
+}
+
+/**
+ * Request for `Backend.adoptHostMemory`: host bytes the backend did not allocate (a shared-memory mapping
+ * made by `@hs/ipc`), to be used like one of its own host or pinnedHost allocations.
+ */
+export interface HostMemoryAdoption {
+  /** The bytes; the caller keeps them mapped until it frees the adopted handle. */
+  readonly bytes: Uint8Array;
+  /** `host` or `pinnedHost`. */
+  readonly kind: MemoryKind;
+  /** Address of `bytes[0]` in this process (a backend that registers pages with a driver needs it). */
+  readonly address: bigint;
   readonly label?: string;
 }
 
@@ -89,7 +106,9 @@ export interface AllocationRequest {
 export interface KernelLaunch {
   /** Stable kernel name, for example `hs.rgbaToGray`. */
   readonly name: string;
+  /** Ranges the kernel reads, in the order the host implementation receives their views. */
   readonly reads: readonly MemoryRange[];
+  /** Ranges the kernel writes, in the order the host implementation receives their views. */
   readonly writes: readonly MemoryRange[];
   /** Scalar parameters (element counts, dimensions). */
   readonly params: readonly number[];
@@ -99,6 +118,7 @@ export interface KernelLaunch {
 
 /** Options for `Backend.createStream`. */
 export interface StreamOptions {
+  /** Name shown in diagnostics and ordering-checker reports; default `stream <id>`. */
   readonly label?: string;
   /** Priority (lower runs first); default 0. */
   readonly priority?: number;
@@ -106,6 +126,7 @@ export interface StreamOptions {
 
 /** Options for `Backend.createEvent`. */
 export interface EventOptions {
+  /** Name shown in diagnostics; default `event <id>`. */
   readonly label?: string;
 }
 
@@ -130,10 +151,28 @@ export interface Backend {
    */
   readonly orderingChecker?: OrderingChecker | undefined;
 
+  /**
+   * Creates a stream on `device`. Errors: `InvalidArgument` (a device this backend does not expose, a
+   * non-integer priority), `InvalidState` (the backend was disposed), `DeviceError` (the device refused). Spec: "One stream per active execution partition
+   * and device".
+   */
   createStream(device: Device, options?: StreamOptions): Result<Stream>;
+  /**
+   * Destroys a stream: no new work is accepted; work already enqueued still runs and events captured on
+   * it still complete (nothing waits). Errors: `InvalidArgument` (a stream of another backend), `InvalidState` (already destroyed).
+   */
   destroyStream(stream: Stream): Result<void>;
 
+  /**
+   * Creates a timing-disabled event on `device`; until recorded it counts as complete. Errors:
+   * `InvalidArgument` (a device this backend does not expose), `InvalidState` (the backend was disposed),
+   * `DeviceError` (the device refused).
+   */
   createEvent(device: Device, options?: EventOptions): Result<Event>;
+  /**
+   * Destroys an event; waits already enqueued on it keep their captured position. Errors:
+   * `InvalidArgument` (an event of another backend), `InvalidState` (already destroyed).
+   */
   destroyEvent(event: Event): Result<void>;
   /** Records `event` on `stream`; re-recording replaces the previous capture. */
   recordEvent(event: Event, stream: Stream): Result<void>;
@@ -176,6 +215,14 @@ export interface Backend {
    * `allocate` or `allocateAsync`.
    */
   freeAsync(memory: DeviceMemory, stream: Stream): Result<void>;
+  /**
+   * Optional: wraps host bytes this backend did not allocate (for example a shared-memory segment of a
+   * process boundary) as `host`/`pinnedHost` memory usable in copies, kernels and host views. `free()`
+   * drops the handle and never releases the bytes. InvalidArgument for another kind or an empty view.
+   * Backends without it cannot back tensors with foreign host memory (`@hs/ipc` returns NotSupported).
+   * Spec: "Crossing process boundaries: the generation fence".
+   */
+  adoptHostMemory?(request: HostMemoryAdoption): Result<DeviceMemory>;
   /**
    * A view of host-accessible memory (host, pinnedHost, cudaManaged). `NotSupported` for cudaDevice.
    * Reading it is safe only after the writes were synchronized for the host.

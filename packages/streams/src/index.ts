@@ -9,6 +9,7 @@ export type {
   DeviceMemory,
   MemoryRange,
   AllocationRequest,
+  HostMemoryAdoption,
   KernelLaunch,
   StreamOptions,
   EventOptions,

@@ -179,3 +179,31 @@ describe('HostBackend stream-ordered allocation and memory-pool capability', () 
     backend.dispose();
   });
 });
+
+describe('HostBackend adoptHostMemory', () => {
+  it('uses caller-owned bytes in place: copies and host views see the same memory', async () => {
+    const backend = new HostBackend();
+    const bytes = new Uint8Array(64);
+    const adopted = unwrap(backend.adoptHostMemory({ bytes, kind: MemoryKind.PinnedHost, address: 0x1000n, label: 'shm' }));
+    expect(adopted.kind).toBe(MemoryKind.PinnedHost);
+    expect(adopted.byteSize).toBe(64);
+    expect(unwrap(backend.hostView(adopted))).toBe(bytes);
+    const stream = unwrap(backend.createStream(Device.cuda(0)));
+    unwrap(backend.memsetAsync(stream, { memory: adopted, byteOffset: 8, byteLength: 4, label: 'fill' }, 0x5a));
+    unwrap(await backend.synchronizeStream(stream));
+    expect([...bytes.subarray(6, 14)]).toEqual([0, 0, 0x5a, 0x5a, 0x5a, 0x5a, 0, 0]);
+    unwrap(backend.free(adopted));
+    expect(bytes[8]).toBe(0x5a);
+    expect(backend.hostView(adopted).ok).toBe(false);
+    backend.dispose();
+  });
+
+  it('refuses device kinds and empty views', () => {
+    const backend = new HostBackend();
+    const device = backend.adoptHostMemory({ bytes: new Uint8Array(8), kind: MemoryKind.CudaDevice, address: 0n });
+    expect(device.ok ? null : device.error.code).toBe(ErrorCode.InvalidArgument);
+    const empty = backend.adoptHostMemory({ bytes: new Uint8Array(0), kind: MemoryKind.Host, address: 0n });
+    expect(empty.ok ? null : empty.error.code).toBe(ErrorCode.InvalidArgument);
+    backend.dispose();
+  });
+});

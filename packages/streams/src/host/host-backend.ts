@@ -1,4 +1,5 @@
 import type {
+  HostMemoryAdoption,
   AllocationRequest,
   Backend,
   DeviceMemory,
@@ -326,6 +327,36 @@ export class HostBackend implements Backend, Disposable {
       this.addresses.reserve(byteSize, alignment),
       byteSize,
       request.label ?? `${kind} allocation ${id}`,
+      bytes,
+    );
+    this.allocations.add(memory);
+    return ok(memory);
+  }
+
+  /**
+   * Wraps caller-owned host bytes (a shared-memory mapping) as `host` or `pinnedHost` memory on
+   * `Device.cpu()`; the ordering checker and host views treat it like an allocation. `free()` drops the
+   * handle only. InvalidArgument for another kind, a non-Uint8Array or an empty view.
+   */
+  adoptHostMemory(request: HostMemoryAdoption): Result<DeviceMemory> {
+    const disposed = this.disposedProblem('adoptHostMemory');
+    if (disposed !== null) return disposed;
+    const { bytes, kind } = request;
+    if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) {
+      return err(ErrorCode.InvalidArgument, 'adoptHostMemory: bytes must be a non-empty Uint8Array');
+    }
+    if (kind !== MemoryKind.Host && kind !== MemoryKind.PinnedHost) {
+      return err(ErrorCode.InvalidArgument, `adoptHostMemory: only host and pinnedHost memory can be adopted, got ${String(kind)}`);
+    }
+    const id = this.nextMemoryId++;
+    const memory = new HostMemory(
+      this,
+      id,
+      Device.cpu(),
+      kind,
+      this.addresses.reserve(bytes.byteLength, 256),
+      bytes.byteLength,
+      request.label ?? `adopted ${kind} memory ${id}`,
       bytes,
     );
     this.allocations.add(memory);
