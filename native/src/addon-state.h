@@ -31,5 +31,6 @@ void RegisterGraphBindings(Napi::Env env, Napi::Object exports);
 void RegisterKernelBindings(Napi::Env env, Napi::Object exports);
 void RegisterBenchBindings(Napi::Env env, Napi::Object exports);
 void RegisterTensorAbiBindings(Napi::Env env, Napi::Object exports);
+void RegisterMemoryResourceBindings(Napi::Env env, Napi::Object exports);
 
 }  // namespace hs

@@ -24,6 +24,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterKernelBindings(env, exports);
   RegisterBenchBindings(env, exports);
   RegisterTensorAbiBindings(env, exports);
+  RegisterMemoryResourceBindings(env, exports);
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

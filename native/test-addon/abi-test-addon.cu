@@ -5,6 +5,8 @@
 #include <hs/hs.h>
 #include <napi.h>
 
+void RegisterCountingResource(Napi::Env env, Napi::Object exports);  // counting-resource.cc
+
 namespace {
 
 __global__ void AddOne(const uint8_t* in, uint8_t* out, uint64_t n) {
@@ -47,6 +49,7 @@ Napi::Value AddOneBinding(const Napi::CallbackInfo& info) {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("addOne", Napi::Function::New(env, AddOneBinding, "addOne"));
+  RegisterCountingResource(env, exports);
   return exports;
 }
 
