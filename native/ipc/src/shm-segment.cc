@@ -1,0 +1,88 @@
+#include "shm-segment.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hs::ipc {
+
+namespace {
+
+constexpr std::size_t kMaxNameLength = 200;
+
+bool NameCharacter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+int MapDescriptor(int fd, std::size_t byteSize, Mapping* out) {
+  void* address = mmap(nullptr, byteSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (address == MAP_FAILED) return errno;
+  out->address = address;
+  out->byteSize = byteSize;
+  return 0;
+}
+
+}  // namespace
+
+bool ValidSegmentName(const char* name) {
+  if (name == nullptr || name[0] != '/') return false;
+  std::size_t length = 0;
+  for (const char* p = name + 1; *p != '\0'; ++p) {
+    if (!NameCharacter(*p) || ++length > kMaxNameLength) return false;
+  }
+  // "." and ".." are not segment names.
+  return length > 0 && std::strcmp(name, "/.") != 0 && std::strcmp(name, "/..") != 0;
+}
+
+int CreateSegment(const char* name, std::size_t byteSize, Mapping* out) {
+  if (!ValidSegmentName(name) || byteSize == 0 || out == nullptr) return EINVAL;
+  int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, S_IRUSR | S_IWUSR);
+  if (fd < 0) return errno;
+  int status = 0;
+  // The umask can only remove bits; fchmod makes the mode exactly 0600 either way.
+  if (fchmod(fd, S_IRUSR | S_IWUSR) != 0 || ftruncate(fd, static_cast<off_t>(byteSize)) != 0) {
+    status = errno;
+  } else {
+    status = MapDescriptor(fd, byteSize, out);
+  }
+  close(fd);
+  if (status != 0) shm_unlink(name);
+  return status;
+}
+
+int OpenSegment(const char* name, std::size_t minByteSize, Mapping* out) {
+  if (!ValidSegmentName(name) || out == nullptr) return EINVAL;
+  int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  struct stat info {};
+  int status = 0;
+  if (fstat(fd, &info) != 0) {
+    status = errno;
+  } else if (info.st_uid != geteuid() || (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    status = EACCES;
+  } else if (info.st_size <= 0 || static_cast<std::size_t>(info.st_size) < minByteSize) {
+    status = EINVAL;
+  } else {
+    status = MapDescriptor(fd, static_cast<std::size_t>(info.st_size), out);
+  }
+  close(fd);
+  return status;
+}
+
+int UnlinkSegment(const char* name) {
+  if (!ValidSegmentName(name)) return EINVAL;
+  return shm_unlink(name) == 0 ? 0 : errno;
+}
+
+int UnmapSegment(Mapping* mapping) {
+  if (mapping == nullptr || mapping->address == nullptr) return 0;
+  int status = munmap(mapping->address, mapping->byteSize) == 0 ? 0 : errno;
+  mapping->address = nullptr;
+  mapping->byteSize = 0;
+  return status;
+}
+
+}  // namespace hs::ipc

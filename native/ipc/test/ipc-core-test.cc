@@ -1,0 +1,81 @@
+// Checks of the pure C++ IPC core, meant to run under ASan/UBSan:
+//   cmake -S native/ipc -B build/ipc-asan -DHS_IPC_NATIVE_TESTS=ON \
+//     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" && cmake --build build/ipc-asan
+//   ./build/ipc-asan/hs_ipc_core_test
+// Prints "N passed, 0 failed" and exits non-zero on any failure.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "peer-process.h"
+#include "shm-segment.h"
+
+namespace {
+
+int passed = 0;
+int failed = 0;
+
+void Check(bool condition, const char* what) {
+  if (condition) {
+    ++passed;
+  } else {
+    ++failed;
+    std::fprintf(stderr, "FAILED: %s\n", what);
+  }
+}
+
+}  // namespace
+
+int main() {
+  using namespace hs::ipc;
+  const std::string name = "/hs-core-test-" + std::to_string(getpid());
+
+  Check(ValidSegmentName(name.c_str()), "a plain name is valid");
+  Check(!ValidSegmentName("no-slash"), "a name without the leading slash is refused");
+  Check(!ValidSegmentName("/a/b"), "a second slash is refused");
+  Check(!ValidSegmentName("/"), "an empty name is refused");
+  Check(!ValidSegmentName("/.."), "dot-dot is refused");
+  Check(!ValidSegmentName(std::string("/" + std::string(201, 'a')).c_str()), "a 201-character name is refused");
+
+  Mapping created;
+  Check(CreateSegment(name.c_str(), 4096, &created) == 0, "create succeeds");
+  Check(created.address != nullptr && created.byteSize == 4096, "create maps the whole size");
+  Mapping again;
+  Check(CreateSegment(name.c_str(), 4096, &again) == EEXIST, "a second create of the same name is EEXIST");
+
+  std::memset(created.address, 0x5a, created.byteSize);
+  Mapping opened;
+  Check(OpenSegment(name.c_str(), 4096, &opened) == 0, "open succeeds");
+  Check(opened.byteSize == 4096 && static_cast<unsigned char*>(opened.address)[4095] == 0x5a, "open sees the creator's bytes");
+  Mapping tooSmall;
+  Check(OpenSegment(name.c_str(), 8192, &tooSmall) == EINVAL, "open with a larger minimum is EINVAL");
+
+  Check(UnlinkSegment(name.c_str()) == 0, "unlink succeeds");
+  Check(UnlinkSegment(name.c_str()) == ENOENT, "a second unlink is ENOENT");
+  static_cast<unsigned char*>(created.address)[0] = 7;
+  Check(static_cast<unsigned char*>(opened.address)[0] == 7, "mappings outlive the name");
+  Check(UnmapSegment(&created) == 0 && created.address == nullptr, "unmap clears the mapping");
+  Check(UnmapSegment(&created) == 0, "unmap is idempotent");
+  Check(UnmapSegment(&opened) == 0, "unmap the opened mapping");
+  Mapping missing;
+  Check(OpenSegment(name.c_str(), 0, &missing) == ENOENT, "open of a removed name is ENOENT");
+
+  int pair[2];
+  Check(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0, "socketpair");
+  PeerCredentials credentials;
+  Check(QueryPeerCredentials(pair[0], &credentials) == 0, "peer credentials of a socketpair");
+  Check(credentials.pid == getpid() && credentials.uid == geteuid(), "peer is this process");
+  close(pair[0]);
+  close(pair[1]);
+  Check(QueryPeerCredentials(-1, &credentials) == EBADF, "a bad fd is EBADF");
+
+  Check(ProcessAlive(getpid()), "this process is alive");
+  Check(!ProcessAlive(0) && !ProcessAlive(-1), "pid 0 and negative pids are never alive");
+
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

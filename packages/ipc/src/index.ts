@@ -1,0 +1,18 @@
+export { ipcAvailability } from './ipc-native.js';
+export { SharedSegment } from './shared-segment.js';
+export type { SharedSegmentCreateOptions, SharedSegmentOpenOptions } from './shared-segment.js';
+export {
+  FRAME_BYTES,
+  FRAME_MAGIC,
+  WIRE_VERSION,
+  MAX_DESCRIPTOR_RANK,
+  FrameType,
+  DescriptorFlag,
+  WireMemoryKind,
+  GoodbyeReason,
+} from './wire/frame-layout.js';
+export { TensorDescriptor } from './wire/tensor-descriptor.js';
+export { DescriptorDecoder, encodeDescriptor } from './wire/descriptor-codec.js';
+export type { DescriptorFields, TopicGeometry } from './wire/descriptor-codec.js';
+export { decodeHello, encodeHello, MAX_TOPIC_SLOTS } from './wire/control-frames.js';
+export type { TopicHello } from './wire/control-frames.js';

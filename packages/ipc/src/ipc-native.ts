@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ErrorCode, err, ok, type Result } from '@hs/streams';
+
+/** A mapped shared-memory segment as the addon hands it out. */
+export interface NativeMapping {
+  /** External ArrayBuffer over the whole mapping (zero copy). Detached by `closeSegment`. */
+  readonly buffer: ArrayBuffer;
+  /** Address of the mapping's first byte in this process. */
+  readonly address: bigint;
+  /** Size of the mapping in bytes. */
+  readonly byteSize: number;
+}
+
+/** The functions of `build/hs_ipc.node` (native/ipc/src/ipc-addon.cc). Errors throw with an errno `code`. */
+export interface IpcNativeBinding {
+  createSegment(name: string, byteSize: number): NativeMapping;
+  openSegment(name: string, minByteSize: number): NativeMapping;
+  unlinkSegment(name: string): boolean;
+  closeSegment(buffer: ArrayBuffer): boolean;
+  peerCredentials(fd: number): { uid: number; gid: number; pid: number };
+  processAlive(pid: number): boolean;
+  readonly abiVersion: number;
+}
+
+let cached: Result<IpcNativeBinding> | undefined;
+
+/**
+ * Loads `build/hs_ipc.node` once. A missing or broken addon (no C++ compiler at install time, a platform
+ * without POSIX shared memory) is `NotSupported` whose text says how to build it; nothing throws.
+ * `HS_IPC_NATIVE_PATH` overrides the addon's path.
+ */
+export function loadIpcNative(): Result<IpcNativeBinding> {
+  if (cached !== undefined) return cached;
+  // dist/index.js or src/ipc-native.ts: the package root is one folder up.
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const path = process.env['HS_IPC_NATIVE_PATH'] || join(root, 'build', 'hs_ipc.node');
+  if (!existsSync(path)) {
+    cached = err(
+      ErrorCode.NotSupported,
+      `IPC is unavailable: the @hs/ipc addon is not built (${path} is missing); install cmake and a C++ compiler, then run \`pnpm --filter @hs/ipc run build:addon\``,
+    );
+    return cached;
+  }
+  try {
+    cached = ok(createRequire(import.meta.url)(path) as IpcNativeBinding);
+  } catch (cause) {
+    cached = err(
+      ErrorCode.NotSupported,
+      `IPC is unavailable: the @hs/ipc addon at ${path} failed to load (${(cause as Error).message}); rebuild it with \`pnpm --filter @hs/ipc run build:addon\``,
+      cause,
+    );
+  }
+  return cached;
+}
+
+/**
+ * Whether this process can use @hs/ipc (the native addon loaded). `{ available: false, reason }` says why
+ * not and how to fix it; every IPC call then returns `NotSupported` with the same reason.
+ */
+export function ipcAvailability(): { readonly available: true } | { readonly available: false; readonly reason: string } {
+  const native = loadIpcNative();
+  return native.ok ? { available: true } : { available: false, reason: native.error.detail };
+}
+
+/** The errno name an addon call threw with (`EEXIST`, ...), or `undefined` for other throws. */
+export function errnoCode(thrown: unknown): string | undefined {
+  const code = (thrown as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

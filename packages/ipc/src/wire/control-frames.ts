@@ -1,0 +1,131 @@
+import { ErrorCode, err, ok, type Err, type Result } from '@hs/streams';
+import { readFrameHeader, writeFrameHeader } from './frame-header.js';
+import {
+  FRAME_BYTES,
+  FrameType,
+  GoodbyeReason,
+  MAX_DESCRIPTOR_RANK,
+  MAX_SEGMENT_NAME_BYTES,
+  Offset,
+  WireMemoryKind,
+} from './frame-layout.js';
+import { allZero, readSafeU64, writeSafeU64 } from './wire-integers.js';
+
+/** Most slots a boundary pool may announce. */
+export const MAX_TOPIC_SLOTS = 65536;
+
+/** The topic geometry a publisher announces once per connection (a HELLO frame). */
+export interface TopicHello {
+  readonly topicId: number;
+  /** Slots in the boundary pool, 1..65536. */
+  readonly slotCount: number;
+  /** Bytes from one slot's start to the next (a positive multiple of 256). */
+  readonly slotStride: number;
+  /** Bytes of the shared segment; at least `slotCount * slotStride`. */
+  readonly segmentBytes: number;
+  readonly memoryKind: WireMemoryKind;
+  /** Largest rank the topic admits, 0..8. */
+  readonly maxRank: number;
+  /** The publisher's process id (checked against the socket's peer credentials). */
+  readonly producerPid: number;
+  /** POSIX shm name of the segment, `/` then up to 63 characters of `[A-Za-z0-9._-]`. */
+  readonly segmentName: string;
+}
+
+const SEGMENT_NAME = /^\/[A-Za-z0-9._-]{1,63}$/;
+
+function bad(field: string, problem: string): Err {
+  return err(ErrorCode.ProtocolError, `hello rejected: ${field} ${problem}`);
+}
+
+function clear(view: DataView, offset: number): void {
+  for (let i = offset; i < offset + FRAME_BYTES; i += 4) view.setUint32(i, 0, true);
+}
+
+/** Writes a HELLO frame at `offset`. The publisher builds `hello` itself, so it is trusted here. */
+export function encodeHello(view: DataView, offset: number, hello: TopicHello): void {
+  clear(view, offset);
+  writeFrameHeader(view, offset, FrameType.Hello, hello.topicId);
+  view.setUint32(offset + Offset.slotCount, hello.slotCount, true);
+  writeSafeU64(view, offset + Offset.slotStride, hello.slotStride);
+  writeSafeU64(view, offset + Offset.segmentBytes, hello.segmentBytes);
+  view.setUint32(offset + Offset.memoryKind, hello.memoryKind, true);
+  view.setUint32(offset + Offset.maxRank, hello.maxRank, true);
+  view.setUint32(offset + Offset.producerPid, hello.producerPid, true);
+  for (let i = 0; i < hello.segmentName.length; i++) view.setUint8(offset + Offset.segmentName + i, hello.segmentName.charCodeAt(i));
+}
+
+/**
+ * Reads and validates a HELLO frame: header, slot count 1..65536, slot stride a positive multiple of 256,
+ * segment bytes covering every slot, a known host memory kind (a device boundary is `NotSupported` by this
+ * reader), rank bound 0..8, a positive pid, a well-formed NUL-padded segment name, reserved bytes zero.
+ * `ProtocolError` names the first bad field.
+ */
+export function decodeHello(view: DataView, offset: number): Result<TopicHello> {
+  const header = readFrameHeader(view, offset, null);
+  if (typeof header !== 'number') return header;
+  if (header !== FrameType.Hello) return bad('frame type', `is ${FrameType[header]}, expected Hello`);
+  const topicId = view.getUint32(offset + Offset.topicId, true);
+  const slotCount = view.getUint32(offset + Offset.slotCount, true);
+  if (slotCount < 1 || slotCount > MAX_TOPIC_SLOTS) return bad('slot count', `${slotCount} is outside 1..${MAX_TOPIC_SLOTS}`);
+  const slotStride = readSafeU64(view, offset + Offset.slotStride);
+  if (slotStride <= 0 || slotStride % 256 !== 0) return bad('slot stride', `${slotStride} is not a positive multiple of 256 bytes`);
+  const segmentBytes = readSafeU64(view, offset + Offset.segmentBytes);
+  if (segmentBytes < 0 || segmentBytes < slotCount * slotStride) {
+    return bad('segment bytes', `${segmentBytes} do not cover ${slotCount} slots of ${slotStride} bytes`);
+  }
+  const memoryKind = view.getUint32(offset + Offset.memoryKind, true);
+  if (memoryKind === WireMemoryKind.CudaDevice) {
+    return err(ErrorCode.NotSupported, 'hello: the topic is a device boundary (CUDA IPC), which this host subscriber cannot attach to');
+  }
+  if (memoryKind !== WireMemoryKind.Host && memoryKind !== WireMemoryKind.PinnedHost) return bad('memory kind', `${memoryKind} is unknown`);
+  const maxRank = view.getUint32(offset + Offset.maxRank, true);
+  if (maxRank > MAX_DESCRIPTOR_RANK) return bad('max rank', `${maxRank} exceeds ${MAX_DESCRIPTOR_RANK}`);
+  const producerPid = view.getUint32(offset + Offset.producerPid, true);
+  if (producerPid === 0 || producerPid > 0x7fffffff) return bad('producer pid', `${producerPid} is not a process id`);
+  if (!allZero(view, offset + Offset.helloFlags, offset + Offset.segmentName)) return bad('flags and reserved bytes 44..55', 'are not zero');
+  let segmentName = '';
+  let end = 0;
+  for (; end < MAX_SEGMENT_NAME_BYTES; end++) {
+    const c = view.getUint8(offset + Offset.segmentName + end);
+    if (c === 0) break;
+    segmentName += String.fromCharCode(c);
+  }
+  if (!SEGMENT_NAME.test(segmentName)) return bad('segment name', `${JSON.stringify(segmentName)} is not "/" followed by 1..63 characters of [A-Za-z0-9._-]`);
+  if (!allZero(view, offset + Offset.segmentName + end, offset + FRAME_BYTES)) return bad('bytes after the segment name', 'are not zero');
+  return ok({ topicId, slotCount, slotStride, segmentBytes, memoryKind, maxRank, producerPid, segmentName });
+}
+
+/** Writes a RELEASE frame: the subscriber is done with `generation` of `slot`. */
+export function encodeRelease(view: DataView, offset: number, topicId: number, slot: number, generation: number): void {
+  clear(view, offset);
+  writeFrameHeader(view, offset, FrameType.Release, topicId);
+  view.setUint32(offset + Offset.slot, slot, true);
+  writeSafeU64(view, offset + Offset.generation, generation);
+}
+
+/** Writes a GOODBYE frame with its reason. */
+export function encodeGoodbye(view: DataView, offset: number, topicId: number, reason: GoodbyeReason): void {
+  clear(view, offset);
+  writeFrameHeader(view, offset, FrameType.Goodbye, topicId);
+  view.setUint32(offset + Offset.reason, reason, true);
+}
+
+/**
+ * Validates the body of a RELEASE frame whose header was checked: slot below `slotCount`, a safe
+ * generation, reserved bytes zero. Returns the generation (the slot is at `Offset.slot`), or
+ * `ProtocolError`. Allocates nothing on success.
+ */
+export function releaseGeneration(view: DataView, offset: number, slotCount: number): number | Err {
+  const slot = view.getUint32(offset + Offset.slot, true);
+  if (slot >= slotCount) return err(ErrorCode.ProtocolError, `release rejected: slot ${slot} is out of range (the topic has ${slotCount} slots)`);
+  const generation = readSafeU64(view, offset + Offset.generation);
+  if (generation <= 0) return err(ErrorCode.ProtocolError, `release rejected: generation is not a positive safe integer`);
+  if (!allZero(view, offset + 24, offset + FRAME_BYTES)) return err(ErrorCode.ProtocolError, 'release rejected: reserved bytes 24..255 are not zero');
+  return generation;
+}
+
+/** The reason of a GOODBYE frame (unknown values are reported as they are). */
+export function goodbyeReason(view: DataView, offset: number): number {
+  return view.getUint32(offset + Offset.reason, true);
+}

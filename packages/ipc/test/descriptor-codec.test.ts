@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ErrorCode } from '@hs/streams';
+import { DType } from '@hs/tensor';
+import {
+  DescriptorDecoder,
+  DescriptorFlag,
+  FRAME_BYTES,
+  TensorDescriptor,
+  decodeHello,
+  encodeDescriptor,
+  encodeHello,
+  WireMemoryKind,
+  type DescriptorFields,
+} from '../src/index.js';
+
+const geometry = { topicId: 77, slotCount: 4, slotStride: 4096, maxRank: 4 };
+
+function frame(fields: Partial<DescriptorFields> = {}): DataView {
+  const view = new DataView(new ArrayBuffer(FRAME_BYTES));
+  encodeDescriptor(view, 0, {
+    topicId: 77,
+    slot: 1,
+    generation: 1,
+    fenceValue: 0,
+    flags: DescriptorFlag.HostWriter,
+    dtype: DType.float32,
+    shape: [4, 8],
+    strides: [8, 1],
+    byteOffset: 0,
+    byteLength: 128,
+    ...fields,
+  });
+  return view;
+}
+
+function codeOf(decoder: DescriptorDecoder, view: DataView): ErrorCode | 'ok' {
+  const r = decoder.decode(view, 0, new TensorDescriptor());
+  return r.ok ? 'ok' : r.error.code;
+}
+
+describe('descriptor codec', () => {
+  it('round-trips every field', () => {
+    const decoder = new DescriptorDecoder(geometry);
+    const out = new TensorDescriptor();
+    const r = decoder.decode(frame({ slot: 3, generation: 2 ** 40, shape: [2, 3, 5], strides: [15, 5, 1], byteLength: 240, byteOffset: 256, dtype: DType.uint64 }), 0, out);
+    expect(r.ok).toBe(true);
+    expect(out).toMatchObject({ topicId: 77, slot: 3, generation: 2 ** 40, fenceValue: 0, flags: DescriptorFlag.HostWriter, rank: 3, byteOffset: 256, byteLength: 240 });
+    expect(out.dtype).toBe(DType.uint64);
+    expect(out.shape).toEqual([2, 3, 5]);
+    expect(out.strides).toEqual([15, 5, 1]);
+    expect(decoder.lastGeneration(3)).toBe(2 ** 40);
+  });
+
+  it('rejects each malformed field with ProtocolError and keeps its state', () => {
+    const decoder = new DescriptorDecoder(geometry);
+    expect(codeOf(decoder, frame({ slot: 4 }))).toBe(ErrorCode.ProtocolError);
+    expect(codeOf(decoder, frame({ topicId: 78 }))).toBe(ErrorCode.ProtocolError);
+    expect(codeOf(decoder, frame({ generation: 0 }))).toBe(ErrorCode.ProtocolError);
+    expect(codeOf(decoder, frame({ byteLength: 64 }))).toBe(ErrorCode.ProtocolError); // inconsistent with shape
+    expect(codeOf(decoder, frame({ byteOffset: 4000 }))).toBe(ErrorCode.ProtocolError); // outside the slot
+    expect(codeOf(decoder, frame({ fenceValue: 5 }))).toBe(ErrorCode.ProtocolError); // host writer with a fence
+    expect(codeOf(decoder, frame({ flags: 0 }))).toBe(ErrorCode.ProtocolError);
+    expect(codeOf(decoder, frame({ flags: 8 | DescriptorFlag.HostWriter }))).toBe(ErrorCode.ProtocolError);
+    expect(codeOf(decoder, frame({ shape: [1, 1, 1, 1, 2], strides: [2, 2, 2, 2, 1], byteLength: 8 }))).toBe(ErrorCode.ProtocolError); // rank 5 > 4
+    const badDtype = frame();
+    badDtype.setUint8(36, 3);
+    expect(codeOf(decoder, badDtype)).toBe(ErrorCode.ProtocolError);
+    const hugeShape = frame();
+    hugeShape.setUint32(64 + 4, 0xffffffff, true);
+    expect(codeOf(decoder, hugeShape)).toBe(ErrorCode.ProtocolError);
+    const reserved = frame();
+    reserved.setUint8(250, 1);
+    expect(codeOf(decoder, reserved)).toBe(ErrorCode.ProtocolError);
+    const magic = frame();
+    magic.setUint8(0, 0);
+    expect(codeOf(decoder, magic)).toBe(ErrorCode.ProtocolError);
+    expect(decoder.lastGeneration(1)).toBe(0);
+    expect(codeOf(decoder, frame())).toBe('ok');
+  });
+
+  it('rejects a replayed or older generation of a slot (monotonic per slot)', () => {
+    const decoder = new DescriptorDecoder(geometry);
+    expect(codeOf(decoder, frame({ generation: 5 }))).toBe('ok');
+    expect(codeOf(decoder, frame({ generation: 5 }))).toBe(ErrorCode.ProtocolError);
+    expect(codeOf(decoder, frame({ generation: 4 }))).toBe(ErrorCode.ProtocolError);
+    expect(codeOf(decoder, frame({ slot: 2, generation: 1 }))).toBe('ok');
+    expect(codeOf(decoder, frame({ generation: 6 }))).toBe('ok');
+  });
+
+  it('never throws and only accepts descriptors inside a slot, for any 256 bytes (fast-check, fixed seed)', () => {
+    const template = new Uint8Array(frame().buffer);
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ minLength: FRAME_BYTES, maxLength: FRAME_BYTES }),
+          // Mutations of a valid frame reach the deep checks instead of failing on the magic.
+          fc.array(fc.tuple(fc.integer({ min: 0, max: FRAME_BYTES - 1 }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }).map((edits) => {
+            const bytes = template.slice();
+            for (const [at, value] of edits) bytes[at] = value;
+            return bytes;
+          }),
+        ),
+        (bytes) => {
+          const decoder = new DescriptorDecoder(geometry);
+          const out = new TensorDescriptor();
+          const r = decoder.decode(new DataView(bytes.buffer), 0, out);
+          if (!r.ok) {
+            expect(r.error.code).toBe(ErrorCode.ProtocolError);
+            return;
+          }
+          expect(out.slot).toBeLessThan(geometry.slotCount);
+          expect(out.rank).toBeLessThanOrEqual(geometry.maxRank);
+          expect(out.byteOffset + out.byteLength).toBeLessThanOrEqual(geometry.slotStride);
+        },
+      ),
+      { seed: 20261130, numRuns: 3000 },
+    );
+  });
+});
+
+describe('hello frame', () => {
+  const hello = {
+    topicId: 9,
+    slotCount: 8,
+    slotStride: 1024,
+    segmentBytes: 8192,
+    memoryKind: WireMemoryKind.Host,
+    maxRank: 3,
+    producerPid: 1234,
+    segmentName: '/hs.0.1234.cam.abcd',
+  };
+
+  it('round-trips', () => {
+    const view = new DataView(new ArrayBuffer(FRAME_BYTES));
+    encodeHello(view, 0, hello);
+    const r = decodeHello(view, 0);
+    expect(r.ok && r.value).toEqual(hello);
+  });
+
+  it('rejects a segment too small for its slots, a bad name and a device boundary', () => {
+    const view = new DataView(new ArrayBuffer(FRAME_BYTES));
+    encodeHello(view, 0, { ...hello, segmentBytes: 1024 });
+    expect(decodeHello(view, 0).ok).toBe(false);
+    encodeHello(view, 0, { ...hello, segmentName: '/../etc' });
+    expect(decodeHello(view, 0).ok).toBe(false);
+    encodeHello(view, 0, { ...hello, memoryKind: WireMemoryKind.CudaDevice });
+    const device = decodeHello(view, 0);
+    expect(device.ok ? null : device.error.code).toBe(ErrorCode.NotSupported);
+  });
+});

@@ -1,0 +1,50 @@
+import { statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, HsError } from '@hs/streams';
+import { SharedSegment, ipcAvailability } from '../src/index.js';
+
+const available = ipcAvailability();
+const name = (tag: string): string => `/hs-test-${process.pid}-${tag}`;
+
+describe.skipIf(!available.available)('SharedSegment', () => {
+  it('creates 0600, maps zero copy in a second mapping, refuses a second create, unlinks', () => {
+    const a = SharedSegment.create({ name: name('a'), byteSize: 8192 });
+    if (!a.ok) throw a.error;
+    expect((statSync(`/dev/shm${name('a')}`).mode & 0o777).toString(8)).toBe('600');
+    const again = SharedSegment.create({ name: name('a'), byteSize: 8192 });
+    expect(again.ok ? null : again.error.code).toBe(ErrorCode.AlreadyExists);
+    const b = SharedSegment.open({ name: name('a'), minByteSize: 4096 });
+    if (!b.ok) throw b.error;
+    a.value.bytes[100] = 42;
+    expect(b.value.bytes[100]).toBe(42);
+    expect(b.value.byteSize).toBe(8192);
+    const tooSmall = SharedSegment.open({ name: name('a'), minByteSize: 8193 });
+    expect(tooSmall.ok ? null : tooSmall.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(a.value.unlink()).toEqual({ ok: true, value: true });
+    expect(a.value.unlink()).toEqual({ ok: true, value: false });
+    const gone = SharedSegment.open({ name: name('a') });
+    expect(gone.ok ? null : gone.error.code).toBe(ErrorCode.NotFound);
+    // Mappings outlive the name; close() detaches so stale views read as empty instead of crashing.
+    expect(b.value.bytes[100]).toBe(42);
+    const view = a.value.bytes;
+    a.value.close();
+    expect(view.length).toBe(0);
+    expect(view[100]).toBeUndefined();
+    a.value.close();
+    b.value.close();
+  });
+
+  it('throws HsError for malformed names and sizes', () => {
+    expect(() => SharedSegment.create({ name: 'no-slash', byteSize: 10 })).toThrow(HsError);
+    expect(() => SharedSegment.create({ name: '/a/b', byteSize: 10 })).toThrow(HsError);
+    expect(() => SharedSegment.create({ name: name('z'), byteSize: 0 })).toThrow(HsError);
+    expect(() => SharedSegment.open({ name: name('z'), minByteSize: -1 })).toThrow(HsError);
+  });
+});
+
+describe.skipIf(available.available)('SharedSegment without the addon', () => {
+  it('returns NotSupported', () => {
+    const r = SharedSegment.create({ name: name('n'), byteSize: 10 });
+    expect(r.ok ? null : r.error.code).toBe(ErrorCode.NotSupported);
+  });
+});
