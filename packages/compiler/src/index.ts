@@ -1,6 +1,8 @@
 export { Graph } from './authoring/graph.js';
 export type { FlowOptions, GraphFlow, EdgeDropPolicy } from './authoring/graph.js';
 export { Operator } from './authoring/operator.js';
+export { MAX_TOPIC_NAME_LENGTH, assertTopicName } from './authoring/external-topics.js';
+export type { TopicPublishOptions, TopicSubscribeOptions, TopicPublication, TopicSubscription } from './authoring/external-topics.js';
 export type { OperatorCallbackResult } from './authoring/operator.js';
 export type { OperatorSpec, TemporalContract, InputRetention } from './authoring/operator-spec.js';
 export type { InputPort, OutputPort, OutputRateDeclaration } from './authoring/ports.js';
@@ -70,4 +72,6 @@ export type {
   ProviderAllocationPlan,
   FusedEdgeRecord,
   ReleaseStreamCapDerivation,
+  BoundaryPoolInfo,
+  TopicEndpointRecord,
 } from './plan/plan-records.js';

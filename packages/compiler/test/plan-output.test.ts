@@ -42,6 +42,7 @@ describe('ExecutionPlan rendering', () => {
       'queueSizingRecipes',
       'schema',
       'streams',
+      'topics',
     ]);
   });
 
@@ -63,7 +64,7 @@ describe('ExecutionPlan rendering', () => {
       computeStreamPolicy: 'perPartition',
       defaultQueueDepth: 2,
       headroomRatio: { ratio: '2/1' },
-      deployment: { bindOperatorDevice: { a: 'cuda:0', b: 'cuda:0', c: 'cuda:0', d: 'cuda:0' }, bindTensorOutputDevice: {} },
+      deployment: { bindOperatorDevice: { a: 'cuda:0', b: 'cuda:0', c: 'cuda:0', d: 'cuda:0' }, bindTensorOutputDevice: {}, bindTopicDevice: {} },
     });
   });
 

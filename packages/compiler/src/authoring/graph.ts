@@ -1,6 +1,7 @@
 import { ErrorCode, HsError } from '@hs/streams';
 import { layoutConflicts } from './layout-conflicts.js';
 import { DeclarationWindow } from './declaration-window.js';
+import { assertTopicName, type TopicPublication, type TopicPublishOptions, type TopicSubscribeOptions, type TopicSubscription } from './external-topics.js';
 import { assertAuthoringName } from './names.js';
 import { Operator } from './operator.js';
 import { OperatorSpec } from './operator-spec.js';
@@ -61,6 +62,8 @@ export class Graph {
   readonly #operators: Operator[] = [];
   readonly #specs = new Map<Operator, OperatorSpec>();
   readonly #flows: GraphFlow[] = [];
+  readonly #publications: TopicPublication[] = [];
+  readonly #subscriptions: TopicSubscription[] = [];
 
   /** @throws HsError `InvalidArgument` when `name` is not a valid authoring name. */
   constructor(
@@ -119,14 +122,8 @@ export class Graph {
           `(got ${describePort(output)} and ${describePort(input)}); a flow runs from a producer's output to a consumer's input`,
       );
     }
-    for (const port of [output, input]) {
-      if (!this.#specs.has(port.operator)) {
-        throw new HsError(
-          ErrorCode.InvalidArgument,
-          `graph '${this.name}': port ${port.key} belongs to an operator that is not in this graph; add the operator with graph.add() first`,
-        );
-      }
-    }
+    this.#assertMember(output);
+    this.#assertMember(input);
     const dropPolicy = options?.dropPolicy ?? 'block';
     if (!DROP_POLICIES.includes(dropPolicy)) {
       throw new HsError(
@@ -144,6 +141,64 @@ export class Graph {
       );
     }
     this.#flows.push(Object.freeze({ output, input, queueDepth: options?.queueDepth, dropPolicy }));
+  }
+
+  /**
+   * Exports `output` to the external topic `topic`: every tensor the output emits is also published to
+   * the subscribers attached in other processes (the output may feed local flows too). The output must
+   * declare its tensors with bounds (`producesTensor()`); its pool becomes a boundary pool in shared
+   * memory (POSIX shm for host and pinnedHost, one CUDA IPC allocation for cudaDevice), and a
+   * pass-through output gets a boundary pool its tensors are copied into. Placement, memory kind and
+   * option checks are reported by `compile()` (`TOPIC_*`, `QUEUE_DEPTH_INVALID`, `DEVICE_BINDING_REQUIRED`).
+   * Spec: "Crossing process boundaries: the generation fence", "Current limitations".
+   * @throws HsError `InvalidArgument` when `output` is not an `OutputPort` of an operator in this graph,
+   * `topic` is not a valid topic name (see `assertTopicName`), or `options` is not an object.
+   */
+  publish(output: OutputPort, topic: string, options?: TopicPublishOptions): void {
+    const where = `graph '${this.name}': publish(${describePort(output)}, ${JSON.stringify(topic)})`;
+    if (!(output instanceof OutputPort)) throw new HsError(ErrorCode.InvalidArgument, `${where} takes an OutputPort first`);
+    this.#assertMember(output);
+    assertTopicName(where, topic);
+    if (options !== undefined && (typeof options !== 'object' || options === null)) throw new HsError(ErrorCode.InvalidArgument, `${where}: options must be an object`);
+    this.#publications.push(Object.freeze({ topic, output, subscriberQueueDepth: options?.subscriberQueueDepth, maxSubscribers: options?.maxSubscribers }));
+  }
+
+  /**
+   * Imports the external topic `topic` into `input`: the input receives the tensors another process
+   * publishes there, ordered exactly like a local flow (a device tensor arrives after the producer's
+   * generation fence on this operator's stream; a host-written one needs no wait). The input must
+   * require a memory kind (its import representation); cudaDevice and pinnedHost imports need
+   * `deployment.bindTopicDevice[topic]`. An input takes one source: a subscription or one flow.
+   * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer".
+   * @throws HsError `InvalidArgument` when `input` is not an `InputPort` of an operator in this graph,
+   * `topic` is not a valid topic name, or `options` is not an object.
+   */
+  subscribe(topic: string, input: InputPort, options?: TopicSubscribeOptions): void {
+    const where = `graph '${this.name}': subscribe(${JSON.stringify(topic)}, ${describePort(input)})`;
+    if (!(input instanceof InputPort)) throw new HsError(ErrorCode.InvalidArgument, `${where} takes an InputPort second`);
+    this.#assertMember(input);
+    assertTopicName(where, topic);
+    if (options !== undefined && (typeof options !== 'object' || options === null)) throw new HsError(ErrorCode.InvalidArgument, `${where}: options must be an object`);
+    this.#subscriptions.push(Object.freeze({ topic, input, queueDepth: options?.queueDepth }));
+  }
+
+  /** `publish()` declarations in the order they were made. */
+  get publications(): readonly TopicPublication[] {
+    return this.#publications;
+  }
+
+  /** `subscribe()` declarations in the order they were made. */
+  get subscriptions(): readonly TopicSubscription[] {
+    return this.#subscriptions;
+  }
+
+  #assertMember(port: InputPort | OutputPort): void {
+    if (!this.#specs.has(port.operator)) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `graph '${this.name}': port ${port.key} belongs to an operator that is not in this graph; add the operator with graph.add() first`,
+      );
+    }
   }
 
   /** Operators in the order they were added. */

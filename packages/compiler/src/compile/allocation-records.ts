@@ -1,13 +1,14 @@
-import { isDeviceAccessible, type Device } from '@hs/streams';
+import { MemoryKind, isDeviceAccessible, type Device } from '@hs/streams';
 import type { Operator } from '../authoring/operator.js';
 import type { OutputPort } from '../authoring/ports.js';
-import type { SlotCountTerm, TensorAllocationRecord } from '../plan/plan-records.js';
+import type { BoundaryPoolInfo, SlotCountTerm, TensorAllocationRecord } from '../plan/plan-records.js';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { GraphIndex, IndexedEdge } from './graph-index.js';
 import type { ResolvedQueueDepth } from './queue-depths.js';
 import type { ResolvedByteSpan } from './resolve-byte-spans.js';
 import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
 import { countCudaOperators, releaseStreamCap } from './release-stream-caps.js';
+import type { ResolvedPublication, ResolvedTopics } from './resolve-topics.js';
 import { compareText } from './text-order.js';
 
 /** Slot alignment in bytes. */
@@ -24,16 +25,23 @@ export interface AllocationInputs {
   readonly spans: ReadonlyMap<OutputPort, ResolvedByteSpan | null>;
   /** Device of each CUDA-active operator (`null`: host-only). */
   readonly operatorDevice: ReadonlyMap<Operator, Device | null>;
+  /** Checked topic endpoints (published outputs get boundary pools). */
+  readonly topics: ResolvedTopics;
 }
 
 /**
- * Builds one `TensorAllocationRecord` per `runtimePool` output, in topological order of producers:
- * slot bytes = resolved per-slot byte span rounded up to 256; slot count (admitted) = max admitted
- * consumer queue depth + retained history (1 in hand unless a consumer retains more) + 1 retirement +
- * 1 producer loan; the active count uses active depths. Arithmetic is exact (BigInt); a result beyond 2^53 - 1 is
- * reported as `ARITHMETIC_OVERFLOW` and no record is made. A pool without consumers is reported as
+ * Builds one `TensorAllocationRecord` per `runtimePool` output and per published pass-through output,
+ * in topological order of producers: slot bytes = resolved per-slot byte span rounded up to 256; slot
+ * count (admitted) = max admitted consumer queue depth (a published output's `subscriberQueueDepth`
+ * counts as one consumer's depth) + retained history (1 in hand unless a consumer retains more) + 1
+ * retirement + 1 producer loan, + 1 boundary return for a published output; the active count uses
+ * active depths. A published output's record carries `boundary` (topic, transport, staging, fence); a
+ * pass-through output gets its own boundary pool `boundary:<topic>` that its tensors are copied into
+ * (it has no local consumers). Arithmetic is exact (BigInt); a result beyond 2^53 - 1 is reported as
+ * `ARITHMETIC_OVERFLOW` and no record is made. A pool without consumers or topic is reported as
  * `UNCONSUMED_POOL` (warning).
- * Spec: "Sized cold, borrowed hot", "Size queue entries from nominal rates" (slot-count terms).
+ * Spec: "Sized cold, borrowed hot", "Size queue entries from nominal rates" (slot-count terms),
+ * "Crossing process boundaries: the generation fence" (the warning on returning slots).
  */
 export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInputs, log: DiagnosticLog): Map<OutputPort, TensorAllocationRecord> {
   const records = new Map<OutputPort, TensorAllocationRecord>();
@@ -44,18 +52,21 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
       const device = inputs.outputDevice.get(port);
       const kind = inputs.kinds.get(port);
       const span = inputs.spans.get(port);
-      if (tensor === null || tensor.storage !== 'runtimePool' || tensor.bounds === null || device === null || device === undefined) continue;
+      const publication = inputs.topics.publications.get(port);
+      if (tensor === null || tensor.bounds === null || device === null || device === undefined) continue;
+      if (tensor.storage !== 'runtimePool' && publication === undefined) continue;
       if (kind === undefined || span === undefined || span === null) continue;
+      const staged = tensor.storage !== 'runtimePool';
       const subject = { kind: 'port', operator: op.name, port: port.name } as const;
-      const consumers = [...(index.fromOutput.get(port) ?? [])].sort((a, b) => compareText(a.id, b.id));
-      if (consumers.length === 0) {
+      const consumers = staged ? [] : [...(index.fromOutput.get(port) ?? [])].sort((a, b) => compareText(a.id, b.id));
+      if (consumers.length === 0 && publication === undefined) {
         log.warning(
           DiagnosticCode.UnconsumedPool,
           subject,
           `output ${port.key} reserves a runtime pool that no flow consumes; connect it to a consumer, or declare storage 'passThrough' if it needs no runtime-owned backing`,
         );
       }
-      const terms = slotCountTerms(consumers, inputs.depths);
+      const terms = slotCountTerms(consumers, inputs.depths, publication);
       const slotBytes = (BigInt(span.bytes) + BigInt(SLOT_ALIGNMENT - 1)) / BigInt(SLOT_ALIGNMENT) * BigInt(SLOT_ALIGNMENT);
       const slotCount = terms.reduce((sum, t) => sum + BigInt(t.admittedValue), 0n);
       const activeSlotCount = terms.reduce((sum, t) => sum + BigInt(t.value), 0n);
@@ -78,7 +89,7 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         continue;
       }
       const producerStream = isDeviceAccessible(kind.memoryKind) ? (inputs.streamOf.get(op) ?? null) : null;
-      const id = `pool:${port.key}`;
+      const id = staged ? `boundary:${(publication as ResolvedPublication).topic}` : `pool:${port.key}`;
       const cap = releaseStreamCap(op, eventDevice(device, producerStream === null ? null : (inputs.operatorDevice.get(op) ?? null), consumers, inputs.operatorDevice), inputs.operatorDevice, cudaOperatorsOn);
       records.set(port, {
         id,
@@ -101,6 +112,7 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         releaseStreamCap: cap,
         producerStream,
         consumers: consumers.map((e) => e.id),
+        boundary: publication === undefined ? null : boundaryInfo(publication, staged, producerStream),
         derivation: {
           terms,
           text:
@@ -114,7 +126,22 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
   return records;
 }
 
-function slotCountTerms(consumers: readonly IndexedEdge[], depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>): SlotCountTerm[] {
+function boundaryInfo(publication: ResolvedPublication, staged: boolean, producerStream: string | null): BoundaryPoolInfo {
+  return {
+    topic: publication.topic,
+    transport: publication.memoryKind === MemoryKind.CudaDevice ? 'cudaIpc' : 'posixShm',
+    staging: staged ? 'copy' : 'direct',
+    fence: producerStream === null ? 'none' : 'generation',
+    subscriberQueueDepth: publication.subscriberQueueDepth,
+    maxSubscribers: publication.maxSubscribers,
+  };
+}
+
+function slotCountTerms(
+  consumers: readonly IndexedEdge[],
+  depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>,
+  publication: ResolvedPublication | undefined,
+): SlotCountTerm[] {
   let deepest: { edge: IndexedEdge; depth: ResolvedQueueDepth } | null = null;
   let active = 0;
   for (const edge of consumers) {
@@ -123,21 +150,33 @@ function slotCountTerms(consumers: readonly IndexedEdge[], depths: ReadonlyMap<I
     active = Math.max(active, depth.queueDepth);
     if (deepest === null || depth.admittedQueueDepth > deepest.depth.admittedQueueDepth) deepest = { edge, depth };
   }
+  const subscriberDepth = publication?.subscriberQueueDepth ?? 0;
+  const subscribersDeepest = publication !== undefined && subscriberDepth > (deepest?.depth.admittedQueueDepth ?? 0);
   let history: IndexedEdge | null = null;
   for (const edge of consumers) if (edge.flow.input.retainedHistory > (history?.flow.input.retainedHistory ?? 1)) history = edge;
   const retained = history?.flow.input.retainedHistory ?? 1;
   return [
-    {
-      term: 'maxConsumerQueueDepth',
-      value: active,
-      admittedValue: deepest?.depth.admittedQueueDepth ?? 0,
-      source: deepest === null ? 'no consuming edge' : `queueDepth of edge ${deepest.edge.id} (${deepest.depth.source})`,
-    },
+    subscribersDeepest
+      ? {
+          term: 'maxConsumerQueueDepth',
+          value: Math.max(active, subscriberDepth),
+          admittedValue: subscriberDepth,
+          source: `subscriberQueueDepth of topic '${publication.topic}' (${publication.subscriberQueueDepthSource})`,
+        }
+      : {
+          term: 'maxConsumerQueueDepth',
+          value: Math.max(active, subscriberDepth),
+          admittedValue: deepest?.depth.admittedQueueDepth ?? 0,
+          source: deepest === null ? 'no consuming edge' : `queueDepth of edge ${deepest.edge.id} (${deepest.depth.source})`,
+        },
     history === null
       ? { term: 'consumerInHand', value: 1, admittedValue: 1, source: 'the tensor a consumer holds during compute()' }
       : { term: 'retainedHistory', value: retained, admittedValue: retained, source: `retainHistory(${retained}) of input ${history.flow.input.key}` },
     { term: 'retirement', value: 1, admittedValue: 1, source: 'a released slot waiting for its release events' },
     { term: 'producerLoan', value: 1, admittedValue: 1, source: 'the slot the producer holds between allocateTensor() and emit()' },
+    ...(publication === undefined
+      ? []
+      : [{ term: 'boundaryReturn' as const, value: 1, admittedValue: 1, source: `a slot whose release is on its way back from a subscriber of topic '${publication.topic}'` }]),
   ];
 }
 

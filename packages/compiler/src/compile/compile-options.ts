@@ -19,6 +19,14 @@ export interface DeploymentBinding {
   readonly bindTensorOutputDevice?: Readonly<Record<string, Device>>;
   /** Device of an operator, keyed by operator name; its CUDA outputs without their own binding inherit it. */
   readonly bindOperatorDevice?: Readonly<Record<string, Device>>;
+  /**
+   * Device of an external-topic endpoint of this graph, keyed by topic name (the spec's
+   * `bind_imported_topic_device`, for both sides): required for a cudaDevice or pinnedHost
+   * subscription, and for a pinnedHost publication (its producer gets a planned stream on that device
+   * so either writer is available); a cudaDevice publication without its own output binding takes it.
+   * Spec: "Current limitations", "Pinned-host readiness follows the writer".
+   */
+  readonly bindTopicDevice?: Readonly<Record<string, Device>>;
 }
 
 /** Options of `compile()`. */
@@ -45,6 +53,7 @@ export interface PlanOptions {
   readonly deployment: {
     readonly bindTensorOutputDevice: Readonly<Record<string, Device>>;
     readonly bindOperatorDevice: Readonly<Record<string, Device>>;
+    readonly bindTopicDevice: Readonly<Record<string, Device>>;
   };
 }
 
@@ -100,6 +109,7 @@ export function resolveCompileOptions(options: CompileOptions | undefined, log: 
     deployment: {
       bindTensorOutputDevice: deviceRecord('deployment.bindTensorOutputDevice', deployment?.bindTensorOutputDevice, log),
       bindOperatorDevice: deviceRecord('deployment.bindOperatorDevice', deployment?.bindOperatorDevice, log),
+      bindTopicDevice: deviceRecord('deployment.bindTopicDevice', deployment?.bindTopicDevice, log),
     },
   };
 }

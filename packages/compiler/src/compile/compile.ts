@@ -21,6 +21,8 @@ import { assignStreams, type StreamAssignment } from './streams.js';
 import { compareText } from './text-order.js';
 import { validateGraphStructure } from './validate-graph.js';
 import { validateTensorContracts } from './validate-tensor-contracts.js';
+import { resolveTopics, type ResolvedTopics } from './resolve-topics.js';
+import { buildTopicEndpoints } from './topic-endpoints.js';
 
 /**
  * Compiles `graph` into an immutable `ExecutionPlan`: validates structure, parameters, tensor bounds
@@ -46,8 +48,9 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
   const validParams = validateParams(index, log);
   const kinds = resolveMemoryKinds(index, validParams, log);
   validateTensorContracts(index, kinds, log);
+  const topics = resolveTopics(index, kinds, planOptions.defaultQueueDepth, log);
   // Name-keyed bindings are ambiguous while names repeat, so placement waits for unique names.
-  const placement = structure.namesUnique ? placeOperators(index, planOptions, kinds, log) : null;
+  const placement = structure.namesUnique ? placeOperators(index, planOptions, kinds, topics, log) : null;
   if (structure.order === null) return failure(graph, log);
   const order = structure.order;
   const rates = resolveRates(index, order, validParams, log);
@@ -57,7 +60,11 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
 
   const partitioning = partitionGraph(index, order, placement.cudaActive);
   const streams = assignStreams(partitioning.partitions, placement.operatorDevice, planOptions.computeStreamPolicy);
-  const pools = buildAllocationRecords(index, { order, depths, outputDevice: placement.outputDevice, streamOf: streams.streamOf, kinds, spans, operatorDevice: placement.operatorDevice }, log);
+  const pools = buildAllocationRecords(
+    index,
+    { order, depths, outputDevice: placement.outputDevice, streamOf: streams.streamOf, kinds, spans, operatorDevice: placement.operatorDevice, topics },
+    log,
+  );
   if (log.hasErrors) return failure(graph, log);
 
   const edges = planEdges(index, order, depths, pools, placement.cudaActive);
@@ -69,11 +76,12 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
     new ExecutionPlan({
       name: graph.name,
       options: planOptions,
-      operators: order.map((op) => planOperator(index, op, partitioning, placement, streams, pools, kinds, spans)),
+      operators: order.map((op) => planOperator(index, op, partitioning, placement, streams, pools, kinds, spans, topics)),
       edges,
       partitions: planPartitions(partitioning, streams),
       streams: streams.streams.map((s) => ({ id: s.id, device: s.device, partitions: [...s.partitions] })),
       pools: poolRecords,
+      topics: buildTopicEndpoints(topics, placement.topicDevice, streams.streamOf, pools),
       params: planParams(index, order),
       portRates: portRateRecords(index, order, rates),
       byteSpanDerivations: order.flatMap((op) =>
@@ -102,7 +110,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
         slots: p.slotCount,
         reservedBytes: p.totalBytes,
       })),
-      fusedEdges: proveFusedEdges(index, streams.streamOf, pools),
+      fusedEdges: proveFusedEdges(index, streams.streamOf, pools, topics),
       diagnostics: [...log.entries],
     }),
   );
@@ -179,7 +187,7 @@ function planEdges(
         queueDepth: depth.queueDepth,
         admittedQueueDepth: depth.admittedQueueDepth,
         queueDepthSource: depth.source,
-        pool: pools.get(edge.flow.output)?.id ?? null,
+        pool: edge.flow.output.tensor?.storage === 'runtimePool' ? (pools.get(edge.flow.output)?.id ?? null) : null,
         dropPolicy: edge.flow.dropPolicy,
         hostWait: cudaActive.get(edge.producer) === true && cudaActive.get(edge.consumer) !== true,
       };
@@ -195,6 +203,7 @@ function planOperator(
   pools: ReadonlyMap<OutputPort, TensorAllocationRecord>,
   kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>,
   spans: ReadonlyMap<OutputPort, ResolvedByteSpan | null>,
+  topics: ResolvedTopics,
 ): PlanOperator {
   const spec = index.specs.get(op);
   const cudaActive = placement.cudaActive.get(op) === true;
@@ -212,6 +221,7 @@ function planOperator(
       dtype: port.requirements.dtype ?? null,
       rank: port.requirements.rank ?? null,
       edge: index.intoInput.get(port)?.[0]?.id ?? null,
+      topic: topics.subscriptions.get(port)?.topic ?? null,
     })),
     outputs: (spec?.outputs ?? []).map((port) => ({
       name: port.name,
@@ -228,7 +238,8 @@ function planOperator(
             },
       device: placement.outputDevice.get(port) ?? null,
       edges: (index.fromOutput.get(port) ?? []).map((e) => e.id),
-      pool: pools.get(port)?.id ?? null,
+      pool: port.tensor?.storage === 'runtimePool' ? (pools.get(port)?.id ?? null) : null,
+      topic: topics.publications.get(port)?.topic ?? null,
     })),
   };
 }

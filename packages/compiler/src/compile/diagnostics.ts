@@ -71,6 +71,19 @@ export enum DiagnosticCode {
   QueueDepthBelowHardFloor = 'QUEUE_DEPTH_BELOW_HARD_FLOOR',
   /** An explicit queue depth is below the nominal recommendation (warning; the explicit depth is kept). */
   QueueDepthBelowRecommendation = 'QUEUE_DEPTH_BELOW_RECOMMENDATION',
+  /**
+   * A topic endpoint (published output or subscribed input) uses cudaManaged memory, which has no
+   * cross-process representation. Spec: "Current limitations" (managed memory does not cross processes).
+   */
+  TopicManagedMemory = 'TOPIC_MANAGED_MEMORY',
+  /** A published output declares no tensor, or no finite `maxByteSpan`, so its boundary pool cannot be sized. */
+  TopicBoundsRequired = 'TOPIC_BOUNDS_REQUIRED',
+  /** A subscribed input requires no memory kind, so the import representation is unknown. */
+  TopicMemoryKindRequired = 'TOPIC_MEMORY_KIND_REQUIRED',
+  /** A topic is published twice, or published and subscribed in one graph, or an output publishes to two topics. */
+  TopicEndpointConflict = 'TOPIC_ENDPOINT_CONFLICT',
+  /** A topic option (`maxSubscribers`) is outside its domain. */
+  TopicOptionInvalid = 'TOPIC_OPTION_INVALID',
 }
 
 /** `error` fails compilation; `warning` is kept in the plan. */
@@ -83,6 +96,7 @@ export type DiagnosticSubject =
   | { readonly kind: 'port'; readonly operator: string; readonly port: string }
   | { readonly kind: 'edge'; readonly edge: string }
   | { readonly kind: 'option'; readonly option: string }
+  | { readonly kind: 'topic'; readonly topic: string }
   | { readonly kind: 'parameter'; readonly operator: string; readonly field: string };
 
 /** One compile finding. */

@@ -2,11 +2,12 @@ import type { Operator } from '../authoring/operator.js';
 import type { OutputPort } from '../authoring/ports.js';
 import type { FusedEdgeRecord, TensorAllocationRecord } from '../plan/plan-records.js';
 import type { GraphIndex } from './graph-index.js';
+import type { ResolvedTopics } from './resolve-topics.js';
 import { compareText } from './text-order.js';
 
 /**
  * Proves strict linear device-tensor chains: an edge is fused when its producer output has exactly
- * one accepted successor in total, the edge is process-local (every hs edge is today), the output is
+ * one accepted successor in total (a topic publication counts as one, in another process), the output is
  * a runtime pool written on the producer's stream, and both endpoints' final stream bindings are the
  * same stream. Under `perPartition` that stops fusion at every partition boundary; under
  * `sharedProcessDevice` a cross-partition edge may stay fused when the streams are equal. Each proof
@@ -17,10 +18,12 @@ export function proveFusedEdges(
   index: GraphIndex,
   streamOf: ReadonlyMap<Operator, string>,
   pools: ReadonlyMap<OutputPort, TensorAllocationRecord>,
+  topics: ResolvedTopics,
 ): FusedEdgeRecord[] {
   const fused: FusedEdgeRecord[] = [];
   for (const edge of index.edges) {
-    const successors = index.fromOutput.get(edge.flow.output)?.length ?? 0;
+    // A topic subscriber is one more successor, in another process: mixed fanout keeps every fence.
+    const successors = (index.fromOutput.get(edge.flow.output)?.length ?? 0) + (topics.publications.has(edge.flow.output) ? 1 : 0);
     const pool = pools.get(edge.flow.output);
     const producerStream = streamOf.get(edge.producer) ?? null;
     const consumerStream = streamOf.get(edge.consumer) ?? null;

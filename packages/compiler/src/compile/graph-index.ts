@@ -1,3 +1,4 @@
+import type { TopicPublication, TopicSubscription } from '../authoring/external-topics.js';
 import type { Graph, GraphFlow } from '../authoring/graph.js';
 import type { Operator } from '../authoring/operator.js';
 import type { OperatorSpec } from '../authoring/operator-spec.js';
@@ -28,6 +29,14 @@ export interface GraphIndex {
   readonly incoming: ReadonlyMap<Operator, readonly IndexedEdge[]>;
   readonly fromOutput: ReadonlyMap<OutputPort, readonly IndexedEdge[]>;
   readonly intoInput: ReadonlyMap<InputPort, readonly IndexedEdge[]>;
+  /** `publish()` declarations sorted by topic (stable). */
+  readonly publications: readonly TopicPublication[];
+  /** `subscribe()` declarations sorted by topic (stable). */
+  readonly subscriptions: readonly TopicSubscription[];
+  /** Publications of each output. */
+  readonly publicationsOf: ReadonlyMap<OutputPort, readonly TopicPublication[]>;
+  /** Subscriptions feeding each input. */
+  readonly subscriptionsOf: ReadonlyMap<InputPort, readonly TopicSubscription[]>;
 }
 
 /** Indexes `graph`'s operators, specs and flows. */
@@ -53,11 +62,17 @@ export function indexGraph(graph: Graph): GraphIndex {
     appendTo(fromOutput, flow.output, edge);
     appendTo(intoInput, flow.input, edge);
   }
-  return { name: graph.name, operators, specs, edges, outgoing, incoming, fromOutput, intoInput };
+  const publications = [...graph.publications].sort((a, b) => compareText(a.topic, b.topic));
+  const subscriptions = [...graph.subscriptions].sort((a, b) => compareText(a.topic, b.topic));
+  const publicationsOf = new Map<OutputPort, TopicPublication[]>();
+  const subscriptionsOf = new Map<InputPort, TopicSubscription[]>();
+  for (const p of publications) appendTo(publicationsOf, p.output, p);
+  for (const s of subscriptions) appendTo(subscriptionsOf, s.input, s);
+  return { name: graph.name, operators, specs, edges, outgoing, incoming, fromOutput, intoInput, publications, subscriptions, publicationsOf, subscriptionsOf };
 }
 
-function appendTo<K>(map: Map<K, IndexedEdge[]>, key: K, edge: IndexedEdge): void {
+function appendTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
-  if (list === undefined) map.set(key, [edge]);
-  else list.push(edge);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
 }

@@ -5,6 +5,7 @@ import type { PlanOptions } from './compile-options.js';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { GraphIndex } from './graph-index.js';
 import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
+import type { ResolvedTopics } from './resolve-topics.js';
 
 /** Devices resolved for operators and tensor outputs. */
 export interface Placement {
@@ -17,6 +18,11 @@ export interface Placement {
    * for outputs that declared no tensor or have no binding.
    */
   readonly outputDevice: ReadonlyMap<OutputPort, Device | null>;
+  /**
+   * Device of each resolved topic endpoint, by topic: the CUDA device of a cudaDevice or pinnedHost
+   * endpoint, `cpu` for a host endpoint, `null` when its binding is missing (reported).
+   */
+  readonly topicDevice: ReadonlyMap<string, Device | null>;
 }
 
 interface Obligation {
@@ -32,10 +38,19 @@ interface Obligation {
  * CUDA-kind targets and CUDA devices (`DEVICE_BINDING_UNKNOWN_TARGET`, `DEVICE_BINDING_INVALID`).
  * Spec: "Current limitations" (one device per operator, no cross-device copy).
  */
-export function placeOperators(index: GraphIndex, options: PlanOptions, kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>, log: DiagnosticLog): Placement {
-  const { bindOperatorDevice, bindTensorOutputDevice } = options.deployment;
+export function placeOperators(
+  index: GraphIndex,
+  options: PlanOptions,
+  kinds: ReadonlyMap<OutputPort, ResolvedMemoryKind>,
+  topics: ResolvedTopics,
+  log: DiagnosticLog,
+): Placement {
+  const { bindOperatorDevice, bindTensorOutputDevice, bindTopicDevice } = options.deployment;
   const kindOf = (port: OutputPort): MemoryKind | null => kinds.get(port)?.memoryKind ?? null;
   checkBindingTargets(index, options, kindOf, log);
+  checkTopicBindings(index, options, topics, log);
+  const topicDevice = new Map<string, Device | null>();
+  const endpointNeedsStream = (kind: MemoryKind): boolean => kind === MemoryKind.PinnedHost || requiresCudaDevice(kind);
 
   const cudaActive = new Map<Operator, boolean>();
   const outputDevice = new Map<OutputPort, Device | null>();
@@ -43,29 +58,50 @@ export function placeOperators(index: GraphIndex, options: PlanOptions, kinds: R
   for (const op of index.operators) {
     const spec = index.specs.get(op);
     if (spec === undefined) continue;
+    // A pinnedHost or CUDA topic endpoint gives its operator a planned stream on the endpoint's device.
     cudaActive.set(
       op,
       spec.cudaStreamRequired ||
         spec.inputs.some((p) => p.requirements.memoryKind !== undefined && requiresCudaDevice(p.requirements.memoryKind)) ||
+        spec.inputs.some((p) => {
+          const sub = topics.subscriptions.get(p);
+          return sub !== undefined && endpointNeedsStream(sub.memoryKind);
+        }) ||
         spec.outputs.some((p) => {
           const kind = kindOf(p);
-          return kind !== null && requiresCudaDevice(kind);
+          return kind !== null && (requiresCudaDevice(kind) || (topics.publications.has(p) && endpointNeedsStream(kind)));
         }),
     );
     const opBinding = usableDevice(bindOperatorDevice[op.name]);
     for (const port of spec.outputs) {
       const kind = kindOf(port);
+      const publication = topics.publications.get(port);
+      const topicBinding = publication === undefined ? null : usableDevice(bindTopicDevice[publication.topic]);
       if (port.tensor === null || kind === null) {
         outputDevice.set(port, null);
         continue;
       }
       if (!requiresCudaDevice(kind)) {
         outputDevice.set(port, Device.cpu());
+        if (publication !== undefined) {
+          const endpoint = kind === MemoryKind.PinnedHost ? (topicBinding ?? opBinding) : Device.cpu();
+          topicDevice.set(publication.topic, endpoint);
+          if (endpoint === null) {
+            portBindingMissing.add(op);
+            log.error(
+              DiagnosticCode.DeviceBindingRequired,
+              { kind: 'topic', topic: publication.topic },
+              `output ${port.key} publishes pinnedHost tensors to topic '${publication.topic}', so its producer needs a stream on the endpoint's device, ` +
+                `and no binding names one; add deployment.bindTopicDevice['${publication.topic}'] = Device.cuda(n)`,
+            );
+          }
+        }
         continue;
       }
-      const device = usableDevice(bindTensorOutputDevice[port.key]) ?? opBinding;
+      const device = usableDevice(bindTensorOutputDevice[port.key]) ?? opBinding ?? topicBinding;
       outputDevice.set(port, device);
-      const connected = (index.fromOutput.get(port)?.length ?? 0) > 0;
+      if (publication !== undefined) topicDevice.set(publication.topic, device);
+      const connected = (index.fromOutput.get(port)?.length ?? 0) > 0 || publication !== undefined;
       if (device === null && (connected || port.tensor.storage === 'runtimePool')) {
         portBindingMissing.add(op);
         log.error(
@@ -92,6 +128,32 @@ export function placeOperators(index: GraphIndex, options: PlanOptions, kinds: R
     for (const edge of index.incoming.get(op) ?? []) {
       const device = outputDevice.get(edge.flow.output);
       if (device?.isCuda === true) obligations.push({ what: `input ${edge.flow.input.key} (fed by ${edge.flow.output.key})`, device });
+    }
+    for (const port of spec.outputs) {
+      const publication = topics.publications.get(port);
+      const device = publication === undefined ? undefined : topicDevice.get(publication.topic);
+      if (device?.isCuda === true) obligations.push({ what: `topic '${publication?.topic ?? ''}' published by ${port.key}`, device });
+    }
+    for (const port of spec.inputs) {
+      const sub = topics.subscriptions.get(port);
+      if (sub === undefined) continue;
+      if (!endpointNeedsStream(sub.memoryKind)) {
+        topicDevice.set(sub.topic, Device.cpu());
+        continue;
+      }
+      const device = usableDevice(bindTopicDevice[sub.topic]);
+      topicDevice.set(sub.topic, device);
+      if (device !== null) {
+        obligations.push({ what: `deployment.bindTopicDevice['${sub.topic}'] (imported by ${port.key})`, device });
+      } else {
+        portBindingMissing.add(op);
+        log.error(
+          DiagnosticCode.DeviceBindingRequired,
+          { kind: 'topic', topic: sub.topic },
+          `input ${port.key} imports ${sub.memoryKind} tensors from topic '${sub.topic}' and an imported topic is placed by its endpoint name; ` +
+            `add deployment.bindTopicDevice['${sub.topic}'] = Device.cuda(n)`,
+        );
+      }
     }
 
     if (cudaActive.get(op) !== true) {
@@ -121,7 +183,7 @@ export function placeOperators(index: GraphIndex, options: PlanOptions, kinds: R
       );
     }
   }
-  return { cudaActive, operatorDevice, outputDevice };
+  return { cudaActive, operatorDevice, outputDevice, topicDevice };
 }
 
 function usableDevice(device: Device | undefined): Device | null {
@@ -160,6 +222,33 @@ function checkBindingTargets(index: GraphIndex, options: PlanOptions, kindOf: (p
       );
     } else if (!device.isCuda) {
       log.error(DiagnosticCode.DeviceBindingInvalid, { kind: 'option', option }, `${option} is ${device.toString()}; bind CUDA outputs to Device.cuda(n)`);
+    }
+  }
+}
+
+/**
+ * Checks `deployment.bindTopicDevice`: every key names a topic endpoint of this graph
+ * (`DEVICE_BINDING_UNKNOWN_TARGET`), every value is a CUDA device, and the endpoint is pinnedHost or
+ * CUDA memory (`DEVICE_BINDING_INVALID`: a host endpoint has no device).
+ */
+function checkTopicBindings(index: GraphIndex, options: PlanOptions, topics: ResolvedTopics, log: DiagnosticLog): void {
+  const declared = new Set([...index.publications.map((p) => p.topic), ...index.subscriptions.map((s) => s.topic)]);
+  const kindOfTopic = new Map<string, MemoryKind>();
+  for (const p of topics.publications.values()) kindOfTopic.set(p.topic, p.memoryKind);
+  for (const s of topics.subscriptions.values()) kindOfTopic.set(s.topic, s.memoryKind);
+  for (const [topic, device] of Object.entries(options.deployment.bindTopicDevice)) {
+    const option = `deployment.bindTopicDevice['${topic}']`;
+    const kind = kindOfTopic.get(topic);
+    if (!declared.has(topic)) {
+      log.error(DiagnosticCode.DeviceBindingUnknownTarget, { kind: 'option', option }, `${option}: graph '${index.name}' neither publishes nor subscribes topic '${topic}'; check the name`);
+    } else if (!device.isCuda) {
+      log.error(DiagnosticCode.DeviceBindingInvalid, { kind: 'option', option }, `${option} is ${device.toString()}; bind topic endpoints to a CUDA device, Device.cuda(n)`);
+    } else if (kind === MemoryKind.Host) {
+      log.error(
+        DiagnosticCode.DeviceBindingInvalid,
+        { kind: 'option', option },
+        `${option}: topic '${topic}' carries host memory, which no device orders; remove the binding or use pinnedHost or cudaDevice memory`,
+      );
     }
   }
 }

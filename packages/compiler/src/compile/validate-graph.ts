@@ -46,19 +46,20 @@ export function validateGraphStructure(index: GraphIndex, log: DiagnosticLog): G
       }
       seenPorts.add(port.name);
       if (!(port instanceof InputPort)) continue;
-      const into = index.intoInput.get(port) ?? [];
-      if (into.length > 1) {
+      const subscriptions = index.subscriptionsOf.get(port) ?? [];
+      const sources = [...(index.intoInput.get(port) ?? []).map((e) => e.id), ...subscriptions.map((s) => `topic '${s.topic}'`)];
+      if (sources.length > 1) {
         log.error(
           DiagnosticCode.InputFanIn,
           { kind: 'port', operator: op.name, port: port.name },
-          `input ${port.key} has ${into.length} flows (${into.map((e) => e.id).join(', ')}); an input takes one flow, ` +
+          `input ${port.key} has ${sources.length} ${subscriptions.length === 0 ? 'flows' : 'sources'} (${sources.join(', ')}); an input takes one flow or one topic subscription, ` +
             'so add one input per producer or merge the producers in an operator',
         );
-      } else if (into.length === 0 && !port.optional) {
+      } else if (sources.length === 0 && !port.optional) {
         log.error(
           DiagnosticCode.UnconnectedRequiredInput,
           { kind: 'port', operator: op.name, port: port.name },
-          `required input ${port.key} has no flow; connect it with graph.addFlow(producer.output, ${port.key}) ` +
+          `required input ${port.key} has no flow; connect it with graph.addFlow(producer.output, ${port.key}) or graph.subscribe(topic, ${port.key}), ` +
             `or declare it with spec.input('${port.name}', requirements, { optional: true })`,
         );
       }

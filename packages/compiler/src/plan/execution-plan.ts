@@ -17,6 +17,7 @@ import type {
   ProviderAllocationPlan,
   QueueSizingRecipe,
   TensorAllocationRecord,
+  TopicEndpointRecord,
 } from './plan-records.js';
 import { renderPlanText } from './plan-text.js';
 import { renderPlanDot, renderPlanMermaid } from './plan-graph-rendering.js';
@@ -30,6 +31,7 @@ export interface ExecutionPlanRecords {
   readonly partitions: readonly PlanPartition[];
   readonly streams: readonly PlanStream[];
   readonly pools: readonly TensorAllocationRecord[];
+  readonly topics: readonly TopicEndpointRecord[];
   readonly params: readonly PlanParams[];
   readonly portRates: readonly PortRateRecord[];
   readonly byteSpanDerivations: readonly ByteSpanDerivationRecord[];
@@ -61,8 +63,10 @@ export class ExecutionPlan implements ExecutionPlanRecords {
   readonly partitions: readonly PlanPartition[];
   /** Planned compute streams. */
   readonly streams: readonly PlanStream[];
-  /** One tensor allocation record per `runtimePool` output. */
+  /** One tensor allocation record per `runtimePool` output and per published pass-through output (boundary pools carry `boundary`). */
   readonly pools: readonly TensorAllocationRecord[];
+  /** External-topic endpoints (publications and subscriptions), sorted by topic. */
+  readonly topics: readonly TopicEndpointRecord[];
   /** Bound parameters per operator (sensitive values redacted). */
   readonly params: readonly PlanParams[];
   /** Resolved port rates. */
@@ -98,6 +102,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
     this.partitions = frozen.partitions;
     this.streams = frozen.streams;
     this.pools = frozen.pools;
+    this.topics = frozen.topics;
     this.params = frozen.params;
     this.portRates = frozen.portRates;
     this.byteSpanDerivations = frozen.byteSpanDerivations;
@@ -125,7 +130,12 @@ export class ExecutionPlan implements ExecutionPlanRecords {
     return this.#edgeById.get(id);
   }
 
-  /** The pool record with id `pool:operator.port`, or `undefined`. */
+  /** The topic endpoint records of topic `name` (one publication, or this graph's subscriptions). */
+  topic(name: string): readonly TopicEndpointRecord[] {
+    return this.topics.filter((t) => t.topic === name);
+  }
+
+  /** The pool record with id `pool:operator.port` (or `boundary:<topic>`), or `undefined`. */
   pool(id: string): TensorAllocationRecord | undefined {
     return this.#poolById.get(id);
   }
@@ -165,6 +175,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
       partitions: this.partitions,
       streams: this.streams,
       pools: this.pools,
+      topics: this.topics,
       params: this.params,
       portRates: this.portRates,
       byteSpanDerivations: this.byteSpanDerivations,

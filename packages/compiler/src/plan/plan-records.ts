@@ -25,8 +25,10 @@ export interface PlanInput {
   readonly dtype: DType | null;
   /** Required rank, or `null` when any is accepted. */
   readonly rank: number | null;
-  /** Id of the edge feeding it, or `null` when unconnected. */
+  /** Id of the edge feeding it, or `null` when unconnected or fed by a topic. */
   readonly edge: string | null;
+  /** Name of the external topic it subscribes to, or `null`. */
+  readonly topic: string | null;
 }
 
 /** An output's tensor declaration as planned. */
@@ -52,6 +54,8 @@ export interface PlanOutput {
   readonly edges: readonly string[];
   /** Id of its pool (`runtimePool` outputs), else `null`. */
   readonly pool: string | null;
+  /** Name of the external topic it publishes to, or `null`. */
+  readonly topic: string | null;
 }
 
 /** An operator as planned. */
@@ -118,7 +122,14 @@ export interface PlanStream {
 }
 
 /** Names of the slot-count terms. */
-export type SlotCountTermName = 'maxConsumerQueueDepth' | 'consumerInHand' | 'retainedHistory' | 'retirement' | 'producerLoan';
+export type SlotCountTermName =
+  | 'maxConsumerQueueDepth'
+  | 'consumerInHand'
+  | 'retainedHistory'
+  | 'retirement'
+  | 'producerLoan'
+  /** A slot whose release is on its way back from another process (boundary pools only). */
+  | 'boundaryReturn';
 
 /** One term of a slot-count sum. */
 export interface SlotCountTerm {
@@ -181,6 +192,60 @@ export interface TensorAllocationRecord {
   /** Ids of the edges that consume it, sorted. */
   readonly consumers: readonly string[];
   readonly derivation: SlotCountDerivation;
+  /** What makes it a boundary pool of an external topic, or `null` for a process-local pool. */
+  readonly boundary: BoundaryPoolInfo | null;
+}
+
+/**
+ * How a pool crosses a process boundary. Spec: "Crossing process boundaries: the generation fence",
+ * "Pinned-host readiness follows the writer", "Current limitations" (managed memory never crosses).
+ */
+export interface BoundaryPoolInfo {
+  readonly topic: string;
+  /** `posixShm` (host, pinnedHost: one shared segment, registered with CUDA for pinnedHost) or `cudaIpc` (cudaDevice: one allocation exported once; slots are offsets). */
+  readonly transport: 'posixShm' | 'cudaIpc';
+  /**
+   * `direct`: the output's own runtime pool is shared and its loans are published as they are;
+   * `copy`: a pass-through output, whose tensors are copied into this pool when emitted (one
+   * same-device copy on the producer stream for device memory, one device-to-host copy for host memory).
+   */
+  readonly staging: 'direct' | 'copy';
+  /**
+   * `generation`: slots are written on the producer stream, so each commit records a generation fence
+   * the importer waits for on its own stream; `none`: a host writer, complete at commit, no fence.
+   */
+  readonly fence: 'generation' | 'none';
+  /** Slots one subscriber may hold at once. */
+  readonly subscriberQueueDepth: number;
+  /** Most subscribers attached at once. */
+  readonly maxSubscribers: number;
+}
+
+/** One external-topic endpoint of the graph. Spec: "Crossing process boundaries: the generation fence". */
+export interface TopicEndpointRecord {
+  readonly topic: string;
+  /** `publish`: a graph output exported to the topic; `subscribe`: a graph input imported from it. */
+  readonly direction: 'publish' | 'subscribe';
+  readonly port: PortRef;
+  /** Memory kind crossing the boundary (publish: the output's; subscribe: the input's required kind). */
+  readonly memoryKind: MemoryKind;
+  /** Endpoint device: the CUDA device of cudaDevice and pinnedHost endpoints, `cpu` for host ones. */
+  readonly device: Device;
+  /** `posixShm` or `cudaIpc` (see `BoundaryPoolInfo.transport`). */
+  readonly transport: 'posixShm' | 'cudaIpc';
+  /** The endpoint operator's planned stream, or `null` when it is host-only. */
+  readonly stream: string | null;
+  /** Publish: slots one subscriber may hold; subscribe: imported entries queued before the consumer. */
+  readonly queueDepth: number;
+  readonly queueDepthSource: 'explicit' | 'default';
+  /** Publish: most subscribers at once; subscribe: `null`. */
+  readonly maxSubscribers: number | null;
+  /** Publish: id of the boundary pool; subscribe: `null` (the slots belong to the publisher). */
+  readonly pool: string | null;
+  /** Declared dtype (publish) or required dtype (subscribe), or `null` when any. */
+  readonly dtype: DType | null;
+  /** Declared or required rank, or `null` when any. */
+  readonly rank: number | null;
 }
 
 /** How one output's slot byte bound was derived. Spec: "Derive slot bytes from deployment parameters". */

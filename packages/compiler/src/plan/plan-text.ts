@@ -41,10 +41,24 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
         `${p.slotBytes} B x ${p.slotCount} slots = ${p.totalBytes} B, producer stream ${p.producerStream ?? 'none (host writer)'}, ` +
         `maxReleaseStreams ${p.maxReleaseStreams}, consumers ${p.consumers.length === 0 ? 'none' : p.consumers.join(', ')}`,
     );
+    if (p.boundary !== null) {
+      const b = p.boundary;
+      lines.push(
+        `    boundary of topic '${b.topic}': ${b.transport}, ${b.staging === 'direct' ? 'published in place' : 'pass-through tensors copied in'}, ` +
+          `${b.fence === 'generation' ? 'generation fence on the producer stream' : 'host writer, no fence'}, subscriberQueueDepth ${b.subscriberQueueDepth}, maxSubscribers ${b.maxSubscribers}`,
+      );
+    }
     lines.push(`    ${p.derivation.text}`);
     if (p.activeSlotCount !== p.slotCount) lines.push(`    logical payload: ${p.activeLogicalBytes} B active, ${p.admittedLogicalBytes} B admitted`);
   }
   for (const d of plan.byteSpanDerivations) lines.push(`  byte span ${d.output.operator}.${d.output.port} = ${d.expression} = ${d.bytes} B`);
+
+  lines.push(`topics (${plan.topics.length}):`);
+  for (const t of plan.topics) {
+    const port = `${t.port.operator}.${t.port.port}`;
+    const what = t.direction === 'publish' ? `published by ${port}, pool ${t.pool ?? '?'}, subscriberQueueDepth ${t.queueDepth}, maxSubscribers ${t.maxSubscribers ?? '?'}` : `subscribed by ${port}, queueDepth ${t.queueDepth}`;
+    lines.push(`  ${t.topic}: ${what}; ${t.memoryKind} on ${t.device.toString()} over ${t.transport}, stream ${t.stream ?? 'none (host-only)'} (${t.queueDepthSource})`);
+  }
 
   lines.push(`diagnostics (${plan.diagnostics.length}):`);
   for (const d of plan.diagnostics) lines.push(`  ${d.severity} ${d.code}: ${d.message}`);

@@ -1,0 +1,66 @@
+import { ErrorCode, HsError } from '@hs/streams';
+import type { InputPort, OutputPort } from './ports.js';
+
+/** Longest topic name, in bytes of UTF-8 (the names are ASCII, so characters); the wire descriptor holds it in a fixed field. */
+export const MAX_TOPIC_NAME_LENGTH = 63;
+
+const TOPIC_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+
+/**
+ * Options of `Graph.publish()`. Spec: "Crossing process boundaries: the generation fence", warning on
+ * returning slots across processes.
+ */
+export interface TopicPublishOptions {
+  /**
+   * Slots one subscriber may hold at once (descriptors delivered and not yet returned), a positive
+   * integer; default: the compile option `defaultQueueDepth`. It sizes the boundary pool: a slot crosses
+   * back only after the subscriber's stream passed the generation fence and its lease was released, so a
+   * producer that sends faster than slots return needs a deeper queue (or gets `ResourceExhausted`).
+   * Checked by `compile()` (`QUEUE_DEPTH_INVALID`).
+   */
+  readonly subscriberQueueDepth?: number;
+  /** Most subscribers attached at once, a positive integer (default 4); checked by `compile()` (`TOPIC_OPTION_INVALID`). */
+  readonly maxSubscribers?: number;
+}
+
+/** Options of `Graph.subscribe()`. */
+export interface TopicSubscribeOptions {
+  /**
+   * Imported entries queued in this process before the consumer's `compute()` takes them, a positive
+   * integer; default: the compile option `defaultQueueDepth`. Checked by `compile()` (`QUEUE_DEPTH_INVALID`).
+   */
+  readonly queueDepth?: number;
+}
+
+/** One `Graph.publish()` declaration: a graph output exported to a named external topic. */
+export interface TopicPublication {
+  readonly topic: string;
+  readonly output: OutputPort;
+  /** As given, unchecked; `undefined` when omitted. */
+  readonly subscriberQueueDepth: number | undefined;
+  /** As given, unchecked; `undefined` when omitted. */
+  readonly maxSubscribers: number | undefined;
+}
+
+/** One `Graph.subscribe()` declaration: a graph input imported from a named external topic. */
+export interface TopicSubscription {
+  readonly topic: string;
+  readonly input: InputPort;
+  /** As given, unchecked; `undefined` when omitted. */
+  readonly queueDepth: number | undefined;
+}
+
+/**
+ * Checks a topic name: 1 to `MAX_TOPIC_NAME_LENGTH` letters, digits, `_`, `-` and `.`, not starting
+ * with `-` or `.` (the name travels in every descriptor and names the socket and shared segments).
+ * @throws HsError `InvalidArgument` when `topic` is not such a string.
+ */
+export function assertTopicName(where: string, topic: unknown): asserts topic is string {
+  if (typeof topic !== 'string' || topic.length > MAX_TOPIC_NAME_LENGTH || !TOPIC_PATTERN.test(topic)) {
+    throw new HsError(
+      ErrorCode.InvalidArgument,
+      `${where}: topic name ${JSON.stringify(topic)} is not valid; use 1 to ${MAX_TOPIC_NAME_LENGTH} letters, digits, '_', '-' and '.' ` +
+        `(not starting with '-' or '.'), for example 'camera.frames'`,
+    );
+  }
+}
