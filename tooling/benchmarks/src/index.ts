@@ -1,35 +1,61 @@
 import { measureCompileScale } from './compile-scale.js';
 import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
-import { measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
+import { type HopCosts, measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
 import { measurePointsToGrid } from './points-to-grid.js';
 import { runRuntimeChain } from './runtime-chain.js';
+import { writeBenchReport } from './bench-report.js';
 
 const FRAME_BYTES = 1 << 16;
 const HOP_FRAMES = Number(process.env.HS_BENCH_FRAMES ?? 200_000);
 const HEAP_FRAMES = Number(process.env.HS_BENCH_HEAP_FRAMES ?? 1_000_000);
 const QUEUE_DEPTH = 4;
+const REPEATS = Number(process.env.HS_BENCH_REPEATS ?? 3);
+if (!Number.isSafeInteger(REPEATS) || REPEATS < 1) throw new Error(`HS_BENCH_REPEATS must be a positive integer, got ${process.env.HS_BENCH_REPEATS}`);
 
 const fmt = (ns: number): string => `${ns.toFixed(0).padStart(7)} ns`;
 
 console.log(`hs bench: ${HOP_FRAMES} frames of ${FRAME_BYTES} bytes, host backend, Node ${process.version}\n`);
 
-const scale = measureCompileScale(10);
-console.log(`compile() of a ${scale.operators}-operator graph (${scale.edges} edges; derived byte spans, rates, temporal contracts), median of 10:`);
+const COMPILE_RUNS = Number(process.env.HS_BENCH_COMPILE_RUNS ?? 10);
+const scale = measureCompileScale(COMPILE_RUNS);
+console.log(`compile() of a ${scale.operators}-operator graph (${scale.edges} edges; derived byte spans, rates, temporal contracts), median of ${COMPILE_RUNS}:`);
 console.log(`  build the graph (authoring + every setup(), baseline)   ${scale.buildMs.toFixed(1).padStart(6)} ms   1.00x`);
 console.log(`  compile()                                              ${scale.compileMs.toFixed(1).padStart(6)} ms   ${(scale.compileMs / scale.buildMs).toFixed(2)}x\n`);
 
-const baseline = await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH);
-const hop = measurePoolHop(HOP_FRAMES, FRAME_BYTES);
-// Fused and full-fence runs alternate (three each, medians) so load drift hits both alike.
+// Every two-operator series runs REPEATS times, alternating, so load drift hits all alike; the text
+// shows medians, HS_BENCH_REPORT=<file> gets every repeat (the latency distributions `hs bench` plots).
+const baselineRuns: number[] = [];
+const hopRuns: HopCosts[] = [];
 const fusedRuns: number[] = [];
 const fencedRuns: number[] = [];
-for (let i = 0; i < 3; i += 1) {
+for (let i = 0; i < REPEATS; i += 1) {
+  baselineRuns.push(await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH));
+  hopRuns.push(measurePoolHop(HOP_FRAMES, FRAME_BYTES));
   fusedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000)).nsPerFrame);
   fencedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000, true)).nsPerFrame);
 }
-const middle = (runs: number[]): number => runs.sort((a, b) => a - b)[1] as number;
+const middle = (runs: readonly number[]): number => [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] as number;
+const baseline = middle(baselineRuns);
+const hop = hopRuns.find((run) => run.total === middle(hopRuns.map((r) => r.total))) as HopCosts;
 const chain = middle(fusedRuns);
 const fenced = middle(fencedRuns);
+const reportPath = process.env.HS_BENCH_REPORT;
+if (reportPath !== undefined && reportPath !== '') {
+  const series = (id: string, label: string, samples: readonly number[], isBaseline = false) => ({ id, label, unit: 'ns/frame' as const, baseline: isBaseline, samples });
+  await writeBenchReport(reportPath, {
+    schema: 'hs-bench-report/1',
+    node: process.version,
+    frames: HOP_FRAMES,
+    frameBytes: FRAME_BYTES,
+    repeats: REPEATS,
+    series: [
+      series('node-stream', 'Node Readable -> Writable', baselineRuns, true),
+      series('pool-hop', 'hs pool hop (no scheduler)', hopRuns.map((r) => r.total)),
+      series('runtime-chain-fused', 'hs RunSession source -> sink (fused)', fusedRuns),
+      series('runtime-chain-fenced', 'hs RunSession, fullFences', fencedRuns),
+    ],
+  });
+}
 
 console.log('per-hop cost, producer -> consumer through a TensorPool (per-step timers add ~40 ns each):');
 for (const step of ['allocate', 'write', 'commit', 'emit', 'receive', 'release', 'retire'] as const) {
@@ -40,7 +66,7 @@ console.log('two-operator chain, same frames, same run:');
 console.log(`  Node Readable -> Writable (baseline)   ${fmt(baseline)} / frame   1.00x`);
 console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x`);
 console.log(`  hs RunSession source -> sink (fused)   ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x`);
-console.log(`  same, fullFences (no elision)          ${fmt(fenced)} / frame   ${(fenced / baseline).toFixed(2)}x   (medians of 3)\n`);
+console.log(`  same, fullFences (no elision)          ${fmt(fenced)} / frame   ${(fenced / baseline).toFixed(2)}x   (medians of ${REPEATS})\n`);
 
 const growth = poolHopHeapGrowth(HEAP_FRAMES, FRAME_BYTES);
 const perFrame = (bytes: number): string => `${bytes} bytes (${(bytes / HEAP_FRAMES).toFixed(4)} bytes/frame)`;
