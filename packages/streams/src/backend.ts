@@ -98,6 +98,22 @@ export interface HostMemoryAdoption {
 }
 
 /**
+ * Request for `Backend.adoptDeviceMemory`: CUDA device memory the backend did not allocate (a block from a
+ * downstream addon's allocator, `@hs/nanovdb-mr`'s `NativeResource`), used like one of its own
+ * cudaDevice allocations.
+ */
+export interface DeviceMemoryAdoption {
+  /** Device the memory lives on; one of the backend's CUDA devices. */
+  readonly device: Device;
+  /** Device address of byte 0 (a `cudaMalloc`/`cudaMallocAsync`-style pointer). */
+  readonly address: bigint;
+  /** Size in bytes, a positive safe integer. */
+  readonly byteSize: number;
+  /** Name for diagnostics, kept on the returned `DeviceMemory`. */
+  readonly label?: string;
+}
+
+/**
  * A kernel launch. The backend runs it in stream order. `reads` and `writes` declare the ranges the
  * kernel touches (the ordering checker uses them). `host` is the host implementation, which the host
  * backend calls with views of the declared ranges in the same order; the CUDA backend looks the kernel
@@ -223,6 +239,14 @@ export interface Backend {
    * Spec: "Crossing process boundaries: the generation fence".
    */
   adoptHostMemory?(request: HostMemoryAdoption): Result<DeviceMemory>;
+  /**
+   * Optional: wraps cudaDevice memory this backend did not allocate as a `DeviceMemory` usable in copies,
+   * fills and kernels. `free()`/`freeAsync()` drop the handle at once and never release the memory (its
+   * allocator does). InvalidArgument for a device the backend does not have, a zero address or a size
+   * that is not a positive safe integer; InvalidState once disposed. Backends without device memory of
+   * their own (the host backend) do not have it.
+   */
+  adoptDeviceMemory?(request: DeviceMemoryAdoption): Result<DeviceMemory>;
   /**
    * A view of host-accessible memory (host, pinnedHost, cudaManaged). `NotSupported` for cudaDevice.
    * Reading it is safe only after the writes were synchronized for the host.

@@ -232,6 +232,25 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(!wrongKind.ok && wrongKind.error.code).toBe(ErrorCode.InvalidArgument);
   });
 
+  it('adopts device memory another allocator owns: usable in copies, free() only retires the handle', async () => {
+    const s = stream('s');
+    const owner = deviceMemory(4096);
+    unwrap(backend.memsetAsync(s, whole(owner), 0));
+    const adopted = unwrap(backend.adoptDeviceMemory({ device, address: owner.address + 1024n, byteSize: 1024, label: 'foreign block' }));
+    unwrap(backend.memsetAsync(s, whole(adopted), 0x3c));
+    unwrap(backend.free(adopted));
+    expect(backend.memsetAsync(s, whole(adopted), 0).ok).toBe(false);
+    // The owner's bytes are still there: the backend released nothing.
+    const out = new Uint8Array(4096);
+    unwrap(backend.copyToHostAsync(s, out, whole(owner)));
+    unwrap(await backend.synchronizeStream(s));
+    expect([out[1023], out[1024], out[2047], out[2048]]).toEqual([0, 0x3c, 0x3c, 0]);
+    for (const bad of [{ device, address: 0n, byteSize: 8 }, { device, address: 1n, byteSize: 0 }, { device: Device.cpu(), address: 1n, byteSize: 8 }]) {
+      const r = backend.adoptDeviceMemory(bad);
+      expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+    }
+  });
+
   // compute-sanitizer reports the intended cudaMalloc failure as an API error.
   it.skipIf(process.env['HS_GPU_SANITIZER'] === '1')('reports an impossible allocation as OutOfMemory', () => {
     const r = backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 2 ** 52 });

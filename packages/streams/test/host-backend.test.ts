@@ -198,6 +198,15 @@ describe('HostBackend adoptHostMemory', () => {
     backend.dispose();
   });
 
+  it('keeps the real address of adopted bytes (emulated only when the caller passes 0n)', () => {
+    const backend = new HostBackend();
+    const real = unwrap(backend.adoptHostMemory({ bytes: new Uint8Array(16), kind: MemoryKind.Host, address: 0x7f00_0000_1000n }));
+    expect(real.address).toBe(0x7f00_0000_1000n);
+    const emulated = unwrap(backend.adoptHostMemory({ bytes: new Uint8Array(16), kind: MemoryKind.Host, address: 0n }));
+    expect(emulated.address).toBeGreaterThan(0n);
+    backend.dispose();
+  });
+
   it('refuses device kinds and empty views', () => {
     const backend = new HostBackend();
     const device = backend.adoptHostMemory({ bytes: new Uint8Array(8), kind: MemoryKind.CudaDevice, address: 0n });

@@ -3,6 +3,7 @@ import type {
   AllocationRequest,
   Backend,
   DeviceMemory,
+  DeviceMemoryAdoption,
   Event,
   EventOptions,
   KernelLaunch,
@@ -411,11 +412,31 @@ export class CudaBackend implements Backend, Disposable {
     if (problem !== null) return problem;
     const m = memory as CudaMemory;
     this.forget(m);
+    if (m.origin === CudaAllocationOrigin.Adopted) return OK_VOID;
     const device = m.device.isCuda ? m.device.id : 0;
     const release = this.releaseStreams[device] as bigint;
     this.fenceAllStreams(release);
     this.releaseAfter(m, release, device);
     return OK_VOID;
+  }
+
+  /**
+   * Wraps cudaDevice memory another allocator owns (a native addon's resource table) as memory of this
+   * backend; `free()`/`freeAsync()` only retire the handle. InvalidArgument for a device this backend does
+   * not have, a zero address or a bad size; InvalidState once disposed.
+   */
+  adoptDeviceMemory(request: DeviceMemoryAdoption): Result<DeviceMemory> {
+    const problem = this.disposedProblem('adoptDeviceMemory') ?? deviceProblem(this.devices, request.device, 'adoptDeviceMemory');
+    if (problem !== null) return problem;
+    const { address, byteSize } = request;
+    if (typeof address !== 'bigint' || address <= 0n) {
+      return err(ErrorCode.InvalidArgument, `adoptDeviceMemory: address must be a non-zero bigint device pointer, got ${String(address)}`);
+    }
+    if (!Number.isSafeInteger(byteSize) || byteSize <= 0) {
+      return err(ErrorCode.InvalidArgument, `adoptDeviceMemory: byteSize must be a positive integer number of bytes, got ${String(byteSize)}`);
+    }
+    const label = request.label ?? `adopted cudaDevice memory ${this.nextMemoryId}`;
+    return ok(this.track(request.device, MemoryKind.CudaDevice, address, byteSize, label, CudaAllocationOrigin.Adopted, address, null, null));
   }
 
   /** True when `device` is one of this backend's devices and reports `cudaDevAttrMemoryPoolsSupported`. */
@@ -827,6 +848,7 @@ export class CudaBackend implements Backend, Disposable {
         this.cuda.deferFree(1, m.base, this.fenceEvent(stream, device));
         return;
       case CudaAllocationOrigin.JsHeap:
+      case CudaAllocationOrigin.Adopted:
         return;
     }
   }

@@ -51,6 +51,8 @@ export enum CudaAllocationOrigin {
   Managed,
   /** A JS ArrayBuffer (pageable host memory). */
   JsHeap,
+  /** Memory another allocator owns (`adoptDeviceMemory`): the backend never releases it. */
+  Adopted,
 }
 
 /** One allocation of the CUDA backend. `address` is aligned; `base` is what CUDA returned. */

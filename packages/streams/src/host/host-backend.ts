@@ -354,7 +354,9 @@ export class HostBackend implements Backend, Disposable {
       id,
       Device.cpu(),
       kind,
-      this.addresses.reserve(bytes.byteLength, 256),
+      // The real address when the caller has one (alignment checks and native tables see the true pointer;
+      // emulated addresses start far below any mapping), else an emulated one.
+      typeof request.address === 'bigint' && request.address > 0n ? request.address : this.addresses.reserve(bytes.byteLength, 256),
       bytes.byteLength,
       request.label ?? `adopted ${kind} memory ${id}`,
       bytes,
