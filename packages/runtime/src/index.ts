@@ -1,4 +1,5 @@
 export { RunSession } from './run-session.js';
+export { isInsideCompute } from './compute-scope.js';
 export type { RunSessionOptions, RunOptions, RunSessionEvents } from './run-session.js';
 export type { OutputTap, TapOptions } from './output-tap.js';
 export { MAX_TAP_QUEUE_DEPTH } from './output-tap.js';
@@ -10,3 +11,10 @@ export { WritableSink } from './writable-sink.js';
 export { SubmissionPacer } from './submission-pacer.js';
 export { checkPipelineModule } from './pipeline-module.js';
 export type { PipelineModule, PipelineBuild, PipelineArguments, PipelineOutput, PipelineSessionOptions } from './pipeline-module.js';
+export type {
+  BoundaryProvider,
+  BoundaryPublication,
+  BoundarySubscription,
+  PublicationRequest,
+  SubscriptionRequest,
+} from './boundary-provider.js';

@@ -1,7 +1,9 @@
+import { computeScope } from './compute-scope.js';
 import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView } from '@hs/compiler';
 import type { TensorLoan, TensorPool, TensorRequest } from '@hs/pool';
 import { type Backend, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, ok, errWithContext } from '@hs/streams';
 import type { DType, Tensor } from '@hs/tensor';
+import type { BoundaryPublication } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { LatencyWindow } from './latency-window.js';
 
@@ -35,6 +37,15 @@ interface OutputBinding {
   offered: TensorLoan | undefined;
   /** The shared `Backpressured` result of this output (made once, so a refused emit allocates nothing). */
   readonly backpressured: Result<never>;
+  /** The output's external topic, or `null`. */
+  readonly publication: OutputPublication | null;
+}
+
+/** How an output reaches its external topic. */
+export interface OutputPublication {
+  readonly boundary: BoundaryPublication;
+  /** True for a pass-through output: its tensors are copied into the boundary pool (`publishCopy`). */
+  readonly staged: boolean;
 }
 
 /** Wiring handed to a runner by the session: channels and pools by port name. */
@@ -46,6 +57,7 @@ export interface RunnerWiring {
     consumerRequirements: readonly InputRequirement[];
     pool: TensorPool | null;
     fused: boolean;
+    publication: OutputPublication | null;
   }[];
   /** Rate view of each rated port, by port name (inputs and outputs share one namespace). */
   readonly rates: ReadonlyMap<string, PortRateView>;
@@ -257,6 +269,7 @@ export class OperatorRunner implements ExecutionContext {
     for (const output of this.outputs) {
       for (const channel of output.channels) if (channel.gatesProducer && !channel.hasRoom) return false;
       if (output.pool !== null && output.pool.available === 0) return false;
+      if (output.publication?.staged === true && output.publication.boundary.pool.available === 0) return false;
     }
     return true;
   }
@@ -343,10 +356,13 @@ export class OperatorRunner implements ExecutionContext {
   private callCompute(): ActivationOutcome | Promise<ActivationOutcome> {
     this.active = true;
     let returned: ReturnType<Operator['compute']>;
+    computeScope.depth++;
     try {
       returned = this.operator.compute(this);
     } catch (thrown) {
       return this.endActivation(this.failure(thrown));
+    } finally {
+      computeScope.depth--;
     }
     if (isPromise(returned)) {
       this.busy = true;
@@ -419,7 +435,11 @@ export class OperatorRunner implements ExecutionContext {
     return false;
   }
 
-  /** Queues `tensor` on every edge of `output` under its drop policy, one read lease per queued entry. */
+  /**
+   * Queues `tensor` on every edge of `output` under its drop policy, one read lease per queued entry,
+   * then hands it to the output's topic: as it is (a boundary pool tensor), or copied into the boundary
+   * pool on this operator's stream (a pass-through output).
+   */
   private publish(output: OutputBinding, tensor: Tensor): Result<void> {
     for (const channel of output.channels) {
       if (channel.closed) continue;
@@ -430,6 +450,11 @@ export class OperatorRunner implements ExecutionContext {
       // A dropped entry (the evicted oldest, or this one under dropNewest) gives its lease back unread.
       const dropped = channel.offer(tensor);
       dropped?.backing?.releaseLease(null);
+    }
+    const publication = output.publication;
+    if (publication !== null) {
+      const sent = publication.staged ? publication.boundary.publishCopy(tensor, this.stream) : publication.boundary.publish(tensor);
+      if (!sent.ok) return errWithContext(sent.error, `output ${this.name}.${output.name}: topic`);
     }
     this.emitted += 1;
     return OK_VOID;

@@ -11,6 +11,7 @@ import {
 } from '@hs/compiler';
 import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext } from '@hs/streams';
 import { EventEmitter } from 'node:events';
+import type { BoundaryProvider } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import { type InputRequirement, OperatorRunner } from './operator-runner.js';
@@ -41,6 +42,15 @@ export interface RunSessionOptions {
    * finite number). The timer only snapshots when a listener is registered, off the hot path.
    */
   readonly metricsIntervalMs?: number;
+  /**
+   * The process-boundary provider (`@hs/ipc`), needed when the plan has external topics
+   * (`plan.topics`): it materializes boundary pools in shared memory and feeds subscribed inputs.
+   * Imported tensors follow the in-process contract: a device tensor is ordered after the publisher's
+   * generation fence on the consumer's stream (no host wait on either side), a host-written one has no
+   * fence, and a slot returns to its publisher when the consumer's release stream passed it.
+   * Spec: "Crossing process boundaries: the generation fence".
+   */
+  readonly boundaries?: BoundaryProvider;
 }
 
 /** Events of a `RunSession`. */
@@ -103,6 +113,8 @@ export class RunSession {
     private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
     private readonly rateViews: RateViews,
     private readonly metricsIntervalMs: number,
+    /** Where boundary callbacks find the running scheduler to wake. */
+    private readonly wakeHook: { scheduler: Scheduler | null },
   ) {
     this.rateValues = generationZeroRates(plan);
     const zero = evaluateRateGeneration(plan, 0, this.rateValues, []);
@@ -114,7 +126,8 @@ export class RunSession {
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
    *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
-   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number.
+   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number; `NotSupported` for
+   *   a plan with external topics and no `boundaries` provider; the provider's errors.
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
     const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
@@ -131,7 +144,8 @@ export class RunSession {
       if (!selected.ok) return selected;
       backend = selected.value;
     }
-    const materialized = SessionResources.materialize(plan, backend);
+    const wakeHook: { scheduler: Scheduler | null } = { scheduler: null };
+    const materialized = SessionResources.materialize(plan, backend, options.boundaries ?? null, () => wakeHook.scheduler?.wake());
     if (!materialized.ok) {
       if (ownsBackend) backend.dispose();
       return materialized;
@@ -150,22 +164,24 @@ export class RunSession {
       const runner = new OperatorRunner(backend, planned, stream, {
         inputs: planned.inputs.map((input) => {
           const edge = plan.edges.find((e) => e.consumer.operator === planned.name && e.consumer.port === input.name);
+          const imported = resources.imports.get(`${planned.name}.${input.name}`);
           return {
             name: input.name,
-            channel: edge === undefined ? null : resources.channels.get(edge.id)!,
+            channel: edge !== undefined ? resources.channels.get(edge.id)! : (imported?.channel ?? null),
             requirement: requirementOf(planned.name, input.name),
             fused: edge !== undefined && fused.has(edge.id),
           };
         }),
         outputs: planned.outputs.map((output) => {
           const edges = plan.edges.filter((e) => e.producer.operator === planned.name && e.producer.port === output.name);
-          const record = plan.pools.find((p) => p.producer.operator === planned.name && p.producer.port === output.name);
+          const boundary = output.topic === null ? undefined : plan.pools.find((p) => p.boundary?.topic === output.topic);
           return {
             name: output.name,
             channels: edges.map((e) => resources.channels.get(e.id)!),
             consumerRequirements: edges.map((e) => requirementOf(e.consumer.operator, e.consumer.port)),
-            pool: record === undefined ? null : resources.pools.get(record.id)!,
+            pool: output.pool === null ? null : resources.pools.get(output.pool)!,
             fused: edges.length === 1 && fused.has(edges[0]!.id),
+            publication: boundary === undefined ? null : { boundary: resources.publications.get(boundary.id)!, staged: boundary.boundary?.staging === 'copy' },
           };
         }),
         rates: ratesOf(planned.name, planned.inputs, planned.outputs, rateViews),
@@ -176,7 +192,7 @@ export class RunSession {
       const producer = runners.find((r) => r.name === edge.producer.operator)!;
       producerOf.set(resources.channels.get(edge.id)!, producer);
     }
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook));
   }
 
   /**
@@ -228,6 +244,7 @@ export class RunSession {
     this.state = 'running';
     const scheduler = new Scheduler(this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
     this.scheduler = scheduler;
+    this.wakeHook.scheduler = scheduler;
     const onAbort = (): void => scheduler.requestStop();
     if (options.signal?.aborted === true) scheduler.requestStop();
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -235,7 +252,8 @@ export class RunSession {
     const ticker = setInterval(this.tick, this.metricsIntervalMs);
     ticker.unref();
     this.running = (async (): Promise<Result<RunMetrics>> => {
-      const started = await this.callLifecycle('start');
+      const attached = await this.startBoundaries();
+      const started = attached.ok ? await this.callLifecycle('start') : attached;
       const outcome = started.ok ? await scheduler.run() : started;
       // Taps: after a failure nobody will read on, so give their entries back; else let loops drain.
       for (const tap of this.taps) {
@@ -244,6 +262,9 @@ export class RunSession {
       }
       const stopped = await this.callLifecycle('stop');
       const drained = await scheduler.drainSlots(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+      // Subscribers see the end of each topic only once every slot came back (or was reclaimed).
+      await Promise.all([...this.resources.publications.values()].map((p) => p.finish()));
+      this.wakeHook.scheduler = null;
       options.signal?.removeEventListener('abort', onAbort);
       clearInterval(ticker);
       this.endedAt = performance.now();
@@ -418,6 +439,15 @@ export class RunSession {
       if (!synced.ok) return errWithContext(synced.error, `stream ${id}`);
     }
     return null;
+  }
+
+  /** Starts every publication and subscription (listen, connect, wait for subscribers); the first failure, named. */
+  private async startBoundaries(): Promise<Result<void>> {
+    const starts: Promise<Result<void>>[] = [];
+    for (const [id, publication] of this.resources.publications) starts.push(publication.start().then((r) => (r.ok ? r : errWithContext(r.error, `publication of ${id}`))));
+    for (const [key, imported] of this.resources.imports) starts.push(imported.subscription.start().then((r) => (r.ok ? r : errWithContext(r.error, `input ${key} (topic ${imported.topic})`))));
+    for (const started of await Promise.all(starts)) if (!started.ok) return started;
+    return OK_VOID;
   }
 
   private async callLifecycle(phase: 'start' | 'stop'): Promise<Result<void>> {

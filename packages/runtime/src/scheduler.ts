@@ -58,10 +58,17 @@ export class Scheduler {
     this.schedule(true);
   }
 
+  /** Runs a turn soon (a boundary callback: a descriptor or a release arrived). Never re-enters a turn. */
+  wake(): void {
+    this.schedule(true);
+  }
+
   private readonly turn = (): void => {
     this.timer = null;
     if (this.settle === null) return;
     this.resources.retire();
+    const imported = this.resources.importFailure();
+    if (imported !== null) this.fail(imported);
     const now = performance.now();
     let progressed = false;
     for (let pass = 0; pass < MAX_PASSES_PER_TURN && this.failure === null; pass++) {
@@ -111,7 +118,12 @@ export class Scheduler {
 
   private readonly isProducerDone = (channel: Channel): boolean => {
     const producer = this.producerOf.get(channel);
-    return producer === undefined || (producer.finished && !producer.busy && producer.pendingCount === 0);
+    if (producer !== undefined) return producer.finished && !producer.busy && producer.pendingCount === 0;
+    // A subscribed input: its producer is in another process; a stop request ends the import here.
+    for (const imported of this.resources.imports.values()) {
+      if (imported.channel === channel) return this.stopping || imported.subscription.ended || imported.subscription.failure !== null;
+    }
+    return true;
   };
 
   private fail(outcome: Result<void>): void {

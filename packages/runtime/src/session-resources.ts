@@ -1,7 +1,15 @@
 import type { ExecutionPlan, TensorAllocationRecord } from '@hs/compiler';
 import { TensorPool } from '@hs/pool';
 import { type Backend, type Device, type Result, type Stream, ErrorCode, err, ok, errWithContext } from '@hs/streams';
+import type { BoundaryProvider, BoundaryPublication, BoundarySubscription } from './boundary-provider.js';
 import { Channel } from './channel.js';
+
+/** One subscribed input: the provider's subscription and the local channel it fills. */
+export interface ImportedTopic {
+  readonly topic: string;
+  readonly subscription: BoundarySubscription;
+  readonly channel: Channel;
+}
 
 /**
  * Everything a session owns, created cold from the plan before the graph is armed: one stream per
@@ -17,20 +25,37 @@ export class SessionResources {
     readonly pools: ReadonlyMap<string, TensorPool>,
     /** Edge id -> channel. */
     readonly channels: ReadonlyMap<string, Channel>,
+    /** Boundary pool id -> its publication (the pool is also in `pools`). */
+    readonly publications: ReadonlyMap<string, BoundaryPublication>,
+    /** `operator.port` of a subscribed input -> its import. */
+    readonly imports: ReadonlyMap<string, ImportedTopic>,
   ) {}
 
   /**
-   * Materializes every stream, pool and channel the plan names.
+   * Materializes every stream, pool and channel the plan names; boundary pools and subscribed inputs
+   * through `boundaries` (`wake` is handed to them to call when a descriptor or release arrives).
    * @returns `DeviceError`/`ResourceExhausted`/`InvalidArgument` from the backend or a pool, with the
-   *   failing pool or stream named; everything made before the failure is released first.
+   *   failing pool or stream named; `NotSupported` when the plan has topic endpoints and no provider was
+   *   given; the provider's errors; everything made before the failure is released first.
    */
-  static materialize(plan: ExecutionPlan, backend: Backend): Result<SessionResources> {
+  static materialize(plan: ExecutionPlan, backend: Backend, boundaries: BoundaryProvider | null, wake: () => void): Result<SessionResources> {
     const streams = new Map<string, Stream>();
     const pools = new Map<string, TensorPool>();
+    const publications = new Map<string, BoundaryPublication>();
+    const imports = new Map<string, ImportedTopic>();
     const release = (): void => {
-      for (const pool of pools.values()) pool.dispose();
+      for (const imported of imports.values()) imported.subscription.dispose();
+      for (const [id, pool] of pools) if (!publications.has(id)) pool.dispose();
+      for (const publication of publications.values()) publication.dispose();
       for (const stream of streams.values()) backend.destroyStream(stream);
     };
+    if (plan.topics.length > 0 && boundaries === null) {
+      return err(
+        ErrorCode.NotSupported,
+        `plan ${plan.name} has external topics (${[...new Set(plan.topics.map((t) => t.topic))].join(', ')}); ` +
+          'pass RunSessionOptions.boundaries (the boundary provider of @hs/ipc) to run it',
+      );
+    }
     for (const planned of plan.streams) {
       const made = backend.createStream(planned.device, { label: planned.id });
       if (!made.ok) {
@@ -44,6 +69,17 @@ export class SessionResources {
       if (producerStream === undefined) {
         release();
         return err(ErrorCode.InvalidArgument, `pool ${record.id} names unknown stream ${String(record.producerStream)}`);
+      }
+      if (record.boundary !== null && boundaries !== null) {
+        const endpoint = plan.topics.find((t) => t.direction === 'publish' && t.topic === record.boundary?.topic);
+        const published = endpoint === undefined ? err(ErrorCode.InvalidArgument, `pool ${record.id} names topic ${record.boundary.topic}, which has no publish endpoint in the plan`) : boundaries.publish({ plan, backend, record, endpoint, producerStream, wake });
+        if (!published.ok) {
+          release();
+          return errWithContext(published.error, `cannot publish topic ${record.boundary.topic}`);
+        }
+        publications.set(record.id, published.value);
+        pools.set(record.id, published.value.pool);
+        continue;
       }
       const eventDevice = eventDeviceOf(plan, record, producerStream);
       if (!eventDevice.ok) {
@@ -69,16 +105,51 @@ export class SessionResources {
       }
       pools.set(record.id, made.value);
     }
+    for (const endpoint of plan.topics) {
+      if (endpoint.direction !== 'subscribe' || boundaries === null) continue;
+      const key = `${endpoint.port.operator}.${endpoint.port.port}`;
+      const consumer = plan.operator(endpoint.port.operator);
+      const consumerStream = consumer?.stream === null || consumer === undefined ? null : (streams.get(consumer.stream) ?? null);
+      const subscribed = boundaries.subscribe({ plan, backend, endpoint, consumerStream, wake });
+      if (!subscribed.ok) {
+        release();
+        return errWithContext(subscribed.error, `cannot subscribe ${key} to topic ${endpoint.topic}`);
+      }
+      const channel = new Channel(`topic:${endpoint.topic}->${key}`, endpoint.queueDepth);
+      imports.set(key, { topic: endpoint.topic, subscription: subscribed.value, channel });
+    }
     const channels = new Map<string, Channel>();
     for (const edge of plan.edges) channels.set(edge.id, new Channel(edge.id, edge.admittedQueueDepth, edge.queueDepth, edge.dropPolicy));
-    return ok(new SessionResources(backend, streams, pools, channels));
+    return ok(new SessionResources(backend, streams, pools, channels, publications, imports));
   }
 
-  /** Polls every pool's release events once; returns the number of slots recycled. Never waits. */
+  /**
+   * Polls the boundaries (arrived releases, liveness), moves imported tensors into their channels while
+   * they have room, then polls every pool's release events once; returns the number of slots recycled.
+   * Never waits.
+   */
   retire(): number {
+    for (const publication of this.publications.values()) publication.poll();
+    for (const imported of this.imports.values()) {
+      imported.subscription.poll();
+      while (imported.channel.hasRoom) {
+        const tensor = imported.subscription.next();
+        if (tensor === undefined) break;
+        imported.channel.push(tensor);
+      }
+    }
     let recycled = 0;
     for (const pool of this.pools.values()) recycled += pool.retire();
     return recycled;
+  }
+
+  /** The first typed error a subscription ended with (its publisher died, a hostile descriptor), or `null`. */
+  importFailure(): Result<never> | null {
+    for (const [key, imported] of this.imports) {
+      const failure = imported.subscription.failure;
+      if (failure !== null) return errWithContext(failure, `input ${key} (topic ${imported.topic})`);
+    }
+    return null;
   }
 
   /** True when every pool has all its slots back. */
@@ -96,9 +167,14 @@ export class SessionResources {
     return out.length === 0 ? 'none out' : out.join(', ');
   }
 
-  /** Releases pools and streams (pools first: their slots may still reference the streams). */
+  /** Releases imports, pools and publications, then streams (pools first: their slots may still reference the streams). */
   dispose(): void {
-    for (const pool of this.pools.values()) pool.dispose();
+    for (const imported of this.imports.values()) {
+      imported.channel.discardAll();
+      imported.subscription.dispose();
+    }
+    for (const [id, pool] of this.pools) if (!this.publications.has(id)) pool.dispose();
+    for (const publication of this.publications.values()) publication.dispose();
     for (const stream of this.streams.values()) this.backend.destroyStream(stream);
   }
 }

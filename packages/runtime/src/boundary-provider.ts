@@ -1,0 +1,104 @@
+import type { ExecutionPlan, TensorAllocationRecord, TopicEndpointRecord } from '@hs/compiler';
+import type { TensorPool } from '@hs/pool';
+import type { Backend, HsError, Result, Stream } from '@hs/streams';
+import type { Tensor } from '@hs/tensor';
+
+/**
+ * What the session asks a `BoundaryProvider` to export: one published output's boundary pool.
+ */
+export interface PublicationRequest {
+  readonly plan: ExecutionPlan;
+  readonly backend: Backend;
+  /** The pool's record; `record.boundary` is non-null (topic, transport, staging, fence, depths). */
+  readonly record: TensorAllocationRecord;
+  /** The topic's `publish` endpoint record (device, stream id, subscriber queue depth). */
+  readonly endpoint: TopicEndpointRecord;
+  /** The producer's planned stream (materialized), or `null` for a host writer. */
+  readonly producerStream: Stream | null;
+  /** Call when a release arrives (slots may be free again): the session's scheduler runs a turn soon. Cheap, idempotent. */
+  readonly wake: () => void;
+}
+
+/**
+ * One exported topic, owned by the session from `RunSession.create()` to `dispose()`.
+ * Spec: "Crossing process boundaries: the generation fence", warning on returning slots.
+ */
+export interface BoundaryPublication {
+  /**
+   * The boundary pool, materialized by the provider in memory other processes can map, with the
+   * record's geometry. The session lends it like any pool; for a `direct` boundary it is the output's pool.
+   */
+  readonly pool: TensorPool;
+  /**
+   * Sends a tensor the producer just emitted from `pool` to every attached subscriber (a `direct`
+   * boundary), taking one read lease per subscriber that comes back when its release arrives. For a
+   * stream writer it records the generation fence on the producer stream before the descriptor goes
+   * out. Never waits. Errors are the provider's (`ProtocolError`, `DeviceError`).
+   */
+  publish(tensor: Tensor): Result<void>;
+  /**
+   * For a `copy` boundary: copies a pass-through `tensor` (a foreign or caller-owned tensor) into a
+   * slot of `pool` on `stream` (the producer's stream, or `null` for a host-only producer) and publishes
+   * it: one same-device copy plus the fence for device memory, one device-to-host copy shared by every
+   * subscriber for host memory. `ResourceExhausted` when no slot is free. Never blocks the JS thread.
+   */
+  publishCopy(tensor: Tensor, stream: Stream | null): Result<void>;
+  /** Resolves when the topic may start (for example when the subscribers it waits for attached). */
+  start(): Promise<Result<void>>;
+  /** Polls subscriber liveness and arrived releases; called every scheduler turn. Never waits. */
+  poll(): void;
+  /** Says goodbye to the subscribers once the run drained (they see the end of the topic). */
+  finish(): Promise<void>;
+  /** Releases everything (sockets, shared segments, the pool). */
+  dispose(): void;
+}
+
+/** What the session asks a `BoundaryProvider` to import: one subscribed input. */
+export interface SubscriptionRequest {
+  readonly plan: ExecutionPlan;
+  readonly backend: Backend;
+  /** The topic's `subscribe` endpoint record (memory kind, device, local queue depth, dtype, rank). */
+  readonly endpoint: TopicEndpointRecord;
+  /** The consumer's planned stream (materialized), or `null` for a host-only consumer. */
+  readonly consumerStream: Stream | null;
+  /** Call when a descriptor or the goodbye arrives: the session's scheduler runs a turn soon. Cheap, idempotent. */
+  readonly wake: () => void;
+}
+
+/**
+ * One imported topic feeding one input, owned by the session.
+ * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer".
+ */
+export interface BoundarySubscription {
+  /**
+   * The next imported tensor, or `undefined` when none arrived. Each carries one read lease the
+   * session owns (released as for a local edge: on the consumer's stream, or `null`), a `backing` that
+   * sends the release back to the publisher once the release stream passed it, and a readiness
+   * contract: after the generation fence on the consumer stream for a stream writer, host-complete
+   * (nothing to wait for) for a host writer. Never waits.
+   */
+  next(): Tensor | undefined;
+  /** True once the publisher finished (goodbye) and every tensor it sent was taken. */
+  readonly ended: boolean;
+  /** The typed error that ended the import (the publisher died, a hostile descriptor), or `null`. */
+  readonly failure: HsError | null;
+  /** Resolves when the subscription is attached and may start. */
+  start(): Promise<Result<void>>;
+  /** Polls releases whose stream passed and liveness; called every scheduler turn. Never waits. */
+  poll(): void;
+  /** Detaches and releases everything. */
+  dispose(): void;
+}
+
+/**
+ * The session's injection point for process boundaries: `@hs/ipc` implements it (shared-memory and
+ * CUDA IPC boundary pools, descriptors over Unix sockets, generation fences). A plan with topic
+ * endpoints (`plan.topics`) needs one (`RunSessionOptions.boundaries`); the runtime itself knows nothing
+ * about transports.
+ */
+export interface BoundaryProvider {
+  /** Exports one boundary pool. Errors: the provider's (`NotSupported`, `AlreadyExists`, `DeviceError`, ...). */
+  publish(request: PublicationRequest): Result<BoundaryPublication>;
+  /** Imports one topic into one input. Errors: the provider's. */
+  subscribe(request: SubscriptionRequest): Result<BoundarySubscription>;
+}
