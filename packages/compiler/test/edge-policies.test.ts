@@ -38,6 +38,20 @@ describe('edge drop policies', () => {
     expect(text).not.toMatch(/cam\.frames->blocked\.frames: .*block/);
   });
 
+  it('labels non-blocking drop policies on the DOT edges, and leaves block edges unlabelled', () => {
+    const { graph, out, inputs } = twoOperators();
+    graph.addFlow(out, inputs[0]!, { dropPolicy: 'dropOldest' });
+    graph.addFlow(out, inputs[1]!, { dropPolicy: 'dropNewest' });
+    graph.addFlow(out, inputs[2]!, { dropPolicy: 'reject' });
+    graph.addFlow(out, inputs[3]!);
+    const bind = Object.fromEntries(graph.operators.map((op) => [op.name, Device.cuda(0)]));
+    const dot = compileOk(graph, { deployment: { bindOperatorDevice: bind } }).toDot();
+    expect(dot).toMatch(/"cam" -> "oldest" \[label="[^"]*\\ndrop policy dropOldest"\]/);
+    expect(dot).toMatch(/"cam" -> "reject" \[label="[^"]*\\ndrop policy reject"\]/);
+    expect(dot).toMatch(/"cam" -> "blocked" \[label="[^"]*"\]/);
+    expect(dot).not.toMatch(/"cam" -> "blocked" \[label="[^"]*drop policy/);
+  });
+
   it('rejects an unknown drop policy while authoring, with InvalidArgument, and adds no flow', () => {
     const { graph, out, inputs } = twoOperators();
     const bad = { dropPolicy: 'dropAll' } as unknown as { dropPolicy: 'block' };
@@ -91,5 +105,7 @@ describe('host-wait edges', () => {
     ]);
     expect(plan.toText()).toMatch(/producer\.frames->reader\.frames: .*, host wait before consumer/);
     expect(plan.toText()).not.toMatch(/producer\.frames->kernel\.frames: .*host wait/);
+    expect(plan.toDot()).toMatch(/"producer" -> "reader" \[label="[^"]*\\nhost wait before consumer"\]/);
+    expect(plan.toDot()).not.toMatch(/"producer" -> "kernel" \[label="[^"]*host wait/);
   });
 });

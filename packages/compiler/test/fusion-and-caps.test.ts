@@ -63,4 +63,18 @@ describe('plan pictures', () => {
     expect(mermaid).toContain('op2 =="out -> in0<br/>queue 2 (default)<br/>pool:c.out: 1048576 B x 5 = 5242880 B<br/>fused (no fences)"==> op3');
     expect(mermaid).toContain('op0 --"out -> in0<br/>queue 2 (default)<br/>pool:a.out: 1048576 B x 5 = 5242880 B"--> op1');
   });
+
+  it('draws each operator with its device and stream, and each pool as a note with its slot-count derivation', () => {
+    const graph = cudaGraph('fork', ['a->b', 'a->c', 'c->d']);
+    const plan = compileOk(graph, allOnCuda0(graph));
+    const dot = plan.toDot();
+    expect(dot).toContain('"c" [label="c\\ncuda:0\\nstream:c@cuda:0"];');
+    expect(dot).toContain(
+      '"pool:c.out" [shape=note, label="pool:c.out\\ncudaDevice on cuda:0, uint8\\n1048576 B x 5 = 5242880 B\\n' +
+        'slotCount = 2 (maxConsumerQueueDepth)\\n+ 1 (consumerInHand)\\n+ 1 (retirement)\\n+ 1 (producerLoan) = 5\\n' +
+        'slotBytes = 1048576 B rounded up to 256 B = 1048576 B"];',
+    );
+    expect(dot).toContain('"c" -> "pool:c.out" [style=dashed, arrowhead=none];');
+    expect(dot.match(/shape=note/g)).toHaveLength(plan.pools.length);
+  });
 });

@@ -36,7 +36,8 @@ function poolLabel(pool: ExecutionPlanRecords['pools'][number]): string {
     pool.id,
     `${pool.memoryKind} on ${pool.device.toString()}, ${pool.dtype.name}`,
     `${pool.slotBytes} B x ${pool.slotCount} = ${pool.totalBytes} B`,
-    ...pool.derivation.text.split('; '),
+    // One clause a line, each summed slot-count term on its own line.
+    ...pool.derivation.text.split('; ').flatMap((clause) => clause.split(' + ').map((part, i) => (i === 0 ? part : `+ ${part}`))),
   ].join('\n');
 }
 
