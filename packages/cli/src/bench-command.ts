@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { CliIo } from './cli-io.js';
+import { findInAncestors } from './checkout-search.js';
+import { renderBenchPlot } from './bench-plot.js';
+import { parseBenchReport, renderBenchMarkdown } from './bench-report.js';
+import { ExitCode, type ExitCodeValue } from './exit-codes.js';
+
+/** Options of `hs bench`. */
+export interface BenchCommandOptions {
+  /** Frames per repeat of each two-operator series (`HS_BENCH_FRAMES`); a positive integer. */
+  readonly frames: number;
+  /** Repeats of each series (`HS_BENCH_REPEATS`); a positive integer. */
+  readonly repeats: number;
+  /** Directory for `bench.json`, `bench.md` and `bench-latency.svg`, relative to `io.cwd`. */
+  readonly outDir: string;
+}
+
+/**
+ * `hs bench`: runs the benchmarks of the hs checkout around `io.cwd` (`tooling/benchmarks`, its `bench`
+ * script, the packages already built) with `HS_BENCH_FRAMES`, `HS_BENCH_REPEATS` and `HS_BENCH_REPORT`
+ * set (other `HS_BENCH_*` variables pass through from `io.env`), echoes their text, then writes the raw
+ * report `bench.json`, the Markdown table `bench.md` and the plot of the latency distributions
+ * `bench-latency.svg` into `outDir`.
+ *
+ * @returns `ExitCode.Success`; `ExitCode.Usage` outside an hs checkout; `ExitCode.Failure` when the
+ *   benchmarks exit non-zero, their report is malformed, or the outputs cannot be written.
+ */
+export async function benchCommand(options: BenchCommandOptions, io: CliIo): Promise<ExitCodeValue> {
+  const manifest = await findInAncestors(io.cwd, join('tooling', 'benchmarks', 'package.json'));
+  if (manifest === undefined) {
+    io.err(`error: NotFound: no tooling/benchmarks in ${io.cwd} or its parents; run hs bench inside an hs checkout (after pnpm install and pnpm build)`);
+    return ExitCode.Usage;
+  }
+  const benchDir = dirname(manifest);
+  const script = await benchScript(manifest);
+  if (script === undefined) {
+    io.err(`error: InvalidArgument: ${manifest} has no "bench" script`);
+    return ExitCode.Usage;
+  }
+  const outDir = resolve(io.cwd, options.outDir);
+  try {
+    await mkdir(outDir, { recursive: true });
+  } catch (thrown) {
+    io.err(`error: cannot create ${outDir} (${(thrown as NodeJS.ErrnoException).code ?? 'unknown error'}); choose a writable --out`);
+    return ExitCode.Failure;
+  }
+  const reportPath = join(outDir, 'bench.json');
+  const env = {
+    ...io.env,
+    PATH: [join(benchDir, 'node_modules', '.bin'), dirname(process.execPath), io.env['PATH'] ?? ''].join(delimiter),
+    HS_BENCH_FRAMES: String(options.frames),
+    HS_BENCH_REPEATS: String(options.repeats),
+    HS_BENCH_REPORT: reportPath,
+  };
+  const exitCode = await runScript(script, benchDir, env, io);
+  if (exitCode !== 0) {
+    io.err(`error: the benchmarks (${script}, in ${benchDir}) exited with ${exitCode}`);
+    return ExitCode.Failure;
+  }
+  const text = await readFile(reportPath, 'utf8').catch(() => undefined);
+  if (text === undefined) {
+    io.err(`error: the benchmarks did not write ${reportPath}; is tooling/benchmarks older than this hs?`);
+    return ExitCode.Failure;
+  }
+  const report = parseBenchReport(text, reportPath);
+  if (!report.ok) {
+    io.err(`error: ${report.error.message}`);
+    return ExitCode.Failure;
+  }
+  const markdownPath = join(outDir, 'bench.md');
+  const plotPath = join(outDir, 'bench-latency.svg');
+  await writeFile(markdownPath, renderBenchMarkdown(report.value));
+  await writeFile(plotPath, await renderBenchPlot(report.value));
+  io.out(`wrote ${reportPath}, ${markdownPath} and ${plotPath}`);
+  return ExitCode.Success;
+}
+
+async function benchScript(manifestPath: string): Promise<string | undefined> {
+  try {
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { scripts?: Record<string, unknown> };
+    const script = manifest.scripts?.['bench'];
+    return typeof script === 'string' ? script : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `script` in a shell in `cwd`, echoing its output lines; resolves with its exit code (1 when killed by a signal). */
+function runScript(script: string, cwd: string, env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  return new Promise((done) => {
+    const child = spawn(script, { cwd, env, shell: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    createInterface({ input: child.stdout }).on('line', io.out);
+    createInterface({ input: child.stderr }).on('line', io.err);
+    child.on('error', (error) => {
+      io.err(`error: cannot start the benchmarks: ${error.message}`);
+      done(1);
+    });
+    child.on('close', (code) => done(code ?? 1));
+  });
+}

@@ -1,0 +1,208 @@
+import { readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { type CudaNativeLoad, type DeviceProperties, loadCudaNative } from '@hs/cuda-native';
+import { type Backend, Device, MemoryKind, selectBackend } from '@hs/streams';
+import { findInAncestors } from './checkout-search.js';
+
+/** `ok`: works; `missing`: absent, hs works without it; `failed`: present but broken. */
+export type DoctorStatus = 'ok' | 'missing' | 'failed';
+
+/** One line of the `hs doctor` report. */
+export interface DoctorCheck {
+  /** What was checked, e.g. `host backend`, `CUDA devices`. */
+  readonly name: string;
+  readonly status: DoctorStatus;
+  /** What was found. */
+  readonly detail: string;
+  /** What to do about a `missing` or `failed` check; `undefined` for `ok`. */
+  readonly todo?: string;
+}
+
+/** The whole `hs doctor` report. */
+export interface DoctorReport {
+  /** The backend `selectBackend()` picks here (`host` or `cuda`), or `undefined` when it fails. */
+  readonly backend: string | undefined;
+  /** Whether the host backend passed its round trip: the condition for exit code 0. */
+  readonly hostBackendWorks: boolean;
+  readonly checks: readonly DoctorCheck[];
+}
+
+const ROUND_TRIP_BYTES = 4096;
+const ROUND_TRIP_VALUE = 0x5a;
+/** `cudaMemAllocationHandleType` bits. */
+const HANDLE_TYPES: readonly (readonly [number, string])[] = [
+  [1, 'POSIX file descriptor'],
+  [2, 'Win32 handle'],
+  [4, 'Win32 KMT handle'],
+  [8, 'fabric'],
+];
+
+/**
+ * Runs every check of `hs doctor`: Node, the backend `selectBackend()` picks (honouring `HS_BACKEND` in
+ * `env`), a host-backend round trip (stream, allocation, fill, copy back, compare), the CUDA addon and its
+ * runtime and driver versions, each device with its memory-pool and IPC support, a CUDA-backend round
+ * trip when a device is visible, and the `@hs/ipc` package with its native addon (looked up from `cwd`).
+ * Never throws for a missing piece: each becomes a check with what to do.
+ */
+export async function runDoctorChecks(env: Readonly<Record<string, string | undefined>>, cwd: string): Promise<DoctorReport> {
+  const checks: DoctorCheck[] = [{ name: 'node', status: 'ok', detail: `${process.version} on ${process.platform} ${process.arch}` }];
+
+  const selected = selectBackend({ env });
+  const source = env['HS_BACKEND'] !== undefined && env['HS_BACKEND'] !== '' ? `HS_BACKEND=${env['HS_BACKEND']}` : 'auto-detection';
+  let backend: string | undefined;
+  if (selected.ok) {
+    backend = selected.value.name;
+    selected.value.dispose();
+    checks.push({ name: 'backend', status: 'ok', detail: `${backend} (chosen by ${source})` });
+  } else {
+    checks.push({
+      name: 'backend',
+      status: 'failed',
+      detail: selected.error.message,
+      todo: 'unset HS_BACKEND (auto-detection) or set HS_BACKEND=host to run on the host backend',
+    });
+  }
+
+  const host = await roundTrip('host', Device.cuda(0));
+  checks.push(host);
+
+  const cuda = loadCudaNative();
+  checks.push(...cudaChecks(cuda));
+  if (cuda.ok && cuda.hasDevice) checks.push(await roundTrip('cuda', Device.cuda(0)));
+
+  checks.push(await ipcPackageCheck(cwd));
+  return { backend, hostBackendWorks: host.status === 'ok', checks };
+}
+
+/** Creates a stream, allocates device memory, fills it, copies it back and compares, on one backend. */
+async function roundTrip(name: 'host' | 'cuda', device: Device): Promise<DoctorCheck> {
+  const check = `${name} backend`;
+  const selected = selectBackend({ backend: name });
+  if (!selected.ok) {
+    return { name: check, status: 'failed', detail: selected.error.message, todo: name === 'host' ? REINSTALL : CUDA_REBUILD };
+  }
+  const backend = selected.value;
+  try {
+    const problem = await fillAndReadBack(backend, device);
+    if (problem !== undefined) return { name: check, status: 'failed', detail: problem, todo: name === 'host' ? REINSTALL : CUDA_REBUILD };
+    return {
+      name: check,
+      status: 'ok',
+      detail: `stream, ${ROUND_TRIP_BYTES}-byte ${MemoryKind.CudaDevice} allocation on ${device.toString()}, fill and copy back verified`,
+    };
+  } finally {
+    backend.dispose();
+  }
+}
+
+async function fillAndReadBack(backend: Backend, device: Device): Promise<string | undefined> {
+  const stream = backend.createStream(device, { label: 'hs-doctor' });
+  if (!stream.ok) return stream.error.message;
+  const memory = backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: ROUND_TRIP_BYTES, label: 'hs-doctor' });
+  if (!memory.ok) {
+    backend.destroyStream(stream.value);
+    return memory.error.message;
+  }
+  try {
+    const range = { memory: memory.value, byteOffset: 0, byteLength: ROUND_TRIP_BYTES, label: 'hs-doctor' };
+    const back = new Uint8Array(ROUND_TRIP_BYTES);
+    const filled = backend.memsetAsync(stream.value, range, ROUND_TRIP_VALUE);
+    if (!filled.ok) return filled.error.message;
+    const copied = backend.copyToHostAsync(stream.value, back, range);
+    if (!copied.ok) return copied.error.message;
+    const synced = await backend.synchronizeStream(stream.value);
+    if (!synced.ok) return synced.error.message;
+    const wrong = back.findIndex((b) => b !== ROUND_TRIP_VALUE);
+    return wrong < 0 ? undefined : `byte ${wrong} read back as ${back[wrong]}, expected ${ROUND_TRIP_VALUE}`;
+  } finally {
+    backend.free(memory.value);
+    backend.destroyStream(stream.value);
+  }
+}
+
+const REINSTALL = 'reinstall hs (pnpm install); the host backend is pure TypeScript and should always work: report this as a bug';
+const CUDA_REBUILD = 'rebuild the addon (pnpm --filter @hs/cuda-native run build:addon) and check the driver with nvidia-smi; HS_BACKEND=host runs everything without CUDA';
+
+function cudaChecks(cuda: CudaNativeLoad): DoctorCheck[] {
+  if (!cuda.ok) {
+    return [{ name: 'CUDA addon', status: 'missing', detail: 'not loaded, so no CUDA backend', todo: cuda.reason }];
+  }
+  const { runtime } = cuda;
+  const checks: DoctorCheck[] = [
+    { name: 'CUDA addon', status: 'ok', detail: `loaded from ${cuda.path}` },
+    { name: 'CUDA runtime', status: 'ok', detail: cudaVersion(runtime.runtimeVersion) },
+  ];
+  if (runtime.driverVersion === 0) {
+    checks.push({
+      name: 'CUDA driver',
+      status: 'missing',
+      detail: `none (${runtime.statusText})`,
+      todo: `install an NVIDIA driver that supports CUDA ${cudaVersion(runtime.runtimeVersion)} or newer; until then hs runs on the host backend`,
+    });
+  } else {
+    checks.push({ name: 'CUDA driver', status: 'ok', detail: `supports CUDA ${cudaVersion(runtime.driverVersion)}` });
+  }
+  if (!cuda.hasDevice) {
+    checks.push({ name: 'CUDA devices', status: 'missing', detail: cuda.deviceProblem, todo: 'run on a machine with an NVIDIA GPU (check with nvidia-smi); the host backend emulates cuda:N in host memory meanwhile' });
+    return checks;
+  }
+  for (let ordinal = 0; ordinal < runtime.deviceCount; ordinal += 1) {
+    const properties = cuda.binding.deviceProperties(ordinal);
+    checks.push({ name: `cuda:${ordinal}`, status: 'ok', detail: `${properties.name}, compute capability ${properties.computeCapability}, ${(properties.totalGlobalMem / 2 ** 30).toFixed(1)} GiB, ${properties.multiProcessorCount} SMs` });
+    checks.push(memoryPoolCheck(properties));
+    checks.push(ipcDeviceCheck(properties));
+  }
+  return checks;
+}
+
+function memoryPoolCheck(properties: DeviceProperties): DoctorCheck {
+  const name = `cuda:${properties.ordinal} memory pools`;
+  if (properties.memoryPoolsSupported) return { name, status: 'ok', detail: 'stream-ordered allocation (cudaMallocAsync) supported' };
+  return { name, status: 'missing', detail: 'the device or driver does not support memory pools', todo: 'update the driver; hs pools still work, but cudaMallocAsync-based resources are unavailable' };
+}
+
+function ipcDeviceCheck(properties: DeviceProperties): DoctorCheck {
+  const name = `cuda:${properties.ordinal} IPC`;
+  const handles = HANDLE_TYPES.filter(([bit]) => (properties.memoryPoolSupportedHandleTypes & bit) !== 0).map(([, label]) => label);
+  const detail = `events ${properties.ipcEventSupported ? 'shareable' : 'not shareable'}; pool handle types: ${handles.length === 0 ? 'none' : handles.join(', ')}`;
+  if (properties.ipcEventSupported) return { name, status: 'ok', detail };
+  return { name, status: 'missing', detail, todo: 'cross-process topics need IPC events: use a Linux driver with IPC support, or keep the pipeline in one process' };
+}
+
+/** Finds `@hs/ipc` from `cwd` (installed as a dependency, or in an hs checkout) and loads its native addon. */
+async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
+  const name = '@hs/ipc';
+  const manifest = resolveFrom(cwd, '@hs/ipc/package.json') ?? (await findInAncestors(cwd, join('packages', 'ipc', 'package.json')));
+  if (manifest === undefined) {
+    return { name, status: 'missing', detail: 'not installed here', todo: 'for cross-process topics add @hs/ipc to your project (pnpm add @hs/ipc)' };
+  }
+  const dir = dirname(manifest);
+  const build = join(dir, 'build');
+  const addons = (await readdir(build).catch(() => [] as string[])).filter((file) => file.endsWith('.node')).sort();
+  const buildCommand = 'pnpm --filter @hs/ipc run build:addon';
+  if (addons.length === 0) {
+    return { name, status: 'missing', detail: `found at ${dir}, native addon not built (no ${join(build, '*.node')})`, todo: `install cmake and a C++ compiler, then: ${buildCommand}` };
+  }
+  const addon = join(build, addons[0] as string);
+  try {
+    createRequire(import.meta.url)(addon);
+  } catch (thrown) {
+    const reason = thrown instanceof Error ? thrown.message.split('\n')[0] : String(thrown);
+    return { name, status: 'failed', detail: `native addon ${addon} failed to load (${reason})`, todo: `rebuild it: ${buildCommand}` };
+  }
+  return { name, status: 'ok', detail: `native addon loaded from ${addon}` };
+}
+
+function resolveFrom(dir: string, specifier: string): string | undefined {
+  try {
+    return createRequire(join(dir, 'package.json')).resolve(specifier);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `13000` -> `13.0`, `12040` -> `12.4`. */
+function cudaVersion(encoded: number): string {
+  return `${Math.floor(encoded / 1000)}.${Math.floor((encoded % 1000) / 10)}`;
+}

@@ -1,0 +1,108 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { HsError } from '@hs/streams';
+import { benchCommand } from './bench-command.js';
+import type { CliIo } from './cli-io.js';
+import { doctorCommand } from './doctor-command.js';
+import { ExitCode, type ExitCodeValue } from './exit-codes.js';
+import { PLAN_FORMATS, type PlanFormat, planCommand } from './plan-command.js';
+import { runCommand } from './run-command.js';
+
+/** Version printed by `hs --version`. */
+export const HS_CLI_VERSION = '0.0.0';
+
+/**
+ * Runs the `hs` command line on `args` (the user's arguments, without `node` and the script). Everything
+ * before the first `--` is for `hs`; everything after it goes to the pipeline module of `hs run` and
+ * `hs plan`. Commands: `doctor`, `run`, `plan`, `bench` (see `hs <command> --help`).
+ *
+ * @returns the exit code (see `ExitCode`). Usage errors (unknown command or option, a bad number) are
+ *   printed by the argument parser and answered with `ExitCode.Usage`; `--help` and `--version` with 0.
+ *   An `HsError` thrown by a module (a programmer error) is printed and answered with `ExitCode.Failure`;
+ *   anything else propagates (a bug, worth its stack trace).
+ */
+export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCodeValue> {
+  const split = args.indexOf('--');
+  const hsArgs = split < 0 ? args : args.slice(0, split);
+  const moduleArgs = split < 0 ? [] : args.slice(split + 1);
+  let exitCode: ExitCodeValue = ExitCode.Success;
+  const program = buildProgram(io, moduleArgs, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(hsArgs, { from: 'user' });
+  } catch (thrown) {
+    if (thrown instanceof CommanderError) return thrown.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
+    if (thrown instanceof HsError) {
+      io.err(`error: ${thrown.message}`);
+      return ExitCode.Failure;
+    }
+    throw thrown;
+  }
+  return exitCode;
+}
+
+function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: ExitCodeValue) => void): Command {
+  const program = new Command('hs')
+    .description('The hs command line: check this machine, run and draw pipeline modules, benchmark hs.')
+    .version(HS_CLI_VERSION)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.out(text.replace(/\n$/, '')),
+      writeErr: (text) => io.err(text.replace(/\n$/, '')),
+    })
+    .showHelpAfterError('(hs --help lists the commands; hs <command> --help their options)');
+
+  program
+    .command('doctor')
+    .description('Report the backend, CUDA runtime/driver, devices, memory-pool and IPC support, native addons, and what to do about missing pieces. Exit 0 when the host backend works.')
+    .option('--json', 'print the report as JSON')
+    .action(async (options: { json?: boolean }) => finish(await doctorCommand({ json: options.json === true }, io)));
+
+  program
+    .command('run')
+    .description('Run a pipeline module with a progress bar and live status (frames/s, latency p50/p99, pool occupancy). Ctrl-C stops it cleanly (exit 130).')
+    .argument('<module>', 'example name (examples/<name> of this checkout) or path to a pipeline module file or package')
+    .option('--interval <ms>', 'milliseconds between status updates (10 to 60000)', integerIn('--interval', 10, 60_000), 500)
+    .option('--no-progress', 'no progress bar or status line (also when stderr is not a terminal or CI is set)')
+    .option('--drain-timeout <ms>', 'milliseconds the graph gets to drain after Ctrl-C (1 to 600000)', integerIn('--drain-timeout', 1, 600_000), 10_000)
+    .addHelpText('after', '\nModule options go after --, e.g.: hs run image-pipeline -- --frames 100 --rate 30')
+    .action(async (target: string, options: { interval: number; progress: boolean; drainTimeout: number }) =>
+      finish(await runCommand({ target, moduleArgs, intervalMs: options.interval, progress: options.progress, drainTimeoutMs: options.drainTimeout }, io)),
+    );
+
+  const plan = program
+    .command('plan')
+    .description('Compile a pipeline module and show its plan: partitions, streams, fused edges, pools and their derivations.')
+    .argument('<module>', 'example name or path to a pipeline module file or package')
+    .option('-o, --output <file>', 'write to this file instead of standard output')
+    .addHelpText('after', '\nModule options go after --, e.g.: hs plan image-pipeline --svg -o plan.svg -- --frames 4');
+  for (const format of PLAN_FORMATS) {
+    plan.addOption(new Option(`--${format}`, `render as ${format}${format === 'text' ? ' (default)' : ''}`).conflicts(PLAN_FORMATS.filter((f) => f !== format)));
+  }
+  plan.action(async (target: string, options: Partial<Record<PlanFormat, boolean>> & { output?: string }) => {
+    const format = PLAN_FORMATS.find((f) => options[f] === true) ?? 'text';
+    finish(await planCommand({ target, moduleArgs, format, outFile: options.output }, io));
+  });
+
+  program
+    .command('bench')
+    .description('Run the benchmarks of this checkout (tooling/benchmarks) and write a Markdown table and an SVG plot of the latency distributions.')
+    .option('--frames <n>', 'frames per repeat (1 to 100000000)', integerIn('--frames', 1, 100_000_000), 200_000)
+    .option('--repeats <n>', 'repeats of each series (1 to 1000)', integerIn('--repeats', 1, 1000), 5)
+    .option('--out <dir>', 'directory for bench.json, bench.md and bench-latency.svg', 'bench-report')
+    .action(async (options: { frames: number; repeats: number; out: string }) =>
+      finish(await benchCommand({ frames: options.frames, repeats: options.repeats, outDir: options.out }, io)),
+    );
+  return program;
+}
+
+const PLAIN_INTEGER = /^[0-9]+$/;
+
+/** A commander argument parser for a plain decimal integer from `min` to `max`. */
+function integerIn(option: string, min: number, max: number): (text: string) => number {
+  return (text) => {
+    const value = PLAIN_INTEGER.test(text) ? Number(text) : Number.NaN;
+    if (!(value >= min && value <= max)) throw new InvalidArgumentError(`${option} takes a plain decimal integer from ${min} to ${max}`);
+    return value;
+  };
+}

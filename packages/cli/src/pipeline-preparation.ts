@@ -1,0 +1,44 @@
+import { type ExecutionPlan, compile } from '@hs/compiler';
+import type { PipelineBuild } from '@hs/runtime';
+import type { CliIo } from './cli-io.js';
+import { ExitCode, type ExitCodeValue } from './exit-codes.js';
+import { type LoadedPipelineModule, loadPipelineModule } from './module-loader.js';
+
+/** A pipeline module loaded, its arguments parsed, its graph built and compiled. */
+export interface PreparedPipeline {
+  readonly loaded: LoadedPipelineModule;
+  readonly build: PipelineBuild;
+  readonly plan: ExecutionPlan;
+}
+
+/**
+ * The steps `hs run` and `hs plan` share: load the module `target` names, let it parse `moduleArgs`,
+ * build its graph and compile it with the build's compile options. Every failure is printed to `io.err`
+ * as `error: <ErrorCode>: <message>`.
+ *
+ * @returns the prepared pipeline, or the exit code to stop with: `ExitCode.Usage` for a module that
+ *   cannot be loaded or arguments it rejected (or its own exit code after `--help`), `ExitCode.Failure`
+ *   when building or compiling fails.
+ */
+export async function preparePipeline(
+  target: string,
+  moduleArgs: readonly string[],
+  io: CliIo,
+): Promise<{ readonly ok: true; readonly value: PreparedPipeline } | { readonly ok: false; readonly exitCode: ExitCodeValue }> {
+  const loaded = await loadPipelineModule(target, io.cwd);
+  if (!loaded.ok) return fail(io, loaded.error.message, ExitCode.Usage);
+  const { module } = loaded.value;
+  const request = module.parseArguments(moduleArgs, { log: io.out, error: io.err });
+  if (!request.ok) return fail(io, request.error.message, ExitCode.Usage);
+  if (request.value.kind === 'exit') return { ok: false, exitCode: request.value.exitCode === 0 ? ExitCode.Success : ExitCode.Usage };
+  const build = await module.build(request.value.options);
+  if (!build.ok) return fail(io, build.error.message, ExitCode.Failure);
+  const plan = compile(build.value.graph, build.value.compileOptions);
+  if (!plan.ok) return fail(io, plan.error.message, ExitCode.Failure);
+  return { ok: true, value: { loaded: loaded.value, build: build.value, plan: plan.value } };
+}
+
+function fail(io: CliIo, message: string, exitCode: ExitCodeValue): { readonly ok: false; readonly exitCode: ExitCodeValue } {
+  io.err(`error: ${message}`);
+  return { ok: false, exitCode };
+}

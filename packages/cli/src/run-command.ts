@@ -1,0 +1,76 @@
+import { RunSession, formatMetrics, type RunMetrics } from '@hs/runtime';
+import type { CliIo } from './cli-io.js';
+import { ExitCode, type ExitCodeValue } from './exit-codes.js';
+import { preparePipeline } from './pipeline-preparation.js';
+import { RunProgress } from './run-progress.js';
+
+/** Options of `hs run`. */
+export interface RunCommandOptions {
+  /** Example name or path of a pipeline module. */
+  readonly target: string;
+  /** Arguments for the module (after `--`). */
+  readonly moduleArgs: readonly string[];
+  /** Milliseconds between metrics snapshots (status line redraws); a positive number. */
+  readonly intervalMs: number;
+  /** `false` turns the progress bar and status line off even on a terminal. */
+  readonly progress: boolean;
+  /** Milliseconds the session gets to drain after Ctrl-C (and then to return its slots). */
+  readonly drainTimeoutMs: number;
+}
+
+/**
+ * `hs run`: prepares the pipeline (load, parse, build, compile), calls its `prepareRun()`, creates a
+ * `RunSession` and runs it. On a terminal (`io.progress` set and `progress` true) a progress bar and a
+ * status line are redrawn from each `'metrics'` snapshot; otherwise nothing is printed while it runs.
+ * Ctrl-C stops the session (`stop()` semantics: sources end, the graph drains within `drainTimeoutMs`,
+ * every slot returns). The backend is printed first; at the end `formatMetrics()` and the module's summary lines (also after Ctrl-C).
+ *
+ * @returns `ExitCode.Success`; `ExitCode.Interrupted` after Ctrl-C; `ExitCode.Failure` when the run or
+ *   its preparation fails; `ExitCode.Usage` for a module or arguments that were wrong.
+ */
+export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<ExitCodeValue> {
+  const prepared = await preparePipeline(options.target, options.moduleArgs, io);
+  if (!prepared.ok) return prepared.exitCode;
+  const { loaded, build, plan } = prepared.value;
+  if (build.prepareRun !== undefined) {
+    const ready = await build.prepareRun();
+    if (!ready.ok) {
+      io.err(`error: ${ready.error.message}`);
+      return ExitCode.Failure;
+    }
+  }
+  const created = RunSession.create(plan, { ...build.sessionOptions, metricsIntervalMs: options.intervalMs });
+  if (!created.ok) {
+    io.err(`error: ${created.error.message}`);
+    return ExitCode.Failure;
+  }
+  const session = created.value;
+  const controller = new AbortController();
+  let interrupted = false;
+  const display = options.progress && io.progress !== null ? new RunProgress(io.progress, build.expectedFrames) : undefined;
+  const removeInterrupt = io.onInterrupt(() => {
+    interrupted = true;
+    display?.note('stopping (Ctrl-C): draining the graph');
+    controller.abort();
+  });
+  let result: Awaited<ReturnType<RunSession['run']>>;
+  try {
+    io.out(`hs run ${loaded.module.name}: ${loaded.module.description}`);
+    io.out(`backend: ${session.backend.name}`);
+    if (display !== undefined) session.on('metrics', (metrics: RunMetrics) => display.update(metrics));
+    result = await session.run({ signal: controller.signal, drainTimeoutMs: options.drainTimeoutMs });
+  } finally {
+    display?.stop();
+    removeInterrupt();
+    session.dispose();
+  }
+  if (!result.ok) {
+    io.err(`error: ${result.error.message}`);
+    return ExitCode.Failure;
+  }
+  io.out(formatMetrics(result.value));
+  for (const line of build.summary(result.value)) io.out(line);
+  if (!interrupted) return ExitCode.Success;
+  io.err(`interrupted: stopped after ${result.value.frames} frames, every slot returned`);
+  return ExitCode.Interrupted;
+}
