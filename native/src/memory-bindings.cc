@@ -32,6 +32,24 @@ Napi::Value SetPoolReleaseThreshold(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+/**
+ * memPoolUsage(device) -> { reserved, used }: bytes the device's default pool holds from the driver
+ * (cudaMemPoolAttrReservedMemCurrent) and bytes of it handed out (cudaMemPoolAttrUsedMemCurrent).
+ */
+Napi::Value MemPoolUsage(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  cudaMemPool_t pool = nullptr;
+  Check(env, cudaDeviceGetDefaultMemPool(&pool, ToInt(info[0], "device")), "cudaDeviceGetDefaultMemPool");
+  uint64_t reserved = 0;
+  uint64_t used = 0;
+  Check(env, cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved), "cudaMemPoolGetAttribute(reserved)");
+  Check(env, cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), "cudaMemPoolGetAttribute(used)");
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("reserved", Napi::Number::New(env, static_cast<double>(reserved)));
+  result.Set("used", Napi::Number::New(env, static_cast<double>(used)));
+  return result;
+}
+
 /** malloc(device, size) -> bigint (cudaMalloc). Free with deferFree(0, p). */
 Napi::Value Malloc(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -136,6 +154,7 @@ void RegisterMemoryBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("mallocAsync", Napi::Function::New(env, MallocAsync, "mallocAsync"));
   exports.Set("freeAsync", Napi::Function::New(env, FreeAsync, "freeAsync"));
   exports.Set("setPoolReleaseThreshold", Napi::Function::New(env, SetPoolReleaseThreshold, "setPoolReleaseThreshold"));
+  exports.Set("memPoolUsage", Napi::Function::New(env, MemPoolUsage, "memPoolUsage"));
   exports.Set("malloc", Napi::Function::New(env, Malloc, "malloc"));
   exports.Set("mallocHost", Napi::Function::New(env, MallocHost, "mallocHost"));
   exports.Set("mallocManaged", Napi::Function::New(env, MallocManaged, "mallocManaged"));

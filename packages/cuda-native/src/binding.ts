@@ -128,6 +128,38 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   /** Frees a record made by `exportTensorV1` (runs its DLPack deleter). */
   releaseTensorV1(record: bigint): void;
 
+  // ---- memory pool diagnostics ----
+  /**
+   * The device's default memory pool: bytes it holds from the driver (`reserved`) and bytes of those
+   * handed out (`used`). Throws an Error with `cudaError` when CUDA refuses.
+   */
+  memPoolUsage(ordinal: number): { reserved: number; used: number };
+
+  // ---- memory resources from downstream addons (hs_memory_resource_v1 in native/include/hs/hs.h) ----
+  /**
+   * Checks that `table` is a Node-API external tagged `HS_MEMORY_RESOURCE_TYPE_TAG`, validates the table
+   * (struct_size, version, device_type, entry points) and copies it. Throws a TypeError for any other
+   * value; an Error with `code` `ERR_HS_BAD_RESOURCE_TABLE` for an invalid table or one already open.
+   */
+  memoryResourceOpen(table: unknown): OpenedMemoryResource;
+  /**
+   * Calls the table's `allocate` (`bytes` > 0, `alignment` a power of two up to 2^30); the address lands
+   * in `out[0]` (0n on failure). Returns a `ResourceStatus`: 0, the table's own code (1..4), or one of
+   * hs's negative codes (a misaligned pointer was given back, a NULL pointer, a closed resource, ...).
+   * @throws TypeError when `resource` is not from `memoryResourceOpen` or `out` is not a BigUint64Array.
+   */
+  memoryResourceAllocate(resource: object, bytes: number, alignment: number, out: BigUint64Array): number;
+  /** `allocate_async` on the `cudaStream_t` `stream`; as `memoryResourceAllocate`. */
+  memoryResourceAllocateAsync(resource: object, bytes: number, alignment: number, stream: bigint, out: BigUint64Array): number;
+  /** Calls the table's `deallocate` with one allocation's address, bytes and alignment; returns a `ResourceStatus`. */
+  memoryResourceDeallocate(resource: object, address: bigint, bytes: number, alignment: number): number;
+  /** `deallocate_async` on the `cudaStream_t` `stream`; returns a `ResourceStatus`. */
+  memoryResourceDeallocateAsync(resource: object, address: bigint, bytes: number, alignment: number, stream: bigint): number;
+  /** Calls the table's `destroy` once (idempotent); later calls on `resource` return `ResourceStatus.Destroyed`. */
+  memoryResourceClose(resource: object): void;
+  /** Words for a `ResourceStatus`. */
+  memoryResourceStatusName(status: number): string;
+
   // ---- kernels ----
   /** Registry names, by index. */
   kernelNames(): string[];
@@ -191,6 +223,43 @@ export interface TensorV1Descriptor {
   /** `cudaStream_t` the addon should work on. */
   readonly stream: bigint;
 }
+
+/** What `memoryResourceOpen` returns: hs's validated copy of a downstream addon's table and what it serves. */
+export interface OpenedMemoryResource {
+  /** Opaque handle for the `memoryResource*` calls (destroyed when closed or garbage-collected). */
+  readonly resource: object;
+  /** DLPack device type of the memory served: 1 pageable host, 2 CUDA device, 3 pinned host, 13 managed. */
+  readonly deviceType: number;
+  /** CUDA ordinal for device and managed memory; 0 for host memory. */
+  readonly deviceId: number;
+  /** True when the table has the stream-ordered pair `allocate_async`/`deallocate_async`. */
+  readonly streamOrdered: boolean;
+  /** The table's `name` (empty when it had none). */
+  readonly name: string;
+}
+
+/** Statuses of the `memoryResource*` calls: the table's own (`hs_resource_status`) and hs's negative ones. */
+export const ResourceStatus = Object.freeze({
+  Ok: 0,
+  OutOfMemory: 1,
+  InvalidArgument: 2,
+  NotSupported: 3,
+  Failure: 4,
+  /** The table returned a misaligned pointer; hs gave it back. */
+  Misaligned: -1,
+  /** The table reported success with a NULL pointer. */
+  NullPointer: -2,
+  /** The resource was closed. */
+  Destroyed: -3,
+  /** A stream-ordered call on a table without the stream-ordered pair. */
+  NoStreamEntryPoints: -4,
+  /** A misaligned pointer that the table then refused back (its leak, not hs's). */
+  GiveBackFailed: -5,
+  /** hs refused the arguments before calling the table. */
+  BadArguments: -6,
+  /** The table returned a status outside `hs_resource_status`. */
+  UnknownStatus: -7,
+});
 
 /** What `runtimeInfo()` reports. */
 export interface RuntimeInfo {

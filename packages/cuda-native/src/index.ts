@@ -1,4 +1,4 @@
 export { loadCudaNative } from './load-cuda-native.js';
 export type { CudaNativeLoad } from './load-cuda-native.js';
-export { CudaStatus } from './binding.js';
-export type { CudaNativeBinding, CudaNativeBenchBinding, RuntimeInfo, DeviceProperties, TensorV1Descriptor } from './binding.js';
+export { CudaStatus, ResourceStatus } from './binding.js';
+export type { CudaNativeBinding, CudaNativeBenchBinding, RuntimeInfo, DeviceProperties, TensorV1Descriptor, OpenedMemoryResource } from './binding.js';
