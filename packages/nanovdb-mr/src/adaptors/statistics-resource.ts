@@ -4,8 +4,11 @@ import { ResourceAdaptor } from './resource-adaptor.js';
 
 /** One counter: the current value, its peak and the running total of increments. */
 export interface Counter {
+  /** Value now (bytes or allocations outstanding). */
   readonly current: number;
+  /** Highest `current` seen. */
   readonly peak: number;
+  /** Sum of every increment (bytes or allocations ever made). */
   readonly total: number;
 }
 

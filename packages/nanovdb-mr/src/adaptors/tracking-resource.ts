@@ -4,6 +4,7 @@ import { ResourceAdaptor } from './resource-adaptor.js';
 
 /** One allocation a `TrackingResource` has seen and not yet seen returned. */
 export interface TrackedAllocation {
+  /** The block the upstream returned. */
   readonly block: MemoryBlock;
   /** Requested bytes. */
   readonly bytes: number;

@@ -35,8 +35,12 @@ export class GridAccessor {
   readonly #leafStart: number;
   readonly #leafCount: number;
 
+  /** What validation learned about the grid this accessor reads. */
+  readonly metadata: GridMetadata;
+
   /** `bytes` holds the grid at `metadata.byteOffset` (as returned by `validateGrids` for those bytes). */
-  constructor(bytes: Uint8Array, readonly metadata: GridMetadata) {
+  constructor(bytes: Uint8Array, metadata: GridMetadata) {
+    this.metadata = metadata;
     this.#v = new DataView(bytes.buffer, bytes.byteOffset + metadata.byteOffset, metadata.gridSize);
     this.#layout = valueLayoutOf(metadata.gridType) as ValueLayout;
     this.#tableSize = this.#v.getUint32(ROOT_OFFSET + 24, true);

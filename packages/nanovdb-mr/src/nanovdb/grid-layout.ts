@@ -112,32 +112,51 @@ export const Leaf = {
 
 /** NanoVDB grid types hs reads and builds (`GridType` codes). */
 export enum GridType {
+  /** One 32-bit float value per voxel and tile. */
   Float = 1,
+  /** Index grid: every voxel of a leaf gets a value index (dense per leaf). */
   Index = 19,
+  /** Index grid: only active voxels get a value index (sparse; what `pointsToGrid` builds). */
   OnIndex = 20,
 }
 
 /** NanoVDB grid classes (`GridClass` codes). */
 export enum GridClass {
+  /** No particular meaning declared. */
   Unknown = 0,
+  /** Narrow-band signed distance field. */
   LevelSet = 1,
+  /** Density volume (fog). */
   FogVolume = 2,
+  /** Staggered (face-centred) vector field. */
   Staggered = 3,
+  /** Point index grid. */
   PointIndex = 4,
+  /** Point data grid. */
   PointData = 5,
+  /** Topology only, no values. */
   Topology = 6,
+  /** Volume of voxels, each one value. */
   VoxelVolume = 7,
+  /** Index grid into external value arrays (`Index`/`OnIndex` grid types). */
   IndexGrid = 8,
+  /** Index grid into external tensors of values. */
   TensorGrid = 9,
 }
 
 /** GridData flag bits. */
 export enum GridFlags {
+  /** The name is longer than the 256-byte name field and lives in blind metadata. */
   HasLongGridName = 1,
+  /** The bounding boxes are set. */
   HasBBox = 2,
+  /** Nodes carry minimum and maximum values. */
   HasMinMax = 4,
+  /** Nodes carry average values. */
   HasAverage = 8,
+  /** Nodes carry standard deviations. */
   HasStdDeviation = 16,
+  /** Nodes are laid out breadth-first (upper, then lower, then leaf nodes). */
   IsBreadthFirst = 32,
 }
 

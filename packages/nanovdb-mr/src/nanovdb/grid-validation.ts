@@ -25,7 +25,9 @@ import {
 
 /** An axis-aligned box: `min` and `max` corners (inclusive for index boxes). */
 export interface Box3 {
+  /** Lower corner, x y z. */
   readonly min: readonly [number, number, number];
+  /** Upper corner, x y z. */
   readonly max: readonly [number, number, number];
 }
 
@@ -35,13 +37,19 @@ export interface GridMetadata {
   readonly byteOffset: number;
   /** Bytes of this grid (GridData.gridSize). */
   readonly gridSize: number;
+  /** Position of this grid in its chain, from 0 (GridData.gridIndex). */
   readonly gridIndex: number;
+  /** Grids in the chain (GridData.gridCount). */
   readonly gridCount: number;
+  /** Value type of the grid. */
   readonly gridType: GridType;
+  /** Meaning of the values. */
   readonly gridClass: GridClass;
   /** Format version (`major << 21 | minor << 10 | patch`). */
   readonly version: number;
+  /** Bit set of `GridFlags`. */
   readonly flags: number;
+  /** Grid name (UTF-8, at most 255 bytes in the name field). */
   readonly name: string;
   /** Leaf, lower, upper node counts. */
   readonly nodeCount: readonly [number, number, number];
@@ -58,7 +66,12 @@ export interface GridMetadata {
   /** Voxel size per axis, world units. */
   readonly voxelSize: readonly [number, number, number];
   /** Checksum halves as stored; `0xffffffff` marks a half that was not computed. */
-  readonly checksum: { readonly head: number; readonly tail: number };
+  readonly checksum: {
+    /** CRC32 of the grid and tree headers after the checksum field (bytes 16 to 736). */
+    readonly head: number;
+    /** CRC32 of the per-4-KiB-block CRC32s of the rest of the grid (bytes 736 to gridSize). */
+    readonly tail: number;
+  };
   /** Blind-metadata records. */
   readonly blindMetadataCount: number;
 }

@@ -14,7 +14,9 @@ const MAX_GRID_SIZE = 2 ** 32;
 
 /** One decoded segment: the grids' bytes back to back (one chain) and their metadata. */
 export interface NvdbSegment {
+  /** The segment's grids, decompressed, back to back as one chain. */
   readonly bytes: Uint8Array;
+  /** Metadata of each grid in `bytes`, in chain order. */
   readonly grids: readonly GridMetadata[];
 }
 

@@ -1,0 +1,259 @@
+import { ErrorCode, HsError, OK_VOID, err, ok, unwrap, type Backend, type Err, type Result, type Stream } from '@hs/streams';
+import { Buffer } from '../buffer.js';
+import { BufferView } from '../buffer-view.js';
+import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../resource.js';
+import { GRID_DATA_SIZE, type ValueLayout } from './grid-layout.js';
+import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
+import { checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
+import { resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
+import { subRange } from './points-to-grid-async.js';
+import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
+import { MAX_DEVICE_POINTS, pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
+
+/** Capacity bounds of a `BoundedPointsToGrid`: the most points read and nodes written per build. */
+export interface PointsToGridCapacity {
+  /** Points read per build (more are ignored and reported); 1 .. 2^32 - 1. */
+  readonly points: number;
+  /** Root tiles, one upper node each (270 400 bytes per upper node). */
+  readonly uppers: number;
+  /** Lower nodes (33 856 bytes each). */
+  readonly lowers: number;
+  /** Leaves (96 bytes each for OnIndex, 2 144 for Float). */
+  readonly leaves: number;
+}
+
+/** What a bounded build did, read from its device-side report. */
+export interface BoundedBuildReport {
+  /** Points handed to the build. */
+  readonly given: number;
+  /** Points read: `given` clamped to the point capacity. */
+  readonly used: number;
+  /** Points read that map to a voxel. */
+  readonly valid: number;
+  /** Index of the first point that was NaN, infinite or outside the 32-bit index range (skipped); `undefined` when none. */
+  readonly firstInvalid: number | undefined;
+  /** Voxels and nodes all valid points need. */
+  readonly needed: LevelCounts;
+  /** Voxels and nodes in the grid written (a prefix of the build order when a capacity overflowed). */
+  readonly counts: LevelCounts;
+  /** Bytes of the grid written at the start of `grid`. */
+  readonly gridSize: number;
+  /** True when any capacity cut the build short. */
+  readonly overflowed: boolean;
+  /** Which capacities were exceeded. */
+  readonly overflow: { readonly points: boolean; readonly uppers: boolean; readonly lowers: boolean; readonly leaves: boolean };
+}
+
+const WHO = 'BoundedPointsToGrid';
+
+function roundUp(bytes: number, to: number): number {
+  return Math.ceil(bytes / to) * to;
+}
+
+function checkCapacity(capacity: PointsToGridCapacity): Err | null {
+  for (const key of ['points', 'uppers', 'lowers', 'leaves'] as const) {
+    const value = capacity?.[key];
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_DEVICE_POINTS) {
+      return err(ErrorCode.InvalidArgument, `${WHO}: capacity.${key} must be an integer in [1, 2^32 - 1], got ${String(value)}`);
+    }
+  }
+  return null;
+}
+
+/**
+ * PointsToGrid with caller-supplied capacity bounds and no host synchronization: one block holds the
+ * grid (sized for the capacities) and the workspace, allocated once up front through the resource (or
+ * supplied by the caller as a `BufferView`); `encode` enqueues the whole build (three kernel launches,
+ * launch sizes from the capacities, counts kept on the device), so it can be captured into a CUDA
+ * graph and relaunched with new points in the same input memory. A build whose voxels need more
+ * nodes than the capacities allow keeps the longest prefix of its build order that fits (whole root
+ * tiles, nodes and leaves in key order): the grid stays valid and traversable from the root, and the
+ * overflow is recorded on the device for `readReport`. The grid equals the host `pointsToGrid` grid of
+ * the kept voxels, byte for byte.
+ * Spec: beyond NanoVDB's roadmap, its "capacity-bounded, sync-free build path" candidate (issue #4 item 7).
+ *
+ * @example
+ * ```ts
+ * const build = unwrap(BoundedPointsToGrid.create(backend, stream, new DeviceResource(backend, device),
+ *   { points: 1 << 20, uppers: 8, lowers: 512, leaves: 65536 }, { gridType: GridType.OnIndex }));
+ * unwrap(build.encode(stream, { space: 'index', coords }));   // no allocation, no host wait: capturable
+ * const report = unwrap(await build.readReport(stream));      // the only host read, when you want it
+ * if (report.overflowed) console.warn(report.overflow);
+ * build.dispose();
+ * ```
+ */
+export class BoundedPointsToGrid implements Disposable {
+  readonly #backend: Backend;
+  readonly #owned: Buffer<AsyncResource, Uint8ArrayConstructor> | null;
+  readonly #block: MemoryBlock;
+  readonly #capacity: PointsToGridCapacity;
+  readonly #settings: ResolvedGridOptions;
+  readonly #gridCapacity: number;
+  #disposed = false;
+
+  private constructor(backend: Backend, owned: Buffer<AsyncResource, Uint8ArrayConstructor> | null, block: MemoryBlock, capacity: PointsToGridCapacity, settings: ResolvedGridOptions) {
+    this.#backend = backend;
+    this.#owned = owned;
+    this.#block = block;
+    this.#capacity = { ...capacity };
+    this.#settings = settings;
+    this.#gridCapacity = gridBytes(settings.layout, capacity.uppers, capacity.lowers, capacity.leaves);
+  }
+
+  /**
+   * Bytes of the one block a bounded build needs on `backend` (grid capacity rounded to 256 bytes, then
+   * the workspace for `capacity.points`), for callers who supply their own memory. InvalidArgument for
+   * bad capacities or grid type.
+   */
+  static requiredBytes(backend: Backend, capacity: PointsToGridCapacity, gridType: PointsToGridOptions['gridType']): Result<number> {
+    const bad = checkCapacity(capacity);
+    if (bad !== null) return bad;
+    const settings = resolveGridOptions(WHO, { gridType });
+    if (!settings.ok) return settings;
+    return ok(blockBytes(backend, capacity, settings.value.layout));
+  }
+
+  /**
+   * Prepares a bounded build: allocates its one block from `target` on `stream` (an async resource), or
+   * uses `target` (a `BufferView` of at least `requiredBytes`, its address a multiple of 256, owned by
+   * the caller), and enqueues the upload of the 672-byte GridData template on `stream`.
+   * Errors: InvalidArgument for bad capacities, options, or a view that is too small or misaligned;
+   * the resource's (`OutOfMemory`, …) and the backend's. Nothing is left allocated on failure.
+   * @throws HsError InvalidArgument when `target` is neither an async resource nor a BufferView.
+   */
+  static create(
+    backend: Backend,
+    stream: Stream,
+    target: AsyncResource | BufferView<Uint8ArrayConstructor>,
+    capacity: PointsToGridCapacity,
+    options: PointsToGridOptions,
+  ): Result<BoundedPointsToGrid> {
+    const isView = target instanceof BufferView;
+    if (!isView && !isAsyncResource(target)) throw new HsError(ErrorCode.InvalidArgument, `${WHO}.create: target must be an async resource or a BufferView of bytes`);
+    const bad = checkCapacity(capacity);
+    if (bad !== null) return bad;
+    const settings = resolveGridOptions(WHO, options);
+    if (!settings.ok) return settings;
+    const bytes = blockBytes(backend, capacity, settings.value.layout);
+    let owned: Buffer<AsyncResource, Uint8ArrayConstructor> | null = null;
+    let block: MemoryBlock;
+    if (isView) {
+      if (target.element !== Uint8Array || target.data === null || target.sizeBytes < bytes) {
+        return err(ErrorCode.InvalidArgument, `${WHO}.create: the view holds ${target.sizeBytes} bytes; these capacities need a byte view of ${bytes} (see requiredBytes)`);
+      }
+      block = target.data;
+      const address = block.memory.address + BigInt(block.byteOffset);
+      if (address % 256n !== 0n) return err(ErrorCode.InvalidArgument, `${WHO}.create: the view starts at address ${address}, not a multiple of 256`);
+    } else {
+      const made = Buffer.allocateAsync(backend, stream, target, bytes, { noInit: true });
+      if (!made.ok) return made;
+      owned = made.value;
+      block = owned.data as MemoryBlock;
+    }
+    const build = new BoundedPointsToGrid(backend, owned, block, capacity, settings.value);
+    const uploaded = backend.copyFromHostAsync(stream, subRange(block, build.#workspaceOffset + TEMPLATE_OFFSET, GRID_DATA_SIZE, 'bounded pointsToGrid template'), gridTemplate(settings.value));
+    if (!uploaded.ok) {
+      owned?.destroy(stream);
+      return uploaded;
+    }
+    return ok(build);
+  }
+
+  get #workspaceOffset(): number {
+    return roundUp(this.#gridCapacity, 256);
+  }
+
+  /** The capacities this build was made with. */
+  get capacity(): PointsToGridCapacity {
+    return this.#capacity;
+  }
+
+  /**
+   * The grid region: `gridCapacityBytes` bytes at the start of the block. After a build's work ran, its
+   * first `gridSize` bytes (see `readReport`) hold the grid.
+   */
+  get grid(): BufferView<Uint8ArrayConstructor> {
+    return unwrap(BufferView.of(subRange(this.#block, 0, this.#gridCapacity, 'bounded pointsToGrid grid'), this.#gridCapacity));
+  }
+
+  /** Bytes of the largest grid the capacities allow. */
+  get gridCapacityBytes(): number {
+    return this.#gridCapacity;
+  }
+
+  /**
+   * Enqueues a build of the first `count` points (default all of them) of `points` on `stream`: no
+   * allocation, no host function, no read-back, so the call can be captured into a CUDA graph; a
+   * captured graph reads the same input memory at each launch. At most `capacity.points` points are read.
+   * Errors: InvalidState after `dispose`; InvalidArgument for a bad span, misaligned points or a `count`
+   * beyond the span; the backend's launch errors.
+   * @throws HsError InvalidArgument when `points` is malformed.
+   */
+  encode(stream: Stream, points: IndexPointSpan | WorldPointSpan, count?: number): Result<void> {
+    if (this.#disposed) return err(ErrorCode.InvalidState, `${WHO}.encode: the build was disposed`);
+    const source = pointSource(`${WHO}.encode`, points);
+    if (!source.ok) return source;
+    const misaligned = pointAlignmentProblem(`${WHO}.encode`, source.value);
+    if (misaligned !== null) return misaligned;
+    const given = count ?? source.value.count;
+    if (!Number.isSafeInteger(given) || given < 0 || given > source.value.count) {
+      return err(ErrorCode.InvalidArgument, `${WHO}.encode: count must be an integer in [0, ${source.value.count}] (the points the span holds), got ${String(count)}`);
+    }
+    const used = Math.min(given, this.#capacity.points);
+    const elementBytes = source.value.range === null ? 0 : source.value.range.byteLength / (3 * source.value.count);
+    const ws = subRange(this.#block, this.#workspaceOffset, this.#block.byteLength - this.#workspaceOffset, 'bounded pointsToGrid workspace');
+    const input = source.value.range === null ? subRange(this.#block, 0, 0, 'no points') : { ...source.value.range, byteLength: 3 * used * elementBytes };
+    const s = this.#settings;
+    const params: SortParams = { given, used, encoding: source.value.encoding, inverseVoxelSize: 1 / s.voxelSize, origin: s.origin };
+    const grid = subRange(this.#block, 0, this.#gridCapacity, 'bounded pointsToGrid grid');
+    const capacity: NodeCapacity = this.#capacity;
+    const sorted = this.#backend.launchKernel(stream, sortLaunch(input, ws, params));
+    if (!sorted.ok) return sorted;
+    const written = this.#backend.launchKernel(stream, writeLaunch(ws, grid, used, s.layout, capacity));
+    if (!written.ok) return written;
+    const summed = this.#backend.launchKernel(stream, checksumLaunch(grid, s.checksum));
+    return summed.ok ? OK_VOID : summed;
+  }
+
+  /**
+   * Reads the device-side report of the last build enqueued before this call: waits (without blocking
+   * the JS thread) for `stream`'s work, then copies 64 bytes to the host. InvalidState after `dispose`;
+   * the backend's errors.
+   */
+  async readReport(stream: Stream): Promise<Result<BoundedBuildReport>> {
+    if (this.#disposed) return err(ErrorCode.InvalidState, `${WHO}.readReport: the build was disposed`);
+    const bytes = new Uint8Array(REPORT_BYTES);
+    const copied = this.#backend.copyToHostAsync(stream, bytes, subRange(this.#block, this.#workspaceOffset, REPORT_BYTES, 'bounded pointsToGrid report'));
+    if (!copied.ok) return copied;
+    const synced = await this.#backend.synchronizeStream(stream);
+    if (!synced.ok) return synced;
+    const r = readReport(bytes);
+    const overflow = {
+      points: (r.overflow & Overflow.Points) !== 0,
+      uppers: (r.overflow & Overflow.Uppers) !== 0,
+      lowers: (r.overflow & Overflow.Lowers) !== 0,
+      leaves: (r.overflow & Overflow.Leaves) !== 0,
+    };
+    return ok({ given: r.given, used: r.used, valid: r.valid, firstInvalid: r.firstInvalid, needed: r.total, counts: r.kept, gridSize: r.gridSize, overflowed: r.overflow !== 0, overflow });
+  }
+
+  /**
+   * Frees the block (when this build allocated it) on the stream it was allocated on; a caller's view is
+   * left alone. Idempotent.
+   * @throws HsError the buffer's dispose error (its retained stream was destroyed).
+   */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#owned?.dispose();
+  }
+
+  /** Same as `dispose()`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+function blockBytes(backend: Backend, capacity: PointsToGridCapacity, layout: ValueLayout): number {
+  return roundUp(gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves), 256) + workspaceBytes(capacity.points, backend.name);
+}

@@ -1,0 +1,108 @@
+import { ErrorCode, HsError, err, ok, type Backend, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import { Buffer } from '../buffer.js';
+import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../resource.js';
+import { GRID_DATA_SIZE } from './grid-layout.js';
+import { gridBytes, gridTemplate } from './grid-writer.js';
+import { checksumLaunch, sortLaunch, writeLaunch } from './points-to-grid-kernels.js';
+import { invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
+import { REPORT_BYTES, TEMPLATE_OFFSET, readReport, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
+import { pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
+
+/** A grid built in stream order: its bytes and what it holds. */
+export interface StreamGrid {
+  /**
+   * The grid bytes (exactly `gridSize`), allocated from the build's resource on the build's stream and
+   * written by work enqueued there: read them only after that work (an event or `synchronizeStream`).
+   */
+  readonly buffer: Buffer<AsyncResource, Uint8ArrayConstructor>;
+  /** Voxels, leaves, lower nodes and root tiles (one upper node each) in the grid. */
+  readonly counts: LevelCounts;
+  /** Bytes of the grid. */
+  readonly gridSize: number;
+}
+
+/** A sub-range of a block. */
+export function subRange(block: MemoryBlock, byteOffset: number, byteLength: number, label: string): MemoryRange {
+  return { memory: block.memory, byteOffset: block.byteOffset + byteOffset, byteLength, label };
+}
+
+/**
+ * Builds a NanoVDB grid (OnIndex or Float) from points in backend memory, in stream order on `stream`:
+ * the same grid, byte for byte, as the host `pointsToGrid` for the same points and options. On the
+ * CUDA backend the work runs as kernels (`hs.nanovdb.pointsToGrid.sort`, `.write`,
+ * `hs.nanovdb.gridChecksum`, CUB radix sorts and scans); on the host backend the same launches run
+ * their host implementations, so one code path is tested everywhere.
+ *
+ * Allocations, all through `resource` on `stream`: the workspace (on CUDA 62 bytes per point plus
+ * 8 MiB, on the host 40 bytes per point plus 257 KiB), freed on `stream` before the promise settles,
+ * and the grid. The JS thread never blocks: the one host read-back is the 64-byte build report after the
+ * sort (the node counts fix the grid's size, which the allocation needs), awaited through
+ * `synchronizeStream`. For a build without any read-back (graph capture), see `BoundedPointsToGrid`.
+ *
+ * Errors: InvalidArgument for a bad span, options, misaligned points, or a point that is NaN,
+ * infinite or maps outside the 32-bit index range (named; nothing is left allocated); the resource's
+ * and the backend's errors. The input must stay unchanged until the stream's work completes.
+ * @throws HsError InvalidArgument when `resource` is not an async resource or `points` is malformed.
+ * Spec: PointsToGrid on the device with scratch and output through the injected resource
+ * (nanovdb-memory-resources: Step 1 seam, B3, B4).
+ */
+export async function pointsToGridAsync(
+  backend: Backend,
+  stream: Stream,
+  resource: AsyncResource,
+  points: IndexPointSpan | WorldPointSpan,
+  options: PointsToGridOptions,
+): Promise<Result<StreamGrid>> {
+  const who = 'pointsToGridAsync';
+  if (!isAsyncResource(resource)) throw new HsError(ErrorCode.InvalidArgument, `${who}: resource must be an async resource (allocateAsync and deallocateAsync); lift a synchronous one with AsyncFromSync`);
+  const source = pointSource(who, points);
+  if (!source.ok) return source;
+  const misaligned = pointAlignmentProblem(who, source.value);
+  if (misaligned !== null) return misaligned;
+  const settings = resolveGridOptions(who, options);
+  if (!settings.ok) return settings;
+  const { layout, checksum } = settings.value;
+  const n = source.value.count;
+
+  const made = Buffer.allocateAsync(backend, stream, resource, workspaceBytes(n, backend.name), { noInit: true });
+  if (!made.ok) return made;
+  const workspace = made.value;
+  const ws = workspace.data as MemoryBlock;
+  let grid: Buffer<AsyncResource, Uint8ArrayConstructor> | null = null;
+  const fail = <T>(failure: Result<T> & { ok: false }): Result<StreamGrid> => {
+    grid?.destroy(stream);
+    workspace.destroy(stream);
+    return failure;
+  };
+  const points0 = source.value.range ?? subRange(ws, 0, 0, 'no points');
+  const enqueued =
+    backend.copyFromHostAsync(stream, subRange(ws, TEMPLATE_OFFSET, GRID_DATA_SIZE, 'pointsToGrid template'), gridTemplate(settings.value));
+  if (!enqueued.ok) return fail(enqueued);
+  const params = { given: n, used: n, encoding: source.value.encoding, inverseVoxelSize: 1 / settings.value.voxelSize, origin: settings.value.origin };
+  const sorted = backend.launchKernel(stream, sortLaunch(points0, ws, params));
+  if (!sorted.ok) return fail(sorted);
+  // The one read-back: the level totals fix the grid's size.
+  const reportBytes = new Uint8Array(REPORT_BYTES);
+  const copied = backend.copyToHostAsync(stream, reportBytes, subRange(ws, 0, REPORT_BYTES, 'pointsToGrid report'));
+  if (!copied.ok) return fail(copied);
+  const synced = await backend.synchronizeStream(stream);
+  if (!synced.ok) return fail(synced);
+  const report = readReport(reportBytes);
+  if (report.firstInvalid !== undefined) return fail(err(ErrorCode.InvalidArgument, invalidPointMessage(who, report.firstInvalid)));
+
+  const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);
+  const allocated = Buffer.allocateAsync(backend, stream, resource, size, { noInit: true });
+  if (!allocated.ok) return fail(allocated);
+  grid = allocated.value;
+  const out = grid.data as MemoryBlock;
+  const written = backend.launchKernel(stream, writeLaunch(ws, out, n, layout, report.total));
+  if (!written.ok) return fail(written);
+  const summed = backend.launchKernel(stream, checksumLaunch(out, checksum));
+  if (!summed.ok) return fail(summed);
+  const freed = workspace.destroy(stream);
+  if (!freed.ok) {
+    grid.destroy(stream);
+    return freed;
+  }
+  return ok({ buffer: grid, counts: report.total, gridSize: size });
+}

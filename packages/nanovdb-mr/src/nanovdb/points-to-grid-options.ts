@@ -1,0 +1,45 @@
+import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import type { ChecksumMode } from './grid-checksum.js';
+import { FLOAT_LAYOUT, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridType } from './grid-layout.js';
+import type { GridSettings } from './grid-writer.js';
+
+/** Options of every PointsToGrid build (host, stream-ordered and capacity-bounded). */
+export interface PointsToGridOptions {
+  /** `GridType.OnIndex` (value indices of active voxels) or `GridType.Float` (1.0 at active voxels, background 0). */
+  readonly gridType: GridType.Float | GridType.OnIndex;
+  /** World units per voxel, a positive finite number; default 1. */
+  readonly voxelSize?: number;
+  /** World position of voxel (0, 0, 0); default the origin. */
+  readonly origin?: readonly [number, number, number];
+  /** Grid name, at most 255 UTF-8 bytes; default empty. */
+  readonly name?: string;
+  /** Checksum to store: `full` (default), `partial` (head only) or `disabled`. */
+  readonly checksum?: ChecksumMode;
+}
+
+/** Resolved options: the grid settings and the checksum mode. */
+export interface ResolvedGridOptions extends GridSettings {
+  readonly checksum: ChecksumMode;
+}
+
+/** Checks and defaults `options`; InvalidArgument naming the bad option, prefixed with `who`. */
+export function resolveGridOptions(who: string, options: PointsToGridOptions): Result<ResolvedGridOptions> {
+  const layout = options?.gridType === GridType.Float ? FLOAT_LAYOUT : options?.gridType === GridType.OnIndex ? ON_INDEX_LAYOUT : undefined;
+  if (layout === undefined) return err(ErrorCode.InvalidArgument, `${who}: gridType must be GridType.Float or GridType.OnIndex, got ${String(options?.gridType)}`);
+  const voxelSize = options.voxelSize ?? 1;
+  if (typeof voxelSize !== 'number' || !Number.isFinite(voxelSize) || voxelSize <= 0) return err(ErrorCode.InvalidArgument, `${who}: voxelSize must be a positive finite number, got ${String(voxelSize)}`);
+  const origin = options.origin ?? [0, 0, 0];
+  if (!Array.isArray(origin) || origin.length !== 3 || !origin.every((c) => typeof c === 'number' && Number.isFinite(c))) {
+    return err(ErrorCode.InvalidArgument, `${who}: origin must be three finite numbers`);
+  }
+  const nameBytes = new TextEncoder().encode(options.name ?? '');
+  if (nameBytes.length >= GRID_NAME_SIZE) return err(ErrorCode.InvalidArgument, `${who}: the name has ${nameBytes.length} UTF-8 bytes; at most ${GRID_NAME_SIZE - 1} fit`);
+  const checksum = options.checksum ?? 'full';
+  if (checksum !== 'full' && checksum !== 'partial' && checksum !== 'disabled') return err(ErrorCode.InvalidArgument, `${who}: checksum must be 'full', 'partial' or 'disabled'`);
+  return ok({ layout, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum });
+}
+
+/** The message of an InvalidArgument for point `index` (0-based) that maps to no voxel. */
+export function invalidPointMessage(who: string, index: number): string {
+  return `${who}: point ${index} has a non-finite coordinate or maps to a voxel outside the 32-bit index range; remove NaN and infinite points first, or use a larger voxel size or another origin`;
+}

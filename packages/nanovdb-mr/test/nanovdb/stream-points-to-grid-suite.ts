@@ -1,0 +1,336 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Device, ErrorCode, HostBackend, OK_VOID, unwrap, type Backend, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import {
+  AsyncFromSync,
+  BoundedPointsToGrid,
+  Buffer,
+  BufferView,
+  DeviceResource,
+  GridType,
+  HostResource,
+  ManagedResource,
+  StatisticsResource,
+  pointsToGrid,
+  pointsToGridAsync,
+  validateGrids,
+  type MemoryBlock,
+  type PointsToGridCapacity,
+  type PointsToGridOptions,
+  type SyncResource,
+} from '../../src/index.js';
+
+type Coords = Int32Array | Float32Array | Float64Array;
+
+/** Deterministic pseudo-random numbers in [0, 1). */
+export function random(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 4294967296;
+  };
+}
+
+/** `n` index points: `uniform` over [-r, r)^3, or clustered on a few sphere shells (bunny-like surfaces). */
+export function indexPoints(n: number, kind: 'uniform' | 'clustered', r: number, seed: number): Int32Array {
+  const next = random(seed);
+  const out = new Int32Array(3 * n);
+  for (let i = 0; i < n; i++) {
+    if (kind === 'uniform') {
+      for (let a = 0; a < 3; a++) out[3 * i + a] = Math.floor((2 * next() - 1) * r);
+    } else {
+      const c = Math.floor(next() * 4);
+      const u = 2 * next() - 1;
+      const t = 2 * Math.PI * next();
+      const s = Math.sqrt(1 - u * u);
+      const radius = r * (0.2 + 0.1 * c);
+      out[3 * i] = Math.round(c * r * 0.3 + radius * s * Math.cos(t));
+      out[3 * i + 1] = Math.round(-c * r * 0.2 + radius * s * Math.sin(t));
+      out[3 * i + 2] = Math.round(radius * u);
+    }
+  }
+  return out;
+}
+
+/** The host builder's grid bytes for the same points (the reference). */
+export function hostGridBytes(points: Coords, options: PointsToGridOptions): Uint8Array {
+  const backend = new HostBackend();
+  const spec = points instanceof Int32Array ? ({ space: 'index', coords: points } as const) : ({ space: 'world', positions: points } as const);
+  const handle = unwrap(pointsToGrid(backend, new HostResource(backend), spec, options));
+  const bytes = unwrap(handle.hostBytes()).slice();
+  handle.dispose();
+  return bytes;
+}
+
+/** Expects equal bytes, reporting the first differing offset (never a diff of megabytes). */
+export function expectSameBytes(got: Uint8Array, expected: Uint8Array): void {
+  expect(got.length).toBe(expected.length);
+  let first = -1;
+  for (let i = 0; i < got.length; i++) {
+    if (got[i] !== expected[i]) {
+      first = i;
+      break;
+    }
+  }
+  expect(first === -1 ? 'identical' : `first difference at byte ${first}: ${got[first]} vs ${expected[first]}`).toBe('identical');
+}
+
+/** Build key of a voxel (tile biased by 2^31, then upper, lower and leaf index), as a BigInt. */
+function buildKey(x: number, y: number, z: number): bigint {
+  const t = (c: number): bigint => BigInt(((c ^ 0x80000000) >>> 12) & 0xfffff);
+  const upper = (((x & 4095) >> 7) << 10) | (((y & 4095) >> 7) << 5) | ((z & 4095) >> 7);
+  const lower = (((x & 127) >> 3) << 8) | (((y & 127) >> 3) << 4) | ((z & 127) >> 3);
+  const leaf = ((x & 7) << 6) | ((y & 7) << 3) | (z & 7);
+  return (t(x) << 82n) | (t(y) << 62n) | (t(z) << 42n) | (BigInt(upper) << 21n) | (BigInt(lower) << 9n) | BigInt(leaf);
+}
+
+/** The voxels a capacity-bounded build keeps: the longest build-order prefix whose node counts fit (an independent model). */
+export function keptVoxels(coords: Int32Array, capacity: PointsToGridCapacity): Int32Array {
+  const seen = new Map<bigint, [number, number, number]>();
+  for (let i = 0; i < Math.min(coords.length / 3, capacity.points); i++) {
+    const v: [number, number, number] = [coords[3 * i] as number, coords[3 * i + 1] as number, coords[3 * i + 2] as number];
+    seen.set(buildKey(...v), v);
+  }
+  const keys = [...seen.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const tiles = new Set<bigint>();
+  const lowers = new Set<bigint>();
+  const leaves = new Set<bigint>();
+  const kept: number[] = [];
+  for (const k of keys) {
+    tiles.add(k >> 36n);
+    lowers.add(k >> 21n);
+    leaves.add(k >> 9n);
+    if (tiles.size > capacity.uppers || lowers.size > capacity.lowers || leaves.size > capacity.leaves) break;
+    kept.push(...(seen.get(k) as [number, number, number]));
+  }
+  return new Int32Array(kept);
+}
+
+/**
+ * The stream-ordered and capacity-bounded PointsToGrid builds on one backend: byte identity with the
+ * host builder, the validator, resource accounting, clamping and overflow reports. `scale` sizes the
+ * point clouds (small on the host backend, large on a GPU).
+ */
+export function describeStreamPointsToGrid(label: string, make: () => Backend, scale: number): void {
+  describe(`stream-ordered PointsToGrid on ${label}`, () => {
+    let backend: Backend;
+    let device: Device;
+    let stream: Stream;
+    let deviceResource: DeviceResource;
+    beforeAll(() => {
+      backend = make();
+      device = backend.devices[0] as Device;
+      stream = unwrap(backend.createStream(device, { label: 'pointsToGrid' }));
+      deviceResource = new DeviceResource(backend, device);
+    });
+    afterAll(() => backend.dispose());
+
+    function upload<T extends Coords>(values: T): Buffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor> {
+      const element = values.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
+      const buffer = unwrap(Buffer.allocateAsync(backend, stream, deviceResource, Math.max(values.length, 3), { noInit: true, element }));
+      if (values.length > 0) unwrap(backend.copyFromHostAsync(stream, { ...(buffer.data as MemoryBlock), byteLength: values.byteLength }, new Uint8Array(values.buffer, values.byteOffset, values.byteLength)));
+      return buffer;
+    }
+
+    function spanOf(buffer: Buffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor>, values: Coords) {
+      const view = unwrap(BufferView.of(buffer.data, values.length, buffer.element));
+      return buffer.element === Int32Array
+        ? ({ space: 'index', coords: view as BufferView<Int32ArrayConstructor> } as const)
+        : ({ space: 'world', positions: view as BufferView<Float32ArrayConstructor> } as const);
+    }
+
+    async function download(range: MemoryRange, bytes: number): Promise<Uint8Array> {
+      const out = new Uint8Array(bytes);
+      unwrap(backend.copyToHostAsync(stream, out, { ...range, byteLength: bytes }));
+      unwrap(await backend.synchronizeStream(stream));
+      return out;
+    }
+
+    async function streamGridBytes(points: Coords, options: PointsToGridOptions, resource = deviceResource): Promise<Uint8Array> {
+      const input = upload(points);
+      const built = unwrap(await pointsToGridAsync(backend, stream, resource, spanOf(input, points), options));
+      const bytes = await download(built.buffer.data as MemoryBlock, built.gridSize);
+      built.buffer.dispose();
+      input.dispose();
+      return bytes;
+    }
+
+    const clouds: [string, () => Coords][] = [
+      ['one point', () => new Int32Array([1, 2, 3])],
+      ['no points', () => new Int32Array(0)],
+      ['duplicates and negative tiles', () => new Int32Array([5000, 0, 0, -1, 0, 0, -1, 0, 0, 7, 7, 7, 8, 0, 0, 5000, 0, 0, -4097, -9000, 3])],
+      ['uniform index points', () => indexPoints(scale, 'uniform', 6000, 1)],
+      ['clustered index points', () => indexPoints(scale, 'clustered', 400, 2)],
+      ['uniform world points, f32', () => Float32Array.from(indexPoints(scale, 'uniform', 3000, 3), (c) => c * 0.013 + 0.25)],
+      ['clustered world points, f64', () => Float64Array.from(indexPoints(scale, 'clustered', 300, 4), (c) => c * 0.0071 - 1.5)],
+    ];
+    for (const [name, cloud] of clouds) {
+      for (const gridType of [GridType.OnIndex, GridType.Float] as const) {
+        it(`${name}, ${GridType[gridType]}: the same bytes as the host builder, valid, checksum included`, async () => {
+          const points = cloud();
+          const options: PointsToGridOptions = { gridType, voxelSize: points instanceof Int32Array ? 1 : 0.05, origin: points instanceof Int32Array ? [0, 0, 0] : [0.5, -0.25, 1], name: name };
+          const expected = hostGridBytes(points, options);
+          const bytes = await streamGridBytes(points, options);
+          expectSameBytes(bytes, expected);
+          const grids = unwrap(validateGrids(bytes));
+          expect(grids[0]?.gridType).toBe(gridType);
+        });
+      }
+    }
+
+    it('partial and disabled checksums match the host builder too', async () => {
+      const points = indexPoints(Math.min(scale, 5000), 'uniform', 500, 9);
+      for (const checksum of ['partial', 'disabled'] as const) {
+        const options: PointsToGridOptions = { gridType: GridType.OnIndex, checksum };
+        expectSameBytes(await streamGridBytes(points, options), hostGridBytes(points, options));
+      }
+    });
+
+    it('allocates through an AsyncFromSync over a counting sync resource: allocations == deallocations', async () => {
+      const managed = new ManagedResource(backend, device);
+      let allocations = 0;
+      let deallocations = 0;
+      const counting: SyncResource = {
+        hostAccessible: true,
+        deviceAccessible: true,
+        allocate(bytes, alignment): Result<MemoryRange | null> {
+          const r = managed.allocate(bytes, alignment);
+          if (r.ok) allocations++;
+          return r;
+        },
+        deallocate(block, bytes, alignment) {
+          const r = managed.deallocate(block, bytes, alignment);
+          if (r.ok) deallocations++;
+          return r.ok ? OK_VOID : r;
+        },
+      };
+      const lifted = new AsyncFromSync(backend, counting);
+      const points = indexPoints(Math.min(scale, 20000), 'clustered', 200, 5);
+      const options: PointsToGridOptions = { gridType: GridType.Float };
+      const bytes = await streamGridBytes(points, options, lifted as unknown as DeviceResource);
+      expectSameBytes(bytes, hostGridBytes(points, options));
+      unwrap(await backend.synchronizeStream(stream));
+      await new Promise((r) => setTimeout(r, 20)); // AsyncFromSync returns blocks from a host function
+      unwrap(await backend.synchronizeStream(stream));
+      expect(allocations).toBe(2); // workspace and grid
+      expect(deallocations).toBe(allocations);
+    });
+
+    it('names the first NaN or out-of-range world point, leaving nothing allocated', async () => {
+      const stats = new StatisticsResource(deviceResource);
+      for (const bad of [NaN, Infinity, 1e12]) {
+        const points = new Float32Array([0, 0, 0, 1, 1, 1, 2, bad, 2, bad, 0, 0]);
+        const input = upload(points);
+        const r = await pointsToGridAsync(backend, stream, stats, spanOf(input, points), { gridType: GridType.OnIndex });
+        expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+        if (!r.ok) expect(r.error.message).toContain('point 2 ');
+        input.dispose();
+      }
+      unwrap(await backend.synchronizeStream(stream));
+      expect(stats.statistics.allocations.current).toBe(0);
+    });
+
+    it('rejects malformed spans and options with typed errors', async () => {
+      const input = upload(new Int32Array(6));
+      const ragged = unwrap(BufferView.of(input.data, 4, Int32Array));
+      const r = await pointsToGridAsync(backend, stream, deviceResource, { space: 'index', coords: ragged }, { gridType: GridType.OnIndex });
+      expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+      const o = await pointsToGridAsync(backend, stream, deviceResource, spanOf(input, new Int32Array(6)), { gridType: GridType.OnIndex, voxelSize: -1 });
+      expect(!o.ok && o.error.code).toBe(ErrorCode.InvalidArgument);
+      await expect(pointsToGridAsync(backend, stream, deviceResource, { space: 'world', positions: ragged as never }, { gridType: GridType.OnIndex })).rejects.toThrow(/Float32Array/);
+      input.dispose();
+    });
+
+    describe('BoundedPointsToGrid', () => {
+      async function boundedBytes(build: BoundedPointsToGrid) {
+        const report = unwrap(await build.readReport(stream));
+        const bytes = await download(build.grid.data as MemoryBlock, report.gridSize);
+        return { report, bytes };
+      }
+
+      it('with room to spare: the host grid, no overflow, counts on the device', async () => {
+        const points = indexPoints(scale, 'clustered', 500, 6);
+        const options: PointsToGridOptions = { gridType: GridType.OnIndex, name: 'bounded' };
+        const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, { points: scale, uppers: 64, lowers: 4096, leaves: scale }, options));
+        const input = upload(points);
+        unwrap(build.encode(stream, spanOf(input, points)));
+        const { report, bytes } = await boundedBytes(build);
+        expect(report.overflowed).toBe(false);
+        expect(report.counts).toEqual(report.needed);
+        expectSameBytes(bytes, hostGridBytes(points, options));
+        input.dispose();
+        build.dispose();
+      });
+
+      for (const [level, capacity] of [
+        ['leaves', { points: 1e6, uppers: 8, lowers: 1000, leaves: 37 }],
+        ['lowers', { points: 1e6, uppers: 8, lowers: 3, leaves: 1000 }],
+        ['uppers', { points: 1e6, uppers: 2, lowers: 1000, leaves: 1000 }],
+        ['points', { points: 50, uppers: 8, lowers: 1000, leaves: 1000 }],
+      ] as const) {
+        it(`overflowing ${level}: a clamped prefix grid that validates and equals the host grid of the kept voxels; overflow reported`, async () => {
+          const points = indexPoints(Math.min(scale, 1000), 'uniform', 3000, 7);
+          for (const gridType of [GridType.OnIndex, GridType.Float] as const) {
+            const options: PointsToGridOptions = { gridType };
+            const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, capacity, options));
+            const input = upload(points);
+            unwrap(build.encode(stream, spanOf(input, points)));
+            const { report, bytes } = await boundedBytes(build);
+            expect(report.overflowed).toBe(true);
+            expect(report.overflow[level]).toBe(true);
+            expect(unwrap(validateGrids(bytes))[0]?.voxelCount).toBe(report.counts.voxels);
+            const kept = keptVoxels(points, capacity);
+            expect(report.counts.voxels).toBe(kept.length / 3);
+            expectSameBytes(bytes, hostGridBytes(kept, options));
+            if (level === 'points') expect([report.given, report.used]).toEqual([points.length / 3, 50]);
+            input.dispose();
+            build.dispose();
+          }
+        });
+      }
+
+      it('re-encodes with new points in the same input memory, and builds into a caller-owned BufferView', async () => {
+        const capacity = { points: 4000, uppers: 16, lowers: 256, leaves: 4000 };
+        const options: PointsToGridOptions = { gridType: GridType.Float, voxelSize: 0.5 };
+        const bytes = unwrap(BoundedPointsToGrid.requiredBytes(backend, capacity, GridType.Float));
+        const memory = unwrap(Buffer.allocateAsync(backend, stream, deviceResource, bytes, { noInit: true }));
+        const build = unwrap(BoundedPointsToGrid.create(backend, stream, BufferView.over(memory), capacity, options));
+        const first = Float32Array.from(indexPoints(4000, 'clustered', 100, 8), (c) => c * 0.5);
+        const input = upload(first);
+        for (const round of [0, 1]) {
+          const points = round === 0 ? first : Float32Array.from(indexPoints(4000, 'uniform', 300, 10), (c) => c * 0.5);
+          if (round === 1) unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(points.buffer)));
+          unwrap(build.encode(stream, spanOf(input, points)));
+          const got = await boundedBytes(build);
+          expect(got.report.overflowed).toBe(false);
+          expectSameBytes(got.bytes, hostGridBytes(points, options));
+        }
+        build.dispose();
+        const small = BoundedPointsToGrid.create(backend, stream, unwrap(BufferView.of(memory.data, bytes - 1)), capacity, options);
+        expect(!small.ok && small.error.code).toBe(ErrorCode.InvalidArgument);
+        input.dispose();
+        memory.dispose();
+      });
+
+      it('skips invalid points and reports the first; rejects bad capacities, counts and a disposed build', async () => {
+        const points = new Float64Array([0, 0, 0, NaN, 0, 0, 3, 3, 3, 1, Infinity, 1]);
+        const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, { points: 8, uppers: 1, lowers: 1, leaves: 4 }, { gridType: GridType.OnIndex }));
+        const input = upload(points);
+        unwrap(build.encode(stream, spanOf(input, points)));
+        const { report, bytes } = await boundedBytes(build);
+        expect([report.firstInvalid, report.valid, report.overflowed]).toEqual([1, 2, false]);
+        expectSameBytes(bytes, hostGridBytes(new Int32Array([0, 0, 0, 3, 3, 3]), { gridType: GridType.OnIndex }));
+        const count = build.encode(stream, spanOf(input, points), 5);
+        expect(!count.ok && count.error.code).toBe(ErrorCode.InvalidArgument);
+        build.dispose();
+        const after = build.encode(stream, spanOf(input, points));
+        expect(!after.ok && after.error.code).toBe(ErrorCode.InvalidState);
+        for (const bad of [{ points: 0, uppers: 1, lowers: 1, leaves: 1 }, { points: 1, uppers: 1.5, lowers: 1, leaves: 1 }, { points: 1, uppers: 1, lowers: 1, leaves: 2 ** 32 }]) {
+          const r = BoundedPointsToGrid.create(backend, stream, deviceResource, bad, { gridType: GridType.OnIndex });
+          expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+        }
+        expect(() => BoundedPointsToGrid.create(backend, stream, {} as never, { points: 1, uppers: 1, lowers: 1, leaves: 1 }, { gridType: GridType.OnIndex })).toThrow(/async resource or a BufferView/);
+        input.dispose();
+      });
+    });
+  });
+}
