@@ -10,7 +10,7 @@ namespace {
 const KernelEntry kKernels[] = {
     {"hs.rgbaToGray", LaunchRgbaToGray},     {"hs.downscale2x", LaunchDownscale2x}, {"hs.test.addScalar", LaunchTestAddScalar},
     {"hs.test.fill", LaunchTestFill},        {"hs.test.spinFill", LaunchTestSpinFill}, {"hs.test.copy", LaunchTestCopy},
-    {"hs.test.shape", nullptr},
+    {"hs.test.shape", nullptr},              {"hs.gridPreview", LaunchGridPreview},
 };
 constexpr int kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
 

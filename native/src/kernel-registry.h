@@ -37,6 +37,8 @@ struct KernelEntry {
 // image-kernels.cu
 cudaError_t LaunchRgbaToGray(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchDownscale2x(const KernelArgs& args, cudaStream_t stream);
+// grid-preview-kernel.cu (examples/scan-to-volume)
+cudaError_t LaunchGridPreview(const KernelArgs& args, cudaStream_t stream);
 // test-kernels.cu (used by the GPU test suites)
 cudaError_t LaunchTestAddScalar(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchTestFill(const KernelArgs& args, cudaStream_t stream);
