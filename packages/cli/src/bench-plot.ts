@@ -10,7 +10,7 @@ import type { BenchReport } from './bench-report.js';
 export async function renderBenchPlot(report: BenchReport): Promise<string> {
   const values = report.series.flatMap((s) => s.samples.map((ns) => ({ series: s.baseline ? `${s.label} (baseline)` : s.label, ns })));
   const order = report.series.map((s) => (s.baseline ? `${s.label} (baseline)` : s.label));
-  const y = { field: 'series', type: 'nominal', sort: order, title: null } as const;
+  const y = { field: 'series', type: 'nominal', sort: order, title: null, axis: { labelLimit: 400 } } as const;
   const spec: TopLevelSpec = {
     title: `hs bench: ns per frame over ${report.repeats} repeats of ${report.frames} frames`,
     width: 520,

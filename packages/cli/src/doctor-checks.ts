@@ -170,10 +170,13 @@ function ipcDeviceCheck(properties: DeviceProperties): DoctorCheck {
   return { name, status: 'missing', detail, todo: 'cross-process topics need IPC events: use a Linux driver with IPC support, or keep the pipeline in one process' };
 }
 
-/** Finds `@hs/ipc` from `cwd` (installed as a dependency, or in an hs checkout) and loads its native addon. */
+/** Finds `@hs/ipc` from `cwd` (installed in a node_modules, or in an hs checkout) and loads its native addon. */
 async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
   const name = '@hs/ipc';
-  const manifest = resolveFrom(cwd, '@hs/ipc/package.json') ?? (await findInAncestors(cwd, join('packages', 'ipc', 'package.json')));
+  // Node's own lookup (node_modules of cwd and its parents) without NODE_PATH, then an hs checkout.
+  const manifest =
+    (await findInAncestors(cwd, join('node_modules', '@hs', 'ipc', 'package.json'))) ??
+    (await findInAncestors(cwd, join('packages', 'ipc', 'package.json')));
   if (manifest === undefined) {
     return { name, status: 'missing', detail: 'not installed here', todo: 'for cross-process topics add @hs/ipc to your project (pnpm add @hs/ipc)' };
   }
@@ -192,14 +195,6 @@ async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
     return { name, status: 'failed', detail: `native addon ${addon} failed to load (${reason})`, todo: `rebuild it: ${buildCommand}` };
   }
   return { name, status: 'ok', detail: `native addon loaded from ${addon}` };
-}
-
-function resolveFrom(dir: string, specifier: string): string | undefined {
-  try {
-    return createRequire(join(dir, 'package.json')).resolve(specifier);
-  } catch {
-    return undefined;
-  }
 }
 
 /** `13000` -> `13.0`, `12040` -> `12.4`. */

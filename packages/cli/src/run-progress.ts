@@ -11,6 +11,7 @@ import { formatRunStatus, runStatus } from './run-status.js';
 export class RunProgress {
   private readonly bar: cliProgress.SingleBar;
   private previous: RunMetrics | undefined;
+  private notice = '';
 
   /**
    * @param expectedFrames frames a complete run emits (`PipelineBuild.expectedFrames`), or `undefined`.
@@ -37,12 +38,14 @@ export class RunProgress {
   update(metrics: RunMetrics): void {
     const status = formatRunStatus(runStatus(metrics, this.previous));
     this.previous = metrics;
-    this.bar.update(metrics.frames, { status });
+    this.bar.update(metrics.frames, { status: this.notice + status });
   }
 
-  /** Shows `text` in place of the status until the next snapshot (e.g. `stopping (Ctrl-C)`). */
+  /** Puts `text` before the status from now on (e.g. `stopping (Ctrl-C)`), drawn at once. */
   note(text: string): void {
-    this.bar.update({ status: text });
+    this.notice = `${text} | `;
+    this.bar.update({ status: this.notice + (this.previous === undefined ? '' : formatRunStatus(runStatus(this.previous, undefined))) });
+    this.bar.render();
   }
 
   /** Draws the last state and leaves the cursor on a new line. */

@@ -1,0 +1,129 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../src/index.js';
+import { FIXTURE, hs, spawnHs } from './run-hs.js';
+
+interface SvgGroup {
+  '@_class'?: string;
+  title?: string;
+  g?: SvgGroup | SvgGroup[];
+  text?: unknown;
+}
+
+/** Every `<g>` of the parsed SVG, depth first, as { class, title, texts }. */
+function groups(svg: string): { cls: string; title: string; texts: string[] }[] {
+  const parser = new XMLParser({ ignoreAttributes: false, htmlEntities: true, isArray: (name) => name === 'g' || name === 'text' });
+  const doc = parser.parse(svg) as { svg: { g: SvgGroup[] } };
+  const found: { cls: string; title: string; texts: string[] }[] = [];
+  const visit = (g: SvgGroup): void => {
+    const texts = ((g.text as unknown[] | undefined) ?? []).map((t) => String(typeof t === 'object' && t !== null ? (t as Record<string, unknown>)['#text'] : t));
+    found.push({ cls: g['@_class'] ?? '', title: String(g.title ?? ''), texts });
+    for (const child of (g.g as SvgGroup[] | undefined) ?? []) visit(child);
+  };
+  for (const g of doc.svg.g) visit(g);
+  return found;
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'hs-plan-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('hs plan', () => {
+  it('draws partitions as clusters, operators and pools as nodes, flows and pool ties as edges (SVG parsed)', async () => {
+    const { exitCode, out } = await hs(['plan', FIXTURE, '--svg']);
+    expect(exitCode).toBe(ExitCode.Success);
+    const all = groups(out.join('\n'));
+    const clusters = all.filter((g) => g.cls === 'cluster');
+    expect(clusters.map((c) => c.title).sort()).toEqual(['cluster_0', 'cluster_1', 'cluster_2']);
+    expect(clusters.flatMap((c) => c.texts)).toEqual(
+      expect.arrayContaining(['partition:source: stream:source@cuda:0', 'partition:checker: stream:checker@cuda:0', 'partition:monitor: stream:monitor@cuda:0']),
+    );
+    const nodes = all.filter((g) => g.cls === 'node');
+    expect(nodes.map((n) => n.title).sort()).toEqual(['add-one', 'checker', 'monitor', 'pool:add-one.output', 'pool:source.frames', 'source']);
+    const pool = nodes.find((n) => n.title === 'pool:add-one.output');
+    expect(pool?.texts).toEqual(expect.arrayContaining(['256 B x 6 = 1536 B', 'slotCount = 3 (maxConsumerQueueDepth)', '+ 1 (producerLoan) = 6']));
+    expect(nodes.find((n) => n.title === 'checker')?.texts).toEqual(['checker', 'cuda:0', 'stream:checker@cuda:0']);
+    const edges = all.filter((g) => g.cls === 'edge');
+    expect(edges.map((e) => e.title).sort()).toEqual([
+      'add-one->checker',
+      'add-one->monitor',
+      'add-one->pool:add-one.output',
+      'source->add-one',
+      'source->pool:source.frames',
+    ]);
+    expect(edges.find((e) => e.title === 'source->add-one')?.texts).toContain('fused (no fences)');
+    expect(edges.find((e) => e.title === 'add-one->monitor')?.texts).toContain('drop policy dropOldest');
+  });
+
+  it('prints text, canonical JSON and DOT, the default being text', async () => {
+    const text = await hs(['plan', FIXTURE]);
+    expect(text.exitCode).toBe(0);
+    expect(text.out.join('\n')).toContain('source.frames->add-one.input: queueDepth 2 (explicit), pool pool:source.frames, fused');
+    const json = await hs(['plan', FIXTURE, '--json']);
+    const parsed = JSON.parse(json.out.join('\n')) as { name: string; pools: { id: string; slotCount: number }[] };
+    expect(parsed.name).toBe('counting');
+    expect(parsed.pools.map((p) => [p.id, p.slotCount])).toEqual([
+      ['pool:source.frames', 5],
+      ['pool:add-one.output', 6],
+    ]);
+    const dot = await hs(['plan', FIXTURE, '--dot']);
+    expect(dot.out.join('\n').split('\n')[0]).toBe('digraph "counting" {');
+  });
+
+  it('passes module arguments after -- and writes an HTML page with the SVG inline to -o', async () => {
+    const file = join(dir, 'plan.html');
+    const { exitCode, err } = await hs(['plan', FIXTURE, '--html', '-o', file, '--', '--frames', '3']);
+    expect(exitCode).toBe(0);
+    expect(err).toEqual([`wrote the html plan of counting-pipeline to ${file}`]);
+    const html = await readFile(file, 'utf8');
+    expect(html.startsWith('<!DOCTYPE html>')).toBe(true);
+    expect(html).toContain('<title>hs plan: counting-pipeline</title>');
+    expect(html).toMatch(/<figure><svg[^>]*>[\s\S]*<\/svg>\s*<\/figure>/);
+    expect(html).toContain('source.frames-&gt;add-one.input');
+    expect(html).not.toContain('<?xml');
+  });
+
+  it('draws the image-pipeline example by name from inside the checkout', async () => {
+    const { exitCode, out } = await hs(['plan', 'image-pipeline', '--svg']);
+    expect(exitCode).toBe(0);
+    const nodes = groups(out.join('\n')).filter((g) => g.cls === 'node').map((n) => n.title);
+    expect(nodes).toEqual(expect.arrayContaining(['source', 'grayscale', 'downscale', 'png-writer', 'statistics', 'pool:grayscale.gray']));
+  });
+
+  it('answers usage errors with exit code 2 and one line saying what to do', async () => {
+    const both = await hs(['plan', FIXTURE, '--svg', '--dot']);
+    expect(both.exitCode).toBe(ExitCode.Usage);
+    expect(both.err[0]).toBe("error: option '--dot' cannot be used with option '--svg'");
+    const missing = await hs(['plan', 'no-such-example']);
+    expect(missing.exitCode).toBe(ExitCode.Usage);
+    expect(missing.err[0]).toMatch(/^error: NotFound: no example 'no-such-example' in examples\/ of .* \(known examples: .*image-pipeline.*\); give a path/);
+    const ts = await hs(['plan', 'src/index.ts']);
+    expect(ts.err).toEqual([expect.stringMatching(/^error: InvalidArgument: .*index\.ts is TypeScript source: build it to JavaScript first/)]);
+    const notModule = await hs(['plan', 'test/fixtures/not-a-pipeline.mjs']);
+    expect(notModule.exitCode).toBe(ExitCode.Usage);
+    expect(notModule.err).toEqual([expect.stringMatching(/not-a-pipeline\.mjs: the default export is not a pipeline module object \(got number\)/)]);
+    const badArgs = await hs(['plan', FIXTURE, '--', '--frames', 'x']);
+    expect(badArgs).toMatchObject({ exitCode: ExitCode.Usage, err: ['error: InvalidArgument: --frames must be a positive number'] });
+  });
+
+  it('reports a build failure with exit code 1 and an unwritable -o with exit code 1', async () => {
+    const build = await hs(['plan', FIXTURE, '--', '--fail-build']);
+    expect(build).toMatchObject({ exitCode: ExitCode.Failure, err: ['error: NotFound: input points.ply does not exist'] });
+    const file = join(dir, 'missing-dir', 'plan.svg');
+    const write = await hs(['plan', FIXTURE, '--svg', '-o', file]);
+    expect(write).toMatchObject({ exitCode: ExitCode.Failure, err: [`error: cannot write ${file} (ENOENT); choose a writable file with -o`] });
+  });
+
+  it('works as the built bin', async () => {
+    const { code, stdout } = await spawnHs(['plan', FIXTURE, '--dot']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('"source" -> "add-one"');
+  });
+});
