@@ -17,39 +17,55 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   deviceProperties(ordinal: number): DeviceProperties;
   /** Any `cudaDeviceAttr` by its numeric code. */
   deviceAttribute(ordinal: number, attribute: number): number;
+  /** The calling thread's current device (`cudaGetDevice`). */
   getDevice(): number;
+  /** Makes `ordinal` the calling thread's current device (`cudaSetDevice`); throws an Error with `cudaError` on failure. */
   setDevice(ordinal: number): void;
   /** Free and total device memory, bytes. */
-  memGetInfo(ordinal: number): { free: number; total: number };
+  memGetInfo(ordinal: number): {
+    /** Free device memory, bytes. */
+    free: number;
+    /** Total device memory, bytes. */
+    total: number;
+  };
 
   // ---- streams and events ----
   /** A non-blocking stream (`cudaStreamNonBlocking`) with a priority (lower runs first). */
   streamCreate(device: number, priority: number): bigint;
+  /** Destroys a stream (`cudaStreamDestroy`); returns the CUDA status. */
   streamDestroy(stream: bigint): number;
+  /** `cudaStreamQuery`: 0 when all work is done, 600 (not ready) while work is pending. */
   streamQuery(stream: bigint): number;
   /** The priority CUDA clamped the stream's priority to. */
   streamPriority(stream: bigint): number;
   /** A timing-disabled event; `interprocess` adds `cudaEventInterprocess`. */
   eventCreate(device: number, interprocess: boolean): bigint;
+  /** Destroys an event (`cudaEventDestroy`); returns the CUDA status. */
   eventDestroy(event: bigint): number;
+  /** Records `event` on `stream` (`cudaEventRecord`); returns the CUDA status. */
   eventRecord(event: bigint, stream: bigint): number;
+  /** `cudaEventQuery`: 0 when the captured work is done, 600 (not ready) otherwise; never blocks. */
   eventQuery(event: bigint): number;
   /**
    * Queries `count` events (0n counts as complete) in one call; writes 1/0 into `completed` and returns
    * the number complete, or `-status` on the first error.
    */
   eventQueryMany(events: BigUint64Array, count: number, completed: Uint8Array): number;
+  /** Makes later work on `stream` wait for `event` on the device (`cudaStreamWaitEvent`); returns the CUDA status. */
   streamWaitEvent(stream: bigint, event: bigint): number;
 
   // ---- memory ----
   /** Stream-ordered allocation from the default pool of the stream's device. */
   mallocAsync(byteSize: number, stream: bigint): bigint;
+  /** Stream-ordered free (`cudaFreeAsync`) of a `mallocAsync` allocation; returns the CUDA status. */
   freeAsync(address: bigint, stream: bigint): number;
   /** Bytes the device's default pool keeps cached instead of releasing (`cudaMemPoolAttrReleaseThreshold`). */
   setPoolReleaseThreshold(device: number, bytes: number): void;
+  /** `cudaMalloc` of `byteSize` bytes on `device`; throws an Error with `cudaError` on failure. */
   malloc(device: number, byteSize: number): bigint;
   /** Page-locked, portable, mapped host memory. */
   mallocHost(byteSize: number): bigint;
+  /** `cudaMallocManaged` of `byteSize` bytes, attached globally; throws an Error with `cudaError` on failure. */
   mallocManaged(device: number, byteSize: number): bigint;
   /**
    * Releases on the addon's release thread (these calls may synchronize the device):
@@ -72,6 +88,7 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   addressOf(view: ArrayBuffer | ArrayBufferView): bigint;
   /** `cudaMemcpyAsync` with `cudaMemcpyDefault`. */
   memcpyAsync(dst: bigint, src: bigint, byteLength: number, stream: bigint): number;
+  /** Fills `byteLength` bytes at `dst` with the byte `value` in stream order (`cudaMemsetAsync`); returns the CUDA status. */
   memsetAsync(dst: bigint, value: number, byteLength: number, stream: bigint): number;
 
   // ---- host callbacks ----
@@ -83,6 +100,7 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
    * at once. Keeps the event loop alive while calls are pending.
    */
   launchHostFunc(stream: bigint, id: number, blocking: boolean): number;
+  /** Host calls enqueued with `launchHostFunc` that have not run yet. */
   pendingHostCalls(): number;
 
   // ---- stream memory operations ----
@@ -90,6 +108,7 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   streamWriteValue64(stream: bigint, address: bigint, value: bigint): number;
   /** Makes the stream wait until the 64-bit value at `address` is >= `value` (returns a CUresult). */
   streamWaitValue64(stream: bigint, address: bigint, value: bigint): number;
+  /** True when the driver entry points for 64-bit stream memory operations were found. */
   streamMemoryOpsSupported(): boolean;
 
   // ---- IPC ----
@@ -113,11 +132,17 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   ipcOpenEventHandle(device: number, handle: Buffer): bigint;
 
   // ---- graphs ----
+  /** Starts capturing the work enqueued on `stream` into a graph (`cudaStreamBeginCapture`); returns the CUDA status. */
   streamBeginCapture(stream: bigint): number;
+  /** Ends the capture and returns the captured `cudaGraph_t`; throws an Error with `cudaError` on failure. */
   streamEndCapture(stream: bigint): bigint;
+  /** Instantiates a captured graph into a `cudaGraphExec_t`; throws an Error with `cudaError` on failure. */
   graphInstantiate(graph: bigint): bigint;
+  /** Launches an instantiated graph on `stream` (`cudaGraphLaunch`); returns the CUDA status. */
   graphLaunch(exec: bigint, stream: bigint): number;
+  /** Destroys an instantiated graph; returns the CUDA status. */
   graphExecDestroy(exec: bigint): number;
+  /** Destroys a captured graph; returns the CUDA status. */
   graphDestroy(graph: bigint): number;
 
   // ---- C ABI (native/include/hs/hs.h) ----
@@ -209,12 +234,15 @@ export interface TensorV1Descriptor {
   readonly shape: readonly number[];
   /** Elements between neighbours per dimension (same rank as `shape`). */
   readonly strides: readonly number[];
-  /** DLPack `DLDataTypeCode`, bits and lanes. */
+  /** DLPack `DLDataTypeCode` (0 int, 1 uint, 2 float, 4 bfloat, 5 complex, 6 bool). */
   readonly dtypeCode: number;
+  /** Bits per lane. */
   readonly dtypeBits: number;
+  /** Lanes per element; 1 for scalars. */
   readonly dtypeLanes: number;
-  /** DLPack device type (1 CPU, 2 CUDA, 3 CUDA host, 13 CUDA managed) and ordinal. */
+  /** DLPack device type (1 CPU, 2 CUDA, 3 CUDA host, 13 CUDA managed). */
   readonly deviceType: number;
+  /** Device ordinal; 0 for host memory. */
   readonly deviceId: number;
   /** Sets the DLPack read-only flag. */
   readonly readOnly: boolean;
@@ -271,26 +299,37 @@ export interface RuntimeInfo {
   readonly deviceCount: number;
   /** Status of `cudaGetDeviceCount` (35 = no or too old a driver, 100 = no device). */
   readonly status: number;
+  /** `cudaErrorName: description` of `status`. */
   readonly statusText: string;
 }
 
 /** What `deviceProperties()` reports. */
 export interface DeviceProperties {
+  /** Device ordinal, as passed to `deviceProperties()`. */
   readonly ordinal: number;
+  /** Marketing name, for example `NVIDIA H200`. */
   readonly name: string;
   /** Bytes. */
   readonly totalGlobalMem: number;
   /** `major.minor`, e.g. `9.0`. */
   readonly computeCapability: string;
+  /** Streaming multiprocessors. */
   readonly multiProcessorCount: number;
+  /** PCI bus number of the device. */
   readonly pciBusId: number;
+  /** True when stream-ordered allocation (`cudaMallocAsync`, memory pools) works on this device. */
   readonly memoryPoolsSupported: boolean;
   /** Bit mask of `cudaMemAllocationHandleType`. */
   readonly memoryPoolSupportedHandleTypes: number;
+  /** True when interprocess events (`cudaIpcGetEventHandle`) work on this device. */
   readonly ipcEventSupported: boolean;
+  /** True when host and device share one virtual address space. */
   readonly unifiedAddressing: boolean;
+  /** True when `cudaMallocManaged` works on this device. */
   readonly managedMemory: boolean;
+  /** True when host and device may access managed memory at the same time. */
   readonly concurrentManagedAccess: boolean;
+  /** True when `cudaHostRegister` works on this device. */
   readonly hostRegisterSupported: boolean;
   /** Numerically largest (lowest) priority, usually 0. */
   readonly leastStreamPriority: number;
@@ -299,7 +338,20 @@ export interface DeviceProperties {
 }
 
 /** CUDA status codes the TypeScript side tests for. */
-export const CudaStatus = Object.freeze({
+export const CudaStatus: {
+  /** `cudaSuccess`. */
+  readonly Success: 0;
+  /** `cudaErrorInvalidValue`: an argument CUDA refused. */
+  readonly InvalidValue: 1;
+  /** `cudaErrorMemoryAllocation`: the device or host is out of memory. */
+  readonly MemoryAllocation: 2;
+  /** `cudaErrorInsufficientDriver`: no driver, or one older than the runtime (a machine without a GPU). */
+  readonly InsufficientDriver: 35;
+  /** `cudaErrorNoDevice`: a driver but no visible device. */
+  readonly NoDevice: 100;
+  /** `cudaErrorNotReady`: the queried stream or event still has pending work. */
+  readonly NotReady: 600;
+} = Object.freeze({
   Success: 0,
   InvalidValue: 1,
   MemoryAllocation: 2,

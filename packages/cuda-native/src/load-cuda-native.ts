@@ -7,10 +7,13 @@ import type { CudaNativeBinding, RuntimeInfo } from './binding.js';
 /** Result of `loadCudaNative()`. */
 export type CudaNativeLoad =
   | {
+      /** The addon loaded. */
       readonly ok: true;
+      /** The typed addon surface. */
       readonly binding: CudaNativeBinding;
       /** Where the addon was loaded from. */
       readonly path: string;
+      /** CUDA runtime and driver versions and the device count, from `binding.runtimeInfo()`. */
       readonly runtime: RuntimeInfo;
       /** True when at least one CUDA device is usable. */
       readonly hasDevice: boolean;
@@ -18,6 +21,7 @@ export type CudaNativeLoad =
       readonly deviceProblem: string;
     }
   | {
+      /** The addon is not available (not built, or it failed to load). */
       readonly ok: false;
       /** Why the addon is unavailable and what to do about it. */
       readonly reason: string;

@@ -29,6 +29,7 @@ export interface TensorRequest {
 
 /** A snapshot of a pool's slot accounting. */
 export interface TensorPoolStats {
+  /** Slots in the pool, fixed when it was materialized (the plan's admitted slot count). */
   readonly slotCount: number;
   /** Free slots. */
   readonly available: number;

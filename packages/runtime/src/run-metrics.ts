@@ -2,6 +2,7 @@ import type { EdgeDropPolicy } from '@hs/compiler';
 
 /** Per-operator figures of a run. Latencies are compute() wall times in milliseconds. */
 export interface OperatorMetrics {
+  /** Operator name, as in the graph. */
   readonly name: string;
   /** compute() calls completed. */
   readonly activations: number;
@@ -9,15 +10,21 @@ export interface OperatorMetrics {
   readonly emitted: number;
   /** Retry activations: a loan kept with `retainPending()` offered back once its edges had room. */
   readonly retries: number;
+  /** Mean compute() wall time, in milliseconds. */
   readonly latencyMeanMs: number;
+  /** Median compute() wall time, in milliseconds. */
   readonly latencyP50Ms: number;
+  /** 99th-percentile compute() wall time, in milliseconds. */
   readonly latencyP99Ms: number;
+  /** Longest compute() wall time, in milliseconds. */
   readonly latencyMaxMs: number;
 }
 
 /** Per-pool figures of a run. */
 export interface PoolMetrics {
+  /** Plan pool id, for example `pool:grayscale.gray`. */
   readonly id: string;
+  /** Slots materialized for the pool (the plan's admitted count). */
   readonly slotCount: number;
   /** Slots out of the pool now (0 for every pool after a run ended cleanly). */
   readonly outstanding: number;
@@ -29,7 +36,9 @@ export interface PoolMetrics {
 
 /** Per-edge figures of a run. */
 export interface EdgeMetrics {
+  /** Plan edge id, for example `source.frames->grayscale.rgba`. */
   readonly id: string;
+  /** Active queue depth of the edge, in entries (the current rate generation's depth). */
   readonly queueDepth: number;
   /** Most entries queued at once. */
   readonly highWater: number;
@@ -47,8 +56,11 @@ export interface RunMetrics {
   readonly frames: number;
   /** Wall time of the run in milliseconds. */
   readonly elapsedMs: number;
+  /** One entry per operator of the plan. */
   readonly operators: readonly OperatorMetrics[];
+  /** One entry per runtime pool of the plan. */
   readonly pools: readonly PoolMetrics[];
+  /** One entry per edge of the plan. */
   readonly edges: readonly EdgeMetrics[];
 }
 

@@ -1,6 +1,8 @@
 /** Device families hs knows; numbers are the DLPack `DLDeviceType` codes. */
 export enum DeviceType {
+  /** Host CPU memory and execution (`kDLCPU`). */
   Cpu = 1,
+  /** An NVIDIA GPU reached through the CUDA runtime (`kDLCUDA`). */
   Cuda = 2,
 }
 

@@ -42,6 +42,7 @@ export enum ErrorCode {
 
 /** Typed error carried by `Result` values and thrown for programmer errors. */
 export class HsError extends Error {
+  /** Always `'HsError'`, so logs and `instanceof`-free checks can tell hs errors apart. */
   override readonly name = 'HsError';
   /** Stable machine-readable code. */
   readonly code: ErrorCode;
@@ -57,13 +58,17 @@ export class HsError extends Error {
 
 /** A success value. */
 export interface Ok<T> {
+  /** Discriminant: `true` for a success. */
   readonly ok: true;
+  /** The value the call produced. */
   readonly value: T;
 }
 
 /** A failure value. */
 export interface Err {
+  /** Discriminant: `false` for a failure. */
   readonly ok: false;
+  /** The typed error: its `code` says what kind of failure, its message what to do. */
   readonly error: HsError;
 }
 

@@ -16,7 +16,12 @@ export enum DLDeviceType {
 }
 
 /** DLPack version hs writes and the major version it reads. */
-export const DLPACK_VERSION = Object.freeze({ major: 1, minor: 1 });
+export const DLPACK_VERSION: {
+  /** Major version; a managed tensor with another major version is refused with `NotSupported`. */
+  readonly major: 1;
+  /** Minor version hs writes. */
+  readonly minor: 1;
+} = Object.freeze({ major: 1, minor: 1 });
 /** `flags` bit: the consumer must not write the data. */
 export const DLPACK_FLAG_READ_ONLY = 1;
 /** `flags` bit: the producer copied the data for this exchange. */
@@ -26,10 +31,24 @@ export const DLPACK_FLAG_IS_COPIED = 2;
 export interface DLPackTensorFields {
   /** Address of the allocation (DLPack `data`). */
   readonly data: bigint;
-  readonly device: { readonly deviceType: number; readonly deviceId: number };
+  /** Where the data lives (DLPack `DLDevice`). */
+  readonly device: {
+    /** DLPack device type code (see `DLDeviceType`: 1 CPU, 2 CUDA, 3 CUDA host, 13 CUDA managed). */
+    readonly deviceType: number;
+    /** Device ordinal; 0 for host memory. */
+    readonly deviceId: number;
+  };
+  /** Number of dimensions; equals `shape.length`. */
   readonly ndim: number;
   /** DLPack type code, bits per lane, lanes. */
-  readonly dtype: { readonly code: number; readonly bits: number; readonly lanes: number };
+  readonly dtype: {
+    /** DLPack `DLDataTypeCode` (see `DTypeCode`). */
+    readonly code: number;
+    /** Bits per lane. */
+    readonly bits: number;
+    /** Lanes per element; 1 for scalars. */
+    readonly lanes: number;
+  };
   /** Elements per dimension. */
   readonly shape: readonly number[];
   /** Elements between neighbours per dimension; `null` means compact row-major. */
@@ -44,10 +63,18 @@ export interface DLPackTensorFields {
  * when done (an import runs it when the tensor is disposed).
  */
 export interface DLPackManagedTensor {
-  readonly version: { readonly major: number; readonly minor: number };
+  /** DLPack version of the producer; hs writes `DLPACK_VERSION`. */
+  readonly version: {
+    /** Major version; must equal `DLPACK_VERSION.major` to import. */
+    readonly major: number;
+    /** Minor version. */
+    readonly minor: number;
+  };
   /** Bit set of `DLPACK_FLAG_READ_ONLY` and `DLPACK_FLAG_IS_COPIED`. */
   readonly flags: number;
+  /** The tensor description (DLPack `dl_tensor`). */
   readonly dlTensor: DLPackTensorFields;
+  /** Producer's release hook, called exactly once by the consumer when done; `null` when nothing to release. */
   readonly deleter: (() => void) | null;
 }
 
@@ -119,6 +146,7 @@ export function exportDLPack(tensor: Tensor, options: DLPackExportOptions): Resu
 
 /** Options for `importDLPack`. */
 export interface DLPackImportOptions {
+  /** Backend that owns `memory`; the imported tensor's readiness and host access go through it. */
   readonly backend: Backend;
   /** The backend allocation that holds the DLPack data (from `data` to the last element). */
   readonly memory: DeviceMemory;

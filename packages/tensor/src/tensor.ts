@@ -51,6 +51,7 @@ export interface TensorImportOptions {
   readonly memory: DeviceMemory;
   /** Elements per dimension; each a non-negative safe integer. */
   readonly shape: readonly number[];
+  /** Element type (`DType.float32`, ...); its `itemSize` converts elements to bytes. */
   readonly dtype: DType;
   /** Elements between neighbours per dimension, non-negative; default row-major packed. */
   readonly strides?: readonly number[];

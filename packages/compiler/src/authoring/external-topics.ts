@@ -34,7 +34,9 @@ export interface TopicSubscribeOptions {
 
 /** One `Graph.publish()` declaration: a graph output exported to a named external topic. */
 export interface TopicPublication {
+  /** Topic name. */
   readonly topic: string;
+  /** The graph output exported to the topic. */
   readonly output: OutputPort;
   /** As given, unchecked; `undefined` when omitted. */
   readonly subscriberQueueDepth: number | undefined;
@@ -44,7 +46,9 @@ export interface TopicPublication {
 
 /** One `Graph.subscribe()` declaration: a graph input imported from a named external topic. */
 export interface TopicSubscription {
+  /** Topic name. */
   readonly topic: string;
+  /** The graph input fed from the topic. */
   readonly input: InputPort;
   /** As given, unchecked; `undefined` when omitted. */
   readonly queueDepth: number | undefined;

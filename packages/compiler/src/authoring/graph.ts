@@ -40,7 +40,9 @@ const DROP_POLICIES: readonly EdgeDropPolicy[] = ['block', 'dropOldest', 'dropNe
 
 /** One connection made by `Graph.addFlow()`. */
 export interface GraphFlow {
+  /** The producing output. */
   readonly output: OutputPort;
+  /** The consuming input. */
   readonly input: InputPort;
   /** The depth given to `addFlow()`, unchecked; `undefined` when omitted. */
   readonly queueDepth: number | undefined;

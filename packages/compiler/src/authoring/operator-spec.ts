@@ -134,6 +134,7 @@ export class OperatorSpec {
 
 /** Entries an activation retains on one input (a hard-floor contributor). */
 export interface InputRetention {
+  /** The input whose entries are retained. */
   readonly input: InputPort;
   /** Entries, positive. */
   readonly entries: number;
@@ -147,7 +148,15 @@ export interface InputRetention {
  */
 export interface TemporalContract {
   /** An input of this operator, or a clock at a nominal rate. */
-  readonly trigger: { readonly input: InputPort } | { readonly clock: Rate };
+  readonly trigger:
+    | {
+        /** The operator activates when this input receives an entry. */
+        readonly input: InputPort;
+      }
+    | {
+        /** The operator activates on a clock at this nominal rate. */
+        readonly clock: Rate;
+      };
   /** Window retention: the activation consumes `entries` queued entries of `input` at once. */
   readonly windows?: readonly InputRetention[];
   /** Selector retention: entries kept on `input` in a named scenario. */

@@ -13,9 +13,26 @@ import { declareTensorOutput, type DeclaredTensorOutput, type TensorOutputDeriva
  * Spec: "Size queue entries from nominal rates".
  */
 export type OutputRateDeclaration =
-  | { readonly kind: 'nominal'; readonly rate: Rate }
-  | { readonly kind: 'parameter'; readonly ref: ParamRef<Rate> }
-  | { readonly kind: 'follows'; readonly input: InputPort; readonly ratio: RateRatio };
+  | {
+      /** A fixed nominal rate. */
+      readonly kind: 'nominal';
+      /** The rate. */
+      readonly rate: Rate;
+    }
+  | {
+      /** A rate parameter of the operator (its admitted domain sizes the queues). */
+      readonly kind: 'parameter';
+      /** The rate field. */
+      readonly ref: ParamRef<Rate>;
+    }
+  | {
+      /** An input's rate scaled by a ratio (`follows(input, ratio)`). */
+      readonly kind: 'follows';
+      /** The input whose rate is followed. */
+      readonly input: InputPort;
+      /** Output rate / input rate. */
+      readonly ratio: RateRatio;
+    };
 
 function positiveCount(where: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {

@@ -44,14 +44,19 @@ export type TensorOutputStorage = 'runtimePool' | 'passThrough';
  */
 export type TensorOutputSpec =
   | {
+      /** Memory kind, dtype and rank of the published tensors. */
       readonly representation: TensorRepresentation;
       /** Required unless a `byteSpan` derivation gives the slot bound. */
       readonly bounds?: TensorBounds;
+      /** Slots come from a pool the plan sizes and the runtime materializes. */
       readonly storage: 'runtimePool';
     }
   | {
+      /** Memory kind, dtype and rank of the published tensors. */
       readonly representation: TensorRepresentation;
+      /** Optional bounds the published tensors promise to stay within. */
       readonly bounds?: TensorBounds;
+      /** The operator publishes caller-owned tensors with `ctx.emitTensor()` (the default). */
       readonly storage?: 'passThrough';
     };
 
@@ -70,12 +75,25 @@ export interface TensorOutputDerivations {
 /** A validated output declaration, as stored on its `OutputPort` (frozen). */
 export interface DeclaredTensorOutput {
   /** Memory kind `null` when a parameter selects it. */
-  readonly representation: { readonly memoryKind: MemoryKind | null; readonly dtype: DType; readonly rank: number };
+  readonly representation: {
+    /** Declared memory kind, or `null` when a parameter selects it. */
+    readonly memoryKind: MemoryKind | null;
+    /** Element type. */
+    readonly dtype: DType;
+    /** Rank. */
+    readonly rank: number;
+  };
   /**
    * Bounds with `maxRank` resolved (default `representation.rank`); `maxByteSpan` is `null` when a
    * derivation gives it; `null` when no bounds apply (pass-through without bounds).
    */
-  readonly bounds: { readonly maxByteSpan: number | null; readonly maxRank: number } | null;
+  readonly bounds: {
+    /** Per-slot byte bound, bytes; `null` when a derivation gives it. */
+    readonly maxByteSpan: number | null;
+    /** Largest rank. */
+    readonly maxRank: number;
+  } | null;
+  /** `runtimePool` or `passThrough`. */
   readonly storage: TensorOutputStorage;
   /** The byte-span derivation, or `null`. */
   readonly byteSpan: TensorByteSpanExpression | null;

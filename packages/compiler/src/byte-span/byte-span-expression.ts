@@ -8,11 +8,42 @@ export type ByteSpanOperation = 'multiply' | 'ceilingDivide' | 'max' | 'align';
 
 /** One node of a byte-span expression tree. */
 export type ByteSpanNode =
-  | { readonly kind: 'literal'; readonly bytes: bigint }
-  | { readonly kind: 'parameterContiguous'; readonly ref: ParamRef }
-  | { readonly kind: 'inputMax'; readonly input: InputPort }
-  | { readonly kind: 'projected'; readonly projector: ByteSpanProjector; readonly refs: readonly ParamRef[] }
-  | { readonly kind: 'operation'; readonly operation: ByteSpanOperation; readonly left: TensorByteSpanExpression; readonly right: TensorByteSpanExpression };
+  | {
+      /** A constant (`tensorByteSpan(n)`). */
+      readonly kind: 'literal';
+      /** The constant, bytes. */
+      readonly bytes: bigint;
+    }
+  | {
+      /** Contiguous bytes of a shape parameter times the output's dtype size (`parameterContiguousByteSpan`). */
+      readonly kind: 'parameterContiguous';
+      /** The shape field. */
+      readonly ref: ParamRef;
+    }
+  | {
+      /** The byte bound of the one bounded producer feeding an input (`inputMaxByteSpan`). */
+      readonly kind: 'inputMax';
+      /** The input. */
+      readonly input: InputPort;
+    }
+  | {
+      /** A projector run over parameter values (`parameterProjectedByteSpan`). */
+      readonly kind: 'projected';
+      /** The projector. */
+      readonly projector: ByteSpanProjector;
+      /** The fields passed to it, in order. */
+      readonly refs: readonly ParamRef[];
+    }
+  | {
+      /** A closed operation on two sub-expressions. */
+      readonly kind: 'operation';
+      /** Which operation. */
+      readonly operation: ByteSpanOperation;
+      /** Left operand. */
+      readonly left: TensorByteSpanExpression;
+      /** Right operand. */
+      readonly right: TensorByteSpanExpression;
+    };
 
 /** Operand of an operation: an expression or a literal count of bytes. */
 export type ByteSpanOperand = TensorByteSpanExpression | number | bigint;
@@ -27,7 +58,10 @@ export type ByteSpanOperand = TensorByteSpanExpression | number | bigint;
  * Spec: "Derive slot bytes from deployment parameters".
  */
 export class TensorByteSpanExpression {
-  /** @internal Use the leaf functions. */
+  /**
+   * @internal Use the leaf functions.
+   * @param node The expression's root node.
+   */
   constructor(readonly node: ByteSpanNode) {
     Object.freeze(this);
   }

@@ -39,20 +39,29 @@ export interface CompileOptions {
    * Rate-aware queue sizing policy: `headroomRatio` scales the nominal-arrival recommendation
    * (compile-wide; default `new RateRatio(2, 1)`). Spec: "Size queue entries from nominal rates".
    */
-  readonly automaticQueueSizing?: { readonly headroomRatio?: RateRatio };
+  readonly automaticQueueSizing?: {
+    /** Factor on the nominal arrivals (> 0); default 2/1. */
+    readonly headroomRatio?: RateRatio;
+  };
   /** Device placement. */
   readonly deployment?: DeploymentBinding;
 }
 
 /** Compile options with defaults applied, as frozen into the plan (binding keys sorted). */
 export interface PlanOptions {
+  /** The stream policy in force. */
   readonly computeStreamPolicy: ComputeStreamPolicy;
+  /** Queue depth (entries) of edges without an explicit depth and without rate evidence. */
   readonly defaultQueueDepth: number;
   /** Headroom of the automatic queue recommendation. */
   readonly headroomRatio: RateRatio;
+  /** Device placement, every map present (empty when not given). */
   readonly deployment: {
+    /** Device per CUDA-kind tensor output, keyed `operator.port`. */
     readonly bindTensorOutputDevice: Readonly<Record<string, Device>>;
+    /** Device per operator, keyed by operator name. */
     readonly bindOperatorDevice: Readonly<Record<string, Device>>;
+    /** Device per external-topic endpoint, keyed by topic name. */
     readonly bindTopicDevice: Readonly<Record<string, Device>>;
   };
 }

@@ -91,20 +91,62 @@ export type DiagnosticSeverity = 'error' | 'warning';
 
 /** What a diagnostic is about. Names are authoring names; `edge` is a plan edge id. */
 export type DiagnosticSubject =
-  | { readonly kind: 'graph'; readonly graph: string }
-  | { readonly kind: 'operator'; readonly operator: string }
-  | { readonly kind: 'port'; readonly operator: string; readonly port: string }
-  | { readonly kind: 'edge'; readonly edge: string }
-  | { readonly kind: 'option'; readonly option: string }
-  | { readonly kind: 'topic'; readonly topic: string }
-  | { readonly kind: 'parameter'; readonly operator: string; readonly field: string };
+  | {
+      /** The graph as a whole. */
+      readonly kind: 'graph';
+      /** Graph name. */
+      readonly graph: string;
+    }
+  | {
+      /** One operator. */
+      readonly kind: 'operator';
+      /** Operator name. */
+      readonly operator: string;
+    }
+  | {
+      /** One port of an operator. */
+      readonly kind: 'port';
+      /** Operator name. */
+      readonly operator: string;
+      /** Port name. */
+      readonly port: string;
+    }
+  | {
+      /** One edge. */
+      readonly kind: 'edge';
+      /** Plan edge id (`producer.port->consumer.port`). */
+      readonly edge: string;
+    }
+  | {
+      /** One compile option. */
+      readonly kind: 'option';
+      /** Option path (for example `deployment.bindTensorOutputDevice.op.port`). */
+      readonly option: string;
+    }
+  | {
+      /** One external topic. */
+      readonly kind: 'topic';
+      /** Topic name. */
+      readonly topic: string;
+    }
+  | {
+      /** One parameter field of an operator. */
+      readonly kind: 'parameter';
+      /** Operator name. */
+      readonly operator: string;
+      /** Field name in the operator's parameter schema. */
+      readonly field: string;
+    };
 
 /** One compile finding. */
 export interface Diagnostic {
+  /** Stable machine-readable code, for example `GRAPH_CYCLE`. */
   readonly code: DiagnosticCode;
+  /** `error` (compile fails) or `warning` (kept in `plan.diagnostics`). */
   readonly severity: DiagnosticSeverity;
   /** What is wrong and what to do about it. */
   readonly message: string;
+  /** What the diagnostic is about. */
   readonly subject: DiagnosticSubject;
 }
 

@@ -41,7 +41,12 @@ export class ParamRef<TValue = unknown> {
  * (`PARAMETER_VALUE_INVALID`).
  */
 export class BoundParams<F extends ParamFields = ParamFields> {
-  /** @internal Created by `OperatorSpec.params()`. */
+  /**
+   * @internal Created by `OperatorSpec.params()`.
+   * @param operator The operator the parameters are bound to.
+   * @param schema The schema the values follow.
+   * @param values Generation-zero values (frozen copy).
+   */
   constructor(
     readonly operator: Operator,
     readonly schema: ParamSchema<F>,

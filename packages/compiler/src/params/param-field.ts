@@ -9,15 +9,51 @@ import { Rate } from '../rates/rate.js';
 export type ParamMutability = 'compileTime' | 'recompileRequired' | 'runtime';
 
 /** The admitted domain of a rate field: a list of rates, or an inclusive range. */
-export type RateDomain = readonly Rate[] | { readonly min: Rate; readonly max: Rate };
+export type RateDomain =
+  | readonly Rate[]
+  | {
+      /** Lowest admitted rate (inclusive). */
+      readonly min: Rate;
+      /** Highest admitted rate (inclusive). */
+      readonly max: Rate;
+    };
 
 /** What a field holds and which values it admits. */
 export type ParamFieldDomain =
-  | { readonly kind: 'integer'; readonly min: number; readonly max: number }
-  | { readonly kind: 'enum'; readonly values: readonly string[] }
-  | { readonly kind: 'shape'; readonly rank: number; readonly maxExtent: number }
-  | { readonly kind: 'memoryKind'; readonly values: readonly MemoryKind[] }
-  | { readonly kind: 'rate'; readonly admitted: RateDomain };
+  | {
+      /** A safe integer in `[min, max]`. */
+      readonly kind: 'integer';
+      /** Lowest admitted value (inclusive). */
+      readonly min: number;
+      /** Highest admitted value (inclusive). */
+      readonly max: number;
+    }
+  | {
+      /** One string of `values`. */
+      readonly kind: 'enum';
+      /** Admitted strings. */
+      readonly values: readonly string[];
+    }
+  | {
+      /** A tensor shape of exactly `rank` extents, each in `[0, maxExtent]` elements. */
+      readonly kind: 'shape';
+      /** Required rank. */
+      readonly rank: number;
+      /** Largest admitted extent per dimension, elements. */
+      readonly maxExtent: number;
+    }
+  | {
+      /** One memory kind of `values`. */
+      readonly kind: 'memoryKind';
+      /** Admitted memory kinds. */
+      readonly values: readonly MemoryKind[];
+    }
+  | {
+      /** A rate within `admitted`. */
+      readonly kind: 'rate';
+      /** Admitted rates: a list or an inclusive range. */
+      readonly admitted: RateDomain;
+    };
 
 /**
  * One typed field of a parameter schema: its domain, mutability and sensitivity. Immutable: the
@@ -29,7 +65,12 @@ export class ParamField<TValue = unknown> {
   /** @internal Phantom marker of the value type. */
   declare readonly valueType?: TValue;
 
-  /** @internal */
+  /**
+   * @internal
+   * @param domain What the field holds and which values it admits.
+   * @param mutability When its value may change (`compileTime` by default).
+   * @param sensitive True when its value is redacted from plans and inspection.
+   */
   constructor(
     readonly domain: ParamFieldDomain,
     readonly mutability: ParamMutability = 'compileTime',

@@ -3,7 +3,9 @@ import { ParamRef } from './bound-params.js';
 
 /** One case of an enum-to-memory-kind mapping: source enum value → concrete memory kind. */
 export interface MemoryKindCase {
+  /** The enum field's value. */
   readonly value: string;
+  /** The memory kind that value selects. */
   readonly memoryKind: MemoryKind;
 }
 
@@ -13,6 +15,7 @@ export interface MemoryKindCase {
  * into the allocation record. Spec: "Derive memory kind from deployment parameters".
  */
 export interface ParameterMemoryKind {
+  /** The enum or memory-kind field that selects the kind. */
   readonly ref: ParamRef;
   /** The mapping; `null` for a direct memory-kind field. */
   readonly cases: readonly MemoryKindCase[] | null;

@@ -24,23 +24,41 @@ import { renderPlanDot, renderPlanMermaid } from './plan-graph-rendering.js';
 
 /** The records an `ExecutionPlan` is built from. */
 export interface ExecutionPlanRecords {
+  /** Graph name. */
   readonly name: string;
+  /** Compile options with defaults applied. */
   readonly options: PlanOptions;
+  /** Operators in topological order (ties by name). */
   readonly operators: readonly PlanOperator[];
+  /** Edges by producer, then consumer, then id. */
   readonly edges: readonly PlanEdge[];
+  /** Execution partitions, split at forks and joins. */
   readonly partitions: readonly PlanPartition[];
+  /** Planned compute streams. */
   readonly streams: readonly PlanStream[];
+  /** Tensor allocation records (pools). */
   readonly pools: readonly TensorAllocationRecord[];
+  /** External-topic endpoints. */
   readonly topics: readonly TopicEndpointRecord[];
+  /** Bound parameters per operator. */
   readonly params: readonly PlanParams[];
+  /** Resolved port rates. */
   readonly portRates: readonly PortRateRecord[];
+  /** Byte-span derivations of derived outputs. */
   readonly byteSpanDerivations: readonly ByteSpanDerivationRecord[];
+  /** Accumulation horizons of edges. */
   readonly accumulationHorizons: readonly AccumulationHorizonRecord[];
+  /** Hard-floor contributors, per edge. */
   readonly hardFloorContributors: readonly HardFloorContributor[];
+  /** One queue-sizing recipe per edge. */
   readonly queueSizingRecipes: readonly QueueSizingRecipe[];
+  /** Per pool: per-slot bytes joined with logical entries. */
   readonly poolCapacityDependencies: readonly PoolCapacityDependency[];
+  /** Per pool: the provider reservation. */
   readonly providerAllocationPlans: readonly ProviderAllocationPlan[];
+  /** Fusion evidence of proven linear-chain edges. */
   readonly fusedEdges: readonly FusedEdgeRecord[];
+  /** Warnings of the compile. */
   readonly diagnostics: readonly Diagnostic[];
 }
 
@@ -57,7 +75,9 @@ export class ExecutionPlan implements ExecutionPlanRecords {
   readonly name: string;
   /** Compile options with defaults applied (the stream policy is frozen here). */
   readonly options: PlanOptions;
+  /** Operators in topological order (ties by name). */
   readonly operators: readonly PlanOperator[];
+  /** Edges by producer, then consumer, then id. */
   readonly edges: readonly PlanEdge[];
   /** Execution partitions, split at forks and joins. */
   readonly partitions: readonly PlanPartition[];

@@ -10,12 +10,15 @@ import type { Rate, RateRatio } from '../rates/rate.js';
 
 /** One end of an edge: operator and port names. */
 export interface PortRef {
+  /** Operator name. */
   readonly operator: string;
+  /** Port name on that operator. */
   readonly port: string;
 }
 
 /** An input as planned. */
 export interface PlanInput {
+  /** Port name. */
   readonly name: string;
   /** True when it may stay unconnected. */
   readonly optional: boolean;
@@ -33,9 +36,13 @@ export interface PlanInput {
 
 /** An output's tensor declaration as planned. */
 export interface PlanTensorOutput {
+  /** Memory kind of the published tensors (declared, or selected by a parameter). */
   readonly memoryKind: MemoryKind;
+  /** Element type of the published tensors. */
   readonly dtype: DType;
+  /** Rank of the published tensors. */
   readonly rank: number;
+  /** `runtimePool` (slots from a planned pool) or `passThrough` (caller-owned tensors). */
   readonly storage: TensorOutputStorage;
   /** Declared slot bound in bytes; `null` when no bounds were given (pass-through). */
   readonly maxByteSpan: number | null;
@@ -45,6 +52,7 @@ export interface PlanTensorOutput {
 
 /** An output as planned. */
 export interface PlanOutput {
+  /** Port name. */
   readonly name: string;
   /** What it publishes, or `null` when `producesTensor()` was not called. */
   readonly tensor: PlanTensorOutput | null;
@@ -60,6 +68,7 @@ export interface PlanOutput {
 
 /** An operator as planned. */
 export interface PlanOperator {
+  /** Operator name, unique in the graph. */
   readonly name: string;
   /** The authored instance the runtime calls (not in JSON, not frozen). */
   readonly operator: Operator;
@@ -69,6 +78,7 @@ export interface PlanOperator {
   readonly device: Device | null;
   /** Id of its planned stream when CUDA-active, else `null`. */
   readonly stream: string | null;
+  /** True when a port names a CUDA memory kind or the operator called `spec.requireCudaStream()`. */
   readonly cudaActive: boolean;
   /** In declaration order. */
   readonly inputs: readonly PlanInput[];
@@ -80,7 +90,9 @@ export interface PlanOperator {
 export interface PlanEdge {
   /** `producer.port->consumer.port`. */
   readonly id: string;
+  /** The producing output. */
   readonly producer: PortRef;
+  /** The consuming input. */
   readonly consumer: PortRef;
   /** Active queue entries (generation zero). */
   readonly queueDepth: number;
@@ -116,6 +128,7 @@ export interface PlanPartition {
 export interface PlanStream {
   /** `stream:<partition head>@cuda:N` or `stream:shared@cuda:N`. */
   readonly id: string;
+  /** The CUDA device the stream is created on. */
   readonly device: Device;
   /** Ids of the partitions that submit to it. */
   readonly partitions: readonly string[];
@@ -133,6 +146,7 @@ export type SlotCountTermName =
 
 /** One term of a slot-count sum. */
 export interface SlotCountTerm {
+  /** Which term of the sum. */
   readonly term: SlotCountTermName;
   /** Slots this term contributes (active generation). */
   readonly value: number;
@@ -157,10 +171,13 @@ export interface SlotCountDerivation {
 export interface TensorAllocationRecord {
   /** `pool:operator.port`. */
   readonly id: string;
+  /** The output whose tensors live in the pool. */
   readonly producer: PortRef;
+  /** Memory kind of the pool's backing allocation. */
   readonly memoryKind: MemoryKind;
   /** CUDA device for CUDA kinds, `cpu` for host kinds. */
   readonly device: Device;
+  /** Element type of the pool's tensors. */
   readonly dtype: DType;
   /** Per-slot byte span bound (bytes): declared, or resolved from a byte-span expression. */
   readonly maxByteSpan: number;
@@ -168,6 +185,7 @@ export interface TensorAllocationRecord {
   readonly byteSpanSource: 'declared' | 'derived';
   /** `declared`, or the parameter key (`op.params.field`) that selected the memory kind. */
   readonly memoryKindSource: string;
+  /** Largest rank a slot's tensor may have (sizes the shape storage of each slot). */
   readonly maxRank: number;
   /** Slot alignment in bytes (256). */
   readonly alignment: number;
@@ -191,6 +209,7 @@ export interface TensorAllocationRecord {
   readonly producerStream: string | null;
   /** Ids of the edges that consume it, sorted. */
   readonly consumers: readonly string[];
+  /** How `slotCount` and `slotBytes` were derived, term by term. */
   readonly derivation: SlotCountDerivation;
   /** What makes it a boundary pool of an external topic, or `null` for a process-local pool. */
   readonly boundary: BoundaryPoolInfo | null;
@@ -201,6 +220,7 @@ export interface TensorAllocationRecord {
  * "Pinned-host readiness follows the writer", "Current limitations" (managed memory never crosses).
  */
 export interface BoundaryPoolInfo {
+  /** Name of the external topic the pool is published on. */
   readonly topic: string;
   /** `posixShm` (host, pinnedHost: one shared segment, registered with CUDA for pinnedHost) or `cudaIpc` (cudaDevice: one allocation exported once; slots are offsets). */
   readonly transport: 'posixShm' | 'cudaIpc';
@@ -223,9 +243,11 @@ export interface BoundaryPoolInfo {
 
 /** One external-topic endpoint of the graph. Spec: "Crossing process boundaries: the generation fence". */
 export interface TopicEndpointRecord {
+  /** External topic name. */
   readonly topic: string;
   /** `publish`: a graph output exported to the topic; `subscribe`: a graph input imported from it. */
   readonly direction: 'publish' | 'subscribe';
+  /** The graph output (publish) or input (subscribe) bound to the topic. */
   readonly port: PortRef;
   /** Memory kind crossing the boundary (publish: the output's; subscribe: the input's required kind). */
   readonly memoryKind: MemoryKind;
@@ -237,6 +259,7 @@ export interface TopicEndpointRecord {
   readonly stream: string | null;
   /** Publish: slots one subscriber may hold; subscribe: imported entries queued before the consumer. */
   readonly queueDepth: number;
+  /** `explicit` (given when binding the topic) or `default`. */
   readonly queueDepthSource: 'explicit' | 'default';
   /** Publish: most subscribers at once; subscribe: `null`. */
   readonly maxSubscribers: number | null;
@@ -250,6 +273,7 @@ export interface TopicEndpointRecord {
 
 /** How one output's slot byte bound was derived. Spec: "Derive slot bytes from deployment parameters". */
 export interface ByteSpanDerivationRecord {
+  /** The output whose slot bound was derived. */
   readonly output: PortRef;
   /** Readable expression with resolved leaves. */
   readonly expression: string;
@@ -263,9 +287,13 @@ export interface ByteSpanDerivationRecord {
 
 /** One field of an operator's bound parameters as planned (sensitive values redacted as `null`). */
 export interface PlanParamField {
+  /** Field name in the schema. */
   readonly name: string;
+  /** Field kind (`integer`, `rate`, `shape`, `enum`, ...). */
   readonly kind: string;
+  /** `compileTime`, `recompileRequired` or `runtime`: whether (and how) the value may change after compile(). */
   readonly mutability: ParamMutability;
+  /** True when the value is redacted from plans, JSON and diagnostics. */
   readonly sensitive: boolean;
   /** Admitted domain. */
   readonly domain: ParamFieldDomain;
@@ -275,21 +303,29 @@ export interface PlanParamField {
 
 /** An operator's bound parameters. */
 export interface PlanParams {
+  /** Operator that bound the parameters. */
   readonly operator: string;
+  /** Schema id (for example `com.example.Camera`). */
   readonly schema: string;
+  /** Schema version. */
   readonly version: number;
+  /** One record per schema field, in schema order. */
   readonly fields: readonly PlanParamField[];
 }
 
 /** A port's resolved rate. Spec: "Size queue entries from nominal rates". */
 export interface PortRateRecord {
+  /** The port. */
   readonly port: PortRef;
+  /** Whether the port is an input or an output. */
   readonly direction: 'input' | 'output';
+  /** Where the rate comes from: `nominal`, `parameter`, `follows`, `upstream`, `expected` or `none`. */
   readonly source: PortRateSource;
   /** Generation-zero rate. */
   readonly active: Rate;
   /** Admitted bounds (equal to `active` for fixed rates). */
   readonly min: Rate;
+  /** Upper admitted bound (equal to `active` for fixed rates). */
   readonly max: Rate;
   /** Runtime rate parameter driving it (`op.params.field`), or `null`. */
   readonly parameter: string | null;
@@ -299,6 +335,7 @@ export interface PortRateRecord {
 
 /** The accumulation horizon of an edge's input: the period of its consumer's trigger. */
 export interface AccumulationHorizonRecord {
+  /** Edge id. */
   readonly edge: string;
   /** `clock 15 Hz` or `input op.port`. */
   readonly trigger: string;
@@ -310,17 +347,21 @@ export interface AccumulationHorizonRecord {
 
 /** One semantic hard-floor contributor of an edge. */
 export interface HardFloorContributor {
+  /** Edge id. */
   readonly edge: string;
+  /** What demands the entries: a minimum queue, a producer burst, or a window/selector retention of the consumer. */
   readonly kind: 'minimumQueue' | 'producerBurst' | 'windowRetention' | 'selectorRetention';
   /** Scenario name; `*` for every scenario. */
   readonly scenario: string;
   /** Contributors of one group are alternatives (max); groups are summed. */
   readonly group: 'retention' | 'burst';
+  /** Queue entries this contributor requires. */
   readonly entries: number;
 }
 
 /** A rate term as planned: `factor` Hz, or `parameter value × factor`. */
 export interface PlanRateTerm {
+  /** Runtime rate parameter (`op.params.field`), or `null` for a fixed rate. */
   readonly parameter: string | null;
   /** Exact rational text (`n` or `n/d`). */
   readonly factor: string;
@@ -328,44 +369,83 @@ export interface PlanRateTerm {
 
 /** How an edge's queue depth was chosen. Spec: "Size queue entries from nominal rates". */
 export interface QueueSizingRecipe {
+  /** Edge id. */
   readonly edge: string;
+  /** `explicit`, `automatic` or `default`: which rule chose the depth. */
   readonly source: QueueDepthSource;
-  readonly inputRate: { readonly source: PortRateSource; readonly active: Rate; readonly max: Rate; readonly term: PlanRateTerm } | null;
-  readonly triggerRate: { readonly trigger: string; readonly active: Rate; readonly min: Rate; readonly term: PlanRateTerm } | null;
+  /** The rate arriving at the edge's input, or `null` without rate evidence. */
+  readonly inputRate: {
+    /** Where the input's rate comes from. */
+    readonly source: PortRateSource;
+    /** Generation-zero rate. */
+    readonly active: Rate;
+    /** Highest admitted rate. */
+    readonly max: Rate;
+    /** The rate as a term (`parameter value × factor`). */
+    readonly term: PlanRateTerm;
+  } | null;
+  /** The consumer's trigger rate, or `null` when its consumer has no trigger. */
+  readonly triggerRate: {
+    /** `clock 15 Hz` or `input op.port`. */
+    readonly trigger: string;
+    /** Generation-zero rate. */
+    readonly active: Rate;
+    /** Lowest admitted rate (longest horizon). */
+    readonly min: Rate;
+    /** The rate as a term (`parameter value × factor`). */
+    readonly term: PlanRateTerm;
+  } | null;
+  /** Headroom ratio applied to the nominal arrivals (2/1 by default). */
   readonly headroom: RateRatio;
   /** `ceil(rate × horizon)`, or `null` without rate evidence. */
   readonly nominalArrivals: number | null;
   /** `ceil(nominalArrivals × headroom)`, or `null`. */
   readonly recommendation: number | null;
+  /** Entries the semantic hard floor requires (see `HardFloorContributor`). */
   readonly hardFloor: number;
   /** `max(hardFloor, recommendation)`, or `null`. */
   readonly automaticDepth: number | null;
   /** `max(hardFloor, ceil(ceil(maxRate × horizon) × headroom))`, or `null`. */
   readonly admittedCeiling: number | null;
+  /** Depth given to `addFlow()`, or `null`. */
   readonly explicitDepth: number | null;
+  /** Queue entries used at generation zero. */
   readonly activeDepth: number;
+  /** Queue entries allocated: enough for the whole admitted rate domain. */
   readonly admittedDepth: number;
 }
 
 /** What a pool's capacity depends on: per-slot bytes joined with final logical provider entries. */
 export interface PoolCapacityDependency {
+  /** Pool id. */
   readonly pool: string;
+  /** Per-slot byte span bound, bytes. */
   readonly perSlotBytes: number;
+  /** `declared`, or `derived` from a byte-span expression. */
   readonly byteSpanSource: 'declared' | 'derived';
   /** Edges whose depths size it. */
   readonly edges: readonly string[];
+  /** Logical entries at generation zero. */
   readonly activeEntries: number;
+  /** Logical entries over the admitted rate domain (the slots materialized). */
   readonly admittedEntries: number;
+  /** `perSlotBytes × activeEntries`, bytes. */
   readonly activeLogicalBytes: number;
+  /** `perSlotBytes × admittedEntries`, bytes. */
   readonly admittedLogicalBytes: number;
 }
 
 /** The physical provider reservation of a pool (not the logical product). */
 export interface ProviderAllocationPlan {
+  /** Pool id. */
   readonly pool: string;
+  /** Bytes per slot (the byte span rounded up to `alignment`). */
   readonly slotBytes: number;
+  /** Slot alignment, bytes. */
   readonly alignment: number;
+  /** Slots reserved. */
   readonly slots: number;
+  /** `slotBytes × slots`: the one backing allocation, bytes. */
   readonly reservedBytes: number;
 }
 
@@ -375,15 +455,21 @@ export interface ProviderAllocationPlan {
  * Spec: "When the fences disappear: proven linear chains".
  */
 export interface FusedEdgeRecord {
+  /** Edge id. */
   readonly edge: string;
+  /** Pool of the producer output. */
   readonly pool: string;
   /** The one stream both endpoints are bound to. */
   readonly stream: string;
+  /** What proves the edge fused; the runtime checks each field again. */
   readonly evidence: {
     /** Successors of the producer output in total (1). */
     readonly acceptedSuccessors: number;
+    /** True: neither end crosses a process boundary. */
     readonly processLocal: boolean;
+    /** The producer's planned stream. */
     readonly producerStream: string;
+    /** The consumer's planned stream (the same as `producerStream`). */
     readonly consumerStream: string;
   };
 }

@@ -10,6 +10,7 @@ import type { PlanRateTerm, PortRef } from './plan-records.js';
 export interface RateParameterValue {
   /** `op.params.field`. */
   readonly parameter: string;
+  /** The value, within the field's admitted domain. */
   readonly rate: Rate;
 }
 
@@ -19,26 +20,49 @@ export interface RateParameterValue {
  * Spec: "Size queue entries from nominal rates".
  */
 export interface RateGeneration {
+  /** Generation number: 0 for the plan's values, then one more per published candidate. */
   readonly rateGeneration: number;
   /** Every runtime rate parameter's value in this generation, sorted by key. */
   readonly parameters: readonly RateParameterValue[];
   /** Active depth of every edge, in plan edge order. */
-  readonly edges: readonly { readonly edge: string; readonly activeDepth: number; readonly nominalArrivals: number | null; readonly recommendation: number | null }[];
+  readonly edges: readonly {
+    /** Edge id. */
+    readonly edge: string;
+    /** Queue entries used in this generation (at most the edge's admitted depth). */
+    readonly activeDepth: number;
+    /** `ceil(rate × horizon)`, or `null` without rate evidence. */
+    readonly nominalArrivals: number | null;
+    /** `ceil(nominalArrivals × headroom)`, or `null`. */
+    readonly recommendation: number | null;
+  }[];
   /** Rate of every rated port, in plan order. */
-  readonly ports: readonly { readonly port: PortRef; readonly direction: 'input' | 'output'; readonly rate: Rate }[];
+  readonly ports: readonly {
+    /** The port. */
+    readonly port: PortRef;
+    /** Whether it is an input or an output. */
+    readonly direction: 'input' | 'output';
+    /** Its rate in this generation. */
+    readonly rate: Rate;
+  }[];
 }
 
 /** A candidate the session refused, with why (the published generation stays in force). */
 export interface RejectedRateGeneration {
+  /** The generation number the candidate would have had. */
   readonly rateGeneration: number;
+  /** The candidate's parameter values. */
   readonly parameters: readonly RateParameterValue[];
+  /** Why: `InvalidArgument`, `NotFound` or `ResourceExhausted` (a depth beyond the admitted one). */
   readonly code: ErrorCode;
+  /** What was wrong, in words. */
   readonly reason: string;
 }
 
 /** Owning evidence of a session's rate generations; each side is independently nullable. */
 export interface RateGenerationSnapshot {
+  /** The generation in force, or `null` before any was published. */
   readonly published: RateGeneration | null;
+  /** The last refused candidate, or `null` when none was refused. */
   readonly lastRejected: RejectedRateGeneration | null;
 }
 

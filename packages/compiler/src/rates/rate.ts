@@ -64,7 +64,10 @@ export class Rate {
   }
 
   /** `{ hz: "60" }` or `{ hz: "30000/1001" }`: exact, for canonical JSON. */
-  toJSON(): { hz: string } {
+  toJSON(): {
+    /** Exact frequency in Hz as rational text (`n` or `n/d`). */
+    hz: string;
+  } {
     return { hz: formatRational(this.hz) };
   }
 }
@@ -94,7 +97,10 @@ export class RateRatio {
   }
 
   /** `{ ratio: "1/4" }` (reduced), for canonical JSON. */
-  toJSON(): { ratio: string } {
+  toJSON(): {
+    /** Exact ratio as reduced rational text (`n/d`). */
+    ratio: string;
+  } {
     return { ratio: `${this.value.n}/${this.value.d}` };
   }
 }

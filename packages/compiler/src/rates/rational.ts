@@ -1,6 +1,8 @@
 /** An exact non-negative rational number `n / d` in lowest terms (`d > 0`), used for rates, horizons and ratios. */
 export interface Rational {
+  /** Numerator (>= 0). */
   readonly n: bigint;
+  /** Denominator (> 0). */
   readonly d: bigint;
 }
 

@@ -28,13 +28,24 @@ import { PinnedStaging, type StagingBlock } from './pinned-staging.js';
  * and readiness event.
  */
 export interface NativeTensorSource {
+  /** The allocation holding the elements; a live allocation of this backend. */
   readonly memory: DeviceMemory;
   /** Bytes from the start of `memory` to the first element. */
   readonly byteOffset: number;
+  /** Extent per dimension, in elements (DLPack `shape`). */
   readonly shape: readonly number[];
   /** Elements between neighbours per dimension. */
   readonly strides: readonly number[];
-  readonly dtype: { readonly code: number; readonly bits: number; readonly lanes: number };
+  /** Element type, as DLPack describes it. */
+  readonly dtype: {
+    /** DLPack `DLDataTypeCode` (0 int, 1 uint, 2 float, 4 bfloat, 5 complex, 6 bool). */
+    readonly code: number;
+    /** Bits per lane (8, 16, 32, 64). */
+    readonly bits: number;
+    /** Lanes per element; 1 for scalars. */
+    readonly lanes: number;
+  };
+  /** True when consumers must not write (sets `DLPACK_FLAG_BITMASK_READ_ONLY` in the native tensor). */
   readonly readOnly: boolean;
   /** Event to wait on before reading; null when there is nothing to wait for. */
   readonly readinessEvent: Event | null;

@@ -15,6 +15,7 @@ export interface OrderingAccess {
   readonly rangeLabel: string;
   /** The operation: `kernel <name>`, `memcpy`, `memset`, `copy from host`, `copy to host`, `host read`, `host write`. */
   readonly operation: string;
+  /** Whether the operation read or wrote the range. */
   readonly access: 'read' | 'write';
 }
 
@@ -23,6 +24,7 @@ export interface OrderingAccess {
  * chain of stream order, event record/wait or host synchronization ordering the later after the earlier.
  */
 export interface OrderingViolation {
+  /** Which hazard: `read-after-write`, `write-after-write` or `write-after-read`. */
   readonly hazard: OrderingHazard;
   /** The access that should have come first (the last write, or a read since it). */
   readonly earlier: OrderingAccess;
