@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Attach to an hs device topic from Python and read its tensors with CuPy.
+
+Speaks the hs wire protocol (docs/ipc-wire-protocol.md): connect to the topic's Unix socket, read the
+HELLO (slot geometry and the CUDA IPC handle of the publisher's one boundary allocation), open that
+allocation with cupy.cuda.runtime.ipcOpenMemHandle, then for every DESCRIPTOR wait for the generation
+fence on our own stream, view the slot as a cupy.ndarray (no copy), use it, and send RELEASE so the
+publisher can reuse the slot. A GOODBYE ends the run.
+
+    python3 consume.py --topic camera.frames [--frames N] [--check hs-pattern] [--dir DIR]
+
+Exit status 0 when every frame passed the check, 1 otherwise, 2 for a usage or protocol error.
+"""
+import argparse
+import json
+import os
+import socket
+import struct
+import sys
+
+import cupy as cp
+import numpy as np
+
+FRAME = 256
+MAGIC = 0x50495348  # "HSIP" read little-endian
+VERSION = 1
+HELLO, DESCRIPTOR, RELEASE, GOODBYE = 1, 2, 3, 4
+HOST_WRITER, DEVICE_FENCE = 1, 2
+WIRE_CUDA_DEVICE = 2
+MAX_RANK = 8
+CU_STREAM_WAIT_VALUE_GEQ = 0
+
+# DLPack type codes (int, uint, float, bfloat, complex, bool) -> NumPy kind letters.
+DTYPE_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
+
+
+class ProtocolError(Exception):
+    """The publisher sent a frame this consumer must not trust."""
+
+
+def topic_socket(topic, directory):
+    if directory is None:
+        xdg = os.environ.get("XDG_RUNTIME_DIR")
+        directory = os.path.join(xdg, "hs-ipc") if xdg else os.path.join("/tmp", f"hs-ipc-{os.getuid()}")
+    return os.path.join(directory, f"{topic}.sock")
+
+
+def read_frame(sock):
+    frame = bytearray()
+    while len(frame) < FRAME:
+        chunk = sock.recv(FRAME - len(frame))
+        if not chunk:
+            raise ConnectionError("the publisher closed the connection")
+        frame.extend(chunk)
+    magic, version, kind, topic_id = struct.unpack_from("<IHHI", frame, 0)
+    if magic != MAGIC or version != VERSION:
+        raise ProtocolError(f"bad frame header (magic {magic:#x}, version {version})")
+    return kind, topic_id, bytes(frame)
+
+
+def numpy_dtype(code, bits, lanes):
+    if lanes != 1 or code not in DTYPE_KINDS or bits % 8 != 0:
+        raise ProtocolError(f"unsupported dtype code {code} bits {bits} lanes {lanes}")
+    if code == 6:
+        return np.dtype(np.bool_)
+    return np.dtype(f"<{DTYPE_KINDS[code]}{bits // 8}")
+
+
+def fence_waiter():
+    """Device-side wait on the fence counter (cuda-python); None when the binding is missing."""
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        try:
+            from cuda import cuda as driver
+        except ImportError:
+            return None
+
+    def wait(stream, address, value):
+        result = driver.cuStreamWaitValue64(stream.ptr, address, value, CU_STREAM_WAIT_VALUE_GEQ)
+        status = result[0] if isinstance(result, tuple) else result
+        if int(status) != 0:
+            raise RuntimeError(f"cuStreamWaitValue64 failed: {status}")
+
+    return wait
+
+
+def hs_pattern_ok(array, frame):
+    """The pattern the hs test producer writes: two halves of (frame*7+1) and (frame*13+5), mod 256."""
+    flat = array.reshape(-1)
+    half = flat.size // 2
+    return bool(cp.all(flat[:half] == ((frame * 7 + 1) & 0xFF)) and cp.all(flat[half:] == ((frame * 13 + 5) & 0xFF)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--frames", type=int, default=0, help="stop after N frames (0: until GOODBYE)")
+    parser.add_argument("--check", choices=["none", "hs-pattern"], default="none")
+    parser.add_argument("--dir", default=None, help="topic socket directory (default: the per-user one)")
+    args = parser.parse_args()
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(topic_socket(args.topic, args.dir))
+    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    if uid != os.getuid():
+        raise ProtocolError(f"the topic's publisher runs as uid {uid}, not as this user")
+
+    kind, topic_id, hello = read_frame(sock)
+    if kind != HELLO:
+        raise ProtocolError(f"expected HELLO, got frame type {kind}")
+    slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
+    ordinal = struct.unpack_from("<I", hello, 48)[0]
+    handle = hello[120:184]
+    if memory_kind != WIRE_CUDA_DEVICE:
+        raise ProtocolError(f"topic {args.topic} is not a device topic (memory kind {memory_kind})")
+    if producer_pid != pid:
+        raise ProtocolError(f"HELLO names pid {producer_pid} but the socket peer is pid {pid}")
+    if not 1 <= slot_count <= 65536 or slot_stride % 256 != 0 or segment_bytes < slot_count * slot_stride + 8 * slot_count:
+        raise ProtocolError("HELLO geometry is inconsistent")
+
+    cp.cuda.Device(ordinal).use()
+    base = cp.cuda.runtime.ipcOpenMemHandle(handle)
+    pool = cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(base, segment_bytes, owner=None), 0)
+    counters = base + slot_count * slot_stride
+    stream = cp.cuda.Stream(non_blocking=True)
+    wait_fence = fence_waiter()
+    last_generation = [0] * slot_count
+
+    received = bad = 0
+    fence_mode = "device" if wait_fence is not None else "host-poll"
+    try:
+        while args.frames == 0 or received < args.frames:
+            kind, frame_topic, frame = read_frame(sock)
+            if frame_topic != topic_id:
+                raise ProtocolError("frame of another topic")
+            if kind == GOODBYE:
+                break
+            if kind != DESCRIPTOR:
+                raise ProtocolError(f"unexpected frame type {kind}")
+            slot, generation, fence, flags = struct.unpack_from("<IQQI", frame, 12)
+            code, bits, lanes, rank = struct.unpack_from("<BBHI", frame, 36)
+            byte_offset, byte_length = struct.unpack_from("<QQ", frame, 48)
+            shape = struct.unpack_from("<8Q", frame, 64)[:rank] if rank <= MAX_RANK else ()
+            strides = struct.unpack_from("<8Q", frame, 128)[:rank] if rank <= MAX_RANK else ()
+            dtype = numpy_dtype(code, bits, lanes)
+            span = 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * dtype.itemsize
+            if slot >= slot_count or rank > MAX_RANK or generation <= last_generation[slot]:
+                raise ProtocolError(f"descriptor rejected: slot {slot}, rank {rank}, generation {generation}")
+            if flags not in (HOST_WRITER, DEVICE_FENCE) or span != byte_length or byte_offset + byte_length > slot_stride:
+                raise ProtocolError(f"descriptor rejected: flags {flags}, span {span} vs {byte_length}, offset {byte_offset}")
+            last_generation[slot] = generation
+
+            if flags == DEVICE_FENCE:
+                if wait_fence is not None:
+                    wait_fence(stream, counters + 8 * slot, fence)
+                else:
+                    value = np.zeros(1, dtype=np.uint64)
+                    while int(value[0]) < fence:
+                        cp.cuda.runtime.memcpy(value.ctypes.data, counters + 8 * slot, 8, cp.cuda.runtime.memcpyDeviceToHost)
+            with stream:
+                array = cp.ndarray(shape, dtype=dtype, memptr=pool + slot * slot_stride + byte_offset, strides=tuple(s * dtype.itemsize for s in strides))
+                ok = hs_pattern_ok(array, received) if args.check == "hs-pattern" else True
+            stream.synchronize()
+            bad += 0 if ok else 1
+            received += 1
+            sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
+    finally:
+        stream.synchronize()
+        cp.cuda.runtime.ipcCloseMemHandle(base)
+        sock.close()
+
+    print(json.dumps({"frames": received, "badFrames": bad, "fence": fence_mode, "device": ordinal}))
+    return 0 if bad == 0 and received > 0 else 1
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (ProtocolError, ConnectionError, OSError) as error:
+        print(f"consume.py: {error}", file=sys.stderr)
+        sys.exit(2)
