@@ -15,6 +15,7 @@ xz -dc .gpu/node.xz > /tmp/node && chmod +x /tmp/node
 export PATH=/tmp:$PATH
 # Bundles that include the loader itself find the addon here.
 export HS_CUDA_NATIVE_PATH="$PWD/.gpu/bundles/node_modules/@hs/cuda-native/build/hs_cuda.node"
+export HS_IPC_NATIVE_PATH="$PWD/.gpu/bundles/node_modules/@hs/ipc/build/hs_ipc.node"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 status=0
 suites=(.gpu/bundles/*.test.mjs)

@@ -24,6 +24,9 @@ export const GPU_ENTRIES = [
   'tooling/gpu/test/c-abi-cuda.test.ts',
   'tooling/gpu/test/dlpack-both-backends.test.ts',
   'packages/runtime/test/runtime.cuda.test.ts',
+  'tooling/reliability/test/cross-process-topics.cuda.test.ts',
+  // Not a suite: the child process the cross-process suite spawns (found next to the suite's bundle).
+  'tooling/reliability/src/topic-process.ts',
   'tooling/gpu/src/bench-gpu.ts',
   'examples/image-pipeline/src/main.ts',
 ];
@@ -59,6 +62,13 @@ copyFileSync(join(root, 'packages/cuda-native/package.json'), join(nativeDir, 'p
 copyFileSync(addon, join(nativeDir, 'build/hs_cuda.node'));
 const abiTestAddon = join(root, 'packages/cuda-native/build/hs_abi_test.node');
 if (existsSync(abiTestAddon)) copyFileSync(abiTestAddon, join(nativeDir, 'build/hs_abi_test.node'));
+
+// @hs/ipc is bundled into the suites; its addon is found through HS_IPC_NATIVE_PATH (run-on-device.sh).
+const ipcAddon = join(root, 'packages/ipc/build/hs_ipc.node');
+if (existsSync(ipcAddon)) {
+  mkdirSync(join(out, 'bundles/node_modules/@hs/ipc/build'), { recursive: true });
+  copyFileSync(ipcAddon, join(out, 'bundles/node_modules/@hs/ipc/build/hs_ipc.node'));
+}
 
 const nodeXz = join(out, 'node.xz');
 const stamp = join(out, 'node.version');
