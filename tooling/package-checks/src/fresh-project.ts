@@ -1,0 +1,104 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+/** One README example to compile and run in the fresh project. */
+export interface ProjectExample {
+  /** File stem, unique per example (`hs-streams-1`). */
+  readonly id: string;
+  /** TypeScript source. */
+  readonly code: string;
+}
+
+/** What came out of running one compiled example. */
+export interface ExampleRun {
+  /** Process exit code (null when killed by the timeout). */
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Creates a project in `dir` the way a user would: an empty ESM package.json, then one `npm install` of
+ * every tarball together plus `@types/node` from the registry. `HS_SKIP_NATIVE=1` skips compiling the
+ * CUDA addon from the `@hs/cuda-native` tarball (about two minutes of nvcc on a 2-core machine; the
+ * loader then reports "not built", which its README example prints).
+ * @throws Error with npm's output when the install fails.
+ */
+export function installTarballs(dir: string, tarballs: readonly string[], typesNodeVersion: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'hs-fresh-project', private: true, type: 'module' }, null, 2));
+  try {
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, `@types/node@${typesNodeVersion}`], {
+      cwd: dir,
+      stdio: 'pipe',
+      encoding: 'utf8',
+      env: { ...process.env, HS_SKIP_NATIVE: '1' },
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`npm install of the packed tarballs failed:\n${stdout ?? ''}${stderr ?? ''}`);
+  }
+}
+
+/**
+ * Writes the examples to `examples/<id>.ts` and compiles them with TypeScript against the installed
+ * packages (NodeNext resolution, strict, library declarations checked too: the published `.d.ts` files
+ * must compile for a user). Returns the compiler's diagnostics per example id ('' when clean); JS is
+ * emitted into `dist/` even when an example has type errors.
+ */
+export function compileExamples(dir: string, examples: readonly ProjectExample[]): Map<string, string> {
+  mkdirSync(join(dir, 'examples'), { recursive: true });
+  for (const example of examples) writeFileSync(join(dir, 'examples', `${example.id}.ts`), example.code);
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        lib: ['ES2023', 'ESNext.Disposable'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        types: ['node'],
+        rootDir: 'examples',
+        outDir: 'dist',
+      },
+      include: ['examples'],
+    }),
+  );
+  let output = '';
+  try {
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json', '--pretty', 'false'], {
+      cwd: dir,
+      stdio: 'pipe',
+      encoding: 'utf8',
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    output = `${stdout ?? ''}${stderr ?? ''}`;
+  }
+  const lines = output.split('\n').filter((line) => line.trim() !== '');
+  const byExample = new Map<string, string>();
+  for (const example of examples) {
+    byExample.set(example.id, lines.filter((line) => line.startsWith(`examples/${example.id}.ts`)).join('\n'));
+  }
+  const unattributed = lines.filter((line) => !examples.some((e) => line.startsWith(`examples/${e.id}.ts`)) && /error TS/.test(line));
+  if (unattributed.length > 0) {
+    // Errors inside the installed packages' declarations belong to every example that imports them.
+    for (const example of examples) byExample.set(example.id, [byExample.get(example.id), ...unattributed].filter(Boolean).join('\n'));
+  }
+  return byExample;
+}
+
+/** Runs `dist/<id>.js` with Node in the project, bounded by `timeoutMs`. Never throws. */
+export function runExample(dir: string, id: string, timeoutMs = 60_000): Promise<ExampleRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join('dist', `${id}.js`)], { cwd: dir, timeout: timeoutMs, encoding: 'utf8' }, (error, stdout, stderr) => {
+      const exitCode = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+      resolve({ exitCode, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,56 @@
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (this package lives in `tooling/package-checks`). */
+export const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** The fields of a package.json these checks read. */
+export interface PackageManifest {
+  readonly name: string;
+  readonly version: string;
+  readonly private?: boolean;
+  readonly exports?: unknown;
+  readonly dependencies?: Readonly<Record<string, string>>;
+  readonly devDependencies?: Readonly<Record<string, string>>;
+  readonly optionalDependencies?: Readonly<Record<string, string>>;
+}
+
+/** A workspace package that is published: its name, folder and manifest. */
+export interface PublicPackage {
+  readonly name: string;
+  /** Absolute path of the package folder. */
+  readonly dir: string;
+  readonly manifest: PackageManifest;
+}
+
+/** Reads a package.json. */
+export function readManifest(dir: string): PackageManifest {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageManifest;
+}
+
+/**
+ * Every package under `packages/` that is not `private`, sorted by name: the packages that get
+ * published, so the packages every check here covers. A package that appears later is covered at once.
+ */
+export function publicPackages(root: string = repositoryRoot): PublicPackage[] {
+  const packagesDir = join(root, 'packages');
+  return readdirSync(packagesDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(packagesDir, entry.name, 'package.json')))
+    .map((entry) => {
+      const dir = join(packagesDir, entry.name);
+      return { name: '', dir, manifest: readManifest(dir) };
+    })
+    .filter((p) => p.manifest.private !== true)
+    .map((p) => ({ ...p, name: p.manifest.name }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * True when the package ships a CommonJS entry point (a `require` condition in its root export), so
+ * CommonJS resolution must work too; ESM-only packages are checked for ESM and bundler resolution only.
+ */
+export function shipsCommonJs(manifest: PackageManifest): boolean {
+  const root = (manifest.exports as Record<string, unknown> | undefined)?.['.'];
+  return typeof root === 'object' && root !== null && 'require' in root;
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+// The global setup packs every public package once (tarballs shared by all suites); installing them
+// into a fresh project and compiling the README examples takes tens of seconds on a 2-core CI machine.
+export default defineConfig({
+  test: {
+    globalSetup: ['./test/global-setup.ts'],
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+  },
+});
