@@ -100,7 +100,7 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
     expect(plan.diagnostics.map((d) => d.code)).not.toContain(DiagnosticCode.UnconsumedPool);
   });
 
-  it('gives a pinnedHost publisher a planned stream on the endpoint device (either writer available)', () => {
+  it('gives a pinnedHost publisher a planned stream on the endpoint device; its boundary pool is host-written', () => {
     const pinned: TensorOutputSpec = { ...HOST_FRAMES, representation: { ...HOST_FRAMES.representation, memoryKind: MemoryKind.PinnedHost } };
     const unbound = producerGraph(pinned);
     unbound.graph.publish(unbound.out, 'pinned');
@@ -112,8 +112,9 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
     bound.graph.publish(bound.out, 'pinned');
     const plan = compileOk(bound.graph, { deployment: { bindTopicDevice: { pinned: Device.cuda(1) } } });
     expect(plan.operator('src')).toMatchObject({ cudaActive: true, device: Device.cuda(1), stream: 'stream:src@cuda:1' });
-    expect(plan.pool('pool:src.out')).toMatchObject({ producerStream: 'stream:src@cuda:1', device: Device.cpu() });
-    expect(plan.pool('pool:src.out')?.boundary).toMatchObject({ transport: 'posixShm', fence: 'generation' });
+    // The shared-memory transport carries no device fence: the pool is host-written, the operator still has its stream.
+    expect(plan.pool('pool:src.out')).toMatchObject({ producerStream: null, device: Device.cpu() });
+    expect(plan.pool('pool:src.out')?.boundary).toMatchObject({ transport: 'posixShm', fence: 'none' });
     expect(plan.topic('pinned')[0]).toMatchObject({ device: Device.cuda(1), memoryKind: MemoryKind.PinnedHost });
   });
 

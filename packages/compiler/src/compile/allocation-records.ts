@@ -88,7 +88,10 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         );
         continue;
       }
-      const producerStream = isDeviceAccessible(kind.memoryKind) ? (inputs.streamOf.get(op) ?? null) : null;
+      // A pinnedHost boundary pool is filled by the host writer (no fence): the shared-memory transport
+      // carries no device fence yet, so its slots are not written on the producer's stream.
+      const hostWrittenBoundary = publication !== undefined && kind.memoryKind === MemoryKind.PinnedHost;
+      const producerStream = isDeviceAccessible(kind.memoryKind) && !hostWrittenBoundary ? (inputs.streamOf.get(op) ?? null) : null;
       const id = staged ? `boundary:${(publication as ResolvedPublication).topic}` : `pool:${port.key}`;
       const cap = releaseStreamCap(op, eventDevice(device, producerStream === null ? null : (inputs.operatorDevice.get(op) ?? null), consumers, inputs.operatorDevice), inputs.operatorDevice, cudaOperatorsOn);
       records.set(port, {

@@ -232,7 +232,9 @@ export interface BoundaryPoolInfo {
   readonly staging: 'direct' | 'copy';
   /**
    * `generation`: slots are written on the producer stream, so each commit records a generation fence
-   * the importer waits for on its own stream; `none`: a host writer, complete at commit, no fence.
+   * the importer waits for on its own stream (cudaDevice); `none`: a host writer, complete at commit, no
+   * fence (host, and pinnedHost: the shared-memory transport carries no device fence yet, so a pinnedHost
+   * boundary is filled by the host writer although its producer has a planned stream).
    */
   readonly fence: 'generation' | 'none';
   /** Slots one subscriber may hold at once. */
