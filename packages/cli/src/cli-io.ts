@@ -1,7 +1,10 @@
 /** A writable terminal for live progress: what `cli-progress` needs of `process.stderr`. */
 export interface ProgressStream {
+  /** Writes text (including cursor-movement escape sequences); returns `false` when the buffer is full. */
   write(text: string): boolean;
+  /** `true` for a terminal; the bar draws nothing otherwise. */
   readonly isTTY?: boolean;
+  /** Width in characters; the bar's line is cut to it (default 80). */
   readonly columns?: number;
 }
 

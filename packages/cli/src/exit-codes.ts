@@ -9,9 +9,13 @@
  * - `Interrupted` (130, 128 + SIGINT): the run was stopped by Ctrl-C (drained, every slot returned).
  */
 export const ExitCode = Object.freeze({
+  /** 0: done; for `hs doctor`, the host backend works. */
   Success: 0,
+  /** 1: the work failed (compile, run, benchmark, output file, or a broken host backend). */
   Failure: 1,
+  /** 2: the command line, the module or its arguments were wrong. */
   Usage: 2,
+  /** 130: stopped by Ctrl-C after a clean drain. */
   Interrupted: 130,
 } as const);
 

@@ -5,7 +5,9 @@ import type { RunSessionOptions } from './run-session.js';
 
 /** Where a pipeline module writes lines of text: one call per line, without the trailing newline. */
 export interface PipelineOutput {
+  /** Normal output (help text). */
   readonly log: (line: string) => void;
+  /** Diagnostics (usage errors). */
   readonly error: (line: string) => void;
 }
 
@@ -14,8 +16,18 @@ export interface PipelineOutput {
  * `exitCode` because the module has already answered (its `--help`, or a usage error it printed).
  */
 export type PipelineArguments<TOptions> =
-  | { readonly kind: 'build'; readonly options: TOptions }
-  | { readonly kind: 'exit'; readonly exitCode: number };
+  | {
+      /** Build the pipeline. */
+      readonly kind: 'build';
+      /** The validated options `build()` takes. */
+      readonly options: TOptions;
+    }
+  | {
+      /** Stop without building. */
+      readonly kind: 'exit';
+      /** 0 after help, non-zero after a usage error the module printed. */
+      readonly exitCode: number;
+    };
 
 /** Session options a pipeline may choose; the runner owns the metrics interval (it drives its status line). */
 export type PipelineSessionOptions = Omit<RunSessionOptions, 'metricsIntervalMs'>;
