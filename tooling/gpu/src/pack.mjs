@@ -23,8 +23,10 @@ export const GPU_ENTRIES = [
   'tooling/gpu/test/image-kernels-cuda.test.ts',
   'tooling/gpu/test/c-abi-cuda.test.ts',
   'tooling/gpu/test/dlpack-both-backends.test.ts',
+  'tooling/gpu/test/native-resource-cuda.test.ts',
   'packages/runtime/test/runtime.cuda.test.ts',
   'tooling/reliability/test/cross-process-topics.cuda.test.ts',
+  'tooling/reliability/test/soak.cuda.test.ts',
   // Not a suite: the child process the cross-process suite spawns (found next to the suite's bundle).
   'tooling/reliability/src/topic-process.ts',
   'tooling/gpu/src/bench-gpu.ts',
