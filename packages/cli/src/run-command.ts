@@ -47,17 +47,20 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const session = created.value;
   const controller = new AbortController();
   let interrupted = false;
-  const display = options.progress && io.progress !== null ? new RunProgress(io.progress, build.expectedFrames) : undefined;
-  const removeInterrupt = io.onInterrupt(() => {
-    interrupted = true;
-    display?.note('stopping (Ctrl-C): draining the graph');
-    controller.abort();
-  });
+  let display: RunProgress | undefined;
+  let removeInterrupt = (): void => undefined;
   let result: Awaited<ReturnType<RunSession['run']>>;
   try {
     io.out(`hs run ${loaded.module.name}: ${loaded.module.description}`);
     io.out(`backend: ${session.backend.name}`);
-    if (display !== undefined) session.on('metrics', (metrics: RunMetrics) => display.update(metrics));
+    const live = options.progress && io.progress !== null ? new RunProgress(io.progress, build.expectedFrames) : undefined;
+    display = live;
+    if (live !== undefined) session.on('metrics', (metrics: RunMetrics) => live.update(metrics));
+    removeInterrupt = io.onInterrupt(() => {
+      interrupted = true;
+      live?.note('stopping (Ctrl-C): draining the graph');
+      controller.abort();
+    });
     result = await session.run({ signal: controller.signal, drainTimeoutMs: options.drainTimeoutMs });
   } finally {
     display?.stop();
