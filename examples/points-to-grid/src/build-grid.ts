@@ -2,8 +2,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { HostBackend, ok, type Result } from '@hs/streams';
 import { GridType, HostResource, StatisticsResource, pointsToGrid, writeNvdb, type NvdbCodec } from '@hs/nanovdb-mr';
-import { fileSystemError } from './file-system-error.js';
-import type { PointCloud } from './load-points.js';
+import { fileSystemError, type PointCloud } from '@hs/example-point-cloud-input';
 
 /** What `buildGrid` is asked for. */
 export interface BuildRequest {

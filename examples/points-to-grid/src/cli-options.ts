@@ -4,7 +4,7 @@ import type { NvdbCodec } from '@hs/nanovdb-mr';
 
 /** The command line of the example, validated. */
 export interface CliOptions {
-  /** PLY, XYZ or TXT point file; `undefined` for the bundled bunny. */
+  /** PLY, XYZ, TXT or LAS point file; `undefined` for the bundled bunny. */
   readonly input: string | undefined;
   /** World units per voxel, a positive finite number. */
   readonly voxelSize: number;

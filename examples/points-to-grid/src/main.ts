@@ -1,6 +1,6 @@
 import { buildGrid } from './build-grid.js';
 import { parseCliOptions } from './cli-options.js';
-import { bunnyPoints, loadPoints } from './load-points.js';
+import { bunnyPoints, loadPoints } from '@hs/example-point-cloud-input';
 
 const options = parseCliOptions(process.argv.slice(2));
 const cloud = !options.ok ? options : options.value.input === undefined ? { ok: true as const, value: bunnyPoints() } : loadPoints(options.value.input);

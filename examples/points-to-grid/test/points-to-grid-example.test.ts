@@ -6,7 +6,7 @@ import { ErrorCode, HostBackend, unwrap, type Result } from '@hs/streams';
 import { HostResource, readNvdb } from '@hs/nanovdb-mr';
 import { buildGrid } from '../src/build-grid.js';
 import { parseCliOptions } from '../src/cli-options.js';
-import { bunnyPoints, loadPoints } from '../src/load-points.js';
+import { bunnyPoints } from '@hs/example-point-cloud-input';
 
 const dir = mkdtempSync(join(tmpdir(), 'hs-points-to-grid-'));
 
@@ -25,17 +25,7 @@ describe('points-to-grid example', () => {
     handle?.dispose();
   });
 
-  it('reads PLY and XYZ inputs and reports bad ones', () => {
-    const ply = join(dir, 'three.ply');
-    writeFileSync(ply, 'ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n1.5 2 3\n-1 -2 -3\n');
-    expect(unwrap(loadPoints(ply)).positions).toEqual(new Float32Array([0, 0, 0, 1.5, 2, 3, -1, -2, -3]));
-    const xyz = join(dir, 'two.xyz');
-    writeFileSync(xyz, '# x y z\n1 2 3\n4 5 6 255 0 0\n');
-    expect([...unwrap(loadPoints(xyz)).positions]).toEqual([1, 2, 3, 4, 5, 6]);
-    writeFileSync(xyz, '1 2\n');
-    expect(loadPoints(xyz).ok).toBe(false);
-    expect(loadPoints(join(dir, 'missing.ply')).ok).toBe(false);
-    expect(loadPoints(join(dir, 'cloud.obj')).ok).toBe(false);
+  it('reports a non-finite coordinate with the point number', () => {
     const r = buildGrid({ cloud: { positions: new Float64Array([1, 2, 3, Infinity, 0, 0]), source: 'test' }, voxelSize: 1, output: join(dir, 'nan.nvdb'), codec: 'none' });
     expect(!r.ok && r.error.message).toContain('point 1 has a non-finite coordinate');
   });
@@ -49,22 +39,6 @@ describe('points-to-grid example', () => {
     expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
     expect(!r.ok && r.error.message).toMatch(new RegExp(`^InvalidArgument: cannot write .+: (${code})\\b`));
     expect(!r.ok && r.error.message).not.toContain('\n');
-  });
-
-  it('names what is wrong with an input file', () => {
-    const noZ = writeFile('no-z.ply', 'ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nend_header\n0 0\n1 2\n');
-    expectMessage(loadPoints(noZ), `${noZ}: the PLY vertex element has no "z" property (it has x, y)`);
-    const junk = writeFile('junk.ply', 'hello world junk\n1 2 3\n');
-    expectMessage(loadPoints(junk), `${junk} is not a readable PLY file`);
-    const folder = loadPoints(dir);
-    expect(!folder.ok && folder.error.code).not.toBe(ErrorCode.NotFound);
-    expectMessage(folder, 'EISDIR');
-    expect(loadPoints(join(dir, 'missing.xyz')).ok || unwrapError(loadPoints(join(dir, 'missing.xyz'))).code).toBe(ErrorCode.NotFound);
-    for (const [line, text] of [['1 2 0x10', 'hex'], ['Infinity 0 0', 'infinite'], ['NaN 1 2', 'NaN'], ['1e400 0 0', 'overflow']] as const) {
-      const xyz = writeFile(`bad-${text}.xyz`, `# header\n1 2 3\n${line}\n`);
-      expectMessage(loadPoints(xyz), `${xyz}:3: expected "x y z" as three finite decimal numbers, got "${line}"`);
-    }
-    expect([...unwrap(loadPoints(writeFile('ok.txt', '-1.5 .25 3e-2\n'))).positions]).toEqual([-1.5, 0.25, 0.03]);
   });
 
   it('validates --voxel-size as a plain positive decimal number, naming the flag and the text', () => {

@@ -1,0 +1,91 @@
+import { Command, CommanderError, Option } from 'commander';
+import type { NvdbCodec } from '@hs/nanovdb-mr';
+import type { PipelineArguments, PipelineOutput } from '@hs/runtime';
+import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { MAX_SCAN_RATE_HZ } from './operators/scan-source.js';
+import { MAX_SCANS } from './scan-split.js';
+
+/** Most sweeps one run streams. */
+export const MAX_SWEEPS = 1_000_000;
+
+/** The example's options after validation. */
+export interface ScanToVolumeCliOptions {
+  /** PLY, XYZ/TXT or LAS file; `undefined` for the bundled Stanford bunny. */
+  readonly input: string | undefined;
+  /** World units per voxel. */
+  readonly voxelSize: number;
+  /** Scans per sweep, 1 to `MAX_SCANS`. */
+  readonly scans: number;
+  /** Sweeps, 1 to `MAX_SWEEPS`. */
+  readonly sweeps: number;
+  /** Nominal scan rate in Hz, 1 to `MAX_SCAN_RATE_HZ`. */
+  readonly rateHz: number;
+  /** Output folder (created when the run is prepared). */
+  readonly outDir: string;
+  readonly codec: NvdbCodec;
+  /** Explicit backend, or `undefined` for `HS_BACKEND`, then auto-detection. */
+  readonly backend: 'host' | 'cuda' | undefined;
+}
+
+const PLAIN_INTEGER = /^[0-9]+$/;
+const PLAIN_DECIMAL = /^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
+
+/**
+ * Parses the example's arguments (without `node` and the script; one leading `--` is skipped) with
+ * commander. `--rate`, `--scans` and `--sweeps` take plain decimal integers within their ranges,
+ * `--voxel-size` a plain positive decimal number (no sign, exponent or hex).
+ * @returns the request (`exit` after `--help` or a usage error commander printed to `output`), or
+ *   InvalidArgument naming the option, the text given and what is accepted.
+ */
+export function parseScanToVolumeArguments(args: readonly string[], output: PipelineOutput): Result<PipelineArguments<ScanToVolumeCliOptions>> {
+  const program = new Command('scan-to-volume')
+    .description('Streams a point cloud as scans into a growing NanoVDB volume, writes it as .nvdb and a depth-shaded PNG preview.')
+    .option('--input <file>', 'point cloud: .ply, .xyz/.txt or .las (LAS 1.2-1.4, formats 0-3); default: the bundled Stanford bunny')
+    .option('--voxel-size <units>', 'world units per voxel, a positive decimal', '0.2')
+    .option('--scans <n>', `scans per sweep, azimuth sectors (1 to ${MAX_SCANS})`, '36')
+    .option('--sweeps <n>', `sweeps to stream (1 to ${MAX_SWEEPS})`, '1')
+    .option('--rate <hz>', `nominal scan rate, whole scans per second (1 to ${MAX_SCAN_RATE_HZ})`, '30')
+    .option('--out <dir>', 'output folder for volume.nvdb and preview.png', './out')
+    .addOption(new Option('--codec <codec>', '.nvdb codec').choices(['zip', 'none']).default('zip'))
+    .addOption(new Option('--backend <name>', 'host (pure TypeScript) or cuda; default: HS_BACKEND, then auto-detect').choices(['host', 'cuda']))
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => output.log(text.replace(/\n$/, '')),
+      writeErr: (text) => output.error(text.replace(/\n$/, '')),
+    });
+  try {
+    program.parse(args[0] === '--' ? args.slice(1) : [...args], { from: 'user' });
+  } catch (thrown) {
+    if (thrown instanceof CommanderError) return ok({ kind: 'exit', exitCode: thrown.exitCode });
+    throw thrown;
+  }
+  const raw = program.opts<Record<string, string | undefined>>();
+  const integer = (flag: string, text: string, max: number): Result<number> => {
+    const value = PLAIN_INTEGER.test(text) ? Number(text) : Number.NaN;
+    return value >= 1 && value <= max ? ok(value) : err(ErrorCode.InvalidArgument, `--${flag} must be a plain decimal integer from 1 to ${max}, got '${text}'`);
+  };
+  const rate = integer('rate', String(raw['rate']), MAX_SCAN_RATE_HZ);
+  if (!rate.ok) return rate;
+  const scans = integer('scans', String(raw['scans']), MAX_SCANS);
+  if (!scans.ok) return scans;
+  const sweeps = integer('sweeps', String(raw['sweeps']), MAX_SWEEPS);
+  if (!sweeps.ok) return sweeps;
+  const voxelText = String(raw['voxelSize']);
+  const voxelSize = PLAIN_DECIMAL.test(voxelText) ? Number(voxelText) : Number.NaN;
+  if (!(voxelSize > 0) || !Number.isFinite(voxelSize)) {
+    return err(ErrorCode.InvalidArgument, `--voxel-size must be a positive decimal number such as 0.1, got '${voxelText}'`);
+  }
+  return ok({
+    kind: 'build',
+    options: {
+      input: raw['input'],
+      voxelSize,
+      scans: scans.value,
+      sweeps: sweeps.value,
+      rateHz: rate.value,
+      outDir: String(raw['out']),
+      codec: raw['codec'] as NvdbCodec,
+      backend: raw['backend'] as 'host' | 'cuda' | undefined,
+    },
+  });
+}

@@ -1,0 +1,52 @@
+import { compile } from '@hs/compiler';
+import { RunSession, formatMetrics, type PipelineOutput } from '@hs/runtime';
+import { HsError, OK_VOID, type Result } from '@hs/streams';
+import scanToVolumeModule from './pipeline-module.js';
+
+/**
+ * The example's own command line (`pnpm run main`, `node dist/main.js [options]`), the same steps `hs run
+ * scan-to-volume` takes with this module: parse the options, build the graph, compile it (the plan is
+ * printed), create the output folder, run a session, print its metrics and the summary. Every failure is
+ * printed as one line, `error: <ErrorCode>: <message>`, to `output.error`.
+ * @returns the process exit code: 0 on success, 1 on any error (commander's own code for `--help` and
+ *   usage errors).
+ */
+export async function runCli(args: readonly string[], output: PipelineOutput): Promise<number> {
+  try {
+    const outcome = await run(args, output);
+    if (typeof outcome === 'number') return outcome;
+    if (outcome.ok) return 0;
+    output.error(`error: ${outcome.error.message}`);
+    return 1;
+  } catch (thrown) {
+    // Programmer errors throw HsError; anything else is a bug worth its stack trace.
+    if (!(thrown instanceof HsError)) throw thrown;
+    output.error(`error: ${thrown.message}`);
+    return 1;
+  }
+}
+
+async function run(args: readonly string[], output: PipelineOutput): Promise<number | Result<void>> {
+  const request = scanToVolumeModule.parseArguments(args, output);
+  if (!request.ok) return request;
+  if (request.value.kind === 'exit') return request.value.exitCode;
+  const built = await scanToVolumeModule.build(request.value.options);
+  if (!built.ok) return built;
+  const plan = compile(built.value.graph, built.value.compileOptions);
+  if (!plan.ok) return plan;
+  const prepared = (await built.value.prepareRun?.()) ?? OK_VOID;
+  if (!prepared.ok) return prepared;
+  const session = RunSession.create(plan.value, built.value.sessionOptions);
+  if (!session.ok) return session;
+  try {
+    output.log(plan.value.toText());
+    output.log(`backend: ${session.value.backend.name}`);
+    const metrics = await session.value.run();
+    if (!metrics.ok) return metrics;
+    output.log(formatMetrics(metrics.value));
+    for (const line of built.value.summary(metrics.value)) output.log(line);
+  } finally {
+    session.value.dispose();
+  }
+  return OK_VOID;
+}

@@ -1,0 +1,67 @@
+import { rename, writeFile } from 'node:fs/promises';
+import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
+import { encodeNvdb, validateGrids, type NvdbCodec } from '@hs/nanovdb-mr';
+import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, type Result } from '@hs/streams';
+import { DType } from '@hs/tensor';
+
+/**
+ * Host-only sink: writes every grid it receives (pinnedHost uint8, a NanoVDB grid's bytes) to one `.nvdb`
+ * file, replacing the previous one atomically (written to `<path>.tmp`, then renamed), so the file on
+ * disk is always a complete volume of the scans so far and, after the run, of the whole cloud. Each grid
+ * is validated (`validateGrids`, checksum included) before it is encoded (`encodeNvdb`, codec `zip` or
+ * `none`). Writes use `fs/promises`: the JS thread never blocks.
+ *
+ * Errors: the validation's InvalidArgument (a corrupt grid, naming the field), InvalidArgument naming the
+ * path and OS code when the file cannot be written.
+ */
+export class NvdbWriter extends Operator {
+  /** Input port `grid`: pinnedHost uint8 rank 1. */
+  grid!: InputPort;
+  private count = 0;
+  private lastBytes = 0;
+
+  /** @param path the `.nvdb` file; its folder must exist when the first grid arrives. */
+  constructor(
+    name: string,
+    readonly path: string,
+    private readonly codec: NvdbCodec,
+  ) {
+    super(name);
+  }
+
+  /** Grids written so far. */
+  get written(): number {
+    return this.count;
+  }
+
+  /** Bytes of the file as last written (0 before the first grid). */
+  get fileBytes(): number {
+    return this.lastBytes;
+  }
+
+  setup(spec: OperatorSpec): void {
+    this.grid = spec.input('grid', { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 1 });
+  }
+
+  async compute(ctx: ExecutionContext): Promise<Result<void>> {
+    const grid = ctx.receive(this.grid);
+    if (grid === undefined) return OK_VOID;
+    const bytes = grid.hostView();
+    if (!bytes.ok) return bytes;
+    const grids = validateGrids(bytes.value);
+    if (!grids.ok) return errWithContext(grids.error, `${this.name}: received grid`);
+    const file = encodeNvdb(bytes.value, grids.value, this.codec);
+    if (!file.ok) return file;
+    const staging = `${this.path}.tmp`;
+    try {
+      await writeFile(staging, file.value);
+      await rename(staging, this.path);
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
+      return err(ErrorCode.InvalidArgument, `${this.name}: cannot write ${this.path}: ${code}`, cause);
+    }
+    this.count += 1;
+    this.lastBytes = file.value.byteLength;
+    return OK_VOID;
+  }
+}

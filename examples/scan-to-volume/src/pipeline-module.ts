@@ -1,0 +1,53 @@
+import { mkdir } from 'node:fs/promises';
+import { bunnyPoints, loadPoints } from '@hs/example-point-cloud-input';
+import type { PipelineModule } from '@hs/runtime';
+import { ErrorCode, HsError, OK_VOID, err, ok } from '@hs/streams';
+import { parseScanToVolumeArguments, type ScanToVolumeCliOptions } from './cli-options.js';
+import { buildScanToVolumeGraph } from './pipeline.js';
+import { runSummaryLines } from './run-summary.js';
+
+/**
+ * The flagship as a `PipelineModule`, for `hs run scan-to-volume -- [options]`, `hs plan scan-to-volume`
+ * and `pnpm run main`: loads the cloud (the bundled bunny or `--input`), builds the graph
+ * (`buildScanToVolumeGraph`), creates the output folder when a run is prepared, and after the run prints
+ * `runSummaryLines` (the `.nvdb` file re-read and validated, the preview, the resource statistics).
+ */
+const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
+  name: 'scan-to-volume',
+  description: 'A point cloud streamed as scans into a growing NanoVDB volume through an injected resource, written as .nvdb with a quarter-rate PNG preview.',
+  parseArguments: parseScanToVolumeArguments,
+  async build(options) {
+    const cloud = options.input === undefined ? ok(bunnyPoints()) : loadPoints(options.input);
+    if (!cloud.ok) return cloud;
+    let built;
+    try {
+      built = buildScanToVolumeGraph({ ...options, cloud: cloud.value });
+    } catch (thrown) {
+      if (thrown instanceof HsError) return err(thrown.code, thrown.detail, thrown);
+      throw thrown;
+    }
+    if (!built.ok) return built;
+    const graph = built.value;
+    return ok({
+      graph: graph.graph,
+      compileOptions: graph.compileOptions,
+      sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
+      expectedFrames: graph.frames,
+      async prepareRun() {
+        try {
+          await mkdir(options.outDir, { recursive: true });
+          return OK_VOID;
+        } catch (cause) {
+          const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
+          return err(ErrorCode.InvalidArgument, `--out: cannot create ${options.outDir}: ${code}`, cause);
+        }
+      },
+      summary: () => {
+        const lines = runSummaryLines(graph, cloud.value.source, options.rateHz);
+        return lines.ok ? lines.value : [`error: ${lines.error.message}`];
+      },
+    });
+  },
+};
+
+export default scanToVolumeModule;

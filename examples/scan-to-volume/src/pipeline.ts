@@ -1,0 +1,123 @@
+import { join } from 'node:path';
+import { type CompileOptions, Graph } from '@hs/compiler';
+import type { PointCloud } from '@hs/example-point-cloud-input';
+import { HostResource, StatisticsResource, type NvdbCodec, type SyncResource } from '@hs/nanovdb-mr';
+import { type Backend, Device, ErrorCode, err, ok, type Result } from '@hs/streams';
+import { previewCamera, type PreviewCamera } from './grid-preview-kernel.js';
+import { GridPreview } from './operators/grid-preview.js';
+import { NvdbWriter } from './operators/nvdb-writer.js';
+import { PointsToGridOperator } from './operators/points-to-grid-operator.js';
+import { PreviewPngWriter } from './operators/preview-png-writer.js';
+import { ScanSource } from './operators/scan-source.js';
+import { splitIntoScans, type ScanSweep } from './scan-split.js';
+import { sizeVolume, type VolumeSizing } from './volume-sizing.js';
+
+/** File name of the volume inside the output folder. */
+export const VOLUME_FILE = 'volume.nvdb';
+/** File name of the latest preview inside the output folder. */
+export const PREVIEW_FILE = 'preview.png';
+
+/** Options of `buildScanToVolumeGraph`. */
+export interface ScanToVolumeOptions {
+  /** The cloud to stream, world units. */
+  readonly cloud: PointCloud;
+  /** World units per voxel, a positive finite number. */
+  readonly voxelSize: number;
+  /** Scans per sweep (azimuth sectors, see `splitIntoScans`). */
+  readonly scans: number;
+  /** Sweeps to stream (the grid stops growing after the first; later sweeps re-deliver the same points). */
+  readonly sweeps: number;
+  /** Nominal scan rate in Hz (an integer, see `ScanSource`). */
+  readonly rateHz: number;
+  /** Output folder for `VOLUME_FILE` and `PREVIEW_FILE`; it must exist when the run starts. */
+  readonly outDir: string;
+  /** `.nvdb` codec; default `zip`. */
+  readonly codec?: NvdbCodec;
+  /**
+   * The upstream resource the PointsToGrid operator allocates from, made from the session's backend;
+   * default `new HostResource(backend)`. It is always wrapped in a `StatisticsResource`.
+   */
+  readonly upstream?: (backend: Backend) => SyncResource;
+}
+
+/** The flagship graph, uncompiled, with the operators and figures callers read after a run. */
+export interface ScanToVolumeGraph {
+  readonly graph: Graph;
+  /** Binds the preview output to `Device.cuda(0)` (emulated on the host backend). */
+  readonly compileOptions: CompileOptions;
+  readonly source: ScanSource;
+  readonly builder: PointsToGridOperator;
+  readonly preview: GridPreview;
+  readonly nvdbWriter: NvdbWriter;
+  readonly pngWriter: PreviewPngWriter;
+  readonly sweep: ScanSweep;
+  readonly sizing: VolumeSizing;
+  readonly camera: PreviewCamera;
+  /** Scans the source emits (`scans * sweeps`, `RunMetrics.frames` of a complete run). */
+  readonly frames: number;
+  /** The statistics adaptor the builder allocates through, once the run made it (`null` before). */
+  readonly statistics: () => StatisticsResource<SyncResource> | null;
+}
+
+/**
+ * Builds the flagship graph:
+ *
+ * ```text
+ * scan-source ──► points-to-grid ──┬──► nvdb-writer                   (volume.nvdb, every scan)
+ * f32 [n,3]       u8 [gridBytes]    └──► grid-preview ──► png-writer   (preview.png, 1 scan in 4)
+ * pinnedHost      pinnedHost             u8 [H,W] cudaDevice
+ * Hz nominal      follows 1/1            follows 1/4
+ * ```
+ *
+ * Splits the cloud into scans, sizes the grid slots and the preview camera from one host build of the
+ * whole cloud (`sizeVolume`), and creates the operators. Nothing is allocated on a device and no file is
+ * written here.
+ * @returns the graph; InvalidArgument for an empty cloud or a cloud the builder rejects (a non-finite
+ *   coordinate, a voxel outside the index range), naming the problem.
+ * @throws HsError InvalidArgument for options outside their documented domains (see the operators).
+ */
+export function buildScanToVolumeGraph(options: ScanToVolumeOptions): Result<ScanToVolumeGraph> {
+  const { cloud, voxelSize, outDir } = options;
+  if (cloud.positions.length === 0) return err(ErrorCode.InvalidArgument, `${cloud.source} holds no points`);
+  const sizing = sizeVolume(cloud.positions, voxelSize, 'scan-to-volume');
+  if (!sizing.ok) return err(sizing.error.code, `${cloud.source}: ${sizing.error.detail}`, sizing.error);
+  const sweep = splitIntoScans(cloud.positions, options.scans);
+  const camera = previewCamera(sizing.value.indexBox);
+  const upstream = options.upstream ?? ((backend: Backend) => new HostResource(backend));
+  let statistics: StatisticsResource<SyncResource> | null = null;
+
+  const graph = new Graph('scan-to-volume');
+  const source = graph.add(new ScanSource('scan-source', { sweep, sweeps: options.sweeps, rateHz: options.rateHz }));
+  const builder = graph.add(
+    new PointsToGridOperator('points-to-grid', {
+      resource: (backend) => (statistics = new StatisticsResource(upstream(backend))),
+      voxelSize,
+      maxPoints: cloud.positions.length / 3,
+      maxScanPoints: sweep.maxScanPoints,
+      maxGridBytes: sizing.value.gridBytes,
+      gridName: 'scan-to-volume',
+    }),
+  );
+  const nvdbWriter = graph.add(new NvdbWriter('nvdb-writer', join(outDir, VOLUME_FILE), options.codec ?? 'zip'));
+  const preview = graph.add(new GridPreview('grid-preview', camera, source.frames));
+  const pngWriter = graph.add(new PreviewPngWriter('png-writer', join(outDir, PREVIEW_FILE), camera.width * camera.height));
+  graph.addFlow(source.scans, builder.scans);
+  graph.addFlow(builder.grid, nvdbWriter.grid);
+  graph.addFlow(builder.grid, preview.grid);
+  graph.addFlow(preview.preview, pngWriter.preview);
+
+  return ok({
+    graph,
+    compileOptions: { deployment: { bindTensorOutputDevice: { [preview.preview.key]: Device.cuda(0) } } },
+    source,
+    builder,
+    preview,
+    nvdbWriter,
+    pngWriter,
+    sweep,
+    sizing: sizing.value,
+    camera,
+    frames: source.frames,
+    statistics: () => statistics,
+  });
+}

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { fileSystemError } from '@hs/example-point-cloud-input';
+import { HostResource, readNvdb, validateGrids } from '@hs/nanovdb-mr';
+import { HostBackend, errWithContext, ok, type Result } from '@hs/streams';
+import type { ScanToVolumeGraph } from './pipeline.js';
+
+/** What re-reading the written `.nvdb` file found. */
+export interface VolumeCheck {
+  readonly fileBytes: number;
+  readonly gridName: string;
+  readonly voxelCount: number;
+  readonly gridBytes: number;
+}
+
+/**
+ * Re-reads a `.nvdb` file with hs (`readNvdb` into host memory) and validates its one grid again with its
+ * checksum (`validateGrids`).
+ * @returns the figures; `fileSystemError`'s error for a missing or unreadable file, the decoder's or the
+ *   validator's InvalidArgument (naming the first bad field), prefixed with the path.
+ */
+export function checkVolumeFile(path: string): Result<VolumeCheck> {
+  let file: Uint8Array;
+  try {
+    file = readFileSync(path);
+  } catch (cause) {
+    return fileSystemError('read', path, cause);
+  }
+  const backend = new HostBackend();
+  try {
+    const handles = readNvdb(backend, new HostResource(backend), file);
+    if (!handles.ok) return errWithContext(handles.error, path);
+    const [handle] = handles.value;
+    try {
+      const bytes = handle!.hostBytes();
+      if (!bytes.ok) return errWithContext(bytes.error, path);
+      const grids = validateGrids(bytes.value, { checksum: true });
+      if (!grids.ok) return errWithContext(grids.error, path);
+      const grid = grids.value[0]!;
+      return ok({ fileBytes: file.byteLength, gridName: grid.name, voxelCount: grid.voxelCount, gridBytes: grid.gridSize });
+    } finally {
+      for (const h of handles.value) h.dispose();
+    }
+  } finally {
+    backend.dispose();
+  }
+}
+
+/**
+ * The lines printed after a run: the stream, the volume and its independent voxel count, the re-read of
+ * the `.nvdb` file, the preview, and the statistics of the resource the builder allocated through, e.g.
+ * `volume: 1839 active voxels (1839 expected from the points), 1257152-byte grid`.
+ * @returns the lines, or `checkVolumeFile`'s error when the written file does not read back.
+ */
+export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz: number): Result<string[]> {
+  const { builder, nvdbWriter, pngWriter, preview, camera, sizing } = built;
+  const state = builder.accumulated;
+  const lines = [
+    `streamed ${state.scans} scans (${built.sweep.scans.length} per sweep) at ${rateHz} Hz nominal: ${state.points} points from ${source}`,
+    `volume: ${state.voxelCount} active voxels (${sizing.voxelCount} expected from the whole cloud), ${state.gridBytes}-byte OnIndex grid`,
+  ];
+  if (nvdbWriter.written > 0) {
+    const check = checkVolumeFile(nvdbWriter.path);
+    if (!check.ok) return check;
+    lines.push(`wrote ${nvdbWriter.path} ${nvdbWriter.written} times (last ${check.value.fileBytes} bytes); re-read by hs: grid "${check.value.gridName}", ${check.value.voxelCount} voxels, ${check.value.gridBytes} bytes, checksum and structure valid`);
+  }
+  lines.push(`preview: ${pngWriter.path} (${camera.width}x${camera.height}, ${preview.previews} previews rendered, 1 scan in 4 and the last)`);
+  const stats = built.statistics()?.statistics;
+  if (stats !== undefined) {
+    lines.push(
+      `resource (StatisticsResource): ${stats.allocations.total} allocations (${stats.allocations.current} outstanding), ` +
+        `peak ${stats.bytes.peak} bytes, total ${stats.bytes.total} bytes, ${stats.bytes.current} bytes outstanding`,
+    );
+  }
+  return ok(lines);
+}

@@ -1,0 +1,62 @@
+import { compile } from '@hs/compiler';
+import { bunnyPoints } from '@hs/example-point-cloud-input';
+import { FaultyResource, HostResource } from '@hs/nanovdb-mr';
+import { RunSession } from '@hs/runtime';
+import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildScanToVolumeGraph } from '../src/pipeline.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'hs-scan-operator-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('PointsToGridOperator through an injected resource', () => {
+  it('fails the run with the resource OutOfMemory, named, and returns every byte it took', async () => {
+    let faulty: FaultyResource<HostResource> | null = null;
+    const built = unwrap(
+      buildScanToVolumeGraph({
+        cloud: bunnyPoints(),
+        voxelSize: 0.5,
+        scans: 6,
+        sweeps: 1,
+        rateHz: 1000,
+        outDir: dir,
+        upstream: (backend) => (faulty = new FaultyResource(new HostResource(backend), { failAt: 9 })),
+      }),
+    );
+    const backend = new HostBackend();
+    const session = unwrap(RunSession.create(unwrap(compile(built.graph, built.compileOptions)), { backend }));
+    const result = await session.run();
+    session.dispose();
+    backend.dispose();
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error.code).toBe(ErrorCode.OutOfMemory);
+    expect(!result.ok && result.error.message).toContain('points-to-grid');
+    expect(faulty).not.toBeNull();
+    const stats = built.statistics()!.statistics;
+    expect(stats.allocations.current).toBe(0);
+    expect(stats.bytes.current).toBe(0);
+  });
+
+  it('rejects a cloud with a non-finite point before building anything', () => {
+    const r = buildScanToVolumeGraph({ cloud: { positions: Float64Array.from([0, 0, 0, Number.NaN, 1, 1]), source: 'nan-cloud' }, voxelSize: 1, scans: 2, sweeps: 1, rateHz: 10, outDir: dir });
+    expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(!r.ok && r.error.message).toMatch(/^InvalidArgument: nan-cloud: sizing the volume: .*point 1 has a non-finite coordinate/);
+  });
+});
+
+describe('empty scans', () => {
+  it('an empty azimuth sector is streamed as a [0, 3] scan and leaves the volume as it was', async () => {
+    const cloud = { positions: Float64Array.from([1, 0, 5, 0, 1, 6, -1, 0, 7, 0, -1, 8, 2, 0.001, 9]), source: 'five points' };
+    const built = unwrap(buildScanToVolumeGraph({ cloud, voxelSize: 1, scans: 4, sweeps: 1, rateHz: 1000, outDir: dir }));
+    expect(built.sweep.scans[3]!.length).toBe(0);
+    const session = unwrap(RunSession.create(unwrap(compile(built.graph, built.compileOptions)), { backend: 'host' }));
+    const metrics = await session.run();
+    session.dispose();
+    expect(metrics.ok && metrics.value.frames).toBe(4);
+    expect(built.builder.accumulated).toEqual({ scans: 4, points: 5, voxelCount: 5, gridBytes: built.sizing.gridBytes });
+    expect(built.pngWriter.written).toBe(1);
+  });
+});

@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bunnyPoints } from '@hs/example-point-cloud-input';
+import { HostResource, readNvdb } from '@hs/nanovdb-mr';
+import { HostBackend, unwrap } from '@hs/streams';
+import { PNG } from 'pngjs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.js';
+import { previewCamera } from '../src/grid-preview-kernel.js';
+import { PREVIEW_FILE, VOLUME_FILE } from '../src/pipeline.js';
+import { distinctVoxels, referencePreview } from './reference-preview.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'hs-scan-to-volume-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(args: readonly string[]) {
+  const logs: string[] = [];
+  const errors: string[] = [];
+  const exitCode = await runCli(['--backend', 'host', ...args], { log: (l) => logs.push(l), error: (l) => errors.push(l) });
+  return { exitCode, logs, errors };
+}
+
+describe('scan-to-volume on the bundled bunny (host backend)', () => {
+  it('writes a .nvdb that hs re-reads with the independently counted voxels, and a deterministic bunny preview', async () => {
+    const runs = [];
+    for (const name of ['a', 'b']) {
+      const out = join(dir, name);
+      const { exitCode, logs, errors } = await cli(['--out', out, '--rate', '1000']);
+      expect(errors).toEqual([]);
+      expect(exitCode).toBe(0);
+      runs.push({ out, text: logs.join('\n') });
+    }
+    const { out, text } = runs[0]!;
+    const expected = distinctVoxels(bunnyPoints().positions, 0.2);
+    expect(text).toContain(`volume: ${expected} active voxels (${expected} expected from the whole cloud)`);
+    expect(text).toMatch(/re-read by hs: grid "scan-to-volume", \d+ voxels, \d+ bytes, checksum and structure valid/);
+    expect(text).toMatch(/resource \(StatisticsResource\): \d+ allocations \(0 outstanding\), peak \d+ bytes, total \d+ bytes, 0 bytes outstanding/);
+    expect(text).toContain('9 previews rendered');
+    expect(text).toMatch(/pool:points-to-grid\.grid +high-water \d\/\d slots +outstanding 0/);
+
+    const backend = new HostBackend();
+    const [handle] = unwrap(readNvdb(backend, new HostResource(backend), readFileSync(join(out, VOLUME_FILE))));
+    const grid = handle!.grid()!;
+    expect(grid.voxelCount).toBe(expected);
+    const gridBytes = unwrap(handle!.hostBytes()).slice();
+    handle!.dispose();
+    backend.dispose();
+
+    const png = PNG.sync.read(readFileSync(join(out, PREVIEW_FILE)));
+    const camera = previewCamera(grid.indexBBox);
+    expect([png.width, png.height]).toEqual([camera.width, camera.height]);
+    const grey = Uint8Array.from({ length: png.width * png.height }, (_, i) => png.data[4 * i]!);
+    expect(Buffer.compare(grey, referencePreview(gridBytes, camera))).toBe(0);
+    const lit = grey.filter((v) => v > 0).length / grey.length;
+    expect(lit).toBeGreaterThan(0.2);
+    expect(lit).toBeLessThan(0.8);
+    const digest = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+    expect(digest(join(runs[1]!.out, PREVIEW_FILE))).toBe(digest(join(out, PREVIEW_FILE)));
+    expect(digest(join(runs[1]!.out, VOLUME_FILE))).toBe(digest(join(out, VOLUME_FILE)));
+  });
+
+  it('accumulates: a second sweep over the same points leaves the volume unchanged', async () => {
+    const out = join(dir, 'sweeps');
+    const { exitCode, logs } = await cli(['--out', out, '--rate', '1000', '--scans', '5', '--sweeps', '3', '--voxel-size', '0.5']);
+    expect(exitCode).toBe(0);
+    const expected = distinctVoxels(bunnyPoints().positions, 0.5);
+    expect(logs.join('\n')).toContain(`streamed 15 scans (5 per sweep) at 1000 Hz nominal: ${3 * 1839} points`);
+    expect(logs.join('\n')).toContain(`volume: ${expected} active voxels`);
+  });
+});
+
+describe('bad input is one typed line and exit code 1', () => {
+  const write = (name: string, bytes: string | Uint8Array): string => {
+    const path = join(dir, name);
+    writeFileSync(path, bytes);
+    return path;
+  };
+
+  it.each([
+    ['a missing file', () => ['--input', join(dir, 'missing.ply')], /^error: NotFound: cannot read .*missing\.ply: ENOENT/],
+    ['a malformed PLY', () => ['--input', write('bad.ply', 'ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n2\n')], /^error: InvalidArgument: .*bad\.ply: the PLY vertex element has no "y", "z" property/],
+    ['a file that is not PLY', () => ['--input', write('junk.ply', 'hello')], /^error: InvalidArgument: .*junk\.ply is not a readable PLY file/],
+    ['a malformed LAS', () => ['--input', write('bad.las', 'LASF but far too short')], /^error: InvalidArgument: .*bad\.las: truncated LAS header: 22 bytes/],
+    ['zero points', () => ['--input', write('empty.xyz', '# no points\n')], /^error: InvalidArgument: .*empty\.xyz holds no points$/],
+    ['a non-finite point', () => ['--input', write('inf.xyz', '1 2 3\n4 5 1e999\n')], /^error: InvalidArgument: .*inf\.xyz:2: expected "x y z" as three finite decimal numbers/],
+    ['rate 0', () => ['--rate', '0'], /^error: InvalidArgument: --rate must be a plain decimal integer from 1 to 100000, got '0'$/],
+    ['a fractional rate', () => ['--rate', '2.5'], /^error: InvalidArgument: --rate must be a plain decimal integer from 1 to 100000, got '2\.5'$/],
+    ['a rate above the range', () => ['--rate', '100001'], /--rate must be a plain decimal integer from 1 to 100000, got '100001'$/],
+    ['a non-numeric rate', () => ['--rate', 'fast'], /--rate must be .* got 'fast'$/],
+    ['scans 0', () => ['--scans', '0'], /^error: InvalidArgument: --scans must be a plain decimal integer from 1 to 3600, got '0'$/],
+    ['a negative voxel size', () => ['--voxel-size', '-1'], /^error: InvalidArgument: --voxel-size must be a positive decimal number such as 0\.1, got '-1'$/],
+  ])('%s', async (_, args, message) => {
+    const out = join(dir, 'never');
+    const { exitCode, logs, errors } = await cli([...args(), '--out', out]);
+    expect(exitCode).toBe(1);
+    expect(logs).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(message);
+  });
+
+  it('an unknown option is answered by commander with its usage line and exit code 1', async () => {
+    const { exitCode, errors } = await cli(['--colour', 'red']);
+    expect(exitCode).toBe(1);
+    expect(errors.join('\n')).toContain("unknown option '--colour'");
+  });
+});
