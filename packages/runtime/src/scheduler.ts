@@ -24,6 +24,8 @@ export class Scheduler {
   private settle: ((outcome: Result<void>) => void) | null = null;
   private failure: Result<void> | null = null;
   private timer: NodeJS.Timeout | NodeJS.Immediate | null = null;
+  /** True when `timer` is a `setImmediate` (the next check phase), false for a back-off `setTimeout`. */
+  private timerIsImmediate = false;
 
   private stopDeadline: NodeJS.Timeout | null = null;
 
@@ -58,8 +60,16 @@ export class Scheduler {
     this.schedule(true);
   }
 
-  /** Runs a turn soon (a boundary callback: a descriptor or a release arrived). Never re-enters a turn. */
+  /**
+   * Runs a turn at the next event-loop check (a boundary callback: a descriptor or a release arrived),
+   * replacing a back-off timer that would run it later. Never re-enters a turn.
+   */
   wake(): void {
+    if (this.settle === null) return;
+    if (this.timer !== null && !this.timerIsImmediate) {
+      clearTimeout(this.timer as NodeJS.Timeout);
+      this.timer = null;
+    }
     this.schedule(true);
   }
 
@@ -221,10 +231,13 @@ export class Scheduler {
     this.idleTurns = progressed ? 0 : this.idleTurns + 1;
     const wake = this.nextSourceWake();
     if (wake > 0) {
+      this.timerIsImmediate = false;
       this.timer = setTimeout(this.turn, Math.min(wake, MAX_TIMER_MS));
     } else if (this.idleTurns < SPIN_TURNS) {
+      this.timerIsImmediate = true;
       this.timer = setImmediate(this.turn);
     } else {
+      this.timerIsImmediate = false;
       this.timer = setTimeout(this.turn, 1);
     }
   }
