@@ -67,7 +67,7 @@ def numpy_dtype(code, bits, lanes):
 
 
 def fence_waiter():
-    """Device-side wait on the fence counter (cuda-python); None when the binding is missing."""
+    """Device-side wait on a fence counter through cuda-python; None when it is not installed."""
     try:
         from cuda.bindings import driver
     except ImportError:
@@ -75,14 +75,22 @@ def fence_waiter():
             from cuda import cuda as driver
         except ImportError:
             return None
+    geq = getattr(getattr(driver, "CUstreamWaitValue_flags", None), "CU_STREAM_WAIT_VALUE_GEQ", CU_STREAM_WAIT_VALUE_GEQ)
 
     def wait(stream, address, value):
-        result = driver.cuStreamWaitValue64(stream.ptr, address, value, CU_STREAM_WAIT_VALUE_GEQ)
+        result = driver.cuStreamWaitValue64(driver.CUstream(stream.ptr), driver.CUdeviceptr(address), value, geq)
         status = result[0] if isinstance(result, tuple) else result
         if int(status) != 0:
             raise RuntimeError(f"cuStreamWaitValue64 failed: {status}")
 
     return wait
+
+
+def host_poll_fence(address, value):
+    """Fallback without cuda-python: read the counter from the host until it reaches the fence value."""
+    counter = np.zeros(1, dtype=np.uint64)
+    while int(counter[0]) < value:
+        cp.cuda.runtime.memcpy(counter.ctypes.data, address, 8, cp.cuda.runtime.memcpyDeviceToHost)
 
 
 def hs_pattern_ok(array, frame):
@@ -153,11 +161,13 @@ def main():
 
             if flags == DEVICE_FENCE:
                 if wait_fence is not None:
-                    wait_fence(stream, counters + 8 * slot, fence)
-                else:
-                    value = np.zeros(1, dtype=np.uint64)
-                    while int(value[0]) < fence:
-                        cp.cuda.runtime.memcpy(value.ctypes.data, counters + 8 * slot, 8, cp.cuda.runtime.memcpyDeviceToHost)
+                    try:
+                        wait_fence(stream, counters + 8 * slot, fence)
+                    except (TypeError, RuntimeError) as error:
+                        print(f"consume.py: device fence wait unavailable ({error}); polling the counter from the host", file=sys.stderr)
+                        wait_fence, fence_mode = None, "host-poll"
+                if wait_fence is None:
+                    host_poll_fence(counters + 8 * slot, fence)
             with stream:
                 array = cp.ndarray(shape, dtype=dtype, memptr=pool + slot * slot_stride + byte_offset, strides=tuple(s * dtype.itemsize for s in strides))
                 ok = hs_pattern_ok(array, received) if args.check == "hs-pattern" else True
