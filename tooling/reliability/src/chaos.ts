@@ -7,7 +7,7 @@ import { RunSession } from '@hs/runtime';
 import { Device, ErrorCode, HostBackend, OK_VOID, err, unwrap, type Result } from '@hs/streams';
 import { buildLifecycleGraph } from '../../../examples/derived-capacity/src/lifecycle-graph.js';
 import { buildImagePipeline } from '../../../examples/image-pipeline/src/pipeline.js';
-import { bunnyPoints } from '../../../examples/points-to-grid/src/load-points.js';
+import { bunnyPoints } from '../../../examples/point-cloud-input/src/load-points.js';
 import { buildSoakGraph, soakImages } from './soak-graph.js';
 
 /** What the chaos runs found. */
