@@ -7,7 +7,27 @@ chai.use(JestExtend);
 chai.use(JestChaiExpect);
 chai.use(JestAsymmetricMatchers);
 
-type Body = () => unknown;
+/** What vitest passes a test body; `skip(note)` ends the test as skipped, like vitest's `ctx.skip()`. */
+interface TestContext {
+  skip(note?: string): never;
+}
+type Body = (ctx: TestContext) => unknown;
+
+/** Thrown by `TestContext.skip` to leave the body; the test is then reported as skipped. */
+const SKIPPED = Symbol('skipped');
+
+async function runBody(t: nodeTest.TestContext, fn: Body): Promise<void> {
+  try {
+    await fn({
+      skip: (note?: string): never => {
+        t.skip(note);
+        throw SKIPPED;
+      },
+    });
+  } catch (cause) {
+    if (cause !== SKIPPED) throw cause;
+  }
+}
 type Hook = () => unknown;
 
 export const expect = ((value: unknown, message?: string) => chai.expect(value, message)) as unknown as typeof import('vitest').expect;
@@ -15,16 +35,16 @@ Object.assign(expect, chai.expect);
 Object.assign(expect, (globalThis as Record<symbol, unknown>)[ASYMMETRIC_MATCHERS_OBJECT as unknown as symbol]);
 setState({ assertionCalls: 0, isExpectingAssertions: false, isExpectingAssertionsError: null, expectedAssertionsNumber: null, expectedAssertionsNumberErrorGen: null }, expect);
 
-function withSkipIf<T extends (name: string, fn: Body) => unknown>(run: T, skip: T) {
+function withSkipIf<T extends (name: string, fn: never) => unknown>(run: T, skip: T) {
   return Object.assign(run, { skipIf: (condition: unknown) => (condition ? skip : run), skip, runIf: (condition: unknown) => (condition ? run : skip) });
 }
 
 export const describe = withSkipIf(
-  (name: string, fn: Body) => nodeTest.describe(name, () => void fn()),
-  (name: string, fn: Body) => nodeTest.describe(name, { skip: true }, () => void fn()),
+  (name: string, fn: () => unknown) => nodeTest.describe(name, () => void fn()),
+  (name: string, fn: () => unknown) => nodeTest.describe(name, { skip: true }, () => void fn()),
 );
 export const it = withSkipIf(
-  (name: string, fn: Body) => nodeTest.it(name, async () => void (await fn())),
+  (name: string, fn: Body) => nodeTest.it(name, (t) => runBody(t, fn)),
   (name: string, _fn: Body) => nodeTest.it(name, { skip: true }, () => undefined),
 );
 export const test = it;
