@@ -5,9 +5,11 @@ import { fuzzByteSpanParams } from './fuzz/byte-span-params.js';
 import { fuzzDLPackImport } from './fuzz/dlpack-import.js';
 import { fuzzGraphAuthoring } from './fuzz/graph-authoring.js';
 import { fuzzNanoVdbCorruption } from './fuzz/nanovdb-corruption.js';
-import { soak } from './soak.js';
+import { deviceMemoryFlat, soak, type SoakBackend } from './soak.js';
+import { CudaBackend } from '@hs/streams';
 
 // `pnpm soak`: the reliability run and its one report. Environment: HS_SOAK_FRAMES (default 1e6),
+// HS_SOAK_BACKEND (host, cuda or auto = cuda when a device is usable; default auto),
 // HS_SOAK_SEED (default 1), HS_CHAOS_SEEDS (how many seeds, 1..N; default 16), HS_FUZZ_RUNS (inputs per
 // fuzz target; default per target below), HS_FUZZ_SEED. Exits 1 when anything is found.
 
@@ -54,13 +56,28 @@ console.log(`  ${chaos.workloads.length} workloads x ${chaos.seeds.length} seeds
 for (const w of chaos.workloads) console.log(`    - ${w}`);
 for (const p of chaos.problems) console.log(`    ! ${p}`);
 
-const run = await soak({ frames, seed: soakSeed });
+const backendChoice = process.env['HS_SOAK_BACKEND'] ?? 'auto';
+if (!['host', 'cuda', 'auto'].includes(backendChoice)) {
+  console.error(`HS_SOAK_BACKEND must be host, cuda or auto, got "${backendChoice}"`);
+  process.exit(2);
+}
+const soakBackend: SoakBackend = backendChoice === 'auto' ? (CudaBackend.available() ? 'cuda' : 'host') : (backendChoice as SoakBackend);
+const run = await soak({ frames, seed: soakSeed, backend: soakBackend });
 const live = run.liveAfterDispose;
 const liveLeaks = live.streams + live.events + live.allocations;
-console.log(`\nsoak (image-pipeline graph, seed ${soakSeed})`);
+console.log(`\nsoak (image-pipeline graph, ${run.backend} backend, seed ${soakSeed})`);
 console.log(`  ${run.frames} frames in ${(run.elapsedMs / 1000).toFixed(1)} s (${Math.round(run.frames / (run.elapsedMs / 1000))} frames/s)${run.runError === null ? '' : `; run error: ${run.runError}`}`);
 console.log(`  leaked slots ${run.leakedSlots}; live after dispose: ${live.streams} streams, ${live.events} events, ${live.allocations} allocations`);
 console.log(`  live streams seen ${run.streamCounts.join(', ')}; live events seen ${run.eventCounts.join(', ')} (each must be one value)`);
+const device = run.deviceMemory;
+if (run.backend === 'cuda') {
+  if (device === null) console.log('  device memory: not sampled (the run ended before its warm-up sample)');
+  else {
+    console.log(
+      `  device 0 after warm-up -> end: pool used ${device.poolUsedAfterWarmup} -> ${device.poolUsedAtEnd} bytes, pool reserved ${device.poolReservedAfterWarmup} -> ${device.poolReservedAtEnd} bytes, free ${device.freeAfterWarmup} -> ${device.freeAtEnd} bytes of ${device.total}`,
+    );
+  }
+}
 const memory = run.memory;
 if (memory === null) console.log('  memory: not measured (run node with --expose-gc, as `pnpm soak` does)');
 else {
@@ -78,12 +95,14 @@ const fuzzFailures = fuzz.filter((f) => f.failure !== null).length;
 // Flat means no growth past 1% after warm-up; memory the GC or the allocator hands back is not a leak.
 const memoryFlat = memory === null || (memory.heapGrowth <= FLATNESS && memory.rssGrowth <= FLATNESS);
 const countsConstant = run.streamCounts.length === 1 && run.eventCounts.length === 1;
+// On CUDA the device memory must be sampled and flat too.
+const deviceFlat = run.backend === 'host' || (device !== null && deviceMemoryFlat(device, FLATNESS));
 
 console.log('\nsummary');
 console.log(`  frames ${run.frames} | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
-console.log(`  fuzz failures ${fuzzFailures} | wrong fault outcomes ${wrong} | memory flat ${memoryFlat ? 'yes' : 'NO'} | handle counts constant ${countsConstant ? 'yes' : 'NO'}`);
+console.log(`  fuzz failures ${fuzzFailures} | wrong fault outcomes ${wrong} | memory flat ${memoryFlat ? 'yes' : 'NO'} | device memory flat ${run.backend === 'host' ? 'n/a (host backend)' : deviceFlat ? 'yes' : 'NO'} | handle counts constant ${countsConstant ? 'yes' : 'NO'}`);
 console.log(`  seeds: soak ${soakSeed}, fuzz ${FUZZ_SEED}, chaos ${chaosSeeds[0]}..${chaosSeeds[chaosSeeds.length - 1]}, FaultyResource 1..8`);
-const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && countsConstant && run.runError === null;
+const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && deviceFlat && countsConstant && run.runError === null;
 console.log(clean ? 'PASS' : 'FAIL');
 // A stuck session from the stuck-consumer scenario may keep timers alive; the report is complete here.
 process.exit(clean ? 0 : 1);

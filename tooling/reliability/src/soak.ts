@@ -1,5 +1,6 @@
+import { loadCudaNative, type CudaNativeBinding } from '@hs/cuda-native';
 import { RunSession } from '@hs/runtime';
-import { HostBackend } from '@hs/streams';
+import { CudaBackend, HostBackend, unwrap, type Backend } from '@hs/streams';
 import { FaultyBackend, type LiveHandles } from './faulty-backend.js';
 import { buildSoakGraph, soakImages } from './soak-graph.js';
 
@@ -17,6 +18,10 @@ export interface SoakOutcome {
   readonly eventCounts: readonly number[];
   /** Memory samples taken after a forced GC (null when `--expose-gc` is missing). */
   readonly memory: SoakMemory | null;
+  /** The backend the run used. */
+  readonly backend: SoakBackend;
+  /** Device memory after warm-up and at the end of the run (CUDA backend only; null on the host backend or when the run ended before a warm-up sample). */
+  readonly deviceMemory: SoakDeviceMemory | null;
   /** The run's own error message, or null. */
   readonly runError: string | null;
 }
@@ -33,6 +38,34 @@ export interface SoakMemory {
   readonly rssGrowth: number;
 }
 
+/** Which backend a soak runs on. */
+export type SoakBackend = 'host' | 'cuda';
+
+/**
+ * Device 0's memory after warm-up and at the end of a CUDA soak (before the session is disposed), in bytes:
+ * the default memory pool's bytes handed out (`used`) and held from the driver (`reserved`), and the
+ * device's free memory (`cudaMemGetInfo`).
+ */
+export interface SoakDeviceMemory {
+  readonly poolUsedAfterWarmup: number;
+  readonly poolUsedAtEnd: number;
+  readonly poolReservedAfterWarmup: number;
+  readonly poolReservedAtEnd: number;
+  readonly freeAfterWarmup: number;
+  readonly freeAtEnd: number;
+  readonly total: number;
+}
+
+/**
+ * True when device memory stayed flat after warm-up: the pool hands out and holds no more than it did
+ * (steady state allocates nothing), and the device's free memory dropped by at most `flatness` (a
+ * fraction, default 1%) of the memory in use after warm-up (the driver may move a little on its own).
+ */
+export function deviceMemoryFlat(m: SoakDeviceMemory, flatness = 0.01): boolean {
+  const inUse = m.total - m.freeAfterWarmup;
+  return m.poolUsedAtEnd <= m.poolUsedAfterWarmup && m.poolReservedAtEnd <= m.poolReservedAfterWarmup && m.freeAfterWarmup - m.freeAtEnd <= flatness * inUse;
+}
+
 /** Options of `soak`. */
 export interface SoakOptions {
   readonly frames: number;
@@ -42,6 +75,18 @@ export interface SoakOptions {
   readonly warmupFraction?: number;
   /** Milliseconds between samples; default 250. */
   readonly sampleEveryMs?: number;
+  /**
+   * `host` (default): the host backend with seeded interleaving. `cuda`: the CUDA backend on device 0
+   * (throws when none is usable), which also measures device memory.
+   */
+  readonly backend?: SoakBackend;
+}
+
+/** Pool and device memory of device 0, bytes. */
+function deviceSample(cuda: CudaNativeBinding): { used: number; reserved: number; free: number; total: number } {
+  const pool = cuda.memPoolUsage(0);
+  const info = cuda.memGetInfo(0);
+  return { used: pool.used, reserved: pool.reserved, free: info.free, total: info.total };
 }
 
 function forceGc(): boolean {
@@ -54,12 +99,17 @@ function forceGc(): boolean {
 
 /**
  * Runs the image-pipeline soak graph for `frames` frames in one session on a host backend (seeded
- * interleaving) wrapped in a fault-free `FaultyBackend` that counts live handles, sampling live stream and
- * event counts and (with `--expose-gc`) heap and RSS after a forced GC while it runs.
+ * interleaving) or the CUDA backend, wrapped in a fault-free `FaultyBackend` that counts live handles,
+ * sampling live stream and event counts, (with `--expose-gc`) heap and RSS after a forced GC, and on CUDA
+ * the device's pool and free memory, after warm-up and at the end.
+ * @throws HsError NotSupported for `backend: 'cuda'` without a usable device.
  */
 export async function soak(options: SoakOptions): Promise<SoakOutcome> {
-  const { frames, seed, warmupFraction = 0.1, sampleEveryMs = 250 } = options;
-  const backend = new FaultyBackend(new HostBackend({ seed }));
+  const { frames, seed, warmupFraction = 0.1, sampleEveryMs = 250, backend: backendName = 'host' } = options;
+  const inner: Backend = backendName === 'cuda' ? unwrap(CudaBackend.create()) : new HostBackend({ seed });
+  const loaded = backendName === 'cuda' ? loadCudaNative() : null;
+  const cuda = loaded !== null && loaded.ok ? loaded.binding : null;
+  const backend = new FaultyBackend(inner);
   const graph = buildSoakGraph(frames, soakImages(seed));
   if (!graph.ok) throw graph.error;
   const created = RunSession.create(graph.value.plan, { backend });
@@ -69,15 +119,18 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
   const eventCounts = new Set<number>();
   const gcAvailable = forceGc();
   let warm: { heap: number; rss: number } | null = null;
+  let warmDevice: ReturnType<typeof deviceSample> | null = null;
   let samples = 0;
   const sample = (): void => {
     streamCounts.add(backend.live.streams);
     eventCounts.add(backend.live.events);
-    if (warm === null && gcAvailable && session.metrics().frames >= frames * warmupFraction) {
+    const warmedUp = session.metrics().frames >= frames * warmupFraction;
+    if (warm === null && gcAvailable && warmedUp) {
       forceGc();
       const usage = process.memoryUsage();
       warm = { heap: usage.heapUsed, rss: usage.rss };
     }
+    if (warmDevice === null && cuda !== null && warmedUp) warmDevice = deviceSample(cuda);
     samples += 1;
   };
   const started = performance.now();
@@ -101,6 +154,20 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
       rssGrowth: (usage.rss - base.rss) / base.rss,
     };
   }
+  let deviceMemory: SoakDeviceMemory | null = null;
+  if (cuda !== null && warmDevice !== null) {
+    const end = deviceSample(cuda);
+    const base: ReturnType<typeof deviceSample> = warmDevice;
+    deviceMemory = {
+      poolUsedAfterWarmup: base.used,
+      poolUsedAtEnd: end.used,
+      poolReservedAfterWarmup: base.reserved,
+      poolReservedAtEnd: end.reserved,
+      freeAfterWarmup: base.free,
+      freeAtEnd: end.free,
+      total: end.total,
+    };
+  }
   const metrics = session.metrics();
   const leakedSlots = metrics.pools.reduce((n, p) => n + p.outstanding, 0);
   session.dispose();
@@ -115,6 +182,8 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
     streamCounts: [...streamCounts],
     eventCounts: [...eventCounts],
     memory,
+    backend: backendName,
+    deviceMemory,
     runError: ran.ok ? null : ran.error.message,
   };
 }
