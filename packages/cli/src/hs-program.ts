@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { HsError } from '@hs/streams';
 import { benchCommand } from './bench-command.js';
@@ -7,8 +8,8 @@ import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { PLAN_FORMATS, type PlanFormat, planCommand } from './plan-command.js';
 import { runCommand } from './run-command.js';
 
-/** Version printed by `hs --version`. */
-export const HS_CLI_VERSION = '0.0.0';
+/** Version printed by `hs --version`: the `version` of this package's `package.json`. */
+export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /**
  * Runs the `hs` command line on `args` (the user's arguments, without `node` and the script). Everything

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -29,7 +30,10 @@ const JS_EXTENSIONS = new Set(['.js', '.mjs', '.cjs']);
  *   without the field, an import that throws, a default export that is not a pipeline module).
  */
 export async function loadPipelineModule(target: string, cwd: string): Promise<Result<LoadedPipelineModule>> {
-  const file = NAME_PATTERN.test(target) && !(await isPath(resolve(cwd, target))) ? await exampleModuleFile(target, cwd) : await pathModuleFile(resolve(cwd, target));
+  const path = resolve(cwd, target);
+  const info = await stat(path).catch(() => undefined);
+  const file =
+    info === undefined && NAME_PATTERN.test(target) ? await exampleModuleFile(target, cwd) : await pathModuleFile(path, info);
   if (!file.ok) return file;
   let namespace: Record<string, unknown>;
   try {
@@ -55,8 +59,7 @@ async function exampleModuleFile(name: string, cwd: string): Promise<Result<stri
   return moduleFileOfPackage(dirname(dir));
 }
 
-async function pathModuleFile(path: string): Promise<Result<string>> {
-  const info = await stat(path).catch(() => undefined);
+async function pathModuleFile(path: string, info: Stats | undefined): Promise<Result<string>> {
   if (info === undefined) return err(ErrorCode.NotFound, `${path} does not exist; give a pipeline module file, a package directory, or an example name`);
   if (info.isDirectory()) return moduleFileOfPackage(path);
   const extension = extname(path);
@@ -112,8 +115,4 @@ function pipelineModuleField(manifest: Record<string, unknown>): string | undefi
   if (typeof hs !== 'object' || hs === null) return undefined;
   const field = (hs as Record<string, unknown>)['pipelineModule'];
   return typeof field === 'string' && field !== '' ? field : undefined;
-}
-
-async function isPath(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined)) !== undefined;
 }

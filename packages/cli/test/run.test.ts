@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/index.js';
-import { FIXTURE, FakeTerminal, hs, spawnHs } from './run-hs.js';
+import { FIXTURE, FakeTerminal, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -91,5 +91,7 @@ describe('hs run', () => {
     expect(help).toMatchObject({ exitCode: ExitCode.Success, out: ['counting-pipeline [--frames N] [--rate HZ] [--fail-build] [--fail-at FRAME]'] });
     const noCommand = await hs(['launch']);
     expect(noCommand.exitCode).toBe(ExitCode.Usage);
+    const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string };
+    expect(await hs(['--version'])).toMatchObject({ exitCode: ExitCode.Success, out: [manifest.version] });
   });
 });
