@@ -158,7 +158,12 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
    * The device's default memory pool: bytes it holds from the driver (`reserved`) and bytes of those
    * handed out (`used`). Throws an Error with `cudaError` when CUDA refuses.
    */
-  memPoolUsage(ordinal: number): { reserved: number; used: number };
+  memPoolUsage(ordinal: number): {
+    /** Bytes the pool holds from the driver. */
+    reserved: number;
+    /** Bytes of those handed out to allocations. */
+    used: number;
+  };
 
   // ---- memory resources from downstream addons (hs_memory_resource_v1 in native/include/hs/hs.h) ----
   /**
@@ -268,10 +273,15 @@ export interface OpenedMemoryResource {
 
 /** Statuses of the `memoryResource*` calls: the table's own (`hs_resource_status`) and hs's negative ones. */
 export const ResourceStatus = Object.freeze({
+  /** `HS_RESOURCE_OK`: the call succeeded. */
   Ok: 0,
+  /** `HS_RESOURCE_OUT_OF_MEMORY`: a valid request the table could not satisfy; nothing allocated. */
   OutOfMemory: 1,
+  /** `HS_RESOURCE_INVALID_ARGUMENT`: the table refused the request or pointer. */
   InvalidArgument: 2,
+  /** `HS_RESOURCE_NOT_SUPPORTED`: an alignment or stream the table cannot serve. */
   NotSupported: 3,
+  /** `HS_RESOURCE_FAILURE`: anything else (a driver error). */
   Failure: 4,
   /** The table returned a misaligned pointer; hs gave it back. */
   Misaligned: -1,

@@ -7,7 +7,9 @@ import type { Tensor } from '@hs/tensor';
  * What the session asks a `BoundaryProvider` to export: one published output's boundary pool.
  */
 export interface PublicationRequest {
+  /** The plan the session runs. */
   readonly plan: ExecutionPlan;
+  /** The session's backend. */
   readonly backend: Backend;
   /** The pool's record; `record.boundary` is non-null (topic, transport, staging, fence, depths). */
   readonly record: TensorAllocationRecord;
@@ -55,7 +57,9 @@ export interface BoundaryPublication {
 
 /** What the session asks a `BoundaryProvider` to import: one subscribed input. */
 export interface SubscriptionRequest {
+  /** The plan the session runs. */
   readonly plan: ExecutionPlan;
+  /** The session's backend. */
   readonly backend: Backend;
   /** The topic's `subscribe` endpoint record (memory kind, device, local queue depth, dtype, rank). */
   readonly endpoint: TopicEndpointRecord;

@@ -94,6 +94,7 @@ export interface HostMemoryAdoption {
   readonly kind: MemoryKind;
   /** Address of `bytes[0]` in this process (a backend that registers pages with a driver needs it). */
   readonly address: bigint;
+  /** Name for diagnostics, kept on the returned `DeviceMemory`. */
   readonly label?: string;
 }
 

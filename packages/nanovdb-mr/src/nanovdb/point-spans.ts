@@ -4,6 +4,7 @@ import { PointEncoding } from './points-to-grid-kernels.js';
 
 /** Index-space points in backend memory: `Int32Array` elements, x, y, z triplets of voxel coordinates. */
 export interface IndexPointSpan {
+  /** Discriminant: coordinates are voxel indices (i, j, k triplets). */
   readonly space: 'index';
   /** A `Buffer` or `BufferView` of `Int32Array` elements. */
   readonly coords: ElementSpan<Int32ArrayConstructor>;
@@ -11,6 +12,7 @@ export interface IndexPointSpan {
 
 /** World-space points in backend memory: `Float32Array` or `Float64Array` elements, x, y, z triplets. */
 export interface WorldPointSpan {
+  /** Discriminant: positions are in world units. */
   readonly space: 'world';
   /** A `Buffer` or `BufferView` of `Float32Array` or `Float64Array` elements. */
   readonly positions: ElementSpan<Float32ArrayConstructor> | ElementSpan<Float64ArrayConstructor>;

@@ -80,8 +80,11 @@ export function hostRegions(n: number): { keys: number; coords: number; order: n
 
 /** Node and voxel counts of a build. */
 export interface LevelCounts {
+  /** Active voxels (distinct voxels hit by at least one point). */
   readonly voxels: number;
+  /** Leaf nodes (8x8x8 voxels each). */
   readonly leaves: number;
+  /** Lower internal nodes (16x16x16 leaves each). */
   readonly lowers: number;
   /** Root tiles, one upper node each. */
   readonly uppers: number;

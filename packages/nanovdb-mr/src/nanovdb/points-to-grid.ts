@@ -9,13 +9,17 @@ import { TEMPLATE_OFFSET, readReport, workspaceBytes } from './points-to-grid-wo
 
 /** Points in index space: integer voxel coordinates, x, y, z triplets. */
 export interface IndexPoints {
+  /** Discriminant: coordinates are voxel indices. */
   readonly space: 'index';
+  /** i, j, k triplets (3 elements per point). */
   readonly coords: Int32Array;
 }
 
 /** Points in world space: positions, x, y, z triplets, mapped to voxels by the voxel size and origin. */
 export interface WorldPoints {
+  /** Discriminant: positions are in world units. */
   readonly space: 'world';
+  /** x, y, z triplets in world units (3 elements per point). */
   readonly positions: Float32Array | Float64Array;
 }
 
