@@ -41,7 +41,16 @@ export interface BoundedBuildReport {
   /** True when any capacity cut the build short. */
   readonly overflowed: boolean;
   /** Which capacities were exceeded. */
-  readonly overflow: { readonly points: boolean; readonly uppers: boolean; readonly lowers: boolean; readonly leaves: boolean };
+  readonly overflow: {
+    /** More points than `capacity.points`; points past it were not read. */
+    readonly points: boolean;
+    /** More root tiles (upper nodes) than `capacity.uppers`. */
+    readonly uppers: boolean;
+    /** More lower nodes than `capacity.lowers`. */
+    readonly lowers: boolean;
+    /** More leaf nodes than `capacity.leaves`. */
+    readonly leaves: boolean;
+  };
 }
 
 const WHO = 'BoundedPointsToGrid';
