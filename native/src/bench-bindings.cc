@@ -6,6 +6,7 @@
 
 #include "addon-state.h"
 #include "cuda-status.h"
+#include "kernel-registry.h"
 #include "napi-values.h"
 
 namespace hs {
@@ -90,6 +91,20 @@ Napi::Value BenchMemcpy(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, Ns(start, end));
 }
 
+/**
+ * benchPointsToGridSorts(points, encoding, count, inverseVoxelSize, ox, oy, oz, iterations) -> mean ns of
+ * the bare CUB sorts of a PointsToGrid build's keys (negative: a CUDA status).
+ */
+Napi::Value BenchPointsToGridSortsBinding(const Napi::CallbackInfo& info) {
+  auto points = ToHandle<const uint8_t*>(info[0], "points");
+  int encoding = ToInt(info[1], "encoding");
+  uint32_t n = static_cast<uint32_t>(ToSize(info[2], "count"));
+  double inv = info[3].As<Napi::Number>().DoubleValue();
+  double ox = info[4].As<Napi::Number>().DoubleValue(), oy = info[5].As<Napi::Number>().DoubleValue(), oz = info[6].As<Napi::Number>().DoubleValue();
+  int iterations = ToInt(info[7], "iterations");
+  return Napi::Number::New(info.Env(), BenchPointsToGridSorts(points, encoding, n, inv, ox, oy, oz, iterations < 1 ? 1 : iterations));
+}
+
 }  // namespace
 
 void RegisterBenchBindings(Napi::Env env, Napi::Object exports) {
@@ -97,6 +112,7 @@ void RegisterBenchBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("benchMallocAsync", Napi::Function::New(env, BenchMallocAsync, "benchMallocAsync"));
   exports.Set("benchMalloc", Napi::Function::New(env, BenchMalloc, "benchMalloc"));
   exports.Set("benchMemcpy", Napi::Function::New(env, BenchMemcpy, "benchMemcpy"));
+  exports.Set("benchPointsToGridSorts", Napi::Function::New(env, BenchPointsToGridSortsBinding, "benchPointsToGridSorts"));
 }
 
 }  // namespace hs

@@ -11,6 +11,8 @@ const KernelEntry kKernels[] = {
     {"hs.rgbaToGray", LaunchRgbaToGray},     {"hs.downscale2x", LaunchDownscale2x}, {"hs.test.addScalar", LaunchTestAddScalar},
     {"hs.test.fill", LaunchTestFill},        {"hs.test.spinFill", LaunchTestSpinFill}, {"hs.test.copy", LaunchTestCopy},
     {"hs.test.shape", nullptr},              {"hs.gridPreview", LaunchGridPreview},
+    {"hs.nanovdb.pointsToGrid.sort", LaunchPointsToGridSort}, {"hs.nanovdb.pointsToGrid.write", LaunchPointsToGridWrite},
+    {"hs.nanovdb.gridChecksum", LaunchGridChecksum},
 };
 constexpr int kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
 
