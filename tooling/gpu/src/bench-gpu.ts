@@ -6,6 +6,7 @@ import { loadCudaNative } from '@hs/cuda-native';
 import { DType } from '@hs/tensor';
 import { TensorPool } from '@hs/pool';
 import { CudaBackend, Device, MemoryKind, unwrap } from '@hs/streams';
+import { benchPointsToGrid } from './bench-points-to-grid.js';
 
 const MiB = 1 << 20;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -116,6 +117,7 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
   pool.retire();
   pool.dispose();
 }
+const pointsToGridLines = await benchPointsToGrid(backend, cuda, device);
 backend.dispose();
 
 console.log(`device: ${cuda.deviceProperties(0).name}`);
@@ -124,3 +126,5 @@ console.log('|---|---|---|---|---|');
 const fmt = (ns: number): string => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} us` : `${ns.toFixed(0)} ns`);
 for (const r of rows) console.log(`| ${r.name} | ${fmt(r.hsNs)} | ${r.baseline} | ${fmt(r.baselineNs)} | ${(r.hsNs / r.baselineNs).toFixed(2)} |`);
 console.log(JSON.stringify({ bench: 'gpu', rows }));
+console.log('PointsToGrid (OnIndex, world f32 points, voxel size 1, full checksum; M/s = million points per second):');
+for (const line of pointsToGridLines) console.log(line);

@@ -24,6 +24,7 @@ export const GPU_ENTRIES = [
   'tooling/gpu/test/c-abi-cuda.test.ts',
   'tooling/gpu/test/dlpack-both-backends.test.ts',
   'tooling/gpu/test/scan-to-volume-cuda.test.ts',
+  'tooling/gpu/test/points-to-grid-cuda.test.ts',
   'tooling/gpu/test/native-resource-cuda.test.ts',
   'packages/runtime/test/runtime.cuda.test.ts',
   'tooling/reliability/test/cross-process-topics.cuda.test.ts',

@@ -1,0 +1,116 @@
+// PointsToGrid rows of `pnpm bench:gpu`: the stream-ordered GPU build (pointsToGridAsync, with its one
+// report read-back) and the capacity-bounded build (encode + stream sync) for 1M, 10M and 100M points,
+// uniform and clustered (bunny-like shells), against the bare CUB radix sorts of the same keys in the
+// same run (the lower bound of a sort-based build) and the host TS builder (1M points only: it runs at
+// about a million points per second). HS_BENCH_P2G_POINTS=1e6,1e7 limits the sizes.
+import type { CudaNativeBinding } from '@hs/cuda-native';
+import { BoundedPointsToGrid, Buffer, DeviceResource, GridType, HostResource, pointsToGrid, pointsToGridAsync, type MemoryBlock } from '@hs/nanovdb-mr';
+import { HostBackend, unwrap, type CudaBackend, type Device } from '@hs/streams';
+
+/**
+ * The native baseline (native/src/bench-bindings.cc): mean ns over `iterations` of the bare CUB radix
+ * sorts of a build's keys for `count` points at device address `points` (encoding 1: f32 world);
+ * negative: a CUDA status.
+ */
+type SortBaseline = { benchPointsToGridSorts(points: bigint, encoding: number, count: number, inverseVoxelSize: number, ox: number, oy: number, oz: number, iterations: number): number };
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+/** Deterministic pseudo-random numbers in [0, 1). */
+function random(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 4294967296;
+  };
+}
+
+/** World positions (voxel size 1): uniform in a cube with about one point per 8 voxels, or on four sphere shells with about 4 points per surface voxel. */
+function cloud(n: number, kind: 'uniform' | 'clustered'): Float32Array {
+  const next = random(kind === 'uniform' ? 1 : 2);
+  const out = new Float32Array(3 * n);
+  if (kind === 'uniform') {
+    const side = Math.cbrt(8 * n);
+    for (let i = 0; i < 3 * n; i++) out[i] = next() * side;
+    return out;
+  }
+  const radius = Math.sqrt(n / (16 * 4 * Math.PI));
+  for (let i = 0; i < n; i++) {
+    const c = Math.floor(next() * 4);
+    const u = 2 * next() - 1;
+    const t = 2 * Math.PI * next();
+    const s = Math.sqrt(1 - u * u);
+    const r = radius * (0.6 + 0.2 * c) * (1 + 0.002 * (next() - 0.5));
+    out[3 * i] = c * radius * 0.9 + r * s * Math.cos(t);
+    out[3 * i + 1] = -c * radius * 0.5 + r * s * Math.sin(t);
+    out[3 * i + 2] = r * u;
+  }
+  return out;
+}
+
+const ms = (ns: number): string => (ns / 1e6).toFixed(ns >= 1e8 ? 0 : 2);
+const rate = (n: number, ns: number): string => `${((n / ns) * 1e3).toFixed(1)}`;
+
+/** Runs the PointsToGrid measurements and returns the table lines. */
+export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBinding, device: Device): Promise<string[]> {
+  const sizes = (process.env.HS_BENCH_P2G_POINTS ?? '1e6,1e7,1e8').split(',').map(Number);
+  const resource = new DeviceResource(backend, device);
+  const stream = unwrap(backend.createStream(device, { label: 'pointsToGrid bench' }));
+  const options = { gridType: GridType.OnIndex, voxelSize: 1 } as const;
+  const lines = [
+    '| points | cloud | voxels / leaves | GPU pointsToGridAsync | GPU bounded build | CUB sorts of the same keys | async / sorts | bounded / sorts | host TS builder | GPU async vs host |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const kind of ['uniform', 'clustered'] as const) {
+    for (const n of sizes) {
+      const positions = cloud(n, kind);
+      const input = unwrap(Buffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
+      unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(positions.buffer)));
+      unwrap(await backend.synchronizeStream(stream));
+      const span = { space: 'world', positions: input } as const;
+      const asyncNs: number[] = [];
+      let counts = { voxels: 0, leaves: 0, lowers: 0, uppers: 0 };
+      for (let round = 0; round < 4; round++) {
+        const t0 = process.hrtime.bigint();
+        const built = unwrap(await pointsToGridAsync(backend, stream, resource, span, options));
+        unwrap(await backend.synchronizeStream(stream));
+        asyncNs.push(Number(process.hrtime.bigint() - t0));
+        counts = { ...built.counts };
+        built.buffer.dispose();
+      }
+      const bounded = unwrap(BoundedPointsToGrid.create(backend, stream, resource, { points: n, uppers: counts.uppers, lowers: counts.lowers, leaves: counts.leaves }, options));
+      const boundedNs: number[] = [];
+      for (let round = 0; round < 4; round++) {
+        const t0 = process.hrtime.bigint();
+        unwrap(bounded.encode(stream, span));
+        unwrap(await backend.synchronizeStream(stream));
+        boundedNs.push(Number(process.hrtime.bigint() - t0));
+      }
+      const report = unwrap(await bounded.readReport(stream));
+      if (report.overflowed || report.counts.voxels !== counts.voxels) throw new Error('bench: the bounded build disagrees with pointsToGridAsync');
+      bounded.dispose();
+      const block = input.data as MemoryBlock;
+      const sortNs = (cuda as CudaNativeBinding & SortBaseline).benchPointsToGridSorts(block.memory.address + BigInt(block.byteOffset), 1, n, 1, 0, 0, 0, 3);
+      if (sortNs < 0) throw new Error(`bench: CUB sort baseline failed with CUDA status ${-sortNs}`);
+      input.dispose();
+      let host = 'not run (too slow)';
+      let versusHost = '-';
+      if (n <= 1e6) {
+        const hostBackend = new HostBackend();
+        const t0 = process.hrtime.bigint();
+        const handle = unwrap(pointsToGrid(hostBackend, new HostResource(hostBackend), { space: 'world', positions }, options));
+        const hostNs = Number(process.hrtime.bigint() - t0);
+        handle.dispose();
+        host = `${ms(hostNs)} ms (${rate(n, hostNs)} M/s)`;
+        versusHost = `${(hostNs / median(asyncNs.slice(1))).toFixed(0)}x faster`;
+      }
+      const a = median(asyncNs.slice(1));
+      const b = median(boundedNs.slice(1));
+      lines.push(
+        `| ${n.toExponential(0)} | ${kind} | ${counts.voxels} / ${counts.leaves} | ${ms(a)} ms (${rate(n, a)} M/s) | ${ms(b)} ms (${rate(n, b)} M/s) | ${ms(sortNs)} ms (${rate(n, sortNs)} M/s) | ${(a / sortNs).toFixed(2)} | ${(b / sortNs).toFixed(2)} | ${host} | ${versusHost} |`,
+      );
+    }
+  }
+  unwrap(backend.destroyStream(stream));
+  return lines;
+}
