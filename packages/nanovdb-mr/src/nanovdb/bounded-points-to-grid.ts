@@ -220,7 +220,7 @@ export class BoundedPointsToGrid implements Disposable {
     if (!sorted.ok) return sorted;
     const written = this.#backend.launchKernel(stream, writeLaunch(ws, grid, used, s.layout, capacity));
     if (!written.ok) return written;
-    const summed = this.#backend.launchKernel(stream, checksumLaunch(grid, s.checksum));
+    const summed = this.#backend.launchKernel(stream, checksumLaunch(grid, ws, s.checksum));
     return summed.ok ? OK_VOID : summed;
   }
 

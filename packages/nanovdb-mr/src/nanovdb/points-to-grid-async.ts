@@ -97,7 +97,7 @@ export async function pointsToGridAsync(
   const out = grid.data as MemoryBlock;
   const written = backend.launchKernel(stream, writeLaunch(ws, out, n, layout, report.total));
   if (!written.ok) return fail(written);
-  const summed = backend.launchKernel(stream, checksumLaunch(out, checksum));
+  const summed = backend.launchKernel(stream, checksumLaunch(out, ws, checksum));
   if (!summed.ok) return fail(summed);
   const freed = workspace.destroy(stream);
   if (!freed.ok) {

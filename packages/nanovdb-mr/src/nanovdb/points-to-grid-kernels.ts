@@ -76,9 +76,12 @@ export function writeLaunch(workspace: MemoryRange, output: MemoryRange, used: n
 
 const CHECKSUM_MODES: readonly ChecksumMode[] = ['full', 'partial', 'disabled'];
 
-/** The checksum launch over the grid at the start of `grid` (its stored gridSize bytes). */
-export function checksumLaunch(grid: MemoryRange, mode: ChecksumMode): KernelLaunch {
-  return { name: 'hs.nanovdb.gridChecksum', reads: [], writes: [grid], params: checksumArgs(mode), host: checksumOnHost };
+/**
+ * The checksum launch over the grid at the start of `grid` (its stored gridSize bytes); the CUDA kernel
+ * keeps partial CRCs in `workspace` (after the report header) of a build that has finished writing.
+ */
+export function checksumLaunch(grid: MemoryRange, workspace: MemoryRange, mode: ChecksumMode): KernelLaunch {
+  return { name: 'hs.nanovdb.gridChecksum', reads: [], writes: [grid, workspace], params: checksumArgs(mode), host: checksumOnHost };
 }
 
 function words(workspace: Uint8Array): Uint32Array {

@@ -107,10 +107,12 @@ export function keptVoxels(coords: Int32Array, capacity: PointsToGridCapacity): 
 
 /**
  * The stream-ordered and capacity-bounded PointsToGrid builds on one backend: byte identity with the
- * host builder, the validator, resource accounting, clamping and overflow reports. `scale` sizes the
- * point clouds (small on the host backend, large on a GPU).
+ * host builder, the validator, resource accounting, clamping and overflow reports. `sizes` sets the
+ * point count of the large clouds and the half-width of the uniform ones (small on the host backend,
+ * large and dense on a GPU).
  */
-export function describeStreamPointsToGrid(label: string, make: () => Backend, scale: number): void {
+export function describeStreamPointsToGrid(label: string, make: () => Backend, sizes: { readonly points: number; readonly range: number }): void {
+  const scale = sizes.points;
   describe(`stream-ordered PointsToGrid on ${label}`, () => {
     let backend: Backend;
     let device: Device;
@@ -158,9 +160,9 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       ['one point', () => new Int32Array([1, 2, 3])],
       ['no points', () => new Int32Array(0)],
       ['duplicates and negative tiles', () => new Int32Array([5000, 0, 0, -1, 0, 0, -1, 0, 0, 7, 7, 7, 8, 0, 0, 5000, 0, 0, -4097, -9000, 3])],
-      ['uniform index points', () => indexPoints(scale, 'uniform', 6000, 1)],
+      ['uniform index points', () => indexPoints(scale, 'uniform', sizes.range, 1)],
       ['clustered index points', () => indexPoints(scale, 'clustered', 400, 2)],
-      ['uniform world points, f32', () => Float32Array.from(indexPoints(scale, 'uniform', 3000, 3), (c) => c * 0.013 + 0.25)],
+      ['uniform world points, f32', () => Float32Array.from(indexPoints(scale, 'uniform', sizes.range * 4, 3), (c) => c * 0.013 + 0.25)],
       ['clustered world points, f64', () => Float64Array.from(indexPoints(scale, 'clustered', 300, 4), (c) => c * 0.0071 - 1.5)],
     ];
     for (const [name, cloud] of clouds) {
