@@ -72,6 +72,15 @@ int32_t Get(CountingState* s, uint64_t bytes, uint64_t alignment, bool ordered, 
   if (s->backing == Backing::Host) {
     if (posix_memalign(&base, align < sizeof(void*) ? sizeof(void*) : align, bytes + (misaligned ? 1 : 0)) != 0) return HS_RESOURCE_OUT_OF_MEMORY;
   } else {
+    // A request larger than the whole device is refused up front, as a real allocator would, rather than
+    // as a failing cudaMalloc (which compute-sanitizer reports as an API error).
+    size_t freeBytes = 0;
+    size_t totalBytes = 0;
+    if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+      cudaGetLastError();
+      return HS_RESOURCE_FAILURE;
+    }
+    if (padded > totalBytes) return HS_RESOURCE_OUT_OF_MEMORY;
     cudaError_t status = ordered ? cudaMallocAsync(&base, padded, static_cast<cudaStream_t>(stream)) : cudaMalloc(&base, padded);
     if (status != cudaSuccess) {
       cudaGetLastError();
