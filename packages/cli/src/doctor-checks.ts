@@ -124,7 +124,12 @@ async function fillAndReadBack(backend: Backend, device: Device): Promise<string
 const REINSTALL = 'reinstall hs (pnpm install); the host backend is pure TypeScript and should always work: report this as a bug';
 const CUDA_REBUILD = 'rebuild the addon (pnpm --filter @hs/cuda-native run build:addon) and check the driver with nvidia-smi; HS_BACKEND=host runs everything without CUDA';
 
-function cudaChecks(cuda: CudaNativeLoad): DoctorCheck[] {
+/**
+ * The CUDA part of the report from a `loadCudaNative()` result: the addon, runtime and driver versions,
+ * then per device its name and capability, memory-pool support and IPC support (event sharing and pool
+ * handle types), or why there is no device.
+ */
+export function cudaChecks(cuda: CudaNativeLoad): DoctorCheck[] {
   if (!cuda.ok) {
     return [{ name: 'CUDA addon', status: 'missing', detail: 'not loaded, so no CUDA backend', todo: cuda.reason }];
   }
@@ -145,10 +150,23 @@ function cudaChecks(cuda: CudaNativeLoad): DoctorCheck[] {
   }
   if (!cuda.hasDevice) {
     checks.push({ name: 'CUDA devices', status: 'missing', detail: cuda.deviceProblem, todo: 'run on a machine with an NVIDIA GPU (check with nvidia-smi); the host backend emulates cuda:N in host memory meanwhile' });
+    checks.push({
+      name: 'memory pools and CUDA IPC',
+      status: 'missing',
+      detail: 'not checkable without a CUDA device; hs tensor pools and in-process flows work on the host backend',
+      todo: 'on a machine with a GPU, hs doctor lists stream-ordered allocation and IPC event/handle support per device',
+    });
     return checks;
   }
   for (let ordinal = 0; ordinal < runtime.deviceCount; ordinal += 1) {
-    const properties = cuda.binding.deviceProperties(ordinal);
+    let properties: DeviceProperties;
+    try {
+      properties = cuda.binding.deviceProperties(ordinal);
+    } catch (thrown) {
+      const reason = thrown instanceof Error ? thrown.message : String(thrown);
+      checks.push({ name: `cuda:${ordinal}`, status: 'failed', detail: `device properties unreadable (${reason})`, todo: 'check the device with nvidia-smi; reset it or reboot if it reports an error' });
+      continue;
+    }
     checks.push({ name: `cuda:${ordinal}`, status: 'ok', detail: `${properties.name}, compute capability ${properties.computeCapability}, ${(properties.totalGlobalMem / 2 ** 30).toFixed(1)} GiB, ${properties.multiProcessorCount} SMs` });
     checks.push(memoryPoolCheck(properties));
     checks.push(ipcDeviceCheck(properties));

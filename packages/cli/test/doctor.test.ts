@@ -2,6 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CudaNativeLoad } from '@hs/cuda-native';
+import { cudaChecks } from '../src/doctor-checks.js';
 import { ExitCode } from '../src/index.js';
 import { hs, spawnHs } from './run-hs.js';
 
@@ -76,5 +78,55 @@ describe('hs doctor', () => {
     expect(lines[0]).toBe('hs doctor');
     expect(lines).toContain('  ok      host backend: stream, 4096-byte cudaDevice allocation on cuda:0, fill and copy back verified');
     expect(lines.at(-1)).toBe('hs runs here on the host backend');
+  });
+});
+
+describe('CUDA checks', () => {
+  const properties = (ordinal: number, pools: boolean, ipc: boolean, handleTypes: number) => ({
+    ordinal,
+    name: `GPU ${ordinal}`,
+    totalGlobalMem: 80 * 2 ** 30,
+    computeCapability: '9.0',
+    multiProcessorCount: 132,
+    pciBusId: ordinal,
+    memoryPoolsSupported: pools,
+    memoryPoolSupportedHandleTypes: handleTypes,
+    ipcEventSupported: ipc,
+  });
+  const load = (deviceProperties: (ordinal: number) => unknown, deviceCount: number): CudaNativeLoad =>
+    ({
+      ok: true,
+      path: '/x/hs_cuda.node',
+      runtime: { runtimeVersion: 12040, driverVersion: 13000, deviceCount, status: 0, statusText: 'cudaSuccess' },
+      hasDevice: deviceCount > 0,
+      deviceProblem: '',
+      binding: { deviceProperties },
+    }) as unknown as CudaNativeLoad;
+
+  it('lists each device with memory-pool and IPC support, and what to do where one is missing', () => {
+    const devices = [properties(0, true, true, 1 | 8), properties(1, false, false, 0)];
+    const checks = cudaChecks(load((i) => devices[i], 2));
+    expect(checks.map((c) => [c.name, c.status, c.detail])).toEqual([
+      ['CUDA addon', 'ok', 'loaded from /x/hs_cuda.node'],
+      ['CUDA runtime', 'ok', '12.4'],
+      ['CUDA driver', 'ok', 'supports CUDA 13.0'],
+      ['cuda:0', 'ok', 'GPU 0, compute capability 9.0, 80.0 GiB, 132 SMs'],
+      ['cuda:0 memory pools', 'ok', 'stream-ordered allocation (cudaMallocAsync) supported'],
+      ['cuda:0 IPC', 'ok', 'events shareable; pool handle types: POSIX file descriptor, fabric'],
+      ['cuda:1', 'ok', 'GPU 1, compute capability 9.0, 80.0 GiB, 132 SMs'],
+      ['cuda:1 memory pools', 'missing', 'the device or driver does not support memory pools'],
+      ['cuda:1 IPC', 'missing', 'events not shareable; pool handle types: none'],
+    ]);
+    expect(checks.filter((c) => c.status !== 'ok').every((c) => (c.todo ?? '').length > 0)).toBe(true);
+  });
+
+  it('reports a device whose properties cannot be read as failed, and a missing addon with its reason', () => {
+    const checks = cudaChecks(load(() => {
+      throw new Error('cudaErrorDevicesUnavailable');
+    }, 1));
+    expect(checks.at(-1)).toMatchObject({ name: 'cuda:0', status: 'failed', detail: 'device properties unreadable (cudaErrorDevicesUnavailable)' });
+    expect(cudaChecks({ ok: false, reason: 'the CUDA addon is not built: build it' })).toEqual([
+      { name: 'CUDA addon', status: 'missing', detail: 'not loaded, so no CUDA backend', todo: 'the CUDA addon is not built: build it' },
+    ]);
   });
 });
