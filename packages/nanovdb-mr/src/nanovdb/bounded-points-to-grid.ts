@@ -6,8 +6,7 @@ import { GRID_DATA_SIZE, type ValueLayout } from './grid-layout.js';
 import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
 import { resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
-import { subRange } from './points-to-grid-async.js';
-import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
+import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { MAX_DEVICE_POINTS, pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
 
 /** Capacity bounds of a `BoundedPointsToGrid`: the most points read and nodes written per build. */

@@ -1,11 +1,11 @@
-import { ErrorCode, HsError, err, ok, type Backend, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, HsError, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
 import { Buffer } from '../buffer.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../resource.js';
 import { GRID_DATA_SIZE } from './grid-layout.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch } from './points-to-grid-kernels.js';
 import { invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
-import { REPORT_BYTES, TEMPLATE_OFFSET, readReport, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
+import { REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
 
 /** A grid built in stream order: its bytes and what it holds. */
@@ -19,11 +19,6 @@ export interface StreamGrid {
   readonly counts: LevelCounts;
   /** Bytes of the grid. */
   readonly gridSize: number;
-}
-
-/** A sub-range of a block. */
-export function subRange(block: MemoryBlock, byteOffset: number, byteLength: number, label: string): MemoryRange {
-  return { memory: block.memory, byteOffset: block.byteOffset + byteOffset, byteLength, label };
 }
 
 /**

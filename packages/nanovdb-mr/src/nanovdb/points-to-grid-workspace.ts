@@ -1,3 +1,5 @@
+import type { MemoryRange } from '@hs/streams';
+
 /**
  * The scratch layout of a PointsToGrid build (one block from the resource) and the build report kept
  * at its start. The same layout is computed by the CUDA launchers in
@@ -122,4 +124,9 @@ export function readReport(bytes: Uint8Array): WorkspaceReport {
     overflow: w(ReportWord.overflow),
     gridSize: w(ReportWord.gridSize) + w(ReportWord.gridSize + 1) * 4294967296,
   };
+}
+
+/** The range `[byteOffset, byteOffset + byteLength)` of a block (offsets relative to the block). */
+export function subRange(block: MemoryRange, byteOffset: number, byteLength: number, label: string): MemoryRange {
+  return { memory: block.memory, byteOffset: block.byteOffset + byteOffset, byteLength, label };
 }
