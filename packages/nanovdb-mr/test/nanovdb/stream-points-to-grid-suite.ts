@@ -124,7 +124,11 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       stream = unwrap(backend.createStream(device, { label: 'pointsToGrid' }));
       deviceResource = new DeviceResource(backend, device);
     });
-    afterAll(() => backend.dispose());
+    afterAll(() => {
+      // with the host backend's ordering checker on, every launch, copy and free was ordered
+      expect(backend.orderingChecker?.violations ?? []).toEqual([]);
+      backend.dispose();
+    });
 
     function upload<T extends Coords>(values: T): Buffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor> {
       const element = values.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
@@ -289,6 +293,24 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
           }
         });
       }
+
+      it('hand-checked clamp: two voxels in two leaves, room for one leaf: the one-voxel grid of 305 216 bytes', async () => {
+        const points = new Int32Array([9, 9, 9, 1, 2, 3]);
+        const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, { points: 2, uppers: 1, lowers: 1, leaves: 1 }, { gridType: GridType.OnIndex }));
+        expect(build.gridCapacityBytes).toBe(736 + 96 + 32 + 270400 + 33856 + 96);
+        const input = upload(points);
+        unwrap(build.encode(stream, spanOf(input, points)));
+        const { report, bytes } = await boundedBytes(build);
+        expect(report).toMatchObject({ given: 2, used: 2, valid: 2, gridSize: 305216, overflowed: true, overflow: { points: false, uppers: false, lowers: false, leaves: true } });
+        expect(report.needed).toEqual({ voxels: 2, leaves: 2, lowers: 1, uppers: 1 });
+        expect(report.counts).toEqual({ voxels: 1, leaves: 1, lowers: 1, uppers: 1 });
+        // (1, 2, 3) comes first in build order: leaf 0 of lower 0 before leaf (8, 8, 8)
+        const v = new DataView(bytes.buffer);
+        expect([v.getInt32(305120, true), v.getInt32(305124, true), v.getInt32(305128, true)]).toEqual([1, 2, 3]);
+        expectSameBytes(bytes, hostGridBytes(new Int32Array([1, 2, 3]), { gridType: GridType.OnIndex }));
+        input.dispose();
+        build.dispose();
+      });
 
       it('re-encodes with new points in the same input memory, and builds into a caller-owned BufferView', async () => {
         const capacity = { points: 4000, uppers: 16, lowers: 256, leaves: 4000 };
