@@ -16,3 +16,9 @@ export { DescriptorDecoder, encodeDescriptor } from './wire/descriptor-codec.js'
 export type { DescriptorFields, TopicGeometry } from './wire/descriptor-codec.js';
 export { decodeHello, encodeHello, MAX_TOPIC_SLOTS } from './wire/control-frames.js';
 export type { TopicHello } from './wire/control-frames.js';
+export { TopicPublisher } from './topic-publisher.js';
+export type { TopicPublisherOptions, SubscriberLost, SubscriberLossReason } from './topic-publisher.js';
+export { ChannelRuntime } from './channel-runtime.js';
+export type { ChannelRuntimeOptions } from './channel-runtime.js';
+export { TopicLease } from './topic-lease.js';
+export { topicDirectory, reapStaleSegments } from './topic-endpoint.js';

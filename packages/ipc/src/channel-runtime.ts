@@ -1,0 +1,332 @@
+import { createConnection, type Socket } from 'node:net';
+import { isInsideCompute } from '@hs/runtime';
+import { ErrorCode, HsError, MemoryKind, err, ok, type Backend, type DeviceMemory, type Result } from '@hs/streams';
+import { ChannelTensor } from './channel-tensor.js';
+import { FrameReader } from './frame-reader.js';
+import { SharedSegment } from './shared-segment.js';
+import { checkedSocketPeer } from './socket-peer.js';
+import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
+import { TopicLease, type LeaseOwner } from './topic-lease.js';
+import { decodeHello, encodeGoodbye, encodeRelease, goodbyeReason, type TopicHello } from './wire/control-frames.js';
+import { DescriptorDecoder } from './wire/descriptor-codec.js';
+import { readFrameHeader } from './wire/frame-header.js';
+import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, WireMemoryKind } from './wire/frame-layout.js';
+import { TensorDescriptor, isPackedRowMajor } from './wire/tensor-descriptor.js';
+
+/** Options of `ChannelRuntime.connect`. */
+export interface ChannelRuntimeOptions {
+  /** Backend the received tensors belong to; it must implement `adoptHostMemory`. */
+  readonly backend: Backend;
+  /** Topic name, as the publisher gave it. */
+  readonly topic: string;
+  /** How long to wait for the publisher's HELLO, in ms; default 2000. */
+  readonly connectTimeoutMs?: number;
+  /** Directory of the topic socket; default the per-user runtime directory. */
+  readonly runtimeDirectory?: string;
+}
+
+type Pending = (result: Result<TopicLease>) => void;
+
+/**
+ * The standalone client of a topic, for processes outside any graph: connects to a publisher's socket
+ * (checking that it runs as this user and is the process that announced the segment), maps its boundary
+ * segment, and hands out each published tensor as a read-only `TopicLease` whose tensor IS the shared slot
+ * (no copy). Every descriptor is validated before use; a malformed one ends the channel with
+ * `ProtocolError` and nothing it names is exposed. When the publisher goes away, tensors already received
+ * are still handed out, then `receive()` returns `InvalidState`; `close()` stales every lease and unmaps.
+ *
+ * Inside an operator's `compute()` it refuses to connect (`InvalidState`): graphs talk through ports.
+ * Spec: "Crossing process boundaries: the generation fence", warning "One graph, one vocabulary".
+ *
+ * @example
+ * ```ts
+ * const channel = unwrap(await ChannelRuntime.connect({ backend, topic: 'camera' }));
+ * const lease = unwrap(await channel.receive());
+ * const pixels = unwrap(lease.tensor.hostView());   // zero copy, read-only by contract
+ * lease.release();
+ * channel.close();
+ * ```
+ */
+export class ChannelRuntime implements LeaseOwner {
+  readonly #backend: Backend;
+  readonly #socket: Socket;
+  readonly #segment: SharedSegment;
+  readonly #memory: DeviceMemory;
+  readonly #hello: TopicHello;
+  readonly #decoder: DescriptorDecoder;
+  readonly #descriptor = new TensorDescriptor();
+  readonly #leases: TopicLease[];
+  readonly #tensors: ChannelTensor[];
+  /** Received leases not yet handed out (a ring of slot indices; at most slotCount). */
+  readonly #queue: Int32Array;
+  #head = 0;
+  #count = 0;
+  #pending: Pending | null = null;
+  #closedError: HsError | null = null;
+  #received = 0;
+
+  private constructor(topic: string, backend: Backend, socket: Socket, segment: SharedSegment, memory: DeviceMemory, hello: TopicHello, reader: HelloReader) {
+    this.topic = topic;
+    this.#backend = backend;
+    this.#socket = socket;
+    this.#segment = segment;
+    this.#memory = memory;
+    this.#hello = hello;
+    this.#decoder = new DescriptorDecoder(hello);
+    this.#queue = new Int32Array(hello.slotCount);
+    this.#tensors = [];
+    this.#leases = [];
+    for (let slot = 0; slot < hello.slotCount; slot++) {
+      const tensor = new ChannelTensor({ backend, memory, backing: null, name: `topic slot ${slot}` });
+      this.#tensors.push(tensor);
+      this.#leases.push(new TopicLease(this, slot, tensor));
+    }
+    reader.onFrameHandler = (view) => this.#onFrame(view);
+    socket.on('close', () => this.#shutdown(new HsError(ErrorCode.InvalidState, `the publisher (pid ${hello.producerPid}) went away`), false));
+  }
+
+  /** The topic name. */
+  readonly topic: string;
+
+  /**
+   * Connects to `topic`'s publisher and maps its boundary segment. Returns `InvalidState` when called inside
+   * an operator's compute(), `NotFound` when nobody publishes the topic, `PermissionDenied` for a peer of
+   * another user or a segment it does not own, `ProtocolError` for a malformed HELLO or a pid mismatch,
+   * `NotSupported` without the addon, for a device boundary or a backend without `adoptHostMemory`.
+   * @throws HsError `InvalidArgument` for a malformed topic name or timeout.
+   */
+  static async connect(options: ChannelRuntimeOptions): Promise<Result<ChannelRuntime>> {
+    if (isInsideCompute()) {
+      return err(ErrorCode.InvalidState, 'ChannelRuntime is for standalone processes; inside an operator use ports and addFlow() (one graph, one vocabulary)');
+    }
+    const topic = checkTopicName(options.topic, 'ChannelRuntime.connect');
+    const timeoutMs = options.connectTimeoutMs ?? 2000;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) throw new HsError(ErrorCode.InvalidArgument, `ChannelRuntime.connect: connectTimeoutMs must be a positive number, got ${String(timeoutMs)}`);
+    const backend = options.backend;
+    if (typeof backend.adoptHostMemory !== 'function') {
+      return err(ErrorCode.NotSupported, `ChannelRuntime: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory)`);
+    }
+    const dir = topicDirectory(options.runtimeDirectory);
+    if (!dir.ok) return dir;
+    const path = topicSocketPath(dir.value, topic);
+    if (!path.ok) return path;
+
+    const reader = new HelloReader();
+    const socket = createConnection(path.value);
+    socket.setNoDelay(true);
+    const onData = (chunk: Buffer): void => reader.push(chunk);
+    socket.on('data', onData);
+    socket.on('error', () => undefined);
+    const hello = await new Promise<Result<TopicHello>>((resolve) => {
+      const timer = setTimeout(() => resolve(err(ErrorCode.NotFound, `topic ${topic}: no HELLO from the publisher within ${timeoutMs} ms`)), timeoutMs);
+      const done = (r: Result<TopicHello>): void => {
+        clearTimeout(timer);
+        resolve(r);
+      };
+      socket.once('error', (cause: NodeJS.ErrnoException) =>
+        done(err(ErrorCode.NotFound, `topic ${topic} is not published (${cause.code ?? cause.message} on ${path.value})`, cause)),
+      );
+      socket.once('close', () => done(err(ErrorCode.NotFound, `topic ${topic}: the publisher closed the connection before its HELLO (too many subscribers?)`)));
+      reader.onHello = done;
+    });
+    const fail = (failure: Result<never>): Result<never> => {
+      socket.destroy();
+      return failure;
+    };
+    if (!hello.ok) return fail(hello);
+    const peer = checkedSocketPeer(socket);
+    if (!peer.ok) return fail(peer);
+    const h = hello.value;
+    if (peer.value.pid !== h.producerPid) return fail(err(ErrorCode.ProtocolError, `topic ${topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peer.value.pid}`));
+    if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
+      return fail(err(ErrorCode.ProtocolError, `topic ${topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`));
+    }
+    const segment = SharedSegment.open({ name: h.segmentName, minByteSize: h.slotCount * h.slotStride });
+    if (!segment.ok) return fail(segment);
+    const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
+    const memory = backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${topic} segment` });
+    if (!memory.ok) {
+      segment.value.close();
+      return fail(memory);
+    }
+    const channel = new ChannelRuntime(topic, backend, socket, segment.value, memory.value, h, reader);
+    reader.flushLeftover();
+    return ok(channel);
+  }
+
+  /** Slots of the publisher's boundary pool. */
+  get slotCount(): number {
+    return this.#hello.slotCount;
+  }
+
+  /** The publisher's process id. */
+  get producerPid(): number {
+    return this.#hello.producerPid;
+  }
+
+  /** Tensors received so far. */
+  get receivedCount(): number {
+    return this.#received;
+  }
+
+  /** Leases handed out and not yet released. */
+  get heldCount(): number {
+    let n = 0;
+    for (const lease of this.#leases) if (lease.held) n++;
+    return n - this.#count;
+  }
+
+  /** Why the channel closed, or null while it is open. */
+  get closedError(): HsError | null {
+    return this.#closedError;
+  }
+
+  /**
+   * The next received tensor without waiting: a lease, `null` when none arrived yet, or the close error
+   * (`InvalidState` when the publisher went away, `ProtocolError` after a rejected frame).
+   */
+  tryReceive(): Result<TopicLease | null> {
+    if (this.#count > 0) return ok(this.#dequeue());
+    if (this.#closedError !== null) return { ok: false, error: this.#closedError };
+    return ok(null);
+  }
+
+  /**
+   * Resolves with the next received tensor, or with the close error. One receive may be pending at a
+   * time (a second concurrent call gets `InvalidState`).
+   */
+  receive(): Promise<Result<TopicLease>> {
+    if (this.#count > 0) return Promise.resolve(ok(this.#dequeue()));
+    if (this.#closedError !== null) return Promise.resolve({ ok: false, error: this.#closedError });
+    if (this.#pending !== null) return Promise.resolve(err(ErrorCode.InvalidState, `topic ${this.topic}: a receive() is already pending; await it first`));
+    return new Promise((resolve) => {
+      this.#pending = resolve;
+    });
+  }
+
+  /** Says goodbye, unmaps the segment; outstanding leases turn stale (their tensors report InvalidState). Idempotent. */
+  close(): void {
+    if (this.#segment.closed) return;
+    const bye = Buffer.alloc(FRAME_BYTES);
+    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, GoodbyeReason.Closed);
+    if (!this.#socket.destroyed) this.#socket.end(bye);
+    this.#shutdown(new HsError(ErrorCode.InvalidState, `topic ${this.topic}: the channel was closed`), true);
+  }
+
+  /** For `TopicLease.release`: stales the tensor and sends RELEASE. */
+  releaseSlot(slot: number, generation: number): void {
+    this.#tensors[slot]!.retire();
+    if (this.#socket.destroyed || this.#socket.writableEnded) return;
+    const frame = Buffer.allocUnsafe(FRAME_BYTES);
+    encodeRelease(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, slot, generation);
+    this.#socket.write(frame);
+  }
+
+  #dequeue(): TopicLease {
+    const slot = this.#queue[this.#head]!;
+    this.#head = (this.#head + 1) % this.#queue.length;
+    this.#count--;
+    return this.#leases[slot]!;
+  }
+
+  #onFrame(view: DataView): boolean {
+    if (this.#closedError !== null) return false;
+    const type = readFrameHeader(view, 0, this.#hello.topicId);
+    if (typeof type !== 'number') return this.#reject(type.error);
+    if (type === FrameType.Goodbye) {
+      const reason = goodbyeReason(view, 0);
+      const why =
+        reason === GoodbyeReason.LeaseTimeout
+          ? 'reclaimed this subscriber\'s slots (a lease was held past its timeout)'
+          : reason === GoodbyeReason.ProtocolViolation
+            ? 'dropped this subscriber for a protocol violation'
+            : 'closed the topic';
+      this.#shutdown(new HsError(ErrorCode.InvalidState, `topic ${this.topic}: the publisher (pid ${this.#hello.producerPid}) ${why}`), false);
+      return false;
+    }
+    if (type !== FrameType.Descriptor) return this.#reject(new HsError(ErrorCode.ProtocolError, `unexpected ${FrameType[type]} frame from the publisher`));
+    const d = this.#descriptor;
+    const decoded = this.#decoder.decode(view, 0, d);
+    if (!decoded.ok) return this.#reject(decoded.error);
+    const lease = this.#leases[d.slot]!;
+    if (lease.held) return this.#reject(new HsError(ErrorCode.ProtocolError, `descriptor rejected: slot ${d.slot} is still leased here (generation ${lease.generation})`));
+    if ((d.flags & DescriptorFlag.DeviceFence) !== 0) {
+      return this.#reject(new HsError(ErrorCode.NotSupported, 'descriptor carries a device generation fence; this host channel cannot wait on it'));
+    }
+    if (!isPackedRowMajor(d.rank, d.shape, d.strides)) {
+      return this.#reject(new HsError(ErrorCode.ProtocolError, 'descriptor rejected: strides are not packed row-major (boundary pools publish packed tensors)'));
+    }
+    const slotStart = d.slot * this.#hello.slotStride;
+    const bound = this.#tensors[d.slot]!.bindPublished(d.dtype, d.shape, slotStart + d.byteOffset, this.#hello.slotStride - d.byteOffset);
+    if (!bound.ok) return this.#reject(bound.error);
+    lease.hold(d.generation);
+    this.#received++;
+    const pending = this.#pending;
+    if (pending !== null) {
+      this.#pending = null;
+      pending(ok(lease));
+    } else {
+      this.#queue[(this.#head + this.#count) % this.#queue.length] = d.slot;
+      this.#count++;
+    }
+    return true;
+  }
+
+  #reject(error: HsError): boolean {
+    const bye = Buffer.alloc(FRAME_BYTES);
+    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, GoodbyeReason.ProtocolViolation);
+    if (!this.#socket.destroyed) this.#socket.end(bye);
+    this.#shutdown(new HsError(error.code, `topic ${this.topic}: ${error.detail}; the channel was closed`, { cause: error }), false);
+    return false;
+  }
+
+  /**
+   * Records why the channel ended and fails a pending receive. Leases already received stay valid (the
+   * mapping is this process's own) until `close()`, which (`local`) stales them and unmaps the segment.
+   */
+  #shutdown(error: HsError, local: boolean): void {
+    if (this.#closedError === null) {
+      this.#closedError = error;
+      const pending = this.#pending;
+      this.#pending = null;
+      pending?.({ ok: false, error });
+    }
+    if (local && !this.#segment.closed) {
+      for (const lease of this.#leases) lease.drop();
+      for (const tensor of this.#tensors) tensor.retire();
+      this.#count = 0;
+      this.#backend.free(this.#memory);
+      this.#segment.close();
+    }
+  }
+}
+
+/** Reads frames until the HELLO, keeping any bytes that follow it for the channel's reader. */
+class HelloReader extends FrameReader {
+  onHello: ((hello: Result<TopicHello>) => void) | null = null;
+  onFrameHandler: ((view: DataView) => boolean) | null = null;
+  readonly #early: Buffer[] = [];
+  #seenHello = false;
+
+  constructor() {
+    super((view) => this.#route(view));
+  }
+
+  #route(view: DataView): boolean {
+    if (!this.#seenHello) {
+      this.#seenHello = true;
+      this.onHello?.(decodeHello(view, 0));
+      return true;
+    }
+    if (this.onFrameHandler !== null) return this.onFrameHandler(view);
+    this.#early.push(Buffer.from(new Uint8Array(view.buffer, view.byteOffset, FRAME_BYTES)));
+    return true;
+  }
+
+  /** Delivers frames that arrived between the HELLO and the channel's construction. */
+  flushLeftover(): void {
+    for (const frame of this.#early.splice(0)) {
+      if (this.onFrameHandler?.(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES)) === false) break;
+    }
+  }
+}

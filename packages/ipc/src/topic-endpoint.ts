@@ -1,0 +1,87 @@
+import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
+import { loadIpcNative } from './ipc-native.js';
+import { SharedSegment } from './shared-segment.js';
+
+const TOPIC_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** Longest Unix socket path Linux accepts (sun_path is 108 bytes with the NUL). */
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * Checks a topic name: 1..64 characters of `[A-Za-z0-9._-]`, not `.` or `..`.
+ * @throws HsError `InvalidArgument` otherwise.
+ */
+export function checkTopicName(topic: unknown, who: string): string {
+  if (typeof topic !== 'string' || !TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
+    throw new HsError(ErrorCode.InvalidArgument, `${who}: topic must be 1..64 characters of [A-Za-z0-9._-], got ${JSON.stringify(topic)}`);
+  }
+  return topic;
+}
+
+function currentUid(): number {
+  return process.getuid?.() ?? 0;
+}
+
+/**
+ * The per-user directory topic sockets live in: `override`, else `$XDG_RUNTIME_DIR/hs-ipc`, else
+ * `<tmpdir>/hs-ipc-<uid>`. Created with mode 0700; refused (`PermissionDenied`) when it is a symlink, not a
+ * directory, owned by another user, or open to group or others.
+ */
+export function topicDirectory(override?: string): Result<string> {
+  const xdg = process.env['XDG_RUNTIME_DIR'];
+  const dir = override ?? (xdg !== undefined && xdg !== '' ? join(xdg, 'hs-ipc') : join(tmpdir(), `hs-ipc-${currentUid()}`));
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const info = lstatSync(dir);
+    if (!info.isDirectory() || info.isSymbolicLink()) return err(ErrorCode.PermissionDenied, `topic directory ${dir} is not a plain directory`);
+    if (info.uid !== currentUid()) return err(ErrorCode.PermissionDenied, `topic directory ${dir} belongs to uid ${info.uid}, not this user (${currentUid()})`);
+    if ((info.mode & 0o077) !== 0) {
+      return err(ErrorCode.PermissionDenied, `topic directory ${dir} has mode ${(info.mode & 0o777).toString(8)}; it must be 0700 (chmod 700 it)`);
+    }
+  } catch (cause) {
+    return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be created or read: ${(cause as Error).message}`, cause);
+  }
+  return ok(dir);
+}
+
+/** The socket path of `topic` in `dir`; `InvalidArgument` when it exceeds the 107-byte Unix socket limit. */
+export function topicSocketPath(dir: string, topic: string): Result<string> {
+  const path = join(dir, `${topic}.sock`);
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
+    return err(ErrorCode.InvalidArgument, `socket path ${path} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter topic or runtimeDirectory`);
+  }
+  return ok(path);
+}
+
+/** Segment name prefix of boundary pools this user's process `pid` creates: `/hs.<uid>.<pid>.` */
+export function segmentPrefix(pid: number): string {
+  return `/hs.${currentUid()}.${pid}.`;
+}
+
+/**
+ * Unlinks boundary-pool segments this user's crashed publishers left in /dev/shm (names
+ * `hs.<uid>.<pid>.…` whose pid is no longer alive). Returns how many were removed; 0 where /dev/shm
+ * cannot be listed. Never touches segments of live processes or other users.
+ */
+export function reapStaleSegments(): number {
+  const native = loadIpcNative();
+  if (!native.ok) return 0;
+  let names: string[];
+  try {
+    names = readdirSync('/dev/shm');
+  } catch {
+    return 0;
+  }
+  const mine = `hs.${currentUid()}.`;
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith(mine)) continue;
+    const pid = Number(name.slice(mine.length).split('.', 1)[0]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || native.value.processAlive(pid)) continue;
+    const r = SharedSegment.unlinkName(`/${name}`);
+    if (r.ok && r.value) removed++;
+  }
+  return removed;
+}

@@ -1,0 +1,502 @@
+import { EventEmitter } from 'node:events';
+import { existsSync, unlinkSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { TensorPool } from '@hs/pool';
+import { Device, ErrorCode, HsError, MemoryKind, OK_VOID, err, ok, type Backend, type DeviceMemory, type Result } from '@hs/streams';
+import type { DType, Tensor } from '@hs/tensor';
+import type { SyncResource } from '@hs/nanovdb-mr';
+import { FrameReader } from './frame-reader.js';
+import { SharedSegment } from './shared-segment.js';
+import { checkedSocketPeer, processAlive } from './socket-peer.js';
+import { checkTopicName, reapStaleSegments, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
+import { encodeGoodbye, encodeHello, releaseGeneration } from './wire/control-frames.js';
+import { encodeDescriptor } from './wire/descriptor-codec.js';
+import { readFrameHeader } from './wire/frame-header.js';
+import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, MAX_DESCRIPTOR_RANK, Offset, WireMemoryKind } from './wire/frame-layout.js';
+
+/** Options of `TopicPublisher.create`. */
+export interface TopicPublisherOptions {
+  /** Backend the boundary pool's tensors belong to; it must implement `adoptHostMemory`. */
+  readonly backend: Backend;
+  /** Topic name, 1..64 characters of `[A-Za-z0-9._-]`. */
+  readonly topic: string;
+  /** `host` or `pinnedHost` (a device boundary is not part of this publisher). */
+  readonly memoryKind: MemoryKind;
+  /** Slots in the boundary pool, 1..65536. */
+  readonly slotCount: number;
+  /** Largest tensor one slot holds, in bytes (positive). */
+  readonly slotByteSpan: number;
+  /** Largest rank, 1..8. */
+  readonly maxRank: number;
+  /** The only dtype tensors may have; any when omitted. */
+  readonly dtype?: DType;
+  /** Most subscribers at once (more are refused with a GOODBYE); default 8. */
+  readonly maxSubscribers?: number;
+  /**
+   * Longest a subscriber may hold one tensor, in ms, before it is dropped and its slots reclaimed (a hung
+   * importer); default 5000. `Infinity` disables the limit (a dead importer is still reclaimed).
+   */
+  readonly leaseTimeoutMs?: number;
+  /** How often subscriber pids and lease ages are checked, in ms; default 250. */
+  readonly livenessIntervalMs?: number;
+  /** Directory of the topic socket; default the per-user runtime directory (see `topicDirectory`). */
+  readonly runtimeDirectory?: string;
+}
+
+/** Why a subscriber's slots were reclaimed. */
+export type SubscriberLossReason = 'closed' | 'processGone' | 'leaseTimeout' | 'protocolViolation';
+
+/** The `subscriberLost` event: a subscriber went away or was dropped and its slots came back. */
+export interface SubscriberLost {
+  /** The subscriber's process id (from SO_PEERCRED). */
+  readonly pid: number;
+  readonly reason: SubscriberLossReason;
+  /** Read leases that were reclaimed (slots the subscriber still held). */
+  readonly reclaimedLeases: number;
+  /** `InvalidState` (closed, process gone), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
+  readonly error: HsError;
+}
+
+interface Subscriber {
+  readonly socket: Socket;
+  readonly pid: number;
+  /** Generation this subscriber holds per slot; 0 when it holds none. */
+  readonly held: Float64Array;
+  /** When each held lease was sent (ms, performance.now()). */
+  readonly since: Float64Array;
+  heldCount: number;
+  gone: boolean;
+}
+
+const DEFAULT_ALIGNMENT = 256;
+const MAX_SLOTS = 65536;
+
+function positiveInteger(value: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: ${what} must be an integer in 1..${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The exporting side of a topic: a boundary pool of `slotCount` slots in one POSIX shared-memory segment
+ * (mode 0600), and a Unix socket that subscribers (`ChannelRuntime`) connect to. The pool is an ordinary
+ * `TensorPool` (`publisher.pool`) whose memory IS the segment, so a tensor written through a loan is
+ * published with no copy of its bytes: `publish()` sends a 256-byte descriptor to every subscriber and
+ * holds one read lease per subscriber; the slot recycles only after every subscriber released it.
+ *
+ * A producer that outruns slot return gets `ResourceExhausted` from `pool.allocateTensor()` at once. A
+ * subscriber that closes its socket, whose process dies, that holds a tensor past `leaseTimeoutMs` or that
+ * sends a malformed frame is dropped and its leases reclaimed within `livenessIntervalMs` (socket close:
+ * at once), with a `subscriberLost` event. Subscribers must run as the same user (SO_PEERCRED).
+ *
+ * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer",
+ * warning "Returning slots across processes can limit throughput", "Exhaustion fails fast".
+ *
+ * @example
+ * ```ts
+ * const pub = unwrap(await TopicPublisher.create({ backend, topic: 'camera', memoryKind: MemoryKind.Host,
+ *   slotCount: 8, slotByteSpan: 1 << 20, maxRank: 3 }));
+ * const loan = unwrap(pub.pool.allocateTensor({ shape: [480, 640], dtype: DType.uint8 }));
+ * const guard = unwrap(loan.write(null));
+ * unwrap(guard.tensor.mutableHostView()).fill(7);
+ * unwrap(guard.commit());
+ * unwrap(pub.publish(unwrap(loan.emit())));
+ * ```
+ */
+export class TopicPublisher extends EventEmitter {
+  readonly #backend: Backend;
+  readonly #segment: SharedSegment;
+  readonly #memory: DeviceMemory;
+  readonly #pool: TensorPool;
+  readonly #server: Server;
+  readonly #socketPath: string;
+  readonly #topicId: number;
+  readonly #slotStride: number;
+  readonly #maxSubscribers: number;
+  readonly #leaseTimeoutMs: number;
+  readonly #subscribers = new Set<Subscriber>();
+  readonly #generations: Float64Array;
+  readonly #published: (Tensor | null)[];
+  readonly #hello: Buffer;
+  readonly #liveness: NodeJS.Timeout;
+  readonly #onExit: () => void;
+  #closed = false;
+  #publishedTotal = 0;
+
+  private constructor(init: {
+    backend: Backend;
+    topic: string;
+    segment: SharedSegment;
+    memory: DeviceMemory;
+    pool: TensorPool;
+    server: Server;
+    socketPath: string;
+    topicId: number;
+    slotStride: number;
+    memoryKind: WireMemoryKind;
+    maxRank: number;
+    maxSubscribers: number;
+    leaseTimeoutMs: number;
+    livenessIntervalMs: number;
+  }) {
+    super();
+    this.topic = init.topic;
+    this.#backend = init.backend;
+    this.#segment = init.segment;
+    this.#memory = init.memory;
+    this.#pool = init.pool;
+    this.#server = init.server;
+    this.#socketPath = init.socketPath;
+    this.#topicId = init.topicId;
+    this.#slotStride = init.slotStride;
+    this.#maxSubscribers = init.maxSubscribers;
+    this.#leaseTimeoutMs = init.leaseTimeoutMs;
+    this.#generations = new Float64Array(init.pool.slotCount);
+    this.#published = new Array<Tensor | null>(init.pool.slotCount).fill(null);
+    this.#hello = Buffer.alloc(FRAME_BYTES);
+    encodeHello(new DataView(this.#hello.buffer, this.#hello.byteOffset, FRAME_BYTES), 0, {
+      topicId: init.topicId,
+      slotCount: init.pool.slotCount,
+      slotStride: init.slotStride,
+      segmentBytes: init.segment.byteSize,
+      memoryKind: init.memoryKind,
+      maxRank: init.maxRank,
+      producerPid: process.pid,
+      segmentName: init.segment.name,
+    });
+    this.#server.on('connection', (socket) => this.#accept(socket));
+    this.#liveness = setInterval(() => this.#checkLiveness(), init.livenessIntervalMs);
+    this.#liveness.unref();
+    // Last-chance cleanup when the process exits without close(): names only (the OS drops mappings).
+    this.#onExit = () => {
+      this.#segment.unlink();
+      if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
+    };
+    process.on('exit', this.#onExit);
+  }
+
+  /** The topic name. */
+  readonly topic: string;
+
+  /**
+   * Creates the segment, the boundary pool over it and the listening socket. Returns `NotSupported`
+   * without the IPC addon or when `backend` cannot adopt host memory, `AlreadyExists` when a live
+   * publisher already serves the topic, `PermissionDenied` for an unsafe runtime directory,
+   * `OutOfMemory` when /dev/shm cannot hold the pool; nothing is left behind on failure.
+   * @throws HsError `InvalidArgument` for malformed options (topic name, counts, memory kind).
+   */
+  static async create(options: TopicPublisherOptions): Promise<Result<TopicPublisher>> {
+    const topic = checkTopicName(options.topic, 'TopicPublisher.create');
+    const slotCount = positiveInteger(options.slotCount, 'slotCount', MAX_SLOTS);
+    const slotByteSpan = positiveInteger(options.slotByteSpan, 'slotByteSpan');
+    const maxRank = positiveInteger(options.maxRank, 'maxRank', MAX_DESCRIPTOR_RANK);
+    const maxSubscribers = positiveInteger(options.maxSubscribers ?? 8, 'maxSubscribers', 1024);
+    const livenessIntervalMs = positiveInteger(options.livenessIntervalMs ?? 250, 'livenessIntervalMs', 60_000);
+    const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
+    if (typeof leaseTimeoutMs !== 'number' || !(leaseTimeoutMs > 0)) {
+      throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: leaseTimeoutMs must be a positive number of ms (or Infinity), got ${String(leaseTimeoutMs)}`);
+    }
+    const kind = options.memoryKind;
+    if (kind !== MemoryKind.Host && kind !== MemoryKind.PinnedHost) {
+      throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: memoryKind must be host or pinnedHost, got ${String(kind)} (managed memory never crosses a process)`);
+    }
+    const backend = options.backend;
+    if (typeof backend.adoptHostMemory !== 'function') {
+      return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory), so it cannot back a boundary pool`);
+    }
+
+    const dir = topicDirectory(options.runtimeDirectory);
+    if (!dir.ok) return dir;
+    const socketPath = topicSocketPath(dir.value, topic);
+    if (!socketPath.ok) return socketPath;
+    const free = await claimSocketPath(socketPath.value, topic);
+    if (!free.ok) return free;
+    reapStaleSegments();
+
+    const slotStride = Math.ceil(slotByteSpan / DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT;
+    const totalBytes = slotStride * slotCount;
+    const topicId = randomBytes(4).readUInt32LE(0) || 1;
+    const segmentName = `${segmentPrefix(process.pid)}${topicId.toString(16)}.${randomBytes(4).toString('hex')}`;
+    const segment = SharedSegment.create({ name: segmentName, byteSize: totalBytes });
+    if (!segment.ok) return segment;
+    const cleanup: (() => void)[] = [() => segment.value.close(), () => segment.value.unlink()];
+    const fail = <T>(failure: Result<T>): Result<never> => {
+      for (const step of cleanup.reverse()) step();
+      return failure as Result<never>;
+    };
+
+    const adopted = backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${topic} segment` });
+    if (!adopted.ok) return fail(adopted);
+    cleanup.push(() => backend.free(adopted.value));
+    const resource: SyncResource = {
+      hostAccessible: true,
+      deviceAccessible: kind === MemoryKind.PinnedHost,
+      allocate: (bytes) =>
+        bytes > totalBytes
+          ? err(ErrorCode.OutOfMemory, `topic ${topic}: the boundary segment holds ${totalBytes} bytes, ${bytes} were requested`)
+          : ok({ memory: adopted.value, byteOffset: 0, byteLength: bytes, label: `topic ${topic} slots` }),
+      deallocate: () => OK_VOID,
+    };
+    const pool = TensorPool.materialize(backend, {
+      name: `topic ${topic}`,
+      memoryKind: kind,
+      device: Device.cpu(),
+      slotCount,
+      slotByteSpan,
+      maxRank,
+      ...(options.dtype === undefined ? {} : { dtype: options.dtype }),
+      alignment: DEFAULT_ALIGNMENT,
+      producerStream: null,
+      resource,
+    });
+    if (!pool.ok) return fail(pool);
+    cleanup.push(() => pool.value.dispose());
+
+    const server = createServer({ pauseOnConnect: false });
+    const listening = await new Promise<Result<void>>((resolve) => {
+      server.once('error', (cause) => resolve(err(ErrorCode.AlreadyExists, `topic ${topic}: cannot listen on ${socketPath.value}: ${cause.message}`, cause)));
+      server.listen(socketPath.value, () => resolve(OK_VOID));
+    });
+    if (!listening.ok) return fail(listening);
+    return ok(
+      new TopicPublisher({
+        backend,
+        topic,
+        segment: segment.value,
+        memory: adopted.value,
+        pool: pool.value,
+        server,
+        socketPath: socketPath.value,
+        topicId,
+        slotStride,
+        memoryKind: kind === MemoryKind.PinnedHost ? WireMemoryKind.PinnedHost : WireMemoryKind.Host,
+        maxRank,
+        maxSubscribers,
+        leaseTimeoutMs,
+        livenessIntervalMs,
+      }),
+    );
+  }
+
+  /** The boundary pool: `allocateTensor` -> `write(null)` -> `commit()` -> `emit()`, then `publish()`. */
+  get pool(): TensorPool {
+    return this.#pool;
+  }
+
+  /** Connected subscribers. */
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Slots not free: lent, being written, or published and not yet returned by every subscriber. */
+  get occupancy(): number {
+    return this.#pool.slotCount - this.#pool.available;
+  }
+
+  /** Tensors published so far. */
+  get publishedCount(): number {
+    return this.#publishedTotal;
+  }
+
+  /** The socket path subscribers connect to. */
+  get socketPath(): string {
+    return this.#socketPath;
+  }
+
+  /**
+   * Publishes a tensor just emitted from `pool`: sends its descriptor (slot, generation, layout, host-writer
+   * flag) to every subscriber and takes one read lease for each. Returns the number of subscribers it went
+   * to; with none, the slot recycles at the next `retire()`. `InvalidArgument` for a tensor of another pool
+   * or layout the wire cannot carry, `InvalidState` after `close()` or for a tensor not in its published
+   * state. Never waits and never copies tensor bytes.
+   */
+  publish(tensor: Tensor): Result<number> {
+    if (this.#closed) return err(ErrorCode.InvalidState, `topic ${this.topic}: publish() after close()`);
+    if (tensor.memory !== this.#memory) return err(ErrorCode.InvalidArgument, `topic ${this.topic}: "${tensor.name}" is not a tensor of this topic's pool; allocate it from publisher.pool`);
+    const backing = tensor.backing;
+    if (backing === null || !tensor.readOnly) return err(ErrorCode.InvalidState, `topic ${this.topic}: publish() needs the tensor returned by loan.emit()`);
+    const slot = Math.floor((tensor.byteOffset - this.#pool.backing.byteOffset) / this.#slotStride);
+    const slotStart = this.#pool.backing.byteOffset + slot * this.#slotStride;
+    // The pool's own lease keeps the slot published while descriptors are written.
+    const own = backing.acquireLease();
+    if (!own.ok) return own;
+    const generation = this.#generations[slot]! + 1;
+    const frame = Buffer.allocUnsafe(FRAME_BYTES);
+    encodeDescriptor(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, {
+      topicId: this.#topicId,
+      slot,
+      generation,
+      fenceValue: 0,
+      flags: DescriptorFlag.HostWriter,
+      dtype: tensor.dtype,
+      shape: tensor.shape,
+      strides: tensor.strides,
+      byteOffset: tensor.byteOffset - slotStart,
+      byteLength: tensor.byteSize,
+    });
+    this.#generations[slot] = generation;
+    this.#published[slot] = tensor;
+    this.#publishedTotal++;
+    const now = performance.now();
+    let sent = 0;
+    for (const sub of this.#subscribers) {
+      if (sub.gone) continue;
+      const lease = backing.acquireLease();
+      if (!lease.ok) continue;
+      sub.held[slot] = generation;
+      sub.since[slot] = now;
+      sub.heldCount++;
+      sub.socket.write(frame);
+      sent++;
+    }
+    backing.releaseLease(null);
+    if (sent === 0) this.#pool.retire();
+    return ok(sent);
+  }
+
+  /** Recycles slots whose leases all came back; returns how many. Called after every release as well. */
+  retire(): number {
+    return this.#pool.retire();
+  }
+
+  /**
+   * Says goodbye to every subscriber, stops listening, reclaims all leases, disposes the pool and removes
+   * the socket and the segment name. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#liveness);
+    process.off('exit', this.#onExit);
+    const bye = Buffer.alloc(FRAME_BYTES);
+    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.Closed);
+    for (const sub of [...this.#subscribers]) {
+      sub.socket.end(bye);
+      this.#drop(sub, null);
+    }
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
+    this.#pool.dispose();
+    this.#backend.free(this.#memory);
+    this.#segment.unlink();
+    this.#segment.close();
+  }
+
+  #accept(socket: Socket): void {
+    const peer = checkedSocketPeer(socket);
+    if (!peer.ok || this.#closed || this.#subscribers.size >= this.#maxSubscribers) {
+      socket.destroy();
+      return;
+    }
+    const slotCount = this.#pool.slotCount;
+    const sub: Subscriber = { socket, pid: peer.value.pid, held: new Float64Array(slotCount), since: new Float64Array(slotCount), heldCount: 0, gone: false };
+    this.#subscribers.add(sub);
+    socket.setNoDelay(true);
+    const reader = new FrameReader((view) => this.#onFrame(sub, view));
+    socket.on('data', (chunk: Buffer) => reader.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (!sub.gone) this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`) });
+    });
+    socket.write(this.#hello);
+  }
+
+  #onFrame(sub: Subscriber, view: DataView): boolean {
+    const type = readFrameHeader(view, 0, this.#topicId);
+    if (typeof type !== 'number') return this.#violation(sub, type.error.detail);
+    if (type === FrameType.Goodbye) {
+      sub.socket.end();
+      this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} said goodbye`) });
+      return false;
+    }
+    if (type !== FrameType.Release) return this.#violation(sub, `a subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
+    const generation = releaseGeneration(view, 0, this.#pool.slotCount);
+    if (typeof generation !== 'number') return this.#violation(sub, generation.error.detail);
+    const slot = view.getUint32(Offset.slot, true);
+    if (sub.held[slot] !== generation) {
+      return this.#violation(sub, `release of slot ${slot} generation ${generation}, but the subscriber holds ${sub.held[slot] === 0 ? 'no lease there' : `generation ${sub.held[slot]}`}`);
+    }
+    sub.held[slot] = 0;
+    sub.heldCount--;
+    this.#published[slot]!.backing!.releaseLease(null);
+    this.#pool.retire();
+    return true;
+  }
+
+  #violation(sub: Subscriber, detail: string): boolean {
+    const bye = Buffer.alloc(FRAME_BYTES);
+    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.ProtocolViolation);
+    sub.socket.end(bye);
+    this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
+    return false;
+  }
+
+  #checkLiveness(): void {
+    const now = performance.now();
+    for (const sub of this.#subscribers) {
+      if (!processAlive(sub.pid)) {
+        sub.socket.destroy();
+        this.#drop(sub, { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber process ${sub.pid} is gone`) });
+        continue;
+      }
+      if (sub.heldCount === 0 || !Number.isFinite(this.#leaseTimeoutMs)) continue;
+      for (let slot = 0; slot < sub.held.length; slot++) {
+        if (sub.held[slot] !== 0 && now - sub.since[slot]! > this.#leaseTimeoutMs) {
+          const bye = Buffer.alloc(FRAME_BYTES);
+          encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.LeaseTimeout);
+          sub.socket.end(bye);
+          this.#drop(sub, {
+            reason: 'leaseTimeout',
+            error: new HsError(ErrorCode.ResourceExhausted, `topic ${this.topic}: subscriber pid ${sub.pid} held slot ${slot} longer than ${this.#leaseTimeoutMs} ms; its slots were reclaimed`),
+          });
+          break;
+        }
+      }
+    }
+  }
+
+  /** Removes a subscriber and gives back every lease it held; emits `subscriberLost` when `loss` is given. */
+  #drop(sub: Subscriber, loss: { reason: SubscriberLossReason; error: HsError } | null): void {
+    if (sub.gone) return;
+    sub.gone = true;
+    this.#subscribers.delete(sub);
+    let reclaimed = 0;
+    for (let slot = 0; slot < sub.held.length; slot++) {
+      if (sub.held[slot] === 0) continue;
+      sub.held[slot] = 0;
+      this.#published[slot]!.backing!.releaseLease(null);
+      reclaimed++;
+    }
+    sub.heldCount = 0;
+    if (!this.#closed) this.#pool.retire();
+    if (loss !== null) {
+      const event: SubscriberLost = { pid: sub.pid, reason: loss.reason, reclaimedLeases: reclaimed, error: loss.error };
+      this.emit('subscriberLost', event);
+    }
+  }
+}
+
+/**
+ * Makes sure `path` is free for a new publisher: a socket a live publisher answers on is `AlreadyExists`;
+ * a stale one (its publisher crashed) is removed.
+ */
+async function claimSocketPath(path: string, topic: string): Promise<Result<void>> {
+  if (!existsSync(path)) return OK_VOID;
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = createConnection(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (live) return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path})`);
+  try {
+    unlinkSync(path);
+  } catch (cause) {
+    return err(ErrorCode.PermissionDenied, `topic ${topic}: the stale socket ${path} cannot be removed: ${(cause as Error).message}`, cause);
+  }
+  return OK_VOID;
+}
