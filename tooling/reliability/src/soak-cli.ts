@@ -6,10 +6,12 @@ import { fuzzDLPackImport } from './fuzz/dlpack-import.js';
 import { fuzzGraphAuthoring } from './fuzz/graph-authoring.js';
 import { fuzzNanoVdbCorruption } from './fuzz/nanovdb-corruption.js';
 import { deviceMemoryFlat, soak, type SoakBackend } from './soak.js';
+import { flagshipSoak } from './flagship-soak.js';
 import { CudaBackend } from '@hs/streams';
 
 // `pnpm soak`: the reliability run and its one report. Environment: HS_SOAK_FRAMES (default 1e6),
 // HS_SOAK_BACKEND (host, cuda or auto = cuda when a device is usable; default auto),
+// HS_SOAK_FLAGSHIP_FRAMES (scans of the scan-to-volume flagship soak, rounded up to whole sweeps of 36; default 3600),
 // HS_SOAK_SEED (default 1), HS_CHAOS_SEEDS (how many seeds, 1..N; default 16), HS_FUZZ_RUNS (inputs per
 // fuzz target; default per target below), HS_FUZZ_SEED. Exits 1 when anything is found.
 
@@ -86,9 +88,38 @@ else {
   );
 }
 
+const flagship = await flagshipSoak({ frames: positiveInteger('HS_SOAK_FLAGSHIP_FRAMES', 3_600), seed: soakSeed, backend: soakBackend });
+const flagshipLive = flagship.liveAfterDispose;
+const flagshipLeaks = flagship.leakedSlots + flagshipLive.streams + flagshipLive.events + flagshipLive.allocations + (flagship.resourceBytesOutstanding > 0 ? 1 : 0);
+console.log(`\nflagship soak (scan-to-volume graph: the bunny as 36 scans per sweep into one growing grid, ${flagship.backend} backend, seed ${soakSeed})`);
+console.log(
+  `  ${flagship.frames} scans in ${(flagship.elapsedMs / 1000).toFixed(1)} s (${Math.round(flagship.frames / (flagship.elapsedMs / 1000))} scans/s)${flagship.runError === null ? '' : `; run error: ${flagship.runError}`}; ` +
+    `volume ${flagship.voxelCount} voxels (${flagship.expectedVoxelCount} expected); ${flagship.nvdbWrites} .nvdb writes, ${flagship.previews} previews`,
+);
+console.log(`  leaked slots ${flagship.leakedSlots}; live after dispose: ${flagshipLive.streams} streams, ${flagshipLive.events} events, ${flagshipLive.allocations} allocations; resource bytes outstanding ${flagship.resourceBytesOutstanding}`);
+console.log(`  live streams seen ${flagship.streamCounts.join(', ')}; live events seen ${flagship.eventCounts.join(', ')} (each must be one value)`);
+const flagshipMemory = flagship.memory;
+if (flagshipMemory !== null) {
+  console.log(
+    `  after forced GC: heap ${flagshipMemory.heapAfterWarmup} -> ${flagshipMemory.heapAtEnd} bytes (${pct(flagshipMemory.heapGrowth)}), RSS ${flagshipMemory.rssAfterWarmup} -> ${flagshipMemory.rssAtEnd} bytes (${pct(flagshipMemory.rssGrowth)}); growth limit +${FLATNESS * 100}% after warm-up, ${flagshipMemory.samples} samples`,
+  );
+}
+const flagshipDevice = flagship.deviceMemory;
+if (flagship.backend === 'cuda' && flagshipDevice !== null) {
+  console.log(`  device 0 after warm-up -> end: pool used ${flagshipDevice.poolUsedAfterWarmup} -> ${flagshipDevice.poolUsedAtEnd} bytes, free ${flagshipDevice.freeAfterWarmup} -> ${flagshipDevice.freeAtEnd} bytes`);
+}
+const flagshipClean =
+  flagship.runError === null &&
+  flagshipLeaks === 0 &&
+  flagship.voxelCount === flagship.expectedVoxelCount &&
+  flagship.streamCounts.length === 1 &&
+  flagship.eventCounts.length === 1 &&
+  (flagshipMemory === null || (flagshipMemory.heapGrowth <= FLATNESS && flagshipMemory.rssGrowth <= FLATNESS)) &&
+  (flagship.backend === 'host' || (flagshipDevice !== null && deviceMemoryFlat(flagshipDevice, FLATNESS)));
+
 const faultsInjected = scenarios.reduce((n, s) => n + s.faultsInjected, 0);
 const inputsFuzzed = fuzz.reduce((n, f) => n + f.runs, 0);
-const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liveLeaks;
+const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liveLeaks + flagshipLeaks;
 const hangs = scenarios.reduce((n, s) => n + s.hangs, 0);
 const wrong = scenarios.reduce((n, s) => n + s.wrongOutcomes, 0);
 const fuzzFailures = fuzz.filter((f) => f.failure !== null).length;
@@ -99,10 +130,10 @@ const countsConstant = run.streamCounts.length === 1 && run.eventCounts.length =
 const deviceFlat = run.backend === 'host' || (device !== null && deviceMemoryFlat(device, FLATNESS));
 
 console.log('\nsummary');
-console.log(`  frames ${run.frames} | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
+console.log(`  frames ${run.frames} + ${flagship.frames} flagship scans | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
 console.log(`  fuzz failures ${fuzzFailures} | wrong fault outcomes ${wrong} | memory flat ${memoryFlat ? 'yes' : 'NO'} | device memory flat ${run.backend === 'host' ? 'n/a (host backend)' : deviceFlat ? 'yes' : 'NO'} | handle counts constant ${countsConstant ? 'yes' : 'NO'}`);
 console.log(`  seeds: soak ${soakSeed}, fuzz ${FUZZ_SEED}, chaos ${chaosSeeds[0]}..${chaosSeeds[chaosSeeds.length - 1]}, FaultyResource 1..8`);
-const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && deviceFlat && countsConstant && run.runError === null;
+const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && deviceFlat && countsConstant && run.runError === null && flagshipClean;
 console.log(clean ? 'PASS' : 'FAIL');
 // A stuck session from the stuck-consumer scenario may keep timers alive; the report is complete here.
 process.exit(clean ? 0 : 1);

@@ -1,6 +1,7 @@
 import { loadCudaNative, type CudaNativeBinding } from '@hs/cuda-native';
 import { RunSession } from '@hs/runtime';
-import { CudaBackend, HostBackend, unwrap, type Backend } from '@hs/streams';
+import type { ExecutionPlan } from '@hs/compiler';
+import { CudaBackend, HostBackend, ok, unwrap, type Backend } from '@hs/streams';
 import { FaultyBackend, type LiveHandles } from './faulty-backend.js';
 import { buildSoakGraph, soakImages } from './soak-graph.js';
 
@@ -80,6 +81,11 @@ export interface SoakOptions {
    * (throws when none is usable), which also measures device memory.
    */
   readonly backend?: SoakBackend;
+  /**
+   * The compiled graph to soak, whose sources emit exactly `frames` frames in all; default the
+   * image-pipeline soak graph of `frames` frames (`buildSoakGraph`).
+   */
+  readonly plan?: ExecutionPlan;
 }
 
 /** Pool and device memory of device 0, bytes. */
@@ -98,7 +104,7 @@ function forceGc(): boolean {
 }
 
 /**
- * Runs the image-pipeline soak graph for `frames` frames in one session on a host backend (seeded
+ * Runs the image-pipeline soak graph (or `options.plan`) for `frames` frames in one session on a host backend (seeded
  * interleaving) or the CUDA backend, wrapped in a fault-free `FaultyBackend` that counts live handles,
  * sampling live stream and event counts, (with `--expose-gc`) heap and RSS after a forced GC, and on CUDA
  * the device's pool and free memory, after warm-up and at the end.
@@ -110,7 +116,7 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
   const loaded = backendName === 'cuda' ? loadCudaNative() : null;
   const cuda = loaded !== null && loaded.ok ? loaded.binding : null;
   const backend = new FaultyBackend(inner);
-  const graph = buildSoakGraph(frames, soakImages(seed));
+  const graph = options.plan === undefined ? buildSoakGraph(frames, soakImages(seed)) : ok({ plan: options.plan });
   if (!graph.ok) throw graph.error;
   const created = RunSession.create(graph.value.plan, { backend });
   if (!created.ok) throw created.error;
