@@ -52,7 +52,8 @@ export interface NativeResourceOptions {
  * stream-ordered pair and the backend has native streams (the CUDA backend). `allocate(0)` gives `null`
  * without calling the table. Every pointer the table returns is checked (non-null, a multiple of the
  * alignment); a bad one is given back through the table's deallocate and reported, so nothing leaks
- * through hs. Errors (Result): `OutOfMemory`, `InvalidArgument`, `NotSupported` and `DeviceError` from the
+ * through hs. The table's entry points run on the JS thread (a synchronous device-wide `cudaFree` there
+ * can stall behind an hs host function holding a stream: prefer stream-ordered frees). Errors (Result): `OutOfMemory`, `InvalidArgument`, `NotSupported` and `DeviceError` from the
  * table's status codes (`HS_RESOURCE_OUT_OF_MEMORY`, `_INVALID_ARGUMENT`, `_NOT_SUPPORTED`, `_FAILURE`);
  * `ProtocolError` when the table breaks the C contract (a misaligned or NULL pointer, an unknown status);
  * `InvalidArgument` for bad sizes, alignments or foreign blocks; `InvalidState` for a block already
