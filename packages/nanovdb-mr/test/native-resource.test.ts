@@ -234,6 +234,18 @@ describe.skipIf(addon === null)('NativeResource: tables from another native addo
     backend.dispose();
   });
 
+  it('gives the memory back to the table even after the backend was disposed under a live block', () => {
+    const backend = new HostBackend();
+    const table = test.createCountingResource('host', false);
+    const r = unwrap(NativeResource.open(backend, table));
+    const block = unwrap(r.allocate(512, 64));
+    backend.dispose();
+    const d = r.deallocate(block, 512, 64);
+    expect(d.ok ? null : d.error.code).toBe(ErrorCode.InvalidState);
+    expect(test.countingResourceStats(table)).toMatchObject({ deallocations: 1, liveBlocks: 0 });
+    unwrap(r.dispose());
+  });
+
   it('refuses a device table on the host backend with NotSupported and destroys it (hs owned it once opened)', () => {
     const backend = new HostBackend();
     const table = test.createCountingResource('device', true);

@@ -169,9 +169,10 @@ export class NativeResource implements SyncResource {
     const problem = this.returnCheck('deallocate', block, bytes, alignment);
     if (problem !== null || block === null) return problem ?? OK_VOID;
     const live = this.retire(block);
+    // The memory goes back to the table even when the backend refuses to retire the handle (disposed).
     const freed = this.backend.free(block.memory);
-    if (!freed.ok) return freed;
-    return this.statusResult('deallocate', this.binding.memoryResourceDeallocate(this.#opened.resource, live.address, bytes, alignment));
+    const status = this.binding.memoryResourceDeallocate(this.#opened.resource, live.address, bytes, alignment);
+    return freed.ok ? this.statusResult('deallocate', status) : freed;
   }
 
   /**
@@ -214,11 +215,11 @@ export class NativeResource implements SyncResource {
     const who = `${this.label}.${method}`;
     const problem = this.disposedProblem(method) ?? requestProblem(who, bytes, alignment) ?? returnProblem(who, block, bytes, alignment);
     if (problem !== null || block === null) return problem;
+    // Live blocks are this resource's to return even when the backend already dropped their handles
+    // (disposed): the table gets its memory back either way.
+    if (block.byteOffset === 0 && this.#live.has(block.memory)) return null;
     if (block.memory.freed) return err(ErrorCode.InvalidState, `${who}: block "${block.label}" was already returned`);
-    if (block.byteOffset !== 0 || !this.#live.has(block.memory)) {
-      return err(ErrorCode.InvalidArgument, `${who}: block "${block.label}" was not allocated by this ${this.label}`);
-    }
-    return null;
+    return err(ErrorCode.InvalidArgument, `${who}: block "${block.label}" was not allocated by this ${this.label}`);
   }
 
   /** @internal Forgets a checked block (detaching its host view) and returns what the table needs to free it. */
@@ -319,8 +320,8 @@ export class NativeAsyncResource extends NativeResource implements AsyncResource
     if (block === null) return OK_VOID;
     const live = this.retire(block);
     const freed = this.backend.freeAsync(block.memory, stream);
-    if (!freed.ok) return freed;
-    return this.statusResult('deallocateAsync', this.binding.memoryResourceDeallocateAsync(this.handle, live.address, bytes, alignment, native.value));
+    const status = this.binding.memoryResourceDeallocateAsync(this.handle, live.address, bytes, alignment, native.value);
+    return freed.ok ? this.statusResult('deallocateAsync', status) : freed;
   }
 
   /** The `cudaStream_t` of a live stream of this resource's backend and device. */
