@@ -127,3 +127,29 @@ describe('hs plan', () => {
     expect(stdout).toContain('"source" -> "add-one"');
   });
 });
+
+describe('hs plan of the flagship (scan-to-volume)', () => {
+  it('draws every partition, operator, pool and edge of its compiled plan in the SVG of the HTML page', async () => {
+    const json = await hs(['plan', 'scan-to-volume', '--json']);
+    expect(json.exitCode).toBe(0);
+    const plan = JSON.parse(json.out.join('\n')) as {
+      partitions: unknown[];
+      operators: { name: string }[];
+      pools: { id: string; producer: { operator: string } }[];
+      edges: { producer: { operator: string }; consumer: { operator: string } }[];
+    };
+    const file = join(dir, 'scan-to-volume.html');
+    expect((await hs(['plan', 'scan-to-volume', '--html', '-o', file])).exitCode).toBe(0);
+    const html = await readFile(file, 'utf8');
+    const svg = html.slice(html.indexOf('<svg'), html.indexOf('</svg>') + '</svg>'.length);
+    const all = groups(svg);
+    expect(all.filter((g) => g.cls === 'cluster')).toHaveLength(plan.partitions.length);
+    const nodes = all.filter((g) => g.cls === 'node').map((n) => n.title);
+    expect(nodes.sort()).toEqual([...plan.operators.map((o) => o.name), ...plan.pools.map((p) => p.id)].sort());
+    expect(nodes).toEqual(expect.arrayContaining(['scan-source', 'points-to-grid', 'nvdb-writer', 'png-writer']));
+    const edges = all.filter((g) => g.cls === 'edge').map((e) => e.title);
+    expect(edges.sort()).toEqual(
+      [...plan.edges.map((e) => `${e.producer.operator}->${e.consumer.operator}`), ...plan.pools.map((p) => `${p.producer.operator}->${p.id}`)].sort(),
+    );
+  });
+});
