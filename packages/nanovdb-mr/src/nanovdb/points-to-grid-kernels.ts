@@ -37,6 +37,9 @@ export interface SortParams {
   readonly origin: readonly [number, number, number];
 }
 
+/** Checksum modes by their kernel parameter (0, 1, 2). */
+const CHECKSUM_MODES: readonly ChecksumMode[] = ['full', 'partial', 'disabled'];
+
 /** Scalar parameters of the sort kernel. */
 export function sortArgs(p: SortParams): number[] {
   return [p.given, p.used, p.encoding, p.inverseVoxelSize, p.origin[0], p.origin[1], p.origin[2]];
@@ -73,8 +76,6 @@ export function writeLaunch(workspace: MemoryRange, output: MemoryRange, used: n
     host: writeOnHost,
   };
 }
-
-const CHECKSUM_MODES: readonly ChecksumMode[] = ['full', 'partial', 'disabled'];
 
 /**
  * The checksum launch over the grid at the start of `grid` (its stored gridSize bytes); the CUDA kernel
