@@ -17,7 +17,7 @@ if (!loaded.ok || !loaded.hasDevice) {
 const runs = [
   ['packages/cuda-native', ['test/load-cuda-native.test.ts', 'test/ipc-two-process.test.ts']],
   ['packages/streams', ['test/cuda-backend-conformance.test.ts', 'test/cuda-backend.test.ts', 'test/select-backend.test.ts']],
-  ['tooling/gpu', ['test/pool-conformance-cuda.test.ts', 'test/image-kernels-cuda.test.ts', 'test/c-abi-cuda.test.ts', 'test/dlpack-both-backends.test.ts', 'test/native-resource-cuda.test.ts', 'test/scan-to-volume-cuda.test.ts']],
+  ['tooling/gpu', ['test/pool-conformance-cuda.test.ts', 'test/image-kernels-cuda.test.ts', 'test/c-abi-cuda.test.ts', 'test/dlpack-both-backends.test.ts', 'test/points-to-grid-cuda.test.ts', 'test/native-resource-cuda.test.ts', 'test/scan-to-volume-cuda.test.ts']],
   ['tooling/reliability', ['test/soak.cuda.test.ts']],
 ];
 let failed = false;
