@@ -16,7 +16,7 @@ const RECORD_BYTES = [20, 28, 26, 34] as const;
  *   header shorter than its version needs or pointing outside the file, a record length below its
  *   format's minimum, a non-finite or zero scale or a non-finite offset, or a point count that needs more
  *   bytes than the file holds (both sizes named); NotSupported for another LAS version, a compressed
- *   (LAZ) file, or point data formats 4 and above.
+ *   (LAZ) file, or point data formats 4 and above; ResourceExhausted when the coordinates do not fit in memory.
  */
 export function lasPositions(path: string, bytes: Uint8Array): Result<Float64Array> {
   const fail = (code: ErrorCode, detail: string): Result<never> => err(code, `${path}: ${detail}`);
@@ -57,7 +57,12 @@ export function lasPositions(path: string, bytes: Uint8Array): Result<Float64Arr
     return fail(ErrorCode.InvalidArgument, `LAS scale (${scale.join(', ')}) must be finite and non-zero and offset (${offset.join(', ')}) finite`);
   }
   const n = Number(count);
-  const positions = new Float64Array(3 * n);
+  let positions: Float64Array;
+  try {
+    positions = new Float64Array(3 * n);
+  } catch (cause) {
+    return err(ErrorCode.ResourceExhausted, `${path}: cannot hold ${n} points (${24 * n} bytes of coordinates) in memory`, cause);
+  }
   for (let i = 0, at = pointOffset; i < n; i++, at += recordLength) {
     positions[3 * i] = v.getInt32(at, true) * scale[0] + offset[0];
     positions[3 * i + 1] = v.getInt32(at + 4, true) * scale[1] + offset[1];

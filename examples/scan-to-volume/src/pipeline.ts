@@ -64,7 +64,7 @@ export interface ScanToVolumeGraph {
  *
  * ```text
  * scan-source ──► points-to-grid ──┬──► nvdb-writer                   (volume.nvdb, every scan)
- * f32 [n,3]       u8 [gridBytes]    └──► grid-preview ──► png-writer   (preview.png, 1 scan in 4)
+ * f64 [n,3]       u8 [gridBytes]    └──► grid-preview ──► png-writer   (preview.png, 1 scan in 4)
  * pinnedHost      pinnedHost             u8 [H,W] cudaDevice
  * Hz nominal      follows 1/1            follows 1/4
  * ```

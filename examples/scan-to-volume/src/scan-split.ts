@@ -3,9 +3,9 @@ import { ErrorCode, HsError } from '@hs/streams';
 /** Most scans one sweep is split into. */
 export const MAX_SCANS = 3600;
 
-/** A cloud split into scans: each scan's points, packed x, y, z float32 triplets, in sweep order. */
+/** A cloud split into scans: each scan's points, packed x, y, z float64 triplets, in sweep order. */
 export interface ScanSweep {
-  readonly scans: readonly Float32Array[];
+  readonly scans: readonly Float64Array[];
   /** Points in the largest scan; sizes the source's pool slots. */
   readonly maxScanPoints: number;
 }
@@ -14,8 +14,8 @@ export interface ScanSweep {
  * Splits a cloud into `scanCount` scans the way a spinning scanner at the cloud's centre would take
  * them: scan k holds the points whose azimuth about the z axis through the centre of the x-y bounding
  * box lies in `[k, k + 1) * 360 / scanCount` degrees (0 degrees along +x, counter-clockwise), in their
- * original order. Deterministic; a scan may be empty. Coordinates are narrowed to float32 (the tensor
- * dtype the source emits).
+ * original order. Deterministic; a scan may be empty. Coordinates stay float64, as read (float32 would
+ * move georeferenced LAS coordinates, millions of metres, by up to half a metre).
  * @throws HsError InvalidArgument when `scanCount` is not an integer from 1 to `MAX_SCANS` or the
  *   coordinate count is not a multiple of 3.
  */
@@ -44,12 +44,16 @@ export function splitIntoScans(positions: Float32Array | Float64Array, scanCount
     sector[i] = k;
     counts[k]! += 1;
   }
-  const scans = Array.from(counts, (c) => new Float32Array(3 * c));
+  const scans = Array.from(counts, (c) => new Float64Array(3 * c));
   const filled = new Uint32Array(scanCount);
   for (let i = 0; i < n; i++) {
     const k = sector[i]!;
-    scans[k]!.set(positions.subarray(3 * i, 3 * i + 3), 3 * filled[k]!);
+    const scan = scans[k]!;
+    const at = 3 * filled[k]!;
+    scan[at] = positions[3 * i]!;
+    scan[at + 1] = positions[3 * i + 1]!;
+    scan[at + 2] = positions[3 * i + 2]!;
     filled[k]! += 1;
   }
-  return { scans, maxScanPoints: Math.max(...counts) };
+  return { scans, maxScanPoints: counts.reduce((m, c) => Math.max(m, c), 0) };
 }

@@ -38,7 +38,7 @@ describe('PointsToGridOperator through an injected resource', () => {
     const stats = built.statistics()!.statistics;
     expect(stats.allocations.current).toBe(0);
     expect(stats.bytes.current).toBe(0);
-  });
+  }, 60_000);
 
   it('rejects a cloud with a non-finite point before building anything', () => {
     const r = buildScanToVolumeGraph({ cloud: { positions: Float64Array.from([0, 0, 0, Number.NaN, 1, 1]), source: 'nan-cloud' }, voxelSize: 1, scans: 2, sweeps: 1, rateHz: 10, outDir: dir });
@@ -58,5 +58,5 @@ describe('empty scans', () => {
     expect(metrics.ok && metrics.value.frames).toBe(4);
     expect(built.builder.accumulated).toEqual({ scans: 4, points: 5, voxelCount: 5, gridBytes: built.sizing.gridBytes });
     expect(built.pngWriter.written).toBe(1);
-  });
+  }, 60_000);
 });

@@ -26,11 +26,11 @@ export function referencePreview(gridBytes: Uint8Array, camera: PreviewCamera): 
   return image;
 }
 
-/** Distinct voxels `round(p / voxelSize)` (as `floor(v + 0.5)`) of float32-narrowed points, counted with a string set. */
+/** Distinct voxels `round(p / voxelSize)` (as `floor(v + 0.5)`) of the points, counted with a string set. */
 export function distinctVoxels(positions: Float32Array | Float64Array, voxelSize: number): number {
   const keys = new Set<string>();
   for (let i = 0; i < positions.length; i += 3) {
-    const v = [0, 1, 2].map((a) => Math.floor(Math.fround(positions[i + a]!) / voxelSize + 0.5));
+    const v = [0, 1, 2].map((a) => Math.floor(positions[i + a]! / voxelSize + 0.5));
     keys.add(v.join(','));
   }
   return keys.size;

@@ -59,7 +59,7 @@ describe('scan-to-volume on the bundled bunny (host backend)', () => {
     const digest = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
     expect(digest(join(runs[1]!.out, PREVIEW_FILE))).toBe(digest(join(out, PREVIEW_FILE)));
     expect(digest(join(runs[1]!.out, VOLUME_FILE))).toBe(digest(join(out, VOLUME_FILE)));
-  });
+  }, 120_000);
 
   it('accumulates: a second sweep over the same points leaves the volume unchanged', async () => {
     const out = join(dir, 'sweeps');
@@ -68,7 +68,7 @@ describe('scan-to-volume on the bundled bunny (host backend)', () => {
     const expected = distinctVoxels(bunnyPoints().positions, 0.5);
     expect(logs.join('\n')).toContain(`streamed 15 scans (5 per sweep) at 1000 Hz nominal: ${3 * 1839} points`);
     expect(logs.join('\n')).toContain(`volume: ${expected} active voxels`);
-  });
+  }, 60_000);
 });
 
 describe('bad input is one typed line and exit code 1', () => {

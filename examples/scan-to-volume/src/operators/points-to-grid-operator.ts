@@ -36,7 +36,7 @@ export interface AccumulatedGridState {
 }
 
 /**
- * PointsToGrid as an operator: receives scans (pinnedHost float32 `[n, 3]`, world units) and emits, for
+ * PointsToGrid as an operator: receives scans (pinnedHost float64 `[n, 3]`, world units) and emits, for
  * every scan, the OnIndex NanoVDB grid of **all points received so far** (pinnedHost uint8 `[gridBytes]`,
  * the grid's bytes from offset 0, full checksum), so the volume grows as the sweep goes round and a later
  * sweep over the same points changes nothing. World points map to voxels as `pointsToGrid` maps them.
@@ -56,7 +56,7 @@ export interface AccumulatedGridState {
  * Spec: nanovdb-memory-resources (PointsToGrid through an injected resource); "Sized cold, borrowed hot".
  */
 export class PointsToGridOperator extends Operator {
-  /** Input port `scans`: pinnedHost float32 rank 2. */
+  /** Input port `scans`: pinnedHost float64 rank 2. */
   scans!: InputPort;
   /** Output port `grid`: pinnedHost uint8 rank 1, one grid per scan (`follows(scans, 1/1)`). */
   grid!: OutputPort;
@@ -94,7 +94,7 @@ export class PointsToGridOperator extends Operator {
   }
 
   setup(spec: OperatorSpec): void {
-    this.scans = spec.input('scans', { memoryKind: MemoryKind.PinnedHost, dtype: DType.float32, rank: 2 });
+    this.scans = spec.input('scans', { memoryKind: MemoryKind.PinnedHost, dtype: DType.float64, rank: 2 });
     this.grid = spec
       .output('grid')
       .producesTensor({
@@ -119,7 +119,7 @@ export class PointsToGridOperator extends Operator {
 
     this.appendAt = 3 * this.voxelsKept;
     if (points > 0) {
-      const positions = new Float32Array(bytes.value.buffer, bytes.value.byteOffset, 3 * points);
+      const positions = new Float64Array(bytes.value.buffer, bytes.value.byteOffset, 3 * points);
       const scanGrid = pointsToGrid(backend, resource, { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize, checksum: 'disabled' });
       if (!scanGrid.ok) return errWithContext(scanGrid.error, this.name);
       const visited = visitVoxels(scanGrid.value.accessor(), this.append);

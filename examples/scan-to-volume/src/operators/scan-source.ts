@@ -17,7 +17,7 @@ export interface ScanSourceOptions {
 }
 
 /**
- * Host-only source: emits the sweep's scans as float32 tensors `[n, 3]` (x, y, z per point, world units)
+ * Host-only source: emits the sweep's scans as float64 tensors `[n, 3]` (x, y, z per point, world units)
  * from a runtime pool in pinned host memory, `sweeps` times over, then finishes. Each slot is filled by
  * the host (`write(null)`, a copy through `mutableHostView()`, `commit()`), so consumers have nothing to
  * wait for. The output declares its nominal rate (`Rate.hz(rateHz)`), which the plan's queue sizing and
@@ -30,7 +30,7 @@ export interface ScanSourceOptions {
  * Spec: "Size queue entries from nominal rates", "Emit: commit records readiness" (host-pool path).
  */
 export class ScanSource extends Operator {
-  /** Output port `scans`: pinnedHost float32 `[n, 3]`, slots of `maxScanPoints * 12` bytes. */
+  /** Output port `scans`: pinnedHost float64 `[n, 3]`, slots of `maxScanPoints * 24` bytes. */
   scans!: OutputPort;
   private readonly shapes: readonly (readonly number[])[];
   /** Each scan's bytes, viewed once. */
@@ -68,8 +68,8 @@ export class ScanSource extends Operator {
     this.scans = spec
       .output('scans')
       .producesTensor({
-        representation: { memoryKind: MemoryKind.PinnedHost, dtype: DType.float32, rank: 2 },
-        bounds: { maxByteSpan: this.options.sweep.maxScanPoints * 12, maxRank: 2 },
+        representation: { memoryKind: MemoryKind.PinnedHost, dtype: DType.float64, rank: 2 },
+        bounds: { maxByteSpan: this.options.sweep.maxScanPoints * 24, maxRank: 2 },
         storage: 'runtimePool',
       })
       .nominalRate(Rate.hz(this.options.rateHz));
@@ -77,7 +77,7 @@ export class ScanSource extends Operator {
 
   compute(ctx: ExecutionContext): Result<void> {
     const index = this.emitted % this.options.sweep.scans.length;
-    const loan = ctx.allocateTensor(this.scans, { shape: this.shapes[index]!, dtype: DType.float32 });
+    const loan = ctx.allocateTensor(this.scans, { shape: this.shapes[index]!, dtype: DType.float64 });
     if (!loan.ok) return loan;
     const guard = loan.value.write(null);
     if (!guard.ok) return guard;
