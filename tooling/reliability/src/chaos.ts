@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compile, type ExecutionPlan } from '@hs/compiler';
@@ -8,6 +8,7 @@ import { Device, ErrorCode, HostBackend, OK_VOID, err, unwrap, type Result } fro
 import { buildLifecycleGraph } from '../../../examples/derived-capacity/src/lifecycle-graph.js';
 import { buildImagePipeline } from '../../../examples/image-pipeline/src/pipeline.js';
 import { bunnyPoints } from '../../../examples/point-cloud-input/src/load-points.js';
+import { buildScanToVolumeGraph } from '../../../examples/scan-to-volume/src/pipeline.js';
 import { buildSoakGraph, soakImages } from './soak-graph.js';
 
 /** What the chaos runs found. */
@@ -90,6 +91,17 @@ const WORKLOADS: readonly (readonly [string, Workload])[] = [
         backend.destroyStream(there);
         backend.destroyStream(back);
       }
+    },
+  ],
+  [
+    'scan-to-volume (the flagship: 8 bunny scans into one grid, .nvdb writer and CUDA-active preview)',
+    async (backend, seed, outDir) => {
+      const dir = join(outDir, `scan-to-volume-${seed}`);
+      await mkdir(dir, { recursive: true });
+      const built = buildScanToVolumeGraph({ cloud: bunnyPoints(), voxelSize: 0.5, scans: 8, sweeps: 1, rateHz: 100_000, outDir: dir, codec: 'none' });
+      if (!built.ok) return built;
+      const compiled = compile(built.value.graph, built.value.compileOptions);
+      return compiled.ok ? runPlan(compiled.value, backend) : compiled;
     },
   ],
 ];
