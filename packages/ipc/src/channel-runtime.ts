@@ -6,7 +6,7 @@ import { FrameReader } from './frame-reader.js';
 import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
-import { TopicLease, type LeaseOwner } from './topic-lease.js';
+import { TopicLease } from './topic-lease.js';
 import { decodeHello, encodeGoodbye, encodeRelease, goodbyeReason, type TopicHello } from './wire/control-frames.js';
 import { DescriptorDecoder } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
@@ -47,7 +47,7 @@ type Pending = (result: Result<TopicLease>) => void;
  * channel.close();
  * ```
  */
-export class ChannelRuntime implements LeaseOwner {
+export class ChannelRuntime {
   readonly #backend: Backend;
   readonly #socket: Socket;
   readonly #segment: SharedSegment;
@@ -79,7 +79,7 @@ export class ChannelRuntime implements LeaseOwner {
     for (let slot = 0; slot < hello.slotCount; slot++) {
       const tensor = new ChannelTensor({ backend, memory, backing: null, name: `topic slot ${slot}` });
       this.#tensors.push(tensor);
-      this.#leases.push(new TopicLease(this, slot, tensor));
+      this.#leases.push(new TopicLease(this.#releaseSlot, slot, tensor));
     }
     reader.onFrameHandler = (view) => this.#onFrame(view);
     socket.on('close', () => this.#shutdown(new HsError(ErrorCode.InvalidState, `the publisher (pid ${hello.producerPid}) went away`), false));
@@ -214,13 +214,13 @@ export class ChannelRuntime implements LeaseOwner {
   }
 
   /** For `TopicLease.release`: stales the tensor and sends RELEASE. */
-  releaseSlot(slot: number, generation: number): void {
+  readonly #releaseSlot = (slot: number, generation: number): void => {
     this.#tensors[slot]!.retire();
     if (this.#socket.destroyed || this.#socket.writableEnded) return;
     const frame = Buffer.allocUnsafe(FRAME_BYTES);
     encodeRelease(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, slot, generation);
     this.#socket.write(frame);
-  }
+  };
 
   #dequeue(): TopicLease {
     const slot = this.#queue[this.#head]!;

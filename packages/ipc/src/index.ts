@@ -1,4 +1,5 @@
 export { ipcAvailability } from './ipc-native.js';
+export type { IpcAvailability } from './ipc-native.js';
 export { SharedSegment } from './shared-segment.js';
 export type { SharedSegmentCreateOptions, SharedSegmentOpenOptions } from './shared-segment.js';
 export {

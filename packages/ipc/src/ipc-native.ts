@@ -56,11 +56,24 @@ export function loadIpcNative(): Result<IpcNativeBinding> {
   return cached;
 }
 
+/** The answer of `ipcAvailability()`. */
+export type IpcAvailability =
+  | {
+      /** The addon loaded: topics and segments work. */
+      readonly available: true;
+    }
+  | {
+      /** The addon is missing or failed to load. */
+      readonly available: false;
+      /** Why, and how to build it. */
+      readonly reason: string;
+    };
+
 /**
  * Whether this process can use @hs/ipc (the native addon loaded). `{ available: false, reason }` says why
  * not and how to fix it; every IPC call then returns `NotSupported` with the same reason.
  */
-export function ipcAvailability(): { readonly available: true } | { readonly available: false; readonly reason: string } {
+export function ipcAvailability(): IpcAvailability {
   const native = loadIpcNative();
   return native.ok ? { available: true } : { available: false, reason: native.error.detail };
 }

@@ -1,11 +1,6 @@
 import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 
-/** What a lease calls back into its channel; implemented by `ChannelRuntime`. */
-export interface LeaseOwner {
-  releaseSlot(slot: number, generation: number): void;
-}
-
 /**
  * One received tensor, held until `release()`. The tensor is read-only and lives in the publisher's shared
  * segment (zero copy); after `release()` (or the channel closing) it turns stale and its accessors report
@@ -16,8 +11,9 @@ export class TopicLease {
   #generation = 0;
   #held = false;
 
+  /** @internal Made by `ChannelRuntime`, one per slot; `onRelease` sends the RELEASE frame. */
   constructor(
-    private readonly owner: LeaseOwner,
+    private readonly onRelease: (slot: number, generation: number) => void,
     /** Slot index in the publisher's boundary pool. */
     readonly slot: number,
     /** The read-only tensor over the slot. */
@@ -34,13 +30,13 @@ export class TopicLease {
     return this.#held;
   }
 
-  /** For the channel: the lease now carries `generation`. */
+  /** @internal For the channel: the lease now carries `generation`. */
   hold(generation: number): void {
     this.#generation = generation;
     this.#held = true;
   }
 
-  /** For the channel: the lease ends without a release frame (the channel closed). */
+  /** @internal For the channel: the lease ends without a release frame (the channel closed). */
   drop(): void {
     this.#held = false;
   }
@@ -52,7 +48,7 @@ export class TopicLease {
   release(): Result<void> {
     if (!this.#held) return err(ErrorCode.InvalidState, `lease of slot ${this.slot} generation ${this.#generation} was already released (or its channel closed)`);
     this.#held = false;
-    this.owner.releaseSlot(this.slot, this.#generation);
+    this.onRelease(this.slot, this.#generation);
     return OK_VOID;
   }
 }

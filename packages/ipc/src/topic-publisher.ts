@@ -51,6 +51,7 @@ export type SubscriberLossReason = 'closed' | 'processGone' | 'leaseTimeout' | '
 export interface SubscriberLost {
   /** The subscriber's process id (from SO_PEERCRED). */
   readonly pid: number;
+  /** What ended it: the socket closed, the process vanished, a lease timed out, or a bad frame. */
   readonly reason: SubscriberLossReason;
   /** Read leases that were reclaimed (slots the subscriber still held). */
   readonly reclaimedLeases: number;

@@ -16,6 +16,7 @@ export const MAX_TOPIC_SLOTS = 65536;
 
 /** The topic geometry a publisher announces once per connection (a HELLO frame). */
 export interface TopicHello {
+  /** Random id of the topic; every later frame carries it. */
   readonly topicId: number;
   /** Slots in the boundary pool, 1..65536. */
   readonly slotCount: number;
@@ -23,6 +24,7 @@ export interface TopicHello {
   readonly slotStride: number;
   /** Bytes of the shared segment; at least `slotCount * slotStride`. */
   readonly segmentBytes: number;
+  /** Where the segment lives (host or pinned host for this reader). */
   readonly memoryKind: WireMemoryKind;
   /** Largest rank the topic admits, 0..8. */
   readonly maxRank: number;

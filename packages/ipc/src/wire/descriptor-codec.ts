@@ -19,11 +19,17 @@ export interface TopicGeometry {
 
 /** The fields `encodeDescriptor` writes. */
 export interface DescriptorFields {
+  /** Topic id announced in HELLO. */
   readonly topicId: number;
+  /** Slot index, 0..slotCount-1. */
   readonly slot: number;
+  /** Publication count of the slot, positive and increasing per slot. */
   readonly generation: number;
+  /** Fence counter value for a CUDA writer; 0 for a host writer. */
   readonly fenceValue: number;
+  /** `DescriptorFlag` bits. */
   readonly flags: number;
+  /** Element type. */
   readonly dtype: DType;
   /** Elements per dimension, at most 8 entries. */
   readonly shape: readonly number[];

@@ -37,7 +37,9 @@ export enum DescriptorFlag {
 
 /** Memory kinds a HELLO frame names (bytes 32..35). */
 export enum WireMemoryKind {
+  /** Pageable host memory. */
   Host = 0,
+  /** Pinned (page-locked) host memory; the segment may be registered with the CUDA runtime. */
   PinnedHost = 1,
   /** Reserved for a device boundary (one CUDA allocation exported once; slots are offsets). */
   CudaDevice = 2,
