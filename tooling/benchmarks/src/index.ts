@@ -4,6 +4,7 @@ import { type HopCosts, measurePoolHop, poolHopHeapGrowth } from './pool-hop.js'
 import { measurePointsToGrid } from './points-to-grid.js';
 import { runRuntimeChain } from './runtime-chain.js';
 import { writeBenchReport } from './bench-report.js';
+import { measureIpcTransport } from './ipc-transport.js';
 
 const FRAME_BYTES = 1 << 16;
 const HOP_FRAMES = Number(process.env.HS_BENCH_FRAMES ?? 200_000);
@@ -86,4 +87,26 @@ for (const n of P2G_SIZES) {
       `  ${String(n).padStart(9)} ${distribution.padEnd(9)} ${String(f.activeVoxels).padStart(9)} voxels   build ${mps(f.buildPointsPerSecond)}   sort ${mps(f.sortPointsPerSecond)}   build/sort ${(f.buildPointsPerSecond / f.sortPointsPerSecond).toFixed(2)}x`,
     );
   }
+}
+
+// Cross-process transport (@hs/ipc): a consumer child process per transport and size, one run.
+const IPC_SIZES = [4096, 1 << 20, 8 << 20];
+const ipcLatencyFrames = (bytes: number): number => Number(process.env.HS_BENCH_IPC_LATENCY_FRAMES ?? (bytes <= 4096 ? 2000 : 200));
+const ipcRateFrames = (bytes: number): number => Number(process.env.HS_BENCH_IPC_RATE_FRAMES ?? (bytes <= 4096 ? 20_000 : bytes <= 1 << 20 ? 2000 : 300));
+const us = (ns: number): string => `${(ns / 1000).toFixed(1).padStart(8)} us`;
+console.log('\ntensors across two processes (host memory; one-way latency paced one frame at a time, then streamed rate):');
+console.log('  hs shm = TopicPublisher -> ChannelRuntime (descriptor over a Unix socket, payload stays in the shared slot)');
+console.log('  socket = the payload copied through a plain Unix socket; zmq = ZeroMQ Pair over ipc:// (baseline for ratios)');
+for (const bytes of IPC_SIZES) {
+  const shm = await measureIpcTransport('shm', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
+  const socket = await measureIpcTransport('socket', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
+  const zmq = await measureIpcTransport('zmq', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
+  const label = bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`;
+  console.log(`  ${label}:`);
+  for (const [name, f] of [['hs shm', shm], ['socket', socket], ['zmq', zmq]] as const) {
+    console.log(
+      `    ${name.padEnd(7)} p50 ${us(f.p50Ns)}  p99 ${us(f.p99Ns)}  rate ${f.rateHz.toFixed(0).padStart(7)} Hz   p50 vs zmq ${(zmq.p50Ns / f.p50Ns).toFixed(2)}x faster, rate ${(f.rateHz / zmq.rateHz).toFixed(2)}x`,
+    );
+  }
+  console.log(`    hs slot round trip (publish -> RELEASE -> slot free) median ${us(shm.slotRoundTripNs ?? Number.NaN)}`);
 }

@@ -1,0 +1,90 @@
+// Consumer process of the IPC transport benchmark (see ipc-transport.ts). One transport and one payload
+// size per process. Each frame carries the producer's CLOCK_MONOTONIC send time (ns, float64) in its first
+// 8 bytes; the consumer records one-way latency, acknowledges every frame (shm: RELEASE, socket/zmq: one
+// byte) and, after `latencyFrames` paced frames, counts `rateFrames` streamed ones. Prints one JSON line.
+// Args: transport(shm|socket|zmq) endpoint payloadBytes latencyFrames rateFrames
+import { createConnection } from 'node:net';
+import { HostBackend, unwrap } from '@hs/streams';
+import { ChannelRuntime } from '@hs/ipc';
+import * as zmq from 'zeromq';
+
+const [transport, endpoint, bytesText, latencyText, rateText] = process.argv.slice(2) as [string, string, string, string, string];
+const payloadBytes = Number(bytesText);
+const latencyFrames = Number(latencyText);
+const rateFrames = Number(rateText);
+const total = latencyFrames + rateFrames;
+const latencies = new Float64Array(latencyFrames);
+let received = 0;
+let rateStart = 0;
+const now = (): number => Number(process.hrtime.bigint());
+
+function record(sentNs: number): boolean {
+  const t = now();
+  if (received < latencyFrames) latencies[received] = t - sentNs;
+  if (received === latencyFrames) rateStart = t;
+  received++;
+  return received === total;
+}
+
+function report(): void {
+  const sorted = Array.from(latencies).sort((a, b) => a - b);
+  const pick = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+  const rateSeconds = (now() - rateStart) / 1e9;
+  console.log(JSON.stringify({ p50Ns: pick(0.5), p99Ns: pick(0.99), rateHz: (rateFrames - 1) / rateSeconds }));
+}
+
+if (transport === 'shm') {
+  const [dir, topic] = endpoint.split('|') as [string, string];
+  const backend = new HostBackend();
+  const channel = unwrap(await ChannelRuntime.connect({ backend, topic, runtimeDirectory: dir, connectTimeoutMs: 10_000 }));
+  console.log(JSON.stringify({ ready: true }));
+  for (;;) {
+    const lease = unwrap(await channel.receive());
+    const view = unwrap(lease.tensor.hostView()); // zero copy: a view of the producer's slot
+    const done = record(new DataView(view.buffer, view.byteOffset, 8).getFloat64(0, true));
+    unwrap(lease.release());
+    if (done) break;
+  }
+  report();
+  channel.close();
+  backend.dispose();
+} else if (transport === 'socket') {
+  const socket = createConnection(endpoint);
+  socket.setNoDelay(true);
+  const frame = Buffer.alloc(payloadBytes);
+  const ack = Buffer.from([1]);
+  let filled = 0;
+  socket.on('connect', () => console.log(JSON.stringify({ ready: true })));
+  socket.on('data', (chunk: Buffer) => {
+    let at = 0;
+    while (at < chunk.length) {
+      const n = Math.min(payloadBytes - filled, chunk.length - at);
+      chunk.copy(frame, filled, at, at + n); // the receiving copy a byte stream needs
+      filled += n;
+      at += n;
+      if (filled === payloadBytes) {
+        filled = 0;
+        const done = record(frame.readDoubleLE(0));
+        socket.write(ack);
+        if (done) {
+          report();
+          socket.end();
+          return;
+        }
+      }
+    }
+  });
+} else {
+  const pair = new zmq.Pair();
+  pair.connect(endpoint);
+  console.log(JSON.stringify({ ready: true }));
+  const ack = Buffer.from([1]);
+  for (;;) {
+    const [message] = await pair.receive();
+    const done = record((message as Buffer).readDoubleLE(0));
+    await pair.send(ack);
+    if (done) break;
+  }
+  report();
+  pair.close();
+}
