@@ -13,100 +13,116 @@ const QUEUE_DEPTH = 4;
 const REPEATS = Number(process.env.HS_BENCH_REPEATS ?? 3);
 if (!Number.isSafeInteger(REPEATS) || REPEATS < 1) throw new Error(`HS_BENCH_REPEATS must be a positive integer, got ${process.env.HS_BENCH_REPEATS}`);
 
+const SECTION_NAMES = ['compile', 'chain', 'heap', 'p2g', 'ipc'] as const;
+const SECTIONS = new Set((process.env.HS_BENCH_SECTIONS ?? SECTION_NAMES.join(',')).split(','));
+for (const name of SECTIONS) {
+  if (!(SECTION_NAMES as readonly string[]).includes(name)) throw new Error(`HS_BENCH_SECTIONS: unknown section '${name}'; known: ${SECTION_NAMES.join(', ')}`);
+}
+
 const fmt = (ns: number): string => `${ns.toFixed(0).padStart(7)} ns`;
 
 console.log(`hs bench: ${HOP_FRAMES} frames of ${FRAME_BYTES} bytes, host backend, Node ${process.version}\n`);
 
-const COMPILE_RUNS = Number(process.env.HS_BENCH_COMPILE_RUNS ?? 10);
-const scale = measureCompileScale(COMPILE_RUNS);
-console.log(`compile() of a ${scale.operators}-operator graph (${scale.edges} edges; derived byte spans, rates, temporal contracts), median of ${COMPILE_RUNS}:`);
-console.log(`  build the graph (authoring + every setup(), baseline)   ${scale.buildMs.toFixed(1).padStart(6)} ms   1.00x`);
-console.log(`  compile()                                              ${scale.compileMs.toFixed(1).padStart(6)} ms   ${(scale.compileMs / scale.buildMs).toFixed(2)}x\n`);
-
-// Every two-operator series runs REPEATS times, alternating, so load drift hits all alike; the text
-// shows medians, HS_BENCH_REPORT=<file> gets every repeat (the latency distributions `hs bench` plots).
-const baselineRuns: number[] = [];
-const hopRuns: HopCosts[] = [];
-const fusedRuns: number[] = [];
-const fencedRuns: number[] = [];
-for (let i = 0; i < REPEATS; i += 1) {
-  baselineRuns.push(await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH));
-  hopRuns.push(measurePoolHop(HOP_FRAMES, FRAME_BYTES));
-  fusedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000)).nsPerFrame);
-  fencedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000, true)).nsPerFrame);
-}
-const middle = (runs: readonly number[]): number => [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] as number;
-const baseline = middle(baselineRuns);
-const hop = hopRuns.find((run) => run.total === middle(hopRuns.map((r) => r.total))) as HopCosts;
-const chain = middle(fusedRuns);
-const fenced = middle(fencedRuns);
-const reportPath = process.env.HS_BENCH_REPORT;
-if (reportPath !== undefined && reportPath !== '') {
-  const series = (id: string, label: string, samples: readonly number[], isBaseline = false) => ({ id, label, unit: 'ns/frame' as const, baseline: isBaseline, samples });
-  await writeBenchReport(reportPath, {
-    schema: 'hs-bench-report/1',
-    node: process.version,
-    frames: HOP_FRAMES,
-    frameBytes: FRAME_BYTES,
-    repeats: REPEATS,
-    series: [
-      series('node-stream', 'Node Readable -> Writable', baselineRuns, true),
-      series('pool-hop', 'hs pool hop (no scheduler)', hopRuns.map((r) => r.total)),
-      series('runtime-chain-fused', 'hs RunSession source -> sink (fused)', fusedRuns),
-      series('runtime-chain-fenced', 'hs RunSession, fullFences', fencedRuns),
-    ],
-  });
+if (SECTIONS.has('compile')) {
+  const COMPILE_RUNS = Number(process.env.HS_BENCH_COMPILE_RUNS ?? 10);
+  const scale = measureCompileScale(COMPILE_RUNS);
+  console.log(`compile() of a ${scale.operators}-operator graph (${scale.edges} edges; derived byte spans, rates, temporal contracts), median of ${COMPILE_RUNS}:`);
+  console.log(`  build the graph (authoring + every setup(), baseline)   ${scale.buildMs.toFixed(1).padStart(6)} ms   1.00x`);
+  console.log(`  compile()                                              ${scale.compileMs.toFixed(1).padStart(6)} ms   ${(scale.compileMs / scale.buildMs).toFixed(2)}x\n`);
 }
 
-console.log('per-hop cost, producer -> consumer through a TensorPool (per-step timers add ~40 ns each):');
-for (const step of ['allocate', 'write', 'commit', 'emit', 'receive', 'release', 'retire'] as const) {
-  console.log(`  ${step.padEnd(9)} ${fmt(hop[step])}`);
+if (SECTIONS.has('chain')) {
+  // Every two-operator series runs REPEATS times, alternating, so load drift hits all alike; the text
+  // shows medians, HS_BENCH_REPORT=<file> gets every repeat (the latency distributions `hs bench` plots).
+  const baselineRuns: number[] = [];
+  const hopRuns: HopCosts[] = [];
+  const fusedRuns: number[] = [];
+  const fencedRuns: number[] = [];
+  for (let i = 0; i < REPEATS; i += 1) {
+    baselineRuns.push(await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH));
+    hopRuns.push(measurePoolHop(HOP_FRAMES, FRAME_BYTES));
+    fusedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000)).nsPerFrame);
+    fencedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000, true)).nsPerFrame);
+  }
+  const middle = (runs: readonly number[]): number => [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] as number;
+  const baseline = middle(baselineRuns);
+  const hop = hopRuns.find((run) => run.total === middle(hopRuns.map((r) => r.total))) as HopCosts;
+  const chain = middle(fusedRuns);
+  const fenced = middle(fencedRuns);
+  const reportPath = process.env.HS_BENCH_REPORT;
+  if (reportPath !== undefined && reportPath !== '') {
+    const series = (id: string, label: string, samples: readonly number[], isBaseline = false) => ({ id, label, unit: 'ns/frame' as const, baseline: isBaseline, samples });
+    await writeBenchReport(reportPath, {
+      schema: 'hs-bench-report/1',
+      node: process.version,
+      frames: HOP_FRAMES,
+      frameBytes: FRAME_BYTES,
+      repeats: REPEATS,
+      series: [
+        series('node-stream', 'Node Readable -> Writable', baselineRuns, true),
+        series('pool-hop', 'hs pool hop (no scheduler)', hopRuns.map((r) => r.total)),
+        series('runtime-chain-fused', 'hs RunSession source -> sink (fused)', fusedRuns),
+        series('runtime-chain-fenced', 'hs RunSession, fullFences', fencedRuns),
+      ],
+    });
+  }
+
+  console.log('per-hop cost, producer -> consumer through a TensorPool (per-step timers add ~40 ns each):');
+  for (const step of ['allocate', 'write', 'commit', 'emit', 'receive', 'release', 'retire'] as const) {
+    console.log(`  ${step.padEnd(9)} ${fmt(hop[step])}`);
+  }
+  console.log(`  ${'hop total'.padEnd(9)} ${fmt(hop.total)}   (no per-step timers)\n`);
+  console.log('two-operator chain, same frames, same run:');
+  console.log(`  Node Readable -> Writable (baseline)   ${fmt(baseline)} / frame   1.00x`);
+  console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x`);
+  console.log(`  hs RunSession source -> sink (fused)   ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x`);
+  console.log(`  same, fullFences (no elision)          ${fmt(fenced)} / frame   ${(fenced / baseline).toFixed(2)}x   (medians of ${REPEATS})\n`);
 }
-console.log(`  ${'hop total'.padEnd(9)} ${fmt(hop.total)}   (no per-step timers)\n`);
-console.log('two-operator chain, same frames, same run:');
-console.log(`  Node Readable -> Writable (baseline)   ${fmt(baseline)} / frame   1.00x`);
-console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x`);
-console.log(`  hs RunSession source -> sink (fused)   ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x`);
-console.log(`  same, fullFences (no elision)          ${fmt(fenced)} / frame   ${(fenced / baseline).toFixed(2)}x   (medians of ${REPEATS})\n`);
 
-const growth = poolHopHeapGrowth(HEAP_FRAMES, FRAME_BYTES);
-const perFrame = (bytes: number): string => `${bytes} bytes (${(bytes / HEAP_FRAMES).toFixed(4)} bytes/frame)`;
-console.log(`JS heap growth after warm-up over ${HEAP_FRAMES} frames, forced GC before and after:`);
-console.log(`  pool hops            ${perFrame(growth)}`);
-const long = await runRuntimeChain(HEAP_FRAMES + 20_000, FRAME_BYTES, QUEUE_DEPTH, 20_000);
-console.log(`  RunSession chain     ${perFrame(long.heapGrowthBytes)}  (${long.nsPerFrame.toFixed(0)} ns/frame)`);
+if (SECTIONS.has('heap')) {
+  const growth = poolHopHeapGrowth(HEAP_FRAMES, FRAME_BYTES);
+  const perFrame = (bytes: number): string => `${bytes} bytes (${(bytes / HEAP_FRAMES).toFixed(4)} bytes/frame)`;
+  console.log(`JS heap growth after warm-up over ${HEAP_FRAMES} frames, forced GC before and after:`);
+  console.log(`  pool hops            ${perFrame(growth)}`);
+  const long = await runRuntimeChain(HEAP_FRAMES + 20_000, FRAME_BYTES, QUEUE_DEPTH, 20_000);
+  console.log(`  RunSession chain     ${perFrame(long.heapGrowthBytes)}  (${long.nsPerFrame.toFixed(0)} ns/frame)`);
+}
 
-const P2G_SIZES = (process.env.HS_BENCH_P2G_POINTS ?? '1000000,10000000').split(',').map(Number);
-console.log('\nhost PointsToGrid (OnIndex, index-space points in a 1024^3 cube, checksum off), best of 3;');
-console.log('baseline: Float64Array sort of one packed voxel key per point, same points, same run:');
-for (const n of P2G_SIZES) {
-  for (const distribution of ['uniform', 'clustered'] as const) {
-    const f = measurePointsToGrid(n, distribution);
-    const mps = (x: number): string => `${(x / 1e6).toFixed(2).padStart(6)} M points/s`;
-    console.log(
-      `  ${String(n).padStart(9)} ${distribution.padEnd(9)} ${String(f.activeVoxels).padStart(9)} voxels   build ${mps(f.buildPointsPerSecond)}   sort ${mps(f.sortPointsPerSecond)}   build/sort ${(f.buildPointsPerSecond / f.sortPointsPerSecond).toFixed(2)}x`,
-    );
+if (SECTIONS.has('p2g')) {
+  const P2G_SIZES = (process.env.HS_BENCH_P2G_POINTS ?? '1000000,10000000').split(',').map(Number);
+  console.log('\nhost PointsToGrid (OnIndex, index-space points in a 1024^3 cube, checksum off), best of 3;');
+  console.log('baseline: Float64Array sort of one packed voxel key per point, same points, same run:');
+  for (const n of P2G_SIZES) {
+    for (const distribution of ['uniform', 'clustered'] as const) {
+      const f = measurePointsToGrid(n, distribution);
+      const mps = (x: number): string => `${(x / 1e6).toFixed(2).padStart(6)} M points/s`;
+      console.log(
+        `  ${String(n).padStart(9)} ${distribution.padEnd(9)} ${String(f.activeVoxels).padStart(9)} voxels   build ${mps(f.buildPointsPerSecond)}   sort ${mps(f.sortPointsPerSecond)}   build/sort ${(f.buildPointsPerSecond / f.sortPointsPerSecond).toFixed(2)}x`,
+      );
+    }
   }
 }
 
-// Cross-process transport (@hs/ipc): a consumer child process per transport and size, one run.
-const IPC_SIZES = [4096, 1 << 20, 8 << 20];
-const ipcLatencyFrames = (bytes: number): number => Number(process.env.HS_BENCH_IPC_LATENCY_FRAMES ?? (bytes <= 4096 ? 2000 : 200));
-const ipcRateFrames = (bytes: number): number => Number(process.env.HS_BENCH_IPC_RATE_FRAMES ?? (bytes <= 4096 ? 20_000 : bytes <= 1 << 20 ? 2000 : 300));
-const us = (ns: number): string => `${(ns / 1000).toFixed(1).padStart(8)} us`;
-console.log('\ntensors across two processes (host memory; one-way latency paced one frame at a time, then streamed rate):');
-console.log('  hs shm = TopicPublisher -> ChannelRuntime (descriptor over a Unix socket, payload stays in the shared slot)');
-console.log('  socket = the payload copied through a plain Unix socket; zmq = ZeroMQ Pair over ipc:// (baseline for ratios)');
-for (const bytes of IPC_SIZES) {
-  const shm = await measureIpcTransport('shm', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
-  const socket = await measureIpcTransport('socket', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
-  const zmq = await measureIpcTransport('zmq', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
-  const label = bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`;
-  console.log(`  ${label}:`);
-  for (const [name, f] of [['hs shm', shm], ['socket', socket], ['zmq', zmq]] as const) {
-    console.log(
-      `    ${name.padEnd(7)} p50 ${us(f.p50Ns)}  p99 ${us(f.p99Ns)}  rate ${f.rateHz.toFixed(0).padStart(7)} Hz   p50 vs zmq ${(zmq.p50Ns / f.p50Ns).toFixed(2)}x faster, rate ${(f.rateHz / zmq.rateHz).toFixed(2)}x`,
-    );
+if (SECTIONS.has('ipc')) {
+  // Cross-process transport (@hs/ipc): a consumer child process per transport and size, one run.
+  const IPC_SIZES = [4096, 1 << 20, 8 << 20];
+  const ipcLatencyFrames = (bytes: number): number => Number(process.env.HS_BENCH_IPC_LATENCY_FRAMES ?? (bytes <= 4096 ? 2000 : 200));
+  const ipcRateFrames = (bytes: number): number => Number(process.env.HS_BENCH_IPC_RATE_FRAMES ?? (bytes <= 4096 ? 20_000 : bytes <= 1 << 20 ? 2000 : 300));
+  const us = (ns: number): string => `${(ns / 1000).toFixed(1).padStart(8)} us`;
+  console.log('\ntensors across two processes (host memory; one-way latency paced one frame at a time, then streamed rate):');
+  console.log('  hs shm = TopicPublisher -> ChannelRuntime (descriptor over a Unix socket, payload stays in the shared slot)');
+  console.log('  socket = the payload copied through a plain Unix socket; zmq = ZeroMQ Pair over ipc:// (baseline for ratios)');
+  for (const bytes of IPC_SIZES) {
+    const shm = await measureIpcTransport('shm', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
+    const socket = await measureIpcTransport('socket', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
+    const zmq = await measureIpcTransport('zmq', bytes, ipcLatencyFrames(bytes), ipcRateFrames(bytes));
+    const label = bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`;
+    console.log(`  ${label}:`);
+    for (const [name, f] of [['hs shm', shm], ['socket', socket], ['zmq', zmq]] as const) {
+      console.log(
+        `    ${name.padEnd(7)} p50 ${us(f.p50Ns)}  p99 ${us(f.p99Ns)}  rate ${f.rateHz.toFixed(0).padStart(7)} Hz   p50 vs zmq ${(zmq.p50Ns / f.p50Ns).toFixed(2)}x faster, rate ${(f.rateHz / zmq.rateHz).toFixed(2)}x`,
+      );
+    }
+    console.log(`    hs slot round trip (publish -> RELEASE -> slot free) median ${us(shm.slotRoundTripNs ?? Number.NaN)}`);
   }
-  console.log(`    hs slot round trip (publish -> RELEASE -> slot free) median ${us(shm.slotRoundTripNs ?? Number.NaN)}`);
 }
