@@ -16,6 +16,11 @@ export interface BenchCommandOptions {
   readonly repeats: number;
   /** Directory for `bench.json`, `bench.md` and `bench-latency.svg`, relative to `io.cwd`. */
   readonly outDir: string;
+  /**
+   * Benchmark sections to run (`HS_BENCH_SECTIONS`: `compile`, `chain`, `heap`, `p2g`, `ipc`); must
+   * include `chain`, whose repeats make the report. `undefined` runs them all.
+   */
+  readonly sections: readonly string[] | undefined;
 }
 
 /**
@@ -25,10 +30,14 @@ export interface BenchCommandOptions {
  * report `bench.json`, the Markdown table `bench.md` and the plot of the latency distributions
  * `bench-latency.svg` into `outDir`.
  *
- * @returns `ExitCode.Success`; `ExitCode.Usage` outside an hs checkout; `ExitCode.Failure` when the
+ * @returns `ExitCode.Success`; `ExitCode.Usage` outside an hs checkout or for sections without `chain`; `ExitCode.Failure` when the
  *   benchmarks exit non-zero, their report is malformed, or the outputs cannot be written.
  */
 export async function benchCommand(options: BenchCommandOptions, io: CliIo): Promise<ExitCodeValue> {
+  if (options.sections !== undefined && !options.sections.includes('chain')) {
+    io.err(`error: InvalidArgument: --sections ${options.sections.join(',')} leaves out 'chain', whose repeats make the report; add it`);
+    return ExitCode.Usage;
+  }
   const manifest = await findInAncestors(io.cwd, join('tooling', 'benchmarks', 'package.json'));
   if (manifest === undefined) {
     io.err(`error: NotFound: no tooling/benchmarks in ${io.cwd} or its parents; run hs bench inside an hs checkout (after pnpm install and pnpm build)`);
@@ -54,6 +63,7 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     HS_BENCH_FRAMES: String(options.frames),
     HS_BENCH_REPEATS: String(options.repeats),
     HS_BENCH_REPORT: reportPath,
+    ...(options.sections === undefined ? {} : { HS_BENCH_SECTIONS: options.sections.join(',') }),
   };
   const exitCode = await runScript(script, benchDir, env, io);
   if (exitCode !== 0) {

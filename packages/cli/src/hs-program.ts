@@ -91,8 +91,9 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
     .option('--frames <n>', 'frames per repeat (1 to 100000000)', integerIn('--frames', 1, 100_000_000), 200_000)
     .option('--repeats <n>', 'repeats of each series (1 to 1000)', integerIn('--repeats', 1, 1000), 5)
     .option('--out <dir>', 'directory for bench.json, bench.md and bench-latency.svg', 'bench-report')
-    .action(async (options: { frames: number; repeats: number; out: string }) =>
-      finish(await benchCommand({ frames: options.frames, repeats: options.repeats, outDir: options.out }, io)),
+    .option('--sections <list>', 'comma-separated sections to run: compile, chain, heap, p2g, ipc (default: all; chain is required)')
+    .action(async (options: { frames: number; repeats: number; out: string; sections?: string }) =>
+      finish(await benchCommand({ frames: options.frames, repeats: options.repeats, outDir: options.out, sections: options.sections?.split(',') }, io)),
     );
   return program;
 }

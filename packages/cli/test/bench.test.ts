@@ -91,11 +91,14 @@ describe('bench report', () => {
 describe('hs bench', () => {
   it('runs a tiny benchmark and writes the JSON report, the Markdown table and the latency plot', async () => {
     const outDir = join(dir, 'report');
-    const env = { ...process.env, HS_BENCH_HEAP_FRAMES: '500', HS_BENCH_P2G_POINTS: '1000', HS_BENCH_COMPILE_RUNS: '1' };
-    const { exitCode, out, err } = await hs(['bench', '--frames', '500', '--repeats', '2', '--out', outDir], { env });
+    const { exitCode, out, err } = await hs(['bench', '--frames', '500', '--repeats', '2', '--sections', 'compile,chain', '--out', outDir], {
+      env: { ...process.env, HS_BENCH_COMPILE_RUNS: '1' },
+    });
     expect(err.filter((line) => line.startsWith('error'))).toEqual([]);
     expect(exitCode).toBe(ExitCode.Success);
     expect(out).toContain('two-operator chain, same frames, same run:');
+    expect(out.some((line) => line.startsWith('compile() of a'))).toBe(true);
+    expect(out.some((line) => line.startsWith('JS heap growth'))).toBe(false);
     expect(out.at(-1)).toBe(`wrote ${join(outDir, 'bench.json')}, ${join(outDir, 'bench.md')} and ${join(outDir, 'bench-latency.svg')}`);
     const report = parseBenchReport(await readFile(join(outDir, 'bench.json'), 'utf8'), 'bench.json');
     expect(report.ok && report.value.series.map((s) => [s.id, s.samples.length])).toEqual([
@@ -111,6 +114,12 @@ describe('hs bench', () => {
     const svg = await readFile(join(outDir, 'bench-latency.svg'), 'utf8');
     expect(elements(svg, 'text').map((t) => String(t['#text'] ?? ''))).toContain('hs RunSession source -> sink (fused)');
   }, 120_000);
+
+  it('refuses sections without chain before running anything', async () => {
+    const { exitCode, err } = await hs(['bench', '--sections', 'heap,p2g', '--out', join(dir, 'never')]);
+    expect(exitCode).toBe(ExitCode.Usage);
+    expect(err).toEqual(["error: InvalidArgument: --sections heap,p2g leaves out 'chain', whose repeats make the report; add it"]);
+  });
 
   it('answers outside a checkout with exit code 2 and what to do', async () => {
     const { exitCode, err } = await hs(['bench'], { cwd: dir });
