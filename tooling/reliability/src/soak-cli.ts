@@ -4,6 +4,7 @@ import { FUZZ_SEED, fuzzRuns, type FuzzOutcome } from './fuzz-settings.js';
 import { fuzzByteSpanParams } from './fuzz/byte-span-params.js';
 import { fuzzDLPackImport } from './fuzz/dlpack-import.js';
 import { fuzzGraphAuthoring } from './fuzz/graph-authoring.js';
+import { fuzzIpcDescriptors } from './fuzz/ipc-descriptor.js';
 import { fuzzNanoVdbCorruption } from './fuzz/nanovdb-corruption.js';
 import { deviceMemoryFlat, soak, type SoakBackend } from './soak.js';
 import { flagshipSoak } from './flagship-soak.js';
@@ -46,6 +47,7 @@ const fuzz: FuzzOutcome[] = [
   fuzzByteSpanParams(fuzzRuns(10_000)),
   fuzzGraphAuthoring(fuzzRuns(5_000)),
   fuzzNanoVdbCorruption(fuzzRuns(1_000)),
+  fuzzIpcDescriptors(fuzzRuns(5_000)),
 ];
 console.log(`\nfuzzing (fast-check, seed ${FUZZ_SEED})`);
 for (const f of fuzz) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fuzzByteSpanParams } from '../src/fuzz/byte-span-params.js';
 import { fuzzDLPackImport } from '../src/fuzz/dlpack-import.js';
 import { fuzzGraphAuthoring } from '../src/fuzz/graph-authoring.js';
+import { fuzzIpcDescriptors } from '../src/fuzz/ipc-descriptor.js';
 import { fuzzNanoVdbCorruption } from '../src/fuzz/nanovdb-corruption.js';
 import { fuzzRuns } from '../src/fuzz-settings.js';
 
@@ -25,5 +26,11 @@ describe('fuzzing (fast-check)', () => {
   it('NanoVDB validation: corrupted grids are refused with typed errors or are safe to traverse', () => {
     const outcome = fuzzNanoVdbCorruption(fuzzRuns(200));
     expect(outcome.failure).toBeNull();
+  });
+
+  it('IPC descriptors: frame sequences decode inside the topic geometry with monotonic generations or are refused with ProtocolError', () => {
+    const outcome = fuzzIpcDescriptors(fuzzRuns(500));
+    expect(outcome.failure).toBeNull();
+    expect(outcome.detail).toMatch(/[1-9]\d* frames accepted/);
   });
 });
