@@ -64,6 +64,12 @@ export class ChannelRuntime {
   #pending: Pending | null = null;
   #closedError: HsError | null = null;
   #received = 0;
+  #corked = false;
+  /** Uncorks once per turn, so releases made in one synchronous burst leave in one write. */
+  readonly #flush = (): void => {
+    this.#corked = false;
+    this.#socket.uncork();
+  };
 
   private constructor(topic: string, backend: Backend, socket: Socket, segment: SharedSegment, memory: DeviceMemory, hello: TopicHello, reader: HelloReader) {
     this.topic = topic;
@@ -219,6 +225,11 @@ export class ChannelRuntime {
     if (this.#socket.destroyed || this.#socket.writableEnded) return;
     const frame = Buffer.allocUnsafe(FRAME_BYTES);
     encodeRelease(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, slot, generation);
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#socket.cork();
+      process.nextTick(this.#flush);
+    }
     this.#socket.write(frame);
   };
 

@@ -68,6 +68,8 @@ interface Subscriber {
   readonly since: Float64Array;
   heldCount: number;
   gone: boolean;
+  /** True while the socket is corked for this turn's descriptors. */
+  corked: boolean;
 }
 
 const DEFAULT_ALIGNMENT = 256;
@@ -125,6 +127,19 @@ export class TopicPublisher extends EventEmitter {
   readonly #onExit: () => void;
   #closed = false;
   #publishedTotal = 0;
+  #flushScheduled = false;
+  /**
+   * Uncorks every subscriber socket once per turn: descriptors published in one synchronous burst leave in
+   * one write, and a single publish leaves as soon as the current operation returns.
+   */
+  readonly #flush = (): void => {
+    this.#flushScheduled = false;
+    for (const sub of this.#subscribers) {
+      if (!sub.corked) continue;
+      sub.corked = false;
+      sub.socket.uncork();
+    }
+  };
 
   private constructor(init: {
     backend: Backend;
@@ -349,11 +364,19 @@ export class TopicPublisher extends EventEmitter {
       sub.held[slot] = generation;
       sub.since[slot] = now;
       sub.heldCount++;
+      if (!sub.corked) {
+        sub.corked = true;
+        sub.socket.cork();
+      }
       sub.socket.write(frame);
       sent++;
     }
     backing.releaseLease(null);
     if (sent === 0) this.#pool.retire();
+    else if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      process.nextTick(this.#flush);
+    }
     return ok(sent);
   }
 
@@ -392,7 +415,7 @@ export class TopicPublisher extends EventEmitter {
       return;
     }
     const slotCount = this.#pool.slotCount;
-    const sub: Subscriber = { socket, pid: peer.value.pid, held: new Float64Array(slotCount), since: new Float64Array(slotCount), heldCount: 0, gone: false };
+    const sub: Subscriber = { socket, pid: peer.value.pid, held: new Float64Array(slotCount), since: new Float64Array(slotCount), heldCount: 0, gone: false, corked: false };
     this.#subscribers.add(sub);
     socket.setNoDelay(true);
     const reader = new FrameReader((view) => this.#onFrame(sub, view));
