@@ -1,7 +1,8 @@
-import { statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, HsError } from '@hs/streams';
-import { SharedSegment, ipcAvailability } from '../src/index.js';
+import { ErrorCode, HsError, unwrap } from '@hs/streams';
+import { SharedSegment, ipcAvailability, reapStaleSegments } from '../src/index.js';
 
 const available = ipcAvailability();
 const name = (tag: string): string => `/hs-test-${process.pid}-${tag}`;
@@ -32,6 +33,20 @@ describe.skipIf(!available.available)('SharedSegment', () => {
     expect(view[100]).toBeUndefined();
     a.value.close();
     b.value.close();
+  });
+
+  it('reapStaleSegments unlinks boundary segments of dead publishers of this user, and only those', () => {
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(dead.stdout);
+    const uid = process.getuid!();
+    const stale = unwrap(SharedSegment.create({ name: `/hs.${uid}.${deadPid}.cafe.0001`, byteSize: 64 }));
+    const live = unwrap(SharedSegment.create({ name: `/hs.${uid}.${process.pid}.cafe.0002`, byteSize: 64 }));
+    expect(reapStaleSegments()).toBeGreaterThanOrEqual(1);
+    expect(existsSync(`/dev/shm/hs.${uid}.${deadPid}.cafe.0001`)).toBe(false);
+    expect(existsSync(`/dev/shm/hs.${uid}.${process.pid}.cafe.0002`)).toBe(true);
+    stale.close();
+    unwrap(live.unlink());
+    live.close();
   });
 
   it('throws HsError for malformed names and sizes', () => {

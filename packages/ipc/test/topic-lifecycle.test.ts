@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap } from '@hs/streams';
+import { TensorPool } from '@hs/pool';
+import { DType } from '@hs/tensor';
+import { ChannelRuntime, TopicPublisher, ipcAvailability } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-life-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const options = (topic: string) => ({ topic, memoryKind: MemoryKind.Host, slotCount: 2, slotByteSpan: 64, maxRank: 2, runtimeDirectory: dir });
+
+describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', () => {
+  it('NotFound without a publisher; AlreadyExists for a second live publisher; a stale socket is replaced', async () => {
+    const backend = new HostBackend();
+    const missing = await ChannelRuntime.connect({ backend, topic: 'nobody', runtimeDirectory: dir, connectTimeoutMs: 500 });
+    expect(missing.ok ? null : missing.error.code).toBe(ErrorCode.NotFound);
+
+    writeFileSync(join(dir, 'stale.sock'), ''); // left by a crashed publisher: nobody answers
+    const pub = unwrap(await TopicPublisher.create({ backend, ...options('stale') }));
+    const second = await TopicPublisher.create({ backend, ...options('stale') });
+    expect(second.ok ? null : second.error.code).toBe(ErrorCode.AlreadyExists);
+    await pub.close();
+    backend.dispose();
+  });
+
+  it('delivers in place, refuses foreign tensors and double releases, and stales leases on close', async () => {
+    const backend = new HostBackend();
+    const pub = unwrap(await TopicPublisher.create({ backend, ...options('life') }));
+    const channel = unwrap(await ChannelRuntime.connect({ backend, topic: 'life', runtimeDirectory: dir }));
+    while (pub.subscriberCount === 0) await new Promise((resolve) => setImmediate(resolve));
+
+    const loan = unwrap(pub.pool.allocateTensor({ shape: [4, 8], dtype: DType.uint16 }));
+    const guard = unwrap(loan.write(null));
+    const written = unwrap(guard.tensor.mutableHostView());
+    written.fill(0x3c);
+    unwrap(guard.commit());
+    expect(unwrap(pub.publish(unwrap(loan.emit())))).toBe(1);
+
+    const lease = unwrap(await channel.receive());
+    expect(lease.tensor.shape).toEqual([4, 8]);
+    expect(lease.tensor.dtype).toBe(DType.uint16);
+    expect(lease.tensor.readOnly).toBe(true);
+    expect(lease.tensor.mutableData().ok).toBe(false);
+    expect(unwrap(await lease.tensor.synchronizeForHost())).toBeUndefined(); // host writer: nothing to wait on
+    const seen = unwrap(lease.tensor.hostView());
+    expect(seen.every((b) => b === 0x3c)).toBe(true);
+    written[0] = 0x77; // same memory: the subscriber sees the publisher's bytes without a copy
+    expect(seen[0]).toBe(0x77);
+    expect(pub.occupancy).toBe(1);
+    unwrap(lease.release());
+    const again = lease.release();
+    expect(again.ok ? null : again.error.code).toBe(ErrorCode.InvalidState);
+    expect(lease.tensor.hostView().ok).toBe(false); // stale after release
+    while (pub.occupancy !== 0) await new Promise((resolve) => setImmediate(resolve));
+
+    const other = unwrap(TensorPool.materialize(backend, { name: 'other', memoryKind: MemoryKind.Host, device: Device.cpu(), slotCount: 1, slotByteSpan: 64, maxRank: 1, producerStream: null }));
+    const foreignLoan = unwrap(other.allocateTensor({ shape: [4], dtype: DType.uint8 }));
+    unwrap(unwrap(foreignLoan.write(null)).commit());
+    const foreign = pub.publish(unwrap(foreignLoan.emit()));
+    expect(foreign.ok ? null : foreign.error.code).toBe(ErrorCode.InvalidArgument);
+    other.dispose();
+
+    // A second receive while one is pending is refused; closing the publisher fails the pending one.
+    const pending = channel.receive();
+    const concurrent = await channel.receive();
+    expect(concurrent.ok ? null : concurrent.error.code).toBe(ErrorCode.InvalidState);
+    await pub.close();
+    const ended = await pending;
+    expect(ended.ok ? null : ended.error.code).toBe(ErrorCode.InvalidState);
+    channel.close();
+    channel.close();
+    await expect(() => TopicPublisher.create({ backend, ...options('bad/name') })).rejects.toThrow(HsError);
+    backend.dispose();
+  });
+});
