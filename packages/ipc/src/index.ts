@@ -23,3 +23,11 @@ export { ChannelRuntime } from './channel-runtime.js';
 export type { ChannelRuntimeOptions } from './channel-runtime.js';
 export { TopicLease } from './topic-lease.js';
 export { topicDirectory, reapStaleSegments } from './topic-endpoint.js';
+// graph + device boundary (ipc-graph)
+export { IpcBoundaries } from './graph/ipc-boundaries.js';
+export type { IpcBoundariesOptions } from './graph/ipc-boundaries.js';
+export { DeviceTopicPublisher } from './device/device-topic-publisher.js';
+export type { DeviceTopicListenOptions, DeviceTopicPoolSpec } from './device/device-topic-publisher.js';
+export { encodeDeviceHello, decodeDeviceHello } from './device/device-hello.js';
+export type { DeviceHello } from './device/device-hello.js';
+export { fenceCounterBytes, fenceCounterOffset } from './device/fence-counters.js';

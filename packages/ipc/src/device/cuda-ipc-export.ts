@@ -1,0 +1,111 @@
+import type { SyncResource } from '@hs/nanovdb-mr';
+import { Device, ErrorCode, MemoryKind, OK_VOID, err, ok, type Backend, type DeviceMemory, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import { cudaIpcAccess, memoryOpResult, nativeStreamOf, type CudaIpcAccess } from './cuda-ipc-access.js';
+import { fenceCounterBytes, fenceCounterOffset } from './fence-counters.js';
+
+/** Geometry of a device boundary pool. */
+export interface CudaIpcExportSpec {
+  /** Diagnostics label, for example `topic camera.frames`. */
+  readonly name: string;
+  /** The CUDA device the allocation lives on. */
+  readonly device: Device;
+  readonly slotCount: number;
+  /** Bytes from one slot to the next (a multiple of 256). */
+  readonly slotStride: number;
+  /** The producer stream: every fence write is issued on it, after the counters were zeroed on it. */
+  readonly producerStream: Stream;
+}
+
+/**
+ * The exporting side of a device boundary pool: ONE `cudaMalloc` allocation holding every slot (slot i
+ * at byte `i * slotStride`) followed by one u64 generation-fence counter per slot, exported once as a
+ * 64-byte CUDA IPC handle. The producer's commit records the fence with `recordFence()`: a 64-bit stream
+ * memory operation on the producer stream that writes the slot's generation into its counter after
+ * every write before it, so the descriptor can go out at once and the importer waits on its own stream
+ * (`CudaIpcImport.waitFence`). Neither side blocks a host thread.
+ * Spec: "Crossing process boundaries: the generation fence".
+ */
+export class CudaIpcExport {
+  #disposed = false;
+
+  private constructor(
+    private readonly access: CudaIpcAccess,
+    /** The allocation: slots, then counters. */
+    readonly memory: DeviceMemory,
+    /** The 64-byte `cudaIpcMemHandle_t` of `memory`. */
+    readonly handle: Uint8Array,
+    readonly slotCount: number,
+    readonly slotStride: number,
+    private readonly producer: bigint,
+  ) {}
+
+  /**
+   * Allocates and exports the pool and zeroes its counters on the producer stream. `NotSupported`
+   * without the CUDA backend, addon or stream memory operations; `OutOfMemory`/`DeviceError` from CUDA;
+   * nothing is left allocated on failure.
+   */
+  static create(backend: Backend, spec: CudaIpcExportSpec): Result<CudaIpcExport> {
+    const access = cudaIpcAccess(backend, `device boundary ${spec.name}`);
+    if (!access.ok) return access;
+    const producer = nativeStreamOf(access.value, spec.producerStream);
+    if (!producer.ok) return producer;
+    const slotsBytes = spec.slotCount * spec.slotStride;
+    const counters = fenceCounterBytes(spec.slotCount);
+    const memory = backend.allocate({ kind: MemoryKind.CudaDevice, device: spec.device, byteSize: slotsBytes + counters, alignment: 256, label: `${spec.name} (CUDA IPC)` });
+    if (!memory.ok) return memory;
+    let handle: Uint8Array;
+    try {
+      handle = new Uint8Array(access.value.cuda.ipcGetMemHandle(memory.value.address));
+    } catch (thrown) {
+      backend.free(memory.value);
+      return err(ErrorCode.DeviceError, `device boundary ${spec.name}: cudaIpcGetMemHandle refused the pool allocation: ${(thrown as Error).message}`, thrown);
+    }
+    const zeroed = backend.memsetAsync(spec.producerStream, { memory: memory.value, byteOffset: slotsBytes, byteLength: counters, label: `${spec.name} fence counters` }, 0);
+    if (!zeroed.ok) {
+      backend.free(memory.value);
+      return zeroed;
+    }
+    return ok(new CudaIpcExport(access.value, memory.value, handle, spec.slotCount, spec.slotStride, producer.value));
+  }
+
+  /** Bytes of the whole allocation (slots and counters). */
+  get byteSize(): number {
+    return this.memory.byteSize;
+  }
+
+  /**
+   * The pool's backing as a resource that hands out the slot region once (for `TensorPool.materialize`);
+   * giving it back does nothing (`dispose()` frees the allocation).
+   */
+  resource(): SyncResource {
+    const slots: MemoryRange = { memory: this.memory, byteOffset: 0, byteLength: this.slotCount * this.slotStride, label: `${this.memory.label} slots` };
+    return {
+      hostAccessible: false,
+      deviceAccessible: true,
+      allocate: (bytes) => (bytes <= slots.byteLength ? ok(slots) : err(ErrorCode.OutOfMemory, `${this.memory.label}: ${bytes} bytes requested, the exported slots hold ${slots.byteLength}`)),
+      deallocate: () => OK_VOID,
+    };
+  }
+
+  /** Slot index of a range inside the slot region. */
+  slotOf(byteOffset: number): number {
+    return Math.floor(byteOffset / this.slotStride);
+  }
+
+  /**
+   * Enqueues the generation fence of `slot` on the producer stream: its counter becomes `generation`
+   * once every write enqueued before it completed. `DeviceError` when CUDA refuses; `InvalidState` after dispose.
+   */
+  recordFence(slot: number, generation: number): Result<void> {
+    if (this.#disposed) return err(ErrorCode.InvalidState, `${this.memory.label} was disposed`);
+    const address = this.memory.address + BigInt(fenceCounterOffset(this.slotCount, this.slotStride, slot));
+    return memoryOpResult(this.access.cuda.streamWriteValue64(this.producer, address, BigInt(generation)), `generation fence write (slot ${slot}, generation ${generation})`);
+  }
+
+  /** Frees the allocation once the work already enqueued on it completed. Idempotent. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.access.backend.free(this.memory);
+  }
+}

@@ -1,0 +1,360 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, unlinkSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { TensorPool } from '@hs/pool';
+import { ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Device, type Result, type Stream } from '@hs/streams';
+import type { DType, Tensor } from '@hs/tensor';
+import { FrameReader } from '../frame-reader.js';
+import { checkedSocketPeer, processAlive } from '../socket-peer.js';
+import { checkTopicName, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
+import { encodeGoodbye, releaseGeneration } from '../wire/control-frames.js';
+import { encodeDescriptor } from '../wire/descriptor-codec.js';
+import { readFrameHeader } from '../wire/frame-header.js';
+import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset } from '../wire/frame-layout.js';
+import { CudaIpcExport } from './cuda-ipc-export.js';
+import { encodeDeviceHello } from './device-hello.js';
+
+/** Where `DeviceTopicPublisher.listen` serves a topic. */
+export interface DeviceTopicListenOptions {
+  readonly topic: string;
+  /** Most subscribers at once (more are refused); default 8. */
+  readonly maxSubscribers?: number;
+  /** Longest a subscriber may hold one slot before it is dropped and its slots reclaimed, in ms; default 5000. */
+  readonly leaseTimeoutMs?: number;
+  /** How often subscriber pids and lease ages are checked, in ms; default 250. */
+  readonly livenessIntervalMs?: number;
+  /** Directory of the topic socket; default the per-user runtime directory. */
+  readonly runtimeDirectory?: string;
+}
+
+/** The pool `DeviceTopicPublisher.attach` materializes: one CUDA IPC allocation, written on `producerStream`. */
+export interface DeviceTopicPoolSpec {
+  readonly device: Device;
+  readonly producerStream: Stream;
+  readonly slotCount: number;
+  /** Largest tensor one slot holds, bytes. */
+  readonly slotByteSpan: number;
+  readonly maxRank: number;
+  readonly dtype?: DType;
+  /** Release streams per slot for in-process consumers of the same pool (default 8). */
+  readonly maxReleaseStreams?: number;
+}
+
+interface Subscriber {
+  readonly socket: Socket;
+  readonly pid: number;
+  /** Generation held per slot (0: none). */
+  readonly held: Float64Array;
+  /** When each held slot was sent (performance.now ms). */
+  readonly since: Float64Array;
+  heldCount: number;
+  gone: boolean;
+}
+
+const SLOT_ALIGNMENT = 256;
+
+/**
+ * The exporting side of a device topic: a boundary pool in ONE `cudaMalloc` allocation exported once
+ * as a CUDA IPC handle (slots are offsets), written on the producer's stream. `publish()` enqueues the
+ * slot's generation fence on the producer stream (a 64-bit stream memory operation writing the
+ * generation into the slot's counter) and only then sends the descriptor, flagged `DEVICE_FENCE`, to
+ * every subscriber, taking one read lease each; a slot recycles after every subscriber released it.
+ * Subscribers that close, die, hold a slot past `leaseTimeoutMs` or send a malformed frame are dropped
+ * and their slots reclaimed (`subscriberLost`). No host thread waits on either side.
+ *
+ * Two phases because a graph session creates its streams synchronously: `listen()` (async: claims the
+ * socket) before the session, `attach()` (sync: allocation, export, pool) inside it. Subscribers that
+ * connect before `attach()` get their HELLO once it ran.
+ * Spec: "Crossing process boundaries: the generation fence", warning on returning slots across processes.
+ */
+export class DeviceTopicPublisher {
+  readonly #server: Server;
+  readonly #socketPath: string;
+  readonly #topicId: number;
+  readonly #maxSubscribers: number;
+  readonly #leaseTimeoutMs: number;
+  readonly #subscribers = new Set<Subscriber>();
+  readonly #waiting: Socket[] = [];
+  readonly #liveness: NodeJS.Timeout;
+  readonly #onExit: () => void;
+  readonly #frame = Buffer.alloc(FRAME_BYTES);
+  readonly #frameView = new DataView(this.#frame.buffer, this.#frame.byteOffset, FRAME_BYTES);
+  #export: CudaIpcExport | null = null;
+  #pool: TensorPool | null = null;
+  #hello: Buffer | null = null;
+  #generations = new Float64Array(0);
+  #published: (Tensor | null)[] = [];
+  #closed = false;
+  /** Called when a subscriber attaches or a release arrives (the session's wake). */
+  onActivity: () => void = () => undefined;
+  /** Called with the typed error when a subscriber is dropped and its slots reclaimed. */
+  onSubscriberLost: (error: HsError) => void = () => undefined;
+
+  private constructor(
+    /** The topic name. */
+    readonly topic: string,
+    server: Server,
+    socketPath: string,
+    maxSubscribers: number,
+    leaseTimeoutMs: number,
+    livenessIntervalMs: number,
+  ) {
+    this.#server = server;
+    this.#socketPath = socketPath;
+    this.#topicId = randomBytes(4).readUInt32LE(0) || 1;
+    this.#maxSubscribers = maxSubscribers;
+    this.#leaseTimeoutMs = leaseTimeoutMs;
+    server.on('connection', (socket) => this.#accept(socket));
+    this.#liveness = setInterval(() => this.#checkLiveness(), livenessIntervalMs);
+    this.#liveness.unref();
+    this.#onExit = () => {
+      if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
+    };
+    process.on('exit', this.#onExit);
+  }
+
+  /**
+   * Claims the topic's socket (a stale one of a crashed publisher is removed) and listens.
+   * `AlreadyExists` when a live publisher serves the topic; `PermissionDenied` for an unsafe runtime directory.
+   * @throws HsError `InvalidArgument` for a malformed topic name or option.
+   */
+  static async listen(options: DeviceTopicListenOptions): Promise<Result<DeviceTopicPublisher>> {
+    const topic = checkTopicName(options.topic, 'DeviceTopicPublisher.listen');
+    const maxSubscribers = options.maxSubscribers ?? 8;
+    const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
+    const livenessIntervalMs = options.livenessIntervalMs ?? 250;
+    if (!Number.isSafeInteger(maxSubscribers) || maxSubscribers < 1 || !(leaseTimeoutMs > 0) || !(livenessIntervalMs > 0)) {
+      throw new HsError(ErrorCode.InvalidArgument, 'DeviceTopicPublisher.listen: maxSubscribers, leaseTimeoutMs and livenessIntervalMs must be positive');
+    }
+    const dir = topicDirectory(options.runtimeDirectory);
+    if (!dir.ok) return dir;
+    const path = topicSocketPath(dir.value, topic);
+    if (!path.ok) return path;
+    if (existsSync(path.value)) {
+      const live = await new Promise<boolean>((resolve) => {
+        const probe = createConnection(path.value);
+        probe.once('connect', () => {
+          probe.destroy();
+          resolve(true);
+        });
+        probe.once('error', () => resolve(false));
+      });
+      if (live) return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path.value})`);
+      unlinkSync(path.value);
+    }
+    const server = createServer();
+    const listening = await new Promise<Result<void>>((resolve) => {
+      server.once('error', (cause) => resolve(err(ErrorCode.AlreadyExists, `topic ${topic}: cannot listen on ${path.value}: ${cause.message}`, cause)));
+      server.listen(path.value, () => resolve(OK_VOID));
+    });
+    if (!listening.ok) return listening;
+    return ok(new DeviceTopicPublisher(topic, server, path.value, maxSubscribers, leaseTimeoutMs, livenessIntervalMs));
+  }
+
+  /**
+   * Allocates and exports the boundary pool on `backend` (the CUDA backend) and announces it to every
+   * subscriber. `InvalidState` when already attached or closed; `NotSupported` without CUDA IPC or stream
+   * memory operations; allocation and pool errors otherwise, with nothing left behind.
+   */
+  attach(backend: Backend, spec: DeviceTopicPoolSpec): Result<TensorPool> {
+    if (this.#closed || this.#pool !== null) return err(ErrorCode.InvalidState, `topic ${this.topic}: attach() after close() or a second time`);
+    const slotStride = Math.max(SLOT_ALIGNMENT, Math.ceil(spec.slotByteSpan / SLOT_ALIGNMENT) * SLOT_ALIGNMENT);
+    const exported = CudaIpcExport.create(backend, { name: `topic ${this.topic}`, device: spec.device, slotCount: spec.slotCount, slotStride, producerStream: spec.producerStream });
+    if (!exported.ok) return exported;
+    const pool = TensorPool.materialize(backend, {
+      name: `topic ${this.topic}`,
+      memoryKind: exported.value.memory.kind,
+      device: spec.device,
+      slotCount: spec.slotCount,
+      slotByteSpan: spec.slotByteSpan,
+      maxRank: spec.maxRank,
+      ...(spec.dtype === undefined ? {} : { dtype: spec.dtype }),
+      ...(spec.maxReleaseStreams === undefined ? {} : { maxReleaseStreams: spec.maxReleaseStreams }),
+      alignment: SLOT_ALIGNMENT,
+      producerStream: spec.producerStream,
+      resource: exported.value.resource(),
+    });
+    if (!pool.ok) {
+      exported.value.dispose();
+      return pool;
+    }
+    this.#export = exported.value;
+    this.#pool = pool.value;
+    this.#generations = new Float64Array(spec.slotCount);
+    this.#published = new Array<Tensor | null>(spec.slotCount).fill(null);
+    const hello = Buffer.alloc(FRAME_BYTES);
+    encodeDeviceHello(new DataView(hello.buffer, hello.byteOffset, FRAME_BYTES), 0, {
+      topicId: this.#topicId,
+      slotCount: spec.slotCount,
+      slotStride,
+      allocationBytes: exported.value.byteSize,
+      maxRank: spec.maxRank,
+      producerPid: process.pid,
+      deviceOrdinal: spec.device.id,
+      handle: exported.value.handle,
+    });
+    this.#hello = hello;
+    for (const socket of this.#waiting.splice(0)) this.#accept(socket);
+    return pool;
+  }
+
+  /** Subscribers attached (HELLO sent). */
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  /**
+   * Publishes a tensor just emitted from the pool: enqueues the slot's generation fence on the producer
+   * stream, then sends a `DEVICE_FENCE` descriptor to every subscriber with one read lease each. Returns
+   * the subscriber count. `InvalidArgument` for a tensor of another pool, `InvalidState` before
+   * `attach()`/after `close()`, `DeviceError` when the fence cannot be enqueued. Never waits.
+   */
+  publish(tensor: Tensor): Result<number> {
+    const pool = this.#pool;
+    const exported = this.#export;
+    if (this.#closed || pool === null || exported === null) return err(ErrorCode.InvalidState, `topic ${this.topic}: publish() before attach() or after close()`);
+    if (tensor.memory !== exported.memory) return err(ErrorCode.InvalidArgument, `topic ${this.topic}: "${tensor.name}" is not a tensor of this topic's pool`);
+    const backing = tensor.backing;
+    if (backing === null) return err(ErrorCode.InvalidState, `topic ${this.topic}: publish() needs the tensor returned by loan.emit()`);
+    const slot = exported.slotOf(tensor.byteOffset);
+    const generation = (this.#generations[slot] as number) + 1;
+    const fenced = exported.recordFence(slot, generation);
+    if (!fenced.ok) return fenced;
+    this.#generations[slot] = generation;
+    this.#published[slot] = tensor;
+    encodeDescriptor(this.#frameView, 0, {
+      topicId: this.#topicId,
+      slot,
+      generation,
+      fenceValue: generation,
+      flags: DescriptorFlag.DeviceFence,
+      dtype: tensor.dtype,
+      shape: tensor.shape,
+      strides: tensor.strides,
+      byteOffset: tensor.byteOffset - slot * exported.slotStride,
+      byteLength: tensor.byteSize,
+    });
+    const now = performance.now();
+    let sent = 0;
+    for (const sub of this.#subscribers) {
+      if (sub.gone || !backing.acquireLease().ok) continue;
+      sub.held[slot] = generation;
+      sub.since[slot] = now;
+      sub.heldCount++;
+      sub.socket.write(Buffer.from(this.#frame));
+      sent++;
+    }
+    return ok(sent);
+  }
+
+  /**
+   * Says goodbye to every subscriber, reclaims their leases, stops listening, removes the socket, and
+   * disposes the pool and the exported allocation. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#liveness);
+    process.off('exit', this.#onExit);
+    const bye = Buffer.alloc(FRAME_BYTES);
+    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.Closed);
+    for (const sub of [...this.#subscribers]) {
+      sub.socket.end(bye);
+      this.#drop(sub, null);
+    }
+    for (const socket of this.#waiting.splice(0)) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
+    this.#pool?.dispose();
+    this.#export?.dispose();
+  }
+
+  #accept(socket: Socket): void {
+    const peer = checkedSocketPeer(socket);
+    if (!peer.ok || this.#closed || this.#subscribers.size >= this.#maxSubscribers) {
+      socket.destroy();
+      return;
+    }
+    const hello = this.#hello;
+    if (hello === null) {
+      this.#waiting.push(socket);
+      socket.on('error', () => undefined);
+      return;
+    }
+    const slotCount = this.#generations.length;
+    const sub: Subscriber = { socket, pid: peer.value.pid, held: new Float64Array(slotCount), since: new Float64Array(slotCount), heldCount: 0, gone: false };
+    this.#subscribers.add(sub);
+    socket.setNoDelay(true);
+    const reader = new FrameReader((view) => this.#onFrame(sub, view));
+    socket.on('data', (chunk: Buffer) => reader.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (!sub.gone) this.#drop(sub, new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`));
+    });
+    socket.write(hello);
+    this.onActivity();
+  }
+
+  #onFrame(sub: Subscriber, view: DataView): boolean {
+    const type = readFrameHeader(view, 0, this.#topicId);
+    if (typeof type !== 'number') return this.#violation(sub, type.error.detail);
+    if (type === FrameType.Goodbye) {
+      sub.socket.end();
+      this.#drop(sub, new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} said goodbye`));
+      return false;
+    }
+    if (type !== FrameType.Release) return this.#violation(sub, `a subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
+    const generation = releaseGeneration(view, 0, sub.held.length);
+    if (typeof generation !== 'number') return this.#violation(sub, generation.error.detail);
+    const slot = view.getUint32(Offset.slot, true);
+    if (sub.held[slot] !== generation) return this.#violation(sub, `release of slot ${slot} generation ${generation}, which it does not hold`);
+    sub.held[slot] = 0;
+    sub.heldCount--;
+    this.#published[slot]?.backing?.releaseLease(null);
+    this.onActivity();
+    return true;
+  }
+
+  #violation(sub: Subscriber, detail: string): boolean {
+    const bye = Buffer.alloc(FRAME_BYTES);
+    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.ProtocolViolation);
+    sub.socket.end(bye);
+    this.#drop(sub, new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`));
+    return false;
+  }
+
+  #checkLiveness(): void {
+    const now = performance.now();
+    for (const sub of this.#subscribers) {
+      if (!processAlive(sub.pid)) {
+        sub.socket.destroy();
+        this.#drop(sub, new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber process ${sub.pid} is gone`));
+        continue;
+      }
+      for (let slot = 0; sub.heldCount > 0 && slot < sub.held.length; slot++) {
+        if (sub.held[slot] !== 0 && now - (sub.since[slot] as number) > this.#leaseTimeoutMs) {
+          const bye = Buffer.alloc(FRAME_BYTES);
+          encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.LeaseTimeout);
+          sub.socket.end(bye);
+          this.#drop(sub, new HsError(ErrorCode.ResourceExhausted, `topic ${this.topic}: subscriber pid ${sub.pid} held slot ${slot} longer than ${this.#leaseTimeoutMs} ms; its slots were reclaimed`));
+          break;
+        }
+      }
+    }
+  }
+
+  /** Removes a subscriber and gives back every lease it held (reported through `onSubscriberLost` when `error` is given). */
+  #drop(sub: Subscriber, error: HsError | null): void {
+    if (sub.gone) return;
+    sub.gone = true;
+    this.#subscribers.delete(sub);
+    for (let slot = 0; slot < sub.held.length; slot++) {
+      if (sub.held[slot] === 0) continue;
+      sub.held[slot] = 0;
+      this.#published[slot]?.backing?.releaseLease(null);
+    }
+    sub.heldCount = 0;
+    if (error !== null) this.onSubscriberLost(error);
+    this.onActivity();
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * Geometry of a device boundary's generation-fence counters: one little-endian u64 per slot, stored in
+ * the exported allocation right after the last slot (so one CUDA IPC handle carries both), the area
+ * rounded up to 256 bytes. The producer stream writes a slot's generation into its counter; an importer
+ * waits until the counter reaches the descriptor's fence value.
+ * Spec: "Crossing process boundaries: the generation fence".
+ */
+
+/** Bytes of the counters of `slotCount` slots. */
+export function fenceCounterBytes(slotCount: number): number {
+  return Math.ceil((slotCount * 8) / 256) * 256;
+}
+
+/** Byte offset of `slot`'s counter from the start of the allocation. */
+export function fenceCounterOffset(slotCount: number, slotStride: number, slot: number): number {
+  return slotCount * slotStride + 8 * slot;
+}

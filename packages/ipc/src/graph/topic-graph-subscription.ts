@@ -1,0 +1,335 @@
+import { createConnection, type Socket } from 'node:net';
+import type { TopicEndpointRecord } from '@hs/compiler';
+import type { BoundarySubscription } from '@hs/runtime';
+import { ErrorCode, HsError, MemoryKind, OK_VOID, err, type Backend, type DeviceMemory, type Event, type Result, type Stream } from '@hs/streams';
+import type { Tensor } from '@hs/tensor';
+import { CudaIpcImport } from '../device/cuda-ipc-import.js';
+import { decodeDeviceHello } from '../device/device-hello.js';
+import { FrameReader } from '../frame-reader.js';
+import { SharedSegment } from '../shared-segment.js';
+import { checkedSocketPeer } from '../socket-peer.js';
+import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
+import { decodeHello, encodeGoodbye, encodeRelease, goodbyeReason } from '../wire/control-frames.js';
+import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
+import { readFrameHeader } from '../wire/frame-header.js';
+import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from '../wire/frame-layout.js';
+import { TensorDescriptor, isPackedRowMajor } from '../wire/tensor-descriptor.js';
+import { ImportedSlot } from './imported-slot.js';
+
+/** Between connection attempts while the publisher is not up yet (ms). */
+const CONNECT_RETRY_MS = 10;
+
+/** Options of a graph subscription. */
+export interface TopicGraphSubscriptionOptions {
+  readonly runtimeDirectory?: string;
+  /** How long `start()` keeps trying to reach the publisher, in ms. */
+  readonly connectTimeoutMs: number;
+}
+
+/** What the subscription keeps of the publisher's HELLO. */
+interface AttachedTopic extends TopicGeometry {
+  readonly producerPid: number;
+  /** True for a device topic (descriptors carry generation fences). */
+  readonly device: boolean;
+}
+
+/**
+ * A graph input fed by a topic of another process, for both transports. A host or pinnedHost topic: the
+ * publisher's shared segment is mapped and adopted by the backend; its descriptors come from a host
+ * writer, so the slot tensor is host-complete (a host reader's `synchronizeForHost()` returns at once,
+ * a stream waits for nothing). A device topic: the publisher's one CUDA IPC allocation is mapped once
+ * (`CudaIpcImport`); for each descriptor the consumer's own stream waits on the device for the slot's
+ * generation fence, a readiness event is recorded on that stream right after the wait, and the slot's
+ * tensor is handed to the graph, so the consumer's work is ordered after the producer's writes without a
+ * host wait on either side. Either way no byte is copied, every descriptor is validated (and checked
+ * against the input's declared memory kind, dtype and rank) before use, and the lease the consumer
+ * releases returns the slot (RELEASE) once its release stream passed the release event. A GOODBYE
+ * `Closed` ends the input normally; a dead publisher or a refused frame is the subscription's typed `failure`.
+ * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer".
+ */
+export class TopicGraphSubscription implements BoundarySubscription {
+  #socket: Socket | null = null;
+  #topic: AttachedTopic | null = null;
+  #import: CudaIpcImport | null = null;
+  #segment: SharedSegment | null = null;
+  #memory: DeviceMemory | null = null;
+  #decoder: DescriptorDecoder | null = null;
+  readonly #descriptor = new TensorDescriptor();
+  #slots: ImportedSlot[] = [];
+  #readiness: Event[] = [];
+  #releaseEvents: Event[] = [];
+  /** Slots received and not yet taken by `next()`, in arrival order (a ring). */
+  #queue = new Int32Array(0);
+  #head = 0;
+  #count = 0;
+  #generations = new Float64Array(0);
+  #ended = false;
+  #failure: HsError | null = null;
+  #disposed = false;
+  readonly #release = Buffer.alloc(FRAME_BYTES);
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly endpoint: TopicEndpointRecord,
+    private readonly consumerStream: Stream | null,
+    private readonly options: TopicGraphSubscriptionOptions,
+    /** Called when a descriptor or the goodbye arrives (the session's wake). */
+    private readonly wake: () => void,
+  ) {}
+
+  get ended(): boolean {
+    return this.#ended && this.#count === 0;
+  }
+
+  get failure(): HsError | null {
+    return this.#failure;
+  }
+
+  async start(): Promise<Result<void>> {
+    if (this.endpoint.transport === 'cudaIpc' && this.consumerStream === null) {
+      return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic}: a device import needs the consumer's planned stream (compile with deployment.bindTopicDevice)`);
+    }
+    const dir = topicDirectory(this.options.runtimeDirectory);
+    if (!dir.ok) return dir;
+    const path = topicSocketPath(dir.value, this.endpoint.topic);
+    if (!path.ok) return path;
+    const deadline = performance.now() + this.options.connectTimeoutMs;
+    for (;;) {
+      const attached = await this.#connect(path.value, Math.max(1, deadline - performance.now()));
+      if (attached.ok || attached.error.code !== ErrorCode.NotFound || performance.now() >= deadline) return attached;
+      await new Promise((resolve) => setTimeout(resolve, CONNECT_RETRY_MS));
+    }
+  }
+
+  next(): Tensor | undefined {
+    if (this.#count === 0 || this.#failure !== null) return undefined;
+    const slot = this.#queue[this.#head] as number;
+    this.#head = (this.#head + 1) % this.#queue.length;
+    this.#count--;
+    return (this.#slots[slot] as ImportedSlot).tensor;
+  }
+
+  poll(): void {
+    for (const slot of this.#slots) slot.poll();
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const slot of this.#slots) slot.abandon();
+    const socket = this.#socket;
+    const topic = this.#topic;
+    if (socket !== null && !socket.destroyed && topic !== null) {
+      const bye = Buffer.alloc(FRAME_BYTES);
+      encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, topic.topicId, GoodbyeReason.Closed);
+      socket.end(bye);
+    } else socket?.destroy();
+    this.#import?.close();
+    if (this.#segment !== null) {
+      if (this.#memory !== null) this.backend.free(this.#memory);
+      this.#segment.close();
+    }
+    for (const event of [...this.#readiness, ...this.#releaseEvents]) this.backend.destroyEvent(event);
+    this.#readiness = [];
+    this.#releaseEvents = [];
+  }
+
+  /** One connection attempt: HELLO, peer check, mapping, events. `NotFound` while nobody publishes the topic. */
+  #connect(path: string, timeoutMs: number): Promise<Result<void>> {
+    return new Promise((resolve) => {
+      const socket = createConnection(path);
+      let settled = false;
+      const settle = (result: Result<void>): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (!result.ok) socket.destroy();
+        resolve(result);
+      };
+      const timer = setTimeout(() => settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic}: no HELLO from the publisher within ${Math.round(timeoutMs)} ms`)), timeoutMs);
+      socket.setNoDelay(true);
+      socket.on('error', (cause: NodeJS.ErrnoException) => settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic} is not published (${cause.code ?? cause.message})`, cause)));
+      const reader = new FrameReader((view) => {
+        if (this.#topic === null) {
+          const attached = this.#attach(socket, view);
+          settle(attached);
+          return attached.ok;
+        }
+        return this.#onFrame(view);
+      });
+      socket.on('data', (chunk: Buffer) => reader.push(chunk));
+      socket.on('close', () => {
+        settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic}: the publisher closed the connection before its HELLO`));
+        if (this.#topic !== null && !this.#ended) this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher (pid ${this.#topic.producerPid}) went away`));
+      });
+    });
+  }
+
+  /** Validates the HELLO, checks the peer, maps the pool (shared segment or CUDA IPC) and makes the slots. */
+  #attach(socket: Socket, view: DataView): Result<void> {
+    const device = view.getUint32(Offset.memoryKind, true) === WireMemoryKind.CudaDevice;
+    if (device !== (this.endpoint.transport === 'cudaIpc')) {
+      return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher serves ${device ? 'cudaDevice' : 'host or pinnedHost'} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
+    }
+    const peer = checkedSocketPeer(socket);
+    if (!peer.ok) return peer;
+    const mapped = device ? this.#mapDevice(view, peer.value.pid) : this.#mapSegment(view, peer.value.pid);
+    if (!mapped.ok) return mapped;
+    const topic = mapped.value;
+    const per = ImportedSlot.releaseEventCount;
+    const stream = this.consumerStream;
+    const events: Event[] = [];
+    // Device topics: a readiness event per slot, then the release events; a host-only consumer has neither.
+    const eventCount = stream === null ? 0 : topic.slotCount * (per + (device ? 1 : 0));
+    for (let i = 0; i < eventCount; i++) {
+      const made = this.backend.createEvent((stream as Stream).device, { label: `topic ${this.endpoint.topic} event ${i}` });
+      if (!made.ok) {
+        for (const event of events) this.backend.destroyEvent(event);
+        this.#unmap();
+        return made;
+      }
+      events.push(made.value);
+    }
+    this.#readiness = device ? events.slice(0, topic.slotCount) : [];
+    this.#releaseEvents = device ? events.slice(topic.slotCount) : events;
+    const memory = (this.#import?.memory ?? this.#memory) as DeviceMemory;
+    this.#slots = [];
+    for (let slot = 0; slot < topic.slotCount; slot++) {
+      const releases = this.#releaseEvents.slice(slot * per, slot * per + per);
+      this.#slots.push(new ImportedSlot(this.backend, memory, `topic ${this.endpoint.topic}[slot ${slot}]`, releases, () => this.#returnSlot(slot)));
+    }
+    this.#topic = topic;
+    this.#socket = socket;
+    this.#decoder = new DescriptorDecoder(topic);
+    this.#queue = new Int32Array(topic.slotCount);
+    this.#generations = new Float64Array(topic.slotCount);
+    return OK_VOID;
+  }
+
+  /** A device HELLO: the publisher's CUDA IPC allocation mapped on the input's device. */
+  #mapDevice(view: DataView, peerPid: number): Result<AttachedTopic> {
+    const hello = decodeDeviceHello(view, 0);
+    if (!hello.ok) return hello;
+    const h = hello.value;
+    if (peerPid !== h.producerPid) return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peerPid}`);
+    if (h.deviceOrdinal !== this.endpoint.device.id) {
+      return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic} lives on cuda:${h.deviceOrdinal} but input ${this.#input} is bound to ${this.endpoint.device.toString()}; hs never copies across devices`);
+    }
+    const mapped = CudaIpcImport.open(this.backend, { name: `topic ${this.endpoint.topic}`, device: this.endpoint.device, handle: h.handle, slotCount: h.slotCount, slotStride: h.slotStride });
+    if (!mapped.ok) return mapped;
+    this.#import = mapped.value;
+    return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: true } };
+  }
+
+  /** A host HELLO: the publisher's shared segment mapped and adopted as host or pinnedHost memory. */
+  #mapSegment(view: DataView, peerPid: number): Result<AttachedTopic> {
+    const hello = decodeHello(view, 0);
+    if (!hello.ok) return hello;
+    const h = hello.value;
+    if (peerPid !== h.producerPid) return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peerPid}`);
+    if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
+      return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`);
+    }
+    const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
+    if (kind !== this.endpoint.memoryKind) {
+      return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher sends ${kind} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
+    }
+    if (typeof this.backend.adoptHostMemory !== 'function') return err(ErrorCode.NotSupported, `topic ${this.endpoint.topic}: the ${this.backend.name} backend cannot adopt shared memory`);
+    const segment = SharedSegment.open({ name: h.segmentName, minByteSize: h.slotCount * h.slotStride });
+    if (!segment.ok) return segment;
+    const memory = this.backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${this.endpoint.topic} segment` });
+    if (!memory.ok) {
+      segment.value.close();
+      return memory;
+    }
+    this.#segment = segment.value;
+    this.#memory = memory.value;
+    return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: false } };
+  }
+
+  /** Releases a mapping made by a failed attach. */
+  #unmap(): void {
+    this.#import?.close();
+    this.#import = null;
+    if (this.#segment !== null) {
+      if (this.#memory !== null) this.backend.free(this.#memory);
+      this.#segment.close();
+    }
+    this.#segment = null;
+    this.#memory = null;
+  }
+
+  /** `operator.port` of the subscribed input, for messages. */
+  get #input(): string {
+    return `${this.endpoint.port.operator}.${this.endpoint.port.port}`;
+  }
+
+  #onFrame(view: DataView): boolean {
+    const topic = this.#topic as AttachedTopic;
+    if (this.#failure !== null || this.#disposed) return false;
+    const type = readFrameHeader(view, 0, topic.topicId);
+    if (typeof type !== 'number') return this.#reject(type.error);
+    if (type === FrameType.Goodbye) {
+      if (goodbyeReason(view, 0) === GoodbyeReason.Closed) this.#ended = true;
+      else this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher dropped this subscriber (goodbye reason ${goodbyeReason(view, 0)})`));
+      this.wake();
+      return false;
+    }
+    if (type !== FrameType.Descriptor) return this.#reject(new HsError(ErrorCode.ProtocolError, `unexpected ${FrameType[type]} frame from the publisher`));
+    const d = this.#descriptor;
+    const decoded = (this.#decoder as DescriptorDecoder).decode(view, 0, d);
+    if (!decoded.ok) return this.#reject(decoded.error);
+    const slot = this.#slots[d.slot] as ImportedSlot;
+    if (slot.inUse) return this.#reject(new HsError(ErrorCode.ProtocolError, `descriptor rejected: slot ${d.slot} is still held here`));
+    const fenced = (d.flags & DescriptorFlag.DeviceFence) !== 0;
+    if (fenced !== topic.device) {
+      return this.#reject(new HsError(ErrorCode.ProtocolError, `descriptor rejected: ${topic.device ? 'a device topic descriptor must carry a generation fence' : 'a host topic is written by the host writer and carries no fence'}`));
+    }
+    if (!isPackedRowMajor(d.rank, d.shape, d.strides)) return this.#reject(new HsError(ErrorCode.ProtocolError, 'descriptor rejected: strides are not packed row-major'));
+    const e = this.endpoint;
+    if (e.dtype !== null && d.dtype !== e.dtype) return this.#reject(new HsError(ErrorCode.ProtocolError, `the publisher sends ${d.dtype.name} tensors but input ${this.#input} requires ${e.dtype.name}`));
+    if (e.rank !== null && d.rank !== e.rank) return this.#reject(new HsError(ErrorCode.ProtocolError, `the publisher sends rank ${d.rank} but input ${this.#input} requires rank ${e.rank}`));
+    let readiness: Event | null = null;
+    if (topic.device) {
+      const stream = this.consumerStream as Stream;
+      const waited = (this.#import as CudaIpcImport).waitFence(stream, d.slot, d.fenceValue);
+      if (!waited.ok) return this.#reject(waited.error);
+      readiness = this.#readiness[d.slot] as Event;
+      const recorded = this.backend.recordEvent(readiness, stream);
+      if (!recorded.ok) return this.#reject(recorded.error);
+    }
+    const hStride = topic.slotStride;
+    const lent = slot.lend(d.dtype, d.shape.slice(0, d.rank), d.slot * hStride + d.byteOffset, hStride - d.byteOffset, readiness);
+    if (!lent.ok) return this.#reject(lent.error);
+    this.#generations[d.slot] = d.generation;
+    this.#queue[(this.#head + this.#count) % this.#queue.length] = d.slot;
+    this.#count++;
+    this.wake();
+    return true;
+  }
+
+  #returnSlot(slot: number): void {
+    const socket = this.#socket;
+    const topic = this.#topic;
+    if (socket === null || topic === null || socket.destroyed || socket.writableEnded) return;
+    encodeRelease(new DataView(this.#release.buffer, this.#release.byteOffset, FRAME_BYTES), 0, topic.topicId, slot, this.#generations[slot] as number);
+    socket.write(Buffer.from(this.#release));
+  }
+
+  #reject(error: HsError): boolean {
+    const socket = this.#socket;
+    const topic = this.#topic;
+    if (socket !== null && topic !== null && !socket.destroyed) {
+      const bye = Buffer.alloc(FRAME_BYTES);
+      encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, topic.topicId, GoodbyeReason.ProtocolViolation);
+      socket.end(bye);
+    }
+    this.#fail(new HsError(error.code, `topic ${this.endpoint.topic}: ${error.detail}; the subscription was closed`, { cause: error }));
+    return false;
+  }
+
+  #fail(error: HsError): void {
+    this.#failure ??= error;
+    this.wake();
+  }
+}

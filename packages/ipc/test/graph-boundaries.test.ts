@@ -1,0 +1,194 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
+import { RunSession } from '@hs/runtime';
+import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { DType, Tensor } from '@hs/tensor';
+import { afterAll, describe, expect, it } from 'vitest';
+import { IpcBoundaries, ipcAvailability } from '../src/index.js';
+
+const VALUES = 64;
+const available = ipcAvailability();
+if (!available.available) console.log(`graph boundary tests skipped: ${available.reason}`);
+const dir = mkdtempSync(join(tmpdir(), 'hs-graph-topics-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Host writer: frame i holds int32 values i * 1000 + k. */
+class CountingSource extends Operator {
+  out!: OutputPort;
+  sent = 0;
+  constructor(readonly frames: number, readonly memoryKind: MemoryKind = MemoryKind.Host) {
+    super('source');
+  }
+  setup(spec: OperatorSpec): void {
+    this.out = spec.output('values').producesTensor({
+      representation: { memoryKind: this.memoryKind, dtype: DType.int32, rank: 1 },
+      bounds: { maxByteSpan: VALUES * 4 },
+      storage: 'runtimePool',
+    });
+  }
+  compute(ctx: ExecutionContext): Result<void> {
+    const loan = ctx.allocateTensor(this.out, { shape: [VALUES], dtype: DType.int32 });
+    if (!loan.ok) return loan;
+    const guard = unwrap(loan.value.write(null));
+    const view = unwrap(guard.tensor.mutableHostView());
+    const values = new Int32Array(view.buffer, view.byteOffset, VALUES);
+    for (let k = 0; k < VALUES; k++) values[k] = this.sent * 1000 + k;
+    unwrap(guard.commit());
+    this.sent += 1;
+    if (this.sent === this.frames) ctx.finish();
+    return ctx.emit(this.out, loan.value);
+  }
+}
+
+/** Host reader: checks every value after the host-access wait (which returns at once: no fence). */
+class CheckingSink extends Operator {
+  in!: InputPort;
+  received = 0;
+  wrong = 0;
+  constructor(readonly dtype: DType = DType.int32) {
+    super('sink');
+  }
+  setup(spec: OperatorSpec): void {
+    this.in = spec.input('values', { memoryKind: MemoryKind.Host, dtype: this.dtype, rank: 1 });
+  }
+  async compute(ctx: ExecutionContext): Promise<Result<void>> {
+    const tensor = ctx.receive(this.in)!;
+    unwrap(await tensor.synchronizeForHost());
+    const view = unwrap(tensor.hostView());
+    const values = new Int32Array(view.buffer, view.byteOffset, VALUES);
+    for (let k = 0; k < VALUES; k++) if (values[k] !== this.received * 1000 + k) this.wrong += 1;
+    this.received += 1;
+    return OK_VOID;
+  }
+}
+
+/**
+ * Emits foreign device tensors (imported, readiness on its stream) through a pass-through host output: the
+ * boundary copies each one device-to-host into a slot on this operator's stream, publishing when done.
+ */
+class ForeignDeviceSource extends Operator {
+  out!: OutputPort;
+  sent = 0;
+  constructor(readonly frames: number) {
+    super('source');
+  }
+  setup(spec: OperatorSpec): void {
+    this.out = spec.output('values').producesTensor({
+      representation: { memoryKind: MemoryKind.Host, dtype: DType.int32, rank: 1 },
+      bounds: { maxByteSpan: VALUES * 4 },
+    });
+    spec.requireCudaStream();
+  }
+  compute(ctx: ExecutionContext): Result<void> {
+    const stream = ctx.cudaStream();
+    const memory = unwrap(ctx.backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: VALUES * 4 }));
+    const values = new Int32Array(VALUES).map((_, k) => this.sent * 1000 + k);
+    unwrap(ctx.backend.copyFromHostAsync(stream, { memory, byteOffset: 0, byteLength: VALUES * 4, label: 'foreign' }, new Uint8Array(values.buffer)));
+    const tensor = unwrap(Tensor.import({ backend: ctx.backend, memory, shape: [VALUES], dtype: DType.int32, deleter: () => ctx.backend.freeAsync(memory, stream) }));
+    unwrap(tensor.setReadinessStream(stream));
+    this.sent += 1;
+    if (this.sent === this.frames) ctx.finish();
+    return ctx.emitTensor(this.out, tensor);
+  }
+}
+
+function producer(topic: string, frames: number, memoryKind = MemoryKind.Host) {
+  const graph = new Graph('producer');
+  const source = graph.add(new CountingSource(frames, memoryKind));
+  graph.publish(source.out, topic, { subscriberQueueDepth: 3 });
+  const options = memoryKind === MemoryKind.CudaDevice ? { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } } : {};
+  return { plan: unwrap(compile(graph, options)), source };
+}
+
+function consumer(topic: string, dtype = DType.int32) {
+  const graph = new Graph('consumer');
+  const sink = graph.add(new CheckingSink(dtype));
+  graph.subscribe(topic, sink.in);
+  return { plan: unwrap(compile(graph)), sink };
+}
+
+describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (one process, real sockets and shm)', () => {
+  it('carries every frame bit-exact from a producer session to a consumer session; every slot comes back', async () => {
+    const backend = new HostBackend();
+    const p = producer('values', 500);
+    const c = consumer('values');
+    const pubBoundaries = unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 }));
+    const subBoundaries = unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir }));
+    const pub = unwrap(RunSession.create(p.plan, { backend, boundaries: pubBoundaries }));
+    const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: subBoundaries }));
+    const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
+    expect(produced.ok).toBe(true);
+    expect(consumed.ok).toBe(true);
+    expect(c.sink.received).toBe(500);
+    expect(c.sink.wrong).toBe(0);
+    expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'pool:source.values', outstanding: 0 })]);
+    pub.dispose();
+    sub.dispose();
+    expect(existsSync(join(dir, 'values.sock'))).toBe(false);
+  });
+
+  it('copies foreign device tensors of a pass-through output device-to-host into the host topic (no host wait), values exact', async () => {
+    const backend = new HostBackend();
+    const graph = new Graph('foreign-producer');
+    const source = graph.add(new ForeignDeviceSource(40));
+    graph.publish(source.out, 'foreign');
+    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
+    expect(plan.pool('boundary:foreign')?.boundary).toMatchObject({ staging: 'copy', transport: 'posixShm', fence: 'none' });
+    const c = consumer('foreign');
+    const pub = unwrap(RunSession.create(plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 })) }));
+    const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir })) }));
+    const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
+    expect(produced.ok && consumed.ok).toBe(true);
+    expect(c.sink.received).toBe(40);
+    expect(c.sink.wrong).toBe(0);
+    expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'boundary:foreign', outstanding: 0 })]);
+    pub.dispose();
+    sub.dispose();
+  });
+
+  it('fails the consumer run with ProtocolError when the topic carries another dtype than the input requires', async () => {
+    const backend = new HostBackend();
+    const p = producer('mismatch', 50);
+    const c = consumer('mismatch', DType.float32);
+    const pub = unwrap(RunSession.create(p.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 })) }));
+    const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir })) }));
+    const [produced, consumed] = await Promise.all([pub.run({ drainTimeoutMs: 5000 }), sub.run()]);
+    expect(consumed.ok).toBe(false);
+    if (!consumed.ok) {
+      expect(consumed.error.code).toBe(ErrorCode.ProtocolError);
+      expect(consumed.error.message).toContain('the publisher sends int32 tensors but input sink.values requires float32');
+    }
+    expect(c.sink.received).toBe(0);
+    expect(produced.ok).toBe(true);
+    pub.dispose();
+    sub.dispose();
+  });
+
+  it('refuses a device topic on the host backend at create(), closing its socket with dispose()', async () => {
+    const backend = new HostBackend();
+    const p = producer('device', 1, MemoryKind.CudaDevice);
+    const boundaries = unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir }));
+    expect(existsSync(join(dir, 'device.sock'))).toBe(true);
+    const created = RunSession.create(p.plan, { backend, boundaries });
+    expect(created.ok).toBe(false);
+    if (!created.ok) {
+      expect(created.error.code).toBe(ErrorCode.NotSupported);
+      expect(created.error.message).toContain('needs the CUDA backend');
+    }
+    await boundaries.dispose();
+    expect(existsSync(join(dir, 'device.sock'))).toBe(false);
+  });
+
+  it('refuses a session of another plan or backend (InvalidArgument), and a second topic of a live publisher (AlreadyExists)', async () => {
+    const backend = new HostBackend();
+    const p = producer('owned', 1);
+    const boundaries = unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir }));
+    const other = RunSession.create(p.plan, { backend: new HostBackend(), boundaries });
+    expect(other.ok ? null : other.error.code).toBe(ErrorCode.InvalidArgument);
+    const again = await IpcBoundaries.prepare(producer('owned', 1).plan, { backend, runtimeDirectory: dir });
+    expect(again.ok ? null : again.error.code).toBe(ErrorCode.AlreadyExists);
+    await boundaries.dispose();
+  });
+});

@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TopicEndpointRecord } from '@hs/compiler';
+import { Device, ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+import { DType } from '@hs/tensor';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ipcAvailability } from '../src/index.js';
+import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
+import { encodeDeviceHello } from '../src/device/device-hello.js';
+import { fenceCounterBytes } from '../src/device/fence-counters.js';
+import { FRAME_BYTES, Offset } from '../src/wire/frame-layout.js';
+
+// A hostile or broken publisher of a device topic, played by a raw socket server in this process: the
+// subscription must answer each case with a typed error and never crash or touch device memory.
+const available = ipcAvailability();
+const dir = mkdtempSync(join(tmpdir(), 'hs-device-sub-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const endpoint: TopicEndpointRecord = {
+  topic: 'dev',
+  direction: 'subscribe',
+  port: { operator: 'sink', port: 'frames' },
+  memoryKind: MemoryKind.CudaDevice,
+  device: Device.cuda(0),
+  transport: 'cudaIpc',
+  stream: 'stream:sink@cuda:0',
+  queueDepth: 2,
+  queueDepthSource: 'default',
+  maxSubscribers: null,
+  pool: null,
+  dtype: DType.uint8,
+  rank: 1,
+};
+
+function helloFrame(edit?: (view: DataView) => void): Buffer {
+  const frame = Buffer.alloc(FRAME_BYTES);
+  const view = new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES);
+  encodeDeviceHello(view, 0, {
+    topicId: 7,
+    slotCount: 4,
+    slotStride: 256,
+    allocationBytes: 4 * 256 + fenceCounterBytes(4),
+    maxRank: 1,
+    producerPid: process.pid,
+    deviceOrdinal: 0,
+    handle: new Uint8Array(64).fill(0xab),
+  });
+  edit?.(view);
+  return frame;
+}
+
+/** Serves `dev.sock` and sends `frame` (or nothing) to each connection; returns a closer. */
+async function publisher(frame: Buffer | null): Promise<() => Promise<void>> {
+  const sockets: Socket[] = [];
+  const server: Server = createServer((socket) => {
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+    if (frame !== null) socket.write(frame);
+  });
+  await new Promise<void>((resolve) => server.listen(join(dir, 'dev.sock'), resolve));
+  return () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    });
+}
+
+async function attach(frame: Buffer | null, connectTimeoutMs = 2000) {
+  const close = await publisher(frame);
+  const backend = new HostBackend();
+  const stream = unwrap(backend.createStream(Device.cuda(0)));
+  const subscription = new TopicGraphSubscription(backend, endpoint, stream, { runtimeDirectory: dir, connectTimeoutMs }, () => undefined);
+  const started = await subscription.start();
+  subscription.dispose();
+  await close();
+  backend.dispose();
+  return started;
+}
+
+describe.skipIf(!available.available)('TopicGraphSubscription against a broken or hostile publisher', () => {
+  it('rejects a HELLO with a bad magic, a wrong allocation size or nonzero reserved bytes with ProtocolError', async () => {
+    for (const edit of [
+      (v: DataView) => v.setUint32(Offset.magic, 0x12345678, true),
+      (v: DataView) => v.setUint32(Offset.segmentBytes, 1024, true),
+      (v: DataView) => v.setUint8(Offset.segmentName, 0x2f),
+    ]) {
+      const started = await attach(helloFrame(edit));
+      expect(started.ok ? null : started.error.code).toBe(ErrorCode.ProtocolError);
+    }
+  });
+
+  it('refuses a host topic for a device input (ProtocolError) and a device HELLO it cannot map on the host backend (NotSupported)', async () => {
+    const host = await attach(helloFrame((v) => v.setUint32(Offset.memoryKind, 0, true)));
+    expect(host.ok ? null : host.error.code).toBe(ErrorCode.ProtocolError);
+    expect(host.ok ? null : host.error.message).toContain('serves host or pinnedHost memory but input sink.frames imports cudaDevice');
+    const device = await attach(helloFrame());
+    expect(device.ok ? null : device.error.code).toBe(ErrorCode.NotSupported);
+    expect(device.ok ? null : device.error.message).toContain('needs the CUDA backend');
+  });
+
+  it('refuses a HELLO naming another device than the input is bound to', async () => {
+    const started = await attach(helloFrame((v) => v.setUint32(Offset.deviceOrdinal, 3, true)));
+    expect(started.ok ? null : started.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(started.ok ? null : started.error.message).toContain('lives on cuda:3');
+  });
+
+  it('gives up with NotFound when the publisher never sends its HELLO, and when nobody publishes', async () => {
+    const silent = await attach(null, 200);
+    expect(silent.ok ? null : silent.error.code).toBe(ErrorCode.NotFound);
+    const backend = new HostBackend();
+    const nobody = new TopicGraphSubscription(backend, { ...endpoint, topic: 'nobody' }, unwrap(backend.createStream(Device.cuda(0))), { runtimeDirectory: dir, connectTimeoutMs: 100 }, () => undefined);
+    const started = await nobody.start();
+    expect(started.ok ? null : started.error.code).toBe(ErrorCode.NotFound);
+    nobody.dispose();
+  });
+});
