@@ -6,11 +6,13 @@ import { fuzzDLPackImport } from './fuzz/dlpack-import.js';
 import { fuzzGraphAuthoring } from './fuzz/graph-authoring.js';
 import { fuzzIpcDescriptors } from './fuzz/ipc-descriptor.js';
 import { fuzzNanoVdbCorruption } from './fuzz/nanovdb-corruption.js';
+import { crossProcessSoak } from './cross-process-soak.js';
 import { deviceMemoryFlat, soak, type SoakBackend } from './soak.js';
 import { flagshipSoak } from './flagship-soak.js';
 import { CudaBackend } from '@hs/streams';
 
 // `pnpm soak`: the reliability run and its one report. Environment: HS_SOAK_FRAMES (default 1e6),
+// HS_SOAK_TOPIC_FRAMES (frames of the cross-process topic soak, default 1e5),
 // HS_SOAK_BACKEND (host, cuda or auto = cuda when a device is usable; default auto),
 // HS_SOAK_FLAGSHIP_FRAMES (scans of the scan-to-volume flagship soak, rounded up to whole sweeps of 36; default 3600),
 // HS_SOAK_SEED (default 1), HS_CHAOS_SEEDS (how many seeds, 1..N; default 16), HS_FUZZ_RUNS (inputs per
@@ -119,9 +121,18 @@ const flagshipClean =
   (flagshipMemory === null || (flagshipMemory.heapGrowth <= FLATNESS && flagshipMemory.rssGrowth <= FLATNESS)) &&
   (flagship.backend === 'host' || (flagshipDevice !== null && deviceMemoryFlat(flagshipDevice, FLATNESS)));
 
+const topicFrames = positiveInteger('HS_SOAK_TOPIC_FRAMES', 100_000);
+const topics = await crossProcessSoak(topicFrames);
+console.log('\ncross-process soak (producer graph here, consumer graph in a child process, host topic over POSIX shm)');
+console.log(
+  `  ${topics.consumer.frames}/${topics.frames} frames received in ${(topics.producer.elapsedMs / 1000).toFixed(1)} s ` +
+    `(${Math.round(topics.frames / Math.max(topics.producer.elapsedMs / 1000, 1e-9))} frames/s); bad bytes ${topics.consumer.badBytes}; boundary slots out at the end ${topics.producer.slotsOut}`,
+);
+for (const side of [topics.producer, topics.consumer]) if (side.error !== null) console.log(`    ! ${side.error}`);
+
 const faultsInjected = scenarios.reduce((n, s) => n + s.faultsInjected, 0);
 const inputsFuzzed = fuzz.reduce((n, f) => n + f.runs, 0);
-const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liveLeaks + flagshipLeaks;
+const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liveLeaks + flagshipLeaks + topics.problems;
 const hangs = scenarios.reduce((n, s) => n + s.hangs, 0);
 const wrong = scenarios.reduce((n, s) => n + s.wrongOutcomes, 0);
 const fuzzFailures = fuzz.filter((f) => f.failure !== null).length;
