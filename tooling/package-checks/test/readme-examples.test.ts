@@ -37,7 +37,7 @@ describe.skipIf(!registry.reachable)('README examples, from the packed tarballs 
   let diagnostics = new Map<string, string>();
 
   beforeAll(() => {
-    installTarballs(projectDir, packages.map((p) => tarballOf(packed, p.name)), typesNodeVersion);
+    installTarballs(projectDir, packages.map((p) => ({ name: p.name, tarball: tarballOf(packed, p.name) })), typesNodeVersion);
     diagnostics = compileExamples(projectDir, packages.flatMap((p) => p.examples));
   });
 
