@@ -13,13 +13,21 @@ import { fenceCounterBytes } from './fence-counters.js';
  * Spec: "Crossing process boundaries: the generation fence".
  */
 export interface DeviceHello {
+  /** Random id of the topic; every later frame carries it. */
   readonly topicId: number;
+  /** Slots in the exported allocation. */
   readonly slotCount: number;
+  /** Bytes from one slot to the next (slot `i` starts at `i * slotStride`). */
   readonly slotStride: number;
+  /** Bytes of the exported allocation: the slots, then the fence counters. */
   readonly allocationBytes: number;
+  /** Largest rank a descriptor may carry. */
   readonly maxRank: number;
+  /** Process id of the publisher. */
   readonly producerPid: number;
+  /** CUDA ordinal of the exporting device, in the publisher's process. */
   readonly deviceOrdinal: number;
+  /** The 64-byte CUDA IPC memory handle of the allocation (`cudaIpcMemHandle_t`). */
   readonly handle: Uint8Array;
 }
 

@@ -16,6 +16,7 @@ import { encodeDeviceHello } from './device-hello.js';
 
 /** Where `DeviceTopicPublisher.listen` serves a topic. */
 export interface DeviceTopicListenOptions {
+  /** Topic name (letters, digits, `_`, `-`, `.`; it names the socket). */
   readonly topic: string;
   /** Most subscribers at once (more are refused); default 8. */
   readonly maxSubscribers?: number;
@@ -29,12 +30,17 @@ export interface DeviceTopicListenOptions {
 
 /** The pool `DeviceTopicPublisher.attach` materializes: one CUDA IPC allocation, written on `producerStream`. */
 export interface DeviceTopicPoolSpec {
+  /** The CUDA device of the allocation. */
   readonly device: Device;
+  /** The stream that writes the slots; commits and generation fences are recorded on it. */
   readonly producerStream: Stream;
+  /** Slots in the pool. */
   readonly slotCount: number;
   /** Largest tensor one slot holds, bytes. */
   readonly slotByteSpan: number;
+  /** Largest rank an allocation may have. */
   readonly maxRank: number;
+  /** The only dtype allocations may use; any dtype when omitted. */
   readonly dtype?: DType;
   /** Release streams per slot for in-process consumers of the same pool (default 8). */
   readonly maxReleaseStreams?: number;
