@@ -105,7 +105,7 @@ console.log(`  live streams seen ${flagship.streamCounts.join(', ')}; live event
 const flagshipMemory = flagship.memory;
 if (flagshipMemory !== null) {
   console.log(
-    `  after forced GC: heap ${flagshipMemory.heapAfterWarmup} -> ${flagshipMemory.heapAtEnd} bytes (${pct(flagshipMemory.heapGrowth)}), RSS ${flagshipMemory.rssAfterWarmup} -> ${flagshipMemory.rssAtEnd} bytes (${pct(flagshipMemory.rssGrowth)}); growth limit +${FLATNESS * 100}% after warm-up, ${flagshipMemory.samples} samples`,
+    `  after forced GC: heap ${flagshipMemory.heapAfterWarmup} -> ${flagshipMemory.heapAtEnd} bytes (${pct(flagshipMemory.heapGrowth)}), RSS ${flagshipMemory.rssAfterWarmup} -> ${flagshipMemory.rssAtEnd} bytes (${pct(flagshipMemory.rssGrowth)}); growth limit +${FLATNESS * 100}% after warm-up (half the scans), ${flagshipMemory.samples} samples`,
   );
 }
 const flagshipDevice = flagship.deviceMemory;
