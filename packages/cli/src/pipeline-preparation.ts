@@ -1,5 +1,6 @@
-import { type ExecutionPlan, compile } from '@hs/compiler';
+import { type ExecutionPlan, Graph, compile } from '@hs/compiler';
 import type { PipelineBuild } from '@hs/runtime';
+import type { Result } from '@hs/streams';
 import type { CliIo } from './cli-io.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { type LoadedPipelineModule, loadPipelineModule } from './module-loader.js';
@@ -17,8 +18,9 @@ export interface PreparedPipeline {
  * as `error: <ErrorCode>: <message>`.
  *
  * @returns the prepared pipeline, or the exit code to stop with: `ExitCode.Usage` for a module that
- *   cannot be loaded or arguments it rejected (or its own exit code after `--help`), `ExitCode.Failure`
- *   when building or compiling fails.
+ *   cannot be loaded or arguments it rejected (`ExitCode.Success` after its own `--help`),
+ *   `ExitCode.Failure` when building or compiling fails or the module returns something that is not a
+ *   `Result` (named in the message).
  */
 export async function preparePipeline(
   target: string,
@@ -29,13 +31,25 @@ export async function preparePipeline(
   if (!loaded.ok) return fail(io, loaded.error.message, ExitCode.Usage);
   const { module } = loaded.value;
   const request = module.parseArguments(moduleArgs, { log: io.out, error: io.err });
+  if (!isResult(request)) return fail(io, `InvalidArgument: ${module.name}: parseArguments() did not return a Result (ok/err from @hs/streams)`, ExitCode.Failure);
   if (!request.ok) return fail(io, request.error.message, ExitCode.Usage);
   if (request.value.kind === 'exit') return { ok: false, exitCode: request.value.exitCode === 0 ? ExitCode.Success : ExitCode.Usage };
   const build = await module.build(request.value.options);
+  if (!isResult(build)) return fail(io, `InvalidArgument: ${module.name}: build() did not resolve to a Result (ok/err from @hs/streams)`, ExitCode.Failure);
   if (!build.ok) return fail(io, build.error.message, ExitCode.Failure);
+  if (typeof build.value !== 'object' || build.value === null || !(build.value.graph instanceof Graph) || typeof build.value.summary !== 'function') {
+    return fail(io, `InvalidArgument: ${module.name}: build() must give a PipelineBuild with a graph and a summary function`, ExitCode.Failure);
+  }
   const plan = compile(build.value.graph, build.value.compileOptions);
   if (!plan.ok) return fail(io, plan.error.message, ExitCode.Failure);
   return { ok: true, value: { loaded: loaded.value, build: build.value, plan: plan.value } };
+}
+
+/** Whether a module's return value has the shape of a `Result` (`ok: true` with `value`, or `ok: false` with an error). */
+function isResult(value: unknown): value is Result<unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as { ok?: unknown; error?: unknown };
+  return candidate.ok === true || (candidate.ok === false && candidate.error instanceof Error);
 }
 
 function fail(io: CliIo, message: string, exitCode: ExitCodeValue): { readonly ok: false; readonly exitCode: ExitCodeValue } {

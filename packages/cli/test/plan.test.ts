@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/index.js';
-import { FIXTURE, hs, spawnHs } from './run-hs.js';
+import { FIXTURE, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
 
 interface SvgGroup {
   '@_class'?: string;
@@ -151,5 +151,17 @@ describe('hs plan of the flagship (scan-to-volume)', () => {
     expect(edges.sort()).toEqual(
       [...plan.edges.map((e) => `${e.producer.operator}->${e.consumer.operator}`), ...plan.pools.map((p) => `${p.producer.operator}->${p.id}`)].sort(),
     );
+  });
+});
+
+describe('modules that return the wrong values', () => {
+  const broken = join(PACKAGE_DIR, 'test', 'fixtures', 'broken-results.mjs');
+  it.each([
+    ['--raw-parse', 'error: InvalidArgument: broken-results: parseArguments() did not return a Result (ok/err from @hs/streams)'],
+    ['--raw-build', 'error: InvalidArgument: broken-results: build() did not resolve to a Result (ok/err from @hs/streams)'],
+    ['--no-summary', 'error: InvalidArgument: broken-results: build() must give a PipelineBuild with a graph and a summary function'],
+    ['--no-graph', 'error: InvalidArgument: broken-results: build() must give a PipelineBuild with a graph and a summary function'],
+  ])('%s is a typed failure with exit code 1, not a crash', async (flag, message) => {
+    expect(await hs(['plan', broken, '--', flag])).toMatchObject({ exitCode: ExitCode.Failure, err: [message] });
   });
 });
