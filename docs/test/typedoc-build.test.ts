@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,4 +22,10 @@ it('builds the API reference from typedoc.json with zero warnings (a missing doc
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
+});
+
+it('puts every guide on the site (typedoc.json projectDocuments)', () => {
+  const config = JSON.parse(readFileSync(join(root, 'typedoc.json'), 'utf8')) as { projectDocuments: string[] };
+  const guides = readdirSync(join(docsDir, 'guides')).filter((f) => f.endsWith('.md')).map((f) => `docs/guides/${f}`);
+  expect(guides.filter((g) => !config.projectDocuments.includes(g)), 'add them to "projectDocuments" in typedoc.json').toEqual([]);
 });
