@@ -94,6 +94,9 @@ function positiveInteger(value: unknown, what: string, max = Number.MAX_SAFE_INT
  * sends a malformed frame is dropped and its leases reclaimed within `livenessIntervalMs` (socket close:
  * at once), with a `subscriberLost` event. Subscribers must run as the same user (SO_PEERCRED).
  *
+ * Events: `subscriberLost` (a `SubscriberLost`), and `slotsReturned` (the number of slots a release or a
+ * reclaim just freed), so a producer that got `ResourceExhausted` can resume without polling.
+ *
  * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer",
  * warning "Returning slots across processes can limit throughput", "Exhaustion fails fast".
  *
@@ -385,6 +388,12 @@ export class TopicPublisher extends EventEmitter {
     return this.#pool.retire();
   }
 
+  /** Recycles what came back and tells `slotsReturned` listeners (only when some slot was freed). */
+  #retireAndNotify(): void {
+    const freed = this.#pool.retire();
+    if (freed > 0 && this.listenerCount('slotsReturned') > 0) this.emit('slotsReturned', freed);
+  }
+
   /**
    * Says goodbye to every subscriber, stops listening, reclaims all leases, disposes the pool and removes
    * the socket and the segment name. Idempotent.
@@ -445,7 +454,7 @@ export class TopicPublisher extends EventEmitter {
     sub.held[slot] = 0;
     sub.heldCount--;
     this.#published[slot]!.backing!.releaseLease(null);
-    this.#pool.retire();
+    this.#retireAndNotify();
     return true;
   }
 
@@ -494,7 +503,7 @@ export class TopicPublisher extends EventEmitter {
       reclaimed++;
     }
     sub.heldCount = 0;
-    if (!this.#closed) this.#pool.retire();
+    if (!this.#closed) this.#retireAndNotify();
     if (loss !== null) {
       const event: SubscriberLost = { pid: sub.pid, reason: loss.reason, reclaimedLeases: reclaimed, error: loss.error };
       this.emit('subscriberLost', event);

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,11 +50,13 @@ describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', 
     written[0] = 0x77; // same memory: the subscriber sees the publisher's bytes without a copy
     expect(seen[0]).toBe(0x77);
     expect(pub.occupancy).toBe(1);
+    const returned = once(pub, 'slotsReturned');
     unwrap(lease.release());
     const again = lease.release();
     expect(again.ok ? null : again.error.code).toBe(ErrorCode.InvalidState);
     expect(lease.tensor.hostView().ok).toBe(false); // stale after release
-    while (pub.occupancy !== 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(await returned).toEqual([1]); // the RELEASE came back and freed the slot
+    expect(pub.occupancy).toBe(0);
 
     const other = unwrap(TensorPool.materialize(backend, { name: 'other', memoryKind: MemoryKind.Host, device: Device.cpu(), slotCount: 1, slotByteSpan: 64, maxRank: 1, producerStream: null }));
     const foreignLoan = unwrap(other.allocateTensor({ shape: [4], dtype: DType.uint8 }));

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -77,12 +78,12 @@ async function viaSharedMemory(bytes: number, latencyFrames: number, rateFrames:
   for (let i = 0; i < latencyFrames; i++) {
     const started = now();
     send();
-    while (pub.occupancy !== 0) await tick();
+    if (pub.occupancy !== 0) await once(pub, 'slotsReturned');
     roundTrips.push(now() - started);
   }
   for (let i = 0; i < rateFrames; ) {
     if (send()) i++;
-    else await tick();
+    else await once(pub, 'slotsReturned'); // the pool is exhausted: resume when a RELEASE frees a slot
   }
   const figures = (await peer.next()) as unknown as TransportFigures;
   await peer.exited;
