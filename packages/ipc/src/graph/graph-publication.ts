@@ -36,9 +36,12 @@ export class GraphPublication implements BoundaryPublication {
     private readonly subscriberTimeoutMs: number,
     /** Copy-completion events, one per slot (empty unless the output is a pass-through on a CUDA stream). */
     copyEvents: readonly Event[],
+    /** The session's wake: called when released slots are back, so a producer waiting for a slot runs at once. */
+    private readonly wake: () => void,
   ) {
     this.#copyEvents = copyEvents;
     this.#freeEvents.push(...copyEvents);
+    publisher.on('slotsReturned', wake);
   }
 
   get pool(): TensorPool {
@@ -123,10 +126,12 @@ export class GraphPublication implements BoundaryPublication {
   }
 
   async finish(): Promise<void> {
+    this.publisher.off('slotsReturned', this.wake);
     await this.publisher.close();
   }
 
   dispose(): void {
+    this.publisher.off('slotsReturned', this.wake);
     for (const staged of this.#staged.splice(0)) staged.guard.abandon();
     for (const event of this.#copyEvents) this.backend.destroyEvent(event);
     void this.publisher.close();

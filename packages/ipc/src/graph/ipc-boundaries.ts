@@ -162,7 +162,7 @@ export class IpcBoundaries implements BoundaryProvider {
       copyEvents.push(made.value);
     }
     this.#handedOut.add(request.record.id);
-    return ok(new GraphPublication(request.backend, publisher, awaitSubscribers, subscriberTimeoutMs, copyEvents));
+    return ok(new GraphPublication(request.backend, publisher, awaitSubscribers, subscriberTimeoutMs, copyEvents, request.wake));
   }
 
   subscribe(request: SubscriptionRequest): Result<BoundarySubscription> {
