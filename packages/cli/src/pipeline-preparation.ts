@@ -37,8 +37,16 @@ export async function preparePipeline(
   const build = await module.build(request.value.options);
   if (!isResult(build)) return fail(io, `InvalidArgument: ${module.name}: build() did not resolve to a Result (ok/err from @hs/streams)`, ExitCode.Failure);
   if (!build.ok) return fail(io, build.error.message, ExitCode.Failure);
-  if (typeof build.value !== 'object' || build.value === null || !(build.value.graph instanceof Graph) || typeof build.value.summary !== 'function') {
+  if (typeof build.value !== 'object' || build.value === null || typeof build.value.summary !== 'function') {
     return fail(io, `InvalidArgument: ${module.name}: build() must give a PipelineBuild with a graph and a summary function`, ExitCode.Failure);
+  }
+  if (!(build.value.graph instanceof Graph)) {
+    return fail(
+      io,
+      `InvalidArgument: ${module.name}: build() gave a graph that is not a Graph of the @hs/compiler hs uses; ` +
+        'build it with new Graph() and install @hs/cli in the same project as the module\'s @hs/compiler',
+      ExitCode.Failure,
+    );
   }
   const plan = compile(build.value.graph, build.value.compileOptions);
   if (!plan.ok) return fail(io, plan.error.message, ExitCode.Failure);

@@ -160,7 +160,10 @@ describe('modules that return the wrong values', () => {
     ['--raw-parse', 'error: InvalidArgument: broken-results: parseArguments() did not return a Result (ok/err from @hs/streams)'],
     ['--raw-build', 'error: InvalidArgument: broken-results: build() did not resolve to a Result (ok/err from @hs/streams)'],
     ['--no-summary', 'error: InvalidArgument: broken-results: build() must give a PipelineBuild with a graph and a summary function'],
-    ['--no-graph', 'error: InvalidArgument: broken-results: build() must give a PipelineBuild with a graph and a summary function'],
+    [
+      '--no-graph',
+      "error: InvalidArgument: broken-results: build() gave a graph that is not a Graph of the @hs/compiler hs uses; build it with new Graph() and install @hs/cli in the same project as the module's @hs/compiler",
+    ],
   ])('%s is a typed failure with exit code 1, not a crash', async (flag, message) => {
     expect(await hs(['plan', broken, '--', flag])).toMatchObject({ exitCode: ExitCode.Failure, err: [message] });
   });
