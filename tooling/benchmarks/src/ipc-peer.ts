@@ -1,7 +1,8 @@
 // Consumer process of the IPC transport benchmark (see ipc-transport.ts). One transport and one payload
 // size per process. Each frame carries the producer's CLOCK_MONOTONIC send time (ns, float64) in its first
 // 8 bytes; the consumer records one-way latency, acknowledges every frame (shm: RELEASE, socket/zmq: one
-// byte) and, after `latencyFrames` paced frames, counts `rateFrames` streamed ones. Prints one JSON line.
+// byte) and, after `latencyFrames` paced frames, counts `rateFrames` streamed ones. The first tenth of the
+// paced frames warm up both processes (JIT, page faults) and are not counted. Prints one JSON line.
 // Args: transport(shm|socket|zmq) endpoint payloadBytes latencyFrames rateFrames
 import { createConnection } from 'node:net';
 import { HostBackend, unwrap } from '@hs/streams';
@@ -13,14 +14,15 @@ const payloadBytes = Number(bytesText);
 const latencyFrames = Number(latencyText);
 const rateFrames = Number(rateText);
 const total = latencyFrames + rateFrames;
-const latencies = new Float64Array(latencyFrames);
+const warmup = Math.floor(latencyFrames / 10);
+const latencies = new Float64Array(latencyFrames - warmup);
 let received = 0;
 let rateStart = 0;
 const now = (): number => Number(process.hrtime.bigint());
 
 function record(sentNs: number): boolean {
   const t = now();
-  if (received < latencyFrames) latencies[received] = t - sentNs;
+  if (received >= warmup && received < latencyFrames) latencies[received - warmup] = t - sentNs;
   if (received === latencyFrames) rateStart = t;
   received++;
   return received === total;
