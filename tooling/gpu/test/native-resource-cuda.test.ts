@@ -1,4 +1,6 @@
-import { CudaBackend, ErrorCode, unwrap, type Backend, type Device, type MemoryRange } from '@hs/streams';
+import { TensorPool } from '@hs/pool';
+import { CudaBackend, ErrorCode, MemoryKind, unwrap, type Backend, type Device, type MemoryRange } from '@hs/streams';
+import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { Buffer, NativeAsyncResource, NativeResource, type MemoryBlock } from '../../../packages/nanovdb-mr/src/index.js';
 import { describeResourceConformance } from '../../../packages/nanovdb-mr/test/conformance/resource-conformance.js';
@@ -54,6 +56,32 @@ describe.skipIf(!ready)('NativeResource on the CUDA backend', () => {
     unwrap(await backend.synchronizeStream(stream));
     expect(out.every((b) => b === 0xa5)).toBe(true);
     expect(test.countingResourceStats(table)).toMatchObject({ asyncAllocations: 1, asyncDeallocations: 1, liveBlocks: 0 });
+    unwrap(resource.dispose());
+    backend.dispose();
+  });
+
+  it('backs a TensorPool with one block of the table (device memory), returned at dispose', () => {
+    const backend = unwrap(CudaBackend.create());
+    const device = backend.devices[0] as Device;
+    const table = test.createCountingResource('device', true);
+    const resource = unwrap(NativeResource.open(backend, table));
+    const pool = unwrap(
+      TensorPool.materialize(backend, {
+        name: 'native device frames',
+        memoryKind: MemoryKind.CudaDevice,
+        device,
+        slotCount: 4,
+        slotByteSpan: 1 << 16,
+        maxRank: 1,
+        producerStream: null,
+        eventDevice: device,
+        resource,
+      }),
+    );
+    expect(test.countingResourceStats(table)).toMatchObject({ allocations: 1, liveBlocks: 1, bytesOutstanding: pool.backing.byteLength });
+    unwrap(pool.allocateTensor({ shape: [1024], dtype: DType.float32 })).abandon();
+    pool.dispose();
+    expect(test.countingResourceStats(table)).toMatchObject({ deallocations: 1, liveBlocks: 0, bytesOutstanding: 0 });
     unwrap(resource.dispose());
     backend.dispose();
   });
