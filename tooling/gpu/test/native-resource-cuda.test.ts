@@ -65,6 +65,7 @@ describe.skipIf(!ready)('NativeResource on the CUDA backend', () => {
     const device = backend.devices[0] as Device;
     const table = test.createCountingResource('device', true);
     const resource = unwrap(NativeResource.open(backend, table));
+    const producer = unwrap(backend.createStream(device, { label: 'producer' }));
     const pool = unwrap(
       TensorPool.materialize(backend, {
         name: 'native device frames',
@@ -73,7 +74,7 @@ describe.skipIf(!ready)('NativeResource on the CUDA backend', () => {
         slotCount: 4,
         slotByteSpan: 1 << 16,
         maxRank: 1,
-        producerStream: null,
+        producerStream: producer,
         eventDevice: device,
         resource,
       }),
