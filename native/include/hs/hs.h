@@ -91,7 +91,7 @@ static inline void hs_tensor_set_readiness_stream(hs_tensor_v1* t, void* stream)
  *   napi_create_external(env, table, NULL, NULL, &value);
  *   napi_type_tag_object(env, value, &tag);
  *
- * `openNativeResource(backend, value)` in @hs/nanovdb-mr turns the value into a resource. hs checks the tag,
+ * `NativeResource.open(backend, value)` in @hs/nanovdb-mr turns the value into a resource. hs checks the tag,
  * validates the table (struct_size, version, device_type, required entry points) and copies it, so the
  * table struct itself may be freed once it was opened. Calls come from the JavaScript thread that opened it.
  *
