@@ -33,6 +33,12 @@ const FLATNESS = 0.01;
 const frames = positiveInteger('HS_SOAK_FRAMES', 1_000_000);
 const soakSeed = positiveInteger('HS_SOAK_SEED', 1);
 const chaosSeeds = Array.from({ length: positiveInteger('HS_CHAOS_SEEDS', 16) }, (_, i) => i + 1);
+const backendChoice = process.env['HS_SOAK_BACKEND'] ?? 'auto';
+if (!['host', 'cuda', 'auto'].includes(backendChoice)) {
+  console.error(`HS_SOAK_BACKEND must be host, cuda or auto, got "${backendChoice}"`);
+  process.exit(2);
+}
+const soakBackend: SoakBackend = backendChoice === 'auto' ? (CudaBackend.available() ? 'cuda' : 'host') : (backendChoice as SoakBackend);
 const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)}%`;
 
 console.log('hs reliability report');
@@ -62,12 +68,6 @@ console.log(`  ${chaos.workloads.length} workloads x ${chaos.seeds.length} seeds
 for (const w of chaos.workloads) console.log(`    - ${w}`);
 for (const p of chaos.problems) console.log(`    ! ${p}`);
 
-const backendChoice = process.env['HS_SOAK_BACKEND'] ?? 'auto';
-if (!['host', 'cuda', 'auto'].includes(backendChoice)) {
-  console.error(`HS_SOAK_BACKEND must be host, cuda or auto, got "${backendChoice}"`);
-  process.exit(2);
-}
-const soakBackend: SoakBackend = backendChoice === 'auto' ? (CudaBackend.available() ? 'cuda' : 'host') : (backendChoice as SoakBackend);
 const run = await soak({ frames, seed: soakSeed, backend: soakBackend });
 const live = run.liveAfterDispose;
 const liveLeaks = live.streams + live.events + live.allocations;
