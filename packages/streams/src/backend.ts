@@ -236,7 +236,10 @@ export interface Backend {
    * Optional: wraps host bytes this backend did not allocate (for example a shared-memory segment of a
    * process boundary) as `host`/`pinnedHost` memory usable in copies, kernels and host views. `free()`
    * drops the handle and never releases the bytes. InvalidArgument for another kind or an empty view.
-   * Backends without it cannot back tensors with foreign host memory (`@hs/ipc` returns NotSupported).
+   * The CUDA backend page-locks a `pinnedHost` adoption with `cudaHostRegister` (NotSupported when CUDA
+   * refuses the range) and unregisters it after the work enqueued before `free()`; the owner keeps the
+   * bytes mapped until then. Backends without it cannot back tensors with foreign host memory (`@hs/ipc`
+   * returns NotSupported).
    * Spec: "Crossing process boundaries: the generation fence".
    */
   adoptHostMemory?(request: HostMemoryAdoption): Result<DeviceMemory>;

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadCudaNative } from '@hs/cuda-native';
 import { CudaBackend, Device, ErrorCode, MemoryKind, unwrap, type DeviceMemory, type MemoryRange, type Stream } from '../src/index.js';
 
 const gpu = CudaBackend.available();
@@ -249,6 +250,44 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
       const r = backend.adoptDeviceMemory(bad);
       expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
     }
+  });
+
+  it('adopts foreign host bytes as pinnedHost (cudaHostRegister): device copies reach them, free unregisters and leaves them to their owner', async () => {
+    const native = loadCudaNative();
+    if (!native.ok) throw new Error('the addon loaded for CudaBackend.available() but not here');
+    const s = stream('s');
+    const n = 1 << 20;
+    const foreign = new Uint8Array(new ArrayBuffer(n));
+    foreign.fill(0x11);
+    const address = native.binding.addressOf(foreign);
+    for (const bad of [
+      { bytes: foreign, kind: MemoryKind.PinnedHost, address: address + 64n },
+      { bytes: foreign, kind: MemoryKind.CudaManaged, address },
+      { bytes: new Uint8Array(0), kind: MemoryKind.PinnedHost, address },
+    ]) {
+      const r = backend.adoptHostMemory(bad);
+      expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+    }
+    const pinned = unwrap(backend.adoptHostMemory({ bytes: foreign, kind: MemoryKind.PinnedHost, address, label: 'segment' }));
+    expect([pinned.kind, pinned.device, pinned.address, pinned.byteSize]).toEqual([MemoryKind.PinnedHost, Device.cpu(), address, n]);
+    expect(unwrap(backend.hostView(pinned))).toBe(foreign);
+    // Device work writes the registered bytes in place; a device copy reads them back.
+    const onDevice = deviceMemory(n);
+    unwrap(backend.memsetAsync(s, { memory: pinned, byteOffset: 4096, byteLength: 4096, label: 'middle' }, 0x7e));
+    unwrap(backend.memcpyAsync(s, whole(onDevice), whole(pinned)));
+    const back = new Uint8Array(n);
+    unwrap(backend.copyToHostAsync(s, back, whole(onDevice)));
+    unwrap(await backend.synchronizeStream(s));
+    expect([back[4095], back[4096], back[8191], back[8192]]).toEqual([0x11, 0x7e, 0x7e, 0x11]);
+    expect([foreign[4095], foreign[4096], foreign[8192]]).toEqual([0x11, 0x7e, 0x11]);
+    unwrap(backend.free(pinned));
+    expect(backend.memsetAsync(s, whole(pinned), 0).ok).toBe(false);
+    // The owner's bytes stay attached and readable after the handle is gone.
+    expect([foreign.byteLength, foreign[4096]]).toEqual([n, 0x7e]);
+    const host = unwrap(backend.adoptHostMemory({ bytes: foreign, kind: MemoryKind.Host, address }));
+    expect(host.kind).toBe(MemoryKind.Host);
+    unwrap(backend.free(host));
+    expect(foreign.byteLength).toBe(n);
   });
 
   // compute-sanitizer reports the intended cudaMalloc failure as an API error.

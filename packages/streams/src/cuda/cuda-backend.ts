@@ -4,6 +4,7 @@ import type {
   Backend,
   DeviceMemory,
   DeviceMemoryAdoption,
+  HostMemoryAdoption,
   Event,
   EventOptions,
   KernelLaunch,
@@ -450,6 +451,45 @@ export class CudaBackend implements Backend, Disposable {
     return ok(this.track(request.device, MemoryKind.CudaDevice, address, byteSize, label, CudaAllocationOrigin.Adopted, address, null, null));
   }
 
+  /**
+   * Wraps host bytes another allocator owns (a POSIX shared-memory mapping of `@hs/ipc`) as memory of this
+   * backend on `Device.cpu()`. `pinnedHost` page-locks them with `cudaHostRegister` (portable, mapped), so
+   * copies reach them directly and kernels can address them; `free()` unregisters them after the work
+   * enqueued on this backend's streams so far, and never frees them. `host` wraps them as pageable memory.
+   * The caller keeps the bytes mapped until that work is done (for `@hs/ipc`: until its session ended).
+   * InvalidArgument for another kind, a non-Uint8Array or empty view, or an `address` that is not the
+   * address of `bytes[0]`; NotSupported when `cudaHostRegister` refuses the range (the CUDA status is named);
+   * InvalidState once disposed.
+   */
+  adoptHostMemory(request: HostMemoryAdoption): Result<DeviceMemory> {
+    const disposed = this.disposedProblem('adoptHostMemory');
+    if (disposed !== null) return disposed;
+    const { bytes, kind } = request;
+    if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) {
+      return err(ErrorCode.InvalidArgument, 'adoptHostMemory: bytes must be a non-empty Uint8Array');
+    }
+    if (kind !== MemoryKind.Host && kind !== MemoryKind.PinnedHost) {
+      return err(ErrorCode.InvalidArgument, `adoptHostMemory: only host and pinnedHost memory can be adopted, got ${String(kind)}`);
+    }
+    const address = this.cuda.addressOf(bytes);
+    if (request.address !== address) {
+      return err(ErrorCode.InvalidArgument, `adoptHostMemory: address ${String(request.address)} is not the address of bytes[0] (${address}); pass the mapping's own address`);
+    }
+    const label = request.label ?? `adopted ${kind} memory ${this.nextMemoryId}`;
+    const buffer = bytes.buffer as ArrayBuffer;
+    if (kind === MemoryKind.Host) {
+      return ok(this.track(Device.cpu(), kind, address, bytes.byteLength, label, CudaAllocationOrigin.Adopted, address, buffer, bytes));
+    }
+    const status = this.cuda.hostRegister(address, bytes.byteLength);
+    if (status !== 0) {
+      return err(ErrorCode.NotSupported, `adoptHostMemory: cudaHostRegister refused ${bytes.byteLength} bytes at ${address} (${this.cuda.errorName(status)}); adopt it as host memory instead`);
+    }
+    const memory = this.track(Device.cpu(), kind, address, bytes.byteLength, label, CudaAllocationOrigin.Registered, address, buffer, bytes);
+    // Direct copies find pinned memory by its ArrayBuffer; only a view spanning its whole buffer qualifies.
+    if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) this.hostAccessibleBuffers.set(buffer, memory);
+    return ok(memory);
+  }
+
   /** True when `device` is one of this backend's devices and reports `cudaDevAttrMemoryPoolsSupported`. */
   supportsMemoryPools(device: Device): boolean {
     const i = this.devices.indexOf(device);
@@ -825,8 +865,10 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Detaches the host view so no JS access can reach memory about to be released. */
   private detach(m: CudaMemory): void {
-    if (m.buffer !== null && m.origin !== CudaAllocationOrigin.JsHeap) {
-      this.hostAccessibleBuffers.delete(m.buffer);
+    if (m.buffer !== null) this.hostAccessibleBuffers.delete(m.buffer);
+    // Only buffers over this backend's own pinned/managed allocations are detached; an adopted mapping's
+    // buffer belongs to its owner.
+    if (m.buffer !== null && (m.origin === CudaAllocationOrigin.PinnedHost || m.origin === CudaAllocationOrigin.Managed)) {
       this.cuda.detachArrayBuffer(m.buffer);
     }
     m.view = null;
@@ -857,6 +899,9 @@ export class CudaBackend implements Backend, Disposable {
         return;
       case CudaAllocationOrigin.PinnedHost:
         this.cuda.deferFree(1, m.base, this.fenceEvent(stream, device));
+        return;
+      case CudaAllocationOrigin.Registered:
+        this.cuda.deferFree(2, m.base, this.fenceEvent(stream, device));
         return;
       case CudaAllocationOrigin.JsHeap:
       case CudaAllocationOrigin.Adopted:

@@ -51,8 +51,13 @@ export enum CudaAllocationOrigin {
   Managed,
   /** A JS ArrayBuffer (pageable host memory). */
   JsHeap,
-  /** Memory another allocator owns (`adoptDeviceMemory`): the backend never releases it. */
+  /** Memory another allocator owns (`adoptDeviceMemory`, `adoptHostMemory` of host kind): the backend never releases it. */
   Adopted,
+  /**
+   * Host memory another allocator owns, page-locked by `adoptHostMemory` (pinnedHost) with
+   * `cudaHostRegister`: released by `cudaHostUnregister` after the work enqueued before the free, never freed.
+   */
+  Registered,
 }
 
 /** One allocation of the CUDA backend. `address` is aligned; `base` is what CUDA returned. */
