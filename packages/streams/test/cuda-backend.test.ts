@@ -284,6 +284,16 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(backend.memsetAsync(s, whole(pinned), 0).ok).toBe(false);
     // The owner's bytes stay attached and readable after the handle is gone.
     expect([foreign.byteLength, foreign[4096]]).toEqual([n, 0x7e]);
+    // Bytes their owner page-locked already are adopted as they are and stay locked after free().
+    const owned = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 65536 }));
+    const ownedView = unwrap(backend.hostView(owned));
+    const again = unwrap(backend.adoptHostMemory({ bytes: ownedView, kind: MemoryKind.PinnedHost, address: native.binding.addressOf(ownedView) }));
+    unwrap(backend.memsetAsync(s, whole(again), 0x21));
+    unwrap(backend.free(again));
+    unwrap(backend.memsetAsync(s, whole(owned), 0x22));
+    unwrap(await backend.synchronizeStream(s));
+    expect([ownedView[0], ownedView[65535]]).toEqual([0x22, 0x22]);
+    unwrap(backend.free(owned));
     const host = unwrap(backend.adoptHostMemory({ bytes: foreign, kind: MemoryKind.Host, address }));
     expect(host.kind).toBe(MemoryKind.Host);
     unwrap(backend.free(host));

@@ -73,6 +73,8 @@ export interface CudaBackendOptions {
 const NOT_READY = 600;
 const INVALID_VALUE = 1;
 const MEMORY_ALLOCATION = 2;
+/** `cudaErrorHostMemoryAlreadyRegistered`: the range is page-locked already (cudaHostAlloc'd or registered by its owner). */
+const HOST_MEMORY_ALREADY_REGISTERED = 712;
 /** Alignment CUDA's allocators guarantee, bytes. */
 const CUDA_ALIGNMENT = 256;
 /** Most ranges (reads or writes) and params a native kernel takes. */
@@ -455,7 +457,8 @@ export class CudaBackend implements Backend, Disposable {
    * Wraps host bytes another allocator owns (a POSIX shared-memory mapping of `@hs/ipc`) as memory of this
    * backend on `Device.cpu()`. `pinnedHost` page-locks them with `cudaHostRegister` (portable, mapped), so
    * copies reach them directly and kernels can address them; `free()` unregisters them after the work
-   * enqueued on this backend's streams so far, and never frees them. `host` wraps them as pageable memory.
+   * enqueued on this backend's streams so far, and never frees them (bytes already page-locked by their
+   * owner, e.g. cudaHostAlloc'd, are used as they are and left locked). `host` wraps them as pageable memory.
    * The caller keeps the bytes mapped until that work is done (for `@hs/ipc`: until its session ended).
    * InvalidArgument for another kind, a non-Uint8Array or empty view, or an `address` that is not the
    * address of `bytes[0]`; NotSupported when `cudaHostRegister` refuses the range (the CUDA status is named);
@@ -481,10 +484,12 @@ export class CudaBackend implements Backend, Disposable {
       return ok(this.track(Device.cpu(), kind, address, bytes.byteLength, label, CudaAllocationOrigin.Adopted, address, buffer, bytes));
     }
     const status = this.cuda.hostRegister(address, bytes.byteLength);
-    if (status !== 0) {
+    if (status !== 0 && status !== HOST_MEMORY_ALREADY_REGISTERED) {
       return err(ErrorCode.NotSupported, `adoptHostMemory: cudaHostRegister refused ${bytes.byteLength} bytes at ${address} (${this.cuda.errorName(status)}); adopt it as host memory instead`);
     }
-    const memory = this.track(Device.cpu(), kind, address, bytes.byteLength, label, CudaAllocationOrigin.Registered, address, buffer, bytes);
+    // Memory its owner page-locked already (cudaHostAlloc, a native resource table) stays theirs to unlock.
+    const origin = status === 0 ? CudaAllocationOrigin.Registered : CudaAllocationOrigin.Adopted;
+    const memory = this.track(Device.cpu(), kind, address, bytes.byteLength, label, origin, address, buffer, bytes);
     // Direct copies find pinned memory by its ArrayBuffer; only a view spanning its whole buffer qualifies.
     if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) this.hostAccessibleBuffers.set(buffer, memory);
     return ok(memory);
