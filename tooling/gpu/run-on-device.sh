@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the packed GPU suites on a CUDA machine without Node (see src/pack.mjs). Writes logs to $OUT
 # (or ./gpu-out). Modes: tests (the suites), sanitize (the suites under compute-sanitizer memcheck,
-# racecheck, synccheck and initcheck), pipeline (the image-pipeline example on host and cuda, PNGs compared byte
+# racecheck, synccheck and initcheck), pipeline (the image-pipeline and scan-to-volume examples on host and cuda, outputs compared byte
 # for byte), bench (the GPU benchmark), all. Suite names after the mode limit the suites.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,18 +47,24 @@ if [[ "$mode" == sanitize || "$mode" == all ]]; then
   done
 fi
 if [[ "$mode" == pipeline || "$mode" == all ]]; then
-  echo "== image pipeline: host vs cuda"
-  rm -rf /tmp/hs-host /tmp/hs-cuda
-  node .gpu/bundles/main.mjs --backend host --frames 8 --out /tmp/hs-host >"$out/pipeline-host.txt" 2>&1 || status=1
-  node .gpu/bundles/main.mjs --backend cuda --frames 8 --out /tmp/hs-cuda >"$out/pipeline-cuda.txt" 2>&1 || status=1
-  grep -E "^backend" "$out/pipeline-host.txt" "$out/pipeline-cuda.txt"
-  (cd /tmp/hs-host && sha256sum *.png) >"$out/pipeline-host.sha256"
-  (cd /tmp/hs-cuda && sha256sum *.png) >"$out/pipeline-cuda.sha256"
-  if [[ -s "$out/pipeline-host.sha256" ]] && cmp -s "$out/pipeline-host.sha256" "$out/pipeline-cuda.sha256"; then
-    echo "pipeline: $(wc -l <"$out/pipeline-cuda.sha256") PNGs identical on host and cuda"
-  else
-    echo "pipeline: PNGs differ or missing"; status=1
-  fi
+  # Each example runs on host and on cuda; its output files must be byte-identical.
+  compare_runs() {
+    local name="$1" pattern="$2"; shift 2
+    echo "== $name: host vs cuda"
+    rm -rf "/tmp/hs-$name-host" "/tmp/hs-$name-cuda"
+    node ".gpu/bundles/$name.mjs" --backend host --out "/tmp/hs-$name-host" "$@" >"$out/$name-host.txt" 2>&1 || status=1
+    node ".gpu/bundles/$name.mjs" --backend cuda --out "/tmp/hs-$name-cuda" "$@" >"$out/$name-cuda.txt" 2>&1 || status=1
+    tail -n 4 "$out/$name-host.txt" "$out/$name-cuda.txt"
+    (cd "/tmp/hs-$name-host" && sha256sum $pattern) >"$out/$name-host.sha256"
+    (cd "/tmp/hs-$name-cuda" && sha256sum $pattern) >"$out/$name-cuda.sha256"
+    if [[ -s "$out/$name-host.sha256" ]] && cmp -s "$out/$name-host.sha256" "$out/$name-cuda.sha256"; then
+      echo "$name: $(wc -l <"$out/$name-cuda.sha256") output files identical on host and cuda"
+    else
+      echo "$name: outputs differ or missing"; status=1
+    fi
+  }
+  compare_runs image-pipeline '*.png' --frames 8
+  compare_runs scan-to-volume '*.nvdb *.png'
 fi
 if [[ "$mode" == bench || "$mode" == all ]]; then
   echo "== bench"

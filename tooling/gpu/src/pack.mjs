@@ -26,13 +26,15 @@ export const GPU_ENTRIES = [
   'tooling/gpu/test/scan-to-volume-cuda.test.ts',
   'tooling/gpu/test/points-to-grid-cuda.test.ts',
   'tooling/gpu/test/native-resource-cuda.test.ts',
+  'packages/nanovdb-mr/test/resource-conformance.cuda.test.ts',
   'packages/runtime/test/runtime.cuda.test.ts',
   'tooling/reliability/test/cross-process-topics.cuda.test.ts',
   'tooling/reliability/test/soak.cuda.test.ts',
   // Not a suite: the child process the cross-process suite spawns (found next to the suite's bundle).
   'tooling/reliability/src/topic-process.ts',
   'tooling/gpu/src/bench-gpu.ts',
-  'examples/image-pipeline/src/main.ts',
+  { in: 'examples/image-pipeline/src/main.ts', out: 'image-pipeline' },
+  { in: 'examples/scan-to-volume/src/main.ts', out: 'scan-to-volume' },
 ];
 
 const addon = join(root, 'packages/cuda-native/build/hs_cuda.node');
@@ -44,7 +46,10 @@ rmSync(join(out, 'bundles'), { recursive: true, force: true });
 mkdirSync(join(out, 'bundles'), { recursive: true });
 
 await build({
-  entryPoints: GPU_ENTRIES.map((e) => join(root, e)).filter((p) => existsSync(p)),
+  // Two examples have a main.ts: those entries name their bundle.
+  entryPoints: GPU_ENTRIES.map((e) => (typeof e === 'string' ? join(root, e) : { in: join(root, e.in), out: e.out })).filter((e) =>
+    existsSync(typeof e === 'string' ? e : e.in),
+  ),
   outdir: join(out, 'bundles'),
   bundle: true,
   platform: 'node',
