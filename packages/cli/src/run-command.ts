@@ -1,4 +1,4 @@
-import { RunSession, formatMetrics, type RunMetrics } from '@hs/runtime';
+import { RunSession, formatMetrics, pipelineSummary, type RunMetrics } from '@hs/runtime';
 import type { CliIo } from './cli-io.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { preparePipeline } from './pipeline-preparation.js';
@@ -23,7 +23,8 @@ export interface RunCommandOptions {
  * `RunSession` and runs it. On a terminal (`io.progress` set and `progress` true) a progress bar and a
  * status line are redrawn from each `'metrics'` snapshot; otherwise nothing is printed while it runs.
  * Ctrl-C stops the session (`stop()` semantics: sources end, the graph drains within `drainTimeoutMs`,
- * every slot returns). The backend is printed first; at the end `formatMetrics()` and the module's summary lines (also after Ctrl-C).
+ * every slot returns). The backend is printed first; at the end `formatMetrics()` and the module's summary lines (also after Ctrl-C);
+ * a summary that returns an error (see `pipelineSummary`) is printed as `error: <message>` and fails the run.
  *
  * @returns `ExitCode.Success`; `ExitCode.Interrupted` after Ctrl-C; `ExitCode.Failure` when the run or
  *   its preparation fails; `ExitCode.Usage` for a module or arguments that were wrong.
@@ -72,7 +73,12 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     return ExitCode.Failure;
   }
   io.out(formatMetrics(result.value));
-  for (const line of build.summary(result.value)) io.out(line);
+  const summary = pipelineSummary(build, result.value);
+  if (!summary.ok) {
+    io.err(`error: ${summary.error.message}`);
+    return ExitCode.Failure;
+  }
+  for (const line of summary.value) io.out(line);
   if (!interrupted) return ExitCode.Success;
   io.err(`interrupted: stopped after ${result.value.frames} frames, every slot returned`);
   return ExitCode.Interrupted;

@@ -28,6 +28,14 @@ describe('hs run', () => {
     expect(out.join('\n')).not.toContain('frames/s');
   });
 
+  it('exits 1 with one error line when the summary returns an error (a check after the run failed)', async () => {
+    const { exitCode, out, err } = await hs(['run', FIXTURE, '--', '--frames', '3', '--fail-summary']);
+    expect(exitCode).toBe(ExitCode.Failure);
+    expect(out.join('\n')).toContain('frames: 3 in ');
+    expect(out.join('\n')).not.toContain('checked 3 frames, 0 wrong');
+    expect(err).toEqual(['error: InvalidArgument: checked 3 frames: planted summary failure']);
+  });
+
   it('stays quiet without a terminal and with --no-progress', async () => {
     const quiet = await hs(['run', FIXTURE, '--interval', '10', '--', '--frames', '20', '--rate', '400']);
     expect(quiet.exitCode).toBe(0);
@@ -88,7 +96,7 @@ describe('hs run', () => {
     expect(unknown.exitCode).toBe(ExitCode.Usage);
     expect(unknown.err[0]).toBe("error: unknown option '--frames'");
     const help = await hs(['run', FIXTURE, '--', '--help']);
-    expect(help).toMatchObject({ exitCode: ExitCode.Success, out: ['counting-pipeline [--frames N] [--rate HZ] [--fail-build] [--fail-at FRAME]'] });
+    expect(help).toMatchObject({ exitCode: ExitCode.Success, out: ['counting-pipeline [--frames N] [--rate HZ] [--fail-build] [--fail-at FRAME] [--fail-summary]'] });
     const noCommand = await hs(['launch']);
     expect(noCommand.exitCode).toBe(ExitCode.Usage);
     const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string };

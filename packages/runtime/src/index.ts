@@ -9,7 +9,7 @@ export { ReadableSource } from './readable-source.js';
 export type { ReadableSourceOptions } from './readable-source.js';
 export { WritableSink } from './writable-sink.js';
 export { SubmissionPacer } from './submission-pacer.js';
-export { checkPipelineModule } from './pipeline-module.js';
+export { checkPipelineModule, pipelineSummary } from './pipeline-module.js';
 export type { PipelineModule, PipelineBuild, PipelineArguments, PipelineOutput, PipelineSessionOptions } from './pipeline-module.js';
 export type {
   BoundaryProvider,

@@ -58,8 +58,25 @@ export interface PipelineBuild {
    * Returns the failure to report instead of running; runs at most once.
    */
   readonly prepareRun?: () => Promise<Result<void>>;
-  /** Lines to print after a successful run (what was written, figures computed by sinks). */
-  readonly summary: (metrics: RunMetrics) => readonly string[];
+  /**
+   * Lines to print after a successful run (what was written, figures computed by sinks). Return a
+   * `Result` when the summary itself checks something that can fail (re-reading a written file): an
+   * error makes the runner print `error: <message>` after the metrics and exit non-zero. Read it
+   * through `pipelineSummary`, which accepts both forms.
+   */
+  readonly summary: (metrics: RunMetrics) => readonly string[] | Result<readonly string[]>;
+}
+
+/**
+ * Calls `build.summary(metrics)` and gives its answer as a `Result`: plain lines become `ok(lines)`, a
+ * returned `Result` passes through. What a runner calls after a successful run; an error must make the
+ * runner exit non-zero.
+ * @returns the lines, or the error the summary returned (e.g. `InvalidArgument` from a file that does
+ *   not read back); a summary that throws propagates its exception.
+ */
+export function pipelineSummary(build: PipelineBuild, metrics: RunMetrics): Result<readonly string[]> {
+  const answer = build.summary(metrics);
+  return Array.isArray(answer) ? ok(answer as readonly string[]) : (answer as Result<readonly string[]>);
 }
 
 /**

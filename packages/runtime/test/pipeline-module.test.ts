@@ -1,7 +1,7 @@
 import { Graph } from '@hs/compiler';
-import { ErrorCode, ok } from '@hs/streams';
+import { ErrorCode, err, ok } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
-import { type PipelineModule, checkPipelineModule } from '../src/index.js';
+import { type PipelineBuild, type PipelineModule, type RunMetrics, checkPipelineModule, pipelineSummary } from '../src/index.js';
 
 const valid: PipelineModule<{ frames: number }> = {
   name: 'count-frames',
@@ -35,5 +35,21 @@ describe('checkPipelineModule', () => {
   it('shortens a long bad name in the message', () => {
     const checked = checkPipelineModule({ ...valid, name: 'X'.repeat(100) }, 'm.js');
     expect(!checked.ok && checked.error.message).toContain(`got '${'X'.repeat(40)}...'`);
+  });
+});
+
+describe('pipelineSummary', () => {
+  const metrics = {} as RunMetrics;
+  const build = (summary: PipelineBuild['summary']): PipelineBuild => ({ graph: new Graph('count'), expectedFrames: 1, summary });
+
+  it('gives plain lines as ok(lines)', () => {
+    expect(pipelineSummary(build(() => ['a', 'b']), metrics)).toEqual(ok(['a', 'b']));
+  });
+
+  it('passes a returned Result through, lines or error', () => {
+    expect(pipelineSummary(build(() => ok(['c'])), metrics)).toEqual(ok(['c']));
+    const failed = pipelineSummary(build(() => err(ErrorCode.InvalidArgument, 'out/volume.nvdb: bad magic')), metrics);
+    expect(failed.ok).toBe(false);
+    if (!failed.ok) expect(failed.error.message).toBe('InvalidArgument: out/volume.nvdb: bad magic');
   });
 });
