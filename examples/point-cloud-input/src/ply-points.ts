@@ -5,7 +5,9 @@ import { ErrorCode, err, ok, type Result } from '@hs/streams';
  * The vertex positions of a PLY file's bytes (ASCII or binary, parsed by @loaders.gl/ply), after
  * checking the `ply` magic line and that the vertex element has x, y and z properties.
  * @returns x, y, z triplets, or InvalidArgument naming `path`: no `ply` header line, a file the parser
- *   rejects, no vertex element, or a vertex element without x, y or z (naming the properties it has).
+ *   rejects (with its reason; a binary file that ends early is reported as truncated), no vertex element,
+ *   a vertex element without x, y or z (naming the properties it has), or fewer vertices than the header
+ *   declares (a truncated ASCII file), or a vertex with a NaN or infinite coordinate (0-based index).
  */
 export function plyPositions(path: string, bytes: Uint8Array): Result<Float32Array | Float64Array> {
   if (!/^ply\r?\n/.test(new TextDecoder('latin1').decode(bytes.subarray(0, 5)))) {
@@ -15,7 +17,8 @@ export function plyPositions(path: string, bytes: Uint8Array): Result<Float32Arr
   try {
     mesh = PLYLoader.parseSync(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, {});
   } catch (cause) {
-    return err(ErrorCode.InvalidArgument, `${path} is not a readable PLY file`, cause);
+    const reason = cause instanceof RangeError ? 'it ends before the data its header declares (truncated?)' : cause instanceof Error ? cause.message : String(cause);
+    return err(ErrorCode.InvalidArgument, `${path} is not a readable PLY file: ${reason}`, cause);
   }
   const header = mesh.loaderData as { elements?: { name: string; count: number; properties: { name: string }[] }[] } | undefined;
   const vertex = header?.elements?.find((e) => e.name === 'vertex');
@@ -28,5 +31,10 @@ export function plyPositions(path: string, bytes: Uint8Array): Result<Float32Arr
   if (vertex.count === 0) return ok(new Float32Array(0));
   const positions = mesh.attributes['POSITION']?.value;
   if (!(positions instanceof Float32Array || positions instanceof Float64Array)) return err(ErrorCode.InvalidArgument, `${path} is not a readable PLY file: the parser found no vertex positions`);
+  if (positions.length !== vertex.count * 3) {
+    return err(ErrorCode.InvalidArgument, `${path} is truncated: its header declares ${vertex.count} vertices, the file holds ${Math.floor(positions.length / 3)}`);
+  }
+  const bad = positions.findIndex((value) => !Number.isFinite(value));
+  if (bad >= 0) return err(ErrorCode.InvalidArgument, `${path}: vertex ${Math.floor(bad / 3)} has a non-finite coordinate (NaN or infinite); remove it from the file`);
   return ok(positions);
 }

@@ -33,6 +33,13 @@ describe('point-cloud input', () => {
     expectMessage(loadPoints(noZ), `${noZ}: the PLY vertex element has no "z" property (it has x, y)`);
     const junk = writeFile('junk.ply', 'hello world junk\n1 2 3\n');
     expectMessage(loadPoints(junk), `${junk} is not a readable PLY file`);
+    const header = 'ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nend_header\n';
+    const short = writeFile('short.ply', `${header}0 0 0\n1 1 1\n`);
+    expectMessage(loadPoints(short), `${short} is truncated: its header declares 3 vertices, the file holds 2`);
+    const nan = writeFile('nan.ply', `${header}0 0 0\nnan 1 2\n1 1 1\n`);
+    expectMessage(loadPoints(nan), `${nan}: vertex 1 has a non-finite coordinate (NaN or infinite)`);
+    const binary = writeFile('short-binary.ply', `${header.replace('ascii', 'binary_little_endian')}${'\0'.repeat(20)}`);
+    expectMessage(loadPoints(binary), `${binary} is not a readable PLY file: it ends before the data its header declares (truncated?)`);
     const folder = loadPoints(dir);
     expect(!folder.ok && folder.error.code).not.toBe(ErrorCode.NotFound);
     expectMessage(folder, 'EISDIR');

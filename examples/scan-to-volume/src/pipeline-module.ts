@@ -1,8 +1,8 @@
-import { mkdir } from 'node:fs/promises';
 import { bunnyPoints, loadPoints } from '@hs/example-point-cloud-input';
 import type { PipelineModule } from '@hs/runtime';
-import { ErrorCode, HsError, OK_VOID, err, ok } from '@hs/streams';
+import { HsError, err, ok } from '@hs/streams';
 import { parseScanToVolumeArguments, type ScanToVolumeCliOptions } from './cli-options.js';
+import { createOutputDirectory } from './output-directory.js';
 import { buildScanToVolumeGraph } from './pipeline.js';
 import { runSummaryLines } from './run-summary.js';
 
@@ -33,15 +33,7 @@ const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
       compileOptions: graph.compileOptions,
       sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
       expectedFrames: graph.frames,
-      async prepareRun() {
-        try {
-          await mkdir(options.outDir, { recursive: true });
-          return OK_VOID;
-        } catch (cause) {
-          const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
-          return err(ErrorCode.InvalidArgument, `--out: cannot create ${options.outDir}: ${code}`, cause);
-        }
-      },
+      prepareRun: () => createOutputDirectory(options.outDir),
       summary: () => {
         const lines = runSummaryLines(graph, cloud.value.source, options.rateHz);
         return lines.ok ? lines.value : [`error: ${lines.error.message}`];
