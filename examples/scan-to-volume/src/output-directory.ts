@@ -1,38 +1,11 @@
-import { mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
+import { createOutputDirectory as createDirectory } from '@hs/runtime';
+import type { Result } from '@hs/streams';
 
 /**
- * Creates the output folder `dir` and its missing parents one level at a time, each with a plain
- * (non-recursive) `mkdir`. Node's `mkdir(dir, { recursive: true })` never returns on Linux when a
- * parent exists but refuses children with ENOENT (a path under `/proc`, a dangling symbolic link);
- * this walk reports such a folder as an error instead.
- * @returns OK when `dir` is (now) a directory, or InvalidArgument `--out: cannot create <dir>: <code>`
- *   naming the OS error of the first part that failed (ENOTDIR when an existing part is a file, ENOENT
- *   under a dangling link or a pseudo file system, EACCES, ...), with that error as the cause. Parents
- *   created before a later part fails are left in place (they are empty folders).
+ * Creates the `--out` folder and its missing parents with `createOutputDirectory` of @hs/runtime (which
+ * reports a folder under `/proc` as ENOENT where Node's recursive mkdir would never return).
+ * @returns OK, or InvalidArgument `--out: cannot create <dir>: <code>`.
  */
-export async function createOutputDirectory(dir: string): Promise<Result<void>> {
-  const failure = (cause: unknown): Result<void> => {
-    const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
-    return err(ErrorCode.InvalidArgument, `--out: cannot create ${dir}: ${code}`, cause);
-  };
-  const missing: string[] = [];
-  for (let path = resolve(dir); ; path = dirname(path)) {
-    try {
-      if ((await stat(path)).isDirectory()) break;
-      return failure(Object.assign(new Error(`${path} is not a directory`), { code: 'ENOTDIR' }));
-    } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(path) === path) return failure(cause);
-      missing.push(path);
-    }
-  }
-  for (const path of missing.reverse()) {
-    try {
-      await mkdir(path);
-    } catch (cause) {
-      return failure(cause);
-    }
-  }
-  return OK_VOID;
+export function createOutputDirectory(dir: string): Promise<Result<void>> {
+  return createDirectory(dir, '--out');
 }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createOutputDirectory } from '@hs/runtime';
 import type { CliIo } from './cli-io.js';
 import { findInAncestors } from './checkout-search.js';
 import { renderBenchPlot } from './bench-plot.js';
@@ -50,10 +51,9 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     return ExitCode.Usage;
   }
   const outDir = resolve(io.cwd, options.outDir);
-  try {
-    await mkdir(outDir, { recursive: true });
-  } catch (thrown) {
-    io.err(`error: cannot create ${outDir} (${(thrown as NodeJS.ErrnoException).code ?? 'unknown error'}); choose a writable --out`);
+  const created = await createOutputDirectory(outDir, '--out');
+  if (!created.ok) {
+    io.err(`error: ${created.error.message}; choose a writable --out`);
     return ExitCode.Failure;
   }
   const reportPath = join(outDir, 'bench.json');

@@ -121,6 +121,14 @@ describe('hs bench', () => {
     expect(err).toEqual(["error: InvalidArgument: --sections heap,p2g leaves out 'chain', whose repeats make the report; add it"]);
   });
 
+  // Node's recursive mkdir never returns for a folder under /proc; hs bench used to hang there.
+  it.skipIf(process.platform !== 'linux')('answers an --out it cannot create with exit code 1 before running anything', async () => {
+    const { exitCode, out, err } = await hs(['bench', '--sections', 'chain', '--out', '/proc/hs-no-such-folder/report']);
+    expect(exitCode).toBe(ExitCode.Failure);
+    expect(out).toEqual([]);
+    expect(err).toEqual(['error: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/report: ENOENT; choose a writable --out']);
+  });
+
   it('answers outside a checkout with exit code 2 and what to do', async () => {
     const { exitCode, err } = await hs(['bench'], { cwd: dir });
     expect(exitCode).toBe(ExitCode.Usage);

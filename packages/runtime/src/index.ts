@@ -10,6 +10,7 @@ export type { ReadableSourceOptions } from './readable-source.js';
 export { WritableSink } from './writable-sink.js';
 export { SubmissionPacer } from './submission-pacer.js';
 export { checkPipelineModule, pipelineSummary } from './pipeline-module.js';
+export { createOutputDirectory } from './output-directory.js';
 export type { PipelineModule, PipelineBuild, PipelineArguments, PipelineOutput, PipelineSessionOptions } from './pipeline-module.js';
 export type {
   BoundaryProvider,

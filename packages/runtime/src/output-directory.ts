@@ -1,0 +1,42 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
+
+/**
+ * Creates the output folder `dir` (relative paths from the process's working directory) and its missing
+ * parents one level at a time, each with a plain (non-recursive) `mkdir`: what a pipeline module's
+ * `prepareRun()` or a command's `--out` needs. Node's `mkdir(dir, { recursive: true })` never returns on
+ * Linux when a parent exists but refuses children with ENOENT (any path under `/proc`): it spins at full
+ * CPU and its promise never settles. This walk reports such a folder as an error instead.
+ *
+ * @param dir - the folder to create; nothing happens when it is already a directory.
+ * @param option - the option that named `dir` (such as `'--out'`), put before the message; omit for none.
+ * @returns OK when `dir` is (now) a directory, or `ErrorCode.InvalidArgument`
+ *   `[<option>: ]cannot create <dir>: <code>` naming the OS error of the first part that failed (ENOTDIR
+ *   when an existing part is a file, ENOENT under a pseudo file system or a dangling link, EACCES, ...),
+ *   with that error as the cause. Parents created before a later part fails stay (empty folders).
+ */
+export async function createOutputDirectory(dir: string, option?: string): Promise<Result<void>> {
+  const failure = (cause: unknown): Result<void> => {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
+    return err(ErrorCode.InvalidArgument, `${option === undefined ? '' : `${option}: `}cannot create ${dir}: ${code}`, cause);
+  };
+  const missing: string[] = [];
+  for (let path = resolve(dir); ; path = dirname(path)) {
+    try {
+      if ((await stat(path)).isDirectory()) break;
+      return failure(Object.assign(new Error(`${path} is not a directory`), { code: 'ENOTDIR' }));
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(path) === path) return failure(cause);
+      missing.push(path);
+    }
+  }
+  for (const path of missing.reverse()) {
+    try {
+      await mkdir(path);
+    } catch (cause) {
+      return failure(cause);
+    }
+  }
+  return OK_VOID;
+}
