@@ -3,6 +3,7 @@ import type { NvdbCodec } from '@hs/nanovdb-mr';
 import type { PipelineArguments, PipelineOutput } from '@hs/runtime';
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { MAX_SCAN_RATE_HZ } from './operators/scan-source.js';
+import type { GridBuilderKind } from './pipeline.js';
 import { MAX_SCANS } from './scan-split.js';
 
 /** Most sweeps one run streams. */
@@ -25,6 +26,8 @@ export interface ScanToVolumeCliOptions {
   readonly codec: NvdbCodec;
   /** Explicit backend, or `undefined` for `HS_BACKEND`, then auto-detection. */
   readonly backend: 'host' | 'cuda' | undefined;
+  /** PointsToGrid builder (see `ScanToVolumeOptions.builder`); default `stream`. */
+  readonly builder: GridBuilderKind;
 }
 
 const PLAIN_INTEGER = /^[0-9]+$/;
@@ -48,6 +51,11 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
     .option('--out <dir>', 'output folder for volume.nvdb and preview.png', './out')
     .addOption(new Option('--codec <codec>', '.nvdb codec').choices(['zip', 'none']).default('zip'))
     .addOption(new Option('--backend <name>', 'host (pure TypeScript) or cuda; default: HS_BACKEND, then auto-detect').choices(['host', 'cuda']))
+    .addOption(
+      new Option('--builder <kind>', 'PointsToGrid builder: stream (bounded build over all points in stream order, GPU kernels on cuda) or host (incremental merge on the host)')
+        .choices(['stream', 'host'])
+        .default('stream'),
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => output.log(text.replace(/\n$/, '')),
@@ -86,6 +94,7 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
       outDir: String(raw['out']),
       codec: raw['codec'] as NvdbCodec,
       backend: raw['backend'] as 'host' | 'cuda' | undefined,
+      builder: raw['builder'] as GridBuilderKind,
     },
   });
 }

@@ -1,13 +1,14 @@
 import { compile } from '@hs/compiler';
-import { RunSession, formatMetrics, type PipelineOutput } from '@hs/runtime';
+import { RunSession, formatMetrics, pipelineSummary, type PipelineOutput } from '@hs/runtime';
 import { HsError, OK_VOID, type Result } from '@hs/streams';
 import scanToVolumeModule from './pipeline-module.js';
 
 /**
  * The example's own command line (`pnpm run main`, `node dist/main.js [options]`), the same steps `hs run
  * scan-to-volume` takes with this module: parse the options, build the graph, compile it (the plan is
- * printed), create the output folder, run a session, print its metrics and the summary. Every failure is
- * printed as one line, `error: <ErrorCode>: <message>`, to `output.error`.
+ * printed), create the output folder, run a session, print its metrics and the summary. Every failure (a
+ * `.nvdb` file that does not read back included) is printed as one line, `error: <ErrorCode>: <message>`,
+ * to `output.error`.
  * @returns the process exit code: 0 on success, 1 on any error (commander's own code for `--help` and
  *   usage errors).
  */
@@ -44,7 +45,9 @@ async function run(args: readonly string[], output: PipelineOutput): Promise<num
     const metrics = await session.value.run();
     if (!metrics.ok) return metrics;
     output.log(formatMetrics(metrics.value));
-    for (const line of built.value.summary(metrics.value)) output.log(line);
+    const summary = pipelineSummary(built.value, metrics.value);
+    if (!summary.ok) return summary;
+    for (const line of summary.value) output.log(line);
   } finally {
     session.value.dispose();
   }

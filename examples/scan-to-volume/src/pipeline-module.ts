@@ -10,7 +10,8 @@ import { runSummaryLines } from './run-summary.js';
  * The flagship as a `PipelineModule`, for `hs run scan-to-volume -- [options]`, `hs plan scan-to-volume`
  * and `pnpm run main`: loads the cloud (the bundled bunny or `--input`), builds the graph
  * (`buildScanToVolumeGraph`), creates the output folder when a run is prepared, and after the run prints
- * `runSummaryLines` (the `.nvdb` file re-read and validated, the preview, the resource statistics).
+ * `runSummaryLines` (the `.nvdb` file re-read and validated, the preview, the builder's report, the resource
+ * statistics); a written file that does not read back is the summary's error, so the run exits non-zero.
  */
 const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
   name: 'scan-to-volume',
@@ -34,10 +35,7 @@ const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
       sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
       expectedFrames: graph.frames,
       prepareRun: () => createOutputDirectory(options.outDir),
-      summary: () => {
-        const lines = runSummaryLines(graph, cloud.value.source, options.rateHz);
-        return lines.ok ? lines.value : [`error: ${lines.error.message}`];
-      },
+      summary: () => runSummaryLines(graph, cloud.value.source, options.rateHz),
     });
   },
 };

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type CompileOptions, Graph } from '@hs/compiler';
 import type { PointCloud } from '@hs/example-point-cloud-input';
-import { HostResource, StatisticsResource, type NvdbCodec, type SyncResource } from '@hs/nanovdb-mr';
+import { DeviceResource, HostResource, StatisticsResource, type NvdbCodec, type SyncResource } from '@hs/nanovdb-mr';
 import { type Backend, Device, ErrorCode, err, ok, type Result } from '@hs/streams';
 import { previewCamera, type PreviewCamera } from './grid-preview-kernel.js';
 import { GridPreview } from './operators/grid-preview.js';
@@ -9,6 +9,7 @@ import { NvdbWriter } from './operators/nvdb-writer.js';
 import { PointsToGridOperator } from './operators/points-to-grid-operator.js';
 import { PreviewPngWriter } from './operators/preview-png-writer.js';
 import { ScanSource } from './operators/scan-source.js';
+import { StreamPointsToGridOperator } from './operators/stream-points-to-grid-operator.js';
 import { splitIntoScans, type ScanSweep } from './scan-split.js';
 import { sizeVolume, type VolumeSizing } from './volume-sizing.js';
 
@@ -34,19 +35,34 @@ export interface ScanToVolumeOptions {
   /** `.nvdb` codec; default `zip`. */
   readonly codec?: NvdbCodec;
   /**
-   * The upstream resource the PointsToGrid operator allocates from, made from the session's backend;
-   * default `new HostResource(backend)`. It is always wrapped in a `StatisticsResource`.
+   * Which PointsToGrid builder the graph uses (default `stream`): `stream` builds every grid in stream
+   * order on the operator's stream with a capacity-bounded build over all points so far
+   * (`StreamPointsToGridOperator`: CUDA kernels on the CUDA backend, their host implementations on the
+   * host backend); `host` merges the previous grid's voxels with each scan's on the host
+   * (`PointsToGridOperator`). Both emit the same grid bytes.
    */
-  readonly upstream?: (backend: Backend) => SyncResource;
+  readonly builder?: GridBuilderKind;
+  /**
+   * The upstream resource the PointsToGrid operator allocates from, made from the session's backend and
+   * the operator's device (`Device.cpu()` for the host builder) at the first scan; default
+   * `new DeviceResource(backend, device)` for the stream builder (it needs an async resource) and
+   * `new HostResource(backend)` for the host builder (it needs host-accessible memory). It is always
+   * wrapped in a `StatisticsResource`.
+   */
+  readonly upstream?: (backend: Backend, device: Device) => SyncResource;
 }
+
+/** The PointsToGrid builders the flagship offers (see `ScanToVolumeOptions.builder`). */
+export type GridBuilderKind = 'stream' | 'host';
 
 /** The flagship graph, uncompiled, with the operators and figures callers read after a run. */
 export interface ScanToVolumeGraph {
   readonly graph: Graph;
-  /** Binds the preview output to `Device.cuda(0)` (emulated on the host backend). */
+  /** Binds the preview output (and the stream builder) to `Device.cuda(0)` (emulated on the host backend). */
   readonly compileOptions: CompileOptions;
   readonly source: ScanSource;
-  readonly builder: PointsToGridOperator;
+  /** The PointsToGrid operator of the chosen builder. */
+  readonly builder: PointsToGridOperator | StreamPointsToGridOperator;
   readonly preview: GridPreview;
   readonly nvdbWriter: NvdbWriter;
   readonly pngWriter: PreviewPngWriter;
@@ -69,9 +85,9 @@ export interface ScanToVolumeGraph {
  * Hz nominal      follows 1/1            follows 1/4
  * ```
  *
- * Splits the cloud into scans, sizes the grid slots and the preview camera from one host build of the
- * whole cloud (`sizeVolume`), and creates the operators. Nothing is allocated on a device and no file is
- * written here.
+ * Splits the cloud into scans, sizes the grid slots, the stream builder's capacities and the preview
+ * camera from one host build of the whole cloud (`sizeVolume`), and creates the operators of the chosen
+ * builder. Nothing is allocated on a device and no file is written here.
  * @returns the graph; InvalidArgument for an empty cloud or a cloud the builder rejects (a non-finite
  *   coordinate, a voxel outside the index range), naming the problem.
  * @throws HsError InvalidArgument for options outside their documented domains (see the operators).
@@ -83,20 +99,35 @@ export function buildScanToVolumeGraph(options: ScanToVolumeOptions): Result<Sca
   if (!sizing.ok) return err(sizing.error.code, `${cloud.source}: ${sizing.error.detail}`, sizing.error);
   const sweep = splitIntoScans(cloud.positions, options.scans);
   const camera = previewCamera(sizing.value.indexBox);
-  const upstream = options.upstream ?? ((backend: Backend) => new HostResource(backend));
+  const builderKind = options.builder ?? 'stream';
+  const upstream =
+    options.upstream ?? (builderKind === 'stream' ? (backend: Backend, device: Device) => new DeviceResource(backend, device) : (backend: Backend) => new HostResource(backend));
   let statistics: StatisticsResource<SyncResource> | null = null;
+  const resource = (backend: Backend, device: Device): SyncResource => (statistics = new StatisticsResource(upstream(backend, device)));
 
   const graph = new Graph('scan-to-volume');
   const source = graph.add(new ScanSource('scan-source', { sweep, sweeps: options.sweeps, rateHz: options.rateHz }));
+  const maxPoints = cloud.positions.length / 3;
+  const gridName = 'scan-to-volume';
   const builder = graph.add(
-    new PointsToGridOperator('points-to-grid', {
-      resource: (backend) => (statistics = new StatisticsResource(upstream(backend))),
-      voxelSize,
-      maxPoints: cloud.positions.length / 3,
-      maxScanPoints: sweep.maxScanPoints,
-      maxGridBytes: sizing.value.gridBytes,
-      gridName: 'scan-to-volume',
-    }),
+    builderKind === 'stream'
+      ? new StreamPointsToGridOperator('points-to-grid', {
+          resource,
+          voxelSize,
+          maxPoints,
+          nodes: sizing.value.nodes,
+          maxGridBytes: sizing.value.gridBytes,
+          frames: source.frames,
+          gridName,
+        })
+      : new PointsToGridOperator('points-to-grid', {
+          resource: (backend) => resource(backend, Device.cpu()),
+          voxelSize,
+          maxPoints,
+          maxScanPoints: sweep.maxScanPoints,
+          maxGridBytes: sizing.value.gridBytes,
+          gridName,
+        }),
   );
   const nvdbWriter = graph.add(new NvdbWriter('nvdb-writer', join(outDir, VOLUME_FILE), options.codec ?? 'zip'));
   const preview = graph.add(new GridPreview('grid-preview', camera, source.frames));
@@ -108,7 +139,12 @@ export function buildScanToVolumeGraph(options: ScanToVolumeOptions): Result<Sca
 
   return ok({
     graph,
-    compileOptions: { deployment: { bindTensorOutputDevice: { [preview.preview.key]: Device.cuda(0) } } },
+    compileOptions: {
+      deployment: {
+        bindTensorOutputDevice: { [preview.preview.key]: Device.cuda(0) },
+        ...(builder instanceof StreamPointsToGridOperator ? { bindOperatorDevice: { [builder.name]: Device.cuda(0) } } : {}),
+      },
+    },
     source,
     builder,
     preview,

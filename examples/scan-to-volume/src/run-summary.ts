@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileSystemError } from '@hs/example-point-cloud-input';
 import { HostResource, readNvdb, validateGrids } from '@hs/nanovdb-mr';
 import { HostBackend, errWithContext, ok, type Result } from '@hs/streams';
+import { StreamPointsToGridOperator } from './operators/stream-points-to-grid-operator.js';
 import type { ScanToVolumeGraph } from './pipeline.js';
 
 /** What re-reading the written `.nvdb` file found. */
@@ -46,10 +47,12 @@ export function checkVolumeFile(path: string): Result<VolumeCheck> {
 }
 
 /**
- * The lines printed after a run: the stream, the volume and its independent voxel count, the re-read of
- * the `.nvdb` file, the preview, and the statistics of the resource the builder allocated through, e.g.
+ * The lines printed after a run: the stream, the volume and its independent voxel count, the builder and
+ * (stream builder) its build report, the re-read of the `.nvdb` file, the preview, and the statistics of
+ * the resource the builder allocated through, e.g.
  * `volume: 1839 active voxels (1839 expected from the points), 1257152-byte grid`.
- * @returns the lines, or `checkVolumeFile`'s error when the written file does not read back.
+ * @returns the lines, or `checkVolumeFile`'s error when the written file does not read back, or the
+ *   backend's error when the stream builder's report could not be read back.
  */
 export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz: number): Result<string[]> {
   const { builder, nvdbWriter, pngWriter, preview, camera, sizing } = built;
@@ -58,6 +61,9 @@ export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz
     `streamed ${state.scans} scans (${built.sweep.scans.length} per sweep) at ${rateHz} Hz nominal: ${state.points} points from ${source}`,
     `volume: ${state.voxelCount} active voxels (${sizing.voxelCount} expected from the whole cloud), ${state.gridBytes}-byte OnIndex grid`,
   ];
+  const report = builderLine(builder);
+  if (!report.ok) return report;
+  lines.push(report.value);
   if (nvdbWriter.written > 0) {
     const check = checkVolumeFile(nvdbWriter.path);
     if (!check.ok) return check;
@@ -72,4 +78,25 @@ export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz
     );
   }
   return ok(lines);
+}
+
+/**
+ * Says which builder ran; for the stream builder, what its report (read once, after the last scan) says:
+ * points read, voxels and nodes written, and any capacity that overflowed (the grid is then a clamped
+ * prefix of the volume, still valid), or that no report was read because the run ended early.
+ */
+function builderLine(builder: ScanToVolumeGraph['builder']): Result<string> {
+  if (!(builder instanceof StreamPointsToGridOperator)) return ok('builder: host (previous grid merged with each scan on the host)');
+  const report = builder.report;
+  const repeated = builder.repeatedPoints > 0 ? `; ${builder.repeatedPoints} re-delivered points of later sweeps not appended` : '';
+  if (report === null) return ok(`builder: stream; no build report (the run ended before its last scan)${repeated}`);
+  if (!report.ok) return errWithContext(report.error, 'reading the stream builder report');
+  const r = report.value;
+  const { points, uppers, lowers, leaves } = builder.capacity;
+  const overflowed = (Object.keys(r.overflow) as (keyof typeof r.overflow)[]).filter((key) => r.overflow[key]);
+  const verdict = overflowed.length === 0 ? 'no capacity overflowed' : `OVERFLOW of ${overflowed.join(', ')}: the grid is a clamped prefix of the volume (still valid), needed ${JSON.stringify(r.needed)}`;
+  return ok(
+    `builder: stream, one bounded build per scan (capacity ${points} points, ${uppers} upper, ${lowers} lower, ${leaves} leaf nodes); ` +
+      `last build read ${r.used} of ${r.given} points, wrote ${r.counts.voxels} voxels in ${r.counts.leaves} leaves, ${r.gridSize} bytes; ${verdict}${repeated}`,
+  );
 }

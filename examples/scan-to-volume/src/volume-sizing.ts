@@ -10,11 +10,16 @@ export interface VolumeSizing {
   readonly voxelCount: number;
   /** Its index-space bounding box (inclusive). */
   readonly indexBox: PreviewBox;
+  /**
+   * Its root tiles (one upper node each), lower nodes and leaves: the node capacities of the stream
+   * builder's `BoundedPointsToGrid` (no accumulated grid needs more), each at least 1.
+   */
+  readonly nodes: { readonly uppers: number; readonly lowers: number; readonly leaves: number };
 }
 
 /**
  * Builds the OnIndex grid of the whole cloud once on a host backend (host memory only, released before
- * returning) to learn the largest grid the run will produce and its bounding box.
+ * returning) to learn the largest grid the run will produce, its node counts and its bounding box.
  * @returns the sizing, or `pointsToGrid`'s error (InvalidArgument naming the first non-finite point or an
  *   out-of-range voxel) prefixed with `sizing the volume`.
  */
@@ -24,7 +29,13 @@ export function sizeVolume(positions: Float32Array | Float64Array, voxelSize: nu
     const built = pointsToGrid(backend, new HostResource(backend), { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize, name, checksum: 'disabled' });
     if (!built.ok) return errWithContext(built.error, 'sizing the volume');
     const grid = built.value.grid(0)!;
-    const sizing = { gridBytes: grid.gridSize, voxelCount: grid.voxelCount, indexBox: { min: grid.indexBBox.min, max: grid.indexBBox.max } };
+    const [leaves, lowers, uppers] = grid.nodeCount;
+    const sizing = {
+      gridBytes: grid.gridSize,
+      voxelCount: grid.voxelCount,
+      indexBox: { min: grid.indexBBox.min, max: grid.indexBBox.max },
+      nodes: { uppers: Math.max(1, uppers), lowers: Math.max(1, lowers), leaves: Math.max(1, leaves) },
+    };
     built.value.dispose();
     return ok(sizing);
   } finally {

@@ -1,19 +1,28 @@
 import { compile } from '@hs/compiler';
 import { bunnyPoints } from '@hs/example-point-cloud-input';
-import { FaultyResource, HostResource } from '@hs/nanovdb-mr';
+import { AsyncFromSync, DeviceResource, FaultyResource, HostResource } from '@hs/nanovdb-mr';
 import { RunSession } from '@hs/runtime';
 import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildScanToVolumeGraph } from '../src/pipeline.js';
+import { buildScanToVolumeGraph, type ScanToVolumeGraph } from '../src/pipeline.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hs-scan-operator-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+async function runOnHost(built: ScanToVolumeGraph) {
+  const backend = new HostBackend();
+  const session = unwrap(RunSession.create(unwrap(compile(built.graph, built.compileOptions)), { backend }));
+  const result = await session.run();
+  session.dispose();
+  backend.dispose();
+  return result;
+}
+
 describe('PointsToGridOperator through an injected resource', () => {
-  it('fails the run with the resource OutOfMemory, named, and returns every byte it took', async () => {
+  it('host builder: fails the run with the resource OutOfMemory, named, and returns every byte it took', async () => {
     let faulty: FaultyResource<HostResource> | null = null;
     const built = unwrap(
       buildScanToVolumeGraph({
@@ -23,14 +32,11 @@ describe('PointsToGridOperator through an injected resource', () => {
         sweeps: 1,
         rateHz: 1000,
         outDir: dir,
+        builder: 'host',
         upstream: (backend) => (faulty = new FaultyResource(new HostResource(backend), { failAt: 9 })),
       }),
     );
-    const backend = new HostBackend();
-    const session = unwrap(RunSession.create(unwrap(compile(built.graph, built.compileOptions)), { backend }));
-    const result = await session.run();
-    session.dispose();
-    backend.dispose();
+    const result = await runOnHost(built);
     expect(result.ok).toBe(false);
     expect(!result.ok && result.error.code).toBe(ErrorCode.OutOfMemory);
     expect(!result.ok && result.error.message).toContain('points-to-grid');
@@ -38,6 +44,44 @@ describe('PointsToGridOperator through an injected resource', () => {
     const stats = built.statistics()!.statistics;
     expect(stats.allocations.current).toBe(0);
     expect(stats.bytes.current).toBe(0);
+  }, 60_000);
+
+  it('stream builder: its one up-front allocation failing fails the run with OutOfMemory, named, nothing left allocated', async () => {
+    const built = unwrap(
+      buildScanToVolumeGraph({
+        cloud: bunnyPoints(),
+        voxelSize: 0.5,
+        scans: 6,
+        sweeps: 1,
+        rateHz: 1000,
+        outDir: dir,
+        upstream: (backend) => new AsyncFromSync(backend, new FaultyResource(new HostResource(backend), { failAt: 1 })),
+      }),
+    );
+    const result = await runOnHost(built);
+    expect(!result.ok && result.error.code).toBe(ErrorCode.OutOfMemory);
+    expect(!result.ok && result.error.message).toContain('points-to-grid');
+    const stats = built.statistics()!.statistics;
+    expect([stats.allocations.total, stats.allocations.current, stats.bytes.current]).toEqual([0, 0, 0]);
+  }, 60_000);
+
+  it('stream builder: a sync-only resource is NotSupported, saying what to inject instead', async () => {
+    const built = unwrap(buildScanToVolumeGraph({ cloud: bunnyPoints(), voxelSize: 0.5, scans: 6, sweeps: 1, rateHz: 1000, outDir: dir, upstream: (backend) => new HostResource(backend) }));
+    const result = await runOnHost(built);
+    expect(!result.ok && result.error.message).toMatch(/^NotSupported: operator points-to-grid: the stream builder allocates in stream order: inject an async resource .*or use --builder host/);
+  }, 60_000);
+
+  it('stream builder: ONE allocation for the whole run, through the statistics-wrapped DeviceResource, returned at the end', async () => {
+    let device: DeviceResource | null = null;
+    const built = unwrap(
+      buildScanToVolumeGraph({ cloud: bunnyPoints(), voxelSize: 0.5, scans: 6, sweeps: 2, rateHz: 1000, outDir: dir, upstream: (backend, d) => (device = new DeviceResource(backend, d)) }),
+    );
+    const result = await runOnHost(built);
+    expect(result.ok && result.value.frames).toBe(12);
+    expect(device).not.toBeNull();
+    const stats = built.statistics()!.statistics;
+    expect([stats.allocations.total, stats.allocations.current, stats.bytes.current]).toEqual([1, 0, 0]);
+    expect(built.builder.accumulated).toEqual({ scans: 12, points: 2 * 1839, voxelCount: built.sizing.voxelCount, gridBytes: built.sizing.gridBytes });
   }, 60_000);
 
   it('rejects a cloud with a non-finite point before building anything', () => {

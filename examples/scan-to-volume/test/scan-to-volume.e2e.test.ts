@@ -25,9 +25,10 @@ async function cli(args: readonly string[]) {
 describe('scan-to-volume on the bundled bunny (host backend)', () => {
   it('writes a .nvdb that hs re-reads with the independently counted voxels, and a deterministic bunny preview', async () => {
     const runs = [];
-    for (const name of ['a', 'b']) {
+    // Run a: the default stream builder; run b: the host builder. Their files must be identical.
+    for (const [name, builder] of [['a', 'stream'], ['b', 'host']] as const) {
       const out = join(dir, name);
-      const { exitCode, logs, errors } = await cli(['--out', out, '--rate', '1000']);
+      const { exitCode, logs, errors } = await cli(['--out', out, '--rate', '1000', '--builder', builder]);
       expect(errors).toEqual([]);
       expect(exitCode).toBe(0);
       runs.push({ out, text: logs.join('\n') });
@@ -39,6 +40,11 @@ describe('scan-to-volume on the bundled bunny (host backend)', () => {
     expect(text).toMatch(/resource \(StatisticsResource\): \d+ allocations \(0 outstanding\), peak \d+ bytes, total \d+ bytes, 0 bytes outstanding/);
     expect(text).toContain('9 previews rendered');
     expect(text).toMatch(/pool:points-to-grid\.grid +high-water \d\/\d slots +outstanding 0/);
+    expect(text).toContain(`builder: stream, one bounded build per scan (capacity 1839 points, `);
+    expect(text).toContain(`last build read 1839 of 1839 points, wrote ${expected} voxels`);
+    expect(text).toContain('no capacity overflowed');
+    expect(text).toMatch(/resource \(StatisticsResource\): 1 allocations \(0 outstanding\)/);
+    expect(runs[1]!.text).toContain('builder: host (previous grid merged with each scan on the host)');
 
     const backend = new HostBackend();
     const [handle] = unwrap(readNvdb(backend, new HostResource(backend), readFileSync(join(out, VOLUME_FILE))));
@@ -61,13 +67,19 @@ describe('scan-to-volume on the bundled bunny (host backend)', () => {
     expect(digest(join(runs[1]!.out, VOLUME_FILE))).toBe(digest(join(out, VOLUME_FILE)));
   }, 120_000);
 
-  it('accumulates: a second sweep over the same points leaves the volume unchanged', async () => {
-    const out = join(dir, 'sweeps');
-    const { exitCode, logs } = await cli(['--out', out, '--rate', '1000', '--scans', '5', '--sweeps', '3', '--voxel-size', '0.5']);
-    expect(exitCode).toBe(0);
+  it('accumulates: a second sweep over the same points leaves the volume unchanged (both builders, same file)', async () => {
     const expected = distinctVoxels(bunnyPoints().positions, 0.5);
-    expect(logs.join('\n')).toContain(`streamed 15 scans (5 per sweep) at 1000 Hz nominal: ${3 * 1839} points`);
-    expect(logs.join('\n')).toContain(`volume: ${expected} active voxels`);
+    const files = [];
+    for (const builder of ['stream', 'host']) {
+      const out = join(dir, `sweeps-${builder}`);
+      const { exitCode, logs } = await cli(['--out', out, '--rate', '1000', '--scans', '5', '--sweeps', '3', '--voxel-size', '0.5', '--builder', builder]);
+      expect(exitCode).toBe(0);
+      expect(logs.join('\n')).toContain(`streamed 15 scans (5 per sweep) at 1000 Hz nominal: ${3 * 1839} points`);
+      expect(logs.join('\n')).toContain(`volume: ${expected} active voxels`);
+      if (builder === 'stream') expect(logs.join('\n')).toContain(`; ${2 * 1839} re-delivered points of later sweeps not appended`);
+      files.push(readFileSync(join(out, VOLUME_FILE)));
+    }
+    expect(Buffer.compare(files[0]!, files[1]!)).toBe(0);
   }, 60_000);
 });
 
@@ -98,6 +110,12 @@ describe('bad input is one typed line and exit code 1', () => {
     expect(logs).toEqual([]);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(message);
+  });
+
+  it('an unknown builder is answered by commander with the choices and exit code 1', async () => {
+    const { exitCode, errors } = await cli(['--builder', 'gpu']);
+    expect(exitCode).toBe(1);
+    expect(errors.join('\n')).toContain("option '--builder <kind>' argument 'gpu' is invalid. Allowed choices are stream, host.");
   });
 
   it('an unknown option is answered by commander with its usage line and exit code 1', async () => {

@@ -78,31 +78,35 @@ describe.skipIf(!gpu)('scan-to-volume on CUDA writes the same files as on the ho
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** Runs the example's command line in-process (two sweeps of 36 scans); returns what it printed. */
-  async function run(backend: 'cuda' | 'host'): Promise<string> {
+  async function run(backend: 'cuda' | 'host', builder: 'stream' | 'host'): Promise<string> {
     const logs: string[] = [];
     const errors: string[] = [];
-    const out = join(dir, backend);
-    const code = await runCli(['--backend', backend, '--sweeps', '2', '--rate', '1000', '--out', out], { log: (l) => logs.push(l), error: (l) => errors.push(l) });
+    const out = join(dir, `${backend}-${builder}`);
+    const code = await runCli(['--backend', backend, '--builder', builder, '--sweeps', '2', '--rate', '1000', '--out', out], { log: (l) => logs.push(l), error: (l) => errors.push(l) });
     expect(errors).toEqual([]);
     expect(code).toBe(0);
     return logs.join('\n');
   }
 
-  it('preview.png and volume.nvdb are byte-identical on cuda and host', async () => {
-    const cuda = await run('cuda');
-    const host = await run('host');
-    expect(cuda).toContain('backend: cuda');
-    expect(host).toContain('backend: host');
-    for (const text of [cuda, host]) {
+  it('preview.png and volume.nvdb are byte-identical: stream builder on cuda (GPU kernels), stream and host builders on host', async () => {
+    const runs = { 'cuda-stream': await run('cuda', 'stream'), 'host-stream': await run('host', 'stream'), 'host-host': await run('host', 'host') };
+    expect(runs['cuda-stream']).toContain('backend: cuda');
+    expect(runs['host-stream']).toContain('backend: host');
+    for (const text of [runs['cuda-stream'], runs['host-stream']]) {
+      expect(text).toMatch(/builder: stream, one bounded build per scan .* no capacity overflowed; 1839 re-delivered points of later sweeps not appended/);
+      expect(text).toMatch(/resource \(StatisticsResource\): 1 allocations \(0 outstanding\)/);
+    }
+    for (const text of Object.values(runs)) {
       expect(text).toContain('18 previews rendered');
       expect(text).toMatch(/re-read by hs: .* checksum and structure valid/);
       expect(text).toMatch(/\(0 outstanding\).* 0 bytes outstanding/);
     }
+    console.log(runs['cuda-stream'].split('\n').find((line) => line.startsWith('builder: ')));
     for (const file of [PREVIEW_FILE, VOLUME_FILE]) {
-      const a = readFileSync(join(dir, 'cuda', file));
-      const b = readFileSync(join(dir, 'host', file));
-      console.log(`scan-to-volume ${file}: cuda ${a.byteLength} bytes, host ${b.byteLength} bytes, identical ${Buffer.compare(a, b) === 0}`);
-      expect(Buffer.compare(a, b)).toBe(0);
+      const [a, b, c] = (['cuda-stream', 'host-stream', 'host-host'] as const).map((name) => readFileSync(join(dir, name, file)));
+      const same = Buffer.compare(a!, b!) === 0 && Buffer.compare(a!, c!) === 0;
+      console.log(`scan-to-volume ${file}: cuda stream ${a!.byteLength} bytes, host stream ${b!.byteLength} bytes, host builder ${c!.byteLength} bytes, identical ${same}`);
+      expect(same).toBe(true);
     }
-  }, 120_000);
+  }, 180_000);
 });
