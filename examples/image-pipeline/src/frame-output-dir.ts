@@ -1,6 +1,7 @@
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '@hs/streams';
+import { createOutputDirectory } from '@hs/runtime';
+import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
 
 /** Frame files one run can name: `frame-00000.png` to `frame-99999.png`. */
 export const MAX_FRAME_FILES = 100_000;
@@ -20,22 +21,7 @@ export function frameFileName(index: number): string {
 }
 
 /**
- * Creates `dir` with any missing parents (nothing happens when it exists).
- * @returns `ErrorCode.InvalidArgument` carrying the OS error (ENOTDIR, EACCES, EEXIST, ...) in the
- *   message and as the cause, e.g. `cannot create output directory 'a/b': ENOTDIR: not a directory, mkdir 'a/b'`.
- */
-export async function createOutputDir(dir: string): Promise<Result<void>> {
-  try {
-    await mkdir(dir, { recursive: true });
-    return OK_VOID;
-  } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    return err(ErrorCode.InvalidArgument, `cannot create output directory '${dir}': ${reason}`, cause);
-  }
-}
-
-/**
- * Makes `dir` ready for a fresh run: creates it (see `createOutputDir`), then deletes the frame files an
+ * Makes `dir` ready for a fresh run: creates it (`createOutputDirectory` of @hs/runtime: typed errors, no hang under `/proc`), then deletes the frame files an
  * earlier run left there, so that the directory ends up holding only this run's frames. Only entries whose
  * whole name matches `FRAME_FILE_PATTERN` and that are files or symbolic links are removed; anything else
  * (other names, `frame-1.png`, directories) is left alone.
@@ -43,7 +29,7 @@ export async function createOutputDir(dir: string): Promise<Result<void>> {
  *   or a stale frame cannot be removed (the OS error in the message and as the cause).
  */
 export async function prepareOutputDir(dir: string): Promise<Result<string[]>> {
-  const created = await createOutputDir(dir);
+  const created = await createOutputDirectory(dir);
   if (!created.ok) return created;
   const removed: string[] = [];
   try {

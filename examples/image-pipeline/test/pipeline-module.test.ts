@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compile } from '@hs/compiler';
-import { RunSession, checkPipelineModule } from '@hs/runtime';
+import { RunSession, checkPipelineModule, pipelineSummary } from '@hs/runtime';
 import { ErrorCode, unwrap } from '@hs/streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import imagePipelineModule from '../src/pipeline-module.js';
@@ -43,7 +43,7 @@ describe('image-pipeline as a PipelineModule', () => {
     const session = unwrap(RunSession.create(plan, build.sessionOptions));
     const metrics = unwrap(await session.run());
     session.dispose();
-    const moduleLines = build.summary(metrics);
+    const moduleLines = unwrap(pipelineSummary(build, metrics));
 
     const cliOut = join(dir, 'cli');
     const logs: string[] = [];

@@ -2,9 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
 import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, type Result } from '@hs/streams';
+import { createOutputDirectory } from '@hs/runtime';
 import { DType } from '@hs/tensor';
 import { PNG } from 'pngjs';
-import { MAX_FRAME_FILES, createOutputDir, frameFileName } from '../frame-output-dir.js';
+import { MAX_FRAME_FILES, frameFileName } from '../frame-output-dir.js';
 import { checkPackedImage } from './packed-image.js';
 import { StagingBuffer } from './staging-buffer.js';
 
@@ -76,7 +77,7 @@ export class PngWriter extends Operator {
     // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
     const image = { width, height, data: Buffer.from(pixels.value.buffer, pixels.value.byteOffset, pixels.value.byteLength) };
     const encoded = PNG.sync.write(image as PNG, { colorType: 0, inputColorType: 0, bitDepth: 8 });
-    this.outDirReady ??= createOutputDir(this.options.outDir);
+    this.outDirReady ??= createOutputDirectory(this.options.outDir);
     const dirReady = await this.outDirReady;
     if (!dirReady.ok) return errWithContext(dirReady.error, this.name);
     if (this.paths.length === MAX_FRAME_FILES) {
