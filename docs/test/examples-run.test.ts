@@ -2,20 +2,29 @@ import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ipcAvailability } from '@hs/ipc';
 import { describe, expect, it } from 'vitest';
 
 const docsDir = fileURLToPath(new URL('..', import.meta.url));
 
 /** What each example must print (substrings of its stdout). Every example needs an entry. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
+  'cross-process-topics.ts': ['publish frames: host over posixShm', 'consumer: 100 frames received, 0 values wrong', 'producer: 100 frames published, 0 slots outstanding'],
   'cuda-operator.ts': ['gray 2x4: 77 77 77 77 77 77 77 77', 'ordering violations: 0'],
   'inject-allocator.ts': ['allocate 262144 B (alignment 256)', 'refused: OutOfMemory', 'after dispose: 0 B live'],
   'invert-operator.ts': ['slotCount = 2 (maxConsumerQueueDepth)', 'first pixels: 255 245 235 225'],
 };
 
+/** Why an example cannot run on this machine, or null. */
+const ipc = ipcAvailability();
+const SKIP: Readonly<Record<string, string | null>> = {
+  'cross-process-topics.ts': ipc.available ? null : `the IPC addon is unavailable (${ipc.reason})`,
+};
+for (const [file, reason] of Object.entries(SKIP)) if (reason !== null) console.log(`docs/examples/${file} skipped: ${reason}`);
+
 describe('docs/examples run (host backend, no GPU)', () => {
   for (const file of readdirSync(join(docsDir, 'examples')).filter((f) => f.endsWith('.ts')).sort()) {
-    it(file, async () => {
+    it.skipIf((SKIP[file] ?? null) !== null)(file, async () => {
       expect(EXPECTED[file], `add the expected output of ${file} to EXPECTED`).toBeDefined();
       const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
         execFile(process.execPath, ['--import', 'tsx', join('examples', file)], { cwd: docsDir, timeout: 60_000, env: { ...process.env, HS_BACKEND: 'host' } }, (error, stdout, stderr) =>
