@@ -27,7 +27,7 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions): R
   const layout = options?.gridType === GridType.Float ? FLOAT_LAYOUT : options?.gridType === GridType.OnIndex ? ON_INDEX_LAYOUT : undefined;
   if (layout === undefined) return err(ErrorCode.InvalidArgument, `${who}: gridType must be GridType.Float or GridType.OnIndex, got ${String(options?.gridType)}`);
   const voxelSize = options.voxelSize ?? 1;
-  if (typeof voxelSize !== 'number' || !Number.isFinite(voxelSize) || voxelSize <= 0) return err(ErrorCode.InvalidArgument, `${who}: voxelSize must be a positive finite number, got ${String(voxelSize)}`);
+  if (typeof voxelSize !== 'number' || !Number.isFinite(voxelSize) || voxelSize <= 0) return err(ErrorCode.InvalidArgument, `${who}: voxelSize must be a positive finite number, got ${typeof voxelSize === 'string' ? `the string '${voxelSize}'` : String(voxelSize)}`);
   const origin = options.origin ?? [0, 0, 0];
   if (!Array.isArray(origin) || origin.length !== 3 || !origin.every((c) => typeof c === 'number' && Number.isFinite(c))) {
     return err(ErrorCode.InvalidArgument, `${who}: origin must be three finite numbers`);

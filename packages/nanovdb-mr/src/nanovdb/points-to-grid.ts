@@ -58,7 +58,7 @@ export function pointsToGrid(
     throw new HsError(ErrorCode.InvalidArgument, "pointsToGrid: points must be { space: 'index', coords: Int32Array } or { space: 'world', positions: Float32Array | Float64Array }");
   }
   if (data.length / 3 > MAX_POINTS) return err(ErrorCode.InvalidArgument, `pointsToGrid: ${data.length / 3} points exceed the limit of 2^32 per build; split the cloud`);
-  if (!(data instanceof Int32Array || data instanceof Float32Array || data instanceof Float64Array)) {
+  if (points.space === 'index' ? !(data instanceof Int32Array) : !(data instanceof Float32Array || data instanceof Float64Array)) {
     throw new HsError(ErrorCode.InvalidArgument, 'pointsToGrid: coordinates must be an Int32Array (index space) or a Float32Array/Float64Array (world space)');
   }
   if (data.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `pointsToGrid: ${data.length} coordinates is not a whole number of x, y, z triplets`);

@@ -183,9 +183,17 @@ describe('pointsToGrid: bad input and resources', () => {
     expect(!ragged.ok && ragged.error.code).toBe(ErrorCode.InvalidArgument);
     const size = pointsToGrid(backend, host, { space: 'index', coords: new Int32Array(3) }, { gridType: GridType.OnIndex, voxelSize: 0 });
     expect(!size.ok && size.error.code).toBe(ErrorCode.InvalidArgument);
+    const text = pointsToGrid(backend, host, { space: 'index', coords: new Int32Array(3) }, { gridType: GridType.OnIndex, voxelSize: '0.5' as unknown as number });
+    expect(!text.ok && text.error.message).toBe("InvalidArgument: pointsToGrid: voxelSize must be a positive finite number, got the string '0.5'");
     const type = pointsToGrid(backend, host, { space: 'index', coords: new Int32Array(3) }, { gridType: 7 as GridType.Float });
     expect(!type.ok && type.error.code).toBe(ErrorCode.InvalidArgument);
     expect(() => pointsToGrid(backend, host, { space: 'index', coords: [1, 2, 3] as unknown as Int32Array }, { gridType: GridType.OnIndex })).toThrow(/Int32Array/);
+    // The element type must match the declared space: world positions in an Int32Array used to be taken
+    // as voxel coordinates (voxelSize ignored), index coordinates in a Float32Array were scaled.
+    expect(() => pointsToGrid(backend, host, { space: 'world', positions: new Int32Array([10, 0, 0]) as unknown as Float32Array }, { gridType: GridType.OnIndex, voxelSize: 0.5 })).toThrow(
+      /coordinates must be an Int32Array \(index space\) or a Float32Array\/Float64Array \(world space\)/,
+    );
+    expect(() => pointsToGrid(backend, host, { space: 'index', coords: new Float32Array([10, 0, 0]) as unknown as Int32Array }, { gridType: GridType.OnIndex })).toThrow(/Int32Array \(index space\)/);
   });
 
   it('end to end on AsyncFromSync over a stateful counting sync resource: allocations == deallocations', async () => {
