@@ -24,7 +24,7 @@ if (process.env.HS_SKIP_NATIVE === '1') {
   say('HS_SKIP_NATIVE=1, the IPC addon was not built; IPC calls return NotSupported.');
   process.exit(0);
 }
-if (!existsSync(join(packageDir, '../../native/ipc/CMakeLists.txt'))) {
+if (!existsSync(join(packageDir, 'native/CMakeLists.txt')) && !existsSync(join(packageDir, '../../native/ipc/CMakeLists.txt'))) {
   say('the native sources (native/ipc) are missing, the IPC addon was skipped; IPC calls return NotSupported.');
   process.exit(0);
 }
