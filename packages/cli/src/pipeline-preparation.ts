@@ -1,6 +1,6 @@
 import { type ExecutionPlan, Graph, compile } from '@hs/compiler';
 import type { PipelineBuild } from '@hs/runtime';
-import type { Result } from '@hs/streams';
+import { HsError, type Result } from '@hs/streams';
 import type { CliIo } from './cli-io.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { type LoadedPipelineModule, loadPipelineModule } from './module-loader.js';
@@ -19,8 +19,9 @@ export interface PreparedPipeline {
  *
  * @returns the prepared pipeline, or the exit code to stop with: `ExitCode.Usage` for a module that
  *   cannot be loaded or arguments it rejected (`ExitCode.Success` after its own `--help`),
- *   `ExitCode.Failure` when building or compiling fails or the module returns something that is not a
- *   `Result` (named in the message).
+ *   `ExitCode.Failure` when building or compiling fails, the module returns something that is not a
+ *   `Result` (named in the message), or its `parseArguments()` or `build()` throws (one line naming the
+ *   function, the error and the first stack frame; no stack trace).
  */
 export async function preparePipeline(
   target: string,
@@ -30,11 +31,21 @@ export async function preparePipeline(
   const loaded = await loadPipelineModule(target, io.cwd);
   if (!loaded.ok) return fail(io, loaded.error.message, ExitCode.Usage);
   const { module } = loaded.value;
-  const request = module.parseArguments(moduleArgs, { log: io.out, error: io.err });
+  let request: ReturnType<typeof module.parseArguments>;
+  try {
+    request = module.parseArguments(moduleArgs, { log: io.out, error: io.err });
+  } catch (thrown) {
+    return fail(io, thrownMessage(module.name, 'parseArguments()', thrown), ExitCode.Failure);
+  }
   if (!isResult(request)) return fail(io, `InvalidArgument: ${module.name}: parseArguments() did not return a Result (ok/err from @hs/streams)`, ExitCode.Failure);
   if (!request.ok) return fail(io, request.error.message, ExitCode.Usage);
   if (request.value.kind === 'exit') return { ok: false, exitCode: request.value.exitCode === 0 ? ExitCode.Success : ExitCode.Usage };
-  const build = await module.build(request.value.options);
+  let build: Awaited<ReturnType<typeof module.build>>;
+  try {
+    build = await module.build(request.value.options);
+  } catch (thrown) {
+    return fail(io, thrownMessage(module.name, 'build()', thrown), ExitCode.Failure);
+  }
   if (!isResult(build)) return fail(io, `InvalidArgument: ${module.name}: build() did not resolve to a Result (ok/err from @hs/streams)`, ExitCode.Failure);
   if (!build.ok) return fail(io, build.error.message, ExitCode.Failure);
   if (typeof build.value !== 'object' || build.value === null || typeof build.value.summary !== 'function') {
@@ -58,6 +69,18 @@ function isResult(value: unknown): value is Result<unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as { ok?: unknown; error?: unknown };
   return candidate.ok === true || (candidate.ok === false && candidate.error instanceof Error);
+}
+
+/**
+ * One line for an exception a module's function threw: an `HsError`'s own message, otherwise
+ * `InvalidState: <module>: <what> threw <name>: <first message line> (at <file:line:column of the first stack frame>)`.
+ */
+function thrownMessage(moduleName: string, what: string, thrown: unknown): string {
+  if (thrown instanceof HsError) return thrown.message;
+  if (!(thrown instanceof Error)) return `InvalidState: ${moduleName}: ${what} threw ${String(thrown)}`;
+  const frame = thrown.stack?.split('\n').find((line) => line.trimStart().startsWith('at '))?.trim().slice(3);
+  const where = frame === undefined ? '' : ` (at ${/\(([^()]+)\)$/.exec(frame)?.[1] ?? frame})`;
+  return `InvalidState: ${moduleName}: ${what} threw ${thrown.name}: ${thrown.message.split('\n')[0]}${where}`;
 }
 
 function fail(io: CliIo, message: string, exitCode: ExitCodeValue): { readonly ok: false; readonly exitCode: ExitCodeValue } {

@@ -167,4 +167,17 @@ describe('modules that return the wrong values', () => {
   ])('%s is a typed failure with exit code 1, not a crash', async (flag, message) => {
     expect(await hs(['plan', broken, '--', flag])).toMatchObject({ exitCode: ExitCode.Failure, err: [message] });
   });
+
+  it.each([
+    ['--throw-parse', /^error: InvalidState: broken-results: parseArguments\(\) threw TypeError: parse boom \(at [^()]*broken-results\.mjs:\d+:\d+\)$/],
+    ['--throw-build', /^error: InvalidState: broken-results: build\(\) threw RangeError: build boom \(at [^()]*broken-results\.mjs:\d+:\d+\)$/],
+    ['--throw-string', /^error: InvalidState: broken-results: build\(\) threw a string$/],
+  ])('a module whose function throws (%s) is one line with exit code 1 for plan and run, not a stack trace', async (flag, line) => {
+    for (const command of ['plan', 'run']) {
+      const { exitCode, err } = await hs([command, broken, '--', flag]);
+      expect(exitCode).toBe(ExitCode.Failure);
+      expect(err).toHaveLength(1);
+      expect(err[0]).toMatch(line);
+    }
+  });
 });
