@@ -50,7 +50,8 @@ export interface StreamPointsToGridOperatorOptions {
  *
  * - at the first scan, ONE block is allocated in stream order from the injected resource: the
  *   accumulated points (24 bytes per point, `maxPoints` points) followed by a `BoundedPointsToGrid` over
- *   the rest (grid capacity from `nodes`, the build workspace for `maxPoints` points);
+ *   the rest (grid capacity from `nodes`, the build workspace for `maxPoints` points); its grid region
+ *   is zeroed once, so the slot bytes past each grid are zeros;
  * - each scan's points are appended to the accumulated points by a stream-ordered copy, the bounded
  *   build is enqueued over all points so far, and the grid region is copied into the output slot, all on
  *   `ctx.cudaStream()`; the commit records readiness, so the GPU preview orders after it on its stream and
@@ -234,10 +235,19 @@ export class StreamPointsToGridOperator extends Operator {
       block.dispose();
       return err(ErrorCode.ResourceExhausted, `a ${build.value.gridCapacityBytes}-byte grid capacity exceeds the ${maxGridBytes}-byte slots sized for the whole cloud`);
     }
+    // Zero the grid region once: a slot's bytes past the grid (its header's gridSize) are then zeros,
+    // never uninitialized memory copied on every scan.
+    const gridRegion = build.value.grid.data!;
+    const zeroed = backend.memsetAsync(stream, gridRegion, 0);
+    if (!zeroed.ok) {
+      build.value.dispose();
+      block.dispose();
+      return zeroed;
+    }
     this.block = block;
     this.build = build.value;
     this.positions = positions.value;
-    this.gridRegion = build.value.grid.data!;
+    this.gridRegion = gridRegion;
     this.held = 0;
     this.repeated = 0;
     this.received = 0;
