@@ -1,8 +1,7 @@
 import { bunnyPoints, loadPoints } from '@hs/example-point-cloud-input';
-import type { PipelineModule } from '@hs/runtime';
+import { type PipelineModule, createOutputDirectory } from '@hs/runtime';
 import { HsError, err, ok } from '@hs/streams';
 import { parseScanToVolumeArguments, type ScanToVolumeCliOptions } from './cli-options.js';
-import { createOutputDirectory } from './output-directory.js';
 import { buildScanToVolumeGraph } from './pipeline.js';
 import { runSummaryLines } from './run-summary.js';
 
@@ -34,7 +33,7 @@ const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
       compileOptions: graph.compileOptions,
       sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
       expectedFrames: graph.frames,
-      prepareRun: () => createOutputDirectory(options.outDir),
+      prepareRun: () => createOutputDirectory(options.outDir, '--out'),
       summary: () => runSummaryLines(graph, cloud.value.source, options.rateHz),
     });
   },
