@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
 import { loadIpcNative } from './ipc-native.js';
 import { SharedSegment } from './shared-segment.js';
@@ -26,14 +26,28 @@ function currentUid(): number {
 
 /**
  * The per-user directory topic sockets live in: `override`, else `$XDG_RUNTIME_DIR/hs-ipc`, else
- * `<tmpdir>/hs-ipc-<uid>`. Created with mode 0700; refused (`PermissionDenied`) when it is a symlink, not a
- * directory, owned by another user, or open to group or others.
+ * `<tmpdir>/hs-ipc-<uid>`. Only that last level is created (mode 0700, one non-recursive `mkdir`); its parent
+ * must already exist, so a parent that refuses children (a path under `/proc`) is an error, never a hang.
+ *
+ * @returns the directory, or `NotFound` when its parent does not exist (the message names the path and
+ *   says to create the parent or set `XDG_RUNTIME_DIR` / `runtimeDirectory` to an existing place),
+ *   `InvalidArgument` when the parent is not a directory, or `PermissionDenied` when the directory cannot
+ *   be created or read, or is a symlink, not a directory, owned by another user, or open to group or others.
  */
 export function topicDirectory(override?: string): Result<string> {
   const xdg = process.env['XDG_RUNTIME_DIR'];
   const dir = override ?? (xdg !== undefined && xdg !== '' ? join(xdg, 'hs-ipc') : join(tmpdir(), `hs-ipc-${currentUid()}`));
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    const parent = dirname(dir);
+    const fix = override === undefined ? 'create it or set XDG_RUNTIME_DIR to an existing directory' : 'create it or pass a runtimeDirectory whose parent exists';
+    if (code === 'ENOENT') return err(ErrorCode.NotFound, `topic directory ${dir} cannot be created: its parent ${parent} does not exist or refuses new entries; ${fix}`, cause);
+    if (code === 'ENOTDIR') return err(ErrorCode.InvalidArgument, `topic directory ${dir} cannot be created: its parent ${parent} is not a directory; ${fix}`, cause);
+    if (code !== 'EEXIST') return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be created: ${code ?? 'unknown error'}`, cause);
+  }
+  try {
     const info = lstatSync(dir);
     if (!info.isDirectory() || info.isSymbolicLink()) return err(ErrorCode.PermissionDenied, `topic directory ${dir} is not a plain directory`);
     if (info.uid !== currentUid()) return err(ErrorCode.PermissionDenied, `topic directory ${dir} belongs to uid ${info.uid}, not this user (${currentUid()})`);
@@ -41,7 +55,7 @@ export function topicDirectory(override?: string): Result<string> {
       return err(ErrorCode.PermissionDenied, `topic directory ${dir} has mode ${(info.mode & 0o777).toString(8)}; it must be 0700 (chmod 700 it)`);
     }
   } catch (cause) {
-    return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be created or read: ${(cause as Error).message}`, cause);
+    return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be read: ${(cause as NodeJS.ErrnoException).code ?? 'unknown error'}`, cause);
   }
   return ok(dir);
 }

@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ErrorCode } from '@hs/streams';
+import { describe, expect, it } from 'vitest';
+import { topicDirectory } from '../src/topic-endpoint.js';
+
+const base = mkdtempSync(join(tmpdir(), 'hs-ipc-endpoint-'));
+const endpoint = fileURLToPath(new URL('../src/topic-endpoint.ts', import.meta.url));
+
+describe('topicDirectory', () => {
+  it('creates the last level with mode 0700 and accepts it on the next call', () => {
+    const dir = join(base, 'topics');
+    const first = topicDirectory(dir);
+    expect(first).toEqual({ ok: true, value: dir });
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(topicDirectory(dir)).toEqual({ ok: true, value: dir });
+  });
+
+  it('refuses a missing parent with NotFound naming the path and what to do, without creating it', () => {
+    const dir = join(base, 'absent', 'topics');
+    const r = topicDirectory(dir);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.code).toBe(ErrorCode.NotFound);
+    expect(r.error.message).toContain(dir);
+    expect(r.error.message).toContain('runtimeDirectory');
+    expect(() => statSync(join(base, 'absent'))).toThrow();
+  });
+
+  it('refuses a parent that is a file with InvalidArgument', () => {
+    writeFileSync(join(base, 'file'), '');
+    const r = topicDirectory(join(base, 'file', 'topics'));
+    expect(r.ok ? undefined : r.error.code).toBe(ErrorCode.InvalidArgument);
+  });
+
+  it('keeps refusing a directory open to group or others', () => {
+    const dir = mkdtempSync(join(base, 'open-'));
+    spawnSync('chmod', ['755', dir]);
+    const r = topicDirectory(dir);
+    expect(r.ok ? undefined : r.error.code).toBe(ErrorCode.PermissionDenied);
+  });
+
+  it('returns NotFound for XDG_RUNTIME_DIR under /proc instead of spinning (checked in a child with a time limit)', () => {
+    const script = `import(${JSON.stringify(endpoint)}).then((m) => { const r = m.topicDirectory(); console.log(JSON.stringify(r.ok ? r : { code: r.error.code, message: r.error.message })); })`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      env: { ...process.env, XDG_RUNTIME_DIR: '/proc/hs-nope' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(child.signal).toBeNull();
+    const line = JSON.parse(child.stdout.trim()) as { code: string; message: string };
+    expect(line.code).toBe(ErrorCode.NotFound);
+    expect(line.message).toContain('/proc/hs-nope/hs-ipc');
+    expect(line.message).toContain('XDG_RUNTIME_DIR');
+  });
+});
