@@ -1,6 +1,7 @@
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { HostBackend, ok, type Result } from '@hs/streams';
+import { createOutputDirectory } from '@hs/runtime';
 import { GridType, HostResource, StatisticsResource, pointsToGrid, writeNvdb, type NvdbCodec } from '@hs/nanovdb-mr';
 import { fileSystemError, type PointCloud } from '@hs/example-point-cloud-input';
 
@@ -15,13 +16,17 @@ export interface BuildRequest {
 }
 
 /**
- * Builds an OnIndex grid from the cloud on the host, every byte (scratch and grid) through a
- * `StatisticsResource` over a `HostResource`, writes it as `.nvdb`, and returns the report lines:
- * grid statistics, then allocation statistics once everything was returned. Errors: those of
- * `pointsToGrid` and `writeNvdb`, and `fileSystemError`'s when the output cannot be written (a directory,
- * a full device, a path under a file); the grid and backend are released on every path.
+ * Creates the output's folder (`createOutputDirectory` of @hs/runtime, before any grid is built), builds an
+ * OnIndex grid from the cloud on the host, every byte (scratch and grid) through a `StatisticsResource` over
+ * a `HostResource`, writes it as `.nvdb`, and returns the report lines: grid statistics, then allocation
+ * statistics once everything was returned. Errors: `InvalidArgument` `--output: cannot create <folder>: <code>`
+ * when the folder cannot be made (a parent under `/proc`, a file in the way), those of `pointsToGrid` and
+ * `writeNvdb`, and `fileSystemError`'s when the file cannot be written (a directory, a full device); the grid
+ * and backend are released on every path.
  */
-export function buildGrid(request: BuildRequest): Result<string[]> {
+export async function buildGrid(request: BuildRequest): Promise<Result<string[]>> {
+  const folder = await createOutputDirectory(dirname(request.output), '--output');
+  if (!folder.ok) return folder;
   const backend = new HostBackend();
   const stats = new StatisticsResource(new HostResource(backend));
   const lines: string[] = [];
@@ -57,10 +62,9 @@ export function buildGrid(request: BuildRequest): Result<string[]> {
   return ok(lines);
 }
 
-/** Writes `bytes` to `path` (creating its folder); the byte count, or `fileSystemError`'s error. */
+/** Writes `bytes` to `path` (its folder exists); the byte count, or `fileSystemError`'s error. */
 function writeOutput(path: string, bytes: Uint8Array): Result<number> {
   try {
-    mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, bytes);
   } catch (cause) {
     return fileSystemError('write', path, cause);
