@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the native addon with cmake-js at install time. It never fails the install: without nvcc or
-// cmake it skips the addon, and a failed build leaves the log behind; each case prints one line.
+// cmake it skips the addon, and a failed build leaves the log behind; each case prints one line. A build
+// announces itself in one line first (it takes minutes); HS_SKIP_NATIVE=1 skips it.
 // `--verbose` streams the build output (pnpm --filter @hs/cuda-native run build:addon).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -46,18 +47,20 @@ if (cmake === null) {
 }
 
 mkdirSync(buildDir, { recursive: true });
+const cores = availableParallelism();
 const cmakeJs = createRequire(import.meta.url).resolve('cmake-js/bin/cmake-js');
 const args = [
   cmakeJs,
   'compile',
   '--directory', packageDir,
   '--out', join(buildDir, 'cmake'),
-  '--parallel', String(availableParallelism()),
+  '--parallel', String(cores),
   `--CDCMAKE_CUDA_COMPILER=${nvcc}`,
   `--CDHS_ADDON_OUTPUT_DIR=${buildDir}`,
   '--log-level', 'warn',
 ];
 if (which('ninja') !== null) args.push('--generator', 'Ninja');
+say(`building the CUDA addon with nvcc (a few minutes on ${cores} core${cores === 1 ? '' : 's'}; set HS_SKIP_NATIVE=1 to skip — hs then runs on the host backend)`);
 const started = Date.now();
 const run = spawnSync(process.execPath, args, { cwd: packageDir, encoding: 'utf8', stdio: verbose ? 'inherit' : 'pipe', maxBuffer: 64 * 1024 * 1024 });
 if (!verbose) writeFileSync(logFile, `${run.stdout ?? ''}\n${run.stderr ?? ''}`);

@@ -1,0 +1,62 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const script = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'scripts', 'build-addon.mjs');
+
+/**
+ * A throwaway package holding a copy of the install script, a native/CMakeLists.txt, a fake nvcc and cmake,
+ * and a fake cmake-js that records its arguments and fails: the script runs end to end without building.
+ */
+function fakePackage(): { dir: string; env: NodeJS.ProcessEnv } {
+  const dir = mkdtempSync(join(tmpdir(), 'hs-build-addon-'));
+  mkdirSync(join(dir, 'scripts'));
+  copyFileSync(script, join(dir, 'scripts', 'build-addon.mjs'));
+  mkdirSync(join(dir, 'native'));
+  writeFileSync(join(dir, 'native', 'CMakeLists.txt'), '');
+  mkdirSync(join(dir, 'bin'));
+  for (const tool of ['nvcc', 'cmake']) {
+    writeFileSync(join(dir, 'bin', tool), '#!/bin/sh\nexit 1\n');
+    chmodSync(join(dir, 'bin', tool), 0o755);
+  }
+  mkdirSync(join(dir, 'node_modules', 'cmake-js', 'bin'), { recursive: true });
+  writeFileSync(join(dir, 'node_modules', 'cmake-js', 'package.json'), '{"name":"cmake-js","version":"0.0.0"}');
+  writeFileSync(
+    join(dir, 'node_modules', 'cmake-js', 'bin', 'cmake-js'),
+    `require('node:fs').writeFileSync(${JSON.stringify(join(dir, 'cmake-js-args.json'))}, JSON.stringify(process.argv.slice(2))); process.exit(2);\n`,
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(dir, 'bin')}:${process.env['PATH'] ?? ''}`, CUDACXX: join(dir, 'bin', 'nvcc') };
+  delete env['HS_SKIP_NATIVE'];
+  return { dir, env };
+}
+
+function runScript(dir: string, env: NodeJS.ProcessEnv): { status: number | null; lines: string[] } {
+  const r = spawnSync(process.execPath, [join(dir, 'scripts', 'build-addon.mjs')], { env, encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, lines: r.stdout.split('\n').filter((l) => l !== '') };
+}
+
+describe('the install script (scripts/build-addon.mjs)', () => {
+  it('announces the nvcc build in one line, with the core count and HS_SKIP_NATIVE, before it starts', () => {
+    const { dir, env } = fakePackage();
+    const { status, lines } = runScript(dir, env);
+    expect(status).toBe(0);
+    const cores = availableParallelism();
+    expect(lines[0]).toBe(
+      `@hs/cuda-native: building the CUDA addon with nvcc (a few minutes on ${cores} core${cores === 1 ? '' : 's'}; set HS_SKIP_NATIVE=1 to skip — hs then runs on the host backend)`,
+    );
+    expect(JSON.parse(readFileSync(join(dir, 'cmake-js-args.json'), 'utf8'))).toContain('compile');
+    expect(lines.slice(1)).toEqual([`@hs/cuda-native: the CUDA addon build failed (see ${join(dir, 'build', 'addon-build.log')}); hs runs on the host backend.`]);
+  });
+
+  it('HS_SKIP_NATIVE=1 skips the build with one line and never starts cmake-js', () => {
+    const { dir, env } = fakePackage();
+    const { status, lines } = runScript(dir, { ...env, HS_SKIP_NATIVE: '1' });
+    expect(status).toBe(0);
+    expect(lines).toEqual(['@hs/cuda-native: HS_SKIP_NATIVE=1, the CUDA addon was not built; hs runs on the host backend.']);
+    expect(existsSync(join(dir, 'cmake-js-args.json'))).toBe(false);
+    expect(existsSync(join(dir, 'build'))).toBe(false);
+  });
+});
