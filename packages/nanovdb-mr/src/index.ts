@@ -46,6 +46,8 @@ export type { StreamGrid } from './nanovdb/points-to-grid-async.js';
 export { MAX_DEVICE_POINTS } from './nanovdb/point-spans.js';
 export type { IndexPointSpan, WorldPointSpan } from './nanovdb/point-spans.js';
 export type { LevelCounts } from './nanovdb/points-to-grid-workspace.js';
+export { countGridNodes, gridByteSize } from './nanovdb/grid-node-count.js';
+export type { CountGridNodesOptions } from './nanovdb/grid-node-count.js';
 export { BoundedPointsToGrid } from './nanovdb/bounded-points-to-grid.js';
 export type { PointsToGridCapacity, BoundedBuildReport } from './nanovdb/bounded-points-to-grid.js';
 export { encodeNvdb, decodeNvdb } from './nanovdb/nvdb-file.js';

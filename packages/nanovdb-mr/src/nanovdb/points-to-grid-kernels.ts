@@ -89,6 +89,14 @@ function words(workspace: Uint8Array): Uint32Array {
   return new Uint32Array(workspace.buffer, workspace.byteOffset, 32);
 }
 
+/**
+ * The index coordinate of a world coordinate on one axis: `floor((world - origin) * inverseVoxelSize + 0.5)`
+ * (NaN for a NaN or infinite input; the caller checks the 32-bit range).
+ */
+export function voxelCoordinate(world: number, origin: number, inverseVoxelSize: number): number {
+  return Math.floor((world - origin) * inverseVoxelSize + 0.5);
+}
+
 /** Host implementation of `hs.nanovdb.pointsToGrid.sort` (see the module comment). */
 export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
   const [given, used, encoding, inv, ox, oy, oz] = params as [number, number, PointEncoding, number, number, number, number];
@@ -107,7 +115,7 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
     for (let i = 0; i < used; i++) {
       let inRange = true;
       for (let a = 0; a < 3; a++) {
-        const c = Math.floor(((src[3 * i + a] as number) - (origin[a] as number)) * inv + 0.5);
+        const c = voxelCoordinate(src[3 * i + a] as number, origin[a] as number, inv);
         // NaN fails both comparisons' complement: keep only c inside [-2^31, 2^31)
         if (!(c >= -2147483648 && c <= 2147483647)) inRange = false;
         coords[3 * valid + a] = c;

@@ -1,0 +1,84 @@
+import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
+import { GridType, LOWER, UPPER, valueLayoutOf } from './grid-layout.js';
+import { gridBytes } from './grid-writer.js';
+import { voxelCoordinate } from './points-to-grid-kernels.js';
+import type { LevelCounts } from './points-to-grid-workspace.js';
+import { invalidPointMessage, resolveGridOptions } from './points-to-grid-options.js';
+
+/** Options of `countGridNodes`: the world-to-index map of the build it predicts. */
+export interface CountGridNodesOptions {
+  /** World units per voxel, a positive finite number; default 1. */
+  readonly voxelSize?: number;
+  /** World position of voxel (0, 0, 0); default the origin. */
+  readonly origin?: readonly [number, number, number];
+}
+
+const UPPER_SHIFT = UPPER.log2Dim + UPPER.childLog2;
+const LOWER_SHIFT = LOWER.log2Dim + LOWER.childLog2;
+const LEAF_SHIFT = LOWER.childLog2;
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * Bytes of a breadth-first NanoVDB grid of `gridType` with these node counts, without blind data: GridData,
+ * TreeData, the root with one tile per upper node, then the upper nodes, lower nodes and leaves
+ * (NANOVDB-FORMAT.md, buffer order). For an OnIndex grid built by `pointsToGrid` this equals its `gridSize`.
+ * @param gridType - `GridType.OnIndex`, `GridType.Index` or `GridType.Float`.
+ * @param nodes - non-negative integer node counts (a `LevelCounts` will do; its `voxels` is not needed).
+ * @returns the size in bytes (a multiple of 32).
+ * @throws HsError InvalidArgument for another grid type or a count that is not a non-negative safe integer.
+ * Spec: "Single-space grid storage" (nanovdb-memory-resources), sizing a grid before it is built.
+ */
+export function gridByteSize(gridType: GridType, nodes: Pick<LevelCounts, 'uppers' | 'lowers' | 'leaves'>): number {
+  const layout = valueLayoutOf(gridType);
+  if (layout === undefined) throw new HsError(ErrorCode.InvalidArgument, `gridByteSize: gridType must be GridType.OnIndex, GridType.Index or GridType.Float, got ${String(gridType)}`);
+  if (!isCount(nodes?.uppers) || !isCount(nodes.lowers) || !isCount(nodes.leaves)) {
+    throw new HsError(ErrorCode.InvalidArgument, 'gridByteSize: nodes must be { uppers, lowers, leaves }, each a non-negative integer');
+  }
+  return gridBytes(layout, nodes.uppers, nodes.lowers, nodes.leaves);
+}
+
+/**
+ * Counts the active voxels and nodes the grid of these world points would have, without building it: the
+ * distinct voxels and upper, lower and leaf keys of the points' voxels, which map exactly as in `pointsToGrid`
+ * (`round((p - origin) / voxelSize)` per axis). Host memory only: one short string per distinct voxel and node, so it
+ * costs far less than a build whose grid is large (a
+ * build allocates 270 400 bytes per upper node). Pass the counts to `gridByteSize` for the grid's bytes.
+ * @param positions - x, y, z triplets in world units (length a multiple of 3).
+ * @returns the counts (all 0 for no points), or InvalidArgument for a bad voxel size or origin, a length
+ *   that is not a multiple of 3, or a NaN/infinite coordinate or a voxel outside the 32-bit index range
+ *   (naming the first such point, as `pointsToGrid` does).
+ * @throws HsError InvalidArgument when `positions` is not a Float32Array or Float64Array.
+ * Spec: PointsToGrid (nanovdb-memory-resources), sizing its output before it is built.
+ */
+export function countGridNodes(positions: Float32Array | Float64Array, options: CountGridNodesOptions = {}): Result<LevelCounts> {
+  const who = 'countGridNodes';
+  if (!(positions instanceof Float32Array) && !(positions instanceof Float64Array)) {
+    throw new HsError(ErrorCode.InvalidArgument, `${who}: positions must be a Float32Array or Float64Array of x, y, z triplets`);
+  }
+  if (positions.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: positions holds ${positions.length} numbers, not a multiple of 3 (x, y, z per point)`);
+  const settings = resolveGridOptions(who, { gridType: GridType.OnIndex, ...options });
+  if (!settings.ok) return settings;
+  const inv = 1 / settings.value.voxelSize;
+  const origin = settings.value.origin;
+  const uppers = new Set<string>();
+  const lowers = new Set<string>();
+  const leaves = new Set<string>();
+  const voxels = new Set<string>();
+  const c = [0, 0, 0];
+  for (let i = 0; i < positions.length / 3; i++) {
+    for (let a = 0; a < 3; a++) {
+      const v = voxelCoordinate(positions[3 * i + a] as number, origin[a] as number, inv);
+      if (!(v >= -2147483648 && v <= 2147483647)) return err(ErrorCode.InvalidArgument, invalidPointMessage(who, i));
+      c[a] = v;
+    }
+    const [x, y, z] = c as [number, number, number];
+    voxels.add(`${x},${y},${z}`);
+    leaves.add(`${x >> LEAF_SHIFT},${y >> LEAF_SHIFT},${z >> LEAF_SHIFT}`);
+    lowers.add(`${x >> LOWER_SHIFT},${y >> LOWER_SHIFT},${z >> LOWER_SHIFT}`);
+    uppers.add(`${x >> UPPER_SHIFT},${y >> UPPER_SHIFT},${z >> UPPER_SHIFT}`);
+  }
+  return ok({ voxels: voxels.size, leaves: leaves.size, lowers: lowers.size, uppers: uppers.size });
+}
