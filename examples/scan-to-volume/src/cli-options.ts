@@ -5,6 +5,7 @@ import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { MAX_SCAN_RATE_HZ } from './operators/scan-source.js';
 import type { GridBuilderKind } from './pipeline.js';
 import { MAX_SCANS } from './scan-split.js';
+import { DEFAULT_MAX_GRID_BYTES } from './volume-sizing.js';
 
 /** Most sweeps one run streams. */
 export const MAX_SWEEPS = 1_000_000;
@@ -28,6 +29,8 @@ export interface ScanToVolumeCliOptions {
   readonly backend: 'host' | 'cuda' | undefined;
   /** PointsToGrid builder (see `ScanToVolumeOptions.builder`); default `stream`. */
   readonly builder: GridBuilderKind;
+  /** Most bytes the volume's grid may take (see `ScanToVolumeOptions.maxGridBytes`); default 256 MiB. */
+  readonly maxGridBytes: number;
 }
 
 const PLAIN_INTEGER = /^[0-9]+$/;
@@ -36,7 +39,8 @@ const PLAIN_DECIMAL = /^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
 /**
  * Parses the example's arguments (without `node` and the script; one leading `--` is skipped) with
  * commander. `--rate`, `--scans` and `--sweeps` take plain decimal integers within their ranges,
- * `--voxel-size` a plain positive decimal number (no sign, exponent or hex).
+ * `--voxel-size` a plain positive decimal number (no sign, exponent or hex), `--max-grid-bytes` a plain
+ * decimal integer from 1 to 2^53 - 1 (default 268435456, 256 MiB).
  * @returns the request (`exit` after `--help` or a usage error commander printed to `output`), or
  *   InvalidArgument naming the option, the text given and what is accepted.
  */
@@ -48,6 +52,7 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
     .option('--scans <n>', `scans per sweep, azimuth sectors (1 to ${MAX_SCANS})`, '36')
     .option('--sweeps <n>', `sweeps to stream (1 to ${MAX_SWEEPS})`, '1')
     .option('--rate <hz>', `nominal scan rate, whole scans per second (1 to ${MAX_SCAN_RATE_HZ})`, '30')
+    .option('--max-grid-bytes <bytes>', 'refuse a volume grid larger than this, checked before any grid is built', String(DEFAULT_MAX_GRID_BYTES))
     .option('--out <dir>', 'output folder for volume.nvdb and preview.png', './out')
     .addOption(new Option('--codec <codec>', '.nvdb codec').choices(['zip', 'none']).default('zip'))
     .addOption(new Option('--backend <name>', 'host (pure TypeScript) or cuda; default: HS_BACKEND, then auto-detect').choices(['host', 'cuda']))
@@ -78,6 +83,8 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
   if (!scans.ok) return scans;
   const sweeps = integer('sweeps', String(raw['sweeps']), MAX_SWEEPS);
   if (!sweeps.ok) return sweeps;
+  const maxGridBytes = integer('max-grid-bytes', String(raw['maxGridBytes']), Number.MAX_SAFE_INTEGER);
+  if (!maxGridBytes.ok) return maxGridBytes;
   const voxelText = String(raw['voxelSize']);
   const voxelSize = PLAIN_DECIMAL.test(voxelText) ? Number(voxelText) : Number.NaN;
   if (!(voxelSize > 0) || !Number.isFinite(voxelSize)) {
@@ -95,6 +102,7 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
       codec: raw['codec'] as NvdbCodec,
       backend: raw['backend'] as 'host' | 'cuda' | undefined,
       builder: raw['builder'] as GridBuilderKind,
+      maxGridBytes: maxGridBytes.value,
     },
   });
 }

@@ -35,6 +35,11 @@ export interface ScanToVolumeOptions {
   /** `.nvdb` codec; default `zip`. */
   readonly codec?: NvdbCodec;
   /**
+   * The most bytes the volume's grid may take (`--max-grid-bytes`), checked from the points' node counts
+   * before any grid is built; default `DEFAULT_MAX_GRID_BYTES` (256 MiB).
+   */
+  readonly maxGridBytes?: number;
+  /**
    * Which PointsToGrid builder the graph uses (default `stream`): `stream` builds every grid in stream
    * order on the operator's stream with a capacity-bounded build over all points so far
    * (`StreamPointsToGridOperator`: CUDA kernels on the CUDA backend, their host implementations on the
@@ -88,14 +93,15 @@ export interface ScanToVolumeGraph {
  * Splits the cloud into scans, sizes the grid slots, the stream builder's capacities and the preview
  * camera from one host build of the whole cloud (`sizeVolume`), and creates the operators of the chosen
  * builder. Nothing is allocated on a device and no file is written here.
- * @returns the graph; InvalidArgument for an empty cloud or a cloud the builder rejects (a non-finite
+ * @returns the graph; InvalidArgument for an empty cloud, a grid above `maxGridBytes` (naming its size and
+ *   suggesting a larger voxel size; nothing is built) or a cloud the builder rejects (a non-finite
  *   coordinate, a voxel outside the index range), naming the problem.
  * @throws HsError InvalidArgument for options outside their documented domains (see the operators).
  */
 export function buildScanToVolumeGraph(options: ScanToVolumeOptions): Result<ScanToVolumeGraph> {
   const { cloud, voxelSize, outDir } = options;
   if (cloud.positions.length === 0) return err(ErrorCode.InvalidArgument, `${cloud.source} holds no points`);
-  const sizing = sizeVolume(cloud.positions, voxelSize, 'scan-to-volume');
+  const sizing = sizeVolume(cloud.positions, voxelSize, 'scan-to-volume', options.maxGridBytes);
   if (!sizing.ok) return err(sizing.error.code, `${cloud.source}: ${sizing.error.detail}`, sizing.error);
   const sweep = splitIntoScans(cloud.positions, options.scans);
   const camera = previewCamera(sizing.value.indexBox);

@@ -1,6 +1,9 @@
-import { GridType, HostResource, pointsToGrid } from '@hs/nanovdb-mr';
-import { HostBackend, errWithContext, ok, type Result } from '@hs/streams';
+import { GridType, HostResource, countGridNodes, gridByteSize, pointsToGrid } from '@hs/nanovdb-mr';
+import { ErrorCode, HostBackend, err, errWithContext, ok, type Result } from '@hs/streams';
 import type { PreviewBox } from './grid-preview-kernel.js';
+
+/** Default cap on the bytes of the volume's grid (`--max-grid-bytes`): 256 MiB. */
+export const DEFAULT_MAX_GRID_BYTES = 256 * 2 ** 20;
 
 /** The final volume of a whole cloud: what sizes the grid pool and frames the preview camera. */
 export interface VolumeSizing {
@@ -18,12 +21,28 @@ export interface VolumeSizing {
 }
 
 /**
- * Builds the OnIndex grid of the whole cloud once on a host backend (host memory only, released before
- * returning) to learn the largest grid the run will produce, its node counts and its bounding box.
- * @returns the sizing, or `pointsToGrid`'s error (InvalidArgument naming the first non-finite point or an
- *   out-of-range voxel) prefixed with `sizing the volume`.
+ * Counts the grid's nodes from the points' voxel keys (`countGridNodes`, no grid built) and refuses a grid
+ * larger than `maxGridBytes`; then builds the OnIndex grid of the whole cloud once on a host backend (host
+ * memory only, released before returning) to learn the largest grid the run will produce, its node counts
+ * and its bounding box.
+ * @param maxGridBytes - the most bytes the grid may take (`--max-grid-bytes`; default 256 MiB).
+ * @returns the sizing; InvalidArgument `voxel size <v> gives a <n>-byte grid (<MiB> MiB: <u> upper, <l>
+ *   lower nodes, <f> leaves), above --max-grid-bytes <max>; use a larger --voxel-size or raise
+ *   --max-grid-bytes` before anything is allocated; or the counting's or `pointsToGrid`'s error
+ *   (InvalidArgument naming the first non-finite point or an out-of-range voxel) prefixed with
+ *   `sizing the volume`.
  */
-export function sizeVolume(positions: Float32Array | Float64Array, voxelSize: number, name: string): Result<VolumeSizing> {
+export function sizeVolume(positions: Float32Array | Float64Array, voxelSize: number, name: string, maxGridBytes = DEFAULT_MAX_GRID_BYTES): Result<VolumeSizing> {
+  const counts = countGridNodes(positions, { voxelSize });
+  if (!counts.ok) return errWithContext(counts.error, 'sizing the volume');
+  const bytes = gridByteSize(GridType.OnIndex, counts.value);
+  if (bytes > maxGridBytes) {
+    const { uppers, lowers, leaves } = counts.value;
+    return err(
+      ErrorCode.InvalidArgument,
+      `voxel size ${voxelSize} gives a ${bytes}-byte grid (${(bytes / 2 ** 20).toFixed(1)} MiB: ${uppers} upper, ${lowers} lower nodes, ${leaves} leaves), above --max-grid-bytes ${maxGridBytes}; use a larger --voxel-size or raise --max-grid-bytes`,
+    );
+  }
   const backend = new HostBackend();
   try {
     const built = pointsToGrid(backend, new HostResource(backend), { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize, name, checksum: 'disabled' });

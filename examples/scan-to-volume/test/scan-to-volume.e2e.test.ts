@@ -103,6 +103,15 @@ describe('bad input is one typed line and exit code 1', () => {
     ['a non-numeric rate', () => ['--rate', 'fast'], /--rate must be .* got 'fast'$/],
     ['scans 0', () => ['--scans', '0'], /^error: InvalidArgument: --scans must be a plain decimal integer from 1 to 3600, got '0'$/],
     ['a negative voxel size', () => ['--voxel-size', '-1'], /^error: InvalidArgument: --voxel-size must be a positive decimal number such as 0\.1, got '-1'$/],
+    ['a max grid size of 0', () => ['--max-grid-bytes', '0'], /^error: InvalidArgument: --max-grid-bytes must be a plain decimal integer from 1 to 9007199254740991, got '0'$/],
+    ['a max grid size in MiB', () => ['--max-grid-bytes', '256M'], /^error: InvalidArgument: --max-grid-bytes must be a plain decimal integer .* got '256M'$/],
+    // Every point its own upper node (270 400 bytes each): a 560 MB grid and 4.4 GB of RSS before the cap.
+    [
+      'a voxel size that makes a grid above the default 256 MiB cap',
+      () => ['--voxel-size', '0.0000001'],
+      /^error: InvalidArgument: Stanford bunny.*: voxel size 1e-7 gives a \d+-byte grid \(\d+\.\d MiB: 1839 upper, 1839 lower nodes, 1839 leaves\), above --max-grid-bytes 268435456; use a larger --voxel-size or raise --max-grid-bytes$/,
+    ],
+    ['a grid above a lowered cap', () => ['--voxel-size', '0.5', '--max-grid-bytes', '1000'], /^error: InvalidArgument: .*: voxel size 0\.5 gives a \d+-byte grid .*, above --max-grid-bytes 1000; use a larger --voxel-size/],
   ])('%s', async (_, args, message) => {
     const out = join(dir, 'never');
     const { exitCode, logs, errors } = await cli([...args(), '--out', out]);
