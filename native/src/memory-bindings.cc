@@ -99,6 +99,17 @@ Napi::Value HostRegister(const Napi::CallbackInfo& info) {
 }
 
 /**
+ * isPinnedHost(pointer) -> true when CUDA already knows the host address as page-locked memory
+ * (cudaHostAlloc'd or registered), so registering it again would fail with cudaErrorInvalidValue.
+ */
+Napi::Value IsPinnedHost(const Napi::CallbackInfo& info) {
+  cudaPointerAttributes attributes{};
+  cudaError_t status = cudaPointerGetAttributes(&attributes, ToHandle<const void*>(info[0], "pointer"));
+  if (status != cudaSuccess) cudaGetLastError();  // an unknown pointer: clear the error so the next call does not see it
+  return Napi::Boolean::New(info.Env(), status == cudaSuccess && attributes.type == cudaMemoryTypeHost);
+}
+
+/**
  * externalArrayBuffer(pointer, size) -> ArrayBuffer over host-accessible memory, or throws an Error with
  * code "ERR_HS_NO_EXTERNAL_BUFFERS" where the runtime forbids external buffers. The memory is not owned
  * by the buffer: detach it (detachArrayBuffer) before freeing the memory.
@@ -161,6 +172,7 @@ void RegisterMemoryBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("deferFree", Napi::Function::New(env, DeferFree, "deferFree"));
   exports.Set("pendingReleases", Napi::Function::New(env, PendingReleases, "pendingReleases"));
   exports.Set("hostRegister", Napi::Function::New(env, HostRegister, "hostRegister"));
+  exports.Set("isPinnedHost", Napi::Function::New(env, IsPinnedHost, "isPinnedHost"));
   exports.Set("externalArrayBuffer", Napi::Function::New(env, ExternalArrayBuffer, "externalArrayBuffer"));
   exports.Set("detachArrayBuffer", Napi::Function::New(env, DetachArrayBuffer, "detachArrayBuffer"));
   exports.Set("addressOf", Napi::Function::New(env, AddressOf, "addressOf"));

@@ -77,6 +77,8 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   pendingReleases(): number;
   /** Page-locks existing host memory (portable, mapped). */
   hostRegister(address: bigint, byteSize: number): number;
+  /** True when CUDA already knows `address` as page-locked host memory (cudaHostAlloc'd or registered). */
+  isPinnedHost(address: bigint): boolean;
   /**
    * An ArrayBuffer over host-accessible memory (not owning it); throws an Error with code
    * `ERR_HS_NO_EXTERNAL_BUFFERS` where the runtime forbids external buffers.

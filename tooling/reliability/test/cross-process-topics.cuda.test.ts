@@ -59,7 +59,10 @@ describe.skipIf(skip)('cross-process topics on CUDA: device boundary with genera
     expect(consumed).toMatchObject({ ok: true, frames: FRAMES, badBytes: 0 });
   }, 300_000);
 
-  it.skipIf(!pythonReady)('is read by a Python process with CuPy (examples/python-consumer), values checked', async () => {
+  // Under compute-sanitizer the Python child is followed too, and cuda-python's own driver-symbol probing
+  // (cuGetProcAddress on symbols this driver lacks) counts as API errors that are not hs's; the plain run
+  // covers this test.
+  it.skipIf(!pythonReady || process.env['HS_GPU_SANITIZER'] === '1')('is read by a Python process with CuPy (examples/python-consumer), values checked', async () => {
     const frames = 2000;
     const python = spawn('python3', [resolve(script as string), '--topic', 'cuda-py', '--frames', String(frames), '--check', 'hs-pattern', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -103,7 +103,9 @@ export function describeResourceConformance(name: string, makeFixture: () => Res
       }
     });
 
-    it('fails an impossible size with OutOfMemory and allocates nothing', () => {
+    // compute-sanitizer reports the intended CUDA allocation failure as an API error (HS_GPU_SANITIZER is
+    // set only by tooling/gpu/run-on-device.sh sanitize).
+    it.skipIf(process.env['HS_GPU_SANITIZER'] === '1')('fails an impossible size with OutOfMemory and allocates nothing', () => {
       const r = stats.allocate(IMPOSSIBLE, ALIGNMENT);
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.error.code).toBe(ErrorCode.OutOfMemory);

@@ -73,8 +73,6 @@ export interface CudaBackendOptions {
 const NOT_READY = 600;
 const INVALID_VALUE = 1;
 const MEMORY_ALLOCATION = 2;
-/** `cudaErrorHostMemoryAlreadyRegistered`: the range is page-locked already (cudaHostAlloc'd or registered by its owner). */
-const HOST_MEMORY_ALREADY_REGISTERED = 712;
 /** Alignment CUDA's allocators guarantee, bytes. */
 const CUDA_ALIGNMENT = 256;
 /** Most ranges (reads or writes) and params a native kernel takes. */
@@ -483,12 +481,13 @@ export class CudaBackend implements Backend, Disposable {
     if (kind === MemoryKind.Host) {
       return ok(this.track(Device.cpu(), kind, address, bytes.byteLength, label, CudaAllocationOrigin.Adopted, address, buffer, bytes));
     }
-    const status = this.cuda.hostRegister(address, bytes.byteLength);
-    if (status !== 0 && status !== HOST_MEMORY_ALREADY_REGISTERED) {
+    // Memory its owner page-locked already (cudaHostAlloc, a native resource table) stays theirs to unlock.
+    const lockedByOwner = this.cuda.isPinnedHost(address);
+    const status = lockedByOwner ? 0 : this.cuda.hostRegister(address, bytes.byteLength);
+    if (status !== 0) {
       return err(ErrorCode.NotSupported, `adoptHostMemory: cudaHostRegister refused ${bytes.byteLength} bytes at ${address} (${this.cuda.errorName(status)}); adopt it as host memory instead`);
     }
-    // Memory its owner page-locked already (cudaHostAlloc, a native resource table) stays theirs to unlock.
-    const origin = status === 0 ? CudaAllocationOrigin.Registered : CudaAllocationOrigin.Adopted;
+    const origin = lockedByOwner ? CudaAllocationOrigin.Adopted : CudaAllocationOrigin.Registered;
     const memory = this.track(Device.cpu(), kind, address, bytes.byteLength, label, origin, address, buffer, bytes);
     // Direct copies find pinned memory by its ArrayBuffer; only a view spanning its whole buffer qualifies.
     if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) this.hostAccessibleBuffers.set(buffer, memory);

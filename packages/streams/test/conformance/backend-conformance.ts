@@ -348,7 +348,9 @@ export function describeBackendConformance(
         expect([...out]).toEqual([11, 12, 13, 14, 15, 16, 17, 18]);
       });
 
-      it('passes exactly the declared views, in order, and the params to each kernel', async () => {
+      // hs.test.shape is host-staged on CUDA, which needs blocking host functions; under compute-sanitizer
+      // they run queued (tooling/gpu/run-on-device.sh sanitize sets HS_GPU_SANITIZER) and the launch is NotSupported.
+      it.skipIf(process.env['HS_GPU_SANITIZER'] === '1')('passes exactly the declared views, in order, and the params to each kernel', async () => {
         const s = stream('s');
         const m = alloc(MemoryKind.CudaDevice, 64);
         const seen: string[] = [];
