@@ -114,6 +114,12 @@ export interface DeviceMemoryAdoption {
   readonly label?: string;
 }
 
+/** Options of `Backend.launchHostFunc`. */
+export interface HostFuncOptions {
+  /** Whether later work on the stream waits until the callback returned; default true. */
+  readonly blocking?: boolean;
+}
+
 /**
  * A kernel launch. The backend runs it in stream order. `reads` and `writes` declare the ranges the
  * kernel touches (the ordering checker uses them). `host` is the host implementation, which the host
@@ -265,8 +271,13 @@ export interface Backend {
   copyFromHostAsync(stream: Stream, dst: MemoryRange, src: Uint8Array): Result<void>;
   /** Enqueues a copy from device memory into a JS buffer; read `dst` only after synchronizing. */
   copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void>;
-  /** Enqueues a host callback that runs in stream order (after earlier work, before later work). */
-  launchHostFunc(stream: Stream, fn: () => void): Result<void>;
+  /**
+   * Enqueues a host callback that runs in stream order: after earlier work and, unless
+   * `options.blocking` is false, before later work. Non-blocking suits callbacks that nothing later on the
+   * stream depends on (returning a block to a synchronous allocator): the stream never waits for the JS
+   * thread, so a JS-thread CUDA call that synchronizes the device cannot deadlock against it.
+   */
+  launchHostFunc(stream: Stream, fn: () => void, options?: HostFuncOptions): Result<void>;
   /**
    * Enqueues a kernel. Every field of `kernel` (name, ranges, params, host implementation) is captured
    * when the call returns, like CUDA kernel arguments, so a caller may refill one record for each launch

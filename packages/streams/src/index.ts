@@ -10,6 +10,7 @@ export type {
   MemoryRange,
   AllocationRequest,
   HostMemoryAdoption,
+  HostFuncOptions,
   DeviceMemoryAdoption,
   KernelLaunch,
   StreamOptions,

@@ -7,6 +7,7 @@ import {
   type DeviceMemory,
   type Event,
   type EventOptions,
+  type HostFuncOptions,
   type KernelLaunch,
   type MemoryRange,
   type Result,
@@ -214,8 +215,8 @@ export class FaultyBackend implements Backend {
     return this.inner.copyToHostAsync(stream, dst, src);
   }
 
-  launchHostFunc(stream: Stream, fn: () => void): Result<void> {
-    return this.inner.launchHostFunc(stream, fn);
+  launchHostFunc(stream: Stream, fn: () => void, options?: HostFuncOptions): Result<void> {
+    return this.inner.launchHostFunc(stream, fn, options);
   }
 
   launchKernel(stream: Stream, kernel: KernelLaunch): Result<void> {

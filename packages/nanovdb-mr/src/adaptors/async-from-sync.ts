@@ -72,10 +72,16 @@ export class AsyncFromSync<R extends SyncResource> implements AsyncResource {
   deallocateAsync(block: MemoryBlock | null, bytes: number, alignment: number, stream: Stream): Result<void> {
     if (block === null) return this.upstream.deallocate(null, bytes, alignment);
     const upstream = this.upstream;
-    const enqueued = this.backend.launchHostFunc(stream, () => {
-      const done = upstream.deallocate(block, bytes, alignment);
-      if (!done.ok) throw done.error;
-    });
+    // Non-blocking: nothing later on the stream depends on the block's return, and a stream that waited
+    // for the JS thread could deadlock against a synchronizing allocation (cudaMalloc) made there.
+    const enqueued = this.backend.launchHostFunc(
+      stream,
+      () => {
+        const done = upstream.deallocate(block, bytes, alignment);
+        if (!done.ok) throw done.error;
+      },
+      { blocking: false },
+    );
     return enqueued.ok ? OK_VOID : enqueued;
   }
 }

@@ -5,6 +5,7 @@ import type {
   DeviceMemory,
   DeviceMemoryAdoption,
   HostMemoryAdoption,
+  HostFuncOptions,
   Event,
   EventOptions,
   KernelLaunch,
@@ -652,23 +653,28 @@ export class CudaBackend implements Backend, Disposable {
    * Enqueues `fn` with `cudaLaunchHostFunc`: it runs on the JS thread after earlier work on the stream,
    * and later work waits until it returned (CUDA's callback thread waits for the JS thread). With
    * `hostFunctions: 'queued'` later work does not wait (for tools that serialize the CUDA API, such as
-   * compute-sanitizer, where a waiting callback thread deadlocks). If it throws, the stream records a
-   * DeviceError fault.
+   * compute-sanitizer, where a waiting callback thread deadlocks), nor with `options.blocking: false`.
+   * If it throws, the stream records a DeviceError fault.
    * @throws HsError InvalidArgument when `fn` is not a function.
    */
-  launchHostFunc(stream: Stream, fn: () => void): Result<void> {
+  launchHostFunc(stream: Stream, fn: () => void, options?: HostFuncOptions): Result<void> {
     if (typeof fn !== 'function') throw new HsError(ErrorCode.InvalidArgument, 'launchHostFunc: fn must be a function');
     const problem = streamProblem(this, stream, 'launchHostFunc');
     if (problem !== null) return problem;
     const s = stream as CudaStream;
-    return this.launchGated(s, 'launchHostFunc', () => {
-      if (this.disposed) return;
-      try {
-        fn();
-      } catch (cause) {
-        this.recordFault(s, cause);
-      }
-    });
+    return this.launchGated(
+      s,
+      'launchHostFunc',
+      () => {
+        if (this.disposed) return;
+        try {
+          fn();
+        } catch (cause) {
+          this.recordFault(s, cause);
+        }
+      },
+      options?.blocking !== false,
+    );
   }
 
   /**
@@ -1044,8 +1050,8 @@ export class CudaBackend implements Backend, Disposable {
   }
 
   /** Enqueues `fn` (which must not throw) as a host call that later work on `s` waits for (see `hostFunctions`). */
-  private launchGated(s: CudaStream, method: string, fn: () => void): Result<void> {
-    const status = this.hostCalls.launch(s.handle, fn, this.blockingHostFunctions);
+  private launchGated(s: CudaStream, method: string, fn: () => void, blocking = true): Result<void> {
+    const status = this.hostCalls.launch(s.handle, fn, this.blockingHostFunctions && blocking);
     return status === 0 ? OK_VOID : this.statusError(method, status);
   }
 

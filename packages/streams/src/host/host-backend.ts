@@ -1,5 +1,6 @@
 import type {
   HostMemoryAdoption,
+  HostFuncOptions,
   AllocationRequest,
   Backend,
   DeviceMemory,
@@ -549,7 +550,8 @@ export class HostBackend implements Backend, Disposable {
    * Accesses it declares through `noteHostAccess` are not checked.
    * @throws HsError InvalidArgument when `fn` is not a function.
    */
-  launchHostFunc(stream: Stream, fn: () => void): Result<void> {
+  /** Runs `fn` in stream order; later work always waits for it here, which also meets `blocking: false`. */
+  launchHostFunc(stream: Stream, fn: () => void, _options?: HostFuncOptions): Result<void> {
     if (typeof fn !== 'function') throw new HsError(ErrorCode.InvalidArgument, 'launchHostFunc: fn must be a function');
     const problem = streamProblem(this, stream, 'launchHostFunc');
     if (problem !== null) return problem;

@@ -141,6 +141,18 @@ export function describeBackendConformance(
         expect(out[32]).toBe(3);
       });
 
+      it('runs a non-blocking host function after the work before it, and synchronization waits for it', async () => {
+        const s = stream('s');
+        const mem = alloc(MemoryKind.CudaDevice, 64);
+        const out = new Uint8Array(64);
+        const seen: number[] = [];
+        unwrap(backend.memsetAsync(s, range(mem), 7));
+        unwrap(backend.copyToHostAsync(s, out, range(mem)));
+        unwrap(backend.launchHostFunc(s, () => seen.push(out[0] as number, out[63] as number), { blocking: false }));
+        unwrap(await backend.synchronizeStream(s));
+        expect(seen).toEqual([7, 7]);
+      });
+
       it('round-trips bytes through device memory with memcpyAsync', async () => {
         const s = stream('s');
         const a = alloc(MemoryKind.CudaDevice, 256);
