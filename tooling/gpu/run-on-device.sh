@@ -27,7 +27,7 @@ run_suites() {
     echo "### $(basename "$suite")" >>"$log"
     timeout "$limit" "$@" node --test-reporter=tap "$suite" >>"$log" 2>&1 || { status=1; echo "### exit $? $(basename "$suite")" >>"$log"; }
   done
-  grep -E "^# (tests|pass|fail|skipped)|ERROR SUMMARY|^### |^not ok" "$log"
+  grep -E "^# (tests|pass|fail|skipped)|ERROR SUMMARY|RACECHECK SUMMARY|^### |^not ok" "$log"
 }
 
 if [[ "$mode" == tests || "$mode" == all ]]; then
@@ -38,10 +38,11 @@ if [[ "$mode" == sanitize || "$mode" == all ]]; then
   # A callback thread waiting for the JS thread deadlocks under the sanitizer's API serialization.
   export HS_CUDA_HOST_FUNCTIONS=queued HS_GPU_SANITIZER=1
   for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
-    # initcheck: pools and arenas are sized for their capacity and only partly used in a test run, so
-    # unused-allocation reports stay off (they flag capacity, not bugs); uninitialized reads still count.
+    # initcheck runs with its defaults, which report reads of memory nothing wrote and leave the
+    # unused-allocation report (--track-unused-memory, a flag) off: pools are sized for their capacity
+    # and a test run uses part of them. INITCHECK_OPTIONS adds options.
     extra=()
-    if [[ "$tool" == initcheck ]]; then extra=(${INITCHECK_OPTIONS:---track-unused-memory no}); fi
+    if [[ "$tool" == initcheck ]]; then extra=(${INITCHECK_OPTIONS:-}); fi
     echo "== compute-sanitizer --tool $tool ${extra[*]}"
     run_suites "$out/sanitize-$tool.log" "${SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 3 --print-limit 20
   done
