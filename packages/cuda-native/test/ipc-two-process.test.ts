@@ -70,7 +70,8 @@ async function drain(cuda: { streamQuery(stream: bigint): number }, stream: bigi
   expect(status).toBe(CudaStatus.Success);
 }
 
-describe('CUDA IPC between two processes', () => {
+// initcheck tracks writes per process: bytes process A wrote read as uninitialized in process B.
+describe.skipIf(process.env['HS_GPU_SANITIZER_TOOL'] === 'initcheck')('CUDA IPC between two processes', () => {
   it.skipIf(!loaded.ok)('refuses handles that are not 64-byte Buffers before touching CUDA', () => {
     if (!loaded.ok) return;
     expect(() => loaded.binding.ipcOpenMemHandle(0, Buffer.alloc(63))).toThrow(/64 bytes/);
