@@ -1,7 +1,7 @@
-import type { AllocationRequest } from './backend.js';
+import type { AllocationRequest, HostMemoryAdoption } from './backend.js';
 import { Device } from './device.js';
 import { ErrorCode, HsError, err, ok, type Err, type Result } from './errors.js';
-import { MEMORY_KINDS, type MemoryKind, parseMemoryKind, requiresCudaDevice } from './memory-kind.js';
+import { MEMORY_KINDS, MemoryKind, parseMemoryKind, requiresCudaDevice } from './memory-kind.js';
 
 /** Default allocation alignment, bytes. */
 export const DEFAULT_ALIGNMENT = 256;
@@ -58,4 +58,16 @@ export function validateAllocationRequest(request: AllocationRequest, devices: r
     return err(ErrorCode.InvalidArgument, `allocate: alignment must be a power of two from 1 to ${MAX_ALIGNMENT} bytes, got ${String(alignment)}`);
   }
   return ok({ kind, device, byteSize, alignment });
+}
+
+/** Null when `request` names a non-empty Uint8Array and the host or pinnedHost kind (`Backend.adoptHostMemory`); else InvalidArgument. */
+export function hostAdoptionProblem(request: HostMemoryAdoption): Err | null {
+  const { bytes, kind } = request;
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) {
+    return err(ErrorCode.InvalidArgument, 'adoptHostMemory: bytes must be a non-empty Uint8Array');
+  }
+  if (kind !== MemoryKind.Host && kind !== MemoryKind.PinnedHost) {
+    return err(ErrorCode.InvalidArgument, `adoptHostMemory: only host and pinnedHost memory can be adopted, got ${String(kind)}`);
+  }
+  return null;
 }

@@ -13,7 +13,7 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
-import { describeDevice, deviceProblem, validateAllocationRequest } from '../allocation-request.js';
+import { describeDevice, deviceProblem, hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
 import { Device } from '../device.js';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Err, type Result } from '../errors.js';
 import { deviceAccessProblem, eventProblem, memoryProblem, rangeProblem, streamProblem } from '../handle-checks.js';
@@ -466,13 +466,9 @@ export class CudaBackend implements Backend, Disposable {
   adoptHostMemory(request: HostMemoryAdoption): Result<DeviceMemory> {
     const disposed = this.disposedProblem('adoptHostMemory');
     if (disposed !== null) return disposed;
+    const invalid = hostAdoptionProblem(request);
+    if (invalid !== null) return invalid;
     const { bytes, kind } = request;
-    if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) {
-      return err(ErrorCode.InvalidArgument, 'adoptHostMemory: bytes must be a non-empty Uint8Array');
-    }
-    if (kind !== MemoryKind.Host && kind !== MemoryKind.PinnedHost) {
-      return err(ErrorCode.InvalidArgument, `adoptHostMemory: only host and pinnedHost memory can be adopted, got ${String(kind)}`);
-    }
     const address = this.cuda.addressOf(bytes);
     if (request.address !== address) {
       return err(ErrorCode.InvalidArgument, `adoptHostMemory: address ${String(request.address)} is not the address of bytes[0] (${address}); pass the mapping's own address`);

@@ -11,7 +11,7 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
-import { describeDevice, deviceProblem, validateAllocationRequest } from '../allocation-request.js';
+import { describeDevice, deviceProblem, hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
 import { Device } from '../device.js';
 import { assertKernelShape } from '../kernel-launch-checks.js';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '../errors.js';
@@ -342,13 +342,9 @@ export class HostBackend implements Backend, Disposable {
   adoptHostMemory(request: HostMemoryAdoption): Result<DeviceMemory> {
     const disposed = this.disposedProblem('adoptHostMemory');
     if (disposed !== null) return disposed;
+    const invalid = hostAdoptionProblem(request);
+    if (invalid !== null) return invalid;
     const { bytes, kind } = request;
-    if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) {
-      return err(ErrorCode.InvalidArgument, 'adoptHostMemory: bytes must be a non-empty Uint8Array');
-    }
-    if (kind !== MemoryKind.Host && kind !== MemoryKind.PinnedHost) {
-      return err(ErrorCode.InvalidArgument, `adoptHostMemory: only host and pinnedHost memory can be adopted, got ${String(kind)}`);
-    }
     const id = this.nextMemoryId++;
     const memory = new HostMemory(
       this,
