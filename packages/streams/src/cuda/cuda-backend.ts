@@ -486,8 +486,11 @@ export class CudaBackend implements Backend, Disposable {
     }
     const origin = lockedByOwner ? CudaAllocationOrigin.Adopted : CudaAllocationOrigin.Registered;
     const memory = this.track(Device.cpu(), kind, address, bytes.byteLength, label, origin, address, buffer, bytes);
-    // Direct copies find pinned memory by its ArrayBuffer; only a view spanning its whole buffer qualifies.
-    if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) this.hostAccessibleBuffers.set(buffer, memory);
+    // Direct copies find pinned memory by its ArrayBuffer; only a view spanning its whole buffer qualifies,
+    // and a buffer this backend already maps (its own pinned allocation, adopted again) keeps its entry.
+    if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength && !this.hostAccessibleBuffers.has(buffer)) {
+      this.hostAccessibleBuffers.set(buffer, memory);
+    }
     return ok(memory);
   }
 
@@ -871,7 +874,7 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Detaches the host view so no JS access can reach memory about to be released. */
   private detach(m: CudaMemory): void {
-    if (m.buffer !== null) this.hostAccessibleBuffers.delete(m.buffer);
+    if (m.buffer !== null && this.hostAccessibleBuffers.get(m.buffer) === m) this.hostAccessibleBuffers.delete(m.buffer);
     // Only buffers over this backend's own pinned/managed allocations are detached; an adopted mapping's
     // buffer belongs to its owner.
     if (m.buffer !== null && (m.origin === CudaAllocationOrigin.PinnedHost || m.origin === CudaAllocationOrigin.Managed)) {
