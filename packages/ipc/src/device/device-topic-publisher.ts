@@ -241,13 +241,17 @@ export class DeviceTopicPublisher {
       byteLength: tensor.byteSize,
     });
     const now = performance.now();
+    // A queued socket write keeps its buffer, so the encoded frame is copied once per publish and that
+    // copy goes to every subscriber.
+    let frame: Buffer | null = null;
     let sent = 0;
     for (const sub of this.#subscribers) {
       if (sub.gone || !backing.acquireLease().ok) continue;
       sub.held[slot] = generation;
       sub.since[slot] = now;
       sub.heldCount++;
-      sub.socket.write(Buffer.from(this.#frame));
+      frame ??= Buffer.from(this.#frame);
+      sub.socket.write(frame);
       sent++;
     }
     return ok(sent);
