@@ -67,6 +67,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
   #failure: HsError | null = null;
   #disposed = false;
   readonly #release = Buffer.alloc(FRAME_BYTES);
+  readonly #releaseView = new DataView(this.#release.buffer, this.#release.byteOffset, FRAME_BYTES);
 
   constructor(
     private readonly backend: Backend,
@@ -312,7 +313,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const socket = this.#socket;
     const topic = this.#topic;
     if (socket === null || topic === null || socket.destroyed || socket.writableEnded) return;
-    encodeRelease(new DataView(this.#release.buffer, this.#release.byteOffset, FRAME_BYTES), 0, topic.topicId, slot, this.#generations[slot] as number);
+    encodeRelease(this.#releaseView, 0, topic.topicId, slot, this.#generations[slot] as number);
+    // A queued socket write keeps its buffer: the encoded frame is copied.
     socket.write(Buffer.from(this.#release));
   }
 
