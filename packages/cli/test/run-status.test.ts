@@ -22,6 +22,7 @@ function metrics(frames: number, elapsedMs: number, p99: [number, number], outst
       { id: 'pool:b', slotCount: 6, outstanding: outstanding[1], highWater: 6, exhaustions: 0 },
     ],
     edges: [],
+    topics: [],
   };
 }
 

@@ -1,6 +1,6 @@
 import type { ExecutionPlan, TensorAllocationRecord, TopicEndpointRecord } from '@hs/compiler';
 import type { TensorPool } from '@hs/pool';
-import type { Backend, HsError, Result, Stream } from '@hs/streams';
+import type { Backend, ErrorCode, HsError, Result, Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 
 /**
@@ -19,6 +19,38 @@ export interface PublicationRequest {
   readonly producerStream: Stream | null;
   /** Call when a release arrives (slots may be free again): the session's scheduler runs a turn soon. Cheap, idempotent. */
   readonly wake: () => void;
+}
+
+/** One subscriber a publication dropped, as the session's metrics report it (`TopicMetrics.lastLoss`). */
+export interface TopicSubscriberLoss {
+  /** The subscriber's process id. */
+  readonly pid: number;
+  /**
+   * Why it was dropped, as the provider names it; `@hs/ipc` says `closed` (its connection ended),
+   * `processGone`, `leaseTimeout` (it held a slot too long) or `protocolViolation` (a malformed frame).
+   */
+  readonly reason: string;
+  /** The typed error's code: `InvalidState` (closed, process gone), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
+  readonly code: ErrorCode;
+  /** The typed error's message (names the topic, the pid and what happened). */
+  readonly message: string;
+}
+
+/**
+ * What a publication reports about its subscribers: the session copies it into `RunMetrics.topics`, so
+ * a dropped subscriber (its slots reclaimed while the producer runs on) is visible in `metrics()` and in
+ * every `'metrics'` event. Spec: "Crossing process boundaries: the generation fence" (the warning on
+ * returning slots: a crashed or hung importer is dropped and the side that reclaimed gets a typed error).
+ */
+export interface BoundaryPublicationStats {
+  /** Subscribers attached now. */
+  readonly subscribers: number;
+  /** Subscribers dropped since the publication was created (every one of their slots was reclaimed). */
+  readonly subscribersLost: number;
+  /** Read leases reclaimed from dropped subscribers (one per slot a subscriber still held), in total. */
+  readonly reclaimedLeases: number;
+  /** The latest drop, or `null` when no subscriber was dropped. */
+  readonly lastLoss: TopicSubscriberLoss | null;
 }
 
 /**
@@ -49,6 +81,8 @@ export interface BoundaryPublication {
   start(): Promise<Result<void>>;
   /** Polls subscriber liveness and arrived releases; called every scheduler turn. Never waits. */
   poll(): void;
+  /** The subscriber figures for the session's metrics; cheap (called per metrics snapshot), never waits. */
+  stats(): BoundaryPublicationStats;
   /** Says goodbye to the subscribers once the run drained (they see the end of the topic). */
   finish(): Promise<void>;
   /** Releases everything (sockets, shared segments, the pool). */

@@ -4,7 +4,7 @@ export type { RunSessionOptions, RunOptions, RunSessionEvents } from './run-sess
 export type { OutputTap, TapOptions } from './output-tap.js';
 export { MAX_TAP_QUEUE_DEPTH } from './output-tap.js';
 export { formatMetrics } from './run-metrics.js';
-export type { RunMetrics, OperatorMetrics, PoolMetrics, EdgeMetrics } from './run-metrics.js';
+export type { RunMetrics, OperatorMetrics, PoolMetrics, EdgeMetrics, TopicMetrics } from './run-metrics.js';
 export { ReadableSource } from './readable-source.js';
 export type { ReadableSourceOptions } from './readable-source.js';
 export { WritableSink } from './writable-sink.js';
@@ -16,6 +16,8 @@ export type {
   BoundaryProvider,
   BoundaryPublication,
   BoundarySubscription,
+  BoundaryPublicationStats,
+  TopicSubscriberLoss,
   PublicationRequest,
   SubscriptionRequest,
 } from './boundary-provider.js';

@@ -1,4 +1,5 @@
 import type { EdgeDropPolicy } from '@hs/compiler';
+import type { BoundaryPublicationStats } from './boundary-provider.js';
 
 /** Per-operator figures of a run. Latencies are compute() wall times in milliseconds. */
 export interface OperatorMetrics {
@@ -50,6 +51,19 @@ export interface EdgeMetrics {
   readonly backpressured: number;
 }
 
+/**
+ * Per-topic figures of a run: one entry per output the plan publishes to an external topic. A subscriber
+ * the publisher dropped (its process died, it closed, it held a slot past the lease timeout, or it sent
+ * a malformed frame) is counted here with the typed error of the latest drop; the producer keeps running.
+ * Spec: "Crossing process boundaries: the generation fence".
+ */
+export interface TopicMetrics extends BoundaryPublicationStats {
+  /** The external topic's name. */
+  readonly topic: string;
+  /** Id of the boundary pool the topic is published from, for example `pool:camera.frames`. */
+  readonly poolId: string;
+}
+
 /** A snapshot of a session's metrics. Spec: "Pool mechanics" (high-water marks against derived capacity). */
 export interface RunMetrics {
   /** Tensors emitted by source operators. */
@@ -62,6 +76,8 @@ export interface RunMetrics {
   readonly pools: readonly PoolMetrics[];
   /** One entry per edge of the plan. */
   readonly edges: readonly EdgeMetrics[];
+  /** One entry per published topic of the plan (empty without external topics). */
+  readonly topics: readonly TopicMetrics[];
 }
 
 /** Renders metrics as aligned text lines for a terminal. */
@@ -83,6 +99,12 @@ export function formatMetrics(metrics: RunMetrics): string {
       (e) =>
         `  ${e.id.padEnd(40)} high-water ${e.highWater}/${e.queueDepth}` +
         (e.dropPolicy === 'block' && e.backpressured === 0 ? '' : `  ${e.dropPolicy}: dropped ${e.dropped}, backpressured ${e.backpressured}`),
+    ),
+    ...(metrics.topics.length === 0 ? [] : ['topics:']),
+    ...metrics.topics.map(
+      (t) =>
+        `  ${t.topic.padEnd(28)} subscribers ${t.subscribers}  lost ${t.subscribersLost}  reclaimed leases ${t.reclaimedLeases}` +
+        (t.lastLoss === null ? '' : `  last: ${t.lastLoss.code} ${t.lastLoss.message}`),
     ),
   ];
   return lines.join('\n');

@@ -370,7 +370,10 @@ export class RunSession {
     await this.running;
   }
 
-  /** A snapshot of frames, per-operator latency, pool and queue high-water marks. */
+  /**
+   * A snapshot of frames, per-operator latency, pool and queue high-water marks, and per published
+   * topic its subscribers and the ones dropped (with the typed error of the latest drop).
+   */
   metrics(): RunMetrics {
     const end = this.state === 'running' ? performance.now() : this.endedAt;
     return {
@@ -397,6 +400,12 @@ export class RunSession {
         dropPolicy: c.dropPolicy,
         dropped: c.dropped,
         backpressured: c.backpressured,
+      })),
+
+      topics: [...this.resources.publications].map(([poolId, publication]) => ({
+        topic: this.plan.pool(poolId)!.boundary!.topic,
+        poolId,
+        ...publication.stats(),
       })),
     };
   }

@@ -6,10 +6,12 @@ import { describe, expect, it } from 'vitest';
 import {
   type BoundaryProvider,
   type BoundaryPublication,
+  type BoundaryPublicationStats,
   type BoundarySubscription,
   type PublicationRequest,
   RunSession,
   type SubscriptionRequest,
+  formatMetrics,
 } from '../src/index.js';
 
 const VALUES = 16;
@@ -73,6 +75,8 @@ class LoopbackBoundaries implements BoundaryProvider {
   readonly ended = new Set<string>();
   failure: HsError | null = null;
   copyPool: TensorPool | null = null;
+  /** What every publication reports to the session's metrics (a test changes it mid-run). */
+  stats: BoundaryPublicationStats = { subscribers: 1, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null };
 
   publish(request: PublicationRequest): Result<BoundaryPublication> {
     const { record, backend } = request;
@@ -116,6 +120,7 @@ class LoopbackBoundaries implements BoundaryProvider {
         return OK_VOID;
       },
       poll: () => undefined,
+      stats: () => provider.stats,
       finish: async () => {
         this.calls.push(`finish ${topic}`);
         this.ended.add(topic);
@@ -228,6 +233,48 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
     pub.dispose();
     sub.dispose();
     own.dispose();
+  });
+
+  it("reports each published topic's subscribers and dropped subscribers in metrics() and the 'metrics' event", async () => {
+    const backend = new HostBackend();
+    const boundaries = new LoopbackBoundaries();
+    const producer = producerPlan(30);
+    const consumer = consumerPlan();
+    const pub = unwrap(RunSession.create(producer.plan, { backend, boundaries, metricsIntervalMs: 1 }));
+    const sub = unwrap(RunSession.create(consumer.plan, { backend, boundaries }));
+    expect(pub.metrics().topics).toEqual([{ topic: 'frames', poolId: 'pool:source.out', subscribers: 1, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null }]);
+    const seen: number[] = [];
+    pub.on('metrics', (m) => seen.push(m.topics[0]!.subscribersLost));
+    // The provider drops a subscriber mid-run (at frame 10): the snapshots after it carry the drop.
+    const compute = producer.source.compute.bind(producer.source);
+    producer.source.compute = (ctx: ExecutionContext): Result<void> => {
+      if (producer.source.sent !== 10) return compute(ctx);
+      boundaries.stats = {
+        subscribers: 0,
+        subscribersLost: 1,
+        reclaimedLeases: 2,
+        lastLoss: { pid: 4242, reason: 'processGone', code: ErrorCode.InvalidState, message: 'topic frames: subscriber process 4242 is gone' },
+      };
+      return compute(ctx);
+    };
+    const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
+    expect(produced.ok && consumed.ok).toBe(true);
+    const topics = unwrap(produced).topics;
+    expect(topics).toEqual([
+      {
+        topic: 'frames',
+        poolId: 'pool:source.out',
+        subscribers: 0,
+        subscribersLost: 1,
+        reclaimedLeases: 2,
+        lastLoss: { pid: 4242, reason: 'processGone', code: ErrorCode.InvalidState, message: 'topic frames: subscriber process 4242 is gone' },
+      },
+    ]);
+    expect(seen.at(-1)).toBe(1);
+    expect(formatMetrics(unwrap(produced))).toContain('frames                       subscribers 0  lost 1  reclaimed leases 2  last: InvalidState topic frames: subscriber process 4242 is gone');
+    expect(unwrap(consumed).topics).toEqual([]);
+    pub.dispose();
+    sub.dispose();
   });
 
   it('ends the consumer run with the subscription failure (the publisher died)', async () => {

@@ -1,7 +1,8 @@
-import type { BoundaryPublication } from '@hs/runtime';
+import type { BoundaryPublication, BoundaryPublicationStats } from '@hs/runtime';
 import type { TensorPool } from '@hs/pool';
 import { ErrorCode, OK_VOID, err, type Backend, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
+import { SubscriberLossTally } from '../graph/subscriber-loss-tally.js';
 import type { DeviceTopicPublisher } from './device-topic-publisher.js';
 
 /** How often `start()` checks for the subscribers it waits for (ms). */
@@ -11,10 +12,13 @@ const SUBSCRIBER_POLL_MS = 5;
  * A graph output exported through a `DeviceTopicPublisher`: the session lends its CUDA IPC pool, each
  * emitted tensor is published in place behind its generation fence, and a pass-through output's tensor
  * is copied into a slot first with one same-device copy on the producer stream (ordered after the
- * tensor's readiness), then fenced and published: no host block.
+ * tensor's readiness), then fenced and published: no host block. A subscriber the publisher drops is
+ * counted in `stats()`, which the session reports in `RunMetrics.topics`.
  * Spec: "Crossing process boundaries: the generation fence" (foreign tensors at a device-contract boundary).
  */
 export class DeviceGraphPublication implements BoundaryPublication {
+  readonly #losses = new SubscriberLossTally();
+
   constructor(
     private readonly backend: Backend,
     private readonly publisher: DeviceTopicPublisher,
@@ -22,7 +26,9 @@ export class DeviceGraphPublication implements BoundaryPublication {
     private readonly producerStream: Stream,
     private readonly awaitSubscribers: number,
     private readonly subscriberTimeoutMs: number,
-  ) {}
+  ) {
+    publisher.onSubscriberLost = this.#losses.record;
+  }
 
   publish(tensor: Tensor): Result<void> {
     const sent = this.publisher.publish(tensor);
@@ -78,6 +84,10 @@ export class DeviceGraphPublication implements BoundaryPublication {
 
   /** Nothing to poll: releases and subscriber losses arrive as socket events. */
   poll(): void {}
+
+  stats(): BoundaryPublicationStats {
+    return this.#losses.stats(this.publisher.subscriberCount);
+  }
 
   async finish(): Promise<void> {
     await this.publisher.close();

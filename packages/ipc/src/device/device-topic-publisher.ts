@@ -7,6 +7,7 @@ import type { DType, Tensor } from '@hs/tensor';
 import { FrameReader } from '../frame-reader.js';
 import { checkedSocketPeer, processAlive } from '../socket-peer.js';
 import { checkTopicName, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
+import type { SubscriberLossReason, SubscriberLost } from '../topic-publisher.js';
 import { encodeGoodbye, releaseGeneration } from '../wire/control-frames.js';
 import { encodeDescriptor } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
@@ -93,8 +94,13 @@ export class DeviceTopicPublisher {
   #closed = false;
   /** Called when a subscriber attaches or a release arrives (the session's wake). */
   onActivity: () => void = () => undefined;
-  /** Called with the typed error when a subscriber is dropped and its slots reclaimed. */
-  onSubscriberLost: (error: HsError) => void = () => undefined;
+  /**
+   * Called when a subscriber is dropped and its slots reclaimed (not for the goodbyes of `close()`): its
+   * pid, why, how many read leases came back, and the typed error (`InvalidState` closed or process gone,
+   * `ResourceExhausted` lease timeout, `ProtocolError` a malformed frame), as `TopicPublisher`'s
+   * `subscriberLost` event carries them.
+   */
+  onSubscriberLost: (lost: SubscriberLost) => void = () => undefined;
 
   private constructor(
     /** The topic name. */
@@ -299,7 +305,7 @@ export class DeviceTopicPublisher {
     socket.on('data', (chunk: Buffer) => reader.push(chunk));
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      if (!sub.gone) this.#drop(sub, new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`));
+      if (!sub.gone) this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`) });
     });
     socket.write(hello);
     this.onActivity();
@@ -310,7 +316,7 @@ export class DeviceTopicPublisher {
     if (typeof type !== 'number') return this.#violation(sub, type.error.detail);
     if (type === FrameType.Goodbye) {
       sub.socket.end();
-      this.#drop(sub, new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} said goodbye`));
+      this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} said goodbye`) });
       return false;
     }
     if (type !== FrameType.Release) return this.#violation(sub, `a subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
@@ -329,7 +335,7 @@ export class DeviceTopicPublisher {
     const bye = Buffer.alloc(FRAME_BYTES);
     encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.ProtocolViolation);
     sub.socket.end(bye);
-    this.#drop(sub, new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`));
+    this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
     return false;
   }
 
@@ -338,7 +344,7 @@ export class DeviceTopicPublisher {
     for (const sub of this.#subscribers) {
       if (!processAlive(sub.pid)) {
         sub.socket.destroy();
-        this.#drop(sub, new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber process ${sub.pid} is gone`));
+        this.#drop(sub, { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber process ${sub.pid} is gone`) });
         continue;
       }
       for (let slot = 0; sub.heldCount > 0 && slot < sub.held.length; slot++) {
@@ -346,25 +352,27 @@ export class DeviceTopicPublisher {
           const bye = Buffer.alloc(FRAME_BYTES);
           encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.LeaseTimeout);
           sub.socket.end(bye);
-          this.#drop(sub, new HsError(ErrorCode.ResourceExhausted, `topic ${this.topic}: subscriber pid ${sub.pid} held slot ${slot} longer than ${this.#leaseTimeoutMs} ms; its slots were reclaimed`));
+          this.#drop(sub, { reason: 'leaseTimeout', error: new HsError(ErrorCode.ResourceExhausted, `topic ${this.topic}: subscriber pid ${sub.pid} held slot ${slot} longer than ${this.#leaseTimeoutMs} ms; its slots were reclaimed`) });
           break;
         }
       }
     }
   }
 
-  /** Removes a subscriber and gives back every lease it held (reported through `onSubscriberLost` when `error` is given). */
-  #drop(sub: Subscriber, error: HsError | null): void {
+  /** Removes a subscriber and gives back every lease it held (reported through `onSubscriberLost` when `loss` is given). */
+  #drop(sub: Subscriber, loss: { reason: SubscriberLossReason; error: HsError } | null): void {
     if (sub.gone) return;
     sub.gone = true;
     this.#subscribers.delete(sub);
+    let reclaimed = 0;
     for (let slot = 0; slot < sub.held.length; slot++) {
       if (sub.held[slot] === 0) continue;
       sub.held[slot] = 0;
       this.#published[slot]?.backing?.releaseLease(null);
+      reclaimed++;
     }
     sub.heldCount = 0;
-    if (error !== null) this.onSubscriberLost(error);
+    if (loss !== null) this.onSubscriberLost({ pid: sub.pid, reason: loss.reason, reclaimedLeases: reclaimed, error: loss.error });
     this.onActivity();
   }
 }

@@ -1,8 +1,9 @@
-import type { BoundaryPublication } from '@hs/runtime';
+import type { BoundaryPublication, BoundaryPublicationStats } from '@hs/runtime';
 import type { TensorLoan, TensorPool, WriteGuard } from '@hs/pool';
 import { ErrorCode, OK_VOID, err, type Backend, type Event, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import type { TopicPublisher } from '../topic-publisher.js';
+import { SubscriberLossTally } from './subscriber-loss-tally.js';
 
 /** A pass-through tensor being copied device-to-host into a boundary slot; published once the copy completed. */
 interface StagedCopy {
@@ -20,12 +21,15 @@ const SUBSCRIBER_POLL_MS = 5;
  * output is copied into a slot first: at once (a host copy) when its bytes are host-readable and
  * complete, else one device-to-host copy on the producer stream, ordered after the tensor's readiness,
  * whose descriptor goes out when a poll finds the copy done (no host wait, one copy for every subscriber).
+ * A subscriber the publisher drops (`subscriberLost`: closed, process gone, lease timeout, protocol
+ * violation) is counted in `stats()`, which the session reports in `RunMetrics.topics`.
  * Spec: "Crossing process boundaries: the generation fence" (foreign tensors at a host-contract boundary).
  */
 export class GraphPublication implements BoundaryPublication {
   readonly #staged: StagedCopy[] = [];
   readonly #freeEvents: Event[] = [];
   readonly #copyEvents: readonly Event[];
+  readonly #losses = new SubscriberLossTally();
 
   constructor(
     private readonly backend: Backend,
@@ -42,6 +46,7 @@ export class GraphPublication implements BoundaryPublication {
     this.#copyEvents = copyEvents;
     this.#freeEvents.push(...copyEvents);
     publisher.on('slotsReturned', wake);
+    publisher.on('subscriberLost', this.#losses.record);
   }
 
   get pool(): TensorPool {
@@ -125,13 +130,19 @@ export class GraphPublication implements BoundaryPublication {
     }
   }
 
+  stats(): BoundaryPublicationStats {
+    return this.#losses.stats(this.publisher.subscriberCount);
+  }
+
   async finish(): Promise<void> {
     this.publisher.off('slotsReturned', this.wake);
+    this.publisher.off('subscriberLost', this.#losses.record);
     await this.publisher.close();
   }
 
   dispose(): void {
     this.publisher.off('slotsReturned', this.wake);
+    this.publisher.off('subscriberLost', this.#losses.record);
     for (const staged of this.#staged.splice(0)) staged.guard.abandon();
     for (const event of this.#copyEvents) this.backend.destroyEvent(event);
     void this.publisher.close();
