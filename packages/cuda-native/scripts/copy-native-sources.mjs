@@ -1,22 +1,15 @@
 #!/usr/bin/env node
 // prepack: copies the repository's native/ sources (CMakeLists.txt, src, include, test-addon) into this
 // package's native/ folder so the packed tarball builds on its own; postpack (`--remove`) deletes the
-// copy again, so the monorepo build keeps using ../../native.
-import { cpSync, existsSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+// copy again, so the monorepo build keeps using ../../native. (native-sources-for-pack.mjs, shared with @hs/ipc.)
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyNativeSourcesForPack } from './native-sources-for-pack.mjs';
 
-const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const copy = join(packageDir, 'native');
-const sources = resolve(packageDir, '../../native');
-
-rmSync(copy, { recursive: true, force: true });
-if (process.argv.includes('--remove')) process.exit(0);
-if (!existsSync(join(sources, 'CMakeLists.txt'))) {
-  console.error(`@hs/cuda-native: cannot pack, the native sources are missing (${sources}/CMakeLists.txt); pack from the hs repository`);
-  process.exit(1);
-}
-for (const entry of ['CMakeLists.txt', 'README.md', 'include', 'src', 'test-addon']) {
-  cpSync(join(sources, entry), join(copy, entry), { recursive: true });
-}
-console.log('@hs/cuda-native: copied native/ sources into the package for packing');
+copyNativeSourcesForPack({
+  packageDir: resolve(dirname(fileURLToPath(import.meta.url)), '..'),
+  label: '@hs/cuda-native',
+  sources: '../../native',
+  sourcesName: 'native/',
+  entries: ['CMakeLists.txt', 'README.md', 'include', 'src', 'test-addon'],
+});

@@ -1,20 +1,19 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const script = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'scripts', 'build-addon.mjs');
+const scripts = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'scripts');
 
 /**
- * A throwaway package holding a copy of the install script, a native/CMakeLists.txt, a fake nvcc and cmake,
+ * A throwaway package holding a copy of the install scripts, a native/CMakeLists.txt, a fake nvcc and cmake,
  * and a fake cmake-js that records its arguments and fails: the script runs end to end without building.
  */
 function fakePackage(): { dir: string; env: NodeJS.ProcessEnv } {
   const dir = mkdtempSync(join(tmpdir(), 'hs-build-addon-'));
-  mkdirSync(join(dir, 'scripts'));
-  copyFileSync(script, join(dir, 'scripts', 'build-addon.mjs'));
+  cpSync(scripts, join(dir, 'scripts'), { recursive: true });
   mkdirSync(join(dir, 'native'));
   writeFileSync(join(dir, 'native', 'CMakeLists.txt'), '');
   mkdirSync(join(dir, 'bin'));

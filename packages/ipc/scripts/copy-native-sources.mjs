@@ -1,20 +1,19 @@
 #!/usr/bin/env node
 // prepack: copies the repository's native/ipc sources (CMakeLists.txt, src) into this package's native/
 // folder so the packed tarball builds its addon on its own; postpack (`--remove`) deletes the copy again,
-// so the monorepo build keeps using ../../native/ipc. (The same arrangement as @hs/cuda-native's.)
-import { cpSync, existsSync, rmSync } from 'node:fs';
+// so the monorepo build keeps using ../../native/ipc. The copying is @hs/cuda-native's
+// scripts/native-sources-for-pack.mjs (a dependency of this package), which packs its sources the same way.
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const copy = join(packageDir, 'native');
-const sources = resolve(packageDir, '../../native/ipc');
+const cudaNativeDir = dirname(createRequire(import.meta.url).resolve('@hs/cuda-native/package.json'));
+const { copyNativeSourcesForPack } = await import(pathToFileURL(join(cudaNativeDir, 'scripts/native-sources-for-pack.mjs')).href);
 
-rmSync(copy, { recursive: true, force: true });
-if (process.argv.includes('--remove')) process.exit(0);
-if (!existsSync(join(sources, 'CMakeLists.txt'))) {
-  console.error(`@hs/ipc: cannot pack, the native sources are missing (${sources}/CMakeLists.txt); pack from the hs repository`);
-  process.exit(1);
-}
-for (const entry of ['CMakeLists.txt', 'src']) cpSync(join(sources, entry), join(copy, entry), { recursive: true });
-console.log('@hs/ipc: copied native/ipc sources into the package for packing');
+copyNativeSourcesForPack({
+  packageDir: resolve(dirname(fileURLToPath(import.meta.url)), '..'),
+  label: '@hs/ipc',
+  sources: '../../native/ipc',
+  sourcesName: 'native/ipc',
+  entries: ['CMakeLists.txt', 'src'],
+});
