@@ -6,7 +6,8 @@ import { createOutputDirectory } from '@hs/runtime';
 import type { CliIo } from './cli-io.js';
 import { findInAncestors } from './checkout-search.js';
 import { renderBenchPlot } from './bench-plot.js';
-import { parseBenchReport, renderBenchMarkdown } from './bench-report.js';
+import { renderBenchMarkdown } from './bench-report-markdown.js';
+import { parseBenchReport } from './bench-report-schema.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 
 /** Options of `hs bench`. */

@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { BenchReport } from './bench-report.js';
+import type { BenchReport } from './bench-report-schema.js';
 
 /**
  * The latency distributions of a benchmark report as an SVG document: one row per series, a box plot of

@@ -2,3 +2,4 @@ export { runHs, HS_CLI_VERSION } from './hs-program.js';
 export type { CliIo, ProgressStream } from './cli-io.js';
 export { ExitCode } from './exit-codes.js';
 export type { ExitCodeValue } from './exit-codes.js';
+export type { BenchReport, BenchSeries } from './bench-report-schema.js';

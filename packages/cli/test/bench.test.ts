@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderBenchPlot } from '../src/bench-plot.js';
-import { type BenchReport, parseBenchReport, renderBenchMarkdown } from '../src/bench-report.js';
+import { renderBenchMarkdown } from '../src/bench-report-markdown.js';
+import { type BenchReport, parseBenchReport } from '../src/bench-report-schema.js';
 import { ExitCode } from '../src/index.js';
 import { hs } from './run-hs.js';
 

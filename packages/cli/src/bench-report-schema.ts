@@ -1,25 +1,36 @@
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 
+/**
+ * The benchmark report schema `hs-bench-report/1`: what `tooling/benchmarks` writes when
+ * `HS_BENCH_REPORT=<file>` is set and `hs bench` reads to draw its Markdown table and latency plot. This
+ * module owns the schema; the benchmarks type what they write with these declarations.
+ */
+
 /** One benchmark series: every repeat's figure in nanoseconds per frame. */
 export interface BenchSeries {
+  /** Stable identifier of the series (`node-stream`, `pool-hop`). */
   readonly id: string;
+  /** Human-readable name for tables and plots. */
   readonly label: string;
+  /** Unit of `samples`: nanoseconds per frame. */
   readonly unit: 'ns/frame';
-  /** True for the series the others are compared against. */
+  /** True for the series the others are compared against (ratios are series median / baseline median). */
   readonly baseline: boolean;
-  /** At least one finite, non-negative figure. */
+  /** One figure per repeat, in `unit`: at least one, each finite and non-negative. */
   readonly samples: readonly number[];
 }
 
-/** The report the benchmarks write for `HS_BENCH_REPORT` (schema `hs-bench-report/1`). */
+/** A benchmark report (schema `hs-bench-report/1`), as JSON in the file `HS_BENCH_REPORT` names. */
 export interface BenchReport {
+  /** Schema identifier; always `hs-bench-report/1`. */
   readonly schema: 'hs-bench-report/1';
-  /** Node version the benchmarks ran on. */
+  /** Node version the benchmarks ran on (`process.version`). */
   readonly node: string;
-  /** Frames per repeat. */
+  /** Frames per repeat; a positive integer. */
   readonly frames: number;
-  /** Bytes per frame. */
+  /** Bytes per frame; a positive integer. */
   readonly frameBytes: number;
+  /** Repeats of each series; a positive integer. */
   readonly repeats: number;
   /** At least one series; exactly one has `baseline: true`. */
   readonly series: readonly BenchSeries[];
@@ -63,52 +74,4 @@ export function parseBenchReport(text: string, source: string): Result<BenchRepo
   const baselines = series.filter((s) => (s as BenchSeries).baseline).length;
   if (baselines !== 1) return bad(`exactly one series must be the baseline, found ${baselines}`);
   return ok(value as BenchReport);
-}
-
-/** Figures of one series for the table. */
-export interface SeriesSummary {
-  readonly series: BenchSeries;
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-  /** Median over the baseline's median. */
-  readonly ratio: number;
-}
-
-/** Median, min, max and ratio to the baseline's median, per series, in report order. */
-export function summarizeBenchReport(report: BenchReport): SeriesSummary[] {
-  const baseline = report.series.find((s) => s.baseline) as BenchSeries;
-  const baselineMedian = median(baseline.samples);
-  return report.series.map((series) => {
-    const m = median(series.samples);
-    return { series, median: m, min: Math.min(...series.samples), max: Math.max(...series.samples), ratio: baselineMedian > 0 ? m / baselineMedian : Number.NaN };
-  });
-}
-
-/**
- * The report as a Markdown document: a heading with the run's parameters and one table row per series
- * (median, min, max in ns/frame, repeats, median ratio to the baseline).
- */
-export function renderBenchMarkdown(report: BenchReport): string {
-  const rows = summarizeBenchReport(report).map(
-    (s) =>
-      `| ${s.series.label}${s.series.baseline ? ' (baseline)' : ''} | ${s.median.toFixed(0)} | ${s.min.toFixed(0)} | ${s.max.toFixed(0)} | ${s.series.samples.length} | ${Number.isNaN(s.ratio) ? '-' : `${s.ratio.toFixed(2)}x`} |`,
-  );
-  return [
-    '# hs bench',
-    '',
-    `${report.frames} frames of ${report.frameBytes} bytes per repeat, ${report.repeats} repeats, host backend, Node ${report.node}.`,
-    'Ratios are medians over the baseline median measured in the same run.',
-    '',
-    '| series | median ns/frame | min ns/frame | max ns/frame | repeats | vs baseline |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows,
-    '',
-  ].join('\n');
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
