@@ -86,7 +86,7 @@ describe.skipIf(!available.available)('a producing session sees the subscribers 
     expect(dropped).toMatchObject({ topic: 'loss-hung', subscribers: 0, subscribersLost: 1 });
     expect(dropped.reclaimedLeases).toBe(held.length);
     expect(dropped.lastLoss).toMatchObject({ pid: process.pid, reason: 'leaseTimeout', code: ErrorCode.ResourceExhausted });
-    expect(dropped.lastLoss?.message).toContain('longer than 100 ms; its slots were reclaimed');
+    expect(dropped.lastLoss?.detail).toContain('longer than 100 ms; its slots were reclaimed');
     const final = unwrap(end);
     expect(final.frames).toBeGreaterThanOrEqual(atDrop.frames + 50);
     expect(final.topics[0]).toMatchObject({ subscribersLost: 1, reclaimedLeases: held.length });

@@ -32,8 +32,8 @@ export interface TopicSubscriberLoss {
   readonly reason: string;
   /** The typed error's code: `InvalidState` (closed, process gone), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
   readonly code: ErrorCode;
-  /** The typed error's message (names the topic, the pid and what happened). */
-  readonly message: string;
+  /** The typed error's detail, its message without the code (names the topic, the pid and what happened). */
+  readonly detail: string;
 }
 
 /**

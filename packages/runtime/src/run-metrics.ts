@@ -104,7 +104,7 @@ export function formatMetrics(metrics: RunMetrics): string {
     ...metrics.topics.map(
       (t) =>
         `  ${t.topic.padEnd(28)} subscribers ${t.subscribers}  lost ${t.subscribersLost}  reclaimed leases ${t.reclaimedLeases}` +
-        (t.lastLoss === null ? '' : `  last: ${t.lastLoss.code} ${t.lastLoss.message}`),
+        (t.lastLoss === null ? '' : `  last: ${t.lastLoss.code}: ${t.lastLoss.detail}`),
     ),
   ];
   return lines.join('\n');

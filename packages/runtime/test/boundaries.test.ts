@@ -253,7 +253,7 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
         subscribers: 0,
         subscribersLost: 1,
         reclaimedLeases: 2,
-        lastLoss: { pid: 4242, reason: 'processGone', code: ErrorCode.InvalidState, message: 'topic frames: subscriber process 4242 is gone' },
+        lastLoss: { pid: 4242, reason: 'processGone', code: ErrorCode.InvalidState, detail: 'topic frames: subscriber process 4242 is gone' },
       };
       return compute(ctx);
     };
@@ -267,11 +267,11 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
         subscribers: 0,
         subscribersLost: 1,
         reclaimedLeases: 2,
-        lastLoss: { pid: 4242, reason: 'processGone', code: ErrorCode.InvalidState, message: 'topic frames: subscriber process 4242 is gone' },
+        lastLoss: { pid: 4242, reason: 'processGone', code: ErrorCode.InvalidState, detail: 'topic frames: subscriber process 4242 is gone' },
       },
     ]);
     expect(seen.at(-1)).toBe(1);
-    expect(formatMetrics(unwrap(produced))).toContain('frames                       subscribers 0  lost 1  reclaimed leases 2  last: InvalidState topic frames: subscriber process 4242 is gone');
+    expect(formatMetrics(unwrap(produced))).toContain('frames                       subscribers 0  lost 1  reclaimed leases 2  last: InvalidState: topic frames: subscriber process 4242 is gone');
     expect(unwrap(consumed).topics).toEqual([]);
     pub.dispose();
     sub.dispose();

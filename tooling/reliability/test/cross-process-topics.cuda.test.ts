@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ipcAvailability } from '@hs/ipc';
-import { CudaBackend } from '@hs/streams';
+import type { RunMetrics, TopicMetrics } from '@hs/runtime';
+import { CudaBackend, ErrorCode } from '@hs/streams';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runTopicProducer } from '../src/topic-graphs.js';
-import { spawnTopicChildFor } from '../src/topic-child.js';
+import { foreignTopicProducerPlan, runTopicProducer, topicProducerPlan, type TopicRunReport } from '../src/topic-graphs.js';
+import { spawnTopicChildFor, type TopicChild } from '../src/topic-child.js';
 
 // The device boundary across two processes on a real GPU: one cudaMalloc boundary pool exported once
 // (CUDA IPC), the producer's commit writes the generation fence on its stream, the importer waits for it
@@ -17,7 +18,52 @@ const hasDevice = CudaBackend.available();
 const skip = !ipc.available || !hasDevice;
 if (skip) console.log(`cross-process CUDA topic tests skipped: ${!hasDevice ? 'no CUDA device (CudaBackend unavailable)' : ipc.available ? '' : ipc.reason}`);
 const dir = mkdtempSync(join(tmpdir(), 'hs-cuda-topics-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** Every child process a test started: the ones still running when the suite ends are killed. */
+const children: TopicChild[] = [];
+afterAll(() => {
+  for (const child of children) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts a topic-process child and remembers it for the cleanup. */
+function startChild(role: 'producer' | 'consumer', args: readonly string[]): TopicChild {
+  const child = spawnTopicChildFor(role, args);
+  children.push(child);
+  return child;
+}
+
+/**
+ * Resolves with `promise`, or throws `failure()` (a message saying what did not happen) after `ms`. The
+ * packed suites run on node:test, which has no per-test timeout, so every wait of these tests is bounded.
+ */
+async function within<T>(promise: Promise<T>, ms: number, failure: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${failure()} (waited ${ms} ms)`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until `child` printed `text`; fails naming the child's report when it exited first. */
+async function printed(child: TopicChild, text: string, ms: number): Promise<void> {
+  await within(child.printed(text), ms, () => `the child never printed "${text}"`);
+  if (child.process.exitCode !== null || child.process.signalCode !== null) {
+    throw new Error(`the child exited (${child.process.signalCode ?? child.process.exitCode}) before printing "${text}": ${JSON.stringify(await child.report)}`);
+  }
+}
+
+/** Polls `condition` every 5 ms; throws `failure()` after `ms`. */
+async function until(condition: () => boolean, ms: number, failure: () => string): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`${failure()} (waited ${ms} ms)`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 /** examples/python-consumer/consume.py, searched upwards from the working directory. */
 function pythonConsumer(): string | null {
@@ -60,6 +106,90 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     console.log(`cuda topic: producer ${JSON.stringify(produced)}; consumer ${JSON.stringify(consumed)}`);
     expect(produced).toMatchObject({ ok: true, frames: FRAMES, slotsOut: 0 });
     expect(consumed).toMatchObject({ ok: true, frames: FRAMES, badBytes: 0 });
+  }, 300_000);
+
+  // Mirrors the host kill tests (packages/ipc/test/two-process.test.ts) over the CUDA IPC boundary pool.
+  it('a killed consumer: the producer reclaims every slot within 1 s, sees the drop in its metrics and keeps publishing', async () => {
+    const topic = 'cuda-kill-consumer';
+    const frames = 3000;
+    const slotCount = topicProducerPlan(topic, frames, 'cudaDevice').plan.pools[0]!.slotCount;
+    // The consumer checks 500 frames, then hangs holding every slot it has or gets.
+    const consumer = startChild('consumer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir, '--stall-after', '500']);
+    const backend = cudaBackend();
+    // What the producer's 'metrics' events showed: the latest snapshot, and the first one after the kill with the drop.
+    const seen: { latest: RunMetrics | null; killedAt: number; drop: { afterKillMs: number; topic: TopicMetrics } | null } = { latest: null, killedAt: -1, drop: null };
+    const producing = runTopicProducer({
+      backend,
+      topic,
+      memory: 'cudaDevice',
+      frames,
+      awaitSubscribers: 1,
+      runtimeDirectory: dir,
+      // Only the kill may drop the consumer, not its hang.
+      leaseTimeoutMs: 600_000,
+      metricsIntervalMs: 10,
+      onMetrics: (m) => {
+        seen.latest = m;
+        const t = m.topics[0];
+        if (seen.killedAt >= 0 && seen.drop === null && t !== undefined && t.subscribersLost > 0) seen.drop = { afterKillMs: performance.now() - seen.killedAt, topic: t };
+      },
+    });
+    await printed(consumer, 'stalled 500', 60_000);
+    const outstanding = (): number => seen.latest?.pools[0]?.outstanding ?? -1;
+    await until(() => outstanding() === slotCount, 30_000, () => `the producer's boundary pool never had all ${slotCount} slots out to the hung consumer (outstanding ${outstanding()})`);
+    const framesAtKill = seen.latest?.frames ?? 0;
+    seen.killedAt = performance.now();
+    consumer.process.kill('SIGKILL');
+    const produced = await within(producing, 120_000, () => `the producer did not finish its ${frames} frames after the consumer was killed (frames ${seen.latest?.frames}, slots out ${outstanding()})`);
+    const killed = await consumer.report;
+    backend.dispose();
+    const drop = seen.drop;
+    console.log(`cuda kill consumer: drop seen ${drop === null ? 'never' : `${drop.afterKillMs.toFixed(1)} ms`} after the kill; producer ${JSON.stringify(produced)}`);
+    expect(killed.ok).toBe(false);
+    if (drop === null) throw new Error("the producer's metrics never showed the killed consumer as dropped");
+    expect(drop.afterKillMs).toBeLessThan(1000);
+    expect(drop.topic).toMatchObject({ topic, subscribers: 0, subscribersLost: 1, reclaimedLeases: slotCount });
+    expect(drop.topic.lastLoss?.code).toBe(ErrorCode.InvalidState);
+    expect(['closed', 'processGone']).toContain(drop.topic.lastLoss?.reason);
+    expect(framesAtKill).toBeLessThan(frames);
+    expect(produced).toMatchObject({ ok: true, frames, slotsOut: 0 });
+  }, 300_000);
+
+  it('a killed producer: the consumer gets a typed error (InvalidState) and its process exits cleanly (status 0)', async () => {
+    const topic = 'cuda-kill-producer';
+    const producer = startChild('producer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--frames', '100000000', '--dir', dir]);
+    const consumer = startChild('consumer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir, '--expect-error', ErrorCode.InvalidState]);
+    await printed(consumer, 'progress 2000', 120_000);
+    producer.process.kill('SIGKILL');
+    const consumed: TopicRunReport = await within(
+      consumer.report,
+      60_000,
+      () => 'the consumer did not exit after its producer was killed (a device-side fence wait on the dead producer may never have completed)',
+    );
+    await producer.report;
+    console.log(`cuda kill producer: consumer exit ${consumer.process.exitCode}, report ${JSON.stringify(consumed)}`);
+    expect(consumed.ok).toBe(false);
+    expect(consumed.error).toMatch(/^InvalidState: .*went away/);
+    expect(consumed.badBytes).toBe(0);
+    expect(consumed.frames).toBeGreaterThanOrEqual(2000);
+    expect(consumer.process.signalCode).toBeNull();
+    expect(consumer.process.exitCode).toBe(0);
+  }, 300_000);
+
+  it('a foreign device tensor at a device topic: one same-device copy on the producer stream, no host wait or host copy, fenced, bit-exact', async () => {
+    const topic = 'cuda-foreign';
+    const frames = 2000;
+    const backend = cudaBackend();
+    const plan = foreignTopicProducerPlan(topic, frames, backend).plan;
+    expect(plan.pool(`boundary:${topic}`)?.boundary).toMatchObject({ staging: 'copy', transport: 'cudaIpc', fence: 'generation' });
+    // The consumer is a device import: it refuses any descriptor without a generation fence.
+    const consumer = startChild('consumer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir]);
+    const produced = await within(runTopicProducer({ backend, topic, memory: 'cudaDevice', source: 'foreign', frames, awaitSubscribers: 1, runtimeDirectory: dir }), 120_000, () => 'the foreign-tensor producer did not finish');
+    const consumed = await within(consumer.report, 60_000, () => 'the consumer did not finish after the producer did');
+    backend.dispose();
+    console.log(`cuda foreign tensors: producer ${JSON.stringify(produced)}; consumer ${JSON.stringify(consumed)}`);
+    expect(produced).toMatchObject({ ok: true, frames, slotsOut: 0, foreignEmits: { emits: frames, oneSameDeviceCopy: frames, copies: frames, hostCalls: 0 } });
+    expect(consumed).toMatchObject({ ok: true, frames, badBytes: 0 });
   }, 300_000);
 
   // Under compute-sanitizer the Python child is followed too, and cuda-python's own driver-symbol probing

@@ -17,7 +17,7 @@ export class SubscriberLossTally {
   readonly record = (lost: SubscriberLost): void => {
     this.#lost++;
     this.#reclaimedLeases += lost.reclaimedLeases;
-    this.#last = { pid: lost.pid, reason: lost.reason, code: lost.error.code, message: lost.error.message };
+    this.#last = { pid: lost.pid, reason: lost.reason, code: lost.error.code, detail: lost.error.detail };
   };
 
   /** The figures for the session, with `subscribers` attached now. */
