@@ -1,29 +1,30 @@
 // Consumer process of the IPC transport benchmark (see ipc-transport.ts). One transport and one payload
 // size per process. Each frame carries the producer's CLOCK_MONOTONIC send time (ns, float64) in its first
 // 8 bytes; the consumer records one-way latency, acknowledges every frame (shm: RELEASE, socket/zmq: one
-// byte) and, after `latencyFrames` paced frames, counts `rateFrames` streamed ones. The first tenth of the
-// paced frames warm up both processes (JIT, page faults) and are not counted. Prints one JSON line.
-// Args: transport(shm|socket|zmq) endpoint payloadBytes latencyFrames rateFrames
+// byte) and, after `warmupFrames + latencyFrames` paced frames, counts `rateFrames` streamed ones. The first
+// `warmupFrames` paced frames warm up both processes (JIT tiers, page faults) and are not counted, so the
+// percentiles describe the steady state of every transport alike. Prints one JSON line.
+// Args: transport(shm|socket|zmq) endpoint payloadBytes warmupFrames latencyFrames rateFrames
 import { createConnection } from 'node:net';
 import { HostBackend, unwrap } from '@hs/streams';
 import { ChannelRuntime } from '@hs/ipc';
 import * as zmq from 'zeromq';
 
-const [transport, endpoint, bytesText, latencyText, rateText] = process.argv.slice(2) as [string, string, string, string, string];
+const [transport, endpoint, bytesText, warmupText, latencyText, rateText] = process.argv.slice(2) as [string, string, string, string, string, string];
 const payloadBytes = Number(bytesText);
-const latencyFrames = Number(latencyText);
+const warmup = Number(warmupText);
+const pacedFrames = warmup + Number(latencyText);
 const rateFrames = Number(rateText);
-const total = latencyFrames + rateFrames;
-const warmup = Math.floor(latencyFrames / 10);
-const latencies = new Float64Array(latencyFrames - warmup);
+const total = pacedFrames + rateFrames;
+const latencies = new Float64Array(pacedFrames - warmup);
 let received = 0;
 let rateStart = 0;
 const now = (): number => Number(process.hrtime.bigint());
 
 function record(sentNs: number): boolean {
   const t = now();
-  if (received >= warmup && received < latencyFrames) latencies[received - warmup] = t - sentNs;
-  if (received === latencyFrames) rateStart = t;
+  if (received >= warmup && received < pacedFrames) latencies[received - warmup] = t - sentNs;
+  if (received === pacedFrames) rateStart = t;
   received++;
   return received === total;
 }

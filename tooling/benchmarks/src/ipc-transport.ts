@@ -27,8 +27,15 @@ const peerScript = fileURLToPath(new URL('./ipc-peer.ts', import.meta.url));
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const now = (): number => Number(process.hrtime.bigint());
 
-function startPeer(transport: IpcTransport, endpoint: string, bytes: number, latencyFrames: number, rateFrames: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', peerScript, transport, endpoint, String(bytes), String(latencyFrames), String(rateFrames)], {
+/** Frames of one measurement: paced warm-up (not counted), paced latency samples, then the streamed rate. */
+export interface IpcFrameCounts {
+  readonly warmup: number;
+  readonly latency: number;
+  readonly rate: number;
+}
+
+function startPeer(transport: IpcTransport, endpoint: string, bytes: number, counts: IpcFrameCounts) {
+  const child = spawn(process.execPath, ['--import', 'tsx', peerScript, transport, endpoint, String(bytes), String(counts.warmup), String(counts.latency), String(counts.rate)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let buffered = '';
@@ -51,12 +58,14 @@ function startPeer(transport: IpcTransport, endpoint: string, bytes: number, lat
   return { next, exited };
 }
 
-async function viaSharedMemory(bytes: number, latencyFrames: number, rateFrames: number): Promise<TransportFigures> {
+async function viaSharedMemory(bytes: number, counts: IpcFrameCounts): Promise<TransportFigures> {
+  const pacedFrames = counts.warmup + counts.latency;
+  const rateFrames = counts.rate;
   const dir = mkdtempSync(join(tmpdir(), 'hs-bench-ipc-'));
   const backend = new HostBackend();
   const topic = `bench-${bytes}`;
   const pub = unwrap(await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount: 16, slotByteSpan: bytes, maxRank: 1, runtimeDirectory: dir }));
-  const peer = startPeer('shm', `${dir}|${topic}`, bytes, latencyFrames, rateFrames);
+  const peer = startPeer('shm', `${dir}|${topic}`, bytes, counts);
   await peer.next();
   while (pub.subscriberCount === 0) await tick();
   const roundTrips: number[] = [];
@@ -75,11 +84,11 @@ async function viaSharedMemory(bytes: number, latencyFrames: number, rateFrames:
     unwrap(pub.publish(tensor));
     return true;
   };
-  for (let i = 0; i < latencyFrames; i++) {
+  for (let i = 0; i < pacedFrames; i++) {
     const started = now();
     send();
     if (pub.occupancy !== 0) await once(pub, 'slotsReturned');
-    roundTrips.push(now() - started);
+    if (i >= counts.warmup) roundTrips.push(now() - started);
   }
   for (let i = 0; i < rateFrames; ) {
     if (send()) i++;
@@ -94,7 +103,9 @@ async function viaSharedMemory(bytes: number, latencyFrames: number, rateFrames:
   return { ...figures, slotRoundTripNs: roundTrips[Math.floor(roundTrips.length / 2)] as number };
 }
 
-async function viaUnixSocket(bytes: number, latencyFrames: number, rateFrames: number): Promise<TransportFigures> {
+async function viaUnixSocket(bytes: number, counts: IpcFrameCounts): Promise<TransportFigures> {
+  const pacedFrames = counts.warmup + counts.latency;
+  const rateFrames = counts.rate;
   const dir = mkdtempSync(join(tmpdir(), 'hs-bench-sock-'));
   const path = join(dir, 'copy.sock');
   const connected = new Promise<Socket>((resolve) => {
@@ -104,7 +115,7 @@ async function viaUnixSocket(bytes: number, latencyFrames: number, rateFrames: n
     });
     server.listen(path);
   });
-  const peer = startPeer('socket', path, bytes, latencyFrames, rateFrames);
+  const peer = startPeer('socket', path, bytes, counts);
   const socket = await connected;
   socket.setNoDelay(true);
   await peer.next();
@@ -115,7 +126,7 @@ async function viaUnixSocket(bytes: number, latencyFrames: number, rateFrames: n
     ackWaiter?.();
   });
   const frame = Buffer.alloc(bytes, 7);
-  for (let i = 0; i < latencyFrames; i++) {
+  for (let i = 0; i < pacedFrames; i++) {
     frame.writeDoubleLE(now(), 0);
     socket.write(frame);
     while (acks <= i) await new Promise<void>((resolve) => (ackWaiter = resolve));
@@ -132,15 +143,17 @@ async function viaUnixSocket(bytes: number, latencyFrames: number, rateFrames: n
   return figures;
 }
 
-async function viaZeroMq(bytes: number, latencyFrames: number, rateFrames: number): Promise<TransportFigures> {
+async function viaZeroMq(bytes: number, counts: IpcFrameCounts): Promise<TransportFigures> {
+  const pacedFrames = counts.warmup + counts.latency;
+  const rateFrames = counts.rate;
   const dir = mkdtempSync(join(tmpdir(), 'hs-bench-zmq-'));
   const endpoint = `ipc://${join(dir, 'zmq.ipc')}`;
   const pair = new zmq.Pair();
   await pair.bind(endpoint);
-  const peer = startPeer('zmq', endpoint, bytes, latencyFrames, rateFrames);
+  const peer = startPeer('zmq', endpoint, bytes, counts);
   await peer.next();
   const frame = Buffer.alloc(bytes, 7);
-  for (let i = 0; i < latencyFrames; i++) {
+  for (let i = 0; i < pacedFrames; i++) {
     frame.writeDoubleLE(now(), 0);
     await pair.send(frame);
     await pair.receive();
@@ -161,11 +174,12 @@ async function viaZeroMq(bytes: number, latencyFrames: number, rateFrames: numbe
 }
 
 /**
- * Measures one transport between this process and a consumer child process: `latencyFrames` paced frames
- * (one-way latency percentiles; for shm also the slot round trip), then `rateFrames` streamed ones (rate).
+ * Measures one transport between this process and a consumer child process: `counts.warmup` paced frames
+ * that are not counted, `counts.latency` paced frames (one-way latency percentiles; for shm also the slot
+ * round trip), then `counts.rate` streamed ones (rate).
  */
-export function measureIpcTransport(transport: IpcTransport, bytes: number, latencyFrames: number, rateFrames: number): Promise<TransportFigures> {
-  if (transport === 'shm') return viaSharedMemory(bytes, latencyFrames, rateFrames);
-  if (transport === 'socket') return viaUnixSocket(bytes, latencyFrames, rateFrames);
-  return viaZeroMq(bytes, latencyFrames, rateFrames);
+export function measureIpcTransport(transport: IpcTransport, bytes: number, counts: IpcFrameCounts): Promise<TransportFigures> {
+  if (transport === 'shm') return viaSharedMemory(bytes, counts);
+  if (transport === 'socket') return viaUnixSocket(bytes, counts);
+  return viaZeroMq(bytes, counts);
 }
