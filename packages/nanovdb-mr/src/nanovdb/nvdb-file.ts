@@ -24,12 +24,22 @@ export interface NvdbSegment {
  * Encodes one buffer of grids (validated `grids` over `bytes`) as one `.nvdb` segment: the 16-byte file
  * header, a 176-byte FileMetaData record plus the NUL-terminated name per grid, then each grid's payload,
  * raw (`none`) or as a u64 compressed size and a zlib stream (`zip`). NotSupported for `blosc`.
+ *
+ * `into`, when given, is where the file is written if it fits: the result is then `into.subarray(0, n)`
+ * for the file's n bytes and no output array is allocated (a writer that encodes one grid after another
+ * keeps one buffer, e.g. the previous result); when the file does not fit, a new array is returned as
+ * without `into`. InvalidArgument when `into` is not a Uint8Array or shares memory with `bytes`.
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::writeGrid).
  */
-export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], codec: NvdbCodec = 'none'): Result<Uint8Array> {
+export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], codec: NvdbCodec = 'none', into?: Uint8Array): Result<Uint8Array> {
   if (codec === 'blosc') return err(ErrorCode.NotSupported, 'encodeNvdb: blosc needs a codec hs does not ship; use zip or none');
   if (codec !== 'none' && codec !== 'zip') return err(ErrorCode.InvalidArgument, `encodeNvdb: codec must be 'none' or 'zip', got ${String(codec)}`);
   if (grids.length === 0 || grids.length > 0xffff) return err(ErrorCode.InvalidArgument, `encodeNvdb: a segment holds 1 to 65535 grids, got ${grids.length}`);
+  if (into !== undefined) {
+    const notBytes = bytesArgumentProblem('encodeNvdb: into', into);
+    if (notBytes !== null) return notBytes;
+    if (sharesMemory(into, bytes)) return err(ErrorCode.InvalidArgument, 'encodeNvdb: into shares memory with the grid bytes; pass a separate output buffer');
+  }
   const payloads: Uint8Array[] = [];
   for (const g of grids) {
     const raw = bytes.subarray(g.byteOffset, g.byteOffset + g.gridSize);
@@ -45,8 +55,8 @@ export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], co
   }
   const names = grids.map((g) => new TextEncoder().encode(g.name));
   const size = HEADER_SIZE + grids.reduce((n, _g, i) => n + META_SIZE + (names[i] as Uint8Array).length + 1 + (payloads[i] as Uint8Array).length, 0);
-  const out = new Uint8Array(size);
-  const v = new DataView(out.buffer);
+  const out = into !== undefined && into.byteLength >= size ? into.subarray(0, size) : new Uint8Array(size);
+  const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
   v.setBigUint64(0, FILE_MAGIC, true);
   v.setUint32(8, FORMAT_VERSION, true);
   v.setUint16(12, grids.length, true);
@@ -75,6 +85,7 @@ export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], co
     v.setUint16(at + 170, g.blindMetadataCount, true);
     v.setUint32(at + 172, g.version, true);
     out.set(name, at + META_SIZE);
+    out[at + META_SIZE + name.length] = 0;
     at += META_SIZE + name.length + 1;
   });
   for (const p of payloads) {
@@ -82,6 +93,11 @@ export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], co
     at += p.length;
   }
   return ok(out);
+}
+
+/** True when the two arrays' bytes overlap (same buffer, intersecting ranges). */
+function sharesMemory(a: Uint8Array, b: Uint8Array): boolean {
+  return a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
 
 /**

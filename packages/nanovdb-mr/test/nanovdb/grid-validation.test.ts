@@ -149,6 +149,33 @@ describe('.nvdb files', () => {
     expect(file.length).toBe(16 + 176 + 8 + grid.length);
   });
 
+  it.each(['none', 'zip'] as const)('encodes codec %s into a given buffer when it fits (the same bytes, no new array), else into a new one', (codec) => {
+    const fresh = unwrap(encodeNvdb(grid, [meta!], codec));
+    // a dirty, offset buffer: every byte of the file must be written, the NUL after the name included
+    const backing = new Uint8Array(fresh.length + 64).fill(0xee);
+    const into = backing.subarray(32);
+    const reused = unwrap(encodeNvdb(grid, [meta!], codec, into));
+    expect(reused.buffer).toBe(backing.buffer);
+    expect(reused.byteOffset).toBe(32);
+    expect(sameBytes(reused, fresh)).toBe(true);
+    expect(backing[32 + fresh.length]).toBe(0xee);
+    const small = new Uint8Array(fresh.length - 1);
+    const grown = unwrap(encodeNvdb(grid, [meta!], codec, small));
+    expect(grown.buffer).not.toBe(small.buffer);
+    expect(sameBytes(grown, fresh)).toBe(true);
+  });
+
+  it('refuses an output buffer that is not bytes or overlaps the grid, with InvalidArgument', () => {
+    const notBytes = encodeNvdb(grid, [meta!], 'none', new Uint16Array(4096) as unknown as Uint8Array);
+    expect(!notBytes.ok && notBytes.error.code).toBe(ErrorCode.InvalidArgument);
+    const both = new Uint8Array(grid.length * 3);
+    both.set(grid);
+    const overlapping = encodeNvdb(both.subarray(0, grid.length), [meta!], 'none', both.subarray(grid.length - 8));
+    expect(!overlapping.ok && overlapping.error.message).toMatch(/shares memory with the grid bytes/);
+    const beside = unwrap(encodeNvdb(both.subarray(0, grid.length), [meta!], 'none', both.subarray(grid.length)));
+    expect(sameBytes(beside, unwrap(encodeNvdb(grid, [meta!], 'none')))).toBe(true);
+  });
+
   it('reads raw grid buffers back to back', () => {
     const raw = new Uint8Array(grid.length * 2);
     raw.set(grid);
