@@ -152,13 +152,16 @@ function gridPreviewHost(reads: readonly Uint8Array[], writes: readonly Uint8Arr
     const ox = v.getInt32(leaf, true) & ~7;
     const oy = v.getInt32(leaf + 4, true) & ~7;
     const oz = v.getInt32(leaf + 8, true) & ~7;
-    for (let n = 0; n < 512; n++) {
-      if ((grid[leaf + LEAF_VALUE_MASK + (n >> 3)]! & (1 << (n & 7))) === 0) continue;
-      const z = oz + (n & 7) - minZ;
+    // Voxel n = 64 x + 8 y + z of the leaf is bit n of the value mask, so mask byte 8 x + y holds the z
+    // bits of one voxel column, which covers one cell: only its highest active voxel can win the maximum.
+    for (let column = 0; column < 64; column++) {
+      const bits = grid[leaf + LEAF_VALUE_MASK + column]!;
+      if (bits === 0) continue;
+      const z = oz + (31 - Math.clz32(bits)) - minZ;
       const depth = z < 0 ? 0 : z > depthSpan ? depthSpan : z;
       const shade = FAR_SHADE + Math.floor(((255 - FAR_SHADE) * depth) / depthSpan);
-      const cx = ox + (n >> 6) - minX;
-      const cy = maxY - (oy + ((n >> 3) & 7));
+      const cx = ox + (column >> 3) - minX;
+      const cy = maxY - (oy + (column & 7));
       const x0 = Math.floor((cx * num) / den);
       const x1 = Math.min(width, Math.max(x0 + 1, Math.floor(((cx + 1) * num) / den)));
       const y0 = Math.floor((cy * num) / den);

@@ -9,7 +9,8 @@ import { DType } from '@hs/tensor';
  * file, replacing the previous one atomically (written to `<path>.tmp`, then renamed), so the file on
  * disk is always a complete volume of the scans so far and, after the run, of the whole cloud. Each grid
  * is validated (`validateGrids`, checksum included) before it is encoded (`encodeNvdb`, codec `zip` or
- * `none`). Writes use `fs/promises`: the JS thread never blocks.
+ * `none`) into one file buffer the writer keeps (the largest file so far), so a run of same-sized grids
+ * allocates no file bytes per grid. Writes use `fs/promises`: the JS thread never blocks.
  *
  * Errors: the validation's InvalidArgument (a corrupt grid, naming the field), InvalidArgument naming the
  * path and OS code when the file cannot be written.
@@ -19,6 +20,8 @@ export class NvdbWriter extends Operator {
   grid!: InputPort;
   private count = 0;
   private lastBytes = 0;
+  /** The file buffer encodes write into; replaced by a larger one when a file does not fit. */
+  private fileBuffer: Uint8Array | undefined = undefined;
 
   /** @param path the `.nvdb` file; its folder must exist when the first grid arrives. */
   constructor(
@@ -50,8 +53,9 @@ export class NvdbWriter extends Operator {
     if (!bytes.ok) return bytes;
     const grids = validateGrids(bytes.value);
     if (!grids.ok) return errWithContext(grids.error, `${this.name}: received grid`);
-    const file = encodeNvdb(bytes.value, grids.value, this.codec);
+    const file = encodeNvdb(bytes.value, grids.value, this.codec, this.fileBuffer);
     if (!file.ok) return file;
+    if (file.value.buffer !== this.fileBuffer?.buffer) this.fileBuffer = file.value;
     const staging = `${this.path}.tmp`;
     try {
       await writeFile(staging, file.value);
@@ -62,6 +66,12 @@ export class NvdbWriter extends Operator {
     }
     this.count += 1;
     this.lastBytes = file.value.byteLength;
+    return OK_VOID;
+  }
+
+  /** Drops the kept file buffer. */
+  override stop(): Result<void> {
+    this.fileBuffer = undefined;
     return OK_VOID;
   }
 }
