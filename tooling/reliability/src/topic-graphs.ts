@@ -335,6 +335,8 @@ export interface TopicProducerOptions extends TopicRunOptions {
   /** Sees the session's metrics every `metricsIntervalMs` ms (default 1000) and once when the run ended. */
   readonly onMetrics?: (metrics: RunMetrics) => void;
   readonly metricsIntervalMs?: number;
+  /** Aborting stops the run early (it drains and every slot returns), as `RunSession.run`'s signal does. */
+  readonly signal?: AbortSignal;
 }
 
 /** What the producer side reports. */
@@ -365,7 +367,7 @@ export async function runTopicProducer(options: TopicProducerOptions): Promise<T
   }
   if (options.onMetrics !== undefined) session.value.on('metrics', options.onMetrics);
   const started = performance.now();
-  const run = await session.value.run();
+  const run = await session.value.run(options.signal === undefined ? {} : { signal: options.signal });
   const elapsedMs = performance.now() - started;
   const pool = run.ok ? run.value.pools.find((p) => p.id === plan.pools[0]?.id) : undefined;
   const topic = session.value.metrics().topics[0] ?? null;

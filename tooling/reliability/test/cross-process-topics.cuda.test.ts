@@ -118,6 +118,8 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     const backend = cudaBackend();
     // What the producer's 'metrics' events showed: the latest snapshot, and the first one after the kill with the drop.
     const seen: { latest: RunMetrics | null; killedAt: number; drop: { afterKillMs: number; topic: TopicMetrics } | null } = { latest: null, killedAt: -1, drop: null };
+    // A failed wait below stops the producer's run, so nothing keeps the suite's process alive.
+    const abort = new AbortController();
     const producing = runTopicProducer({
       backend,
       topic,
@@ -125,6 +127,7 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
       frames,
       awaitSubscribers: 1,
       runtimeDirectory: dir,
+      signal: abort.signal,
       // Only the kill may drop the consumer, not its hang.
       leaseTimeoutMs: 600_000,
       metricsIntervalMs: 10,
@@ -134,13 +137,24 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
         if (seen.killedAt >= 0 && seen.drop === null && t !== undefined && t.subscribersLost > 0) seen.drop = { afterKillMs: performance.now() - seen.killedAt, topic: t };
       },
     });
-    await printed(consumer, 'stalled 500', 60_000);
     const outstanding = (): number => seen.latest?.pools[0]?.outstanding ?? -1;
-    await until(() => outstanding() === slotCount, 30_000, () => `the producer's boundary pool never had all ${slotCount} slots out to the hung consumer (outstanding ${outstanding()})`);
-    const framesAtKill = seen.latest?.frames ?? 0;
-    seen.killedAt = performance.now();
-    consumer.process.kill('SIGKILL');
-    const produced = await within(producing, 120_000, () => `the producer did not finish its ${frames} frames after the consumer was killed (frames ${seen.latest?.frames}, slots out ${outstanding()})`);
+    let framesAtKill = 0;
+    try {
+      await printed(consumer, 'stalled 500', 60_000);
+      await until(() => outstanding() === slotCount, 30_000, () => `the producer's boundary pool never had all ${slotCount} slots out to the hung consumer (outstanding ${outstanding()})`);
+      framesAtKill = seen.latest?.frames ?? 0;
+      seen.killedAt = performance.now();
+      consumer.process.kill('SIGKILL');
+    } catch (failure) {
+      abort.abort();
+      await producing;
+      backend.dispose();
+      throw failure;
+    }
+    const produced = await within(producing, 120_000, () => {
+      abort.abort();
+      return `the producer did not finish its ${frames} frames after the consumer was killed (frames ${seen.latest?.frames}, slots out ${outstanding()})`;
+    });
     const killed = await consumer.report;
     backend.dispose();
     const drop = seen.drop;
@@ -184,7 +198,12 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     expect(plan.pool(`boundary:${topic}`)?.boundary).toMatchObject({ staging: 'copy', transport: 'cudaIpc', fence: 'generation' });
     // The consumer is a device import: it refuses any descriptor without a generation fence.
     const consumer = startChild('consumer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir]);
-    const produced = await within(runTopicProducer({ backend, topic, memory: 'cudaDevice', source: 'foreign', frames, awaitSubscribers: 1, runtimeDirectory: dir }), 120_000, () => 'the foreign-tensor producer did not finish');
+    const abort = new AbortController();
+    const producing = runTopicProducer({ backend, topic, memory: 'cudaDevice', source: 'foreign', frames, awaitSubscribers: 1, runtimeDirectory: dir, signal: abort.signal });
+    const produced = await within(producing, 120_000, () => {
+      abort.abort();
+      return `the foreign-tensor producer did not finish its ${frames} frames`;
+    });
     const consumed = await within(consumer.report, 60_000, () => 'the consumer did not finish after the producer did');
     backend.dispose();
     console.log(`cuda foreign tensors: producer ${JSON.stringify(produced)}; consumer ${JSON.stringify(consumed)}`);
