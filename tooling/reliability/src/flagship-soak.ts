@@ -12,6 +12,17 @@ import { soak, type SoakOptions, type SoakOutcome } from './soak.js';
 export const FLAGSHIP_SOAK_SCANS = 36;
 
 /**
+ * Scans `pnpm soak` runs through the flagship by default (`HS_SOAK_FLAGSHIP_FRAMES`; rounded up to whole
+ * sweeps: 100 008). Not 1e6: every scan is real work of the example (a bounded host build over up to
+ * 1 839 points, a 1.2 MB grid checksummed by the builder and again by the `.nvdb` writer's validation,
+ * a 1.2 MB file written and renamed, and one scan in four a 512x490 preview rendered and PNG-encoded by
+ * pngjs, which alone is about 40% of the CPU time). On the 2-core CI-class machine that is about 7 ms of
+ * CPU per scan, 100 to 140 scans/s, so 1e6 scans would take two to three hours; 1e5 take 12 to 20
+ * minutes and keep the whole `pnpm soak` within about half an hour.
+ */
+export const FLAGSHIP_SOAK_DEFAULT_SCANS = 100_000;
+
+/**
  * Fraction of the flagship soak's scans before its memory baseline (default for `flagshipSoak`). Heap
  * snapshots at scans 156 and 902 differ only in V8 code objects (optimized code, deopt data, relocation
  * info: about +430 KB, no hs or example objects), which settle after several hundred scans of two grid

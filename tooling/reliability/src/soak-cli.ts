@@ -8,13 +8,14 @@ import { fuzzIpcDescriptors } from './fuzz/ipc-descriptor.js';
 import { fuzzNanoVdbCorruption } from './fuzz/nanovdb-corruption.js';
 import { crossProcessSoak } from './cross-process-soak.js';
 import { deviceMemoryFlat, soak, type SoakBackend } from './soak.js';
-import { flagshipSoak } from './flagship-soak.js';
+import { FLAGSHIP_SOAK_DEFAULT_SCANS, flagshipSoak } from './flagship-soak.js';
 import { CudaBackend } from '@hs/streams';
 
 // `pnpm soak`: the reliability run and its one report. Environment: HS_SOAK_FRAMES (default 1e6),
-// HS_SOAK_TOPIC_FRAMES (frames of the cross-process topic soak, default 1e5),
+// HS_SOAK_TOPIC_FRAMES (frames of the cross-process topic soak, default 1e6),
 // HS_SOAK_BACKEND (host, cuda or auto = cuda when a device is usable; default auto),
-// HS_SOAK_FLAGSHIP_FRAMES (scans of the scan-to-volume flagship soak, rounded up to whole sweeps of 36; default 3600),
+// HS_SOAK_FLAGSHIP_FRAMES (scans of the scan-to-volume flagship soak, rounded up to whole sweeps of 36;
+// default FLAGSHIP_SOAK_DEFAULT_SCANS, see flagship-soak.ts for why it is not 1e6),
 // HS_SOAK_SEED (default 1), HS_CHAOS_SEEDS (how many seeds, 1..N; default 16), HS_FUZZ_RUNS (inputs per
 // fuzz target; default per target below), HS_FUZZ_SEED. Exits 1 when anything is found.
 
@@ -39,8 +40,12 @@ if (!['host', 'cuda', 'auto'].includes(backendChoice)) {
   process.exit(2);
 }
 const soakBackend: SoakBackend = backendChoice === 'auto' ? (CudaBackend.available() ? 'cuda' : 'host') : (backendChoice as SoakBackend);
+// Flat means no growth past 1% after warm-up; memory the GC or the allocator hands back is not a leak.
+const flat = (m: { readonly heapGrowth: number; readonly rssGrowth: number } | null): boolean => m === null || (m.heapGrowth <= FLATNESS && m.rssGrowth <= FLATNESS);
 const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)}%`;
 
+const runStarted = performance.now();
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 console.log('hs reliability report');
 
 const scenarios: ScenarioOutcome[] = [sessionStartFailures(), resourceFaults([1, 2, 3, 4, 5, 6, 7, 8]), await stuckConsumer([0, 3]), await kernelFaults([1, 7, 20])];
@@ -92,7 +97,7 @@ else {
   );
 }
 
-const flagship = await flagshipSoak({ frames: positiveInteger('HS_SOAK_FLAGSHIP_FRAMES', 3_600), seed: soakSeed, backend: soakBackend });
+const flagship = await flagshipSoak({ frames: positiveInteger('HS_SOAK_FLAGSHIP_FRAMES', FLAGSHIP_SOAK_DEFAULT_SCANS), seed: soakSeed, backend: soakBackend });
 const flagshipLive = flagship.liveAfterDispose;
 const flagshipLeaks = flagship.leakedSlots + flagshipLive.streams + flagshipLive.events + flagshipLive.allocations + (flagship.resourceBytesOutstanding > 0 ? 1 : 0);
 console.log(`\nflagship soak (scan-to-volume graph: the bunny as 36 scans per sweep into one growing grid, ${flagship.backend} backend, seed ${soakSeed})`);
@@ -118,16 +123,23 @@ const flagshipClean =
   flagship.voxelCount === flagship.expectedVoxelCount &&
   flagship.streamCounts.length === 1 &&
   flagship.eventCounts.length === 1 &&
-  (flagshipMemory === null || (flagshipMemory.heapGrowth <= FLATNESS && flagshipMemory.rssGrowth <= FLATNESS)) &&
+  flat(flagshipMemory) &&
   (flagship.backend === 'host' || (flagshipDevice !== null && deviceMemoryFlat(flagshipDevice, FLATNESS)));
 
-const topicFrames = positiveInteger('HS_SOAK_TOPIC_FRAMES', 100_000);
+const topicFrames = positiveInteger('HS_SOAK_TOPIC_FRAMES', 1_000_000);
 const topics = await crossProcessSoak(topicFrames);
 console.log('\ncross-process soak (producer graph here, consumer graph in a child process, host topic over POSIX shm)');
 console.log(
   `  ${topics.consumer.frames}/${topics.frames} frames received in ${(topics.producer.elapsedMs / 1000).toFixed(1)} s ` +
     `(${Math.round(topics.frames / Math.max(topics.producer.elapsedMs / 1000, 1e-9))} frames/s); bad bytes ${topics.consumer.badBytes}; boundary slots out at the end ${topics.producer.slotsOut}`,
 );
+const producerMemory = topics.producerMemory;
+if (producerMemory === null) console.log('  producer memory: not measured (needs --expose-gc and a sample past warm-up)');
+else {
+  console.log(
+    `  producer process after forced GC: heap ${producerMemory.heapAfterWarmup} -> ${producerMemory.heapAtEnd} bytes (${pct(producerMemory.heapGrowth)}), RSS ${producerMemory.rssAfterWarmup} -> ${producerMemory.rssAtEnd} bytes (${pct(producerMemory.rssGrowth)}); growth limit +${FLATNESS * 100}% after warm-up (10% of frames), ${producerMemory.samples} samples`,
+  );
+}
 for (const side of [topics.producer, topics.consumer]) if (side.error !== null) console.log(`    ! ${side.error}`);
 
 const faultsInjected = scenarios.reduce((n, s) => n + s.faultsInjected, 0);
@@ -136,15 +148,15 @@ const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liv
 const hangs = scenarios.reduce((n, s) => n + s.hangs, 0);
 const wrong = scenarios.reduce((n, s) => n + s.wrongOutcomes, 0);
 const fuzzFailures = fuzz.filter((f) => f.failure !== null).length;
-// Flat means no growth past 1% after warm-up; memory the GC or the allocator hands back is not a leak.
-const memoryFlat = memory === null || (memory.heapGrowth <= FLATNESS && memory.rssGrowth <= FLATNESS);
-const countsConstant = run.streamCounts.length === 1 && run.eventCounts.length === 1;
+const memoryFlat = flat(memory) && flat(flagshipMemory) && flat(producerMemory);
+const countsConstant = run.streamCounts.length === 1 && run.eventCounts.length === 1 && flagship.streamCounts.length === 1 && flagship.eventCounts.length === 1;
 // On CUDA the device memory must be sampled and flat too.
 const deviceFlat = run.backend === 'host' || (device !== null && deviceMemoryFlat(device, FLATNESS));
 
 console.log('\nsummary');
-console.log(`  frames ${run.frames} + ${flagship.frames} flagship scans | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
+console.log(`  frames ${run.frames} + ${flagship.frames} flagship scans + ${topics.consumer.frames} cross-process | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
 console.log(`  fuzz failures ${fuzzFailures} | wrong fault outcomes ${wrong} | memory flat ${memoryFlat ? 'yes' : 'NO'} | device memory flat ${run.backend === 'host' ? 'n/a (host backend)' : deviceFlat ? 'yes' : 'NO'} | handle counts constant ${countsConstant ? 'yes' : 'NO'}`);
+console.log(`  wall time ${seconds(performance.now() - runStarted)}: image-pipeline soak ${seconds(run.elapsedMs)}, flagship ${seconds(flagship.elapsedMs)}, cross-process ${seconds(topics.producer.elapsedMs)}`);
 console.log(`  seeds: soak ${soakSeed}, fuzz ${FUZZ_SEED}, chaos ${chaosSeeds[0]}..${chaosSeeds[chaosSeeds.length - 1]}, FaultyResource 1..8`);
 const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && deviceFlat && countsConstant && run.runError === null && flagshipClean;
 console.log(clean ? 'PASS' : 'FAIL');

@@ -95,12 +95,33 @@ function deviceSample(cuda: CudaNativeBinding): { used: number; reserved: number
   return { used: pool.used, reserved: pool.reserved, free: info.free, total: info.total };
 }
 
-function forceGc(): boolean {
+/** Runs two full garbage collections; false (nothing done) when node was started without `--expose-gc`. */
+export function forceGc(): boolean {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) return false;
   gc();
   gc();
   return true;
+}
+
+/** JS heap used and RSS of this process after a forced GC, bytes (call only where `forceGc()` is true). */
+export function memoryAfterGc(): { readonly heap: number; readonly rss: number } {
+  forceGc();
+  const usage = process.memoryUsage();
+  return { heap: usage.heapUsed, rss: usage.rss };
+}
+
+/** The `SoakMemory` of a warm-up sample, an end sample and the number of samples taken. */
+export function soakMemory(warm: { readonly heap: number; readonly rss: number }, end: { readonly heap: number; readonly rss: number }, samples: number): SoakMemory {
+  return {
+    samples,
+    heapAfterWarmup: warm.heap,
+    heapAtEnd: end.heap,
+    rssAfterWarmup: warm.rss,
+    rssAtEnd: end.rss,
+    heapGrowth: (end.heap - warm.heap) / warm.heap,
+    rssGrowth: (end.rss - warm.rss) / warm.rss,
+  };
 }
 
 /**
@@ -124,18 +145,14 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
   const streamCounts = new Set<number>();
   const eventCounts = new Set<number>();
   const gcAvailable = forceGc();
-  let warm: { heap: number; rss: number } | null = null;
+  let warm = null as { readonly heap: number; readonly rss: number } | null;
   let warmDevice: ReturnType<typeof deviceSample> | null = null;
   let samples = 0;
   const sample = (): void => {
     streamCounts.add(backend.live.streams);
     eventCounts.add(backend.live.events);
     const warmedUp = session.metrics().frames >= frames * warmupFraction;
-    if (warm === null && gcAvailable && warmedUp) {
-      forceGc();
-      const usage = process.memoryUsage();
-      warm = { heap: usage.heapUsed, rss: usage.rss };
-    }
+    if (warm === null && gcAvailable && warmedUp) warm = memoryAfterGc();
     if (warmDevice === null && cuda !== null && warmedUp) warmDevice = deviceSample(cuda);
     samples += 1;
   };
@@ -145,21 +162,7 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
   clearInterval(sampler);
   sample();
   const elapsedMs = performance.now() - started;
-  let memory: SoakMemory | null = null;
-  if (gcAvailable && warm !== null) {
-    forceGc();
-    const usage = process.memoryUsage();
-    const base: { heap: number; rss: number } = warm;
-    memory = {
-      samples,
-      heapAfterWarmup: base.heap,
-      heapAtEnd: usage.heapUsed,
-      rssAfterWarmup: base.rss,
-      rssAtEnd: usage.rss,
-      heapGrowth: (usage.heapUsed - base.heap) / base.heap,
-      rssGrowth: (usage.rss - base.rss) / base.rss,
-    };
-  }
+  const memory: SoakMemory | null = gcAvailable && warm !== null ? soakMemory(warm, memoryAfterGc(), samples) : null;
   let deviceMemory: SoakDeviceMemory | null = null;
   if (cuda !== null && warmDevice !== null) {
     const end = deviceSample(cuda);
