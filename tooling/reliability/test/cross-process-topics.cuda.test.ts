@@ -95,6 +95,8 @@ if (!skip && !pythonReady) console.log('python consumer test skipped: python3 wi
 
 // initcheck tracks writes per process: every byte the producer process wrote reads as uninitialized here.
 const initcheck = process.env['HS_GPU_SANITIZER_TOOL'] === 'initcheck';
+const sanitized = process.env['HS_GPU_SANITIZER'] === '1';
+if (sanitized && !skip && !initcheck) console.log('CUDA topic kill tests skipped under compute-sanitizer: they kill a followed child and bound the reclaim at 1 s; the plain run covers them');
 if (initcheck) console.log('cross-process CUDA topic tests skipped under initcheck: it cannot see writes made by another process');
 describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundary with generation fences', () => {
   it(`delivers ${FRAMES} device frames bit-exact between two Node graphs; occupancy back to 0`, async () => {
@@ -109,7 +111,10 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
   }, 300_000);
 
   // Mirrors the host kill tests (packages/ipc/test/two-process.test.ts) over the CUDA IPC boundary pool.
-  it('a killed consumer: the producer reclaims every slot within 1 s, sees the drop in its metrics and keeps publishing', async () => {
+  // They kill a child process on purpose and bound the reclaim at 1 s, which a process followed by
+  // compute-sanitizer (many times slower, its tool ending with the killed child) cannot keep to: they run
+  // in the plain suite; the foreign-tensor test below runs under the sanitizers too.
+  it.skipIf(sanitized)('a killed consumer: the producer reclaims every slot within 1 s, sees the drop in its metrics and keeps publishing', async () => {
     const topic = 'cuda-kill-consumer';
     const frames = 3000;
     const slotCount = topicProducerPlan(topic, frames, 'cudaDevice').plan.pools[0]!.slotCount;
@@ -169,7 +174,7 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     expect(produced).toMatchObject({ ok: true, frames, slotsOut: 0 });
   }, 300_000);
 
-  it('a killed producer: the consumer gets a typed error (InvalidState) and its process exits cleanly (status 0)', async () => {
+  it.skipIf(sanitized)('a killed producer: the consumer gets a typed error (InvalidState) and its process exits cleanly (status 0)', async () => {
     const topic = 'cuda-kill-producer';
     const producer = startChild('producer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--frames', '100000000', '--dir', dir]);
     const consumer = startChild('consumer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir, '--expect-error', ErrorCode.InvalidState]);
