@@ -13,10 +13,14 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
-import { describeDevice, deviceProblem, hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
+import { deviceProblem, hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
+import {
+  assertCompletedFitsEvents, assertHostAccessNote, asyncAllocationKindProblem, copyFromHostProblem, copyToHostProblem, createEventProblem, createStreamProblem,
+  disposedProblem, hostFuncProblem, hostViewProblem, kernelRangesProblem, memcpyProblem, memsetProblem, noMemoryPoolsError, recordEventProblem, streamWaitEventProblem,
+} from '../backend-argument-checks.js';
 import { Device } from '../device.js';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Err, type Result } from '../errors.js';
-import { deviceAccessProblem, eventProblem, memoryProblem, rangeProblem, streamProblem } from '../handle-checks.js';
+import { eventProblem, memoryProblem, streamProblem } from '../handle-checks.js';
 import { assertKernelShape } from '../kernel-launch-checks.js';
 import { MemoryKind } from '../memory-kind.js';
 import { CudaAllocationOrigin, CudaEvent, CudaMemory, CudaStream } from './cuda-handles.js';
@@ -194,10 +198,9 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Creates a non-blocking stream; the priority is clamped to the device's range (lower runs first). */
   createStream(device: Device, options: StreamOptions = {}): Result<Stream> {
-    const problem = this.disposedProblem('createStream') ?? deviceProblem(this.devices, device, 'createStream');
+    const problem = createStreamProblem(this.disposed, this.devices, device, options);
     if (problem !== null) return problem;
     const priority = options.priority ?? 0;
-    if (!Number.isInteger(priority)) return err(ErrorCode.InvalidArgument, `createStream: priority must be an integer, got ${String(priority)}`);
     let handle: bigint;
     let clamped: number;
     try {
@@ -230,7 +233,7 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Creates a timing-disabled event (never recorded, so complete). */
   createEvent(device: Device, options: EventOptions = {}): Result<Event> {
-    const problem = this.disposedProblem('createEvent') ?? deviceProblem(this.devices, device, 'createEvent');
+    const problem = createEventProblem(this.disposed, this.devices, device);
     if (problem !== null) return problem;
     let handle: bigint;
     try {
@@ -257,16 +260,10 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Records `event` on `stream` (`cudaEventRecord`). InvalidArgument when they belong to different devices. */
   recordEvent(event: Event, stream: Stream): Result<void> {
-    const problem = eventProblem(this, event, 'recordEvent') ?? streamProblem(this, stream, 'recordEvent');
+    const problem = recordEventProblem(this, event, stream);
     if (problem !== null) return problem;
     const e = event as CudaEvent;
     const s = stream as CudaStream;
-    if (e.device !== s.device) {
-      return err(
-        ErrorCode.InvalidArgument,
-        `recordEvent: event "${e.label}" belongs to ${e.device.toString()} but stream "${s.label}" to ${s.device.toString()}; record events on a stream of their own device`,
-      );
-    }
     const status = this.cuda.eventRecord(e.handle, s.handle);
     if (status !== 0) return this.statusError('recordEvent', status);
     e.recordedOn = s;
@@ -292,12 +289,7 @@ export class CudaBackend implements Backend, Disposable {
    * an event is foreign; InvalidState when one is destroyed; DeviceError when CUDA reports an error.
    */
   queryEvents(events: readonly Event[], completed: Uint8Array): number {
-    if (completed.length < events.length) {
-      throw new HsError(
-        ErrorCode.InvalidArgument,
-        `queryEvents: completed has ${completed.length} entries but ${events.length} events were given; pass a Uint8Array at least as long as events`,
-      );
-    }
+    assertCompletedFitsEvents(events, completed);
     if (this.queryScratch.length < events.length) this.queryScratch = new BigUint64Array(2 ** Math.ceil(Math.log2(events.length)));
     const handles = this.queryScratch;
     for (let i = 0; i < events.length; i++) {
@@ -313,7 +305,7 @@ export class CudaBackend implements Backend, Disposable {
 
   /** `cudaStreamWaitEvent`: later work on `stream` waits for the event's current capture. */
   streamWaitEvent(stream: Stream, event: Event): Result<void> {
-    const problem = streamProblem(this, stream, 'streamWaitEvent') ?? eventProblem(this, event, 'streamWaitEvent');
+    const problem = streamWaitEventProblem(this, stream, event);
     if (problem !== null) return problem;
     const status = this.cuda.streamWaitEvent((stream as CudaStream).handle, (event as CudaEvent).handle);
     return status === 0 ? OK_VOID : this.statusError('streamWaitEvent', status);
@@ -366,9 +358,7 @@ export class CudaBackend implements Backend, Disposable {
    * and DeviceError from CUDA.
    */
   allocate(request: AllocationRequest): Result<DeviceMemory> {
-    const disposed = this.disposedProblem('allocate');
-    if (disposed !== null) return disposed;
-    const valid = validateAllocationRequest(request, this.devices);
+    const valid = disposedProblem(this.disposed, 'allocate') ?? validateAllocationRequest(request, this.devices);
     if (!valid.ok) return valid;
     const { kind, device, byteSize, alignment } = valid.value;
     const padded = byteSize + (alignment > CUDA_ALIGNMENT ? alignment : 0);
@@ -439,7 +429,7 @@ export class CudaBackend implements Backend, Disposable {
    * not have, a zero address or a bad size; InvalidState once disposed.
    */
   adoptDeviceMemory(request: DeviceMemoryAdoption): Result<DeviceMemory> {
-    const problem = this.disposedProblem('adoptDeviceMemory') ?? deviceProblem(this.devices, request.device, 'adoptDeviceMemory');
+    const problem = disposedProblem(this.disposed, 'adoptDeviceMemory') ?? deviceProblem(this.devices, request.device, 'adoptDeviceMemory');
     if (problem !== null) return problem;
     const { address, byteSize } = request;
     if (typeof address !== 'bigint' || address <= 0n) {
@@ -464,10 +454,8 @@ export class CudaBackend implements Backend, Disposable {
    * InvalidState once disposed.
    */
   adoptHostMemory(request: HostMemoryAdoption): Result<DeviceMemory> {
-    const disposed = this.disposedProblem('adoptHostMemory');
-    if (disposed !== null) return disposed;
-    const invalid = hostAdoptionProblem(request);
-    if (invalid !== null) return invalid;
+    const problem = disposedProblem(this.disposed, 'adoptHostMemory') ?? hostAdoptionProblem(request);
+    if (problem !== null) return problem;
     const { bytes, kind } = request;
     const address = this.cuda.addressOf(bytes);
     if (request.address !== address) {
@@ -505,20 +493,15 @@ export class CudaBackend implements Backend, Disposable {
    * stream's device; NotSupported without pool support; OutOfMemory/DeviceError from CUDA.
    */
   allocateAsync(request: AllocationRequest, stream: Stream): Result<DeviceMemory> {
-    const problem = this.disposedProblem('allocateAsync') ?? streamProblem(this, stream, 'allocateAsync');
+    const problem =
+      disposedProblem(this.disposed, 'allocateAsync') ??
+      streamProblem(this, stream, 'allocateAsync') ??
+      (typeof request === 'object' && request !== null ? asyncAllocationKindProblem(request, stream) : null);
     if (problem !== null) return problem;
     const s = stream as CudaStream;
-    if (typeof request === 'object' && request !== null && (request.kind !== MemoryKind.CudaDevice || request.device !== s.device)) {
-      return err(
-        ErrorCode.InvalidArgument,
-        `allocateAsync: stream-ordered allocation gives cudaDevice memory on the stream's device (${s.device.toString()}); got ${String(request.kind)} on ${describeDevice(request.device)}`,
-      );
-    }
     const valid = validateAllocationRequest(request, this.devices);
     if (!valid.ok) return valid;
-    if (!this.supportsMemoryPools(s.device)) {
-      return err(ErrorCode.NotSupported, `allocateAsync: ${s.device.toString()} has no stream-ordered memory-pool support; use synchronous allocate (cudaMalloc)`);
-    }
+    if (!this.supportsMemoryPools(s.device)) return noMemoryPoolsError(s.device);
     const { byteSize, alignment } = valid.value;
     let base: bigint;
     try {
@@ -545,15 +528,9 @@ export class CudaBackend implements Backend, Disposable {
 
   /** The host view of host, pinnedHost and cudaManaged memory (the same view every call); NotSupported for cudaDevice. */
   hostView(memory: DeviceMemory): Result<Uint8Array> {
-    const problem = memoryProblem(this, memory, 'hostView', 'the');
+    const problem = hostViewProblem(this, memory);
     if (problem !== null) return problem;
     const m = memory as CudaMemory;
-    if (m.kind === MemoryKind.CudaDevice) {
-      return err(
-        ErrorCode.NotSupported,
-        `hostView: memory "${m.label}" is cudaDevice memory, which the host cannot address; copy it with copyToHostAsync or allocate pinnedHost/cudaManaged memory`,
-      );
-    }
     if (m.view === null) {
       return err(ErrorCode.NotSupported, `hostView: this runtime does not allow external ArrayBuffers, so "${m.label}" has no host view; copy it with copyToHostAsync`);
     }
@@ -568,12 +545,8 @@ export class CudaBackend implements Backend, Disposable {
    * lengths differ.
    */
   memcpyAsync(stream: Stream, dst: MemoryRange, src: MemoryRange): Result<void> {
-    const problem =
-      streamProblem(this, stream, 'memcpyAsync') ?? rangeProblem(this, dst, 'memcpyAsync', 'dst', -1) ?? rangeProblem(this, src, 'memcpyAsync', 'src', -1);
+    const problem = memcpyProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    if (dst.byteLength !== src.byteLength) {
-      return err(ErrorCode.InvalidArgument, `memcpyAsync: dst "${dst.label}" is ${dst.byteLength} bytes but src "${src.label}" is ${src.byteLength}; lengths must match`);
-    }
     const s = stream as CudaStream;
     const d = dst.memory as CudaMemory;
     const sm = src.memory as CudaMemory;
@@ -597,14 +570,9 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Enqueues `cudaMemsetAsync`. InvalidArgument unless `value` is a byte; NotSupported for pageable memory. */
   memsetAsync(stream: Stream, dst: MemoryRange, value: number): Result<void> {
-    const problem = streamProblem(this, stream, 'memsetAsync') ?? rangeProblem(this, dst, 'memsetAsync', 'dst', -1);
+    const problem = memsetProblem(this, stream, dst, value);
     if (problem !== null) return problem;
     const s = stream as CudaStream;
-    const access = deviceAccessProblem(s, dst, 'memsetAsync', 'dst', -1);
-    if (access !== null) return access;
-    if (!Number.isInteger(value) || value < 0 || value > 255) {
-      return err(ErrorCode.InvalidArgument, `memsetAsync: value must be a byte (integer 0..255), got ${String(value)}`);
-    }
     if (dst.byteLength === 0) return OK_VOID;
     const status = this.cuda.memsetAsync((dst.memory as CudaMemory).address + BigInt(dst.byteOffset), value, dst.byteLength, s.handle);
     return status === 0 ? OK_VOID : this.statusError('memsetAsync', status);
@@ -619,12 +587,8 @@ export class CudaBackend implements Backend, Disposable {
    * @throws HsError InvalidArgument when `src` is not a Uint8Array.
    */
   copyFromHostAsync(stream: Stream, dst: MemoryRange, src: Uint8Array): Result<void> {
-    if (!(src instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyFromHostAsync: src must be a Uint8Array');
-    const problem = streamProblem(this, stream, 'copyFromHostAsync') ?? rangeProblem(this, dst, 'copyFromHostAsync', 'dst', -1);
+    const problem = copyFromHostProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    if (dst.byteLength !== src.byteLength) {
-      return err(ErrorCode.InvalidArgument, `copyFromHostAsync: dst "${dst.label}" is ${dst.byteLength} bytes but src is ${src.byteLength}; lengths must match`);
-    }
     if (src.byteLength === 0) return OK_VOID;
     return this.copyIn(stream as CudaStream, dst, src, null, 'copyFromHostAsync');
   }
@@ -638,12 +602,8 @@ export class CudaBackend implements Backend, Disposable {
    * @throws HsError InvalidArgument when `dst` is not a Uint8Array.
    */
   copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void> {
-    if (!(dst instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyToHostAsync: dst must be a Uint8Array');
-    const problem = streamProblem(this, stream, 'copyToHostAsync') ?? rangeProblem(this, src, 'copyToHostAsync', 'src', -1);
+    const problem = copyToHostProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    if (dst.byteLength !== src.byteLength) {
-      return err(ErrorCode.InvalidArgument, `copyToHostAsync: src "${src.label}" is ${src.byteLength} bytes but dst is ${dst.byteLength}; lengths must match`);
-    }
     if (dst.byteLength === 0) return OK_VOID;
     return this.copyOut(stream as CudaStream, dst, src, 'copyToHostAsync');
   }
@@ -657,8 +617,7 @@ export class CudaBackend implements Backend, Disposable {
    * @throws HsError InvalidArgument when `fn` is not a function.
    */
   launchHostFunc(stream: Stream, fn: () => void, options?: HostFuncOptions): Result<void> {
-    if (typeof fn !== 'function') throw new HsError(ErrorCode.InvalidArgument, 'launchHostFunc: fn must be a function');
-    const problem = streamProblem(this, stream, 'launchHostFunc');
+    const problem = hostFuncProblem(this, stream, fn);
     if (problem !== null) return problem;
     const s = stream as CudaStream;
     return this.launchGated(
@@ -694,19 +653,17 @@ export class CudaBackend implements Backend, Disposable {
     if (reads.length > MAX_KERNEL_ARGS || writes.length > MAX_KERNEL_ARGS || params.length > MAX_KERNEL_ARGS) {
       return err(ErrorCode.InvalidArgument, `launchKernel: ${kernel.name} has more than ${MAX_KERNEL_ARGS} reads, writes or params, which native kernels do not take`);
     }
+    const ranges = kernelRangesProblem(this, s, kernel);
+    if (ranges !== null) return ranges;
     const addresses = this.kernelAddresses;
     const lengths = this.kernelLengths;
     for (let i = 0; i < reads.length; i++) {
       const r = reads[i] as MemoryRange;
-      const p = rangeProblem(this, r, 'launchKernel', 'reads', i) ?? deviceAccessProblem(s, r, 'launchKernel', 'reads', i);
-      if (p !== null) return p;
       addresses[i] = (r.memory as CudaMemory).address + BigInt(r.byteOffset);
       lengths[i] = r.byteLength;
     }
     for (let i = 0; i < writes.length; i++) {
       const w = writes[i] as MemoryRange;
-      const p = rangeProblem(this, w, 'launchKernel', 'writes', i) ?? deviceAccessProblem(s, w, 'launchKernel', 'writes', i);
-      if (p !== null) return p;
       addresses[reads.length + i] = (w.memory as CudaMemory).address + BigInt(w.byteOffset);
       lengths[reads.length + i] = w.byteLength;
     }
@@ -729,14 +686,7 @@ export class CudaBackend implements Backend, Disposable {
 
   /** Validates the range; the CUDA backend has no ordering checker, so nothing else happens. */
   noteHostAccess(range: MemoryRange, access: 'read' | 'write'): void {
-    const problem = rangeProblem(this, range, 'noteHostAccess', 'range', -1);
-    if (problem !== null) throw problem.error;
-    if (range.memory.kind === MemoryKind.CudaDevice) {
-      throw new HsError(ErrorCode.NotSupported, `noteHostAccess: range "${range.label}" is cudaDevice memory, which the host cannot access`);
-    }
-    if (access !== 'read' && access !== 'write') {
-      throw new HsError(ErrorCode.InvalidArgument, `noteHostAccess: access must be 'read' or 'write', got ${String(access)}`);
-    }
+    assertHostAccessNote(this, range, access);
   }
 
   /** The native `cudaStream_t` of a stream of this backend (for tests and interop through `@hs/cuda-native`). */
@@ -1122,10 +1072,6 @@ export class CudaBackend implements Backend, Disposable {
     const error = new HsError(ErrorCode.DeviceError, `a host function on stream "${s.label}" threw: ${(cause as Error)?.message ?? String(cause)}`, { cause });
     s.fault ??= error;
     this.onFault?.(error, s);
-  }
-
-  private disposedProblem(method: string): Result<never> | null {
-    return this.disposed ? err(ErrorCode.InvalidState, `${method}: the backend was disposed`) : null;
   }
 
   /** Maps a CUDA status to OutOfMemory or DeviceError with the CUDA error name. */

@@ -11,13 +11,16 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
-import { describeDevice, deviceProblem, hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
+import { hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
+import {
+  assertCompletedFitsEvents, assertHostAccessNote, asyncAllocationKindProblem, copyFromHostProblem, copyToHostProblem, createEventProblem, createStreamProblem,
+  disposedProblem, hostFuncProblem, hostViewProblem, kernelRangesProblem, memcpyProblem, memsetProblem, noMemoryPoolsError, recordEventProblem, streamWaitEventProblem,
+} from '../backend-argument-checks.js';
 import { Device } from '../device.js';
 import { assertKernelShape } from '../kernel-launch-checks.js';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '../errors.js';
-import { MemoryKind } from '../memory-kind.js';
 import { StreamOrderingChecker, type OrderingChecker, type OrderingCheckerOptions } from '../ordering/ordering-checker.js';
-import { deviceAccessProblem, eventProblem, memoryProblem, rangeProblem, streamProblem } from '../handle-checks.js';
+import { eventProblem, memoryProblem, streamProblem } from '../handle-checks.js';
 import { HostAddressSpace, HostMemory } from './host-memory.js';
 import { HostEvent, HostStream } from './host-stream.js';
 import { SeededRandom } from './seeded-random.js';
@@ -143,12 +146,9 @@ export class HostBackend implements Backend, Disposable {
    * The host backend records the priority but does not schedule by it.
    */
   createStream(device: Device, options: StreamOptions = {}): Result<Stream> {
-    const problem = this.disposedProblem('createStream') ?? this.deviceProblem(device, 'createStream');
+    const problem = createStreamProblem(this.disposed, this.devices, device, options);
     if (problem !== null) return problem;
     const priority = options.priority ?? 0;
-    if (!Number.isInteger(priority)) {
-      return err(ErrorCode.InvalidArgument, `createStream: priority must be an integer, got ${String(priority)}`);
-    }
     const id = this.nextStreamId++;
     const label = options.label ?? `stream ${id}`;
     const clockIndex = this.checker === null ? -1 : this.checker.addStream(label);
@@ -175,7 +175,7 @@ export class HostBackend implements Backend, Disposable {
 
   /** Creates an event on one of `devices` (never recorded, so complete). */
   createEvent(device: Device, options: EventOptions = {}): Result<Event> {
-    const problem = this.disposedProblem('createEvent') ?? this.deviceProblem(device, 'createEvent');
+    const problem = createEventProblem(this.disposed, this.devices, device);
     if (problem !== null) return problem;
     const id = this.nextEventId++;
     const event = new HostEvent(this, id, device, options.label ?? `event ${id}`);
@@ -198,16 +198,10 @@ export class HostBackend implements Backend, Disposable {
    * the event belongs to another device than the stream.
    */
   recordEvent(event: Event, stream: Stream): Result<void> {
-    const problem = eventProblem(this, event, 'recordEvent') ?? streamProblem(this, stream, 'recordEvent');
+    const problem = recordEventProblem(this, event, stream);
     if (problem !== null) return problem;
     const e = event as HostEvent;
     const s = stream as HostStream;
-    if (e.device !== s.device) {
-      return err(
-        ErrorCode.InvalidArgument,
-        `recordEvent: event "${e.label}" belongs to ${e.device.toString()} but stream "${s.label}" to ${s.device.toString()}; record events on a stream of their own device`,
-      );
-    }
     e.stream = s;
     e.position = s.enqueued;
     if (this.checker !== null) e.clock = this.checker.capture(s.clockIndex, e.clock);
@@ -235,12 +229,7 @@ export class HostBackend implements Backend, Disposable {
    * InvalidState when one is destroyed.
    */
   queryEvents(events: readonly Event[], completed: Uint8Array): number {
-    if (completed.length < events.length) {
-      throw new HsError(
-        ErrorCode.InvalidArgument,
-        `queryEvents: completed has ${completed.length} entries but ${events.length} events were given; pass a Uint8Array at least as long as events`,
-      );
-    }
+    assertCompletedFitsEvents(events, completed);
     let n = 0;
     for (let i = 0; i < events.length; i++) {
       const done = this.queryEvent(events[i] as Event);
@@ -255,7 +244,7 @@ export class HostBackend implements Backend, Disposable {
    * re-recording the event later does not change this wait. A never-recorded event adds no wait.
    */
   streamWaitEvent(stream: Stream, event: Event): Result<void> {
-    const problem = streamProblem(this, stream, 'streamWaitEvent') ?? eventProblem(this, event, 'streamWaitEvent');
+    const problem = streamWaitEventProblem(this, stream, event);
     if (problem !== null) return problem;
     const s = stream as HostStream;
     const e = event as HostEvent;
@@ -304,9 +293,7 @@ export class HostBackend implements Backend, Disposable {
    * OutOfMemory when the JS heap refuses the buffer (nothing is allocated).
    */
   allocate(request: AllocationRequest): Result<DeviceMemory> {
-    const disposed = this.disposedProblem('allocate');
-    if (disposed !== null) return disposed;
-    const valid = validateAllocationRequest(request, this.devices);
+    const valid = disposedProblem(this.disposed, 'allocate') ?? validateAllocationRequest(request, this.devices);
     if (!valid.ok) return valid;
     const { kind, device, byteSize, alignment } = valid.value;
     let bytes: Uint8Array;
@@ -340,10 +327,8 @@ export class HostBackend implements Backend, Disposable {
    * handle only. InvalidArgument for another kind, a non-Uint8Array or an empty view.
    */
   adoptHostMemory(request: HostMemoryAdoption): Result<DeviceMemory> {
-    const disposed = this.disposedProblem('adoptHostMemory');
-    if (disposed !== null) return disposed;
-    const invalid = hostAdoptionProblem(request);
-    if (invalid !== null) return invalid;
+    const problem = disposedProblem(this.disposed, 'adoptHostMemory') ?? hostAdoptionProblem(request);
+    if (problem !== null) return problem;
     const { bytes, kind } = request;
     const id = this.nextMemoryId++;
     const memory = new HostMemory(
@@ -388,20 +373,9 @@ export class HostBackend implements Backend, Disposable {
    * than the stream's; NotSupported when made with `memoryPools: false`; otherwise as `allocate`.
    */
   allocateAsync(request: AllocationRequest, stream: Stream): Result<DeviceMemory> {
-    const problem = streamProblem(this, stream, 'allocateAsync');
+    const problem = streamProblem(this, stream, 'allocateAsync') ?? asyncAllocationKindProblem(request, stream);
     if (problem !== null) return problem;
-    if (request.kind !== MemoryKind.CudaDevice || request.device !== stream.device) {
-      return err(
-        ErrorCode.InvalidArgument,
-        `allocateAsync: stream-ordered allocation gives cudaDevice memory on the stream's device (${stream.device.toString()}); got ${String(request.kind)} on ${describeDevice(request.device)}`,
-      );
-    }
-    if (!this.memoryPools) {
-      return err(
-        ErrorCode.NotSupported,
-        `allocateAsync: ${stream.device.toString()} has no stream-ordered memory-pool support; use synchronous allocate (cudaMalloc)`,
-      );
-    }
+    if (!this.memoryPools) return noMemoryPoolsError(stream.device);
     return this.allocate(request);
   }
 
@@ -420,15 +394,9 @@ export class HostBackend implements Backend, Disposable {
    * every call. NotSupported for cudaDevice memory. Declare host reads and writes with `noteHostAccess`.
    */
   hostView(memory: DeviceMemory): Result<Uint8Array> {
-    const problem = memoryProblem(this, memory, 'hostView', 'the');
+    const problem = hostViewProblem(this, memory);
     if (problem !== null) return problem;
     const m = memory as HostMemory;
-    if (m.kind === MemoryKind.CudaDevice) {
-      return err(
-        ErrorCode.NotSupported,
-        `hostView: memory "${m.label}" is cudaDevice memory, which the host cannot address; copy it with copyToHostAsync or allocate pinnedHost/cudaManaged memory`,
-      );
-    }
     if (m.hostView === null) m.hostView = ok(m.bytes);
     return m.hostView;
   }
@@ -437,14 +405,8 @@ export class HostBackend implements Backend, Disposable {
 
   /** Enqueues a copy of `src` into `dst` (any kinds, any devices); InvalidArgument when lengths differ. */
   memcpyAsync(stream: Stream, dst: MemoryRange, src: MemoryRange): Result<void> {
-    const problem =
-      streamProblem(this, stream, 'memcpyAsync') ??
-      rangeProblem(this, dst, 'memcpyAsync', 'dst', -1) ??
-      rangeProblem(this, src, 'memcpyAsync', 'src', -1);
+    const problem = memcpyProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    if (dst.byteLength !== src.byteLength) {
-      return err(ErrorCode.InvalidArgument, `memcpyAsync: dst "${dst.label}" is ${dst.byteLength} bytes but src "${src.label}" is ${src.byteLength}; lengths must match`);
-    }
     const s = stream as HostStream;
     if (this.checker !== null) {
       this.checker.beginStreamOp(s.clockIndex);
@@ -467,14 +429,9 @@ export class HostBackend implements Backend, Disposable {
    * NotSupported for pageable host memory or another device's memory.
    */
   memsetAsync(stream: Stream, dst: MemoryRange, value: number): Result<void> {
-    const problem = streamProblem(this, stream, 'memsetAsync') ?? rangeProblem(this, dst, 'memsetAsync', 'dst', -1);
+    const problem = memsetProblem(this, stream, dst, value);
     if (problem !== null) return problem;
     const s = stream as HostStream;
-    const access = deviceAccessProblem(s, dst, 'memsetAsync', 'dst', -1);
-    if (access !== null) return access;
-    if (!Number.isInteger(value) || value < 0 || value > 255) {
-      return err(ErrorCode.InvalidArgument, `memsetAsync: value must be a byte (integer 0..255), got ${String(value)}`);
-    }
     if (this.checker !== null) {
       this.checker.beginStreamOp(s.clockIndex);
       this.checker.access(s.clockIndex, dst, 'write', 'memset');
@@ -494,12 +451,8 @@ export class HostBackend implements Backend, Disposable {
    * when lengths differ. @throws HsError InvalidArgument when `src` is not a Uint8Array.
    */
   copyFromHostAsync(stream: Stream, dst: MemoryRange, src: Uint8Array): Result<void> {
-    if (!(src instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyFromHostAsync: src must be a Uint8Array');
-    const problem = streamProblem(this, stream, 'copyFromHostAsync') ?? rangeProblem(this, dst, 'copyFromHostAsync', 'dst', -1);
+    const problem = copyFromHostProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    if (dst.byteLength !== src.byteLength) {
-      return err(ErrorCode.InvalidArgument, `copyFromHostAsync: dst "${dst.label}" is ${dst.byteLength} bytes but src is ${src.byteLength}; lengths must match`);
-    }
     const s = stream as HostStream;
     if (this.checker !== null) {
       this.checker.beginStreamOp(s.clockIndex);
@@ -520,12 +473,8 @@ export class HostBackend implements Backend, Disposable {
    * lengths differ. @throws HsError InvalidArgument when `dst` is not a Uint8Array.
    */
   copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void> {
-    if (!(dst instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyToHostAsync: dst must be a Uint8Array');
-    const problem = streamProblem(this, stream, 'copyToHostAsync') ?? rangeProblem(this, src, 'copyToHostAsync', 'src', -1);
+    const problem = copyToHostProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    if (dst.byteLength !== src.byteLength) {
-      return err(ErrorCode.InvalidArgument, `copyToHostAsync: src "${src.label}" is ${src.byteLength} bytes but dst is ${dst.byteLength}; lengths must match`);
-    }
     const s = stream as HostStream;
     if (this.checker !== null) {
       this.checker.beginStreamOp(s.clockIndex);
@@ -548,8 +497,7 @@ export class HostBackend implements Backend, Disposable {
    */
   /** Runs `fn` in stream order; later work always waits for it here, which also meets `blocking: false`. */
   launchHostFunc(stream: Stream, fn: () => void, _options?: HostFuncOptions): Result<void> {
-    if (typeof fn !== 'function') throw new HsError(ErrorCode.InvalidArgument, 'launchHostFunc: fn must be a function');
-    const problem = streamProblem(this, stream, 'launchHostFunc');
+    const problem = hostFuncProblem(this, stream, fn);
     if (problem !== null) return problem;
     const op = this.ops.take();
     op.kind = OpKind.HostFunc;
@@ -566,20 +514,10 @@ export class HostBackend implements Backend, Disposable {
    */
   launchKernel(stream: Stream, kernel: KernelLaunch): Result<void> {
     assertKernelShape(kernel);
-    const problem = streamProblem(this, stream, 'launchKernel');
+    const problem = streamProblem(this, stream, 'launchKernel') ?? kernelRangesProblem(this, stream, kernel);
     if (problem !== null) return problem;
     const s = stream as HostStream;
     const { reads, writes } = kernel;
-    for (let i = 0; i < reads.length; i++) {
-      const r = reads[i] as MemoryRange;
-      const p = rangeProblem(this, r, 'launchKernel', 'reads', i) ?? deviceAccessProblem(s, r, 'launchKernel', 'reads', i);
-      if (p !== null) return p;
-    }
-    for (let i = 0; i < writes.length; i++) {
-      const w = writes[i] as MemoryRange;
-      const p = rangeProblem(this, w, 'launchKernel', 'writes', i) ?? deviceAccessProblem(s, w, 'launchKernel', 'writes', i);
-      if (p !== null) return p;
-    }
     const c = this.checker;
     if (c !== null) {
       const operation = `kernel ${kernel.name}`;
@@ -600,14 +538,7 @@ export class HostBackend implements Backend, Disposable {
    * @throws HsError InvalidArgument/InvalidState for an invalid range; NotSupported for cudaDevice memory.
    */
   noteHostAccess(range: MemoryRange, access: 'read' | 'write'): void {
-    const problem = rangeProblem(this, range, 'noteHostAccess', 'range', -1);
-    if (problem !== null) throw problem.error;
-    if ((range.memory as HostMemory).kind === MemoryKind.CudaDevice) {
-      throw new HsError(ErrorCode.NotSupported, `noteHostAccess: range "${range.label}" is cudaDevice memory, which the host cannot access`);
-    }
-    if (access !== 'read' && access !== 'write') {
-      throw new HsError(ErrorCode.InvalidArgument, `noteHostAccess: access must be 'read' or 'write', got ${String(access)}`);
-    }
+    assertHostAccessNote(this, range, access);
     if (this.checker !== null && !this.scheduler.executing) this.checker.hostAccess(range, access);
   }
 
@@ -668,13 +599,5 @@ export class HostBackend implements Backend, Disposable {
       stream.fault = error;
     }
     this.onFault?.(error, stream);
-  }
-
-  private disposedProblem(method: string): Result<never> | null {
-    return this.disposed ? err(ErrorCode.InvalidState, `${method}: the backend was disposed`) : null;
-  }
-
-  private deviceProblem(device: Device, method: string): Result<never> | null {
-    return deviceProblem(this.devices, device, method);
   }
 }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   Device,
   ErrorCode,
+  type HsError,
   MemoryKind,
   unwrap,
   type Backend,
@@ -537,6 +538,70 @@ export function describeBackendConformance(
         expect(() => backend.launchHostFunc(s, 42 as unknown as () => void)).toThrow(/InvalidArgument/);
         expect(() => backend.launchKernel(s, { name: 'x' } as never)).toThrow(/InvalidArgument/);
         expect(() => backend.queryEvents([event('e')], new Uint8Array(0))).toThrow(/InvalidArgument/);
+      });
+
+      it('says what is wrong in the same words on every backend, checking arguments in the same order', () => {
+        const s = stream('s');
+        const e = event('e');
+        const m = alloc(MemoryKind.CudaDevice, 64);
+        const pageable = alloc(MemoryKind.Host, 16);
+        const pinned = alloc(MemoryKind.PinnedHost, 16);
+        const returned = (result: Result<unknown>): [ErrorCode, string] | 'ok' => (result.ok ? 'ok' : [result.error.code, result.error.detail]);
+        const thrown = (call: () => unknown): [ErrorCode, string] | 'no throw' => {
+          try {
+            call();
+          } catch (error) {
+            return [(error as HsError).code, (error as HsError).detail];
+          }
+          return 'no throw';
+        };
+        const bad = ErrorCode.InvalidArgument;
+        const pageableDst = 'range "p" is pageable host memory, which device work cannot access; allocate pinnedHost or cudaManaged memory, or copy it with memcpyAsync/copyFromHostAsync first';
+        expect(returned(backend.createStream(device, { priority: 1.5 }))).toEqual([bad, 'createStream: priority must be an integer, got 1.5']);
+        expect(returned(backend.memcpyAsync(s, range(m, 0, 8, 'a'), range(m, 8, 16, 'b')))).toEqual([bad, 'memcpyAsync: dst "a" is 8 bytes but src "b" is 16; lengths must match']);
+        expect(returned(backend.memsetAsync(s, range(m), 256))).toEqual([bad, 'memsetAsync: value must be a byte (integer 0..255), got 256']);
+        // Device access is checked before the fill value.
+        expect(returned(backend.memsetAsync(s, range(pageable, 0, 16, 'p'), 256))).toEqual([ErrorCode.NotSupported, `memsetAsync: dst ${pageableDst}`]);
+        expect(returned(backend.copyFromHostAsync(s, range(m, 0, 8, 'a'), new Uint8Array(9)))).toEqual([bad, 'copyFromHostAsync: dst "a" is 8 bytes but src is 9; lengths must match']);
+        expect(returned(backend.copyToHostAsync(s, new Uint8Array(7), range(m, 0, 8, 'a')))).toEqual([bad, 'copyToHostAsync: src "a" is 8 bytes but dst is 7; lengths must match']);
+        expect(thrown(() => backend.copyFromHostAsync(s, range(m), [] as never))).toEqual([bad, 'copyFromHostAsync: src must be a Uint8Array']);
+        expect(thrown(() => backend.copyToHostAsync(s, [] as never, range(m)))).toEqual([bad, 'copyToHostAsync: dst must be a Uint8Array']);
+        expect(thrown(() => backend.launchHostFunc(s, 42 as unknown as () => void))).toEqual([bad, 'launchHostFunc: fn must be a function']);
+        expect(thrown(() => backend.queryEvents([e], new Uint8Array(0)))).toEqual([
+          bad,
+          'queryEvents: completed has 0 entries but 1 events were given; pass a Uint8Array at least as long as events',
+        ]);
+        expect(
+          returned(backend.launchKernel(s, { name: 'hs.test.noop', reads: [range(m)], writes: [range(pageable, 0, 16, 'p')], params: [], host: () => undefined })),
+        ).toEqual([ErrorCode.NotSupported, `launchKernel: writes[0] ${pageableDst}`]);
+        expect(returned(backend.hostView(m))).toEqual([
+          ErrorCode.NotSupported,
+          'hostView: memory "cudaDevice test memory" is cudaDevice memory, which the host cannot address; copy it with copyToHostAsync or allocate pinnedHost/cudaManaged memory',
+        ]);
+        expect(returned(backend.allocateAsync({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 8 }, s))).toEqual([
+          bad,
+          `allocateAsync: stream-ordered allocation gives cudaDevice memory on the stream's device (${device.toString()}); got pinnedHost on ${Device.cpu().toString()}`,
+        ]);
+        expect(thrown(() => backend.noteHostAccess(range(m, 0, 8, 'a'), 'read'))).toEqual([
+          ErrorCode.NotSupported,
+          'noteHostAccess: range "a" is cudaDevice memory, which the host cannot access',
+        ]);
+        expect(thrown(() => backend.noteHostAccess(range(pinned), 'peek' as never))).toEqual([bad, "noteHostAccess: access must be 'read' or 'write', got peek"]);
+        const other = backend.devices[1];
+        if (other !== undefined) {
+          expect(returned(backend.recordEvent(unwrap(backend.createEvent(other, { label: 'e1' })), s))).toEqual([
+            bad,
+            `recordEvent: event "e1" belongs to ${other.toString()} but stream "s" to ${device.toString()}; record events on a stream of their own device`,
+          ]);
+        }
+        unwrap(backend.destroyStream(s));
+        unwrap(backend.destroyEvent(e));
+        // recordEvent checks the event first, streamWaitEvent the stream.
+        expect(returned(backend.recordEvent(e, s))).toEqual([ErrorCode.InvalidState, 'recordEvent: event "e" was destroyed; create a new event']);
+        expect(returned(backend.streamWaitEvent(s, e))).toEqual([ErrorCode.InvalidState, 'streamWaitEvent: stream "s" was destroyed; create a new stream']);
+        backend.dispose();
+        expect(returned(backend.createEvent(device))).toEqual([ErrorCode.InvalidState, 'createEvent: the backend was disposed']);
+        expect(returned(backend.createStream(device, { priority: 1.5 }))).toEqual([ErrorCode.InvalidState, 'createStream: the backend was disposed']);
       });
     });
 
