@@ -10,6 +10,9 @@
 #include <string>
 #include <unordered_map>
 
+#ifdef HS_IPC_DOORBELLS
+#include "doorbell-watch.h"
+#endif
 #include "peer-process.h"
 #include "shm-segment.h"
 
@@ -185,7 +188,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("closeSegment", Napi::Function::New(env, CloseSegmentBinding, "closeSegment"));
   exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentialsBinding, "peerCredentials"));
   exports.Set("processAlive", Napi::Function::New(env, ProcessAliveBinding, "processAlive"));
-  exports.Set("abiVersion", Napi::Number::New(env, 1));
+#ifdef HS_IPC_DOORBELLS
+  RegisterDoorbellBindings(env, exports);
+#endif
+  exports.Set("abiVersion", Napi::Number::New(env, 2));
   return exports;
 }
 

@@ -5,13 +5,16 @@
 // Prints "N passed, 0 failed" and exits non-zero on any failure.
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "doorbell.h"
 #include "peer-process.h"
+#include "ring-control.h"
 #include "shm-segment.h"
 
 namespace {
@@ -75,6 +78,44 @@ int main() {
 
   Check(ProcessAlive(getpid()), "this process is alive");
   Check(!ProcessAlive(0) && !ProcessAlive(-1), "pid 0 and negative pids are never alive");
+
+  const std::string fifo = "/tmp/hs-core-test-bell-" + std::to_string(getpid());
+  int writer = -1;
+  Check(CreateDoorbell(fifo.c_str(), &writer) == 0, "create a doorbell");
+  int second = -1;
+  Check(CreateDoorbell(fifo.c_str(), &second) == EEXIST, "a second doorbell of the same name is EEXIST");
+  int reader = -1;
+  Check(OpenDoorbell(fifo.c_str(), &reader) == 0, "open the doorbell");
+  Check(DrainDoorbell(reader) == 0, "a fresh doorbell holds nothing");
+  Check(RingDoorbell(writer) == 0 && RingDoorbell(writer) == 0, "ring twice");
+  Check(DrainDoorbell(reader) == 2, "the reader drains both rings");
+  Check(DrainDoorbell(reader) == 0, "and then nothing");
+  for (int i = 0; i < 70000; i++) RingDoorbell(writer);
+  Check(RingDoorbell(writer) == 0, "ringing a full pipe still counts as rung");
+  Check(DrainDoorbell(reader) > 0, "a full pipe drains");
+  close(reader);
+  close(writer);
+  unlink(fifo.c_str());
+  int loose = -1;
+  Check(mkfifo(fifo.c_str(), 0644) == 0 && OpenDoorbell(fifo.c_str(), &loose) == EPERM, "a FIFO open to group or others is EPERM");
+  unlink(fifo.c_str());
+  const std::string plain = fifo + ".file";
+  FILE* file = std::fopen(plain.c_str(), "w");
+  if (file != nullptr) std::fclose(file);
+  chmod(plain.c_str(), 0600);
+  Check(OpenDoorbell(plain.c_str(), &loose) == EPERM, "a regular file is not a doorbell (EPERM)");
+  const std::string link = fifo + ".link";
+  Check(symlink(plain.c_str(), link.c_str()) == 0 && OpenDoorbell(link.c_str(), &loose) == EPERM, "a symlink is never followed (EPERM)");
+  unlink(link.c_str());
+  unlink(plain.c_str());
+  Check(OpenDoorbell(fifo.c_str(), &loose) == ENOENT, "a missing doorbell is ENOENT");
+
+  alignas(64) unsigned char control[kRingControlBytes] = {};
+  Check(ParkRingReader(control) == 0, "parking an empty ring returns tail 0");
+  Check(CommitRingTail(control, 1), "a commit to a parked reader must ring");
+  Check(!CommitRingTail(control, 2), "a second commit before the reader parks again does not ring");
+  Check(ParkRingReader(control) == 2, "parking returns the committed tail");
+  Check(CommitRingTail(control, 3), "after parking again the next commit rings");
 
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -3,14 +3,15 @@ import { isInsideCompute } from '@hs/runtime';
 import { ErrorCode, HsError, MemoryKind, err, ok, type Backend, type DeviceMemory, type Result } from '@hs/streams';
 import { ChannelTensor } from './channel-tensor.js';
 import { FrameReader } from './frame-reader.js';
+import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { TopicLease } from './topic-lease.js';
-import { decodeHello, encodeGoodbye, encodeRelease, goodbyeReason, type TopicHello } from './wire/control-frames.js';
+import { decodeHello, encodeAttach, encodeGoodbye, encodeRelease, goodbyeReason, type TopicHello } from './wire/control-frames.js';
 import { DescriptorDecoder } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
-import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, WireMemoryKind } from './wire/frame-layout.js';
+import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from './wire/frame-layout.js';
 import { TensorDescriptor, isPackedRowMajor } from './wire/tensor-descriptor.js';
 
 /** Options of `ChannelRuntime.connect`. */
@@ -54,6 +55,11 @@ export class ChannelRuntime {
   readonly #memory: DeviceMemory;
   readonly #hello: TopicHello;
   readonly #decoder: DescriptorDecoder;
+  /** The publisher's mailbox when this channel attached through it; else descriptors come over the socket. */
+  readonly #mailbox: TopicMailbox | null;
+  /** RELEASE frames are encoded here (a mailbox copies it into its ring; the socket path copies it once). */
+  readonly #releaseFrame = Buffer.alloc(FRAME_BYTES);
+  readonly #releaseView = new DataView(this.#releaseFrame.buffer, this.#releaseFrame.byteOffset, FRAME_BYTES);
   readonly #descriptor = new TensorDescriptor();
   readonly #leases: TopicLease[];
   readonly #tensors: ChannelTensor[];
@@ -71,7 +77,7 @@ export class ChannelRuntime {
     this.#socket.uncork();
   };
 
-  private constructor(topic: string, backend: Backend, socket: Socket, segment: SharedSegment, memory: DeviceMemory, hello: TopicHello, reader: HelloReader) {
+  private constructor(topic: string, backend: Backend, socket: Socket, segment: SharedSegment, memory: DeviceMemory, hello: TopicHello, reader: HelloReader, mailbox: TopicMailbox | null) {
     this.topic = topic;
     this.#backend = backend;
     this.#socket = socket;
@@ -79,6 +85,7 @@ export class ChannelRuntime {
     this.#memory = memory;
     this.#hello = hello;
     this.#decoder = new DescriptorDecoder(hello);
+    this.#mailbox = mailbox;
     this.#queue = new Int32Array(hello.slotCount);
     this.#tensors = [];
     this.#leases = [];
@@ -88,7 +95,10 @@ export class ChannelRuntime {
       this.#leases.push(new TopicLease(this.#releaseSlot, slot, tensor));
     }
     reader.onFrameHandler = (view) => this.#onFrame(view);
-    socket.on('close', () => this.#shutdown(new HsError(ErrorCode.InvalidState, `the publisher (pid ${hello.producerPid}) went away`), false));
+    socket.on('close', () => {
+      mailbox?.drain(); // descriptors already in the ring are still handed out
+      this.#shutdown(new HsError(ErrorCode.InvalidState, `the publisher (pid ${hello.producerPid}) went away`), false);
+    });
   }
 
   /** The topic name. */
@@ -155,7 +165,32 @@ export class ChannelRuntime {
       segment.value.close();
       return fail(memory);
     }
-    const channel = new ChannelRuntime(topic, backend, socket, segment.value, memory.value, h, reader);
+    // The mailbox the publisher offered, when this addon has doorbells; a mailbox that exists but fails
+    // its checks (another user's FIFO, a wrong header) is an error, not a reason to fall back.
+    let mailbox: TopicMailbox | null = null;
+    if (h.mailboxToken !== null) {
+      const opened = TopicMailbox.open({ directory: dir.value, topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken);
+      if (opened.ok) mailbox = opened.value;
+      else if (opened.error.code !== ErrorCode.NotSupported) {
+        backend.free(memory.value);
+        segment.value.close();
+        return fail(opened);
+      }
+    }
+    const channel = new ChannelRuntime(topic, backend, socket, segment.value, memory.value, h, reader, mailbox);
+    const attach = Buffer.alloc(FRAME_BYTES);
+    encodeAttach(new DataView(attach.buffer, attach.byteOffset, FRAME_BYTES), 0, h.topicId, mailbox !== null);
+    socket.write(attach);
+    if (mailbox !== null) {
+      const watched = mailbox.watch(
+        (view) => channel.#onRingFrame(view),
+        (error) => channel.#reject(error),
+      );
+      if (!watched.ok) {
+        channel.close();
+        return watched;
+      }
+    }
     reader.flushLeftover();
     return ok(channel);
   }
@@ -223,8 +258,14 @@ export class ChannelRuntime {
   readonly #releaseSlot = (slot: number, generation: number): void => {
     this.#tensors[slot]!.retire();
     if (this.#socket.destroyed || this.#socket.writableEnded) return;
-    const frame = Buffer.allocUnsafe(FRAME_BYTES);
-    encodeRelease(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, slot, generation);
+    encodeRelease(this.#releaseView, 0, this.#hello.topicId, slot, generation);
+    const mailbox = this.#mailbox;
+    if (mailbox !== null) {
+      // Room for every held slot exists by construction; a full ring means the publisher stopped reading.
+      if (!mailbox.send(this.#releaseFrame)) this.#reject(new HsError(ErrorCode.ProtocolError, 'the release ring is full: the publisher stopped reading it'));
+      return;
+    }
+    const frame = Buffer.from(this.#releaseFrame);
     if (!this.#corked) {
       this.#corked = true;
       this.#socket.cork();
@@ -240,11 +281,19 @@ export class ChannelRuntime {
     return this.#leases[slot]!;
   }
 
+  /** A frame from the mailbox's descriptor ring: only DESCRIPTOR travels there. */
+  #onRingFrame(view: DataView): boolean {
+    if (this.#closedError !== null) return false;
+    if (view.getUint16(Offset.type, true) !== FrameType.Descriptor) return this.#reject(new HsError(ErrorCode.ProtocolError, 'only Descriptor frames travel through the mailbox'));
+    return this.#onFrame(view);
+  }
+
   #onFrame(view: DataView): boolean {
     if (this.#closedError !== null) return false;
     const type = readFrameHeader(view, 0, this.#hello.topicId);
     if (typeof type !== 'number') return this.#reject(type.error);
     if (type === FrameType.Goodbye) {
+      this.#mailbox?.drain(); // descriptors sent before the GOODBYE are still handed out
       const reason = goodbyeReason(view, 0);
       const why =
         reason === GoodbyeReason.LeaseTimeout
@@ -296,6 +345,8 @@ export class ChannelRuntime {
    * mapping is this process's own) until `close()`, which (`local`) stales them and unmaps the segment.
    */
   #shutdown(error: HsError, local: boolean): void {
+    // No frame is taken after this; the mailbox's doorbell watch would keep the event loop alive.
+    this.#mailbox?.close();
     if (this.#closedError === null) {
       this.#closedError = error;
       const pending = this.#pending;

@@ -11,11 +11,13 @@ export {
   DescriptorFlag,
   WireMemoryKind,
   GoodbyeReason,
+  HelloFlag,
+  AttachFlag,
 } from './wire/frame-layout.js';
 export { TensorDescriptor } from './wire/tensor-descriptor.js';
 export { DescriptorDecoder, encodeDescriptor } from './wire/descriptor-codec.js';
 export type { DescriptorFields, TopicGeometry } from './wire/descriptor-codec.js';
-export { decodeHello, encodeHello, MAX_TOPIC_SLOTS } from './wire/control-frames.js';
+export { decodeHello, encodeHello, encodeAttach, attachUsesMailbox, MAX_TOPIC_SLOTS } from './wire/control-frames.js';
 export type { TopicHello } from './wire/control-frames.js';
 export { TopicPublisher } from './topic-publisher.js';
 export type { TopicPublisherOptions, SubscriberLost, SubscriberLossReason } from './topic-publisher.js';

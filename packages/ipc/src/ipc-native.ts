@@ -23,7 +23,22 @@ export interface IpcNativeBinding {
   peerCredentials(fd: number): { uid: number; gid: number; pid: number };
   processAlive(pid: number): boolean;
   readonly abiVersion: number;
+  /**
+   * Topic mailbox doorbells (native/ipc/src/doorbell-watch.cc); absent when the addon was built without
+   * libuv's header, and topics then carry descriptors over the socket. See `mailboxSupport()`.
+   */
+  readonly createDoorbell?: (path: string) => number;
+  readonly openDoorbell?: (path: string) => number;
+  readonly ringDoorbell?: (fd: number) => void;
+  readonly closeDoorbell?: (fd: number) => void;
+  readonly watchDoorbell?: (fd: number, onRing: () => void) => object;
+  readonly unwatchDoorbell?: (watch: object) => void;
+  readonly commitRing?: (buffer: ArrayBuffer, controlOffset: number, tail: number, doorbellFd: number) => boolean;
+  readonly parkRing?: (buffer: ArrayBuffer, controlOffset: number) => number;
 }
+
+/** The doorbell functions of the addon, all present. */
+export type DoorbellBinding = Required<Pick<IpcNativeBinding, 'createDoorbell' | 'openDoorbell' | 'ringDoorbell' | 'closeDoorbell' | 'watchDoorbell' | 'unwatchDoorbell' | 'commitRing' | 'parkRing'>>;
 
 let cached: Result<IpcNativeBinding> | undefined;
 

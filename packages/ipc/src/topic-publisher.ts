@@ -7,10 +7,11 @@ import { Device, ErrorCode, HsError, MemoryKind, OK_VOID, err, ok, type Backend,
 import type { DType, Tensor } from '@hs/tensor';
 import type { SyncResource } from '@hs/nanovdb-mr';
 import { FrameReader } from './frame-reader.js';
+import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer, processAlive } from './socket-peer.js';
 import { checkTopicName, reapStaleSegments, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
-import { encodeGoodbye, encodeHello, releaseGeneration } from './wire/control-frames.js';
+import { attachUsesMailbox, encodeGoodbye, encodeHello, releaseGeneration, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, MAX_DESCRIPTOR_RANK, Offset, WireMemoryKind } from './wire/frame-layout.js';
@@ -42,6 +43,14 @@ export interface TopicPublisherOptions {
   readonly livenessIntervalMs?: number;
   /** Directory of the topic socket; default the per-user runtime directory (see `topicDirectory`). */
   readonly runtimeDirectory?: string;
+  /**
+   * The CUDA device whose events order in-process readers of the slots that run on CUDA streams (their
+   * release streams: a slot is reused only after those streams passed it). Omit it when only host code and
+   * other processes read the slots.
+   */
+  readonly eventDevice?: Device;
+  /** Release streams each slot tracks for those readers; default the pool's (8). */
+  readonly maxReleaseStreams?: number;
 }
 
 /** Why a subscriber's slots were reclaimed. */
@@ -62,6 +71,10 @@ export interface SubscriberLost {
 interface Subscriber {
   readonly socket: Socket;
   readonly pid: number;
+  /** False until its ATTACH arrived: it gets no descriptors and does not count as a subscriber. */
+  attached: boolean;
+  /** The mailbox offered to it (kept when it attached through it), or null: descriptors go over the socket. */
+  mailbox: TopicMailbox | null;
   /** Generation this subscriber holds per slot; 0 when it holds none. */
   readonly held: Float64Array;
   /** When each held lease was sent (ms, performance.now()). */
@@ -123,9 +136,14 @@ export class TopicPublisher extends EventEmitter {
   readonly #maxSubscribers: number;
   readonly #leaseTimeoutMs: number;
   readonly #subscribers = new Set<Subscriber>();
+  #attachedCount = 0;
   readonly #generations: Float64Array;
   readonly #published: (Tensor | null)[];
-  readonly #hello: Buffer;
+  /** HELLO of this topic without a mailbox; each subscriber's HELLO adds its mailbox token. */
+  readonly #hello: TopicHello;
+  readonly #runtimeDirectory: string;
+  /** Where each publish encodes its descriptor once (mailboxes copy it; socket writes copy it once). */
+  readonly #frame = Buffer.alloc(FRAME_BYTES);
   readonly #liveness: NodeJS.Timeout;
   readonly #onExit: () => void;
   #closed = false;
@@ -152,6 +170,7 @@ export class TopicPublisher extends EventEmitter {
     pool: TensorPool;
     server: Server;
     socketPath: string;
+    runtimeDirectory: string;
     topicId: number;
     slotStride: number;
     memoryKind: WireMemoryKind;
@@ -174,8 +193,8 @@ export class TopicPublisher extends EventEmitter {
     this.#leaseTimeoutMs = init.leaseTimeoutMs;
     this.#generations = new Float64Array(init.pool.slotCount);
     this.#published = new Array<Tensor | null>(init.pool.slotCount).fill(null);
-    this.#hello = Buffer.alloc(FRAME_BYTES);
-    encodeHello(new DataView(this.#hello.buffer, this.#hello.byteOffset, FRAME_BYTES), 0, {
+    this.#runtimeDirectory = init.runtimeDirectory;
+    this.#hello = {
       topicId: init.topicId,
       slotCount: init.pool.slotCount,
       slotStride: init.slotStride,
@@ -184,7 +203,8 @@ export class TopicPublisher extends EventEmitter {
       maxRank: init.maxRank,
       producerPid: process.pid,
       segmentName: init.segment.name,
-    });
+      mailboxToken: null,
+    };
     this.#server.on('connection', (socket) => this.#accept(socket));
     this.#liveness = setInterval(() => this.#checkLiveness(), init.livenessIntervalMs);
     this.#liveness.unref();
@@ -269,6 +289,8 @@ export class TopicPublisher extends EventEmitter {
       alignment: DEFAULT_ALIGNMENT,
       producerStream: null,
       resource,
+      ...(options.eventDevice === undefined ? {} : { eventDevice: options.eventDevice }),
+      ...(options.maxReleaseStreams === undefined ? {} : { maxReleaseStreams: options.maxReleaseStreams }),
     });
     if (!pool.ok) return fail(pool);
     cleanup.push(() => pool.value.dispose());
@@ -288,6 +310,7 @@ export class TopicPublisher extends EventEmitter {
         pool: pool.value,
         server,
         socketPath: socketPath.value,
+        runtimeDirectory: dir.value,
         topicId,
         slotStride,
         memoryKind: kind === MemoryKind.PinnedHost ? WireMemoryKind.PinnedHost : WireMemoryKind.Host,
@@ -304,9 +327,9 @@ export class TopicPublisher extends EventEmitter {
     return this.#pool;
   }
 
-  /** Connected subscribers. */
+  /** Subscribers that attached (connected, checked and sent ATTACH); only they receive descriptors. */
   get subscriberCount(): number {
-    return this.#subscribers.size;
+    return this.#attachedCount;
   }
 
   /** Slots not free: lent, being written, or published and not yet returned by every subscriber. */
@@ -342,8 +365,7 @@ export class TopicPublisher extends EventEmitter {
     const own = backing.acquireLease();
     if (!own.ok) return own;
     const generation = this.#generations[slot]! + 1;
-    const frame = Buffer.allocUnsafe(FRAME_BYTES);
-    encodeDescriptor(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, {
+    encodeDescriptor(new DataView(this.#frame.buffer, this.#frame.byteOffset, FRAME_BYTES), 0, {
       topicId: this.#topicId,
       slot,
       generation,
@@ -360,21 +382,34 @@ export class TopicPublisher extends EventEmitter {
     this.#publishedTotal++;
     const now = performance.now();
     let sent = 0;
+    // A queued socket write keeps its buffer, so socket subscribers share one copy per publish.
+    let socketFrame: Buffer | null = null;
+    let overflowed: Subscriber | null = null;
     for (const sub of this.#subscribers) {
-      if (sub.gone) continue;
+      if (sub.gone || !sub.attached) continue;
       const lease = backing.acquireLease();
       if (!lease.ok) continue;
       sub.held[slot] = generation;
       sub.since[slot] = now;
       sub.heldCount++;
+      sent++;
+      if (sub.mailbox !== null) {
+        // A full descriptor ring means the subscriber released slots it never read: it is dropped below.
+        if (!sub.mailbox.send(this.#frame)) overflowed = sub;
+        continue;
+      }
       if (!sub.corked) {
         sub.corked = true;
         sub.socket.cork();
       }
-      sub.socket.write(frame);
-      sent++;
+      socketFrame ??= Buffer.from(this.#frame);
+      sub.socket.write(socketFrame);
     }
     backing.releaseLease(null);
+    if (overflowed !== null) {
+      sent--;
+      this.#violation(overflowed, 'its descriptor ring is full (it released slots it had not read)');
+    }
     if (sent === 0) this.#pool.retire();
     else if (!this.#flushScheduled) {
       this.#flushScheduled = true;
@@ -424,27 +459,84 @@ export class TopicPublisher extends EventEmitter {
       return;
     }
     const slotCount = this.#pool.slotCount;
-    const sub: Subscriber = { socket, pid: peer.value.pid, held: new Float64Array(slotCount), since: new Float64Array(slotCount), heldCount: 0, gone: false, corked: false };
+    // Without doorbells in the addon, or when /dev/shm refuses the mailbox, the subscriber gets the socket path.
+    const mailbox = TopicMailbox.create({ directory: this.#runtimeDirectory, topic: this.topic, topicId: this.#topicId, publisherPid: process.pid, slotCount });
+    const sub: Subscriber = {
+      socket,
+      pid: peer.value.pid,
+      attached: false,
+      mailbox: mailbox.ok ? mailbox.value : null,
+      held: new Float64Array(slotCount),
+      since: new Float64Array(slotCount),
+      heldCount: 0,
+      gone: false,
+      corked: false,
+    };
     this.#subscribers.add(sub);
     socket.setNoDelay(true);
     const reader = new FrameReader((view) => this.#onFrame(sub, view));
     socket.on('data', (chunk: Buffer) => reader.push(chunk));
     socket.on('error', () => undefined);
     socket.on('close', () => {
-      if (!sub.gone) this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`) });
+      if (sub.gone) return;
+      sub.mailbox?.drain(); // releases already in the ring count before the rest is reclaimed
+      this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`) });
     });
-    socket.write(this.#hello);
+    const hello = Buffer.alloc(FRAME_BYTES);
+    encodeHello(new DataView(hello.buffer, hello.byteOffset, FRAME_BYTES), 0, { ...this.#hello, mailboxToken: sub.mailbox?.token ?? null });
+    socket.write(hello);
   }
 
+  /** A frame from the subscriber's socket: ATTACH first, then RELEASE or GOODBYE. */
   #onFrame(sub: Subscriber, view: DataView): boolean {
     const type = readFrameHeader(view, 0, this.#topicId);
     if (typeof type !== 'number') return this.#violation(sub, type.error.detail);
     if (type === FrameType.Goodbye) {
+      sub.mailbox?.drain();
       sub.socket.end();
       this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} said goodbye`) });
       return false;
     }
-    if (type !== FrameType.Release) return this.#violation(sub, `a subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
+    if (!sub.attached) {
+      if (type !== FrameType.Attach) return this.#violation(sub, `the first frame of a subscriber must be Attach, got ${FrameType[type]}`);
+      return this.#attach(sub, view);
+    }
+    if (type !== FrameType.Release) return this.#violation(sub, `an attached subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
+    return this.#release(sub, view);
+  }
+
+  /** ATTACH: the subscriber starts receiving descriptors, through its mailbox or the socket. */
+  #attach(sub: Subscriber, view: DataView): boolean {
+    const usesMailbox = attachUsesMailbox(view, 0);
+    if (typeof usesMailbox !== 'boolean') return this.#violation(sub, usesMailbox.error.detail);
+    const mailbox = sub.mailbox;
+    if (usesMailbox) {
+      if (mailbox === null) return this.#violation(sub, 'it attached through a mailbox it was not offered');
+      const watched = mailbox.watch(
+        (frame) => this.#onRingFrame(sub, frame),
+        (error) => this.#violation(sub, error.detail),
+      );
+      if (!watched.ok) return this.#violation(sub, watched.error.detail);
+      mailbox.unlinkNames();
+    } else if (mailbox !== null) {
+      mailbox.close();
+      sub.mailbox = null;
+    }
+    sub.attached = true;
+    this.#attachedCount++;
+    return true;
+  }
+
+  /** A frame from the subscriber's release ring: only RELEASE travels there. */
+  #onRingFrame(sub: Subscriber, view: DataView): boolean {
+    if (sub.gone) return false;
+    const type = readFrameHeader(view, 0, this.#topicId);
+    if (typeof type !== 'number') return this.#violation(sub, type.error.detail);
+    if (type !== FrameType.Release) return this.#violation(sub, `only Release frames travel through the mailbox, got ${FrameType[type]}`);
+    return this.#release(sub, view);
+  }
+
+  #release(sub: Subscriber, view: DataView): boolean {
     const generation = releaseGeneration(view, 0, this.#pool.slotCount);
     if (typeof generation !== 'number') return this.#violation(sub, generation.error.detail);
     const slot = view.getUint32(Offset.slot, true);
@@ -495,6 +587,8 @@ export class TopicPublisher extends EventEmitter {
     if (sub.gone) return;
     sub.gone = true;
     this.#subscribers.delete(sub);
+    if (sub.attached) this.#attachedCount--;
+    sub.mailbox?.close();
     let reclaimed = 0;
     for (let slot = 0; slot < sub.held.length; slot++) {
       if (sub.held[slot] === 0) continue;

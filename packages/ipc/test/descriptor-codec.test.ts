@@ -13,6 +13,9 @@ import {
   WireMemoryKind,
   type DescriptorFields,
 } from '../src/index.js';
+import { attachUsesMailbox, encodeAttach } from '../src/wire/control-frames.js';
+import { readFrameHeader } from '../src/wire/frame-header.js';
+import { FrameType, HelloFlag, Offset } from '../src/wire/frame-layout.js';
 
 const geometry = { topicId: 77, slotCount: 4, slotStride: 4096, maxRank: 4 };
 
@@ -129,6 +132,7 @@ describe('hello frame', () => {
     maxRank: 3,
     producerPid: 1234,
     segmentName: '/hs.0.1234.cam.abcd',
+    mailboxToken: null,
   };
 
   it('round-trips', () => {
@@ -147,5 +151,37 @@ describe('hello frame', () => {
     encodeHello(view, 0, { ...hello, memoryKind: WireMemoryKind.CudaDevice });
     const device = decodeHello(view, 0);
     expect(device.ok ? null : device.error.code).toBe(ErrorCode.NotSupported);
+  });
+
+  it('carries a mailbox token only with the MailboxOffered flag, and rejects unknown flags and a zero token', () => {
+    const view = new DataView(new ArrayBuffer(FRAME_BYTES));
+    const offered = { ...hello, mailboxToken: '0123456789abcdef' };
+    encodeHello(view, 0, offered);
+    const r = decodeHello(view, 0);
+    expect(r.ok && r.value).toEqual(offered);
+    view.setUint32(Offset.helloFlags, 0, true); // token bytes without the flag
+    expect(decodeHello(view, 0).ok).toBe(false);
+    view.setUint32(Offset.helloFlags, HelloFlag.MailboxOffered | 4, true);
+    const unknown = decodeHello(view, 0);
+    expect(unknown.ok ? '' : unknown.error.detail).toMatch(/flags/);
+    encodeHello(view, 0, { ...hello, mailboxToken: '0000000000000000' });
+    const zero = decodeHello(view, 0);
+    expect(zero.ok ? '' : zero.error.detail).toMatch(/mailbox token/);
+  });
+});
+
+describe('attach frame', () => {
+  it('round-trips both choices and rejects unknown flags or reserved bytes', () => {
+    const view = new DataView(new ArrayBuffer(FRAME_BYTES));
+    encodeAttach(view, 0, 9, true);
+    expect(readFrameHeader(view, 0, 9)).toBe(FrameType.Attach);
+    expect(attachUsesMailbox(view, 0)).toBe(true);
+    encodeAttach(view, 0, 9, false);
+    expect(attachUsesMailbox(view, 0)).toBe(false);
+    view.setUint32(Offset.attachFlags, 2, true);
+    expect(typeof attachUsesMailbox(view, 0)).not.toBe('boolean');
+    encodeAttach(view, 0, 9, true);
+    view.setUint8(200, 1);
+    expect(typeof attachUsesMailbox(view, 0)).not.toBe('boolean');
   });
 });

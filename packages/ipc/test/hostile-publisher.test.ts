@@ -40,6 +40,7 @@ async function serveFrames(topic: string, frames: Uint8Array[]): Promise<{ recei
       maxRank: 2,
       producerPid: process.pid,
       segmentName: segment.name,
+      mailboxToken: null,
     });
     socket.on('error', () => undefined);
     socket.resume(); // read (and drop) RELEASE/GOODBYE so the connection can end

@@ -1,11 +1,22 @@
-import type { ExecutionPlan } from '@hs/compiler';
+import type { ExecutionPlan, TensorAllocationRecord } from '@hs/compiler';
 import { isInsideCompute, type BoundaryProvider, type BoundaryPublication, type BoundarySubscription, type PublicationRequest, type SubscriptionRequest } from '@hs/runtime';
-import { ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Event, type Result } from '@hs/streams';
+import { Device, ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Event, type Result } from '@hs/streams';
 import { DeviceGraphPublication } from '../device/device-graph-publication.js';
 import { DeviceTopicPublisher } from '../device/device-topic-publisher.js';
 import { TopicPublisher } from '../topic-publisher.js';
 import { GraphPublication } from './graph-publication.js';
 import { TopicGraphSubscription } from './topic-graph-subscription.js';
+
+/**
+ * The event device and release-stream count of a shared-memory boundary pool whose slots are also read in
+ * this process on CUDA streams (`record.releaseStreamCap.domain`, the device the compiler ordered the
+ * pool on), or nothing when only host code and other processes read it.
+ */
+function localReleaseOrdering(record: TensorAllocationRecord): { eventDevice?: Device; maxReleaseStreams?: number } {
+  const domain = record.releaseStreamCap.domain;
+  const device = domain === null ? undefined : Device.parse(domain);
+  return device === undefined || !device.isCuda ? {} : { eventDevice: device, maxReleaseStreams: record.maxReleaseStreams };
+}
 
 /** Options of `IpcBoundaries.prepare`. */
 export interface IpcBoundariesOptions {
@@ -109,6 +120,9 @@ export class IpcBoundaries implements BoundaryProvider {
         maxRank: record.maxRank,
         dtype: record.dtype,
         maxSubscribers: boundary.maxSubscribers,
+        // In-process consumers on CUDA streams (a published output also read locally) register release
+        // streams on the pool: its events live on their device, as the plan's release-stream cap says.
+        ...localReleaseOrdering(record),
         ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
         ...(options.livenessIntervalMs === undefined ? {} : { livenessIntervalMs: options.livenessIntervalMs }),
         ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),

@@ -6,10 +6,11 @@ import type { Tensor } from '@hs/tensor';
 import { CudaIpcImport } from '../device/cuda-ipc-import.js';
 import { decodeDeviceHello } from '../device/device-hello.js';
 import { FrameReader } from '../frame-reader.js';
+import { TopicMailbox } from '../mailbox/topic-mailbox.js';
 import { SharedSegment } from '../shared-segment.js';
 import { checkedSocketPeer } from '../socket-peer.js';
 import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
-import { decodeHello, encodeGoodbye, encodeRelease, goodbyeReason } from '../wire/control-frames.js';
+import { decodeHello, encodeAttach, encodeGoodbye, encodeRelease, goodbyeReason } from '../wire/control-frames.js';
 import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from '../wire/frame-layout.js';
@@ -53,6 +54,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
   #import: CudaIpcImport | null = null;
   #segment: SharedSegment | null = null;
   #memory: DeviceMemory | null = null;
+  /** A host topic's mailbox, when the publisher offered one and this addon has doorbells. */
+  #mailbox: TopicMailbox | null = null;
   #decoder: DescriptorDecoder | null = null;
   readonly #descriptor = new TensorDescriptor();
   #slots: ImportedSlot[] = [];
@@ -125,6 +128,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
       encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, topic.topicId, GoodbyeReason.Closed);
       socket.end(bye);
     } else socket?.destroy();
+    this.#mailbox?.close();
     this.#import?.close();
     if (this.#segment !== null) {
       if (this.#memory !== null) this.backend.free(this.#memory);
@@ -161,6 +165,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
       socket.on('data', (chunk: Buffer) => reader.push(chunk));
       socket.on('close', () => {
         settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic}: the publisher closed the connection before its HELLO`));
+        this.#mailbox?.drain(); // descriptors already in the ring still count
+        this.#mailbox?.close();
         if (this.#topic !== null && !this.#ended) this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher (pid ${this.#topic.producerPid}) went away`));
       });
     });
@@ -204,6 +210,19 @@ export class TopicGraphSubscription implements BoundarySubscription {
     this.#decoder = new DescriptorDecoder(topic);
     this.#queue = new Int32Array(topic.slotCount);
     this.#generations = new Float64Array(topic.slotCount);
+    if (!device) {
+      const mailbox = this.#mailbox;
+      const attach = Buffer.alloc(FRAME_BYTES);
+      encodeAttach(new DataView(attach.buffer, attach.byteOffset, FRAME_BYTES), 0, topic.topicId, mailbox !== null);
+      socket.write(attach);
+      if (mailbox !== null) {
+        const watched = mailbox.watch(
+          (frame) => this.#onRingFrame(frame),
+          (error) => this.#reject(error),
+        );
+        if (!watched.ok) return watched;
+      }
+    }
     return OK_VOID;
   }
 
@@ -245,11 +264,25 @@ export class TopicGraphSubscription implements BoundarySubscription {
     }
     this.#segment = segment.value;
     this.#memory = memory.value;
+    // The offered mailbox, when this addon has doorbells; one that fails its checks is an error.
+    if (h.mailboxToken !== null) {
+      const directory = topicDirectory(this.options.runtimeDirectory);
+      const opened = directory.ok
+        ? TopicMailbox.open({ directory: directory.value, topic: this.endpoint.topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken)
+        : directory;
+      if (opened.ok) this.#mailbox = opened.value;
+      else if (opened.error.code !== ErrorCode.NotSupported) {
+        this.#unmap();
+        return opened;
+      }
+    }
     return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: false } };
   }
 
   /** Releases a mapping made by a failed attach. */
   #unmap(): void {
+    this.#mailbox?.close();
+    this.#mailbox = null;
     this.#import?.close();
     this.#import = null;
     if (this.#segment !== null) {
@@ -265,12 +298,20 @@ export class TopicGraphSubscription implements BoundarySubscription {
     return `${this.endpoint.port.operator}.${this.endpoint.port.port}`;
   }
 
+  /** A frame from the mailbox's descriptor ring: only DESCRIPTOR travels there. */
+  #onRingFrame(view: DataView): boolean {
+    if (this.#failure !== null || this.#disposed) return false;
+    if (view.getUint16(Offset.type, true) !== FrameType.Descriptor) return this.#reject(new HsError(ErrorCode.ProtocolError, 'only Descriptor frames travel through the mailbox'));
+    return this.#onFrame(view);
+  }
+
   #onFrame(view: DataView): boolean {
     const topic = this.#topic as AttachedTopic;
     if (this.#failure !== null || this.#disposed) return false;
     const type = readFrameHeader(view, 0, topic.topicId);
     if (typeof type !== 'number') return this.#reject(type.error);
     if (type === FrameType.Goodbye) {
+      this.#mailbox?.drain(); // descriptors sent before the GOODBYE are still taken
       if (goodbyeReason(view, 0) === GoodbyeReason.Closed) this.#ended = true;
       else this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher dropped this subscriber (goodbye reason ${goodbyeReason(view, 0)})`));
       this.wake();
@@ -314,6 +355,12 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const topic = this.#topic;
     if (socket === null || topic === null || socket.destroyed || socket.writableEnded) return;
     encodeRelease(this.#releaseView, 0, topic.topicId, slot, this.#generations[slot] as number);
+    const mailbox = this.#mailbox;
+    if (mailbox !== null) {
+      // Room for every held slot exists by construction; a full ring means the publisher stopped reading.
+      if (!mailbox.send(this.#release)) this.#reject(new HsError(ErrorCode.ProtocolError, 'the release ring is full: the publisher stopped reading it'));
+      return;
+    }
     // A queued socket write keeps its buffer: the encoded frame is copied.
     socket.write(Buffer.from(this.#release));
   }
@@ -332,6 +379,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
 
   #fail(error: HsError): void {
     this.#failure ??= error;
+    this.#mailbox?.close(); // no frame is taken after a failure; the doorbell watch would keep the loop alive
     this.wake();
   }
 }

@@ -1,9 +1,12 @@
 import { ErrorCode, err, ok, type Err, type Result } from '@hs/streams';
 import { readFrameHeader, writeFrameHeader } from './frame-header.js';
 import {
+  AttachFlag,
   FRAME_BYTES,
   FrameType,
   GoodbyeReason,
+  HelloFlag,
+  MAILBOX_TOKEN_BYTES,
   MAX_DESCRIPTOR_RANK,
   MAX_SEGMENT_NAME_BYTES,
   Offset,
@@ -32,6 +35,11 @@ export interface TopicHello {
   readonly producerPid: number;
   /** POSIX shm name of the segment, `/` then up to 63 characters of `[A-Za-z0-9._-]`. */
   readonly segmentName: string;
+  /**
+   * The mailbox the publisher made for this subscriber, as 16 lowercase hex digits (8 random bytes), or
+   * null when it offers none (descriptors then come over the socket). See `TopicMailbox`.
+   */
+  readonly mailboxToken: string | null;
 }
 
 const SEGMENT_NAME = /^\/[A-Za-z0-9._-]{1,63}$/;
@@ -55,6 +63,10 @@ export function encodeHello(view: DataView, offset: number, hello: TopicHello): 
   view.setUint32(offset + Offset.maxRank, hello.maxRank, true);
   view.setUint32(offset + Offset.producerPid, hello.producerPid, true);
   for (let i = 0; i < hello.segmentName.length; i++) view.setUint8(offset + Offset.segmentName + i, hello.segmentName.charCodeAt(i));
+  if (hello.mailboxToken !== null) {
+    view.setUint32(offset + Offset.helloFlags, HelloFlag.MailboxOffered, true);
+    for (let i = 0; i < MAILBOX_TOKEN_BYTES; i++) view.setUint8(offset + Offset.mailboxToken + i, parseInt(hello.mailboxToken.slice(2 * i, 2 * i + 2), 16));
+  }
 }
 
 /**
@@ -85,7 +97,9 @@ export function decodeHello(view: DataView, offset: number): Result<TopicHello> 
   if (maxRank > MAX_DESCRIPTOR_RANK) return bad('max rank', `${maxRank} exceeds ${MAX_DESCRIPTOR_RANK}`);
   const producerPid = view.getUint32(offset + Offset.producerPid, true);
   if (producerPid === 0 || producerPid > 0x7fffffff) return bad('producer pid', `${producerPid} is not a process id`);
-  if (!allZero(view, offset + Offset.helloFlags, offset + Offset.segmentName)) return bad('flags and reserved bytes 44..55', 'are not zero');
+  const flags = view.getUint32(offset + Offset.helloFlags, true);
+  if ((flags & ~HelloFlag.MailboxOffered) !== 0) return bad('flags', `0x${flags.toString(16)} have unknown bits`);
+  if (!allZero(view, offset + Offset.helloFlags + 4, offset + Offset.segmentName)) return bad('reserved bytes 48..55', 'are not zero');
   let segmentName = '';
   let end = 0;
   for (; end < MAX_SEGMENT_NAME_BYTES; end++) {
@@ -94,8 +108,16 @@ export function decodeHello(view: DataView, offset: number): Result<TopicHello> 
     segmentName += String.fromCharCode(c);
   }
   if (!SEGMENT_NAME.test(segmentName)) return bad('segment name', `${JSON.stringify(segmentName)} is not "/" followed by 1..63 characters of [A-Za-z0-9._-]`);
-  if (!allZero(view, offset + Offset.segmentName + end, offset + FRAME_BYTES)) return bad('bytes after the segment name', 'are not zero');
-  return ok({ topicId, slotCount, slotStride, segmentBytes, memoryKind, maxRank, producerPid, segmentName });
+  let mailboxToken: string | null = null;
+  if ((flags & HelloFlag.MailboxOffered) !== 0) {
+    mailboxToken = '';
+    for (let i = 0; i < MAILBOX_TOKEN_BYTES; i++) mailboxToken += view.getUint8(offset + Offset.mailboxToken + i).toString(16).padStart(2, '0');
+    if (mailboxToken === '0000000000000000') return bad('mailbox token', 'is zero');
+  }
+  const tokenEnd = Offset.mailboxToken + (mailboxToken === null ? 0 : MAILBOX_TOKEN_BYTES);
+  if (!allZero(view, offset + Offset.segmentName + end, offset + Offset.mailboxToken)) return bad('bytes after the segment name', 'are not zero');
+  if (!allZero(view, offset + tokenEnd, offset + FRAME_BYTES)) return bad(`bytes ${tokenEnd}..${FRAME_BYTES - 1}`, 'are not zero');
+  return ok({ topicId, slotCount, slotStride, segmentBytes, memoryKind, maxRank, producerPid, segmentName, mailboxToken });
 }
 
 /** Writes a RELEASE frame: the subscriber is done with `generation` of `slot`. */
@@ -104,6 +126,24 @@ export function encodeRelease(view: DataView, offset: number, topicId: number, s
   writeFrameHeader(view, offset, FrameType.Release, topicId);
   view.setUint32(offset + Offset.slot, slot, true);
   writeSafeU64(view, offset + Offset.generation, generation);
+}
+
+/** Writes an ATTACH frame: the subscriber takes its descriptors through the mailbox (`usesMailbox`) or the socket. */
+export function encodeAttach(view: DataView, offset: number, topicId: number, usesMailbox: boolean): void {
+  clear(view, offset);
+  writeFrameHeader(view, offset, FrameType.Attach, topicId);
+  view.setUint32(offset + Offset.attachFlags, usesMailbox ? AttachFlag.UsesMailbox : 0, true);
+}
+
+/**
+ * Validates the body of an ATTACH frame whose header was checked: known flag bits, reserved bytes zero.
+ * Returns whether the subscriber uses the mailbox, or `ProtocolError`.
+ */
+export function attachUsesMailbox(view: DataView, offset: number): boolean | Err {
+  const flags = view.getUint32(offset + Offset.attachFlags, true);
+  if ((flags & ~AttachFlag.UsesMailbox) !== 0) return err(ErrorCode.ProtocolError, `attach rejected: flags 0x${flags.toString(16)} have unknown bits`);
+  if (!allZero(view, offset + Offset.attachFlags + 4, offset + FRAME_BYTES)) return err(ErrorCode.ProtocolError, 'attach rejected: reserved bytes 16..255 are not zero');
+  return flags === AttachFlag.UsesMailbox;
 }
 
 /** Writes a GOODBYE frame with its reason. */

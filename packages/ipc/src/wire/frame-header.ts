@@ -24,7 +24,7 @@ export function readFrameHeader(view: DataView, offset: number, topicId: number 
     return err(ErrorCode.ProtocolError, `wire version ${version} is not supported (this side speaks ${WIRE_VERSION}); use matching @hs/ipc versions on both sides`);
   }
   const type = view.getUint16(offset + Offset.type, true);
-  if (type < FrameType.Hello || type > FrameType.Goodbye) return err(ErrorCode.ProtocolError, `frame type ${type} is unknown`);
+  if (type < FrameType.Hello || type > FrameType.Attach) return err(ErrorCode.ProtocolError, `frame type ${type} is unknown`);
   if (topicId !== null) {
     const got = view.getUint32(offset + Offset.topicId, true);
     if (got !== topicId) return err(ErrorCode.ProtocolError, `frame names topic id ${got}, but this connection carries topic id ${topicId}`);

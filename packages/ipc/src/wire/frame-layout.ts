@@ -25,6 +25,23 @@ export enum FrameType {
   Release = 3,
   /** Either side: an orderly close, with a reason. */
   Goodbye = 4,
+  /**
+   * Subscriber -> publisher of a host topic, once, before anything else: how the subscriber takes its
+   * descriptors (flags bytes 12..15). The publisher sends a host subscriber nothing after HELLO until then.
+   */
+  Attach = 5,
+}
+
+/** HELLO flag bits of a host topic (bytes 44..47). Unknown bits are rejected. */
+export enum HelloFlag {
+  /** The publisher made a mailbox for this subscriber; bytes 120..127 carry its token. */
+  MailboxOffered = 1,
+}
+
+/** ATTACH flag bits (bytes 12..15). Unknown bits are rejected. */
+export enum AttachFlag {
+  /** The subscriber opened the offered mailbox: descriptors and releases travel through its rings. */
+  UsesMailbox = 1,
 }
 
 /** Descriptor flag bits (descriptor bytes 32..35). Unknown bits are rejected. */
@@ -88,10 +105,17 @@ export const Offset = {
   helloReserved: 52,
   segmentName: 56,
   deviceHandle: 120,
+  /** Host topics: the 8-byte mailbox token (when `HelloFlag.MailboxOffered` is set). */
+  mailboxToken: 120,
   helloTail: 184,
   // GOODBYE
   reason: 12,
+  // ATTACH
+  attachFlags: 12,
 } as const;
+
+/** Bytes of a mailbox token in a HELLO frame. */
+export const MAILBOX_TOKEN_BYTES = 8;
 
 /** Bytes reserved in a HELLO frame for a device boundary's CUDA IPC handles (bytes 120..183). */
 export const DEVICE_HANDLE_BYTES = 64;
