@@ -174,7 +174,11 @@ def main():
             stream.synchronize()
             bad += 0 if ok else 1
             received += 1
-            sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
+            try:
+                sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
+            except (BrokenPipeError, ConnectionResetError):
+                # The publisher closed the topic after its last frame; nothing is left to return.
+                break
     finally:
         stream.synchronize()
         cp.cuda.runtime.ipcCloseMemHandle(base)
