@@ -13,14 +13,15 @@ export const FLAGSHIP_SOAK_SCANS = 36;
 
 /**
  * Scans `pnpm soak` runs through the flagship by default (`HS_SOAK_FLAGSHIP_FRAMES`; rounded up to whole
- * sweeps: 100 008). Not 1e6: every scan is real work of the example (a bounded host build over up to
+ * sweeps: 200 016). Not 1e6: every scan is real work of the example (a bounded host build over up to
  * 1 839 points, a 1.2 MB grid checksummed by the builder and again by the `.nvdb` writer's validation,
  * a 1.2 MB file written and renamed, and one scan in four a 512x490 preview rendered and PNG-encoded by
- * pngjs, which alone is about 40% of the CPU time). On the 2-core CI-class machine that is about 7 ms of
- * CPU per scan, 100 to 140 scans/s, so 1e6 scans would take two to three hours; 1e5 take 12 to 20
- * minutes and keep the whole `pnpm soak` within about half an hour.
+ * pngjs, about 40% of the CPU time). On the 2-core machine that is about 7 ms of CPU per scan, 115 to
+ * 130 scans/s when nothing else runs, so 1e6 scans would take over two hours; 2e5 take about 26 to 29
+ * minutes and keep the whole `pnpm soak` near half an hour (a 1e5-scan run took 867 s of 1 023 s).
+ * Other work on the machine slows it in proportion (45 scans/s was seen under a load of 15).
  */
-export const FLAGSHIP_SOAK_DEFAULT_SCANS = 100_000;
+export const FLAGSHIP_SOAK_DEFAULT_SCANS = 200_000;
 
 /**
  * Fraction of the flagship soak's scans before its memory baseline (default for `flagshipSoak`). Heap
