@@ -7,13 +7,21 @@ import type { PoolConformanceHarness } from './pool-harness.js';
 
 const code = <T>(r: Result<T>): ErrorCode | undefined => (r.ok ? undefined : r.error.code);
 
+/** Where a harness cannot do everything the suite asks. */
+export interface PoolConformanceOptions {
+  /** Why `harness.hold` cannot be used here (the test that needs it is skipped with this reason). */
+  readonly holdUnavailable?: string;
+}
+
 /**
  * The pool's stream contract as a reusable suite. Tests use only the `Backend` interface (memset,
  * memcpy, copies, events) plus the harness's `hold`/`settle`, so the same cases run on the host
  * backend and on the CUDA backend. `makeHarness` is called once per test; the suite disposes it.
  * Spec: "Two stream roles order every device tensor", "Pool mechanics: bounded by construction".
  */
-export function describePoolConformance(name: string, makeHarness: () => PoolConformanceHarness): void {
+export function describePoolConformance(name: string, makeHarness: () => PoolConformanceHarness, options: PoolConformanceOptions = {}): void {
+  const holdUnavailable = options.holdUnavailable;
+  if (holdUnavailable !== undefined) console.log(`TensorPool conformance (${name}): the test that holds a stream back is skipped: ${holdUnavailable}`);
   describe(`TensorPool conformance: ${name}`, () => {
     let h: PoolConformanceHarness;
     let producer: Stream;
@@ -113,7 +121,7 @@ export function describePoolConformance(name: string, makeHarness: () => PoolCon
       expect(pool.stats).toMatchObject({ slotCount: 3, available: 2, loaned: 0, published: 1, highWater: 1 });
     });
 
-    it('fans out to three consumers and recycles the slot only after all three release', async () => {
+    it.skipIf(holdUnavailable !== undefined)('fans out to three consumers and recycles the slot only after all three release', async () => {
       const pool = devicePool({ slotCount: 2 });
       const consumers = [h.createStream('consumer A'), h.createStream('consumer B'), h.createStream('consumer C')];
       const tensor = produce(pool, 7);
