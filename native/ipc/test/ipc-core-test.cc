@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
+#include <fcntl.h>
+#include <poll.h>
 #include <string>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "doorbell.h"
@@ -29,6 +32,38 @@ void Check(bool condition, const char* what) {
     ++failed;
     std::fprintf(stderr, "FAILED: %s\n", what);
   }
+}
+
+// One writer thread commits `total` tails (ringing the FIFO when CommitRingTail says the reader parked);
+// this thread reads them the way a mailbox reader does: catch up, park, re-check the tail, and only then
+// sleep in poll() on the doorbell. A lost wake-up shows up as a poll() that times out with work pending.
+// Returns how many sleeps timed out (0 expected).
+int ParkCommitRace(std::uint32_t total) {
+  alignas(64) unsigned char control[hs::ipc::kRingControlBytes] = {};
+  int bell[2];
+  if (pipe2(bell, O_NONBLOCK) != 0) return -1;  // non-blocking, like a doorbell FIFO
+  std::thread writer([&] {
+    for (std::uint32_t tail = 1; tail <= total; tail++) {
+      if (hs::ipc::CommitRingTail(control, tail)) hs::ipc::RingDoorbell(bell[1]);
+    }
+  });
+  std::uint32_t head = 0;
+  int timeouts = 0;
+  while (head != total) {
+    head = __atomic_load_n(reinterpret_cast<std::uint32_t*>(control + hs::ipc::kRingTailOffset), __ATOMIC_ACQUIRE);
+    if (hs::ipc::ParkRingReader(control) != head) continue;  // more arrived while parking: drain again
+    if (head == total) break;
+    pollfd waiting{bell[0], POLLIN, 0};
+    if (poll(&waiting, 1, 2000) == 0) {
+      timeouts++;
+      break;
+    }
+    hs::ipc::DrainDoorbell(bell[0]);
+  }
+  writer.join();
+  close(bell[0]);
+  close(bell[1]);
+  return timeouts;
 }
 
 }  // namespace
@@ -116,6 +151,21 @@ int main() {
   Check(!CommitRingTail(control, 2), "a second commit before the reader parks again does not ring");
   Check(ParkRingReader(control) == 2, "parking returns the committed tail");
   Check(CommitRingTail(control, 3), "after parking again the next commit rings");
+
+  alignas(64) unsigned char busy[kRingControlBytes] = {};
+  Check(!CommitRingTail(busy, 1) && !CommitRingTail(busy, 2), "a reader that never parked is never rung");
+  Check(ParkRingReader(busy) == 2, "parking then sees every committed tail");
+  Check(CommitRingTail(busy, 0xffffffffu) && ParkRingReader(busy) == 0xffffffffu, "tails are full 32-bit counters");
+  Check(CommitRingTail(busy, 0) && ParkRingReader(busy) == 0, "and wrap around to 0");
+  Check(RingDoorbell(-1) == EBADF && DrainDoorbell(-1) == -EBADF, "a bad doorbell fd is EBADF");
+  int made = -1;
+  Check(CreateDoorbell(fifo.c_str(), &made) == 0, "create a doorbell again");
+  struct stat info;
+  Check(stat(fifo.c_str(), &info) == 0 && S_ISFIFO(info.st_mode) && (info.st_mode & 0777) == 0600, "a doorbell is a FIFO of mode 0600");
+  close(made);
+  unlink(fifo.c_str());
+  Check(CreateDoorbell((fifo + ".missing/bell").c_str(), &made) == ENOENT, "a doorbell in a missing directory is ENOENT");
+  Check(ParkCommitRace(200000) == 0, "200000 commits against a parking reader lose no wake-up");
 
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -262,7 +262,8 @@ export class ChannelRuntime {
     const mailbox = this.#mailbox;
     if (mailbox !== null) {
       // Room for every held slot exists by construction; a full ring means the publisher stopped reading.
-      if (!mailbox.send(this.#releaseFrame)) this.#reject(new HsError(ErrorCode.ProtocolError, 'the release ring is full: the publisher stopped reading it'));
+      // (After the channel closed the mailbox is closed too and the release has nowhere to go.)
+      if (!mailbox.send(this.#releaseFrame) && this.#closedError === null) this.#reject(new HsError(ErrorCode.ProtocolError, 'the release ring is full: the publisher stopped reading it'));
       return;
     }
     const frame = Buffer.from(this.#releaseFrame);

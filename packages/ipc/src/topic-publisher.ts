@@ -144,6 +144,8 @@ export class TopicPublisher extends EventEmitter {
   readonly #runtimeDirectory: string;
   /** Where each publish encodes its descriptor once (mailboxes copy it; socket writes copy it once). */
   readonly #frame = Buffer.alloc(FRAME_BYTES);
+  /** Subscribers whose descriptor ring was full during the current publish (dropped once it is done). */
+  readonly #overflowed: Subscriber[] = [];
   readonly #liveness: NodeJS.Timeout;
   readonly #onExit: () => void;
   #closed = false;
@@ -384,7 +386,6 @@ export class TopicPublisher extends EventEmitter {
     let sent = 0;
     // A queued socket write keeps its buffer, so socket subscribers share one copy per publish.
     let socketFrame: Buffer | null = null;
-    let overflowed: Subscriber | null = null;
     for (const sub of this.#subscribers) {
       if (sub.gone || !sub.attached) continue;
       const lease = backing.acquireLease();
@@ -395,7 +396,7 @@ export class TopicPublisher extends EventEmitter {
       sent++;
       if (sub.mailbox !== null) {
         // A full descriptor ring means the subscriber released slots it never read: it is dropped below.
-        if (!sub.mailbox.send(this.#frame)) overflowed = sub;
+        if (!sub.mailbox.send(this.#frame)) this.#overflowed.push(sub);
         continue;
       }
       if (!sub.corked) {
@@ -406,9 +407,10 @@ export class TopicPublisher extends EventEmitter {
       sub.socket.write(socketFrame);
     }
     backing.releaseLease(null);
-    if (overflowed !== null) {
-      sent--;
-      this.#violation(overflowed, 'its descriptor ring is full (it released slots it had not read)');
+    if (this.#overflowed.length > 0) {
+      const overflowed = this.#overflowed.splice(0);
+      sent -= overflowed.length;
+      for (const sub of overflowed) this.#violation(sub, 'its descriptor ring is full (it released slots it had not read)');
     }
     if (sent === 0) this.#pool.retire();
     else if (!this.#flushScheduled) {
@@ -517,6 +519,8 @@ export class TopicPublisher extends EventEmitter {
         (error) => this.#violation(sub, error.detail),
       );
       if (!watched.ok) return this.#violation(sub, watched.error.detail);
+      // The watch drained what the subscriber wrote before its ATTACH; a bad frame there dropped it.
+      if (sub.gone) return false;
       mailbox.unlinkNames();
     } else if (mailbox !== null) {
       mailbox.close();

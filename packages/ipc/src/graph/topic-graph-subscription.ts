@@ -358,7 +358,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const mailbox = this.#mailbox;
     if (mailbox !== null) {
       // Room for every held slot exists by construction; a full ring means the publisher stopped reading.
-      if (!mailbox.send(this.#release)) this.#reject(new HsError(ErrorCode.ProtocolError, 'the release ring is full: the publisher stopped reading it'));
+      // (After a failure the mailbox is closed and the release has nowhere to go.)
+      if (!mailbox.send(this.#release) && this.#failure === null) this.#reject(new HsError(ErrorCode.ProtocolError, 'the release ring is full: the publisher stopped reading it'));
       return;
     }
     // A queued socket write keeps its buffer: the encoded frame is copied.
