@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCode, HostBackend, MemoryKind, unwrap, type Result } from '@hs/streams';
-import { DType } from '@hs/tensor';
+import type { TopicEndpointRecord } from '@hs/compiler';
+import { Device, ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+import { DType, type Tensor } from '@hs/tensor';
 import {
   ChannelRuntime,
   DescriptorDecoder,
@@ -27,6 +28,7 @@ import {
   type TopicHello,
 } from '../src/index.js';
 import { FrameReader } from '../src/frame-reader.js';
+import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
 import { MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RingWord, mailboxByteSize, mailboxCapacity } from '../src/mailbox/mailbox-layout.js';
 import { TopicMailbox, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
 import { segmentPrefix } from '../src/topic-endpoint.js';
@@ -230,9 +232,51 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     await t.finish();
   }, 60_000);
 
-  it('a subscriber process that never calls close() still exits once the publisher closes (the doorbell watch is stopped)', async () => {
-    const t = await openTopic('mb-child');
-    const child = spawn(process.execPath, ['--import', 'tsx', consumerScript, t.dir, t.topic, '200'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  it('a graph input (TopicGraphSubscription) takes descriptors and returns slots through the mailbox', async () => {
+    const t = await openTopic('mb-graph');
+    const endpoint: TopicEndpointRecord = {
+      topic: t.topic,
+      direction: 'subscribe',
+      port: { operator: 'sink', port: 'frames' },
+      memoryKind: MemoryKind.Host,
+      device: Device.cpu(),
+      transport: 'posixShm',
+      stream: null,
+      queueDepth: 4,
+      queueDepthSource: 'default',
+      maxSubscribers: null,
+      pool: null,
+      dtype: DType.uint8,
+      rank: 1,
+    };
+    let wakes = 0;
+    const subscription = new TopicGraphSubscription(t.backend, endpoint, null, { runtimeDirectory: t.dir, connectTimeoutMs: 2000 }, () => wakes++);
+    unwrap(await subscription.start());
+    await until(() => t.pub.subscriberCount === 1, 'attach');
+    expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
+    expect(mappings(process.pid)).toHaveLength(2);
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 4; i++) expect(publishOne(t.pub, round * 4 + i, 200)).toBe(true);
+      for (let i = 0; i < 4; i++) {
+        let tensor: Tensor | undefined;
+        await until(() => (tensor = subscription.next()) !== undefined, 'a descriptor arrived');
+        const bytes = unwrap(tensor!.hostView());
+        expect(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)).toBe(round * 4 + i);
+        tensor!.backing!.releaseLease(null);
+      }
+      await until(() => t.pub.occupancy === 0, 'the input returned its slots');
+    }
+    expect(subscription.failure).toBeNull();
+    expect(wakes).toBeGreaterThanOrEqual(20);
+    subscription.dispose();
+    await until(() => t.lost.length === 1, 'the goodbye arrived');
+    expect(t.lost[0]).toMatchObject({ reason: 'closed', reclaimedLeases: 0 });
+    await t.finish();
+  });
+
+  /** Runs the no-close consumer fixture against `t` for `frames` tensors; resolves with its exit code (or 'hung') and its lines. */
+  async function childRun(t: Topic, frames: number, mode: 'mailbox' | 'no-doorbells') {
+    const child = spawn(process.execPath, ['--import', 'tsx', consumerScript, t.dir, t.topic, String(frames), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines: Record<string, unknown>[] = [];
     let buffered = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -245,21 +289,39 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     await until(() => t.pub.subscriberCount === 1, 'the child attached', 30_000);
-    // The child maps the mailbox (its name is already gone, so the mapping reads as deleted).
-    expect(mappings(child.pid!)).toHaveLength(1);
-    for (let i = 0; i < 200; ) {
+    // Through the mailbox the child maps it (its name already gone); on the socket path it maps none.
+    const mapped = mappings(child.pid!).length;
+    for (let i = 0; i < frames; ) {
       if (publishOne(t.pub, i, 1024)) i++;
       else await tick();
     }
-    await until(() => lines.some((l) => 'received' in l), 'the child received everything', 30_000);
-    expect(lines.find((l) => 'received' in l)).toEqual({ received: 200, mismatches: 0 });
+    await until(() => lines.some((l) => 'received' in l || 'error' in l), 'the child received everything', 30_000);
+    const summary = lines.find((l) => 'received' in l || 'error' in l);
     await until(() => t.pub.occupancy === 0, 'every slot back');
     await t.pub.close();
     const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 20_000))]);
     if (code === 'hung') child.kill('SIGKILL');
-    expect(code).toBe(0);
-    expect(lines.at(-1)).toEqual({ ended: ErrorCode.InvalidState });
     t.backend.dispose();
+    return { code, mapped, summary, last: lines.at(-1) };
+  }
+
+  it('a subscriber process that never calls close() still exits once the publisher closes (the doorbell watch is stopped)', async () => {
+    const t = await openTopic('mb-child');
+    const run = await childRun(t, 200, 'mailbox');
+    expect(run.mapped).toBe(1);
+    expect(run.summary).toEqual({ received: 200, mismatches: 0 });
+    expect(run.code).toBe(0);
+    expect(run.last).toEqual({ ended: ErrorCode.InvalidState });
+    expect(readdirSync(t.dir)).toEqual([]);
+    expect(shmMailboxNames()).toEqual([]);
+  }, 60_000);
+
+  it('a subscriber whose addon has no doorbells declines the offered mailbox and gets every tensor over the socket', async () => {
+    const t = await openTopic('mb-child-socket');
+    const run = await childRun(t, 200, 'no-doorbells');
+    expect(run.mapped).toBe(0);
+    expect(run.summary).toEqual({ received: 200, mismatches: 0 });
+    expect(run.code).toBe(0);
     expect(readdirSync(t.dir)).toEqual([]);
     expect(shmMailboxNames()).toEqual([]);
   }, 60_000);
