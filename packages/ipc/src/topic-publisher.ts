@@ -71,8 +71,14 @@ export interface SubscriberLost {
 interface Subscriber {
   readonly socket: Socket;
   readonly pid: number;
-  /** False until its ATTACH arrived: it gets no descriptors and does not count as a subscriber. */
+  /** False until its ATTACH arrived: nothing is sent to it and it does not count in `subscriberCount`. */
   attached: boolean;
+  /**
+   * Descriptors published between its HELLO and its ATTACH (at most one per slot, each holding its lease),
+   * sent through the path the ATTACH picks: a subscriber that published-to right after `connect()` returned
+   * gets them although the publisher had not read its ATTACH yet.
+   */
+  readonly early: Buffer[];
   /** The mailbox offered to it (kept when it attached through it), or null: descriptors go over the socket. */
   mailbox: TopicMailbox | null;
   /** Generation this subscriber holds per slot; 0 when it holds none. */
@@ -329,7 +335,10 @@ export class TopicPublisher extends EventEmitter {
     return this.#pool;
   }
 
-  /** Subscribers that attached (connected, checked and sent ATTACH); only they receive descriptors. */
+  /**
+   * Subscribers that attached (connected, checked and sent ATTACH). One still on its way (its ATTACH not
+   * read yet) is not counted, but what is published meanwhile is held for it and sent once it attached.
+   */
   get subscriberCount(): number {
     return this.#attachedCount;
   }
@@ -351,8 +360,8 @@ export class TopicPublisher extends EventEmitter {
 
   /**
    * Publishes a tensor just emitted from `pool`: sends its descriptor (slot, generation, layout, host-writer
-   * flag) to every subscriber and takes one read lease for each. Returns the number of subscribers it went
-   * to; with none, the slot recycles at the next `retire()`. `InvalidArgument` for a tensor of another pool
+   * flag) to every subscriber and takes one read lease for each (a subscriber whose ATTACH was not read yet
+   * gets it right after). Returns the number of subscribers it went to; with none, the slot recycles at the next `retire()`. `InvalidArgument` for a tensor of another pool
    * or layout the wire cannot carry, `InvalidState` after `close()` or for a tensor not in its published
    * state. Never waits and never copies tensor bytes.
    */
@@ -387,13 +396,17 @@ export class TopicPublisher extends EventEmitter {
     // A queued socket write keeps its buffer, so socket subscribers share one copy per publish.
     let socketFrame: Buffer | null = null;
     for (const sub of this.#subscribers) {
-      if (sub.gone || !sub.attached) continue;
+      if (sub.gone) continue;
       const lease = backing.acquireLease();
       if (!lease.ok) continue;
       sub.held[slot] = generation;
       sub.since[slot] = now;
       sub.heldCount++;
       sent++;
+      if (!sub.attached) {
+        sub.early.push(Buffer.from(this.#frame));
+        continue;
+      }
       if (sub.mailbox !== null) {
         // A full descriptor ring means the subscriber released slots it never read: it is dropped below.
         if (!sub.mailbox.send(this.#frame)) this.#overflowed.push(sub);
@@ -467,6 +480,7 @@ export class TopicPublisher extends EventEmitter {
       socket,
       pid: peer.value.pid,
       attached: false,
+      early: [],
       mailbox: mailbox.ok ? mailbox.value : null,
       held: new Float64Array(slotCount),
       since: new Float64Array(slotCount),
@@ -528,6 +542,10 @@ export class TopicPublisher extends EventEmitter {
     }
     sub.attached = true;
     this.#attachedCount++;
+    for (const frame of sub.early.splice(0)) {
+      if (sub.mailbox === null) sub.socket.write(frame);
+      else if (!sub.mailbox.send(frame)) return this.#violation(sub, 'its descriptor ring is full (it released slots it had not read)');
+    }
     return true;
   }
 

@@ -326,6 +326,24 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(shmMailboxNames()).toEqual([]);
   }, 60_000);
 
+  it('a tensor published as soon as connect() returned (before the publisher read the ATTACH) is received', async () => {
+    const t = await openTopic('mb-early-publish');
+    const channel = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+    expect(t.pub.subscriberCount).toBe(0); // its ATTACH is still in the socket
+    expect(publishOne(t.pub, 7, 64)).toBe(true);
+    expect(t.pub.occupancy).toBe(1);
+    const lease = unwrap(await channel.receive());
+    const bytes = unwrap(lease.tensor.hostView());
+    expect(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)).toBe(7);
+    expect(t.pub.subscriberCount).toBe(1);
+    expect(mappings(process.pid)).toHaveLength(2); // it went through the mailbox
+    unwrap(lease.release());
+    await until(() => t.pub.occupancy === 0, 'released');
+    channel.close();
+    await until(() => t.lost.length === 1, 'goodbye');
+    await t.finish();
+  });
+
   it('a subscriber that declines the mailbox gets descriptors over the socket, and its RELEASE frames return the slots', async () => {
     const t = await openTopic('mb-socket');
     const raw = await rawClient(t.pub.socketPath);
@@ -335,9 +353,11 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     // Offered: the segment and both doorbells exist until the subscriber attaches.
     expect(readdirSync(t.dir).sort()).toEqual([`${t.topic}.${token}.pub`, `${t.topic}.${token}.sub`, `${t.topic}.sock`]);
     expect(shmMailboxNames()).toEqual([`${segmentPrefix(process.pid).slice(1)}${hello.topicId.toString(16)}.m${token}`]);
-    // Unattached: it counts for nothing and is sent nothing.
-    expect(publishOne(t.pub, 0, 100)).toBe(true);
+    // Not attached yet: it is not counted and sent nothing, but a tensor published now waits for it.
+    expect(publishOne(t.pub, 1, 100)).toBe(true);
     expect(t.pub.subscriberCount).toBe(0);
+    expect(t.pub.occupancy).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
     raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, false)));
     await until(() => t.pub.subscriberCount === 1, 'attach');
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
@@ -346,9 +366,10 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
 
     const decoder = new DescriptorDecoder(hello);
     const d = new TensorDescriptor();
-    for (let i = 1; i <= 3; i++) expect(publishOne(t.pub, i, 100 * i)).toBe(true);
+    for (let i = 2; i <= 3; i++) expect(publishOne(t.pub, i, 100 * i)).toBe(true);
     expect(t.pub.occupancy).toBe(3);
     const held: [number, number][] = [];
+    // The one published before the ATTACH comes first, over the socket the ATTACH chose.
     for (let i = 1; i <= 3; i++) {
       const view = (await raw.next())!;
       unwrap(decoder.decode(view, 0, d));
