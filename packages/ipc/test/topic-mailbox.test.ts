@@ -29,7 +29,7 @@ import {
 } from '../src/index.js';
 import { FrameReader } from '../src/frame-reader.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
-import { MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RingWord, mailboxByteSize, mailboxCapacity } from '../src/mailbox/mailbox-layout.js';
+import { DESCRIPTOR_RING_CONTROL, MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RING_ENTRIES, RingWord, mailboxByteSize, mailboxCapacity } from '../src/mailbox/mailbox-layout.js';
 import { TopicMailbox, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
 import { segmentPrefix } from '../src/topic-endpoint.js';
 import { encodeGoodbye, encodeRelease } from '../src/wire/control-frames.js';
@@ -357,7 +357,6 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(publishOne(t.pub, 1, 100)).toBe(true);
     expect(t.pub.subscriberCount).toBe(0);
     expect(t.pub.occupancy).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 20));
     raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, false)));
     await until(() => t.pub.subscriberCount === 1, 'attach');
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
@@ -637,7 +636,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     for (let i = 0; i < 2; i++) expect(publishOne(t.pub, i, 64)).toBe(true);
     for (const p of peers) {
       for (let entry = 0; entry < 2; entry++) {
-        const at = new DataView(p.alias.bytes.buffer, p.alias.bytes.byteOffset + 512 + entry * FRAME_BYTES, FRAME_BYTES);
+        const at = new DataView(p.alias.bytes.buffer, p.alias.bytes.byteOffset + RING_ENTRIES + entry * FRAME_BYTES, FRAME_BYTES);
         const slot = at.getUint32(Offset.slot, true);
         const generation = Number(at.getBigUint64(Offset.generation, true));
         expect(p.mailbox.send(frame((v) => encodeRelease(v, 0, p.hello.topicId, slot, generation)))).toBe(true);
@@ -770,7 +769,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const native = unwrap(support);
       const alias = unwrap(SharedSegment.open({ name: f.segmentName, minByteSize: 64 }));
       const bell = native.openDoorbell(f.subBell);
-      Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + 64 + RingWord.tail, 1), 0, 1000);
+      Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 1000);
       native.ringDoorbell(bell);
       const r = await channel.receive();
       expect(r.ok ? null : r.error.code).toBe(ErrorCode.ProtocolError);
