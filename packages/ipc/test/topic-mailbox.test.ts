@@ -4,9 +4,9 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { TopicEndpointRecord } from '@hs/compiler';
-import { Device, ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, MemoryKind, err, unwrap } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
 import {
   ChannelRuntime,
@@ -381,6 +381,43 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     raw.socket.end();
     await raw.closed;
     await t.finish();
+  });
+
+  it('a publisher that cannot make a mailbox offers none: ChannelRuntime attaches over the socket, a claim to a mailbox is dropped', async () => {
+    const create = vi.spyOn(TopicMailbox, 'create').mockReturnValue(err(ErrorCode.NotSupported, 'no doorbells in this test'));
+    try {
+      const t = await openTopic('mb-none-offered');
+      const channel = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+      await until(() => t.pub.subscriberCount === 1, 'attach');
+      expect(mappings(process.pid)).toEqual([]);
+      for (let i = 0; i < 20; i++) {
+        while (!publishOne(t.pub, i, 512)) await tick();
+        const lease = unwrap(await channel.receive());
+        const bytes = unwrap(lease.tensor.hostView());
+        expect(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)).toBe(i);
+        unwrap(lease.release());
+      }
+      const raw = await rawClient(t.pub.socketPath);
+      const hello = await helloOf(raw);
+      expect(hello.mailboxToken).toBeNull();
+      raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
+      await until(() => t.lost.length === 1, 'dropped');
+      expect(t.lost[0]!.error.detail).toMatch(/attached through a mailbox it was not offered/);
+      await raw.closed;
+      await until(() => t.pub.occupancy === 0, 'every slot back');
+      channel.close();
+      await until(() => t.pub.subscriberCount === 0, 'goodbye');
+      await t.finish();
+    } finally {
+      create.mockRestore();
+    }
+  });
+
+  it('TopicMailbox.create leaves nothing behind when a doorbell cannot be made', () => {
+    const made = TopicMailbox.create({ directory: join(base, 'missing-directory'), topic: 'mb-create', topicId: 9, publisherPid: process.pid, slotCount: 4 });
+    expect(made.ok ? null : made.error.code).toBe(ErrorCode.NotFound);
+    expect(shmMailboxNames()).toEqual([]);
+    expect(mappings(process.pid)).toEqual([]);
   });
 
   describe('protocol violations before and around ATTACH drop the subscriber and remove its mailbox', () => {
