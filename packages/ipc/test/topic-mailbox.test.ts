@@ -192,6 +192,25 @@ async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096): Pro
   };
 }
 
+/** A host graph input bound to `topic` (as the compiler plans it for a host-only consumer). */
+function hostInput(topic: string): TopicEndpointRecord {
+  return {
+    topic,
+    direction: 'subscribe',
+    port: { operator: 'sink', port: 'frames' },
+    memoryKind: MemoryKind.Host,
+    device: Device.cpu(),
+    transport: 'posixShm',
+    stream: null,
+    queueDepth: 4,
+    queueDepthSource: 'default',
+    maxSubscribers: null,
+    pool: null,
+    dtype: DType.uint8,
+    rank: 1,
+  };
+}
+
 describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases through shared-memory rings', () => {
   it('ChannelRuntime receives 2000 tensors bit-exact through the mailbox; the names go at attach, everything at close', async () => {
     const t = await openTopic('mb-e2e');
@@ -234,23 +253,8 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
 
   it('a graph input (TopicGraphSubscription) takes descriptors and returns slots through the mailbox', async () => {
     const t = await openTopic('mb-graph');
-    const endpoint: TopicEndpointRecord = {
-      topic: t.topic,
-      direction: 'subscribe',
-      port: { operator: 'sink', port: 'frames' },
-      memoryKind: MemoryKind.Host,
-      device: Device.cpu(),
-      transport: 'posixShm',
-      stream: null,
-      queueDepth: 4,
-      queueDepthSource: 'default',
-      maxSubscribers: null,
-      pool: null,
-      dtype: DType.uint8,
-      rank: 1,
-    };
     let wakes = 0;
-    const subscription = new TopicGraphSubscription(t.backend, endpoint, null, { runtimeDirectory: t.dir, connectTimeoutMs: 2000 }, () => wakes++);
+    const subscription = new TopicGraphSubscription(t.backend, hostInput(t.topic), null, { runtimeDirectory: t.dir, connectTimeoutMs: 2000 }, () => wakes++);
     unwrap(await subscription.start());
     await until(() => t.pub.subscriberCount === 1, 'attach');
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
@@ -816,6 +820,32 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       native.closeDoorbell(bell);
       alias.close();
       channel.close();
+      backend.dispose();
+      await f.close();
+    });
+
+    it('a graph input fails with ProtocolError on a corrupted descriptor ring and says so on the socket', async () => {
+      const f = await fakePublisher('mb-fake-graph', () => undefined);
+      const backend = new HostBackend();
+      const subscription = new TopicGraphSubscription(backend, hostInput('mb-fake-graph'), null, { runtimeDirectory: f.dir, connectTimeoutMs: 2000 }, () => undefined);
+      unwrap(await subscription.start());
+      await until(() => f.got.length === 1, 'ATTACH');
+      expect(f.got[0]!.getUint32(Offset.attachFlags, true)).toBe(1);
+      const native = unwrap(support);
+      const alias = unwrap(SharedSegment.open({ name: f.segmentName, minByteSize: 64 }));
+      const bell = native.openDoorbell(f.subBell);
+      Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 0xfffffff0);
+      native.ringDoorbell(bell);
+      await until(() => subscription.failure !== null, 'the input failed');
+      expect(subscription.failure!.code).toBe(ErrorCode.ProtocolError);
+      expect(subscription.failure!.detail).toMatch(/corrupted control block/);
+      await until(() => f.got.length === 2, 'GOODBYE');
+      expect(f.got[1]!.getUint32(Offset.reason, true)).toBe(GoodbyeReason.ProtocolViolation);
+      expect(subscription.next()).toBeUndefined();
+      native.closeDoorbell(bell);
+      alias.close();
+      subscription.dispose();
+      expect(mappings(process.pid, new RegExp(`\\.m${f.token}`))).toHaveLength(1); // the fake's own
       backend.dispose();
       await f.close();
     });
