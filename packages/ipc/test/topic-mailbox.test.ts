@@ -737,9 +737,9 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     }
 
     /** What of the fake's names this process has mapped or open (the fake's own mapping and doorbells included). */
-    const held = (f: { token: string; dir: string; segmentName: string }) => ({
+    const held = (f: { token: string; dir: string; segment: SharedSegment }) => ({
       mailboxMaps: mappings(process.pid, new RegExp(`\\.m${f.token}`)).length,
-      poolMaps: mappings(process.pid, new RegExp(`${f.segmentName.slice(1).replace(/\./g, '\\.')}`)).length,
+      poolMaps: mappings(process.pid, new RegExp(f.segment.name.slice(1).replace(/\./g, '\\.'))).length,
       doorbells: openDescriptors(f.dir).length,
     });
 
@@ -781,6 +781,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         const topic = `mb-fake-${refusals.indexOf(r)}`;
         const f = await fakePublisher(topic, r.tamper);
         const before = held(f);
+        expect(before).toEqual({ mailboxMaps: 1, poolMaps: 1, doorbells: 2 }); // the fake's own
         const backend = new HostBackend();
         const channel = await ChannelRuntime.connect({ backend, topic, runtimeDirectory: f.dir });
         expect(channel.ok ? null : channel.error.code).toBe(r.code);
