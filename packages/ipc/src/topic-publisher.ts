@@ -75,8 +75,8 @@ interface Subscriber {
   attached: boolean;
   /**
    * Descriptors published between its HELLO and its ATTACH (at most one per slot, each holding its lease),
-   * sent through the path the ATTACH picks: a subscriber that published-to right after `connect()` returned
-   * gets them although the publisher had not read its ATTACH yet.
+   * sent through the path the ATTACH picks, so a tensor published right after the subscriber's `connect()`
+   * returned reaches it although its ATTACH was not read yet.
    */
   readonly early: Buffer[];
   /** The mailbox offered to it (kept when it attached through it), or null: descriptors go over the socket. */
@@ -361,9 +361,10 @@ export class TopicPublisher extends EventEmitter {
   /**
    * Publishes a tensor just emitted from `pool`: sends its descriptor (slot, generation, layout, host-writer
    * flag) to every subscriber and takes one read lease for each (a subscriber whose ATTACH was not read yet
-   * gets it right after). Returns the number of subscribers it went to; with none, the slot recycles at the next `retire()`. `InvalidArgument` for a tensor of another pool
-   * or layout the wire cannot carry, `InvalidState` after `close()` or for a tensor not in its published
-   * state. Never waits and never copies tensor bytes.
+   * gets it right after). Returns the number of subscribers it went to; with none, the slot recycles at the
+   * next `retire()`. `InvalidArgument` for a tensor of another pool or layout the wire cannot carry,
+   * `InvalidState` after `close()` or for a tensor not in its published state. Never waits and never copies
+   * tensor bytes.
    */
   publish(tensor: Tensor): Result<number> {
     if (this.#closed) return err(ErrorCode.InvalidState, `topic ${this.topic}: publish() after close()`);
