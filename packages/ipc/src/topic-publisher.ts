@@ -219,6 +219,8 @@ export class TopicPublisher extends EventEmitter {
     // Last-chance cleanup when the process exits without close(): names only (the OS drops mappings).
     this.#onExit = () => {
       this.#segment.unlink();
+      // Mailboxes offered to subscribers that had not attached yet still have their names.
+      for (const sub of this.#subscribers) sub.mailbox?.unlinkNames();
       if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
     };
     process.on('exit', this.#onExit);

@@ -43,6 +43,7 @@ if (skipReason !== null) console.log(`topic mailbox tests skipped: ${skipReason}
 const base = mkdtempSync(join(tmpdir(), 'hs-ipc-mailbox-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 const consumerScript = fileURLToPath(new URL('./fixtures/mailbox-consumer-no-close.ts', import.meta.url));
+const exitingPublisherScript = fileURLToPath(new URL('./fixtures/publisher-exit-without-close.ts', import.meta.url));
 const MAILBOX_NAME = /\.m[0-9a-f]{16}$/;
 
 /** A fresh 0700 runtime directory per test, so its listing is this test's alone. */
@@ -416,6 +417,24 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       create.mockRestore();
     }
   });
+
+  it('a publisher process that exits without close() removes the names of mailboxes it offered and nobody took', async () => {
+    const dir = runtimeDirectory();
+    const child = spawn(process.execPath, ['--import', 'tsx', exitingPublisherScript, dir, 'mb-exit'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    const raw = await rawClient(join(dir, 'mb-exit.sock'));
+    const hello = await helloOf(raw);
+    const token = hello.mailboxToken!;
+    const segment = `${segmentPrefix(child.pid!).slice(1)}${hello.topicId.toString(16)}.m${token}`;
+    expect(readdirSync(dir).sort()).toEqual([`mb-exit.${token}.pub`, `mb-exit.${token}.sub`, 'mb-exit.sock']);
+    expect(readdirSync('/dev/shm')).toContain(segment);
+    child.stdin!.write('exit\n');
+    expect(await exited).toBe(0);
+    await raw.closed;
+    expect(readdirSync(dir)).toEqual([]);
+    expect(readdirSync('/dev/shm')).not.toContain(segment);
+  }, 60_000);
 
   it('TopicMailbox.create leaves nothing behind when a doorbell cannot be made', () => {
     const made = TopicMailbox.create({ directory: join(base, 'missing-directory'), topic: 'mb-create', topicId: 9, publisherPid: process.pid, slotCount: 4 });
