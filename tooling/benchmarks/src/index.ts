@@ -115,7 +115,7 @@ if (SECTIONS.has('ipc')) {
   });
   const us = (ns: number): string => `${(ns / 1000).toFixed(1).padStart(8)} us`;
   console.log('\ntensors across two processes (host memory; one-way latency paced one frame at a time after a paced warm-up, then streamed rate):');
-  console.log('  hs shm = TopicPublisher -> ChannelRuntime (descriptor over a Unix socket, payload stays in the shared slot)');
+  console.log('  hs shm = TopicPublisher -> ChannelRuntime (descriptor through the topic mailbox ring and doorbell, payload stays in the shared slot)');
   console.log('  socket = the payload copied through a plain Unix socket; zmq = ZeroMQ Pair over ipc:// (baseline for ratios)');
   for (const bytes of IPC_SIZES) {
     const shm = await measureIpcTransport('shm', bytes, ipcCounts(bytes));
