@@ -8,7 +8,7 @@ import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { TopicLease } from './topic-lease.js';
-import { decodeHello, encodeAttach, encodeGoodbye, encodeRelease, goodbyeReason, type TopicHello } from './wire/control-frames.js';
+import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, type TopicHello } from './wire/control-frames.js';
 import { DescriptorDecoder } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from './wire/frame-layout.js';
@@ -178,8 +178,7 @@ export class ChannelRuntime {
       }
     }
     const channel = new ChannelRuntime(topic, backend, socket, segment.value, memory.value, h, reader, mailbox);
-    const attach = Buffer.alloc(FRAME_BYTES);
-    encodeAttach(new DataView(attach.buffer, attach.byteOffset, FRAME_BYTES), 0, h.topicId, mailbox !== null);
+    const attach = attachFrame(h.topicId, mailbox !== null);
     socket.write(attach);
     if (mailbox !== null) {
       const watched = mailbox.watch(
@@ -248,8 +247,7 @@ export class ChannelRuntime {
   /** Says goodbye, unmaps the segment; outstanding leases turn stale (their tensors report InvalidState). Idempotent. */
   close(): void {
     if (this.#segment.closed) return;
-    const bye = Buffer.alloc(FRAME_BYTES);
-    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, GoodbyeReason.Closed);
+    const bye = goodbyeFrame(this.#hello.topicId, GoodbyeReason.Closed);
     if (!this.#socket.destroyed) this.#socket.end(bye);
     this.#shutdown(new HsError(ErrorCode.InvalidState, `topic ${this.topic}: the channel was closed`), true);
   }
@@ -334,8 +332,7 @@ export class ChannelRuntime {
   }
 
   #reject(error: HsError): boolean {
-    const bye = Buffer.alloc(FRAME_BYTES);
-    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#hello.topicId, GoodbyeReason.ProtocolViolation);
+    const bye = goodbyeFrame(this.#hello.topicId, GoodbyeReason.ProtocolViolation);
     if (!this.#socket.destroyed) this.#socket.end(bye);
     this.#shutdown(new HsError(error.code, `topic ${this.topic}: ${error.detail}; the channel was closed`, { cause: error }), false);
     return false;

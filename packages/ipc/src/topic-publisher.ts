@@ -9,9 +9,10 @@ import type { SyncResource } from '@hs/nanovdb-mr';
 import { FrameReader } from './frame-reader.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment } from './shared-segment.js';
-import { checkedSocketPeer, processAlive } from './socket-peer.js';
+import { checkedSocketPeer } from './socket-peer.js';
+import { SubscriberLeases, livenessLoss } from './subscriber-leases.js';
 import { checkTopicName, reapStaleSegments, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
-import { attachUsesMailbox, encodeGoodbye, encodeHello, releaseGeneration, type TopicHello } from './wire/control-frames.js';
+import { attachUsesMailbox, encodeHello, goodbyeFrame, releaseGeneration, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, MAX_DESCRIPTOR_RANK, Offset, WireMemoryKind } from './wire/frame-layout.js';
@@ -81,11 +82,8 @@ interface Subscriber {
   readonly early: Buffer[];
   /** The mailbox offered to it (kept when it attached through it), or null: descriptors go over the socket. */
   mailbox: TopicMailbox | null;
-  /** Generation this subscriber holds per slot; 0 when it holds none. */
-  readonly held: Float64Array;
-  /** When each held lease was sent (ms, performance.now()). */
-  readonly since: Float64Array;
-  heldCount: number;
+  /** The read leases it holds, by slot. */
+  readonly leases: SubscriberLeases;
   gone: boolean;
   /** True while the socket is corked for this turn's descriptors. */
   corked: boolean;
@@ -402,9 +400,7 @@ export class TopicPublisher extends EventEmitter {
       if (sub.gone) continue;
       const lease = backing.acquireLease();
       if (!lease.ok) continue;
-      sub.held[slot] = generation;
-      sub.since[slot] = now;
-      sub.heldCount++;
+      sub.leases.hold(slot, generation, now);
       sent++;
       if (!sub.attached) {
         sub.early.push(Buffer.from(this.#frame));
@@ -456,8 +452,7 @@ export class TopicPublisher extends EventEmitter {
     this.#closed = true;
     clearInterval(this.#liveness);
     process.off('exit', this.#onExit);
-    const bye = Buffer.alloc(FRAME_BYTES);
-    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.Closed);
+    const bye = goodbyeFrame(this.#topicId, GoodbyeReason.Closed);
     for (const sub of [...this.#subscribers]) {
       sub.socket.end(bye);
       this.#drop(sub, null);
@@ -485,9 +480,7 @@ export class TopicPublisher extends EventEmitter {
       attached: false,
       early: [],
       mailbox: mailbox.ok ? mailbox.value : null,
-      held: new Float64Array(slotCount),
-      since: new Float64Array(slotCount),
-      heldCount: 0,
+      leases: new SubscriberLeases(slotCount),
       gone: false,
       corked: false,
     };
@@ -565,19 +558,15 @@ export class TopicPublisher extends EventEmitter {
     const generation = releaseGeneration(view, 0, this.#pool.slotCount);
     if (typeof generation !== 'number') return this.#violation(sub, generation.error.detail);
     const slot = view.getUint32(Offset.slot, true);
-    if (sub.held[slot] !== generation) {
-      return this.#violation(sub, `release of slot ${slot} generation ${generation}, but the subscriber holds ${sub.held[slot] === 0 ? 'no lease there' : `generation ${sub.held[slot]}`}`);
-    }
-    sub.held[slot] = 0;
-    sub.heldCount--;
+    const refused = sub.leases.release(slot, generation);
+    if (refused !== null) return this.#violation(sub, refused);
     this.#published[slot]!.backing!.releaseLease(null);
     this.#retireAndNotify();
     return true;
   }
 
   #violation(sub: Subscriber, detail: string): boolean {
-    const bye = Buffer.alloc(FRAME_BYTES);
-    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.ProtocolViolation);
+    const bye = goodbyeFrame(this.#topicId, GoodbyeReason.ProtocolViolation);
     sub.socket.end(bye);
     this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
     return false;
@@ -586,24 +575,11 @@ export class TopicPublisher extends EventEmitter {
   #checkLiveness(): void {
     const now = performance.now();
     for (const sub of this.#subscribers) {
-      if (!processAlive(sub.pid)) {
-        sub.socket.destroy();
-        this.#drop(sub, { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber process ${sub.pid} is gone`) });
-        continue;
-      }
-      if (sub.heldCount === 0 || !Number.isFinite(this.#leaseTimeoutMs)) continue;
-      for (let slot = 0; slot < sub.held.length; slot++) {
-        if (sub.held[slot] !== 0 && now - sub.since[slot]! > this.#leaseTimeoutMs) {
-          const bye = Buffer.alloc(FRAME_BYTES);
-          encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.LeaseTimeout);
-          sub.socket.end(bye);
-          this.#drop(sub, {
-            reason: 'leaseTimeout',
-            error: new HsError(ErrorCode.ResourceExhausted, `topic ${this.topic}: subscriber pid ${sub.pid} held slot ${slot} longer than ${this.#leaseTimeoutMs} ms; its slots were reclaimed`),
-          });
-          break;
-        }
-      }
+      const loss = livenessLoss(this.topic, sub.pid, sub.leases, now, this.#leaseTimeoutMs);
+      if (loss === null) continue;
+      if (loss.reason === 'leaseTimeout') sub.socket.end(goodbyeFrame(this.#topicId, GoodbyeReason.LeaseTimeout));
+      else sub.socket.destroy();
+      this.#drop(sub, loss);
     }
   }
 
@@ -614,14 +590,7 @@ export class TopicPublisher extends EventEmitter {
     this.#subscribers.delete(sub);
     if (sub.attached) this.#attachedCount--;
     sub.mailbox?.close();
-    let reclaimed = 0;
-    for (let slot = 0; slot < sub.held.length; slot++) {
-      if (sub.held[slot] === 0) continue;
-      sub.held[slot] = 0;
-      this.#published[slot]!.backing!.releaseLease(null);
-      reclaimed++;
-    }
-    sub.heldCount = 0;
+    const reclaimed = sub.leases.reclaimAll((slot) => this.#published[slot]!.backing!.releaseLease(null));
     if (!this.#closed) this.#retireAndNotify();
     if (loss !== null) {
       const event: SubscriberLost = { pid: sub.pid, reason: loss.reason, reclaimedLeases: reclaimed, error: loss.error };

@@ -5,10 +5,11 @@ import { TensorPool } from '@hs/pool';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Device, type Result, type Stream } from '@hs/streams';
 import type { DType, Tensor } from '@hs/tensor';
 import { FrameReader } from '../frame-reader.js';
-import { checkedSocketPeer, processAlive } from '../socket-peer.js';
+import { checkedSocketPeer } from '../socket-peer.js';
+import { SubscriberLeases, livenessLoss } from '../subscriber-leases.js';
 import { checkTopicName, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
 import type { SubscriberLossReason, SubscriberLost } from '../topic-publisher.js';
-import { encodeGoodbye, releaseGeneration } from '../wire/control-frames.js';
+import { goodbyeFrame, releaseGeneration } from '../wire/control-frames.js';
 import { encodeDescriptor } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset } from '../wire/frame-layout.js';
@@ -50,11 +51,8 @@ export interface DeviceTopicPoolSpec {
 interface Subscriber {
   readonly socket: Socket;
   readonly pid: number;
-  /** Generation held per slot (0: none). */
-  readonly held: Float64Array;
-  /** When each held slot was sent (performance.now ms). */
-  readonly since: Float64Array;
-  heldCount: number;
+  /** The read leases it holds, by slot. */
+  readonly leases: SubscriberLeases;
   gone: boolean;
 }
 
@@ -253,9 +251,7 @@ export class DeviceTopicPublisher {
     let sent = 0;
     for (const sub of this.#subscribers) {
       if (sub.gone || !backing.acquireLease().ok) continue;
-      sub.held[slot] = generation;
-      sub.since[slot] = now;
-      sub.heldCount++;
+      sub.leases.hold(slot, generation, now);
       frame ??= Buffer.from(this.#frame);
       sub.socket.write(frame);
       sent++;
@@ -272,8 +268,7 @@ export class DeviceTopicPublisher {
     this.#closed = true;
     clearInterval(this.#liveness);
     process.off('exit', this.#onExit);
-    const bye = Buffer.alloc(FRAME_BYTES);
-    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.Closed);
+    const bye = goodbyeFrame(this.#topicId, GoodbyeReason.Closed);
     for (const sub of [...this.#subscribers]) {
       sub.socket.end(bye);
       this.#drop(sub, null);
@@ -298,7 +293,7 @@ export class DeviceTopicPublisher {
       return;
     }
     const slotCount = this.#generations.length;
-    const sub: Subscriber = { socket, pid: peer.value.pid, held: new Float64Array(slotCount), since: new Float64Array(slotCount), heldCount: 0, gone: false };
+    const sub: Subscriber = { socket, pid: peer.value.pid, leases: new SubscriberLeases(slotCount), gone: false };
     this.#subscribers.add(sub);
     socket.setNoDelay(true);
     const reader = new FrameReader((view) => this.#onFrame(sub, view));
@@ -320,20 +315,18 @@ export class DeviceTopicPublisher {
       return false;
     }
     if (type !== FrameType.Release) return this.#violation(sub, `a subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
-    const generation = releaseGeneration(view, 0, sub.held.length);
+    const generation = releaseGeneration(view, 0, sub.leases.slotCount);
     if (typeof generation !== 'number') return this.#violation(sub, generation.error.detail);
     const slot = view.getUint32(Offset.slot, true);
-    if (sub.held[slot] !== generation) return this.#violation(sub, `release of slot ${slot} generation ${generation}, which it does not hold`);
-    sub.held[slot] = 0;
-    sub.heldCount--;
+    const refused = sub.leases.release(slot, generation);
+    if (refused !== null) return this.#violation(sub, refused);
     this.#published[slot]?.backing?.releaseLease(null);
     this.onActivity();
     return true;
   }
 
   #violation(sub: Subscriber, detail: string): boolean {
-    const bye = Buffer.alloc(FRAME_BYTES);
-    encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.ProtocolViolation);
+    const bye = goodbyeFrame(this.#topicId, GoodbyeReason.ProtocolViolation);
     sub.socket.end(bye);
     this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
     return false;
@@ -342,20 +335,11 @@ export class DeviceTopicPublisher {
   #checkLiveness(): void {
     const now = performance.now();
     for (const sub of this.#subscribers) {
-      if (!processAlive(sub.pid)) {
-        sub.socket.destroy();
-        this.#drop(sub, { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber process ${sub.pid} is gone`) });
-        continue;
-      }
-      for (let slot = 0; sub.heldCount > 0 && slot < sub.held.length; slot++) {
-        if (sub.held[slot] !== 0 && now - (sub.since[slot] as number) > this.#leaseTimeoutMs) {
-          const bye = Buffer.alloc(FRAME_BYTES);
-          encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, this.#topicId, GoodbyeReason.LeaseTimeout);
-          sub.socket.end(bye);
-          this.#drop(sub, { reason: 'leaseTimeout', error: new HsError(ErrorCode.ResourceExhausted, `topic ${this.topic}: subscriber pid ${sub.pid} held slot ${slot} longer than ${this.#leaseTimeoutMs} ms; its slots were reclaimed`) });
-          break;
-        }
-      }
+      const loss = livenessLoss(this.topic, sub.pid, sub.leases, now, this.#leaseTimeoutMs);
+      if (loss === null) continue;
+      if (loss.reason === 'leaseTimeout') sub.socket.end(goodbyeFrame(this.#topicId, GoodbyeReason.LeaseTimeout));
+      else sub.socket.destroy();
+      this.#drop(sub, loss);
     }
   }
 
@@ -364,14 +348,7 @@ export class DeviceTopicPublisher {
     if (sub.gone) return;
     sub.gone = true;
     this.#subscribers.delete(sub);
-    let reclaimed = 0;
-    for (let slot = 0; slot < sub.held.length; slot++) {
-      if (sub.held[slot] === 0) continue;
-      sub.held[slot] = 0;
-      this.#published[slot]?.backing?.releaseLease(null);
-      reclaimed++;
-    }
-    sub.heldCount = 0;
+    const reclaimed = sub.leases.reclaimAll((slot) => this.#published[slot]?.backing?.releaseLease(null));
     if (loss !== null) this.onSubscriberLost({ pid: sub.pid, reason: loss.reason, reclaimedLeases: reclaimed, error: loss.error });
     this.onActivity();
   }

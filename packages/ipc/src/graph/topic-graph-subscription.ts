@@ -10,7 +10,7 @@ import { TopicMailbox } from '../mailbox/topic-mailbox.js';
 import { SharedSegment } from '../shared-segment.js';
 import { checkedSocketPeer } from '../socket-peer.js';
 import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
-import { decodeHello, encodeAttach, encodeGoodbye, encodeRelease, goodbyeReason } from '../wire/control-frames.js';
+import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason } from '../wire/control-frames.js';
 import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from '../wire/frame-layout.js';
@@ -124,8 +124,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const socket = this.#socket;
     const topic = this.#topic;
     if (socket !== null && !socket.destroyed && topic !== null) {
-      const bye = Buffer.alloc(FRAME_BYTES);
-      encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, topic.topicId, GoodbyeReason.Closed);
+      const bye = goodbyeFrame(topic.topicId, GoodbyeReason.Closed);
       socket.end(bye);
     } else socket?.destroy();
     this.#mailbox?.close();
@@ -212,8 +211,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     this.#generations = new Float64Array(topic.slotCount);
     if (!device) {
       const mailbox = this.#mailbox;
-      const attach = Buffer.alloc(FRAME_BYTES);
-      encodeAttach(new DataView(attach.buffer, attach.byteOffset, FRAME_BYTES), 0, topic.topicId, mailbox !== null);
+      const attach = attachFrame(topic.topicId, mailbox !== null);
       socket.write(attach);
       if (mailbox !== null) {
         const watched = mailbox.watch(
@@ -370,8 +368,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const socket = this.#socket;
     const topic = this.#topic;
     if (socket !== null && topic !== null && !socket.destroyed) {
-      const bye = Buffer.alloc(FRAME_BYTES);
-      encodeGoodbye(new DataView(bye.buffer, bye.byteOffset, FRAME_BYTES), 0, topic.topicId, GoodbyeReason.ProtocolViolation);
+      const bye = goodbyeFrame(topic.topicId, GoodbyeReason.ProtocolViolation);
       socket.end(bye);
     }
     this.#fail(new HsError(error.code, `topic ${this.endpoint.topic}: ${error.detail}; the subscription was closed`, { cause: error }));

@@ -135,6 +135,13 @@ export function encodeAttach(view: DataView, offset: number, topicId: number, us
   view.setUint32(offset + Offset.attachFlags, usesMailbox ? AttachFlag.UsesMailbox : 0, true);
 }
 
+/** A new ATTACH frame (its own buffer, for a socket write that keeps it). */
+export function attachFrame(topicId: number, usesMailbox: boolean): Buffer {
+  const frame = Buffer.alloc(FRAME_BYTES);
+  encodeAttach(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, topicId, usesMailbox);
+  return frame;
+}
+
 /**
  * Validates the body of an ATTACH frame whose header was checked: known flag bits, reserved bytes zero.
  * Returns whether the subscriber uses the mailbox, or `ProtocolError`.
@@ -151,6 +158,13 @@ export function encodeGoodbye(view: DataView, offset: number, topicId: number, r
   clear(view, offset);
   writeFrameHeader(view, offset, FrameType.Goodbye, topicId);
   view.setUint32(offset + Offset.reason, reason, true);
+}
+
+/** A new GOODBYE frame (its own buffer, for a socket write that keeps it). */
+export function goodbyeFrame(topicId: number, reason: GoodbyeReason): Buffer {
+  const frame = Buffer.alloc(FRAME_BYTES);
+  encodeGoodbye(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0, topicId, reason);
+  return frame;
 }
 
 /**

@@ -1,0 +1,91 @@
+import { ErrorCode, HsError } from '@hs/streams';
+import { processAlive } from './socket-peer.js';
+
+/**
+ * The read leases one subscriber of a publisher holds: the generation it holds per slot (0: none) and when
+ * each was sent. Both publishers (the host boundary's `TopicPublisher` and the device boundary's
+ * `DeviceTopicPublisher`) keep one per subscriber: a RELEASE must name the generation held, and dropping the
+ * subscriber reclaims every lease at once. Spec: warning "Returning slots across processes can limit
+ * throughput" (a slot returns only after every importer released it; a dead or hung one is reclaimed).
+ */
+export class SubscriberLeases {
+  readonly #held: Float64Array;
+  /** When each held lease was sent (ms, `performance.now()`). */
+  readonly #since: Float64Array;
+  #count = 0;
+
+  constructor(slotCount: number) {
+    this.#held = new Float64Array(slotCount);
+    this.#since = new Float64Array(slotCount);
+  }
+
+  /** Slots of the publisher's pool. */
+  get slotCount(): number {
+    return this.#held.length;
+  }
+
+  /** Leases held now. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Records that `generation` of `slot` was sent at `nowMs`. */
+  hold(slot: number, generation: number, nowMs: number): void {
+    this.#held[slot] = generation;
+    this.#since[slot] = nowMs;
+    this.#count++;
+  }
+
+  /** Ends the lease on `generation` of `slot`: null, or why not (a protocol violation's detail). */
+  release(slot: number, generation: number): string | null {
+    const held = this.#held[slot] as number;
+    if (held !== generation) return `release of slot ${slot} generation ${generation}, but the subscriber holds ${held === 0 ? 'no lease there' : `generation ${held}`}`;
+    this.#held[slot] = 0;
+    this.#count--;
+    return null;
+  }
+
+  /** Ends every lease, calling `onSlot` for each slot that had one; returns how many there were. */
+  reclaimAll(onSlot: (slot: number) => void): number {
+    let reclaimed = 0;
+    for (let slot = 0; slot < this.#held.length; slot++) {
+      if (this.#held[slot] === 0) continue;
+      this.#held[slot] = 0;
+      onSlot(slot);
+      reclaimed++;
+    }
+    this.#count = 0;
+    return reclaimed;
+  }
+
+  /** The first slot held longer than `timeoutMs` at `nowMs`, or -1. */
+  overdueSlot(nowMs: number, timeoutMs: number): number {
+    for (let slot = 0; this.#count > 0 && slot < this.#held.length; slot++) {
+      if (this.#held[slot] !== 0 && nowMs - (this.#since[slot] as number) > timeoutMs) return slot;
+    }
+    return -1;
+  }
+}
+
+/** Why a periodic liveness check drops a subscriber. */
+export interface LivenessLoss {
+  /** Its process is gone, or it held a slot past the lease timeout. */
+  readonly reason: 'processGone' | 'leaseTimeout';
+  /** `InvalidState` (process gone) or `ResourceExhausted` (lease timeout), naming the topic, pid and slot. */
+  readonly error: HsError;
+}
+
+/**
+ * The liveness verdict on one subscriber of `topic`: null while its process `pid` exists and no lease is
+ * older than `leaseTimeoutMs` (`Infinity` disables the age limit), else why it must be dropped.
+ */
+export function livenessLoss(topic: string, pid: number, leases: SubscriberLeases, nowMs: number, leaseTimeoutMs: number): LivenessLoss | null {
+  if (!processAlive(pid)) return { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${topic}: subscriber process ${pid} is gone`) };
+  if (leases.count === 0 || !Number.isFinite(leaseTimeoutMs)) return null;
+  const slot = leases.overdueSlot(nowMs, leaseTimeoutMs);
+  if (slot < 0) return null;
+  return {
+    reason: 'leaseTimeout',
+    error: new HsError(ErrorCode.ResourceExhausted, `topic ${topic}: subscriber pid ${pid} held slot ${slot} longer than ${leaseTimeoutMs} ms; its slots were reclaimed`),
+  };
+}
