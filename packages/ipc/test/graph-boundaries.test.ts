@@ -7,40 +7,14 @@ import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwra
 import { DType, Tensor } from '@hs/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IpcBoundaries, ipcAvailability } from '../src/index.js';
+import { CountingSource, VALUES } from './fixtures/counting-source.js';
 
-const VALUES = 64;
+
 const available = ipcAvailability();
 if (!available.available) console.log(`graph boundary tests skipped: ${available.reason}`);
 const dir = mkdtempSync(join(tmpdir(), 'hs-graph-topics-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Host writer: frame i holds int32 values i * 1000 + k. */
-class CountingSource extends Operator {
-  out!: OutputPort;
-  sent = 0;
-  constructor(readonly frames: number, readonly memoryKind: MemoryKind = MemoryKind.Host) {
-    super('source');
-  }
-  setup(spec: OperatorSpec): void {
-    this.out = spec.output('values').producesTensor({
-      representation: { memoryKind: this.memoryKind, dtype: DType.int32, rank: 1 },
-      bounds: { maxByteSpan: VALUES * 4 },
-      storage: 'runtimePool',
-    });
-  }
-  compute(ctx: ExecutionContext): Result<void> {
-    const loan = ctx.allocateTensor(this.out, { shape: [VALUES], dtype: DType.int32 });
-    if (!loan.ok) return loan;
-    const guard = unwrap(loan.value.write(null));
-    const view = unwrap(guard.tensor.mutableHostView());
-    const values = new Int32Array(view.buffer, view.byteOffset, VALUES);
-    for (let k = 0; k < VALUES; k++) values[k] = this.sent * 1000 + k;
-    unwrap(guard.commit());
-    this.sent += 1;
-    if (this.sent === this.frames) ctx.finish();
-    return ctx.emit(this.out, loan.value);
-  }
-}
 
 /** Host reader: checks every value after the host-access wait (which returns at once: no fence). */
 class CheckingSink extends Operator {

@@ -1,49 +1,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
+import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, compile } from '@hs/compiler';
 import { RunSession } from '@hs/runtime';
 import { Device, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IpcBoundaries, ipcAvailability } from '../src/index.js';
+import { CountingSource, VALUES } from './fixtures/counting-source.js';
 
 // A published host output that is also read in the producing process by an operator on a CUDA stream:
 // that consumer registers its stream for release on the boundary pool like on any local pool, and the
 // slot returns to the pool only after its stream passed the release event (and every subscriber released it).
-const VALUES = 64;
+
 const available = ipcAvailability();
 if (!available.available) console.log(`local stream consumer tests skipped: ${available.reason}`);
 const dir = mkdtempSync(join(tmpdir(), 'hs-local-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Host writer: frame i holds int32 values i * 1000 + k. */
-class CountingSource extends Operator {
-  out!: OutputPort;
-  sent = 0;
-  constructor(readonly frames: number) {
-    super('source');
-  }
-  setup(spec: OperatorSpec): void {
-    this.out = spec.output('values').producesTensor({
-      representation: { memoryKind: MemoryKind.Host, dtype: DType.int32, rank: 1 },
-      bounds: { maxByteSpan: VALUES * 4 },
-      storage: 'runtimePool',
-    });
-  }
-  compute(ctx: ExecutionContext): Result<void> {
-    const loan = ctx.allocateTensor(this.out, { shape: [VALUES], dtype: DType.int32 });
-    if (!loan.ok) return loan;
-    const guard = unwrap(loan.value.write(null));
-    const view = unwrap(guard.tensor.mutableHostView());
-    const values = new Int32Array(view.buffer, view.byteOffset, VALUES);
-    for (let k = 0; k < VALUES; k++) values[k] = this.sent * 1000 + k;
-    unwrap(guard.commit());
-    this.sent += 1;
-    if (this.sent === this.frames) ctx.finish();
-    return ctx.emit(this.out, loan.value);
-  }
-}
 
 /** Reads each frame on its own CUDA stream (a device copy of the host slot), checking the values. */
 class StreamReader extends Operator {
