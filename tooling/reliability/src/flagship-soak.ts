@@ -18,7 +18,8 @@ export const FLAGSHIP_SOAK_SCANS = 36;
  * a 1.2 MB file written and renamed, and one scan in four a 512x490 preview rendered and PNG-encoded by
  * pngjs, about 40% of the CPU time). On the 2-core machine that is about 7 ms of CPU per scan, 115 to
  * 130 scans/s when nothing else runs, so 1e6 scans would take over two hours; 2e5 take about 26 to 29
- * minutes and keep the whole `pnpm soak` near half an hour (a 1e5-scan run took 867 s of 1 023 s).
+ * minutes and keep the whole `pnpm soak` near half an hour (the default run: 200 016 scans in 1 893 s,
+ * 106 scans/s with other work on the machine, of a 33.5-minute `pnpm soak`).
  * Other work on the machine slows it in proportion (45 scans/s was seen under a load of 15).
  */
 export const FLAGSHIP_SOAK_DEFAULT_SCANS = 200_000;
