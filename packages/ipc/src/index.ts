@@ -24,7 +24,7 @@ export type { TopicPublisherOptions, SubscriberLost, SubscriberLossReason } from
 export { ChannelRuntime } from './channel-runtime.js';
 export type { ChannelRuntimeOptions } from './channel-runtime.js';
 export { TopicLease } from './topic-lease.js';
-export { topicDirectory, reapStaleSegments } from './topic-endpoint.js';
+export { topicDirectory, reapStaleSegments, reapStaleDoorbells } from './topic-endpoint.js';
 // graph + device boundary (ipc-graph)
 export { IpcBoundaries } from './graph/ipc-boundaries.js';
 export type { IpcBoundariesOptions } from './graph/ipc-boundaries.js';

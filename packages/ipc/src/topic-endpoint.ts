@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
@@ -96,6 +96,43 @@ export function reapStaleSegments(): number {
     if (!Number.isSafeInteger(pid) || pid <= 0 || native.value.processAlive(pid)) continue;
     const r = SharedSegment.unlinkName(`/${name}`);
     if (r.ok && r.value) removed++;
+  }
+  return removed;
+}
+
+/** `<topic>.<publisher pid>.<16 hex token>.pub|sub`: the doorbell FIFOs of a topic mailbox. */
+const DOORBELL_NAME = /^[A-Za-z0-9._-]{1,64}\.(\d{1,10})\.[0-9a-f]{16}\.(pub|sub)$/;
+
+/**
+ * Unlinks mailbox doorbell FIFOs in the topic directory `dir` whose publisher process (the pid in the name)
+ * is gone: a publisher that crashed between offering a mailbox and the subscriber's ATTACH leaves them.
+ * Only FIFOs of this user are touched. Returns how many were removed; 0 without the addon or when `dir`
+ * cannot be listed.
+ */
+export function reapStaleDoorbells(dir: string): number {
+  const native = loadIpcNative();
+  if (!native.ok) return 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const match = DOORBELL_NAME.exec(name);
+    if (match === null) continue;
+    const pid = Number(match[1]);
+    if (pid <= 0 || native.value.processAlive(pid)) continue;
+    const path = join(dir, name);
+    try {
+      const info = lstatSync(path);
+      if (!info.isFIFO() || info.uid !== currentUid()) continue;
+      unlinkSync(path);
+      removed++;
+    } catch {
+      // Gone meanwhile (another publisher reaped it).
+    }
   }
   return removed;
 }

@@ -11,7 +11,7 @@ import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { SubscriberLeases, livenessLoss } from './subscriber-leases.js';
-import { checkTopicName, reapStaleSegments, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
+import { checkTopicName, reapStaleDoorbells, reapStaleSegments, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { attachUsesMailbox, encodeHello, goodbyeFrame, releaseGeneration, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
@@ -261,6 +261,7 @@ export class TopicPublisher extends EventEmitter {
     const free = await claimSocketPath(socketPath.value, topic);
     if (!free.ok) return free;
     reapStaleSegments();
+    reapStaleDoorbells(dir.value);
 
     const slotStride = Math.ceil(slotByteSpan / DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT;
     const totalBytes = slotStride * slotCount;

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
-import { topicDirectory } from '../src/topic-endpoint.js';
+import { ipcAvailability } from '../src/ipc-native.js';
+import { reapStaleDoorbells, topicDirectory } from '../src/topic-endpoint.js';
 
 const base = mkdtempSync(join(tmpdir(), 'hs-ipc-endpoint-'));
 const endpoint = fileURLToPath(new URL('../src/topic-endpoint.ts', import.meta.url));
@@ -55,5 +56,22 @@ describe('topicDirectory', () => {
     expect(line.code).toBe(ErrorCode.NotFound);
     expect(line.message).toContain('/proc/hs-nope/hs-ipc');
     expect(line.message).toContain('XDG_RUNTIME_DIR');
+  });
+});
+
+describe('reapStaleDoorbells', () => {
+  it.skipIf(!ipcAvailability().available)('removes the doorbell FIFOs of a publisher pid that is gone, and nothing else', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hs-reap-'));
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+    const token = '0123456789abcdef';
+    const stale = [`cam.${gone}.${token}.pub`, `cam.${gone}.${token}.sub`];
+    const live = [`cam.${process.pid}.${token}.pub`, `cam.${process.pid}.${token}.sub`];
+    const plainFile = `cam.${gone}.fedcba9876543210.pub`;
+    for (const name of [...stale, ...live]) expect(spawnSync('mkfifo', ['-m', '600', join(dir, name)]).status).toBe(0);
+    writeFileSync(join(dir, plainFile), '');
+    writeFileSync(join(dir, 'cam.sock.txt'), '');
+    expect(reapStaleDoorbells(dir)).toBe(2);
+    expect(readdirSync(dir).sort()).toEqual([plainFile, ...live, 'cam.sock.txt'].sort());
+    expect(reapStaleDoorbells(join(dir, 'missing'))).toBe(0);
   });
 });

@@ -356,7 +356,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     const token = hello.mailboxToken!;
     expect(token).toMatch(/^[0-9a-f]{16}$/);
     // Offered: the segment and both doorbells exist until the subscriber attaches.
-    expect(readdirSync(t.dir).sort()).toEqual([`${t.topic}.${token}.pub`, `${t.topic}.${token}.sub`, `${t.topic}.sock`]);
+    expect(readdirSync(t.dir).sort()).toEqual([`${t.topic}.${process.pid}.${token}.pub`, `${t.topic}.${process.pid}.${token}.sub`, `${t.topic}.sock`]);
     expect(shmMailboxNames()).toEqual([`${segmentPrefix(process.pid).slice(1)}${hello.topicId.toString(16)}.m${token}`]);
     // Not attached yet: it is not counted and sent nothing, but a tensor published now waits for it.
     expect(publishOne(t.pub, 1, 100)).toBe(true);
@@ -427,7 +427,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     const hello = await helloOf(raw);
     const token = hello.mailboxToken!;
     const segment = `${segmentPrefix(child.pid!).slice(1)}${hello.topicId.toString(16)}.m${token}`;
-    expect(readdirSync(dir).sort()).toEqual([`mb-exit.${token}.pub`, `mb-exit.${token}.sub`, 'mb-exit.sock']);
+    expect(readdirSync(dir).sort()).toEqual([`mb-exit.${child.pid}.${token}.pub`, `mb-exit.${child.pid}.${token}.sub`, 'mb-exit.sock']);
     expect(readdirSync('/dev/shm')).toContain(segment);
     child.stdin!.write('exit\n');
     expect(await exited).toBe(0);
@@ -530,7 +530,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const mailbox = unwrap(TopicMailbox.open(address, token));
       const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, minByteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)) }));
       const native = unwrap(support);
-      const bell = native.openDoorbell(join(t.dir, `${t.topic}.${token}.pub`));
+      const bell = native.openDoorbell(join(t.dir, `${t.topic}.${process.pid}.${token}.pub`));
       const descriptors: number[] = [];
       unwrap(mailbox.watch((view) => (descriptors.push(view.getUint32(Offset.slot, true)), true), () => undefined));
       raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
@@ -729,7 +729,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const segment = unwrap(SharedSegment.create({ name: `${segmentPrefix(process.pid)}5.pool-${topic}`, byteSize: 4 * 1024 }));
       const mailbox = unwrap(TopicMailbox.create({ directory: dir, topic, topicId: 5, publisherPid: process.pid, slotCount: 4 }));
       const token = mailbox.token;
-      const names = { dir, token, pubBell: join(dir, `${topic}.${token}.pub`), subBell: join(dir, `${topic}.${token}.sub`), segmentName: `${segmentPrefix(process.pid)}5.m${token}` };
+      const names = { dir, token, pubBell: join(dir, `${topic}.${process.pid}.${token}.pub`), subBell: join(dir, `${topic}.${process.pid}.${token}.sub`), segmentName: `${segmentPrefix(process.pid)}5.m${token}` };
       tamper(names);
       const got: DataView[] = [];
       const peers: Socket[] = [];

@@ -240,10 +240,14 @@ function mailboxSegmentName(address: MailboxAddress, token: string): string {
   return `${segmentPrefix(address.publisherPid)}${address.topicId.toString(16)}.m${token}`;
 }
 
-/** [this side's doorbell, the peer's]: `<topic>.<token>.pub` is the publisher's, `.sub` the subscriber's. */
+/**
+ * [this side's doorbell, the peer's]: `<topic>.<publisher pid>.<token>.pub` is the publisher's, `.sub` the
+ * subscriber's; the pid lets `reapStaleDoorbells` remove those of a crashed publisher.
+ */
 function doorbellPaths(address: MailboxAddress, token: string, publisherEnd: boolean): [string, string] {
-  const publisher = join(address.directory, `${address.topic}.${token}.pub`);
-  const subscriber = join(address.directory, `${address.topic}.${token}.sub`);
+  const stem = join(address.directory, `${address.topic}.${address.publisherPid}.${token}`);
+  const publisher = `${stem}.pub`;
+  const subscriber = `${stem}.sub`;
   return publisherEnd ? [publisher, subscriber] : [subscriber, publisher];
 }
 
