@@ -57,12 +57,14 @@ export class Scheduler {
     }
     this.stopping = true;
     for (const runner of this.runners) if (runner.isSource) runner.finished = true;
-    this.schedule(true);
+    this.wake();
   }
 
   /**
-   * Runs a turn at the next event-loop check (a boundary callback: a descriptor or a release arrived),
-   * replacing a back-off timer that would run it later. Never re-enters a turn.
+   * Runs a turn at the next event-loop check, replacing a back-off or source-pacing timer that would run
+   * it later. Every event that can make an operator ready comes through here: an asynchronous activation
+   * settled, a stop request, a boundary callback (a descriptor or a release arrived). Arms nothing when a
+   * turn is already due at the next check; never re-enters a turn.
    */
   wake(): void {
     if (this.settle === null) return;
@@ -123,7 +125,7 @@ export class Scheduler {
 
   private readonly onSettled = (settled: Result<void>): void => {
     if (!settled.ok) this.fail(settled);
-    this.schedule(true);
+    this.wake();
   };
 
   private readonly isProducerDone = (channel: Channel): boolean => {
