@@ -1,5 +1,8 @@
+import type { Socket } from 'node:net';
 import { ErrorCode, HsError } from '@hs/streams';
 import { processAlive } from './socket-peer.js';
+import { goodbyeFrame } from './wire/control-frames.js';
+import { GoodbyeReason } from './wire/frame-layout.js';
 
 /**
  * The read leases one subscriber of a publisher holds: the generation it holds per slot (0: none) and when
@@ -79,7 +82,7 @@ export interface LivenessLoss {
  * The liveness verdict on one subscriber of `topic`: null while its process `pid` exists and no lease is
  * older than `leaseTimeoutMs` (`Infinity` disables the age limit), else why it must be dropped.
  */
-export function livenessLoss(topic: string, pid: number, leases: SubscriberLeases, nowMs: number, leaseTimeoutMs: number): LivenessLoss | null {
+function livenessLoss(topic: string, pid: number, leases: SubscriberLeases, nowMs: number, leaseTimeoutMs: number): LivenessLoss | null {
   if (!processAlive(pid)) return { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${topic}: subscriber process ${pid} is gone`) };
   if (leases.count === 0 || !Number.isFinite(leaseTimeoutMs)) return null;
   const slot = leases.overdueSlot(nowMs, leaseTimeoutMs);
@@ -88,4 +91,27 @@ export function livenessLoss(topic: string, pid: number, leases: SubscriberLease
     reason: 'leaseTimeout',
     error: new HsError(ErrorCode.ResourceExhausted, `topic ${topic}: subscriber pid ${pid} held slot ${slot} longer than ${leaseTimeoutMs} ms; its slots were reclaimed`),
   };
+}
+
+/** What `dropLapsedSubscribers` needs of a publisher's subscriber record. */
+export interface LeaseHolder {
+  readonly socket: Socket;
+  readonly pid: number;
+  readonly leases: SubscriberLeases;
+}
+
+/**
+ * One liveness pass over a publisher's subscribers: a subscriber whose process is gone has its socket
+ * destroyed, one holding a slot past `leaseTimeoutMs` is sent a GOODBYE (`LeaseTimeout`); both are handed
+ * to `drop` with the loss, which reclaims their leases.
+ */
+export function dropLapsedSubscribers<S extends LeaseHolder>(subscribers: Iterable<S>, topic: string, topicId: number, leaseTimeoutMs: number, drop: (sub: S, loss: LivenessLoss) => void): void {
+  const now = performance.now();
+  for (const sub of subscribers) {
+    const loss = livenessLoss(topic, sub.pid, sub.leases, now, leaseTimeoutMs);
+    if (loss === null) continue;
+    if (loss.reason === 'leaseTimeout') sub.socket.end(goodbyeFrame(topicId, GoodbyeReason.LeaseTimeout));
+    else sub.socket.destroy();
+    drop(sub, loss);
+  }
 }

@@ -10,7 +10,7 @@ import { FrameReader } from './frame-reader.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
-import { SubscriberLeases, livenessLoss } from './subscriber-leases.js';
+import { SubscriberLeases, dropLapsedSubscribers } from './subscriber-leases.js';
 import { checkTopicName, reapStaleDoorbells, reapStaleSegments, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { attachUsesMailbox, encodeHello, goodbyeFrame, releaseGeneration, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
@@ -212,7 +212,7 @@ export class TopicPublisher extends EventEmitter {
       mailboxToken: null,
     };
     this.#server.on('connection', (socket) => this.#accept(socket));
-    this.#liveness = setInterval(() => this.#checkLiveness(), init.livenessIntervalMs);
+    this.#liveness = setInterval(() => dropLapsedSubscribers(this.#subscribers, this.topic, this.#topicId, this.#leaseTimeoutMs, (sub, loss) => this.#drop(sub, loss)), init.livenessIntervalMs);
     this.#liveness.unref();
     // Last-chance cleanup when the process exits without close(): names only (the OS drops mappings).
     this.#onExit = () => {
@@ -571,17 +571,6 @@ export class TopicPublisher extends EventEmitter {
     sub.socket.end(bye);
     this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
     return false;
-  }
-
-  #checkLiveness(): void {
-    const now = performance.now();
-    for (const sub of this.#subscribers) {
-      const loss = livenessLoss(this.topic, sub.pid, sub.leases, now, this.#leaseTimeoutMs);
-      if (loss === null) continue;
-      if (loss.reason === 'leaseTimeout') sub.socket.end(goodbyeFrame(this.#topicId, GoodbyeReason.LeaseTimeout));
-      else sub.socket.destroy();
-      this.#drop(sub, loss);
-    }
   }
 
   /** Removes a subscriber and gives back every lease it held; emits `subscriberLost` when `loss` is given. */

@@ -6,7 +6,7 @@ import { ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Device, type R
 import type { DType, Tensor } from '@hs/tensor';
 import { FrameReader } from '../frame-reader.js';
 import { checkedSocketPeer } from '../socket-peer.js';
-import { SubscriberLeases, livenessLoss } from '../subscriber-leases.js';
+import { SubscriberLeases, dropLapsedSubscribers } from '../subscriber-leases.js';
 import { checkTopicName, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
 import type { SubscriberLossReason, SubscriberLost } from '../topic-publisher.js';
 import { goodbyeFrame, releaseGeneration } from '../wire/control-frames.js';
@@ -115,7 +115,7 @@ export class DeviceTopicPublisher {
     this.#maxSubscribers = maxSubscribers;
     this.#leaseTimeoutMs = leaseTimeoutMs;
     server.on('connection', (socket) => this.#accept(socket));
-    this.#liveness = setInterval(() => this.#checkLiveness(), livenessIntervalMs);
+    this.#liveness = setInterval(() => dropLapsedSubscribers(this.#subscribers, this.topic, this.#topicId, this.#leaseTimeoutMs, (sub, loss) => this.#drop(sub, loss)), livenessIntervalMs);
     this.#liveness.unref();
     this.#onExit = () => {
       if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
@@ -330,17 +330,6 @@ export class DeviceTopicPublisher {
     sub.socket.end(bye);
     this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
     return false;
-  }
-
-  #checkLiveness(): void {
-    const now = performance.now();
-    for (const sub of this.#subscribers) {
-      const loss = livenessLoss(this.topic, sub.pid, sub.leases, now, this.#leaseTimeoutMs);
-      if (loss === null) continue;
-      if (loss.reason === 'leaseTimeout') sub.socket.end(goodbyeFrame(this.#topicId, GoodbyeReason.LeaseTimeout));
-      else sub.socket.destroy();
-      this.#drop(sub, loss);
-    }
   }
 
   /** Removes a subscriber and gives back every lease it held (reported through `onSubscriberLost` when `loss` is given). */
