@@ -206,13 +206,19 @@ async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
     return { name, status: 'missing', detail: `found at ${dir}, native addon not built (no ${join(build, '*.node')})`, todo: `install cmake and a C++ compiler, then: ${buildCommand}` };
   }
   const addon = join(build, addons[0] as string);
+  let exports: { watchDoorbell?: unknown };
   try {
-    createRequire(import.meta.url)(addon);
+    exports = createRequire(import.meta.url)(addon) as { watchDoorbell?: unknown };
   } catch (thrown) {
     const reason = thrown instanceof Error ? thrown.message.split('\n')[0] : String(thrown);
     return { name, status: 'failed', detail: `native addon ${addon} failed to load (${reason})`, todo: `rebuild it: ${buildCommand}` };
   }
-  return { name, status: 'ok', detail: `native addon loaded from ${addon}` };
+  // Without doorbells host topics still work, with descriptors over the socket instead of the mailbox rings.
+  const mailboxes =
+    typeof exports.watchDoorbell === 'function'
+      ? 'topic mailboxes available'
+      : `topic mailboxes unavailable (built without libuv's uv.h next to Node; descriptors go over the socket; rebuild with Node's headers installed: ${buildCommand})`;
+  return { name, status: 'ok', detail: `native addon loaded from ${addon}; ${mailboxes}` };
 }
 
 /** `13000` -> `13.0`, `12040` -> `12.4`. */
