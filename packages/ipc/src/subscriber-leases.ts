@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import { ErrorCode, HsError } from '@hs/streams';
 import { processAlive } from './socket-peer.js';
-import { goodbyeFrame } from './wire/control-frames.js';
-import { GoodbyeReason } from './wire/frame-layout.js';
+import { goodbyeFrame, releaseGeneration } from './wire/control-frames.js';
+import { GoodbyeReason, Offset } from './wire/frame-layout.js';
 
 /**
  * The read leases one subscriber of a publisher holds: the generation it holds per slot (0: none) and when
@@ -46,6 +46,17 @@ export class SubscriberLeases {
     this.#held[slot] = 0;
     this.#count--;
     return null;
+  }
+
+  /**
+   * Ends the lease a RELEASE frame (header already checked) names: the released slot, or why the frame is
+   * refused (a malformed body, or a generation the subscriber does not hold) for a protocol violation.
+   */
+  releaseFrame(view: DataView): number | string {
+    const generation = releaseGeneration(view, 0, this.#held.length);
+    if (typeof generation !== 'number') return generation.error.detail;
+    const slot = view.getUint32(Offset.slot, true);
+    return this.release(slot, generation) ?? slot;
   }
 
   /** Ends every lease, calling `onSlot` for each slot that had one; returns how many there were. */

@@ -12,10 +12,10 @@ import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { SubscriberLeases, dropLapsedSubscribers } from './subscriber-leases.js';
 import { checkTopicName, reapStaleDoorbells, reapStaleSegments, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
-import { attachUsesMailbox, encodeHello, goodbyeFrame, releaseGeneration, type TopicHello } from './wire/control-frames.js';
+import { attachUsesMailbox, encodeHello, goodbyeFrame, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
-import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, MAX_DESCRIPTOR_RANK, Offset, WireMemoryKind } from './wire/frame-layout.js';
+import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, MAX_DESCRIPTOR_RANK, WireMemoryKind } from './wire/frame-layout.js';
 
 /** Options of `TopicPublisher.create`. */
 export interface TopicPublisherOptions {
@@ -556,11 +556,8 @@ export class TopicPublisher extends EventEmitter {
   }
 
   #release(sub: Subscriber, view: DataView): boolean {
-    const generation = releaseGeneration(view, 0, this.#pool.slotCount);
-    if (typeof generation !== 'number') return this.#violation(sub, generation.error.detail);
-    const slot = view.getUint32(Offset.slot, true);
-    const refused = sub.leases.release(slot, generation);
-    if (refused !== null) return this.#violation(sub, refused);
+    const slot = sub.leases.releaseFrame(view);
+    if (typeof slot === 'string') return this.#violation(sub, slot);
     this.#published[slot]!.backing!.releaseLease(null);
     this.#retireAndNotify();
     return true;

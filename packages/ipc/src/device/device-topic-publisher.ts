@@ -9,10 +9,10 @@ import { checkedSocketPeer } from '../socket-peer.js';
 import { SubscriberLeases, dropLapsedSubscribers } from '../subscriber-leases.js';
 import { checkTopicName, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
 import type { SubscriberLossReason, SubscriberLost } from '../topic-publisher.js';
-import { goodbyeFrame, releaseGeneration } from '../wire/control-frames.js';
+import { goodbyeFrame } from '../wire/control-frames.js';
 import { encodeDescriptor } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
-import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset } from '../wire/frame-layout.js';
+import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason } from '../wire/frame-layout.js';
 import { CudaIpcExport } from './cuda-ipc-export.js';
 import { encodeDeviceHello } from './device-hello.js';
 
@@ -315,11 +315,8 @@ export class DeviceTopicPublisher {
       return false;
     }
     if (type !== FrameType.Release) return this.#violation(sub, `a subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
-    const generation = releaseGeneration(view, 0, sub.leases.slotCount);
-    if (typeof generation !== 'number') return this.#violation(sub, generation.error.detail);
-    const slot = view.getUint32(Offset.slot, true);
-    const refused = sub.leases.release(slot, generation);
-    if (refused !== null) return this.#violation(sub, refused);
+    const slot = sub.leases.releaseFrame(view);
+    if (typeof slot === 'string') return this.#violation(sub, slot);
     this.#published[slot]?.backing?.releaseLease(null);
     this.onActivity();
     return true;
