@@ -9,7 +9,9 @@ publisher can reuse the slot. A GOODBYE ends the run.
 
     python3 consume.py --topic camera.frames [--frames N] [--check hs-pattern] [--dir DIR]
 
-Exit status 0 when every frame passed the check, 1 otherwise, 2 for a usage or protocol error.
+Prints one JSON line: frames read, bad frames (and the first one: which bytes were found against the
+pattern), the fence mode, the device and why the run ended. Exit status 0 when every frame passed the
+check, 1 otherwise, 2 for a usage or protocol error.
 """
 import argparse
 import json
@@ -26,6 +28,7 @@ MAGIC = 0x50495348  # "HSIP" read little-endian
 VERSION = 1
 HELLO, DESCRIPTOR, RELEASE, GOODBYE = 1, 2, 3, 4
 HOST_WRITER, DEVICE_FENCE = 1, 2
+GOODBYE_REASONS = {1: "goodbye: closed", 2: "goodbye: protocol violation", 3: "goodbye: lease timeout"}
 WIRE_CUDA_DEVICE = 2
 MAX_RANK = 8
 CU_STREAM_WAIT_VALUE_GEQ = 0
@@ -93,11 +96,34 @@ def host_poll_fence(address, value):
         cp.cuda.runtime.memcpy(counter.ctypes.data, address, 8, cp.cuda.runtime.memcpyDeviceToHost)
 
 
-def hs_pattern_ok(array, frame):
-    """The pattern the hs test producer writes: two halves of (frame*7+1) and (frame*13+5), mod 256."""
+# Counts the bytes of a contiguous uint8 frame that differ from the hs pattern. One raw kernel compiled
+# once, where CuPy's own routines compile kernels specialized on each new array size and layout.
+PATTERN_MISMATCHES = cp.RawKernel(r"""
+extern "C" __global__ void pattern_mismatches(const unsigned char* data, unsigned long long n, unsigned long long half,
+                                              unsigned char low, unsigned char high, unsigned long long* wrong) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) {
+    if (data[i] != (i < half ? low : high)) atomicAdd(wrong, 1ull);
+  }
+}
+""", "pattern_mismatches")
+
+
+def hs_pattern_mismatch(array, frame):
+    """None when `array` (on the current stream) holds the pattern the hs test producer writes for `frame`:
+    a contiguous uint8 frame whose two halves hold (frame*7+1) and (frame*13+5), mod 256. Otherwise what was
+    found: the first and last byte, how many bytes differ, and the two expected values."""
+    want = [(frame * 7 + 1) & 0xFF, (frame * 13 + 5) & 0xFF]
+    if array.dtype != np.uint8 or not array.flags.c_contiguous:
+        return {"frame": frame, "wrongBytes": array.nbytes, "layout": f"{array.dtype} strides {array.strides}, not contiguous uint8", "want": want}
     flat = array.reshape(-1)
-    half = flat.size // 2
-    return bool(cp.all(flat[:half] == ((frame * 7 + 1) & 0xFF)) and cp.all(flat[half:] == ((frame * 13 + 5) & 0xFF)))
+    wrong = cp.zeros(1, dtype=cp.uint64)
+    if flat.size > 0:
+        blocks = min((flat.size + 255) // 256, 1024)
+        PATTERN_MISMATCHES((blocks,), (256,), (flat, np.uint64(flat.size), np.uint64(flat.size // 2), np.uint8(want[0]), np.uint8(want[1]), wrong))
+    count = int(wrong[0])
+    if count == 0:
+        return None
+    return {"frame": frame, "wrongBytes": count, "first": int(flat[0]), "last": int(flat[-1]), "want": want}
 
 
 def main():
@@ -107,6 +133,15 @@ def main():
     parser.add_argument("--check", choices=["none", "hs-pattern"], default="none")
     parser.add_argument("--dir", default=None, help="topic socket directory (default: the per-user one)")
     args = parser.parse_args()
+
+    # The publisher starts the lease of a frame when it sends the descriptor, and drops a subscriber that
+    # holds a slot past its lease timeout (then reuses the slot). So the slow first-time work happens
+    # before connecting: importing cuda-python, and CuPy compiling the check's kernels (seconds on a cold
+    # kernel cache).
+    wait_fence = fence_waiter()
+    if args.check == "hs-pattern":
+        hs_pattern_mismatch(cp.zeros(2, dtype=cp.uint8), 0)
+        cp.cuda.Stream.null.synchronize()
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(topic_socket(args.topic, args.dir))
@@ -132,10 +167,11 @@ def main():
     pool = cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(base, segment_bytes, owner=None), 0)
     counters = base + slot_count * slot_stride
     stream = cp.cuda.Stream(non_blocking=True)
-    wait_fence = fence_waiter()
     last_generation = [0] * slot_count
 
     received = bad = 0
+    first_bad = None
+    end = "frame count reached"
     fence_mode = "device" if wait_fence is not None else "host-poll"
     try:
         while args.frames == 0 or received < args.frames:
@@ -143,6 +179,7 @@ def main():
             if frame_topic != topic_id:
                 raise ProtocolError("frame of another topic")
             if kind == GOODBYE:
+                end = GOODBYE_REASONS.get(struct.unpack_from("<I", frame, 12)[0], "goodbye")
                 break
             if kind != DESCRIPTOR:
                 raise ProtocolError(f"unexpected frame type {kind}")
@@ -170,21 +207,24 @@ def main():
                     host_poll_fence(counters + 8 * slot, fence)
             with stream:
                 array = cp.ndarray(shape, dtype=dtype, memptr=pool + slot * slot_stride + byte_offset, strides=tuple(s * dtype.itemsize for s in strides))
-                ok = hs_pattern_ok(array, received) if args.check == "hs-pattern" else True
+                mismatch = hs_pattern_mismatch(array, received) if args.check == "hs-pattern" else None
             stream.synchronize()
-            bad += 0 if ok else 1
+            if mismatch is not None:
+                bad += 1
+                first_bad = first_bad or {**mismatch, "slot": slot, "generation": generation, "fence": fence}
             received += 1
             try:
                 sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
             except (BrokenPipeError, ConnectionResetError):
                 # The publisher closed the topic after its last frame; nothing is left to return.
+                end = "connection closed"
                 break
     finally:
         stream.synchronize()
         cp.cuda.runtime.ipcCloseMemHandle(base)
         sock.close()
 
-    print(json.dumps({"frames": received, "badFrames": bad, "fence": fence_mode, "device": ordinal}))
+    print(json.dumps({"frames": received, "badFrames": bad, "firstBad": first_bad, "fence": fence_mode, "device": ordinal, "end": end}))
     return 0 if bad == 0 and received > 0 else 1
 
 

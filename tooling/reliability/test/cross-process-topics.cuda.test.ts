@@ -231,7 +231,7 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     const produced = await runTopicProducer({ backend, topic: 'cuda-py', memory: 'cudaDevice', frames, awaitSubscribers: 1, runtimeDirectory: dir });
     const code = await exited;
     backend.dispose();
-    console.log(`python consumer: exit ${code}: ${out.trim()} ${errText.trim()}`);
+    console.log(`python consumer: exit ${code}: ${out.trim()} ${errText.trim()}; producer ${JSON.stringify(produced)}`);
     expect(produced).toMatchObject({ ok: true, frames, slotsOut: 0 });
     expect(code).toBe(0);
     expect(JSON.parse(out.trim().split('\n').pop() ?? '{}')).toMatchObject({ frames, badFrames: 0 });
