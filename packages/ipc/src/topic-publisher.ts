@@ -492,7 +492,6 @@ export class TopicPublisher extends EventEmitter {
     socket.on('error', () => undefined);
     socket.on('close', () => {
       if (sub.gone) return;
-      sub.mailbox?.drain(); // releases already in the ring count before the rest is reclaimed
       this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`) });
     });
     const hello = Buffer.alloc(FRAME_BYTES);
@@ -505,7 +504,6 @@ export class TopicPublisher extends EventEmitter {
     const type = readFrameHeader(view, 0, this.#topicId);
     if (typeof type !== 'number') return this.#violation(sub, type.error.detail);
     if (type === FrameType.Goodbye) {
-      sub.mailbox?.drain();
       sub.socket.end();
       this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} said goodbye`) });
       return false;
@@ -573,6 +571,11 @@ export class TopicPublisher extends EventEmitter {
   /** Removes a subscriber and gives back every lease it held; emits `subscriberLost` when `loss` is given. */
   #drop(sub: Subscriber, loss: { reason: SubscriberLossReason; error: HsError } | null): void {
     if (sub.gone) return;
+    // Releases the subscriber put in its ring before it went away (closed, died, timed out) count as
+    // releases, not reclaims. One dropped for a protocol violation is not read any further, and at close()
+    // (no loss) every lease is reclaimed anyway.
+    if (loss !== null && loss.reason !== 'protocolViolation') sub.mailbox?.drain();
+    if (sub.gone) return; // a bad frame in that drain dropped it already
     sub.gone = true;
     this.#subscribers.delete(sub);
     if (sub.attached) this.#attachedCount--;

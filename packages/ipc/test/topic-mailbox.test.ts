@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,8 @@ import {
 } from '../src/index.js';
 import { FrameReader } from '../src/frame-reader.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
-import { DESCRIPTOR_RING_CONTROL, MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RING_ENTRIES, RingWord, mailboxByteSize, mailboxCapacity } from '../src/mailbox/mailbox-layout.js';
+import { FrameRing } from '../src/mailbox/frame-ring.js';
+import { DESCRIPTOR_RING_CONTROL, MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RING_ENTRIES, RingWord, mailboxByteSize, mailboxCapacity, releaseEntries } from '../src/mailbox/mailbox-layout.js';
 import { TopicMailbox, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
 import { segmentPrefix } from '../src/topic-endpoint.js';
 import { encodeGoodbye, encodeRelease } from '../src/wire/control-frames.js';
@@ -170,10 +171,10 @@ interface Topic {
   finish(): Promise<void>;
 }
 
-async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096): Promise<Topic> {
+async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096, liveness: { leaseTimeoutMs?: number; livenessIntervalMs?: number } = {}): Promise<Topic> {
   const backend = new HostBackend();
   const dir = runtimeDirectory();
-  const pub = unwrap(await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount, slotByteSpan, maxRank: 1, runtimeDirectory: dir }));
+  const pub = unwrap(await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount, slotByteSpan, maxRank: 1, runtimeDirectory: dir, ...liveness }));
   const lost: SubscriberLost[] = [];
   pub.on('subscriberLost', (e: SubscriberLost) => lost.push(e));
   return {
@@ -602,6 +603,27 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         await t.finish();
       });
     }
+
+    it('a subscriber dropped for a lease timeout: releases it had put in its ring count as releases, only the held slot is reclaimed', async () => {
+      const t = await openTopic('mb-timeout-release', 4, 4096, { leaseTimeoutMs: 200, livenessIntervalMs: 20 });
+      const h = await hostileAttach(t);
+      await until(() => t.pub.subscriberCount === 1, 'attached');
+      for (let i = 0; i < 2; i++) expect(publishOne(t.pub, i, 256)).toBe(true);
+      await until(() => h.descriptors.length === 2, 'both descriptors through the ring');
+      // Release the first slot into the ring without waking the publisher (its doorbell is /dev/null here),
+      // as a subscriber that died right after writing it would leave it; hold the second past the timeout.
+      const silent = openSync('/dev/null', 'w');
+      const capacity = mailboxCapacity(h.hello.slotCount);
+      const ring = new FrameRing(h.native, h.alias.bytes, RELEASE_RING_CONTROL, releaseEntries(capacity), capacity);
+      expect(ring.push(frame((v) => encodeRelease(v, 0, h.hello.topicId, h.descriptors[0]!, 1)), silent)).toBe(true);
+      closeSync(silent);
+      await until(() => t.lost.length === 1, 'dropped for the lease timeout');
+      expect(t.lost[0]).toMatchObject({ reason: 'leaseTimeout', reclaimedLeases: 1 });
+      expect(t.lost[0]!.error.detail).toMatch(/held slot \d+ longer than 200 ms/);
+      expect(t.pub.occupancy).toBe(0);
+      h.dispose();
+      await t.finish();
+    });
   });
 
   describe('ordering: a GOODBYE on the socket comes after the ring frames sent before it', () => {
