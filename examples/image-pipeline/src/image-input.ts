@@ -1,3 +1,4 @@
+/// <reference path="./baboon-image-uri.d.ts" />
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { ErrorCode, OK_VOID, err, ok, type Result } from '@hs/streams';

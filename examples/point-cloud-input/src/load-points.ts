@@ -1,3 +1,4 @@
+/// <reference path="./bunny.d.ts" />
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
