@@ -54,18 +54,22 @@ export interface TopicPublisherOptions {
   readonly maxReleaseStreams?: number;
 }
 
-/** Why a subscriber's slots were reclaimed. */
-export type SubscriberLossReason = 'closed' | 'processGone' | 'leaseTimeout' | 'protocolViolation';
+/**
+ * Why a subscriber's slots were reclaimed. `mailboxFailed` is the publisher's own failure: the subscriber
+ * attached through its mailbox, but this process could not watch the mailbox's doorbell (for example out of
+ * file descriptors); the subscriber is told `GOODBYE` closed, not accused of a protocol violation.
+ */
+export type SubscriberLossReason = 'closed' | 'processGone' | 'leaseTimeout' | 'protocolViolation' | 'mailboxFailed';
 
 /** The `subscriberLost` event: a subscriber went away or was dropped and its slots came back. */
 export interface SubscriberLost {
   /** The subscriber's process id (from SO_PEERCRED). */
   readonly pid: number;
-  /** What ended it: the socket closed, the process vanished, a lease timed out, or a bad frame. */
+  /** What ended it: the socket closed, the process vanished, a lease timed out, a bad frame, or this publisher could not serve its mailbox. */
   readonly reason: SubscriberLossReason;
   /** Read leases that were reclaimed (slots the subscriber still held). */
   readonly reclaimedLeases: number;
-  /** `InvalidState` (closed, process gone), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
+  /** `InvalidState` (closed, process gone, mailbox failed), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
   readonly error: HsError;
 }
 
@@ -527,7 +531,7 @@ export class TopicPublisher extends EventEmitter {
         (frame) => this.#onRingFrame(sub, frame),
         (error) => this.#violation(sub, error.detail),
       );
-      if (!watched.ok) return this.#violation(sub, watched.error.detail);
+      if (!watched.ok) return this.#mailboxFailed(sub, watched.error);
       // The watch drained what the subscriber wrote before its ATTACH; a bad frame there dropped it.
       if (sub.gone) return false;
       mailbox.unlinkNames();
@@ -565,6 +569,14 @@ export class TopicPublisher extends EventEmitter {
     const bye = goodbyeFrame(this.#topicId, GoodbyeReason.ProtocolViolation);
     sub.socket.end(bye);
     this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
+    return false;
+  }
+
+  /** This publisher cannot serve the mailbox `sub` attached through: GOODBYE (closed) and drop it, naming why. */
+  #mailboxFailed(sub: Subscriber, cause: HsError): boolean {
+    sub.socket.end(goodbyeFrame(this.#topicId, GoodbyeReason.Closed));
+    const error = new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: this publisher cannot serve the mailbox it attached through (${cause.detail})`, { cause });
+    this.#drop(sub, { reason: 'mailboxFailed', error });
     return false;
   }
 

@@ -604,6 +604,26 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       });
     }
 
+    it('a publisher that cannot watch the doorbell of the mailbox a subscriber attached through: GOODBYE closed, reported as its own failure (mailboxFailed)', async () => {
+      const t = await openTopic('mb-watch-fails');
+      const h = await hostileAttach(t);
+      // The ATTACH is written but not read yet: the publisher's own watch is the next one.
+      const spy = vi.spyOn(h.native, 'watchDoorbell').mockImplementationOnce(() => {
+        throw new Error('EMFILE: too many open files');
+      });
+      await until(() => t.lost.length === 1, 'dropped');
+      spy.mockRestore();
+      expect(t.lost[0]).toMatchObject({ reason: 'mailboxFailed', reclaimedLeases: 0 });
+      expect(t.lost[0]!.error.code).toBe(ErrorCode.InvalidState);
+      expect(t.lost[0]!.error.detail).toMatch(/cannot serve the mailbox it attached through \(mailbox [0-9a-f]{16}: its doorbell cannot be watched: EMFILE/);
+      expect((await h.raw.next())?.getUint32(Offset.reason, true)).toBe(GoodbyeReason.Closed);
+      await h.raw.closed;
+      expect(t.pub.subscriberCount).toBe(0);
+      expect(publishOne(t.pub, 0, 64)).toBe(true); // publishing goes on, to nobody
+      h.dispose();
+      await t.finish();
+    });
+
     it('a subscriber dropped for a lease timeout: releases it had put in its ring count as releases, only the held slot is reclaimed', async () => {
       const t = await openTopic('mb-timeout-release', 4, 4096, { leaseTimeoutMs: 200, livenessIntervalMs: 20 });
       const h = await hostileAttach(t);
