@@ -2,7 +2,9 @@
 # Runs the packed GPU suites on a CUDA machine without Node (see src/pack.mjs). Writes logs to $OUT
 # (or ./gpu-out). Modes: tests (the suites), sanitize (the suites under compute-sanitizer memcheck,
 # racecheck, synccheck and initcheck), pipeline (the image-pipeline and scan-to-volume examples on host and cuda, outputs compared byte
-# for byte), bench (the GPU benchmark), all. Suite names after the mode limit the suites.
+# for byte), bench (the GPU benchmark), all; and soak (`pnpm soak`'s report on the CUDA backend, not part of
+# all: its counts come from the HS_SOAK_* variables, tooling/reliability/README.md). Suite names after the
+# mode limit the suites.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode="${1:-all}"
@@ -49,6 +51,11 @@ if [[ "$mode" == sanitize || "$mode" == all ]]; then
     echo "== compute-sanitizer --tool $tool ${extra[*]}"
     run_suites "$out/sanitize-$tool.log" "${SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 3 --print-limit 20
   done
+fi
+if [[ "$mode" == soak ]]; then
+  echo "== soak (cuda backend)"
+  HS_SOAK_BACKEND=cuda MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc .gpu/bundles/soak-cli.mjs >"$out/soak.log" 2>&1 || status=1
+  cat "$out/soak.log"
 fi
 if [[ "$mode" == pipeline || "$mode" == all ]]; then
   # Each example runs on host and on cuda; its output files must be byte-identical.

@@ -32,6 +32,8 @@ export const GPU_ENTRIES = [
   'tooling/reliability/test/soak.cuda.test.ts',
   // Not a suite: the child process the cross-process suite spawns (found next to the suite's bundle).
   'tooling/reliability/src/topic-process.ts',
+  // Not a suite: `pnpm soak`'s report, run on the device by `run-on-device.sh soak`.
+  'tooling/reliability/src/soak-cli.ts',
   'tooling/gpu/src/bench-gpu.ts',
   { in: 'examples/image-pipeline/src/main.ts', out: 'image-pipeline' },
   { in: 'examples/scan-to-volume/src/main.ts', out: 'scan-to-volume' },

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HostBackend } from '@hs/streams';
-import { forceGc, memoryAfterGc, soakMemory, type SoakMemory } from './soak.js';
+import { loadCudaNative } from '@hs/cuda-native';
+import { CudaBackend, HostBackend, unwrap, type Backend } from '@hs/streams';
+import { deviceSample, forceGc, memoryAfterGc, soakDeviceMemory, soakMemory, type DeviceSample, type SoakBackend, type SoakDeviceMemory, type SoakMemory } from './soak.js';
 import { spawnTopicChildFor } from './topic-child.js';
 import { runTopicProducer, type TopicRunReport } from './topic-graphs.js';
 
@@ -22,45 +23,73 @@ export interface CrossProcessSoakOutcome {
    * the run ended before a warm-up sample.
    */
   readonly producerMemory: SoakMemory | null;
+  /** `host`: a host topic over POSIX shm; `cuda`: a device topic (CUDA IPC, generation fences) on device 0. */
+  readonly backend: SoakBackend;
+  /** On `cuda`: device 0's memory at the same two points as `producerMemory`; null on `host` or without a warm-up sample. */
+  readonly deviceMemory: SoakDeviceMemory | null;
+}
+
+/** Options of `crossProcessSoak`. */
+export interface CrossProcessSoakOptions {
+  /** `host` (default): host backend, host topic; `cuda`: CUDA backend on both sides, device topic. */
+  readonly backend?: SoakBackend;
+  /** Milliseconds between the producer's metrics samples; default 250. */
+  readonly sampleEveryMs?: number;
 }
 
 /**
- * The cross-process soak: a producer graph in this process publishes `frames` 4 KiB host frames to a
- * topic a consumer graph in a child process subscribes to; every byte is checked there, and the
- * boundary pool must have every slot back at the end. With `--expose-gc` the producer's heap and RSS
- * are sampled after warm-up and at the end (metrics every `sampleEveryMs`, default 250 ms).
+ * The cross-process soak: a producer graph in this process publishes `frames` 4 KiB frames to a topic a
+ * consumer graph in a child process subscribes to; every byte is checked there, and the boundary pool
+ * must have every slot back at the end. On `cuda` the frames are device tensors behind generation fences
+ * and device 0's memory is sampled too. With `--expose-gc` the producer's heap and RSS are sampled after
+ * warm-up and at the end (from the session's metrics, every `sampleEveryMs`).
+ * @throws HsError NotSupported for `backend: 'cuda'` without a usable device.
  */
-export async function crossProcessSoak(frames: number, sampleEveryMs = 250): Promise<CrossProcessSoakOutcome> {
+export async function crossProcessSoak(frames: number, options: CrossProcessSoakOptions = {}): Promise<CrossProcessSoakOutcome> {
+  const { backend: backendName = 'host', sampleEveryMs = 250 } = options;
   const dir = mkdtempSync(join(tmpdir(), 'hs-soak-topics-'));
   try {
-    const consumer = spawnTopicChildFor('consumer', ['--topic', 'soak', '--memory', 'host', '--dir', dir]);
-    const backend = new HostBackend();
+    const memory = backendName === 'cuda' ? 'cudaDevice' : 'host';
+    const backend: Backend = backendName === 'cuda' ? unwrap(CudaBackend.create()) : new HostBackend();
+    const loaded = backendName === 'cuda' ? loadCudaNative() : null;
+    const cuda = loaded !== null && loaded.ok ? loaded.binding : null;
+    const consumer = spawnTopicChildFor('consumer', ['--topic', 'soak', '--memory', memory, '--backend', backendName, '--dir', dir]);
     const gcAvailable = forceGc();
     let warm = null as { readonly heap: number; readonly rss: number } | null;
     let end = null as { readonly heap: number; readonly rss: number } | null;
+    let warmDevice: DeviceSample | null = null;
+    let endDevice: DeviceSample | null = null;
     let samples = 0;
+    let warmedUp = false;
     const producer = await runTopicProducer({
       backend,
       topic: 'soak',
-      memory: 'host',
+      memory,
       frames,
       awaitSubscribers: 1,
       runtimeDirectory: dir,
       metricsIntervalMs: sampleEveryMs,
       onMetrics: (metrics) => {
         samples += 1;
-        if (!gcAvailable) return;
-        if (warm === null && metrics.frames >= frames * CROSS_PROCESS_WARMUP_FRACTION) warm = memoryAfterGc();
-        // The end sample: every frame sent, the session not yet disposed (its final metrics come before that).
-        else if (metrics.frames >= frames) end = memoryAfterGc();
+        // The warm-up sample is the first past the warm-up fraction; the end sample comes once every frame
+        // was sent, before the session is disposed (its final metrics come before that).
+        const atWarmup = !warmedUp && metrics.frames >= frames * CROSS_PROCESS_WARMUP_FRACTION;
+        const atEnd = warmedUp && metrics.frames >= frames;
+        if (!atWarmup && !atEnd) return;
+        warmedUp = true;
+        const device = cuda === null ? null : deviceSample(cuda);
+        const host = gcAvailable ? memoryAfterGc() : null;
+        if (atWarmup) [warm, warmDevice] = [host, device];
+        else [end, endDevice] = [host, device];
       },
     });
     const producerMemory = warm === null || end === null ? null : soakMemory(warm, end, samples);
+    const deviceMemory = warmDevice === null || endDevice === null ? null : soakDeviceMemory(warmDevice, endDevice);
     const consumed = await consumer.report;
     backend.dispose();
     const problems =
       (producer.ok ? 0 : 1) + (consumed.ok ? 0 : 1) + Math.abs(producer.slotsOut) + consumed.badBytes + Math.abs(frames - consumed.frames);
-    return { frames, producer, consumer: consumed, problems, producerMemory };
+    return { frames, producer, consumer: consumed, problems, producerMemory, backend: backendName, deviceMemory };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -127,8 +127,10 @@ const flagshipClean =
   (flagship.backend === 'host' || (flagshipDevice !== null && deviceMemoryFlat(flagshipDevice, FLATNESS)));
 
 const topicFrames = positiveInteger('HS_SOAK_TOPIC_FRAMES', 1_000_000);
-const topics = await crossProcessSoak(topicFrames);
-console.log('\ncross-process soak (producer graph here, consumer graph in a child process, host topic over POSIX shm)');
+const topics = await crossProcessSoak(topicFrames, { backend: soakBackend });
+console.log(
+  `\ncross-process soak (producer graph here, consumer graph in a child process, ${topics.backend === 'cuda' ? 'device topic over CUDA IPC with generation fences' : 'host topic over POSIX shm'})`,
+);
 console.log(
   `  ${topics.consumer.frames}/${topics.frames} frames received in ${(topics.producer.elapsedMs / 1000).toFixed(1)} s ` +
     `(${Math.round(topics.frames / Math.max(topics.producer.elapsedMs / 1000, 1e-9))} frames/s); bad bytes ${topics.consumer.badBytes}; boundary slots out at the end ${topics.producer.slotsOut}`,
@@ -140,6 +142,11 @@ else {
     `  producer process after forced GC: heap ${producerMemory.heapAfterWarmup} -> ${producerMemory.heapAtEnd} bytes (${pct(producerMemory.heapGrowth)}), RSS ${producerMemory.rssAfterWarmup} -> ${producerMemory.rssAtEnd} bytes (${pct(producerMemory.rssGrowth)}); growth limit +${FLATNESS * 100}% after warm-up (10% of frames), ${producerMemory.samples} samples`,
   );
 }
+const topicDevice = topics.deviceMemory;
+if (topics.backend === 'cuda') {
+  if (topicDevice === null) console.log('  device memory: not sampled (the run ended before its warm-up sample)');
+  else console.log(`  device 0 after warm-up -> end: pool used ${topicDevice.poolUsedAfterWarmup} -> ${topicDevice.poolUsedAtEnd} bytes, free ${topicDevice.freeAfterWarmup} -> ${topicDevice.freeAtEnd} bytes`);
+}
 for (const side of [topics.producer, topics.consumer]) if (side.error !== null) console.log(`    ! ${side.error}`);
 
 const faultsInjected = scenarios.reduce((n, s) => n + s.faultsInjected, 0);
@@ -150,8 +157,10 @@ const wrong = scenarios.reduce((n, s) => n + s.wrongOutcomes, 0);
 const fuzzFailures = fuzz.filter((f) => f.failure !== null).length;
 const memoryFlat = flat(memory) && flat(flagshipMemory) && flat(producerMemory);
 const countsConstant = run.streamCounts.length === 1 && run.eventCounts.length === 1 && flagship.streamCounts.length === 1 && flagship.eventCounts.length === 1;
-// On CUDA the device memory must be sampled and flat too.
-const deviceFlat = run.backend === 'host' || (device !== null && deviceMemoryFlat(device, FLATNESS));
+// On CUDA the device memory must be sampled and flat too (the flagship's is part of flagshipClean).
+const deviceFlat =
+  (run.backend === 'host' || (device !== null && deviceMemoryFlat(device, FLATNESS))) &&
+  (topics.backend === 'host' || (topicDevice !== null && deviceMemoryFlat(topicDevice, FLATNESS)));
 
 console.log('\nsummary');
 console.log(`  frames ${run.frames} + ${flagship.frames} flagship scans + ${topics.consumer.frames} cross-process | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);

@@ -88,11 +88,32 @@ export interface SoakOptions {
   readonly plan?: ExecutionPlan;
 }
 
-/** Pool and device memory of device 0, bytes. */
-function deviceSample(cuda: CudaNativeBinding): { used: number; reserved: number; free: number; total: number } {
+/** Device 0's default-pool bytes handed out (`used`) and held (`reserved`), and its free and total memory, bytes. */
+export interface DeviceSample {
+  readonly used: number;
+  readonly reserved: number;
+  readonly free: number;
+  readonly total: number;
+}
+
+/** Pool and device memory of device 0 now. */
+export function deviceSample(cuda: CudaNativeBinding): DeviceSample {
   const pool = cuda.memPoolUsage(0);
   const info = cuda.memGetInfo(0);
   return { used: pool.used, reserved: pool.reserved, free: info.free, total: info.total };
+}
+
+/** The `SoakDeviceMemory` of a sample after warm-up and one at the end. */
+export function soakDeviceMemory(warm: DeviceSample, end: DeviceSample): SoakDeviceMemory {
+  return {
+    poolUsedAfterWarmup: warm.used,
+    poolUsedAtEnd: end.used,
+    poolReservedAfterWarmup: warm.reserved,
+    poolReservedAtEnd: end.reserved,
+    freeAfterWarmup: warm.free,
+    freeAtEnd: end.free,
+    total: end.total,
+  };
 }
 
 /** Runs two full garbage collections; false (nothing done) when node was started without `--expose-gc`. */
@@ -146,7 +167,7 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
   const eventCounts = new Set<number>();
   const gcAvailable = forceGc();
   let warm = null as { readonly heap: number; readonly rss: number } | null;
-  let warmDevice: ReturnType<typeof deviceSample> | null = null;
+  let warmDevice: DeviceSample | null = null;
   let samples = 0;
   const sample = (): void => {
     streamCounts.add(backend.live.streams);
@@ -163,20 +184,7 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
   sample();
   const elapsedMs = performance.now() - started;
   const memory: SoakMemory | null = gcAvailable && warm !== null ? soakMemory(warm, memoryAfterGc(), samples) : null;
-  let deviceMemory: SoakDeviceMemory | null = null;
-  if (cuda !== null && warmDevice !== null) {
-    const end = deviceSample(cuda);
-    const base: ReturnType<typeof deviceSample> = warmDevice;
-    deviceMemory = {
-      poolUsedAfterWarmup: base.used,
-      poolUsedAtEnd: end.used,
-      poolReservedAfterWarmup: base.reserved,
-      poolReservedAtEnd: end.reserved,
-      freeAfterWarmup: base.free,
-      freeAtEnd: end.free,
-      total: end.total,
-    };
-  }
+  const deviceMemory = cuda !== null && warmDevice !== null ? soakDeviceMemory(warmDevice, deviceSample(cuda)) : null;
   const metrics = session.metrics();
   const leakedSlots = metrics.pools.reduce((n, p) => n + p.outstanding, 0);
   session.dispose();

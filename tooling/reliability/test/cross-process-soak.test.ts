@@ -16,7 +16,7 @@ describe.skipIf(!available.available)('cross-process soak (short)', () => {
   it('delivers every frame intact, gets every slot back and samples the producer memory after warm-up and at the end', async () => {
     // vitest runs without --expose-gc: a stand-in gc() turns the sampling on (the figures are then not after a real GC)
     withGc.gc ??= () => undefined;
-    const outcome = await crossProcessSoak(5_000, 20);
+    const outcome = await crossProcessSoak(5_000, { sampleEveryMs: 20 });
     expect(outcome.problems).toBe(0);
     expect(outcome.consumer).toMatchObject({ ok: true, frames: 5_000, badBytes: 0 });
     expect(outcome.producer).toMatchObject({ ok: true, frames: 5_000, slotsOut: 0 });
@@ -30,7 +30,7 @@ describe.skipIf(!available.available)('cross-process soak (short)', () => {
 
   it('reports no producer memory when no gc() is available', async () => {
     delete withGc.gc;
-    const outcome = await crossProcessSoak(1_000, 20);
+    const outcome = await crossProcessSoak(1_000, { sampleEveryMs: 20 });
     expect(outcome.problems).toBe(0);
     expect(outcome.producerMemory).toBeNull();
   }, 120_000);
