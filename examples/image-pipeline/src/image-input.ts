@@ -1,6 +1,7 @@
 /// <reference path="./baboon-image-uri.d.ts" />
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { fileSystemError } from '@hs/example-point-cloud-input';
 import { ErrorCode, OK_VOID, err, ok, type Result } from '@hs/streams';
 import baboonDataUri from 'baboon-image-uri';
 import { decode as decodeJpeg } from 'jpeg-js';
@@ -100,25 +101,24 @@ export function decodeImage(bytes: Uint8Array, name: string, bounds: ImageBounds
 
 /**
  * Reads and decodes one image file. The format is detected from the file's bytes.
- * @returns `ErrorCode.InvalidArgument` when the file cannot be read (missing, a directory, no
- *   permission), or for any reason `decodeImage` gives.
+ * @returns when the file cannot be read, `fileSystemError`'s typed error
+ *   `cannot read input '<path>': <OS code>: <OS message>`: `ErrorCode.NotFound` for a missing file
+ *   (ENOENT), `ErrorCode.PermissionDenied` for EACCES/EPERM, `ErrorCode.InvalidArgument` otherwise (a
+ *   directory: EISDIR); else any error `decodeImage` gives (`ErrorCode.InvalidArgument`).
  */
 export async function loadImageFile(path: string, bounds: ImageBounds): Promise<Result<RgbaImage>> {
   let bytes: Uint8Array;
   try {
     bytes = await readFile(path);
   } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : String(cause);
-    return err(ErrorCode.InvalidArgument, `cannot read input '${path}': ${why}`, cause);
+    return fileSystemError('read', `input '${path}'`, cause);
   }
   return decodeImage(bytes, basename(path), bounds);
 }
 
 /**
  * Reads and decodes several image files, in order. Stops at the first failure.
- * @returns the images, or the first file's error (`ErrorCode.InvalidArgument`, see `loadImageFile`).
+ * @returns the images, or the first file's error (see `loadImageFile`).
  */
 export async function loadImageFiles(paths: readonly string[], bounds: ImageBounds): Promise<Result<RgbaImage[]>> {
   const images: RgbaImage[] = [];

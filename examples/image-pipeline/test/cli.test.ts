@@ -119,6 +119,16 @@ describe('runs', () => {
     expect(logs.at(-1)).toBe(`wrote 3 PNG files to ${out} (${join(out, 'frame-00000.png')} ... ${join(out, 'frame-00002.png')})`);
   });
 
+  it('fails a run whose frame file cannot be written, naming the file and the OS code', async () => {
+    const out = join(dir, 'blocked-frame');
+    await mkdir(join(out, 'frame-00003.png'), { recursive: true }); // a directory where frame 3 goes
+    const { exitCode, errors } = await cli(['--frames', '5', '--rate', '1000', '--out', out]);
+    expect(exitCode).toBe(1);
+    expect(errors).toEqual([
+      `error: InvalidArgument: operator png-writer: cannot write '${join(out, 'frame-00003.png')}': EISDIR: illegal operation on a directory`,
+    ]);
+  });
+
   it('removes stale frame-NNNNN.png files from an earlier run and nothing else', async () => {
     const out = join(dir, 'stale');
     await mkdir(join(out, 'frame-00007.png'), { recursive: true }); // a directory with a frame name stays

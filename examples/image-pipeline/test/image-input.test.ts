@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode, type Result } from '@hs/streams';
@@ -15,6 +15,12 @@ function expectInvalid<T>(result: Result<T>, messagePart: RegExp): void {
   if (result.ok) return;
   expect(result.error.code).toBe(ErrorCode.InvalidArgument);
   expect(result.error.message).toMatch(messagePart);
+}
+
+function expectError<T>(result: Result<T>, code: ErrorCode, message: string): void {
+  expect(result.ok).toBe(false);
+  if (result.ok) return;
+  expect([result.error.code, result.error.message]).toEqual([code, message]);
 }
 
 let dir: string;
@@ -94,19 +100,28 @@ describe('decoding by content', () => {
 });
 
 describe('input errors', () => {
-  it('reports a missing file', async () => {
-    expectInvalid(await loadImageFile(join(dir, 'nope.png'), BOUNDS), /cannot read input '.*nope\.png': no such file/);
+  it('reports a missing file as NotFound with the OS code', async () => {
+    const path = join(dir, 'nope.png');
+    expectError(await loadImageFile(path, BOUNDS), ErrorCode.NotFound, `NotFound: cannot read input '${path}': ENOENT: no such file or directory`);
   });
 
-  it('reports a directory', async () => {
+  it('reports a directory as InvalidArgument with the OS code', async () => {
     const sub = join(dir, 'a-directory.png');
     await mkdir(sub, { recursive: true });
-    expectInvalid(await loadImageFile(sub, BOUNDS), /it is a directory/);
+    expectError(await loadImageFile(sub, BOUNDS), ErrorCode.InvalidArgument, `InvalidArgument: cannot read input '${sub}': EISDIR: illegal operation on a directory`);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('reports an unreadable file as PermissionDenied with the OS code (skipped as root: root reads any file)', async () => {
+    const locked = await writeFixture(dir, 'locked.png', encodePng(patternRgba(4, 4), 4, 4));
+    await chmod(locked, 0o000);
+    expectError(await loadImageFile(locked, BOUNDS), ErrorCode.PermissionDenied, `PermissionDenied: cannot read input '${locked}': EACCES: permission denied`);
   });
 
   it('stops a multi-file load at the first bad file, naming it', async () => {
     const good = await writeFixture(dir, 'good.png', encodePng(patternRgba(4, 4), 4, 4));
-    expectInvalid(await loadImageFiles([good, join(dir, 'missing.jpg')], BOUNDS), /missing\.jpg/);
+    const result = await loadImageFiles([good, join(dir, 'missing.jpg')], BOUNDS);
+    expect(!result.ok && result.error.code).toBe(ErrorCode.NotFound);
+    expect(!result.ok && result.error.message).toMatch(/missing\.jpg/);
   });
 
   it('rejects an unsupported format with its leading bytes', () => {

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileSystemError } from '@hs/example-point-cloud-input';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
 import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
@@ -24,6 +25,10 @@ export interface PngWriterOptions {
  * Sink: writes every received grey uint8 frame `[H, W]` (CUDA device memory) to
  * `<outDir>/frame-00000.png`, `frame-00001.png`, ... (`frameFileName`) as an 8-bit greyscale PNG; at
  * most `MAX_FRAME_FILES` frames per run (a further frame fails the run with `ErrorCode.InvalidArgument`).
+ * A file that cannot be written fails the run with `fileSystemError`'s typed error naming the OS code,
+ * such as `cannot write '<path>': EISDIR: illegal operation on a directory` (the runtime puts the
+ * operator's name first): `ErrorCode.PermissionDenied` for EACCES/EPERM, `ErrorCode.NotFound` for ENOENT,
+ * `ErrorCode.InvalidArgument` otherwise (a directory in the way, a full device).
  *
  * Per frame: `copyToHostAsync` enqueues the device-to-host copy into a staging buffer allocated once
  * at construction, on the operator's compute stream (behind the producer's readiness, which the runtime
@@ -87,7 +92,7 @@ export class PngWriter extends Operator {
     try {
       await writeFile(path, encoded);
     } catch (cause) {
-      return err(ErrorCode.InvalidArgument, `${this.name}: cannot write '${path}'`, cause);
+      return fileSystemError('write', `'${path}'`, cause);
     }
     this.paths.push(path);
     return OK_VOID;
