@@ -8,6 +8,7 @@ import { findInAncestors } from './checkout-search.js';
 import { renderBenchPlot } from './bench-plot.js';
 import { renderBenchMarkdown } from './bench-report-markdown.js';
 import { parseBenchReport } from './bench-report-schema.js';
+import { BENCH_SECTIONS, parseBenchSections } from './bench-sections.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 
 /** Options of `hs bench`. */
@@ -19,10 +20,10 @@ export interface BenchCommandOptions {
   /** Directory for `bench.json`, `bench.md` and `bench-latency.svg`, relative to `io.cwd`. */
   readonly outDir: string;
   /**
-   * Benchmark sections to run (`HS_BENCH_SECTIONS`: `compile`, `chain`, `heap`, `p2g`, `ipc`); must
+   * Comma-separated benchmark sections to run (`HS_BENCH_SECTIONS`), each one of `BENCH_SECTIONS`; must
    * include `chain`, whose repeats make the report. `undefined` runs them all.
    */
-  readonly sections: readonly string[] | undefined;
+  readonly sections: string | undefined;
 }
 
 /**
@@ -32,12 +33,18 @@ export interface BenchCommandOptions {
  * report `bench.json`, the Markdown table `bench.md` and the plot of the latency distributions
  * `bench-latency.svg` into `outDir`.
  *
- * @returns `ExitCode.Success`; `ExitCode.Usage` outside an hs checkout or for sections without `chain`; `ExitCode.Failure` when the
- *   benchmarks exit non-zero, their report is malformed, or the outputs cannot be written.
+ * @returns `ExitCode.Success`; `ExitCode.Usage` (nothing run or created) for an unknown section, sections
+ *   without `chain`, or outside an hs checkout; `ExitCode.Failure` when the benchmarks exit non-zero, their
+ *   report is malformed, or the outputs cannot be written.
  */
 export async function benchCommand(options: BenchCommandOptions, io: CliIo): Promise<ExitCodeValue> {
-  if (options.sections !== undefined && !options.sections.includes('chain')) {
-    io.err(`error: InvalidArgument: --sections ${options.sections.join(',')} leaves out 'chain', whose repeats make the report; add it`);
+  const sections = parseBenchSections(options.sections ?? BENCH_SECTIONS.join(','), '--sections');
+  if (!sections.ok) {
+    io.err(`error: ${sections.error.message}`);
+    return ExitCode.Usage;
+  }
+  if (!sections.value.includes('chain')) {
+    io.err(`error: InvalidArgument: --sections ${options.sections} leaves out 'chain', whose repeats make the report; add it`);
     return ExitCode.Usage;
   }
   const manifest = await findInAncestors(io.cwd, join('tooling', 'benchmarks', 'package.json'));
@@ -64,7 +71,7 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     HS_BENCH_FRAMES: String(options.frames),
     HS_BENCH_REPEATS: String(options.repeats),
     HS_BENCH_REPORT: reportPath,
-    ...(options.sections === undefined ? {} : { HS_BENCH_SECTIONS: options.sections.join(',') }),
+    HS_BENCH_SECTIONS: sections.value.join(','),
   };
   const exitCode = await runScript(script, benchDir, env, io);
   if (exitCode !== 0) {

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { HsError } from '@hs/streams';
 import { benchCommand } from './bench-command.js';
+import { BENCH_SECTIONS } from './bench-sections.js';
 import type { CliIo } from './cli-io.js';
 import { doctorCommand } from './doctor-command.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
@@ -91,9 +92,9 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
     .option('--frames <n>', 'frames per repeat (1 to 100000000)', integerIn('--frames', 1, 100_000_000), 200_000)
     .option('--repeats <n>', 'repeats of each series (1 to 1000)', integerIn('--repeats', 1, 1000), 5)
     .option('--out <dir>', 'directory for bench.json, bench.md and bench-latency.svg', 'bench-report')
-    .option('--sections <list>', 'comma-separated sections to run: compile, chain, heap, p2g, ipc (default: all; chain is required)')
+    .option('--sections <list>', `comma-separated sections to run: ${BENCH_SECTIONS.join(', ')} (default: all; chain is required)`)
     .action(async (options: { frames: number; repeats: number; out: string; sections?: string }) =>
-      finish(await benchCommand({ frames: options.frames, repeats: options.repeats, outDir: options.out, sections: options.sections?.split(',') }, io)),
+      finish(await benchCommand({ frames: options.frames, repeats: options.repeats, outDir: options.out, sections: options.sections }, io)),
     );
   return program;
 }

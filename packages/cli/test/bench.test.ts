@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
@@ -120,6 +120,17 @@ describe('hs bench', () => {
     const { exitCode, err } = await hs(['bench', '--sections', 'heap,p2g', '--out', join(dir, 'never')]);
     expect(exitCode).toBe(ExitCode.Usage);
     expect(err).toEqual(["error: InvalidArgument: --sections heap,p2g leaves out 'chain', whose repeats make the report; add it"]);
+  });
+
+  it.each([
+    ['chain,foo', "error: InvalidArgument: --sections: unknown section 'foo'; known: compile, chain, heap, p2g, ipc"],
+    ['foo', "error: InvalidArgument: --sections: unknown section 'foo'; known: compile, chain, heap, p2g, ipc"],
+    ['chain,', "error: InvalidArgument: --sections: empty section name in 'chain,'; known: compile, chain, heap, p2g, ipc"],
+  ])('answers --sections %s with one line and exit code 2, creating nothing', async (sections, line) => {
+    const outDir = join(dir, 'unknown-section', 'report');
+    const { exitCode, out, err } = await hs(['bench', '--sections', sections, '--out', outDir]);
+    expect({ exitCode, out, err }).toEqual({ exitCode: ExitCode.Usage, out: [], err: [line] });
+    await expect(stat(join(dir, 'unknown-section'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   // Node's recursive mkdir never returns for a folder under /proc; hs bench used to hang there.

@@ -1,3 +1,4 @@
+import { BENCH_SECTIONS, type BenchSection, parseBenchSections } from '@hs/cli';
 import { measureCompileScale } from './compile-scale.js';
 import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
 import { type HopCosts, measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
@@ -13,11 +14,12 @@ const QUEUE_DEPTH = 4;
 const REPEATS = Number(process.env.HS_BENCH_REPEATS ?? 3);
 if (!Number.isSafeInteger(REPEATS) || REPEATS < 1) throw new Error(`HS_BENCH_REPEATS must be a positive integer, got ${process.env.HS_BENCH_REPEATS}`);
 
-const SECTION_NAMES = ['compile', 'chain', 'heap', 'p2g', 'ipc'] as const;
-const SECTIONS = new Set((process.env.HS_BENCH_SECTIONS ?? SECTION_NAMES.join(',')).split(','));
-for (const name of SECTIONS) {
-  if (!(SECTION_NAMES as readonly string[]).includes(name)) throw new Error(`HS_BENCH_SECTIONS: unknown section '${name}'; known: ${SECTION_NAMES.join(', ')}`);
+const sections = parseBenchSections(process.env.HS_BENCH_SECTIONS ?? BENCH_SECTIONS.join(','), 'HS_BENCH_SECTIONS');
+if (!sections.ok) {
+  console.error(`hs bench: ${sections.error.message}`);
+  process.exit(2);
 }
+const SECTIONS: ReadonlySet<BenchSection> = new Set(sections.value);
 
 const fmt = (ns: number): string => `${ns.toFixed(0).padStart(7)} ns`;
 
