@@ -13,6 +13,11 @@ export interface PointCloud {
   readonly positions: Float32Array | Float64Array;
   /** A label for reports: the file path, or the bundled cloud's name. */
   readonly source: string;
+  /**
+   * Where point `index` (0-based) was read, for messages about one point: `<file>:<line>` (1-based) for
+   * XYZ/TXT files. Absent when the source has no finer place than `source` (the bunny, PLY, LAS).
+   */
+  readonly pointLocation?: (index: number) => string;
 }
 
 /** The bundled default: the Stanford bunny scan's vertices from the `bunny` package (1,839 points; about 9.9 x 9.7 x 7.5 units, y up). */
@@ -42,15 +47,18 @@ export function loadPoints(path: string): Result<PointCloud> {
     return fileSystemError('read', path, cause);
   }
   const ext = extname(path).toLowerCase();
-  const parsed =
-    ext === '.ply'
-      ? plyPositions(path, bytes)
-      : ext === '.xyz' || ext === '.txt'
-        ? xyzPositions(path, bytes)
-        : ext === '.las'
-          ? lasPositions(path, bytes)
-          : err(ErrorCode.InvalidArgument, `${path}: unknown point file type "${ext}"; use ${POINT_FILE_EXTENSIONS.join(', ')}`);
+  const parsed = ext === '.xyz' || ext === '.txt' ? xyzCloud(path, bytes) : ext === '.ply' ? plyPositions(path, bytes) : ext === '.las' ? lasPositions(path, bytes) : null;
+  if (parsed === null) return err(ErrorCode.InvalidArgument, `${path}: unknown point file type "${ext}"; use ${POINT_FILE_EXTENSIONS.join(', ')}`);
   if (!parsed.ok) return parsed;
-  if (parsed.value.length === 0) return err(ErrorCode.InvalidArgument, `${path} holds no points`);
-  return ok({ positions: parsed.value, source: path });
+  const cloud = ArrayBuffer.isView(parsed.value) ? { positions: parsed.value, source: path } : parsed.value;
+  if (cloud.positions.length === 0) return err(ErrorCode.InvalidArgument, `${path} holds no points`);
+  return ok(cloud);
+}
+
+/** An XYZ file's cloud, each point located at its file and line. */
+function xyzCloud(path: string, bytes: Uint8Array): Result<PointCloud> {
+  const points = xyzPositions(path, bytes);
+  if (!points.ok) return points;
+  const { positions, lines } = points.value;
+  return ok({ positions, source: path, pointLocation: (index) => `${path}:${lines[index] ?? '?'}` });
 }

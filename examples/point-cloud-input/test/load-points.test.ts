@@ -51,6 +51,30 @@ describe('point-cloud input', () => {
     expect([...unwrap(loadPoints(writeFile('ok.txt', '-1.5 .25 3e-2\n'))).positions]).toEqual([-1.5, 0.25, 0.03]);
   });
 
+  it('quotes at most 40 characters of a bad XYZ line, escaping binary bytes instead of echoing them', () => {
+    // 5000 bytes with no line break: every byte value, control characters and invalid UTF-8 included.
+    const bytes = Uint8Array.from({ length: 5000 }, (_, i) => (i * 167 + 13) % 256).map((b) => (b === 10 || b === 13 ? 0 : b));
+    const binary = writeBytes('binary.xyz', bytes);
+    const result = loadPoints(binary);
+    expect(result.ok).toBe(false);
+    const message = unwrapError(result).message;
+    const quoted = message.slice(message.indexOf('got ') + 4);
+    expect(message.startsWith(`InvalidArgument: ${binary}:1: expected "x y z" as three finite decimal numbers, got "`)).toBe(true);
+    expect(quoted.endsWith('"...')).toBe(true);
+    expect(JSON.parse(quoted.slice(0, -3)).length).toBeLessThanOrEqual(40);
+    // Only printable ASCII reaches the terminal.
+    expect(message).toMatch(/^[\x20-\x7e]*$/);
+    const long = writeFile('long.xyz', `1 2 3\n${'9'.repeat(30)} abc ${'x'.repeat(200)}\n`);
+    expectMessage(loadPoints(long), `${long}:2: expected "x y z" as three finite decimal numbers, got "${'9'.repeat(30)} abc xxxxx"...`);
+  });
+
+  it('locates each XYZ point at its file and line, comments and blank lines counted', () => {
+    const xyz = writeFile('located.xyz', '# header\n1 2 3\n\n4 5 6\n# more\n7 8 9\n');
+    const cloud = unwrap(loadPoints(xyz));
+    expect([0, 1, 2].map((i) => cloud.pointLocation?.(i))).toEqual([`${xyz}:2`, `${xyz}:4`, `${xyz}:6`]);
+    expect(bunnyPoints().pointLocation).toBeUndefined();
+  });
+
   it.each([
     [2, 0],
     [2, 1],
