@@ -59,9 +59,9 @@ export function detectImageFormat(bytes: Uint8Array): ImageFormat | undefined {
  * components are accepted (alpha 255).
  *
  * @param name label used in error messages and in `RgbaImage.name`.
- * A PNG's chunk structure is checked before decoding (see `findPngStructureProblem`): a PNG without
- * IDAT, or whose IDAT data is shorter or longer than its header implies, is rejected rather than decoded
- * to black pixels. PNG failures read `input '<name>': not a valid PNG (<what is wrong>)`.
+ * A PNG's chunk structure is checked before decoding (see `findPngStructureProblem`): a chunk with a bad
+ * CRC is named, and a PNG without IDAT, or whose IDAT data is shorter or longer than its header implies,
+ * is rejected rather than decoded to black pixels. PNG failures read `input '<name>': not a valid PNG (<what is wrong>)`.
  *
  * @returns `ErrorCode.InvalidArgument` when the bytes are neither PNG nor JPEG, when the header, chunk
  *   structure or pixel data is corrupt, or when the dimensions fall outside `bounds`.

@@ -1,4 +1,4 @@
-import { inflateSync } from 'node:zlib';
+import { crc32, inflateSync } from 'node:zlib';
 
 /** Channels per pixel by PNG colour type (0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA). */
 const CHANNELS_BY_COLOR_TYPE: Readonly<Record<number, number>> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -24,13 +24,14 @@ interface PngHeader {
 }
 
 /**
- * Checks what a PNG decoder may let through silently: walks the chunk list (signature, then IHDR first,
- * then length/type/data/CRC records up to IEND) and requires at least one IDAT chunk, no chunk running
- * past the end of the data, and that the concatenated IDAT data inflates (zlib) to exactly the byte
- * count the header implies: per row one filter byte plus `ceil(width * bitsPerPixel / 8)` bytes, summed
- * over the rows of the image, or over the rows of each of the seven Adam7 passes when interlaced.
+ * Checks what a PNG decoder may let through silently or report vaguely: walks the chunk list (signature,
+ * then IHDR first, then length/type/data/CRC records up to IEND) and requires no chunk running past the
+ * end of the data, every chunk's CRC-32 (over its type and data) to match the one stored after it, at
+ * least one IDAT chunk, and that the concatenated IDAT data inflates (zlib) to exactly the byte count
+ * the header implies: per row one filter byte plus `ceil(width * bitsPerPixel / 8)` bytes, summed over
+ * the rows of the image, or over the rows of each of the seven Adam7 passes when interlaced.
  *
- * CRCs and ancillary chunks are left to the decoder.
+ * The contents of ancillary chunks are left to the decoder.
  *
  * @param bytes the whole file, starting with the 8-byte PNG signature (the caller has detected it).
  * @returns `undefined` when the structure is sound, else a sentence saying what is wrong.
@@ -50,6 +51,11 @@ export function findPngStructureProblem(bytes: Uint8Array): string | undefined {
       return `chunk '${type}' at byte ${offset} declares ${length} data bytes, but the file ends after ${bytes.byteLength - dataStart}`;
     }
     const data = bytes.subarray(dataStart, dataStart + length);
+    const storedCrc = view.getUint32(dataStart + length);
+    const computedCrc = crc32(bytes.subarray(offset + 4, dataStart + length));
+    if (storedCrc !== computedCrc) {
+      return `chunk '${type}' at byte ${offset} has a bad CRC (stored ${hex32(storedCrc)}, computed ${hex32(computedCrc)}): the file is damaged`;
+    }
     if (header === undefined) {
       if (type !== 'IHDR' || length !== 13) return `the first chunk is '${type}' (${length} bytes), not a 13-byte IHDR`;
       header = {
@@ -82,6 +88,11 @@ export function findPngStructureProblem(bytes: Uint8Array): string | undefined {
   const layout = `${header.width}x${header.height} ${header.interlaced ? 'Adam7-interlaced' : 'non-interlaced'}`;
   const got = inflated > expected ? `more than ${expected}` : String(inflated);
   return `the IDAT data inflates to ${got} bytes, but a ${layout} image with colour type ${header.colorType} and bit depth ${header.bitDepth} needs exactly ${expected}`;
+}
+
+/** `0x` and eight lower-case hex digits. */
+function hex32(value: number): string {
+  return `0x${value.toString(16).padStart(8, '0')}`;
 }
 
 /** Decompressed image data size in bytes (filter bytes included), or `undefined` for an unknown colour type. */

@@ -63,6 +63,22 @@ export function buildPng(header: PngHeaderFields, imageData: Uint8Array | null):
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), ...chunks]);
 }
 
+/**
+ * A copy of `png` with every chunk's CRC recomputed from its type and data, so that a test can damage
+ * chunk data and still get past the CRC check to the check it means to exercise.
+ */
+export function withChunkCrcsRecomputed(png: Uint8Array): Buffer {
+  const out = Buffer.from(png);
+  for (let offset = 8; offset + 12 <= out.length; ) {
+    const length = out.readUInt32BE(offset);
+    const crcAt = offset + 8 + length;
+    if (crcAt + 4 > out.length) break;
+    out.writeUInt32BE(crc32(out.subarray(offset + 4, crcAt)), crcAt);
+    offset = crcAt + 4;
+  }
+  return out;
+}
+
 function pngChunk(type: string, data: Uint8Array): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32BE(data.byteLength);

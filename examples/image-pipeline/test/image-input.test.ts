@@ -6,7 +6,7 @@ import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeImage, detectImageFormat, loadBundledMandrill, loadImageFile, loadImageFiles, type ImageBounds } from '../src/image-input.js';
-import { buildPng, encodeJpegImage, encodePng, patternRgba, writeFixture } from './fixture-images.js';
+import { buildPng, encodeJpegImage, encodePng, patternRgba, withChunkCrcsRecomputed, writeFixture } from './fixture-images.js';
 
 const BOUNDS: ImageBounds = { minWidth: 2, minHeight: 2, maxWidth: 64, maxHeight: 48 };
 
@@ -138,10 +138,10 @@ describe('input errors', () => {
     expectInvalid(decodeImage(png.subarray(0, 20), 'short.png', BOUNDS), /looks like a PNG but its header is corrupt or truncated/);
   });
 
-  it('rejects a PNG whose pixel data is corrupt', () => {
+  it('rejects a PNG whose pixel data is corrupt (with CRCs that match the corrupt data)', () => {
     const png = Buffer.from(encodePng(patternRgba(16, 16), 16, 16));
-    png.fill(0x5a, 41, png.length - 12); // overwrite the compressed IDAT payload, keep the header
-    expectInvalid(decodeImage(png, 'broken.png', BOUNDS), /input 'broken\.png': not a valid PNG \(the IDAT data does not inflate/);
+    png.fill(0x5a, 41, png.length - 16); // overwrite the compressed IDAT payload, keep the header and the IDAT CRC
+    expectInvalid(decodeImage(withChunkCrcsRecomputed(png), 'broken.png', BOUNDS), /input 'broken\.png': not a valid PNG \(the IDAT data does not inflate/);
   });
 
   it('rejects a JPEG without a frame header', () => {
@@ -255,6 +255,25 @@ describe('PNG structure checks (files a decoder would turn into black pixels)', 
   it('rejects a PNG cut off inside a chunk, saying where', () => {
     const png = encodePng(patternRgba(8, 8), 8, 8);
     expectInvalid(decodeImage(png.subarray(0, png.length - 20), 'cut.png', BOUNDS), /'cut\.png': not a valid PNG \(chunk 'IDAT' at byte 33 declares \d+ data bytes, but the file ends after \d+\)/);
+  });
+
+  it('names a chunk whose CRC does not match, with the stored and computed values', () => {
+    const png = Buffer.from(encodePng(patternRgba(8, 8), 8, 8));
+    const ihdrCrcAt = 8 + 8 + 13; // signature, IHDR length and type, 13 data bytes
+    const stored = png.readUInt32BE(ihdrCrcAt);
+    png.writeUInt8(png.readUInt8(ihdrCrcAt) ^ 0xff, ihdrCrcAt);
+    const hex = (value: number) => `0x${value.toString(16).padStart(8, '0')}`;
+    const result = decodeImage(png, 'bad-crc.png', BOUNDS);
+    expect(!result.ok && result.error.message).toBe(
+      `InvalidArgument: input 'bad-crc.png': not a valid PNG (chunk 'IHDR' at byte 8 has a bad CRC (stored ${hex(png.readUInt32BE(ihdrCrcAt))}, computed ${hex(stored)}): the file is damaged)`,
+    );
+    expect(!result.ok && result.error.code).toBe(ErrorCode.InvalidArgument);
+  });
+
+  it('names a damaged IDAT chunk by its CRC before trying to inflate it', () => {
+    const png = Buffer.from(encodePng(patternRgba(16, 16), 16, 16));
+    png.fill(0x5a, 41, png.length - 16);
+    expectInvalid(decodeImage(png, 'damaged.png', BOUNDS), /^InvalidArgument: input 'damaged\.png': not a valid PNG \(chunk 'IDAT' at byte 33 has a bad CRC \(stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}\): the file is damaged\)$/);
   });
 
   it('wraps the decoder\'s own message naming the file', () => {
