@@ -6,7 +6,8 @@ import { BENCH_SECTIONS } from './bench-sections.js';
 import type { CliIo } from './cli-io.js';
 import { doctorCommand } from './doctor-command.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
-import { PLAN_FORMATS, type PlanFormat, planCommand } from './plan-command.js';
+import { planCommand } from './plan-command.js';
+import { PLAN_FORMATS, type PlanFormat } from './plan-format.js';
 import { runCommand } from './run-command.js';
 
 /** Version printed by `hs --version`: the `version` of this package's `package.json`. */
@@ -76,13 +77,18 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
     .command('plan')
     .description('Compile a pipeline module and show its plan: partitions, streams, fused edges, pools and their derivations.')
     .argument('<module>', 'example name or path to a pipeline module file or package')
-    .option('-o, --output <file>', 'write to this file instead of standard output')
-    .addHelpText('after', '\nModule options go after --, e.g.: hs plan image-pipeline --svg -o plan.svg -- --frames 4');
+    .option('-o, --output <file>', 'write to this file instead of standard output; without a format flag its extension (.txt, .json, .dot, .svg, .html) picks the format')
+    .addHelpText(
+      'after',
+      '\nWithout a format flag the format comes from -o\'s extension (plan.svg is SVG), else text; a flag that\n' +
+        'contradicts the extension (--text -o plan.svg) is refused.\n' +
+        'Module options go after --, e.g.: hs plan image-pipeline -o plan.svg -- --frames 4',
+    );
   for (const format of PLAN_FORMATS) {
     plan.addOption(new Option(`--${format}`, `render as ${format}${format === 'text' ? ' (default)' : ''}`).conflicts(PLAN_FORMATS.filter((f) => f !== format)));
   }
   plan.action(async (target: string, options: Partial<Record<PlanFormat, boolean>> & { output?: string }) => {
-    const format = PLAN_FORMATS.find((f) => options[f] === true) ?? 'text';
+    const format = PLAN_FORMATS.find((f) => options[f] === true);
     finish(await planCommand({ target, moduleArgs, format, outFile: options.output }, io));
   });
 

@@ -3,20 +3,16 @@ import { resolve } from 'node:path';
 import type { CliIo } from './cli-io.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { preparePipeline } from './pipeline-preparation.js';
+import { type PlanFormat, choosePlanFormat } from './plan-format.js';
 import { renderPlanHtml } from './plan-html.js';
 import { renderDotToSvg } from './plan-svg.js';
-
-/** Renderings of `hs plan`. */
-export type PlanFormat = 'text' | 'json' | 'dot' | 'svg' | 'html';
-
-/** The formats, in the order `hs plan --help` lists them. */
-export const PLAN_FORMATS: readonly PlanFormat[] = Object.freeze(['text', 'json', 'dot', 'svg', 'html']);
 
 /** Options of `hs plan`. */
 export interface PlanCommandOptions {
   readonly target: string;
   readonly moduleArgs: readonly string[];
-  readonly format: PlanFormat;
+  /** The format flag given; `undefined` takes the format from `outFile`'s extension, else `text` (see `choosePlanFormat`). */
+  readonly format: PlanFormat | undefined;
   /** File to write, relative to `io.cwd`; `undefined` writes to `io.out`. */
   readonly outFile: string | undefined;
 }
@@ -27,15 +23,23 @@ export interface PlanCommandOptions {
  * `toJSON()`, 2-space indented), `dot` (`toDot()`), `svg` (the DOT laid out by Graphviz), or `html` (a
  * page with the SVG, the text and the JSON).
  *
- * @returns `ExitCode.Success`, `ExitCode.Usage` or `ExitCode.Failure` as `preparePipeline` decides, or
+ * Without a format flag, `-o`'s extension picks the format (`plan.svg` is SVG).
+ *
+ * @returns `ExitCode.Success`, `ExitCode.Usage` or `ExitCode.Failure` as `preparePipeline` decides;
+ *   `ExitCode.Usage` (before the module is loaded) when the format flag and `-o`'s extension disagree;
  *   `ExitCode.Failure` when the output file cannot be written.
  */
 export async function planCommand(options: PlanCommandOptions, io: CliIo): Promise<ExitCodeValue> {
+  const format = choosePlanFormat(options.format, options.outFile);
+  if (!format.ok) {
+    io.err(`error: ${format.error.message}`);
+    return ExitCode.Usage;
+  }
   const prepared = await preparePipeline(options.target, options.moduleArgs, io);
   if (!prepared.ok) return prepared.exitCode;
   const { loaded, plan } = prepared.value;
   let rendered: string;
-  switch (options.format) {
+  switch (format.value) {
     case 'text':
       rendered = plan.toText();
       break;
@@ -70,6 +74,6 @@ export async function planCommand(options: PlanCommandOptions, io: CliIo): Promi
     io.err(`error: cannot write ${path} (${code}); choose a writable file with -o`);
     return ExitCode.Failure;
   }
-  io.err(`wrote the ${options.format} plan of ${loaded.module.name} to ${path}`);
+  io.err(`wrote the ${format.value} plan of ${loaded.module.name} to ${path}`);
   return ExitCode.Success;
 }

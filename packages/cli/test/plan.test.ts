@@ -90,6 +90,36 @@ describe('hs plan', () => {
     expect(html).not.toContain('<?xml');
   });
 
+  it.each([
+    ['plan.svg', 'svg', (text: string) => expect(text).toMatch(/^<\?xml[\s\S]*<svg[\s\S]*<\/svg>\n$/)],
+    ['PLAN.HTML', 'html', (text: string) => expect(text.startsWith('<!DOCTYPE html>')).toBe(true)],
+    ['plan.dot', 'dot', (text: string) => expect(text.startsWith('digraph "counting" {')).toBe(true)],
+    ['plan.json', 'json', (text: string) => expect(JSON.parse(text)).toMatchObject({ name: 'counting' })],
+    ['plan.txt', 'text', (text: string) => expect(text).toContain('source.frames->add-one.input: queueDepth 2')],
+    ['plan.out', 'text', (text: string) => expect(text).toContain('source.frames->add-one.input: queueDepth 2')],
+  ])('without a format flag, -o %s picks the format %s from its extension', async (name, format, check) => {
+    const file = join(dir, `by-extension-${name}`);
+    const { exitCode, err } = await hs(['plan', FIXTURE, '-o', file]);
+    expect({ exitCode, err }).toEqual({ exitCode: ExitCode.Success, err: [`wrote the ${format} plan of counting-pipeline to ${file}`] });
+    check(await readFile(file, 'utf8'));
+  });
+
+  it('refuses a format flag that contradicts the -o extension with exit code 2, writing nothing', async () => {
+    const file = join(dir, 'contradiction.svg');
+    const { exitCode, out, err } = await hs(['plan', FIXTURE, '--text', '-o', file]);
+    expect({ exitCode, out, err }).toEqual({
+      exitCode: ExitCode.Usage,
+      out: [],
+      err: [`error: InvalidArgument: --text renders text, but the extension of -o ${file} asks for svg; drop --text (the extension picks the format) or write to a .txt file`],
+    });
+    await expect(readFile(file, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    const agreeing = join(dir, 'agreeing.svg');
+    expect((await hs(['plan', FIXTURE, '--svg', '-o', agreeing])).exitCode).toBe(ExitCode.Success);
+    const unnamed = join(dir, 'unnamed.plan');
+    expect((await hs(['plan', FIXTURE, '--json', '-o', unnamed])).exitCode).toBe(ExitCode.Success);
+    expect(JSON.parse(await readFile(unnamed, 'utf8'))).toMatchObject({ name: 'counting' });
+  });
+
   it('draws the image-pipeline example by name from inside the checkout', async () => {
     const { exitCode, out } = await hs(['plan', 'image-pipeline', '--svg']);
     expect(exitCode).toBe(0);
