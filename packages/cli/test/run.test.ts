@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { cp, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/index.js';
-import { FIXTURE, FakeTerminal, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
+import { BIN, FIXTURE, FakeTerminal, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -101,5 +102,17 @@ describe('hs run', () => {
     expect(noCommand.exitCode).toBe(ExitCode.Usage);
     const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string };
     expect(await hs(['--version'])).toMatchObject({ exitCode: ExitCode.Success, out: [manifest.version] });
+  });
+
+  it('prints the version of the package.json beside the built bin for -V, read when it runs', async () => {
+    // A copy of the built package whose package.json says another version: a hard-coded version would not follow it.
+    const copy = join(dir, 'cli-copy');
+    await cp(join(PACKAGE_DIR, 'dist'), join(copy, 'dist'), { recursive: true });
+    await symlink(join(PACKAGE_DIR, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    await writeFile(join(copy, 'package.json'), JSON.stringify({ name: '@hs/cli', version: '9.8.7-probe', type: 'module' }));
+    const run = spawnSync(process.execPath, [join(copy, 'dist', 'bin.js'), '-V'], { encoding: 'utf8' });
+    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status: 0, stdout: '9.8.7-probe\n', stderr: '' });
+    const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string };
+    expect(spawnSync(process.execPath, [BIN, '-V'], { encoding: 'utf8' }).stdout).toBe(`${manifest.version}\n`);
   });
 });
