@@ -71,7 +71,10 @@ export function countGridNodes(positions: Float32Array | Float64Array, options: 
   for (let i = 0; i < positions.length / 3; i++) {
     for (let a = 0; a < 3; a++) {
       const v = voxelCoordinate(positions[3 * i + a] as number, origin[a] as number, inv);
-      if (!(v >= -2147483648 && v <= 2147483647)) return err(ErrorCode.InvalidArgument, invalidPointMessage(who, i));
+      if (!(v >= -2147483648 && v <= 2147483647)) {
+        const point = { coordinates: [...positions.subarray(3 * i, 3 * i + 3)], voxelSize: settings.value.voxelSize };
+        return err(ErrorCode.InvalidArgument, invalidPointMessage(who, i, point));
+      }
       c[a] = v;
     }
     const [x, y, z] = c as [number, number, number];

@@ -39,7 +39,17 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions): R
   return ok({ layout, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum });
 }
 
-/** The message of an InvalidArgument for point `index` (0-based) that maps to no voxel. */
-export function invalidPointMessage(who: string, index: number): string {
-  return `${who}: point ${index} has a non-finite coordinate or maps to a voxel outside the 32-bit index range; remove NaN and infinite points first, or use a larger voxel size or another origin`;
+/**
+ * The message of an InvalidArgument for point `index` (0-based) that maps to no voxel. With the point's
+ * world coordinates and the voxel size it says which of the two happened: a NaN or infinite coordinate,
+ * or a finite point whose voxel index falls outside the 32-bit range (suggesting a larger voxel size);
+ * without them (the point is not readable on the host) it names both possibilities.
+ */
+export function invalidPointMessage(who: string, index: number, point?: { readonly coordinates: readonly number[]; readonly voxelSize: number }): string {
+  if (point === undefined) {
+    return `${who}: point ${index} has a non-finite coordinate or maps to a voxel outside the 32-bit index range; remove NaN and infinite points first, or use a larger voxel size or another origin`;
+  }
+  const at = `(${point.coordinates.join(', ')})`;
+  if (!point.coordinates.every(Number.isFinite)) return `${who}: point ${index} has a non-finite coordinate ${at}; remove NaN and infinite points first`;
+  return `${who}: point ${index} ${at} maps to a voxel index outside the 32-bit range (-2^31 to 2^31 - 1) at voxel size ${point.voxelSize}; use a larger voxel size or another origin`;
 }

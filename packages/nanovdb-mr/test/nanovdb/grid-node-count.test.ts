@@ -48,8 +48,11 @@ describe('countGridNodes and gridByteSize', () => {
   it('reject bad input with typed errors naming the problem', () => {
     const nan = countGridNodes(Float64Array.from([0, 0, 0, 1, Number.NaN, 1]), { voxelSize: 1 });
     expect(nan.ok ? undefined : [nan.error.code, nan.error.message]).toEqual([ErrorCode.InvalidArgument, expect.stringContaining('countGridNodes: point 1 has a non-finite coordinate')]);
+    expect(nan.ok ? undefined : nan.error.message).toBe('InvalidArgument: countGridNodes: point 1 has a non-finite coordinate (1, NaN, 1); remove NaN and infinite points first');
     const far = countGridNodes(Float64Array.from([1e12, 0, 0]), { voxelSize: 0.001 });
-    expect(far.ok ? undefined : far.error.message).toContain('point 0');
+    expect(far.ok ? undefined : far.error.message).toBe(
+      'InvalidArgument: countGridNodes: point 0 (1000000000000, 0, 0) maps to a voxel index outside the 32-bit range (-2^31 to 2^31 - 1) at voxel size 0.001; use a larger voxel size or another origin',
+    );
     const ragged = countGridNodes(new Float64Array(4));
     expect(ragged.ok ? undefined : ragged.error.message).toContain('not a multiple of 3');
     const voxel = countGridNodes(new Float64Array(3), { voxelSize: 0 });
