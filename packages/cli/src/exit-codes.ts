@@ -1,11 +1,14 @@
 /**
- * Exit codes of the `hs` command line.
+ * Exit codes of the `hs` command line (`hs --help` states the same rule).
  *
  * - `Success` (0): the command did what it was asked; for `hs doctor`, the host backend works.
- * - `Failure` (1): the work itself failed: a graph that does not compile, a run that returned an error,
- *   a benchmark that crashed, a file that could not be written, or (`hs doctor`) a host backend that does not work.
- * - `Usage` (2): the command line was wrong: unknown command or option, a module that cannot be found or
- *   is not a pipeline module, module arguments the module rejected.
+ * - `Failure` (1): the work failed after the command line was accepted: an input file that is missing or
+ *   unreadable (found when the module builds its graph), a graph that does not build or compile, a run
+ *   that returned an error, a benchmark that crashed, a file that could not be written, a module that
+ *   throws or returns something that is not a `Result`, or (`hs doctor`) a host backend that does not work.
+ * - `Usage` (2): the command line was wrong, found before any work starts: unknown command or option, a
+ *   bad or conflicting value (`--sections foo`, `--text -o plan.svg`), a module or hs checkout that
+ *   cannot be found or loaded, module arguments the module's `parseArguments()` rejects.
  * - `Interrupted` (130, 128 + SIGINT): the run was stopped by Ctrl-C (drained, every slot returned).
  */
 export const ExitCode = Object.freeze({

@@ -44,6 +44,20 @@ export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCod
   return exitCode;
 }
 
+/** The rule behind `ExitCode`, as `hs --help` states it. */
+const EXIT_CODES_HELP = [
+  '',
+  'Exit codes:',
+  '  0    done (hs doctor: the host backend works)',
+  '  1    the work failed after the command line was accepted: a missing or',
+  '       unreadable input file, a build, compile, run or benchmark failure, an',
+  '       output that cannot be written (hs doctor: the host backend fails)',
+  '  2    the command line was wrong, found before any work starts: an unknown',
+  '       command or option, a bad or conflicting value, a module or checkout',
+  "       that cannot be found or loaded, module arguments its parser rejects",
+  '  130  hs run stopped by Ctrl-C (after a clean drain)',
+].join('\n');
+
 function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: ExitCodeValue) => void): Command {
   const program = new Command('hs')
     .description('The hs command line: check this machine, run and draw pipeline modules, benchmark hs.')
@@ -53,7 +67,8 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
       writeOut: (text) => io.out(text.replace(/\n$/, '')),
       writeErr: (text) => io.err(text.replace(/\n$/, '')),
     })
-    .showHelpAfterError('(hs --help lists the commands; hs <command> --help their options)');
+    .showHelpAfterError('(hs --help lists the commands; hs <command> --help their options)')
+    .addHelpText('after', EXIT_CODES_HELP);
 
   program
     .command('doctor')
@@ -80,8 +95,8 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
     .option('-o, --output <file>', 'write to this file instead of standard output; without a format flag its extension (.txt, .json, .dot, .svg, .html) picks the format')
     .addHelpText(
       'after',
-      '\nWithout a format flag the format comes from -o\'s extension (plan.svg is SVG), else text; a flag that\n' +
-        'contradicts the extension (--text -o plan.svg) is refused.\n' +
+      '\nWithout a format flag, -o\'s extension picks the format (plan.svg is SVG),\n' +
+        'else text; a flag that contradicts it (--text -o plan.svg) is refused.\n' +
         'Module options go after --, e.g.: hs plan image-pipeline -o plan.svg -- --frames 4',
     );
   for (const format of PLAN_FORMATS) {

@@ -159,6 +159,24 @@ describe('hs plan', () => {
 });
 
 describe('hs plan of the flagship (scan-to-volume)', () => {
+  it('exits as hs --help says: 2 for arguments the module rejects, 1 for an input file that is missing', async () => {
+    const help = await hs(['--help']);
+    expect(help.exitCode).toBe(ExitCode.Success);
+    const text = help.out.join('\n');
+    expect(text).toMatch(/Exit codes:\n {2}0 {4}done[^\n]*\n {2}1 {4}the work failed after the command line was accepted: a missing or\n {7}unreadable input file/);
+    expect(text).toMatch(/\n {2}2 {4}the command line was wrong, found before any work starts/);
+    expect(text).toMatch(/\n {2}130 {2}hs run stopped by Ctrl-C/);
+    expect(await hs(['plan', 'scan-to-volume', '--', '--voxel-size', '-1'])).toMatchObject({
+      exitCode: ExitCode.Usage,
+      err: ["error: InvalidArgument: --voxel-size must be a positive decimal number such as 0.1, got '-1'"],
+    });
+    const missing = join(dir, 'nope.ply');
+    expect(await hs(['plan', 'scan-to-volume', '--', '--input', missing])).toMatchObject({
+      exitCode: ExitCode.Failure,
+      err: [`error: NotFound: cannot read ${missing}: ENOENT: no such file or directory`],
+    });
+  });
+
   it('draws every partition, operator, pool and edge of its compiled plan in the SVG of the HTML page', async () => {
     const json = await hs(['plan', 'scan-to-volume', '--json']);
     expect(json.exitCode).toBe(0);
