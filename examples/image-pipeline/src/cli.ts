@@ -13,20 +13,27 @@ import { runSummaryLines } from './run-summary.js';
  * runs, and prints metrics, statistics and the files written. Every failure is printed as
  * `error: <ErrorCode>: <message>` to `output.error`.
  *
+ * The output directory is locked for the run (`prepareOutputDir`, `lockOutputDir`) before any old frame
+ * is deleted and released when the run has ended, whether it succeeded, failed or was stopped; a directory
+ * another run holds fails with `AlreadyExists` and is left untouched.
+ *
  * @param env environment to read `HS_BACKEND` from; default `process.env`.
- * @returns the process exit code: 0 on success, 1 on any error (commander's own code for `--help` and
- *   usage errors).
+ * @param signal aborting it stops the run as `RunSession.run`'s signal does (the source ends, the graph
+ *   drains, every slot returns); the metrics and the files written so far are still printed.
+ * @returns the process exit code: 0 on success (a stopped run included), 1 on any error (commander's own
+ *   code for `--help` and usage errors).
  */
 export async function runCli(
   args: readonly string[],
   output: CliOutput,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  signal?: AbortSignal,
 ): Promise<number> {
   try {
     const request = parseCliArguments(args, output);
     if (!request.ok) return reportFailure(request.error, output);
     if (request.value.kind === 'exit') return request.value.exitCode;
-    const outcome = await runPipeline(request.value.options, output, env);
+    const outcome = await runPipeline(request.value.options, output, env, signal);
     return outcome.ok ? 0 : reportFailure(outcome.error, output);
   } catch (thrown) {
     // Programmer errors throw HsError; anything else is a bug worth its stack trace.
@@ -39,6 +46,7 @@ async function runPipeline(
   options: CliOptions,
   output: CliOutput,
   env: Readonly<Record<string, string | undefined>>,
+  signal: AbortSignal | undefined,
 ): Promise<Result<void>> {
   const { frames, rateHz, outDir } = options;
   const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
@@ -50,18 +58,21 @@ async function runPipeline(
   try {
     const prepared = await prepareOutputDir(outDir);
     if (!prepared.ok) return errWithContext(prepared.error, '--out');
-
-    for (const image of images.value) output.log(`input ${image.name}: ${image.width}x${image.height} RGBA`);
-    output.log(pipeline.value.plan.toText());
-    const session = RunSession.create(pipeline.value.plan, { backend: backend.value });
-    if (!session.ok) return session;
     try {
-      output.log(`backend: ${backend.value.name}`);
-      const metrics = await session.value.run();
-      if (!metrics.ok) return metrics;
-      output.log(formatMetrics(metrics.value));
+      for (const image of images.value) output.log(`input ${image.name}: ${image.width}x${image.height} RGBA`);
+      output.log(pipeline.value.plan.toText());
+      const session = RunSession.create(pipeline.value.plan, { backend: backend.value });
+      if (!session.ok) return session;
+      try {
+        output.log(`backend: ${backend.value.name}`);
+        const metrics = await session.value.run(signal === undefined ? {} : { signal });
+        if (!metrics.ok) return metrics;
+        output.log(formatMetrics(metrics.value));
+      } finally {
+        session.value.dispose();
+      }
     } finally {
-      session.value.dispose();
+      prepared.value.lock.release();
     }
   } finally {
     backend.value.dispose();

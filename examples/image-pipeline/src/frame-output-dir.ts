@@ -2,6 +2,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createOutputDirectory } from '@hs/runtime';
 import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
+import { lockOutputDir, type OutputDirLock } from './output-dir-lock.js';
 
 /** Frame files one run can name: `frame-00000.png` to `frame-99999.png`. */
 export const MAX_FRAME_FILES = 100_000;
@@ -20,17 +21,30 @@ export function frameFileName(index: number): string {
   return `frame-${String(index).padStart(5, '0')}.png`;
 }
 
+/** An output directory ready for a run: locked for it, old frames gone. */
+export interface PreparedOutputDir {
+  /** This run's exclusive use of the directory; call `release()` when the run has ended (success or not). */
+  readonly lock: OutputDirLock;
+  /** Names of the stale frame files removed, sorted. */
+  readonly removed: readonly string[];
+}
+
 /**
- * Makes `dir` ready for a fresh run: creates it (`createOutputDirectory` of @hs/runtime: typed errors, no hang under `/proc`), then deletes the frame files an
- * earlier run left there, so that the directory ends up holding only this run's frames. Only entries whose
- * whole name matches `FRAME_FILE_PATTERN` and that are files or symbolic links are removed; anything else
- * (other names, `frame-1.png`, directories) is left alone.
- * @returns the names removed, or `ErrorCode.InvalidArgument` when the directory cannot be created, listed,
- *   or a stale frame cannot be removed (the OS error in the message and as the cause).
+ * Makes `dir` ready for a fresh run: creates it (`createOutputDirectory` of @hs/runtime: typed errors, no
+ * hang under `/proc`), takes its lock (`lockOutputDir`: one run per directory at a time), then deletes the
+ * frame files an earlier run left there, so that the directory ends up holding only this run's frames.
+ * Only entries whose whole name matches `FRAME_FILE_PATTERN` and that are files or symbolic links are
+ * removed; anything else (other names, `frame-1.png`, directories) is left alone.
+ * @returns the lock and the names removed; `ErrorCode.AlreadyExists` (`lockOutputDir`) when another run
+ *   uses `dir`, with nothing in it touched; `ErrorCode.InvalidArgument` when the directory cannot be
+ *   created, listed, or a stale frame cannot be removed (the OS error in the message and as the cause),
+ *   the lock then released; `lockOutputDir`'s file-system errors.
  */
-export async function prepareOutputDir(dir: string): Promise<Result<string[]>> {
+export async function prepareOutputDir(dir: string): Promise<Result<PreparedOutputDir>> {
   const created = await createOutputDirectory(dir);
   if (!created.ok) return created;
+  const lock = await lockOutputDir(dir);
+  if (!lock.ok) return lock;
   const removed: string[] = [];
   try {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -39,8 +53,9 @@ export async function prepareOutputDir(dir: string): Promise<Result<string[]>> {
       removed.push(entry.name);
     }
   } catch (cause) {
+    lock.value.release();
     const reason = cause instanceof Error ? cause.message : String(cause);
     return err(ErrorCode.InvalidArgument, `cannot clear old frames from output directory '${dir}': ${reason}`, cause);
   }
-  return ok(removed.sort());
+  return ok({ lock: lock.value, removed: removed.sort() });
 }

@@ -2,6 +2,7 @@ import type { PipelineModule } from '@hs/runtime';
 import { OK_VOID, errWithContext, ok } from '@hs/streams';
 import { parseCliArguments, type CliOptions } from './cli-options.js';
 import { prepareOutputDir } from './frame-output-dir.js';
+import type { OutputDirLock } from './output-dir-lock.js';
 import { loadImageInputs } from './image-input.js';
 import { DEFAULT_IMAGE_BOUNDS, buildImageGraph } from './pipeline.js';
 import { runSummaryLines } from './run-summary.js';
@@ -10,7 +11,9 @@ import { runSummaryLines } from './run-summary.js';
  * The image pipeline as a `PipelineModule`, for `hs run image-pipeline -- [options]` and
  * `hs plan image-pipeline`: the same options as `pnpm run main` (`--input`, `--frames`, `--rate`, `--out`,
  * `--backend`), the same graph and device bindings, and the same statistics and files-written lines
- * at the end. The output directory is cleared of old frame files only when a run is prepared.
+ * at the end. The output directory is locked and cleared of old frame files only when a run is prepared
+ * (`prepareRun`); the lock is released when the summary is printed, or, after a failed run, when the
+ * process exits.
  */
 const imagePipelineModule: PipelineModule<CliOptions> = {
   name: 'image-pipeline',
@@ -23,6 +26,8 @@ const imagePipelineModule: PipelineModule<CliOptions> = {
   async build(options) {
     const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
     if (!images.ok) return images;
+    // Held from prepareRun() until the summary (a run that fails releases it when the process exits).
+    let lock: OutputDirLock | undefined;
     const built = buildImageGraph({ images: images.value, frames: options.frames, rateHz: options.rateHz, outDir: options.outDir });
     return ok({
       graph: built.graph,
@@ -31,9 +36,14 @@ const imagePipelineModule: PipelineModule<CliOptions> = {
       expectedFrames: options.frames,
       async prepareRun() {
         const prepared = await prepareOutputDir(options.outDir);
-        return prepared.ok ? OK_VOID : errWithContext(prepared.error, '--out');
+        if (!prepared.ok) return errWithContext(prepared.error, '--out');
+        lock = prepared.value.lock;
+        return OK_VOID;
       },
-      summary: () => runSummaryLines(built, options.outDir),
+      summary: () => {
+        lock?.release();
+        return runSummaryLines(built, options.outDir);
+      },
     });
   },
 };
