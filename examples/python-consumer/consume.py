@@ -20,8 +20,10 @@ import socket
 import struct
 import sys
 
-import cupy as cp
-import numpy as np
+# CuPy and NumPy are imported by import_cupy() once the arguments are parsed, so that --help and usage
+# errors work (and a missing CuPy is one line) on a machine without them.
+cp = None
+np = None
 
 FRAME = 256
 MAGIC = 0x50495348  # "HSIP" read little-endian
@@ -39,6 +41,18 @@ DTYPE_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 
 class ProtocolError(Exception):
     """The publisher sent a frame this consumer must not trust."""
+
+
+def import_cupy():
+    """Imports CuPy and NumPy as this module's `cp` and `np`; one line and exit status 2 when missing."""
+    global cp, np
+    try:
+        import cupy
+        import numpy
+    except ImportError as error:
+        print(f"consume.py: CuPy is required ({error}): pip install cupy-cuda12x, or the CuPy package of your CUDA version (see README)", file=sys.stderr)
+        sys.exit(2)
+    cp, np = cupy, numpy
 
 
 def topic_socket(topic, directory):
@@ -98,14 +112,23 @@ def host_poll_fence(address, value):
 
 # Counts the bytes of a contiguous uint8 frame that differ from the hs pattern. One raw kernel compiled
 # once, where CuPy's own routines compile kernels specialized on each new array size and layout.
-PATTERN_MISMATCHES = cp.RawKernel(r"""
+PATTERN_MISMATCHES_SOURCE = r"""
 extern "C" __global__ void pattern_mismatches(const unsigned char* data, unsigned long long n, unsigned long long half,
                                               unsigned char low, unsigned char high, unsigned long long* wrong) {
   for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) {
     if (data[i] != (i < half ? low : high)) atomicAdd(wrong, 1ull);
   }
 }
-""", "pattern_mismatches")
+"""
+PATTERN_MISMATCHES = None  # the cp.RawKernel of PATTERN_MISMATCHES_SOURCE, made by pattern_mismatches_kernel()
+
+
+def pattern_mismatches_kernel():
+    """The pattern-check kernel, made on first use (CuPy is imported by then)."""
+    global PATTERN_MISMATCHES
+    if PATTERN_MISMATCHES is None:
+        PATTERN_MISMATCHES = cp.RawKernel(PATTERN_MISMATCHES_SOURCE, "pattern_mismatches")
+    return PATTERN_MISMATCHES
 
 
 def hs_pattern_mismatch(array, frame):
@@ -119,20 +142,47 @@ def hs_pattern_mismatch(array, frame):
     wrong = cp.zeros(1, dtype=cp.uint64)
     if flat.size > 0:
         blocks = min((flat.size + 255) // 256, 1024)
-        PATTERN_MISMATCHES((blocks,), (256,), (flat, np.uint64(flat.size), np.uint64(flat.size // 2), np.uint8(want[0]), np.uint8(want[1]), wrong))
+        pattern_mismatches_kernel()((blocks,), (256,), (flat, np.uint64(flat.size), np.uint64(flat.size // 2), np.uint8(want[0]), np.uint8(want[1]), wrong))
     count = int(wrong[0])
     if count == 0:
         return None
     return {"frame": frame, "wrongBytes": count, "first": int(flat[0]), "last": int(flat[-1]), "want": want}
 
 
+def frame_count(text):
+    """argparse type of --frames: a non-negative decimal integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer (0: until GOODBYE), got {text!r}")
+    return value
+
+
+def connect_topic(topic, directory):
+    """A socket connected to the topic's Unix socket; ConnectionError naming both when nobody serves it."""
+    path = topic_socket(topic, directory)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except (FileNotFoundError, ConnectionRefusedError) as error:
+        sock.close()
+        raise ConnectionError(
+            f"cannot connect to topic {topic!r} at {path}: {error.strerror}; is the topic's publisher running "
+            f"(as this user, with its sockets in {os.path.dirname(path)})?"
+        ) from None
+    return sock
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topic", required=True)
-    parser.add_argument("--frames", type=int, default=0, help="stop after N frames (0: until GOODBYE)")
+    parser.add_argument("--frames", type=frame_count, default=0, help="stop after N frames (0: until GOODBYE)")
     parser.add_argument("--check", choices=["none", "hs-pattern"], default="none")
     parser.add_argument("--dir", default=None, help="topic socket directory (default: the per-user one)")
     args = parser.parse_args()
+    import_cupy()
 
     # The publisher starts the lease of a frame when it sends the descriptor, and drops a subscriber that
     # holds a slot past its lease timeout (then reuses the slot). So the slow first-time work happens
@@ -143,8 +193,7 @@ def main():
         hs_pattern_mismatch(cp.zeros(2, dtype=cp.uint8), 0)
         cp.cuda.Stream.null.synchronize()
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(topic_socket(args.topic, args.dir))
+    sock = connect_topic(args.topic, args.dir)
     pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
     if uid != os.getuid():
         raise ProtocolError(f"the topic's publisher runs as uid {uid}, not as this user")
