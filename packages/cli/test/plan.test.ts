@@ -168,12 +168,12 @@ describe('hs plan of the flagship (scan-to-volume)', () => {
     expect(text).toMatch(/\n {2}130 {2}hs run stopped by Ctrl-C/);
     expect(await hs(['plan', 'scan-to-volume', '--', '--voxel-size', '-1'])).toMatchObject({
       exitCode: ExitCode.Usage,
-      err: ["error: InvalidArgument: --voxel-size must be a positive decimal number such as 0.1, got '-1'"],
+      err: [expect.stringMatching(/^error: InvalidArgument: --voxel-size .*'-1'/)],
     });
     const missing = join(dir, 'nope.ply');
     expect(await hs(['plan', 'scan-to-volume', '--', '--input', missing])).toMatchObject({
       exitCode: ExitCode.Failure,
-      err: [`error: NotFound: cannot read ${missing}: ENOENT: no such file or directory`],
+      err: [expect.stringMatching(/^error: NotFound: .*nope\.ply/)],
     });
   });
 
