@@ -1,8 +1,8 @@
-import { rename, writeFile } from 'node:fs/promises';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
 import { ErrorCode, HsError, MemoryKind, OK_VOID, err, type Result } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { PNG } from 'pngjs';
+import { AtomicFileReplacer } from './atomic-file-replacer.js';
 
 /**
  * pngjs settings: grey in, 8-bit grey out, every row with the Up filter. The previews are painted in voxel
@@ -13,10 +13,14 @@ const PNG_OPTIONS = { colorType: 0, inputColorType: 0, bitDepth: 8, filterType: 
 
 /**
  * Sink: writes every preview it receives (cudaDevice uint8 `[height, width]`) as an 8-bit greyscale PNG
- * to one file, replaced atomically (`<path>.tmp`, then a rename), so the file always shows the latest
- * preview. Each frame is copied with `copyToHostAsync` into a staging buffer allocated once, on the
+ * to one file, replaced atomically (`AtomicFileReplacer`: a staging file unique to this writer, then a
+ * rename), so the file always shows the latest preview. Each frame is copied with `copyToHostAsync` into a staging buffer allocated once, on the
  * operator's compute stream, then `compute()` awaits `synchronizeStream` (the explicit host wait; the JS
  * thread does not block) before encoding with pngjs.
+ *
+ * Errors: ProtocolError for a frame that is not a packed `[H, W]` image, ResourceExhausted for one larger
+ * than the staging buffer, the backend's for the copy or the wait, and `AtomicFileReplacer.write`'s error
+ * naming the path and OS code when the file cannot be written (no staging file left behind).
  * Spec: "Host access: the only blocking calls".
  */
 export class PreviewPngWriter extends Operator {
@@ -25,6 +29,7 @@ export class PreviewPngWriter extends Operator {
   private readonly staging: Uint8Array;
   private count = 0;
   private last: Uint8Array | null = null;
+  private readonly file: AtomicFileReplacer;
 
   /**
    * @param maxBytes the largest preview, in bytes (`width * height`); sizes the staging buffer.
@@ -38,6 +43,7 @@ export class PreviewPngWriter extends Operator {
     super(name);
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new HsError(ErrorCode.InvalidArgument, `${name}: maxBytes must be a positive integer, got ${maxBytes}`);
     this.staging = new Uint8Array(maxBytes);
+    this.file = new AtomicFileReplacer(path);
   }
 
   /** Previews written so far. */
@@ -73,14 +79,8 @@ export class PreviewPngWriter extends Operator {
     // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
     const image = { width, height, data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength) };
     const encoded = PNG.sync.write(image as PNG, PNG_OPTIONS);
-    const staging = `${this.path}.tmp`;
-    try {
-      await writeFile(staging, encoded);
-      await rename(staging, this.path);
-    } catch (cause) {
-      const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
-      return err(ErrorCode.InvalidArgument, `${this.name}: cannot write ${this.path}: ${code}`, cause);
-    }
+    const written = await this.file.write(encoded);
+    if (!written.ok) return written;
     this.count += 1;
     this.last = pixels;
     return OK_VOID;
