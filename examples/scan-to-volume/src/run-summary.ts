@@ -50,16 +50,19 @@ export function checkVolumeFile(path: string): Result<VolumeCheck> {
  * The lines printed after a run: the stream, the volume and its independent voxel count, the builder and
  * (stream builder) its build report, the re-read of the `.nvdb` file, the preview, and the statistics of
  * the resource the builder allocated through, e.g.
- * `volume: 1839 active voxels (1839 expected from the points), 1257152-byte grid`.
+ * `volume: 1839 active voxels (1839 expected from the whole cloud), 1257152-byte OnIndex grid`; a run
+ * that ended early (Ctrl-C) reports the volume of the scans done, from the last grid built:
+ * `volume of the 40 scans done (the run ended before its 3600 scans): ...`.
  * @returns the lines, or `checkVolumeFile`'s error when the written file does not read back, or the
  *   backend's error when the stream builder's report could not be read back.
  */
 export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz: number): Result<string[]> {
   const { builder, nvdbWriter, pngWriter, preview, camera, sizing } = built;
   const state = builder.accumulated;
+  const volume = state.scans < built.frames ? `volume of the ${state.scans} scans done (the run ended before its ${built.frames} scans)` : 'volume';
   const lines = [
     `streamed ${state.scans} scans (${built.sweep.scans.length} per sweep) at ${rateHz} Hz nominal: ${state.points} points from ${source}`,
-    `volume: ${state.voxelCount} active voxels (${sizing.voxelCount} expected from the whole cloud), ${state.gridBytes}-byte OnIndex grid`,
+    `${volume}: ${state.voxelCount} active voxels (${sizing.voxelCount} expected from the whole cloud), ${state.gridBytes}-byte OnIndex grid`,
   ];
   const report = builderLine(builder);
   if (!report.ok) return report;
@@ -81,15 +84,15 @@ export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz
 }
 
 /**
- * Says which builder ran; for the stream builder, what its report (read once, after the last scan) says:
- * points read, voxels and nodes written, and any capacity that overflowed (the grid is then a clamped
- * prefix of the volume, still valid), or that no report was read because the run ended early.
+ * Says which builder ran; for the stream builder, what its report (read once, after the last scan or when
+ * the run ended early) says about the last build: points read, voxels and nodes written, and any capacity
+ * that overflowed (the grid is then a clamped prefix of the volume, still valid), or that no scan was built.
  */
 function builderLine(builder: ScanToVolumeGraph['builder']): Result<string> {
   if (!(builder instanceof StreamPointsToGridOperator)) return ok('builder: host (previous grid merged with each scan on the host)');
   const report = builder.report;
   const repeated = builder.repeatedPoints > 0 ? `; ${builder.repeatedPoints} re-delivered points of later sweeps not appended` : '';
-  if (report === null) return ok(`builder: stream; no build report (the run ended before its last scan)${repeated}`);
+  if (report === null) return ok(`builder: stream; no build report (no scan was built)${repeated}`);
   if (!report.ok) return errWithContext(report.error, 'reading the stream builder report');
   const r = report.value;
   const { points, uppers, lowers, leaves } = builder.capacity;

@@ -60,8 +60,9 @@ export interface StreamPointsToGridOperatorOptions {
  * On the CUDA backend the kernels run on the device (`DeviceResource` memory); on the host backend the
  * same launches run their host implementations. The scan source repeats one sweep, so points beyond
  * `maxPoints` are re-deliveries of points already held: they are not appended and the build runs over
- * the points held (the count is in `repeatedPoints`). After the last scan (`frames`) the 64-byte build
- * report is read back asynchronously; `report` gives it after the run, with any capacity overflow (the
+ * the points held (the count is in `repeatedPoints`). After the last scan (`frames`), or in `stop()` when
+ * the run ended before it, the 64-byte build report is read back asynchronously; `report` gives it after
+ * the run, with any capacity overflow (the
  * capacities come from the whole cloud, so none is expected; a clamped grid would still be valid).
  *
  * Errors (the runtime prefixes them with the operator's name): NotSupported when the injected resource
@@ -83,6 +84,8 @@ export class StreamPointsToGridOperator extends Operator {
   private repeated = 0;
   private received = 0;
   private readonly shape = [0];
+  /** The stream of the last build, where a run that ends early reads its report in `stop()`. */
+  private lastStream: Stream | null = null;
   private pendingReport: Promise<Result<BoundedBuildReport>> | null = null;
   private lastReport: Result<BoundedBuildReport> | null = null;
   private state: AccumulatedGridState = { scans: 0, points: 0, voxelCount: 0, gridBytes: 0 };
@@ -108,8 +111,9 @@ export class StreamPointsToGridOperator extends Operator {
   }
 
   /**
-   * Scans and points received; after the run (the report read), voxels and bytes of the last grid.
-   * While running, `voxelCount` and `gridBytes` are those of the last report read (0 before it).
+   * Scans and points received; after the run (the report read in `stop()`), voxels and bytes of the last
+   * grid built, also when the run ended before its last scan (Ctrl-C). While running, `voxelCount` and
+   * `gridBytes` are 0 (no report is read during the run).
    */
   get accumulated(): AccumulatedGridState {
     return this.state;
@@ -126,9 +130,9 @@ export class StreamPointsToGridOperator extends Operator {
   }
 
   /**
-   * The build report of the last grid, read after the last scan: the counts, and which capacity
-   * overflowed if any. `null` when the run ended before its last scan; the backend's error when the
-   * read-back failed.
+   * The build report of the last grid, read after the last scan (or in `stop()` when the run ended
+   * before it): the counts, and which capacity overflowed if any. `null` before the run ended and when no
+   * scan was built; the backend's error when the read-back failed.
    */
   get report(): Result<BoundedBuildReport> | null {
     return this.lastReport;
@@ -184,14 +188,21 @@ export class StreamPointsToGridOperator extends Operator {
     const emitted = ctx.emit(this.grid, loan.value);
     if (!emitted.ok) return emitted;
     this.received += 1;
+    this.lastStream = stream;
     this.state = { ...this.state, scans: this.state.scans + 1, points: this.state.points + points };
     // The one host read of the run, after the last scan's build; it settles in stop() at the latest.
     if (this.received === this.options.frames) this.pendingReport = build.readReport(stream);
     return OK_VOID;
   }
 
-  /** Settles the report read after the last scan, then returns the block to the resource. */
+  /**
+   * Settles the report read after the last scan (a run that ended early, e.g. on Ctrl-C, reads the report
+   * of its last build here, so `accumulated` and `report` describe the grid actually built), then returns
+   * the block to the resource.
+   */
   override async stop(): Promise<Result<void>> {
+    if (this.pendingReport === null && this.build !== null && this.lastStream !== null) this.pendingReport = this.build.readReport(this.lastStream);
+    this.lastStream = null;
     if (this.pendingReport !== null) {
       const report = await this.pendingReport;
       this.pendingReport = null;
