@@ -34,21 +34,24 @@ export interface ScanToVolumeCliOptions {
 }
 
 const PLAIN_INTEGER = /^[0-9]+$/;
-const PLAIN_DECIMAL = /^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
+/** A decimal number in standard notation, exponent allowed (`0.1`, `.5`, `1e-1`, `+2.5E3`): no hex, no Infinity or NaN words. */
+const DECIMAL_NUMBER = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
 
 /**
  * Parses the example's arguments (without `node` and the script; one leading `--` is skipped) with
  * commander. `--rate`, `--scans` and `--sweeps` take plain decimal integers within their ranges,
- * `--voxel-size` a plain positive decimal number (no sign, exponent or hex), `--max-grid-bytes` a plain
- * decimal integer from 1 to 2^53 - 1 (default 268435456, 256 MiB).
+ * `--voxel-size` a decimal number in standard notation (`0.1`, `1e-1`, `0.5e0`; no hex) that is finite
+ * and greater than 0, `--max-grid-bytes` a plain decimal integer from 1 to 2^53 - 1 (default 268435456,
+ * 256 MiB), `--out` a non-empty folder path.
  * @returns the request (`exit` after `--help` or a usage error commander printed to `output`), or
- *   InvalidArgument naming the option, the text given and what is accepted.
+ *   InvalidArgument naming the option, the text given and what is accepted (a voxel size that is not a
+ *   number, not finite such as `1e400`, or not above 0, each said apart; an empty `--out`).
  */
 export function parseScanToVolumeArguments(args: readonly string[], output: PipelineOutput): Result<PipelineArguments<ScanToVolumeCliOptions>> {
   const program = new Command('scan-to-volume')
     .description('Streams a point cloud as scans into a growing NanoVDB volume, writes it as .nvdb and a depth-shaded PNG preview.')
     .option('--input <file>', 'point cloud: .ply, .xyz/.txt or .las (LAS 1.2-1.4, formats 0-3); default: the bundled Stanford bunny')
-    .option('--voxel-size <units>', 'world units per voxel, a positive decimal', '0.2')
+    .option('--voxel-size <units>', 'world units per voxel, a number above 0 (0.2, 5e-2)', '0.2')
     .option('--scans <n>', `scans per sweep, azimuth sectors (1 to ${MAX_SCANS})`, '36')
     .option('--sweeps <n>', `sweeps to stream (1 to ${MAX_SWEEPS})`, '1')
     .option('--rate <hz>', `nominal scan rate, whole scans per second (1 to ${MAX_SCAN_RATE_HZ})`, '30')
@@ -85,24 +88,32 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
   if (!sweeps.ok) return sweeps;
   const maxGridBytes = integer('max-grid-bytes', String(raw['maxGridBytes']), Number.MAX_SAFE_INTEGER);
   if (!maxGridBytes.ok) return maxGridBytes;
-  const voxelText = String(raw['voxelSize']);
-  const voxelSize = PLAIN_DECIMAL.test(voxelText) ? Number(voxelText) : Number.NaN;
-  if (!(voxelSize > 0) || !Number.isFinite(voxelSize)) {
-    return err(ErrorCode.InvalidArgument, `--voxel-size must be a positive decimal number such as 0.1, got '${voxelText}'`);
-  }
+  const voxelSize = parseVoxelSize(String(raw['voxelSize']));
+  if (!voxelSize.ok) return voxelSize;
+  const outDir = String(raw['out']);
+  if (outDir === '') return err(ErrorCode.InvalidArgument, "--out must name a folder, got ''; use --out . for the current folder");
   return ok({
     kind: 'build',
     options: {
       input: raw['input'],
-      voxelSize,
+      voxelSize: voxelSize.value,
       scans: scans.value,
       sweeps: sweeps.value,
       rateHz: rate.value,
-      outDir: String(raw['out']),
+      outDir,
       codec: raw['codec'] as NvdbCodec,
       backend: raw['backend'] as 'host' | 'cuda' | undefined,
       builder: raw['builder'] as GridBuilderKind,
       maxGridBytes: maxGridBytes.value,
     },
   });
+}
+
+/** `--voxel-size`: a decimal number in standard notation, finite and greater than 0; each failure said apart. */
+function parseVoxelSize(text: string): Result<number> {
+  if (!DECIMAL_NUMBER.test(text)) return err(ErrorCode.InvalidArgument, `--voxel-size must be a decimal number such as 0.1 or 1e-1, got '${text}'`);
+  const value = Number(text);
+  if (!Number.isFinite(value)) return err(ErrorCode.InvalidArgument, `--voxel-size '${text}' is not finite (it exceeds the largest double); use a number such as 0.1`);
+  if (!(value > 0)) return err(ErrorCode.InvalidArgument, `--voxel-size must be greater than 0, got '${text}'`);
+  return ok(value);
 }

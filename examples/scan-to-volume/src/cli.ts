@@ -5,8 +5,9 @@ import scanToVolumeModule from './pipeline-module.js';
 
 /**
  * The example's own command line (`pnpm run main`, `node dist/main.js [options]`), the same steps `hs run
- * scan-to-volume` takes with this module: parse the options, build the graph, compile it (the plan is
- * printed), create the output folder, run a session, print its metrics and the summary. Every failure (a
+ * scan-to-volume` takes with this module: parse the options, build the graph, compile it, create the
+ * session (the backend is settled there), then create the output folder, print the plan, run the session,
+ * print its metrics and the summary. A start that fails (a bad option, input or backend) creates no folder. Every failure (a
  * `.nvdb` file that does not read back included) is printed as one line, `error: <ErrorCode>: <message>`,
  * to `output.error`.
  * @returns the process exit code: 0 on success, 1 on any error (commander's own code for `--help` and
@@ -35,11 +36,13 @@ async function run(args: readonly string[], output: PipelineOutput): Promise<num
   if (!built.ok) return built;
   const plan = compile(built.value.graph, built.value.compileOptions);
   if (!plan.ok) return plan;
-  const prepared = (await built.value.prepareRun?.()) ?? OK_VOID;
-  if (!prepared.ok) return prepared;
   const session = RunSession.create(plan.value, built.value.sessionOptions);
   if (!session.ok) return session;
   try {
+    // The output folder is made last, once everything that can fail at startup (the backend included)
+    // has succeeded, so a failed start leaves no empty folder behind.
+    const prepared = (await built.value.prepareRun?.()) ?? OK_VOID;
+    if (!prepared.ok) return prepared;
     output.log(plan.value.toText());
     output.log(`backend: ${session.value.backend.name}`);
     const metrics = await session.value.run();

@@ -95,14 +95,15 @@ export interface ScanToVolumeGraph {
  * builder. Nothing is allocated on a device and no file is written here.
  * @returns the graph; InvalidArgument for an empty cloud, a grid above `maxGridBytes` (naming its size and
  *   suggesting a larger voxel size; nothing is built) or a cloud the builder rejects (a non-finite
- *   coordinate, a voxel outside the index range), naming the problem.
+ *   coordinate, or a voxel index outside the 32-bit range), naming the problem and where the point was
+ *   read (`file:line` for XYZ files; see `sizeVolume`).
  * @throws HsError InvalidArgument for options outside their documented domains (see the operators).
  */
 export function buildScanToVolumeGraph(options: ScanToVolumeOptions): Result<ScanToVolumeGraph> {
   const { cloud, voxelSize, outDir } = options;
   if (cloud.positions.length === 0) return err(ErrorCode.InvalidArgument, `${cloud.source} holds no points`);
-  const sizing = sizeVolume(cloud.positions, voxelSize, 'scan-to-volume', options.maxGridBytes);
-  if (!sizing.ok) return err(sizing.error.code, `${cloud.source}: ${sizing.error.detail}`, sizing.error);
+  const sizing = sizeVolume(cloud, voxelSize, 'scan-to-volume', options.maxGridBytes);
+  if (!sizing.ok) return sizing;
   const sweep = splitIntoScans(cloud.positions, options.scans);
   const camera = previewCamera(sizing.value.indexBox);
   const builderKind = options.builder ?? 'stream';

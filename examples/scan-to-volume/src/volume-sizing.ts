@@ -1,3 +1,4 @@
+import type { PointCloud } from '@hs/example-point-cloud-input';
 import { GridType, HostResource, countGridNodes, gridByteSize, pointsToGrid } from '@hs/nanovdb-mr';
 import { ErrorCode, HostBackend, err, errWithContext, ok, type Result } from '@hs/streams';
 import type { PreviewBox } from './grid-preview-kernel.js';
@@ -25,28 +26,34 @@ export interface VolumeSizing {
  * larger than `maxGridBytes`; then builds the OnIndex grid of the whole cloud once on a host backend (host
  * memory only, released before returning) to learn the largest grid the run will produce, its node counts
  * and its bounding box.
+ * @param cloud - the whole cloud; its `pointLocation` (XYZ files: `file:line`) names where a rejected point was read.
  * @param maxGridBytes - the most bytes the grid may take (`--max-grid-bytes`; default 256 MiB).
- * @returns the sizing; InvalidArgument `voxel size <v> gives a <n>-byte grid (<MiB> MiB: <u> upper, <l>
- *   lower nodes, <f> leaves), above --max-grid-bytes <max>; use a larger --voxel-size or raise
- *   --max-grid-bytes` before anything is allocated; or the counting's or `pointsToGrid`'s error
- *   (InvalidArgument naming the first non-finite point or an out-of-range voxel) prefixed with
- *   `sizing the volume`.
+ * @returns the sizing; InvalidArgument `<source>: voxel size <v> gives a <n>-byte grid (<MiB> MiB: <u>
+ *   upper, <l> lower nodes, <f> leaves), above --max-grid-bytes <max>; use a larger --voxel-size or raise
+ *   --max-grid-bytes` before anything is allocated; or the counting's error (InvalidArgument naming the
+ *   first point with a non-finite coordinate or a voxel index outside the 32-bit range) prefixed with
+ *   `<where>: sizing the volume`, `<where>` the point's location (`file:line`) where the cloud knows it,
+ *   else its source; or `pointsToGrid`'s error prefixed with `<source>: sizing the volume`.
  */
-export function sizeVolume(positions: Float32Array | Float64Array, voxelSize: number, name: string, maxGridBytes = DEFAULT_MAX_GRID_BYTES): Result<VolumeSizing> {
+export function sizeVolume(cloud: PointCloud, voxelSize: number, name: string, maxGridBytes = DEFAULT_MAX_GRID_BYTES): Result<VolumeSizing> {
+  const { positions, source } = cloud;
   const counts = countGridNodes(positions, { voxelSize });
-  if (!counts.ok) return errWithContext(counts.error, 'sizing the volume');
+  if (!counts.ok) {
+    const bad = cloud.pointLocation === undefined ? undefined : firstRejectedPoint(positions, voxelSize);
+    return errWithContext(counts.error, `${bad === undefined ? source : cloud.pointLocation!(bad)}: sizing the volume`);
+  }
   const bytes = gridByteSize(GridType.OnIndex, counts.value);
   if (bytes > maxGridBytes) {
     const { uppers, lowers, leaves } = counts.value;
     return err(
       ErrorCode.InvalidArgument,
-      `voxel size ${voxelSize} gives a ${bytes}-byte grid (${(bytes / 2 ** 20).toFixed(1)} MiB: ${uppers} upper, ${lowers} lower nodes, ${leaves} leaves), above --max-grid-bytes ${maxGridBytes}; use a larger --voxel-size or raise --max-grid-bytes`,
+      `${source}: voxel size ${voxelSize} gives a ${bytes}-byte grid (${(bytes / 2 ** 20).toFixed(1)} MiB: ${uppers} upper, ${lowers} lower nodes, ${leaves} leaves), above --max-grid-bytes ${maxGridBytes}; use a larger --voxel-size or raise --max-grid-bytes`,
     );
   }
   const backend = new HostBackend();
   try {
     const built = pointsToGrid(backend, new HostResource(backend), { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize, name, checksum: 'disabled' });
-    if (!built.ok) return errWithContext(built.error, 'sizing the volume');
+    if (!built.ok) return errWithContext(built.error, `${source}: sizing the volume`);
     const grid = built.value.grid(0)!;
     const [leaves, lowers, uppers] = grid.nodeCount;
     const sizing = {
@@ -60,4 +67,16 @@ export function sizeVolume(positions: Float32Array | Float64Array, voxelSize: nu
   } finally {
     backend.dispose();
   }
+}
+
+/**
+ * The index of the first point `countGridNodes` rejects on its own (a non-finite coordinate or a voxel
+ * outside the 32-bit range), found with the same mapping point by point; only called after the whole
+ * cloud was rejected, so the cost (a small count per point up to the bad one) is on the error path only.
+ */
+function firstRejectedPoint(positions: Float32Array | Float64Array, voxelSize: number): number | undefined {
+  for (let i = 0; 3 * i < positions.length; i++) {
+    if (!countGridNodes(positions.subarray(3 * i, 3 * i + 3), { voxelSize }).ok) return i;
+  }
+  return undefined;
 }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bunnyPoints } from '@hs/example-point-cloud-input';
 import { HostResource, readNvdb } from '@hs/nanovdb-mr';
-import { HostBackend, unwrap } from '@hs/streams';
+import { CudaBackend, HostBackend, unwrap } from '@hs/streams';
 import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli.js';
@@ -83,6 +83,21 @@ describe('scan-to-volume on the bundled bunny (host backend)', () => {
   }, 60_000);
 });
 
+describe('runs that share an output folder', () => {
+  it('two runs into the same --out at once both succeed and leave one whole volume, no staging files', async () => {
+    const out = join(dir, 'same');
+    // The folder exists, as after an earlier run (two runs that both create it race in createOutputDirectory).
+    mkdirSync(out);
+    const args = ['--out', out, '--rate', '1000', '--scans', '6', '--sweeps', '3', '--voxel-size', '0.5'];
+    const runs = await Promise.all([cli(args), cli(args)]);
+    expect(runs.map((r) => [r.exitCode, r.errors])).toEqual([
+      [0, []],
+      [0, []],
+    ]);
+    expect(readdirSync(out).sort()).toEqual([PREVIEW_FILE, VOLUME_FILE]);
+  }, 120_000);
+});
+
 describe('bad input is one typed line and exit code 1', () => {
   const write = (name: string, bytes: string | Uint8Array): string => {
     const path = join(dir, name);
@@ -102,7 +117,19 @@ describe('bad input is one typed line and exit code 1', () => {
     ['a rate above the range', () => ['--rate', '100001'], /--rate must be a plain decimal integer from 1 to 100000, got '100001'$/],
     ['a non-numeric rate', () => ['--rate', 'fast'], /--rate must be .* got 'fast'$/],
     ['scans 0', () => ['--scans', '0'], /^error: InvalidArgument: --scans must be a plain decimal integer from 1 to 3600, got '0'$/],
-    ['a negative voxel size', () => ['--voxel-size', '-1'], /^error: InvalidArgument: --voxel-size must be a positive decimal number such as 0\.1, got '-1'$/],
+    ['a negative voxel size', () => ['--voxel-size', '-1'], /^error: InvalidArgument: --voxel-size must be greater than 0, got '-1'$/],
+    ['an infinite voxel size', () => ['--voxel-size', '1e400'], /^error: InvalidArgument: --voxel-size '1e400' is not finite/],
+    // The bunny has no NaN: every voxel index is beyond the 32-bit range, and the message says so.
+    [
+      'a voxel size so small that voxel indices overflow',
+      () => ['--voxel-size', '0.00000000001'],
+      /^error: InvalidArgument: Stanford bunny.*: sizing the volume: countGridNodes: point 0 \(.+\) maps to a voxel index outside the 32-bit range \(-2\^31 to 2\^31 - 1\) at voxel size 1e-11; use a larger voxel size/,
+    ],
+    [
+      'an XYZ point whose voxel index overflows, named by file and line',
+      () => ['--input', write('far.xyz', '# far away\n1 2 3\n\n1e300 0 0\n')],
+      /^error: InvalidArgument: .*far\.xyz:4: sizing the volume: countGridNodes: point 1 \(1e\+300, 0, 0\) maps to a voxel index outside the 32-bit range/,
+    ],
     ['a max grid size of 0', () => ['--max-grid-bytes', '0'], /^error: InvalidArgument: --max-grid-bytes must be a plain decimal integer from 1 to 9007199254740991, got '0'$/],
     ['a max grid size in MiB', () => ['--max-grid-bytes', '256M'], /^error: InvalidArgument: --max-grid-bytes must be a plain decimal integer .* got '256M'$/],
     // Every point its own upper node (270 400 bytes each): a 560 MB grid and 4.4 GB of RSS before the cap.
@@ -133,6 +160,25 @@ describe('bad input is one typed line and exit code 1', () => {
     expect(exitCode).toBe(1);
     expect(logs).toEqual([]);
     expect(errors).toEqual(['error: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/out: ENOENT']);
+  });
+
+  it.skipIf(CudaBackend.available())('a backend that cannot start (--backend cuda without a GPU) leaves no output folder behind', async () => {
+    const out = join(dir, 'no-gpu');
+    const { exitCode, logs, errors } = await cli(['--backend', 'cuda', '--out', out]);
+    expect(exitCode).toBe(1);
+    expect(logs).toEqual([]);
+    expect(errors).toEqual([expect.stringMatching(/^error: NotSupported: .*use the host backend/)]);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.each([VOLUME_FILE, PREVIEW_FILE])('an output file that cannot be written (%s is a folder) fails the run and leaves no staging file', async (file) => {
+    const out = join(dir, `taken-${file}`);
+    mkdirSync(join(out, file), { recursive: true });
+    const { exitCode, errors } = await cli(['--out', out, '--rate', '1000', '--scans', '4', '--voxel-size', '0.5']);
+    expect(exitCode).toBe(1);
+    expect(errors).toEqual([expect.stringMatching(new RegExp(`^error: InvalidArgument: .*cannot write ${join(out, file).replaceAll('.', '\\.')}: EISDIR`))]);
+    expect(readdirSync(out).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(readdirSync(join(out, file))).toEqual([]);
   });
 
   it('an unknown option is answered by commander with its usage line and exit code 1', async () => {
