@@ -1,6 +1,5 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileSystemError } from '@hs/example-point-cloud-input';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
 import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
@@ -9,6 +8,7 @@ import { PNG } from 'pngjs';
 import { MAX_FRAME_FILES, frameFileName } from '../frame-output-dir.js';
 import { checkPackedImage } from './packed-image.js';
 import { StagingBuffer } from './staging-buffer.js';
+import { fileSystemErrorLazily } from '../lazy-file-system-error.js';
 
 /** Options of `PngWriter`. */
 export interface PngWriterOptions {
@@ -92,7 +92,7 @@ export class PngWriter extends Operator {
     try {
       await writeFile(path, encoded);
     } catch (cause) {
-      return fileSystemError('write', `'${path}'`, cause);
+      return fileSystemErrorLazily('write', `'${path}'`, cause);
     }
     this.paths.push(path);
     return OK_VOID;
