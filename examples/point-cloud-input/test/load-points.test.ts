@@ -66,6 +66,8 @@ describe('point-cloud input', () => {
     expect(message).toMatch(/^[\x20-\x7e]*$/);
     const long = writeFile('long.xyz', `1 2 3\n${'9'.repeat(30)} abc ${'x'.repeat(200)}\n`);
     expectMessage(loadPoints(long), `${long}:2: expected "x y z" as three finite decimal numbers, got "${'9'.repeat(30)} abc xxxxx"...`);
+    const accented = writeFile('accented.xyz', '1 2 \u00e9\u0301\u202e\n');
+    expectMessage(loadPoints(accented), `${accented}:1: expected "x y z" as three finite decimal numbers, got "1 2 \\u00e9\\u0301\\u202e"`);
   });
 
   it('locates each XYZ point at its file and line, comments and blank lines counted', () => {
