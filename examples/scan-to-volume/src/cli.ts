@@ -3,21 +3,26 @@ import { RunSession, formatMetrics, pipelineSummary, type PipelineOutput } from 
 import { HsError, OK_VOID, type Result } from '@hs/streams';
 import scanToVolumeModule from './pipeline-module.js';
 
+/** Exit code of a run stopped by `signal` (Ctrl-C): 128 + SIGINT, as `hs run` uses. */
+export const INTERRUPTED_EXIT_CODE = 130;
+
 /**
  * The example's own command line (`pnpm run main`, `node dist/main.js [options]`), the same steps `hs run
  * scan-to-volume` takes with this module: parse the options, build the graph, compile it, create the
  * session (the backend is settled there), then create the output folder, print the plan, run the session,
- * print its metrics and the summary. A start that fails (a bad option, input or backend) creates no folder. Every failure (a
- * `.nvdb` file that does not read back included) is printed as one line, `error: <ErrorCode>: <message>`,
- * to `output.error`.
- * @returns the process exit code: 0 on success, 1 on any error (commander's own code for `--help` and
- *   usage errors).
+ * print its metrics and the summary. A start that fails (a bad option, input or backend) creates no
+ * folder. Aborting `signal` (main.ts does on Ctrl-C) stops the run as `hs run` does: the sources end, the
+ * graph drains (every file written is whole, no staging file is left), and the summary of the scans done
+ * is printed. Every failure (a `.nvdb` file that does not read back included) is printed as one line,
+ * `error: <ErrorCode>: <message>`, to `output.error`.
+ * @returns the process exit code: 0 on success, `INTERRUPTED_EXIT_CODE` (130) when `signal` stopped the
+ *   run, 1 on any error (commander's own code for `--help` and usage errors).
  */
-export async function runCli(args: readonly string[], output: PipelineOutput): Promise<number> {
+export async function runCli(args: readonly string[], output: PipelineOutput, signal?: AbortSignal): Promise<number> {
   try {
-    const outcome = await run(args, output);
+    const outcome = await run(args, output, signal);
     if (typeof outcome === 'number') return outcome;
-    if (outcome.ok) return 0;
+    if (outcome.ok) return signal?.aborted === true ? INTERRUPTED_EXIT_CODE : 0;
     output.error(`error: ${outcome.error.message}`);
     return 1;
   } catch (thrown) {
@@ -28,7 +33,7 @@ export async function runCli(args: readonly string[], output: PipelineOutput): P
   }
 }
 
-async function run(args: readonly string[], output: PipelineOutput): Promise<number | Result<void>> {
+async function run(args: readonly string[], output: PipelineOutput, signal: AbortSignal | undefined): Promise<number | Result<void>> {
   const request = scanToVolumeModule.parseArguments(args, output);
   if (!request.ok) return request;
   if (request.value.kind === 'exit') return request.value.exitCode;
@@ -45,7 +50,7 @@ async function run(args: readonly string[], output: PipelineOutput): Promise<num
     if (!prepared.ok) return prepared;
     output.log(plan.value.toText());
     output.log(`backend: ${session.value.backend.name}`);
-    const metrics = await session.value.run();
+    const metrics = await session.value.run(signal === undefined ? {} : { signal });
     if (!metrics.ok) return metrics;
     output.log(formatMetrics(metrics.value));
     const summary = pipelineSummary(built.value, metrics.value);

@@ -83,6 +83,24 @@ describe('scan-to-volume on the bundled bunny (host backend)', () => {
   }, 60_000);
 });
 
+describe('a run stopped by its signal (Ctrl-C in main.ts)', () => {
+  it('drains, prints the summary of the scans done and exits 130, leaving whole files and no staging file', async () => {
+    const out = join(dir, 'interrupted');
+    const logs: string[] = [];
+    const errors: string[] = [];
+    const interrupt = new AbortController();
+    // Abort once the first volume is on disk, long before the 3600 scans at 1000 Hz are done.
+    const watch = setInterval(() => existsSync(join(out, VOLUME_FILE)) && interrupt.abort(), 5);
+    const exitCode = await runCli(['--backend', 'host', '--out', out, '--rate', '1000', '--sweeps', '100'], { log: (l) => logs.push(l), error: (l) => errors.push(l) }, interrupt.signal);
+    clearInterval(watch);
+    expect([exitCode, errors]).toEqual([130, []]);
+    const text = logs.join('\n');
+    expect(text).toMatch(/^volume of the \d+ scans done \(the run ended before its 3600 scans\): [1-9]\d* active voxels/m);
+    expect(text).toMatch(/checksum and structure valid/);
+    expect(readdirSync(out).sort()).toEqual([PREVIEW_FILE, VOLUME_FILE]);
+  }, 60_000);
+});
+
 describe('runs that share an output folder', () => {
   it('two runs into the same --out at once both succeed and leave one whole volume, no staging files', async () => {
     const out = join(dir, 'same');
