@@ -70,6 +70,26 @@ describe('point-cloud input', () => {
     expectMessage(loadPoints(accented), `${accented}:1: expected "x y z" as three finite decimal numbers, got "1 2 \\u00e9\\u0301\\u202e"`);
   });
 
+  it('refuses a PLY header holding binary bytes, naming the line, without echoing them', () => {
+    const header = 'ply\nformat ascii 1.0\nelement vertex 2\nproperty ';
+    const junk = Uint8Array.from({ length: 300 }, (_, i) => (i * 151 + 7) % 256).map((b) => (b === 10 ? 0 : b));
+    const tail = new TextEncoder().encode(' x\nend_header\n1\n2\n');
+    const path = writeBytes('binary-header.ply', Uint8Array.from([...new TextEncoder().encode(header), ...junk, ...tail]));
+    const logged: unknown[] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => logged.push(args);
+    let message: string;
+    try {
+      message = unwrapError(loadPoints(path)).message;
+    } finally {
+      console.log = log;
+    }
+    expect(message).toBe(`InvalidArgument: ${path} is not a readable PLY file: header line 4 holds byte 0x07, not printable text (binary data?)`);
+    expect(logged).toEqual([]);
+    const noEnd = writeFile('no-end.ply', 'ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n');
+    expectMessage(loadPoints(noEnd), `${noEnd} is not a readable PLY file: its header has no "end_header" line`);
+  });
+
   it('locates each XYZ point at its file and line, comments and blank lines counted', () => {
     const xyz = writeFile('located.xyz', '# header\n1 2 3\n\n4 5 6\n# more\n7 8 9\n');
     const cloud = unwrap(loadPoints(xyz));
