@@ -1,12 +1,11 @@
 /// <reference path="./baboon-image-uri.d.ts" />
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { ErrorCode, OK_VOID, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, OK_VOID, err, fileSystemError, ok, type Result } from '@hs/streams';
 import baboonDataUri from 'baboon-image-uri';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
 import { findPngStructureProblem } from './png-structure.js';
-import { fileSystemErrorLazily } from './lazy-file-system-error.js';
 
 /**
  * A decoded image: `data` holds `height * width * 4` bytes, row-major, RGBA, 8 bits per channel
@@ -111,7 +110,7 @@ export async function loadImageFile(path: string, bounds: ImageBounds): Promise<
   try {
     bytes = await readFile(path);
   } catch (cause) {
-    return fileSystemErrorLazily('read', `input '${path}'`, cause);
+    return fileSystemError('read', `input '${path}'`, cause);
   }
   return decodeImage(bytes, basename(path), bounds);
 }

@@ -1,8 +1,7 @@
 import { readFileSync, unlinkSync } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
-import { fileSystemErrorLazily } from './lazy-file-system-error.js';
+import { ErrorCode, err, fileSystemError, ok, type Result } from '@hs/streams';
 
 /** Name of the lock file a run keeps in its output directory while it uses that directory. */
 export const OUTPUT_DIR_LOCK_FILE = '.image-pipeline.lock';
@@ -69,7 +68,7 @@ async function createLockFile(path: string): Promise<Result<boolean>> {
     file = await open(path, 'wx');
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'EEXIST') return ok(false);
-    return fileSystemErrorLazily('write', `lock file '${path}'`, cause);
+    return fileSystemError('write', `lock file '${path}'`, cause);
   }
   try {
     await file.writeFile(`${process.pid}\n`);
@@ -77,7 +76,7 @@ async function createLockFile(path: string): Promise<Result<boolean>> {
   } catch (cause) {
     await file.close().catch(() => undefined);
     await rm(path, { force: true });
-    return fileSystemErrorLazily('write', `lock file '${path}'`, cause);
+    return fileSystemError('write', `lock file '${path}'`, cause);
   }
   return ok(true);
 }
@@ -88,7 +87,7 @@ async function readLockHolder(path: string): Promise<Result<number | undefined |
     return ok(parsePid(await readFile(path, 'utf8')));
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return ok('gone');
-    return fileSystemErrorLazily('read', `lock file '${path}'`, cause);
+    return fileSystemError('read', `lock file '${path}'`, cause);
   }
 }
 

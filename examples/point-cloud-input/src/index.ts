@@ -4,4 +4,3 @@ export { plyPositions } from './ply-points.js';
 export { xyzPositions } from './xyz-points.js';
 export type { XyzPoints } from './xyz-points.js';
 export { lasPositions } from './las-points.js';
-export { fileSystemError } from './file-system-error.js';

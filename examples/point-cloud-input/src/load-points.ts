@@ -1,9 +1,8 @@
 /// <reference path="./bunny.d.ts" />
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, err, fileSystemError, ok, type Result } from '@hs/streams';
 import bunny from 'bunny';
-import { fileSystemError } from './file-system-error.js';
 import { lasPositions } from './las-points.js';
 import { plyPositions } from './ply-points.js';
 import { xyzPositions } from './xyz-points.js';

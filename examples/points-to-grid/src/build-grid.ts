@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { HostBackend, ok, type Result } from '@hs/streams';
+import { HostBackend, fileSystemError, ok, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
 import { GridType, HostResource, StatisticsResource, pointsToGrid, writeNvdb, type NvdbCodec } from '@hs/nanovdb-mr';
-import { fileSystemError, type PointCloud } from '@hs/example-point-cloud-input';
+import type { PointCloud } from '@hs/example-point-cloud-input';
 
 /** What `buildGrid` is asked for. */
 export interface BuildRequest {

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { fileSystemError } from '@hs/example-point-cloud-input';
 import { HostResource, readNvdb, validateGrids } from '@hs/nanovdb-mr';
-import { HostBackend, errWithContext, ok, type Result } from '@hs/streams';
+import { HostBackend, errWithContext, fileSystemError, ok, type Result } from '@hs/streams';
 import { StreamPointsToGridOperator } from './operators/stream-points-to-grid-operator.js';
 import type { ScanToVolumeGraph } from './pipeline.js';
 

@@ -1,14 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
-import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, type Result } from '@hs/streams';
+import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, fileSystemError, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
 import { DType } from '@hs/tensor';
 import { PNG } from 'pngjs';
 import { MAX_FRAME_FILES, frameFileName } from '../frame-output-dir.js';
 import { checkPackedImage } from './packed-image.js';
 import { StagingBuffer } from './staging-buffer.js';
-import { fileSystemErrorLazily } from '../lazy-file-system-error.js';
 
 /** Options of `PngWriter`. */
 export interface PngWriterOptions {
@@ -92,7 +91,7 @@ export class PngWriter extends Operator {
     try {
       await writeFile(path, encoded);
     } catch (cause) {
-      return fileSystemErrorLazily('write', `'${path}'`, cause);
+      return fileSystemError('write', `'${path}'`, cause);
     }
     this.paths.push(path);
     return OK_VOID;

@@ -1,6 +1,5 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { fileSystemError } from '@hs/example-point-cloud-input';
-import { OK_VOID, type Result } from '@hs/streams';
+import { OK_VOID, fileSystemError, type Result } from '@hs/streams';
 
 /** Replacers made by this process so far: numbers each one's staging file. */
 let replacersMade = 0;
