@@ -19,8 +19,8 @@ export interface RunCommandOptions {
 }
 
 /**
- * `hs run`: prepares the pipeline (load, parse, build, compile), calls its `prepareRun()`, creates a
- * `RunSession` and runs it. On a terminal (`io.progress` set and `progress` true) a progress bar and a
+ * `hs run`: prepares the pipeline (load, parse, build, compile), creates a `RunSession`, calls the
+ * pipeline's `prepareRun()` and runs the session. On a terminal (`io.progress` set and `progress` true) a progress bar and a
  * status line are redrawn from each `'metrics'` snapshot; otherwise nothing is printed while it runs.
  * Ctrl-C stops the session (`stop()` semantics: sources end, the graph drains within `drainTimeoutMs`,
  * every slot returns). The backend is printed first; at the end `formatMetrics()` and the module's summary lines (also after Ctrl-C);
@@ -33,19 +33,22 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const prepared = await preparePipeline(options.target, options.moduleArgs, io);
   if (!prepared.ok) return prepared.exitCode;
   const { loaded, build, plan } = prepared.value;
-  if (build.prepareRun !== undefined) {
-    const ready = await build.prepareRun();
-    if (!ready.ok) {
-      io.err(`error: ${ready.error.message}`);
-      return ExitCode.Failure;
-    }
-  }
+  // The session (its backend and pools) first: a run that cannot start leaves nothing prepareRun() would
+  // make, such as an empty output folder.
   const created = RunSession.create(plan, { ...build.sessionOptions, metricsIntervalMs: options.intervalMs });
   if (!created.ok) {
     io.err(`error: ${created.error.message}`);
     return ExitCode.Failure;
   }
   const session = created.value;
+  if (build.prepareRun !== undefined) {
+    const ready = await build.prepareRun();
+    if (!ready.ok) {
+      session.dispose();
+      io.err(`error: ${ready.error.message}`);
+      return ExitCode.Failure;
+    }
+  }
   const controller = new AbortController();
   let interrupted = false;
   let display: RunProgress | undefined;

@@ -3,6 +3,7 @@ import { cp, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CudaBackend } from '@hs/streams';
 import { ExitCode } from '../src/index.js';
 import { BIN, FIXTURE, FakeTerminal, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
 
@@ -82,6 +83,15 @@ describe('hs run', () => {
     expect(exitCode).toBe(0);
     expect(out.at(-1)).toBe(`wrote 3 PNG files to ${outDir} (${join(outDir, 'frame-00000.png')} ... ${join(outDir, 'frame-00002.png')})`);
     expect((await readdir(outDir)).sort()).toEqual(['frame-00000.png', 'frame-00001.png', 'frame-00002.png']);
+  });
+
+  // Where a GPU is usable the cuda backend starts, so the failing start cannot be provoked this way.
+  it.skipIf(CudaBackend.available())('a session that cannot start (no CUDA device for --backend cuda) leaves no output folder behind', async () => {
+    const outDir = join(dir, 'never-made');
+    const { exitCode, err } = await hs(['run', 'scan-to-volume', '--', '--backend', 'cuda', '--out', outDir]);
+    expect(exitCode).toBe(ExitCode.Failure);
+    expect(err.join('\n')).toMatch(/NotSupported: .*CUDA backend is unavailable/);
+    await expect(readdir(outDir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('gives exit code 1 for a run that fails and for a build that fails, 2 for usage errors', async () => {

@@ -14,7 +14,8 @@ import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
  * @returns OK when `dir` is (now) a directory, or `ErrorCode.InvalidArgument`
  *   `[<option>: ]cannot create <dir>: <code>` naming the OS error of the first part that failed (ENOTDIR
  *   when an existing part is a file, ENOENT under a pseudo file system or a dangling link, EACCES, ...),
- *   with that error as the cause. Parents created before a later part fails stay (empty folders).
+ *   with that error as the cause. Parents created before a later part fails stay (empty folders). A part
+ *   another process creates at the same time is accepted when it is a directory.
  */
 export async function createOutputDirectory(dir: string, option?: string): Promise<Result<void>> {
   const failure = (cause: unknown): Result<void> => {
@@ -35,8 +36,18 @@ export async function createOutputDirectory(dir: string, option?: string): Promi
     try {
       await mkdir(path);
     } catch (cause) {
+      // Another process (a second run into the same new --out) made it between the walk and here.
+      if ((cause as NodeJS.ErrnoException).code === 'EEXIST' && (await isDirectory(path))) continue;
       return failure(cause);
     }
   }
   return OK_VOID;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -34,9 +34,9 @@ export type PipelineSessionOptions = Omit<RunSessionOptions, 'metricsIntervalMs'
 
 /**
  * One built pipeline, not yet compiled: the graph with its operators' state, how to compile and run it,
- * and what to say when the run ended. A runner compiles `graph` with `compileOptions`, calls `prepareRun()`
- * once before creating the session (a plan-only runner never calls it), runs the session, then prints
- * `summary(metrics)`.
+ * and what to say when the run ended. A runner compiles `graph` with `compileOptions`, creates the session,
+ * calls `prepareRun()` once (a plan-only runner never calls it; a session that cannot be created, such as
+ * an unusable backend, never gets that far), runs the session, then prints `summary(metrics)`.
  */
 export interface PipelineBuild {
   /** The graph, every operator added and every flow connected. */
@@ -54,8 +54,8 @@ export interface PipelineBuild {
    */
   readonly expectedFrames?: number;
   /**
-   * Side effects a run needs before its session is created (an output directory, for example).
-   * Returns the failure to report instead of running; runs at most once.
+   * Side effects a run needs before its session runs (an output directory, for example), made once the
+   * session was created. Returns the failure to report instead of running; runs at most once.
    */
   readonly prepareRun?: () => Promise<Result<void>>;
   /**

@@ -25,6 +25,13 @@ describe('createOutputDirectory', () => {
     }
   });
 
+  it('accepts folders another run creates at the same time (two runs into one new --out)', async () => {
+    const target = join(dir, 'race', 'x', 'y', 'z');
+    const made = await Promise.all(Array.from({ length: 8 }, () => createOutputDirectory(target, '--out')));
+    expect(made.map((m) => (m.ok ? 'ok' : m.error.message))).toEqual(Array(8).fill('ok'));
+    expect(statSync(target).isDirectory()).toBe(true);
+  });
+
   // Node's recursive mkdir spins forever on both (its promise never settles).
   it('returns ENOENT below a dangling symbolic link instead of hanging', async () => {
     const link = join(dir, 'dangling');
