@@ -13,16 +13,14 @@ export const FLAGSHIP_SOAK_SCANS = 36;
 
 /**
  * Scans `pnpm soak` runs through the flagship by default (`HS_SOAK_FLAGSHIP_FRAMES`; rounded up to whole
- * sweeps: 200 016). Not 1e6: every scan is real work of the example (a bounded host build over up to
- * 1 839 points, a 1.2 MB grid checksummed by the builder and again by the `.nvdb` writer's validation,
- * a 1.2 MB file written and renamed, and one scan in four a 512x490 preview rendered and PNG-encoded by
- * pngjs, about 40% of the CPU time). On the 2-core machine that is about 7 ms of CPU per scan, 115 to
- * 130 scans/s when nothing else runs, so 1e6 scans would take over two hours; 2e5 take about 26 to 29
- * minutes and keep the whole `pnpm soak` near half an hour (the default run: 200 016 scans in 1 893 s,
- * 106 scans/s with other work on the machine, of a 33.5-minute `pnpm soak`).
- * Other work on the machine slows it in proportion (45 scans/s was seen under a load of 15).
+ * sweeps: 1 000 008). Every scan is real work of the example: a bounded build over up to 1 839 points, a
+ * 1.2 MB grid checksummed by the builder and again by the `.nvdb` writer's validation, a 1.2 MB file
+ * written and renamed, and one scan in four a 512x490 preview rendered and PNG-encoded. On the 2-core
+ * machine that is about 4 ms of CPU per scan on the host backend (it was 7 ms until the preview PNG took
+ * only pngjs's Up filter): the default run took 1 000 008 scans in 5 092 s (196 scans/s, with other work
+ * on the machine at times), the whole `pnpm soak` 87 minutes. `HS_SOAK_FLAGSHIP_FRAMES` sets a shorter run.
  */
-export const FLAGSHIP_SOAK_DEFAULT_SCANS = 200_000;
+export const FLAGSHIP_SOAK_DEFAULT_SCANS = 1_000_000;
 
 /**
  * Fraction of the flagship soak's scans before its memory baseline (default for `flagshipSoak`). Heap

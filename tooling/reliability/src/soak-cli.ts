@@ -15,7 +15,7 @@ import { CudaBackend } from '@hs/streams';
 // HS_SOAK_TOPIC_FRAMES (frames of the cross-process topic soak, default 1e6),
 // HS_SOAK_BACKEND (host, cuda or auto = cuda when a device is usable; default auto),
 // HS_SOAK_FLAGSHIP_FRAMES (scans of the scan-to-volume flagship soak, rounded up to whole sweeps of 36;
-// default FLAGSHIP_SOAK_DEFAULT_SCANS, see flagship-soak.ts for why it is not 1e6),
+// default FLAGSHIP_SOAK_DEFAULT_SCANS, 1e6: about 85 minutes on 2 cores, see flagship-soak.ts),
 // HS_SOAK_SEED (default 1), HS_CHAOS_SEEDS (how many seeds, 1..N; default 16), HS_FUZZ_RUNS (inputs per
 // fuzz target; default per target below), HS_FUZZ_SEED. Exits 1 when anything is found.
 
