@@ -1,9 +1,9 @@
 // Inject your own allocator from JavaScript: a plain object resource, an adaptor chain over it, and
-// the places hs takes it (a Buffer, a TensorPool, the NanoVDB builder). `pnpm test` runs this file.
+// the places hs takes it (a ResourceBuffer, a TensorPool, the NanoVDB builder). `pnpm test` runs this file.
 import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { TensorPool } from '@hs/pool';
-import { Buffer, GridType, HostResource, LimitingResource, StatisticsResource, pointsToGrid, type SyncResource } from '@hs/nanovdb-mr';
+import { ResourceBuffer, GridType, HostResource, LimitingResource, StatisticsResource, pointsToGrid, type SyncResource } from '@hs/nanovdb-mr';
 
 const backend = new HostBackend();
 
@@ -25,7 +25,7 @@ const logging: SyncResource = {
 const resource = new StatisticsResource(new LimitingResource(logging, 4 << 20));
 
 // 1. A single-space buffer of 1024 float32 elements.
-const samples = unwrap(Buffer.allocate(backend, resource, 1024, { element: Float32Array }));
+const samples = unwrap(ResourceBuffer.allocate(backend, resource, 1024, { element: Float32Array }));
 
 // 2. A tensor pool: its one backing block comes from the resource when it is materialized.
 const pool = unwrap(TensorPool.materialize(backend, {
@@ -40,7 +40,7 @@ const grid = unwrap(pointsToGrid(backend, resource,
   { gridType: GridType.OnIndex, voxelSize: 0.5 }));
 
 // A request beyond the cap fails as a value (OutOfMemory), with nothing allocated.
-const tooBig = Buffer.allocate(backend, resource, 8 << 20);
+const tooBig = ResourceBuffer.allocate(backend, resource, 8 << 20);
 console.log(tooBig.ok ? 'allocated' : `refused: ${tooBig.error.code}`);
 
 const { bytes, allocations } = resource.statistics;

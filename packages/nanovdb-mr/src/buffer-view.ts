@@ -5,7 +5,7 @@ import type { MemoryBlock } from './resource.js';
 
 /**
  * A typed, non-owning view of `size` elements at `data` (span semantics): no resource, no stream, never
- * frees. It wraps memory owned elsewhere (a `Buffer`, a pool slot, a foreign tensor's allocation) so a
+ * frees. It wraps memory owned elsewhere (a `ResourceBuffer`, a pool slot, a foreign tensor's allocation) so a
  * `GridHandle` can hold externally owned bytes with zero copies. Immutable; cheap to copy.
  * Spec: "cuda::BufferView<T> (view)".
  */
@@ -42,7 +42,7 @@ export class BufferView<E extends ElementType = Uint8ArrayConstructor> implement
     return ok(new BufferView<E>(count === 0 ? null : { ...block, byteLength: bytes }, el, count));
   }
 
-  /** A view of all of `span` (a `Buffer` or another view). */
+  /** A view of all of `span` (a `ResourceBuffer` or another view). */
   static over<E extends ElementType>(span: ElementSpan<E>): BufferView<E> {
     return new BufferView<E>(span.data, span.element, span.size);
   }

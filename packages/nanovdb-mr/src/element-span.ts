@@ -2,7 +2,7 @@ import type { ElementType } from './element-type.js';
 import type { MemoryBlock } from './resource.js';
 
 /**
- * What `Buffer` and `BufferView` share (the static interface a `GridHandle` holds): a span of `size`
+ * What `ResourceBuffer` and `BufferView` share (the static interface a `GridHandle` holds): a span of `size`
  * elements of type `element` starting at `data`. Spec: "BufferView<T> … satisfies the same static interface".
  */
 export interface ElementSpan<E extends ElementType = ElementType> {

@@ -12,7 +12,7 @@ export type ElementArray =
   | BigUint64Array;
 
 /**
- * The element type of a `Buffer` or `BufferView`, named by its typed-array constructor (`Uint8Array` for
+ * The element type of a `ResourceBuffer` or `BufferView`, named by its typed-array constructor (`Uint8Array` for
  * raw bytes, `Float32Array`, …): its `BYTES_PER_ELEMENT` is the element size in bytes, and host views
  * are instances of it.
  */

@@ -1,6 +1,6 @@
 import { ErrorCode, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
 import { ResourceRef } from './adaptors/resource-ref.js';
-import { Buffer } from './buffer.js';
+import { ResourceBuffer } from './resource-buffer.js';
 import type { AsyncResource, MemoryBlock } from './resource.js';
 
 /**
@@ -9,13 +9,13 @@ import type { AsyncResource, MemoryBlock } from './resource.js';
  * large enough; otherwise it discards the old block (freed on the retained stream, no copy: scratch
  * contents are not kept) and allocates a larger one on that stream. Everything is stream-ordered; nothing
  * synchronizes. Spec: "TempPool routes through a resource instance and frees on its retained stream"
- * (Step 1), "TempPool's bytes onto Buffer<std::byte, ResourceRef<R>>" (B2).
+ * (Step 1), "TempPool's bytes onto ResourceBuffer<std::byte, ResourceRef<R>>" (B2).
  */
 export class TempPool<R extends AsyncResource> implements Disposable {
   readonly #backend: Backend;
   readonly #ref: ResourceRef<R>;
   #stream: Stream;
-  #bytes: Buffer<ResourceRef<R>, Uint8ArrayConstructor> | null = null;
+  #bytes: ResourceBuffer<ResourceRef<R>, Uint8ArrayConstructor> | null = null;
   #disposed = false;
 
   /** @throws HsError InvalidArgument when `resource` is not a resource. */
@@ -56,7 +56,7 @@ export class TempPool<R extends AsyncResource> implements Disposable {
       if (!freed.ok) return freed;
       this.#bytes = null;
     }
-    const made = Buffer.allocateAsync(this.#backend, this.#stream, this.#ref as ResourceRef<R> & AsyncResource, bytes, { noInit: true });
+    const made = ResourceBuffer.allocateAsync(this.#backend, this.#stream, this.#ref as ResourceRef<R> & AsyncResource, bytes, { noInit: true });
     if (!made.ok) return made;
     this.#bytes = made.value;
     return ok(made.value.data);

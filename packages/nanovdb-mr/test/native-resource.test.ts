@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Device, ErrorCode, HostBackend, unwrap, type Backend } from '@hs/streams';
 import {
   AsyncFromSync,
-  Buffer,
+  ResourceBuffer,
   GridType,
   HostResource,
   NativeResource,
@@ -57,11 +57,11 @@ describe.skipIf(addon === null)('NativeResource: tables from another native addo
     backend.dispose();
   });
 
-  it('hands out real, writable host memory: a Buffer through it is the C allocation', async () => {
+  it('hands out real, writable host memory: a ResourceBuffer through it is the C allocation', async () => {
     const backend = new HostBackend();
     const table = test.createCountingResource('host', false);
     const r = unwrap(NativeResource.open(backend, table));
-    const buffer = unwrap(Buffer.allocate(backend, r, 1000, { element: Float32Array, alignment: 4096 }));
+    const buffer = unwrap(ResourceBuffer.allocate(backend, r, 1000, { element: Float32Array, alignment: 4096 }));
     expect(test.countingResourceStats(table)).toMatchObject({ allocations: 1, bytesOutstanding: 4000 });
     expect((buffer.data as MemoryBlock).memory.address % 4096n).toBe(0n);
     const view = unwrap(buffer.hostView());
@@ -97,13 +97,13 @@ describe.skipIf(addon === null)('NativeResource: tables from another native addo
     backend.dispose();
   });
 
-  it('serves a TempPool and stream-ordered Buffers once lifted with AsyncFromSync', async () => {
+  it('serves a TempPool and stream-ordered ResourceBuffers once lifted with AsyncFromSync', async () => {
     const backend = new HostBackend();
     const table = test.createCountingResource('host', false);
     const r = unwrap(NativeResource.open(backend, table));
     const lifted = new AsyncFromSync(backend, r);
     const stream = unwrap(backend.createStream(Device.cuda(0)));
-    const buffer = unwrap(Buffer.allocateAsync(backend, stream, lifted, 64, { noInit: true }));
+    const buffer = unwrap(ResourceBuffer.allocateAsync(backend, stream, lifted, 64, { noInit: true }));
     const temp = new TempPool(backend, lifted, stream);
     unwrap(temp.reserve(1 << 16));
     unwrap(temp.reserve(1 << 17)); // growth discards the smaller block

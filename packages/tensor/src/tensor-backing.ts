@@ -2,7 +2,7 @@ import type { Result, Stream } from '@hs/streams';
 
 /**
  * The storage behind a published tensor, seen from its readers: release-stream registration and read
- * leases. Pool slots implement it (later also Buffers and foreign imports). Storage is recycled only
+ * leases. Pool slots implement it (later also ResourceBuffers and foreign imports). Storage is recycled only
  * when no read lease is held and every registered release stream's release event has completed;
  * the owner finds that by polling events, never by a host wait.
  *

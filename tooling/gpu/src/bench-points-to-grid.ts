@@ -4,7 +4,7 @@
 // same run (the lower bound of a sort-based build) and the host TS builder (1M points only: it runs at
 // about a million points per second). HS_BENCH_P2G_POINTS=1e6,1e7 limits the sizes.
 import type { CudaNativeBinding } from '@hs/cuda-native';
-import { BoundedPointsToGrid, Buffer, DeviceResource, GridType, HostResource, pointsToGrid, pointsToGridAsync, type MemoryBlock } from '@hs/nanovdb-mr';
+import { BoundedPointsToGrid, ResourceBuffer, DeviceResource, GridType, HostResource, pointsToGrid, pointsToGridAsync, type MemoryBlock } from '@hs/nanovdb-mr';
 import { HostBackend, unwrap, type CudaBackend, type Device } from '@hs/streams';
 
 /**
@@ -64,7 +64,7 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
   for (const kind of ['uniform', 'clustered'] as const) {
     for (const n of sizes) {
       const positions = cloud(n, kind);
-      const input = unwrap(Buffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
+      const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
       unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(positions.buffer)));
       unwrap(await backend.synchronizeStream(stream));
       const span = { space: 'world', positions: input } as const;

@@ -2,7 +2,7 @@ import { TensorPool } from '@hs/pool';
 import { CudaBackend, ErrorCode, MemoryKind, unwrap, type Backend, type Device, type MemoryRange } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
-import { Buffer, NativeAsyncResource, NativeResource, type MemoryBlock } from '../../../packages/nanovdb-mr/src/index.js';
+import { ResourceBuffer, NativeAsyncResource, NativeResource, type MemoryBlock } from '../../../packages/nanovdb-mr/src/index.js';
 import { describeResourceConformance } from '../../../packages/nanovdb-mr/test/conformance/resource-conformance.js';
 import { loadTestAddon, type CountingResourceAddon } from '../../../packages/nanovdb-mr/test/support/test-addon.js';
 
@@ -38,14 +38,14 @@ if (ready) {
 describe.skipIf(!ready)('NativeResource on the CUDA backend', () => {
   const test = addon as CountingResourceAddon;
 
-  it('is stream-ordered over a table with the async pair: a Buffer through it holds the bytes the device wrote', async () => {
+  it('is stream-ordered over a table with the async pair: a ResourceBuffer through it holds the bytes the device wrote', async () => {
     const backend = unwrap(CudaBackend.create());
     const device = backend.devices[0] as Device;
     const table = test.createCountingResource('device', true);
     const resource = unwrap(NativeResource.open(backend, table)) as NativeAsyncResource;
     expect(resource).toBeInstanceOf(NativeAsyncResource);
     const stream = unwrap(backend.createStream(device, { label: 'native' }));
-    const buffer = unwrap(Buffer.allocateAsync(backend, stream, resource, 1 << 20, { noInit: true }));
+    const buffer = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 1 << 20, { noInit: true }));
     const block = buffer.data as MemoryBlock;
     const range: MemoryRange = { memory: block.memory, byteOffset: 0, byteLength: 1 << 20, label: 'native bytes' };
     unwrap(backend.memsetAsync(stream, range, 0xa5));

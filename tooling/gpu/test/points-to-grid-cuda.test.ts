@@ -1,7 +1,7 @@
 import { CudaBackend, unwrap, type Device, type Stream } from '@hs/streams';
 import { loadCudaNative, type CudaNativeBinding } from '@hs/cuda-native';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BoundedPointsToGrid, Buffer, BufferView, DeviceResource, GridType, PinnedResource, validateGrids, type MemoryBlock, type PointsToGridOptions } from '../../../packages/nanovdb-mr/src/index.js';
+import { BoundedPointsToGrid, ResourceBuffer, BufferView, DeviceResource, GridType, PinnedResource, validateGrids, type MemoryBlock, type PointsToGridOptions } from '../../../packages/nanovdb-mr/src/index.js';
 import { describeStreamPointsToGrid, expectSameBytes, hostGridBytes, indexPoints, keptVoxels } from '../../../packages/nanovdb-mr/test/nanovdb/stream-points-to-grid-suite.js';
 
 const gpu = CudaBackend.available();
@@ -28,12 +28,12 @@ describe.skipIf(!gpu)('CUDA graphs: capture, instantiate, launch twice', () => {
   });
   afterAll(() => backend?.dispose());
 
-  it('the async Buffer path (allocate, memset, copy out, free) runs correctly at each launch', async () => {
-    const out = unwrap(Buffer.allocate(backend, new PinnedResource(backend), 1 << 16));
+  it('the async ResourceBuffer path (allocate, memset, copy out, free) runs correctly at each launch', async () => {
+    const out = unwrap(ResourceBuffer.allocate(backend, new PinnedResource(backend), 1 << 16));
     const view = unwrap(out.hostView());
     const resource = new DeviceResource(backend, device);
     expect(cuda.streamBeginCapture(native)).toBe(0);
-    const scratch = unwrap(Buffer.allocateAsync(backend, stream, resource, 1 << 16, { noInit: true }));
+    const scratch = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 1 << 16, { noInit: true }));
     unwrap(backend.memsetAsync(stream, scratch.data as MemoryBlock, 0x5a));
     unwrap(backend.memcpyAsync(stream, out.data as MemoryBlock, scratch.data as MemoryBlock));
     unwrap(scratch.destroy(stream));
@@ -57,7 +57,7 @@ describe.skipIf(!gpu)('CUDA graphs: capture, instantiate, launch twice', () => {
     const options: PointsToGridOptions = { gridType: GridType.OnIndex, voxelSize: 0.25, origin: ORIGIN, name: 'captured' };
     const resource = new DeviceResource(backend, device);
     const build = unwrap(BoundedPointsToGrid.create(backend, stream, resource, capacity, options));
-    const input = unwrap(Buffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
+    const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
     const span = { space: 'world', positions: BufferView.over(input) } as const;
     unwrap(await backend.synchronizeStream(stream)); // the template upload ran before the capture
     expect(cuda.streamBeginCapture(native)).toBe(0);

@@ -1,5 +1,5 @@
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, type OutputPort, RateRatio } from '@hs/compiler';
-import { Buffer, GridType, pointsToGrid, type GridAccessor, type SyncResource } from '@hs/nanovdb-mr';
+import { ResourceBuffer, GridType, pointsToGrid, type GridAccessor, type SyncResource } from '@hs/nanovdb-mr';
 import { type Backend, ErrorCode, HsError, MemoryKind, OK_VOID, err, errWithContext, type Result } from '@hs/streams';
 import { DType } from '@hs/tensor';
 
@@ -61,7 +61,7 @@ export class PointsToGridOperator extends Operator {
   /** Output port `grid`: pinnedHost uint8 rank 1, one grid per scan (`follows(scans, 1/1)`). */
   grid!: OutputPort;
   private resource: SyncResource | null = null;
-  private voxels: Buffer<SyncResource, Int32ArrayConstructor> | null = null;
+  private voxels: ResourceBuffer<SyncResource, Int32ArrayConstructor> | null = null;
   private coords = new Int32Array(0);
   private voxelsKept = 0;
   private appendAt = 0;
@@ -170,7 +170,7 @@ export class PointsToGridOperator extends Operator {
   private ensureVoxelList(backend: Backend): Result<void> {
     if (this.voxels !== null) return OK_VOID;
     const resource = this.options.resource(backend);
-    const made = Buffer.allocate(backend, resource, 3 * (this.options.maxPoints + this.options.maxScanPoints), { element: Int32Array });
+    const made = ResourceBuffer.allocate(backend, resource, 3 * (this.options.maxPoints + this.options.maxScanPoints), { element: Int32Array });
     if (!made.ok) return made;
     const view = made.value.hostView();
     if (!view.ok) {

@@ -1,7 +1,7 @@
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, type OutputPort, RateRatio } from '@hs/compiler';
 import {
   BoundedPointsToGrid,
-  Buffer,
+  ResourceBuffer,
   BufferView,
   GridType,
   isAsyncResource,
@@ -76,7 +76,7 @@ export class StreamPointsToGridOperator extends Operator {
   scans!: InputPort;
   /** Output port `grid`: pinnedHost uint8 rank 1, one grid per scan (`follows(scans, 1/1)`). */
   grid!: OutputPort;
-  private block: Buffer<AsyncResource, Uint8ArrayConstructor> | null = null;
+  private block: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
   private build: BoundedPointsToGrid | null = null;
   private positions: BufferView<Float64ArrayConstructor> | null = null;
   private gridRegion: MemoryRange | null = null;
@@ -230,7 +230,7 @@ export class StreamPointsToGridOperator extends Operator {
     const buildBytes = BoundedPointsToGrid.requiredBytes(backend, capacity, GridType.OnIndex);
     if (!buildBytes.ok) return buildBytes;
     const pointBytes = Math.ceil((POINT_BYTES * maxPoints) / BLOCK_ALIGNMENT) * BLOCK_ALIGNMENT;
-    const made = Buffer.allocateAsync(backend, stream, resource, pointBytes + buildBytes.value, { noInit: true, alignment: BLOCK_ALIGNMENT });
+    const made = ResourceBuffer.allocateAsync(backend, stream, resource, pointBytes + buildBytes.value, { noInit: true, alignment: BLOCK_ALIGNMENT });
     if (!made.ok) return made;
     const block = made.value;
     const data = block.data!;

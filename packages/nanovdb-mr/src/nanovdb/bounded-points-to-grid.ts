@@ -1,5 +1,5 @@
 import { ErrorCode, HsError, OK_VOID, err, ok, unwrap, type Backend, type Err, type Result, type Stream } from '@hs/streams';
-import { Buffer } from '../buffer.js';
+import { ResourceBuffer } from '../resource-buffer.js';
 import { BufferView } from '../buffer-view.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../resource.js';
 import { GRID_DATA_SIZE, type ValueLayout } from './grid-layout.js';
@@ -92,14 +92,14 @@ function checkCapacity(capacity: PointsToGridCapacity): Err | null {
  */
 export class BoundedPointsToGrid implements Disposable {
   readonly #backend: Backend;
-  readonly #owned: Buffer<AsyncResource, Uint8ArrayConstructor> | null;
+  readonly #owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null;
   readonly #block: MemoryBlock;
   readonly #capacity: PointsToGridCapacity;
   readonly #settings: ResolvedGridOptions;
   readonly #gridCapacity: number;
   #disposed = false;
 
-  private constructor(backend: Backend, owned: Buffer<AsyncResource, Uint8ArrayConstructor> | null, block: MemoryBlock, capacity: PointsToGridCapacity, settings: ResolvedGridOptions) {
+  private constructor(backend: Backend, owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null, block: MemoryBlock, capacity: PointsToGridCapacity, settings: ResolvedGridOptions) {
     this.#backend = backend;
     this.#owned = owned;
     this.#block = block;
@@ -143,7 +143,7 @@ export class BoundedPointsToGrid implements Disposable {
     const settings = resolveGridOptions(WHO, options);
     if (!settings.ok) return settings;
     const bytes = blockBytes(backend, capacity, settings.value.layout);
-    let owned: Buffer<AsyncResource, Uint8ArrayConstructor> | null = null;
+    let owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
     let block: MemoryBlock;
     if (isView) {
       if (target.element !== Uint8Array || target.data === null || target.sizeBytes < bytes) {
@@ -153,7 +153,7 @@ export class BoundedPointsToGrid implements Disposable {
       const address = block.memory.address + BigInt(block.byteOffset);
       if (address % 256n !== 0n) return err(ErrorCode.InvalidArgument, `${WHO}.create: the view starts at address ${address}, not a multiple of 256`);
     } else {
-      const made = Buffer.allocateAsync(backend, stream, target, bytes, { noInit: true });
+      const made = ResourceBuffer.allocateAsync(backend, stream, target, bytes, { noInit: true });
       if (!made.ok) return made;
       owned = made.value;
       block = owned.data as MemoryBlock;

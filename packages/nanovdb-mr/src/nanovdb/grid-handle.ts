@@ -1,17 +1,17 @@
 import { Device, ErrorCode, MemoryKind, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
-import { Buffer } from '../buffer.js';
+import { ResourceBuffer } from '../resource-buffer.js';
 import type { BufferView } from '../buffer-view.js';
 import { defaultResource } from '../default-resource.js';
 import { isAsyncResource, type MemoryBlock, type SyncResource } from '../resource.js';
 import { GridAccessor } from './grid-accessor.js';
 import { validateGrids, type GridMetadata, type ValidateOptions } from './grid-validation.js';
 
-/** What a `GridHandle` holds its bytes in: an owning `Buffer` or a non-owning `BufferView` (external memory). */
-export type GridStorage = Buffer<SyncResource, Uint8ArrayConstructor> | BufferView<Uint8ArrayConstructor>;
+/** What a `GridHandle` holds its bytes in: an owning `ResourceBuffer` or a non-owning `BufferView` (external memory). */
+export type GridStorage = ResourceBuffer<SyncResource, Uint8ArrayConstructor> | BufferView<Uint8ArrayConstructor>;
 
 /**
  * A single-space handle over one buffer of NanoVDB grids: the bytes live in one memory space (host,
- * pinned, managed or device), held by a `Buffer` (owned, freed by `dispose`) or a `BufferView`
+ * pinned, managed or device), held by a `ResourceBuffer` (owned, freed by `dispose`) or a `BufferView`
  * (externally owned memory, wrapped with zero copies, never freed here). Cross-space moves are explicit
  * with `copyTo`, which reuses the validated metadata and runs no kernel.
  * Spec: "Single-space GridHandle (surface)", "GridHandle over BufferView for externally owned blobs",
@@ -39,7 +39,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
   /**
    * Wraps grid bytes in host-accessible memory (host, pinned or managed) after validating the whole grid
    * chain (`validateGrids`). Errors: NotSupported when the memory is not host-accessible (validate on the
-   * host, then `copyTo`), InvalidArgument for storage that is not a Buffer or BufferView, an empty span or a bad grid (naming the first bad field),
+   * host, then `copyTo`), InvalidArgument for storage that is not a ResourceBuffer or BufferView, an empty span or a bad grid (naming the first bad field),
    * NotSupported for grid types hs does not read. The bytes must not be written by pending device work.
    */
   static fromHostBytes<S extends GridStorage>(backend: Backend, storage: S, options: ValidateOptions = {}): Result<GridHandle<S>> {
@@ -98,7 +98,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
    * `stream`. Errors: the resource's (`OutOfMemory`, …) and the backend's; nothing leaks on failure.
    * Spec: "cuda::copyTo cross-space transfers" (#2292).
    */
-  copyTo(stream: Stream, resource?: SyncResource): Result<GridHandle<Buffer<SyncResource, Uint8ArrayConstructor>>> {
+  copyTo(stream: Stream, resource?: SyncResource): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>> {
     if (this.#disposed) return err(ErrorCode.InvalidState, 'GridHandle.copyTo: the handle was disposed');
     const src = this.#storage.data as MemoryBlock;
     let target = resource;
@@ -110,10 +110,10 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
     }
     const bytes = this.#storage.size;
     const allocated = isAsyncResource(target)
-      ? Buffer.allocateAsync(this.#backend, stream, target, bytes, { noInit: true })
-      : Buffer.allocate(this.#backend, target, bytes);
+      ? ResourceBuffer.allocateAsync(this.#backend, stream, target, bytes, { noInit: true })
+      : ResourceBuffer.allocate(this.#backend, target, bytes);
     if (!allocated.ok) return allocated;
-    const buffer = allocated.value as Buffer<SyncResource, Uint8ArrayConstructor>;
+    const buffer = allocated.value as ResourceBuffer<SyncResource, Uint8ArrayConstructor>;
     const copied = this.#backend.memcpyAsync(stream, buffer.data as MemoryBlock, src);
     if (!copied.ok) {
       buffer.destroy(isAsyncResource(target) ? stream : undefined);
@@ -129,7 +129,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    if (this.#storage instanceof Buffer) this.#storage.dispose();
+    if (this.#storage instanceof ResourceBuffer) this.#storage.dispose();
   }
 
   /** Same as `dispose()`. */
@@ -141,7 +141,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
 function hostBytesOf(backend: Backend, storage: GridStorage): Result<Uint8Array> {
   if (typeof storage !== 'object' || storage === null || !('data' in storage) || typeof storage.sizeBytes !== 'number') {
     const got = storage === null ? 'null' : typeof storage;
-    return err(ErrorCode.InvalidArgument, `GridHandle: expected the grid storage as a Buffer or BufferView of bytes, got ${got}; wrap raw bytes with readNvdb or a Buffer first`);
+    return err(ErrorCode.InvalidArgument, `GridHandle: expected the grid storage as a ResourceBuffer or BufferView of bytes, got ${got}; wrap raw bytes with readNvdb or a ResourceBuffer first`);
   }
   const block = storage.data;
   if (block === null) return err(ErrorCode.InvalidArgument, 'GridHandle: the storage is empty; a grid needs at least 736 bytes');

@@ -1,5 +1,5 @@
 import { ErrorCode, err, ok, type Backend, type Result } from '@hs/streams';
-import { Buffer } from '../buffer.js';
+import { ResourceBuffer } from '../resource-buffer.js';
 import type { SyncResource } from '../resource.js';
 import { GridHandle } from './grid-handle.js';
 import { bytesArgumentProblem } from './grid-validation.js';
@@ -11,18 +11,18 @@ import { decodeNvdb, encodeNvdb, type NvdbCodec } from './nvdb-file.js';
  * those of `decodeNvdb`, the resource's, NotSupported
  * for a resource the host cannot write. Nothing is left allocated on failure.
  */
-export function readNvdb(backend: Backend, resource: SyncResource, file: Uint8Array): Result<GridHandle<Buffer<SyncResource, Uint8ArrayConstructor>>[]> {
+export function readNvdb(backend: Backend, resource: SyncResource, file: Uint8Array): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
   const notBytes = bytesArgumentProblem('readNvdb', file);
   if (notBytes !== null) return notBytes;
   const decoded = decodeNvdb(file);
   if (!decoded.ok) return decoded;
-  const handles: GridHandle<Buffer<SyncResource, Uint8ArrayConstructor>>[] = [];
+  const handles: GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[] = [];
   const fail = <T>(r: Result<T> & { ok: false }): Result<never> => {
     for (const h of handles) h.dispose();
     return r;
   };
   for (const segment of decoded.value) {
-    const made = Buffer.allocate(backend, resource, segment.bytes.length, { alignment: 32 });
+    const made = ResourceBuffer.allocate(backend, resource, segment.bytes.length, { alignment: 32 });
     if (!made.ok) return fail(made);
     const view = made.value.hostView();
     if (!view.ok) {

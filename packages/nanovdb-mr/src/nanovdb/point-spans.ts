@@ -6,7 +6,7 @@ import { PointEncoding } from './points-to-grid-kernels.js';
 export interface IndexPointSpan {
   /** Discriminant: coordinates are voxel indices (i, j, k triplets). */
   readonly space: 'index';
-  /** A `Buffer` or `BufferView` of `Int32Array` elements. */
+  /** A `ResourceBuffer` or `BufferView` of `Int32Array` elements. */
   readonly coords: ElementSpan<Int32ArrayConstructor>;
 }
 
@@ -14,7 +14,7 @@ export interface IndexPointSpan {
 export interface WorldPointSpan {
   /** Discriminant: positions are in world units. */
   readonly space: 'world';
-  /** A `Buffer` or `BufferView` of `Float32Array` or `Float64Array` elements. */
+  /** A `ResourceBuffer` or `BufferView` of `Float32Array` or `Float64Array` elements. */
   readonly positions: ElementSpan<Float32ArrayConstructor> | ElementSpan<Float64ArrayConstructor>;
 }
 
@@ -42,7 +42,7 @@ export function pointSource(who: string, points: IndexPointSpan | WorldPointSpan
   if (span === undefined || typeof span !== 'object' || !expected || typeof span.size !== 'number') {
     throw new HsError(
       ErrorCode.InvalidArgument,
-      `${who}: points must be { space: 'index', coords: span of Int32Array } or { space: 'world', positions: span of Float32Array | Float64Array } (a Buffer or BufferView)`,
+      `${who}: points must be { space: 'index', coords: span of Int32Array } or { space: 'world', positions: span of Float32Array | Float64Array } (a ResourceBuffer or BufferView)`,
     );
   }
   if (span.size % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: ${span.size} coordinates is not a whole number of x, y, z triplets`);

@@ -1,5 +1,5 @@
 import { ErrorCode, HsError, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
-import { Buffer } from '../buffer.js';
+import { ResourceBuffer } from '../resource-buffer.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../resource.js';
 import { GRID_DATA_SIZE } from './grid-layout.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
@@ -14,7 +14,7 @@ export interface StreamGrid {
    * The grid bytes (exactly `gridSize`), allocated from the build's resource on the build's stream and
    * written by work enqueued there: read them only after that work (an event or `synchronizeStream`).
    */
-  readonly buffer: Buffer<AsyncResource, Uint8ArrayConstructor>;
+  readonly buffer: ResourceBuffer<AsyncResource, Uint8ArrayConstructor>;
   /** Voxels, leaves, lower nodes and root tiles (one upper node each) in the grid. */
   readonly counts: LevelCounts;
   /** Bytes of the grid. */
@@ -59,11 +59,11 @@ export async function pointsToGridAsync(
   const { layout, checksum } = settings.value;
   const n = source.value.count;
 
-  const made = Buffer.allocateAsync(backend, stream, resource, workspaceBytes(n, backend.name), { noInit: true });
+  const made = ResourceBuffer.allocateAsync(backend, stream, resource, workspaceBytes(n, backend.name), { noInit: true });
   if (!made.ok) return made;
   const workspace = made.value;
   const ws = workspace.data as MemoryBlock;
-  let grid: Buffer<AsyncResource, Uint8ArrayConstructor> | null = null;
+  let grid: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
   const fail = <T>(failure: Result<T> & { ok: false }): Result<StreamGrid> => {
     grid?.destroy(stream);
     workspace.destroy(stream);
@@ -86,7 +86,7 @@ export async function pointsToGridAsync(
   if (report.firstInvalid !== undefined) return fail(err(ErrorCode.InvalidArgument, invalidPointMessage(who, report.firstInvalid)));
 
   const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);
-  const allocated = Buffer.allocateAsync(backend, stream, resource, size, { noInit: true });
+  const allocated = ResourceBuffer.allocateAsync(backend, stream, resource, size, { noInit: true });
   if (!allocated.ok) return fail(allocated);
   grid = allocated.value;
   const out = grid.data as MemoryBlock;

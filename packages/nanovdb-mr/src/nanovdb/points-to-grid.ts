@@ -1,5 +1,5 @@
 import { ErrorCode, HsError, err, type Backend, type Result } from '@hs/streams';
-import { Buffer } from '../buffer.js';
+import { ResourceBuffer } from '../resource-buffer.js';
 import { isResource, type SyncResource } from '../resource.js';
 import { GridHandle } from './grid-handle.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
@@ -51,7 +51,7 @@ export function pointsToGrid(
   resource: SyncResource,
   points: IndexPoints | WorldPoints,
   options: PointsToGridOptions,
-): Result<GridHandle<Buffer<SyncResource, Uint8ArrayConstructor>>> {
+): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>> {
   if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, 'pointsToGrid: resource must be a resource (allocate and deallocate)');
   const data = points?.space === 'index' ? points.coords : points?.space === 'world' ? points.positions : undefined;
   if (data === undefined || typeof data.length !== 'number') {
@@ -67,7 +67,7 @@ export function pointsToGrid(
   const n = data.length / 3;
   const encoding = data instanceof Int32Array ? PointEncoding.IndexInt32 : data instanceof Float32Array ? PointEncoding.WorldFloat32 : PointEncoding.WorldFloat64;
 
-  const made = Buffer.allocate(backend, resource, workspaceBytes(n, 'host'));
+  const made = ResourceBuffer.allocate(backend, resource, workspaceBytes(n, 'host'));
   if (!made.ok) return made;
   const workspace = made.value;
   try {
@@ -80,7 +80,7 @@ export function pointsToGrid(
     if (report.firstInvalid !== undefined) return err(ErrorCode.InvalidArgument, invalidPointMessage('pointsToGrid', report.firstInvalid));
     const { layout, checksum } = settings.value;
     const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);
-    const grid = Buffer.allocate(backend, resource, size, { alignment: 32 });
+    const grid = ResourceBuffer.allocate(backend, resource, size, { alignment: 32 });
     if (!grid.ok) return grid;
     const gridView = grid.value.hostView();
     if (!gridView.ok) {

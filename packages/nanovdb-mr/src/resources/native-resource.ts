@@ -46,7 +46,7 @@ export interface NativeResourceOptions {
  * `HS_MEMORY_RESOURCE_TYPE_TAG`). `@hs/cuda-native` validates the table once and calls its function
  * pointers; this class turns each block into backend memory (`Backend.adoptHostMemory` for pageable and
  * pinned host memory, `Backend.adoptDeviceMemory` for CUDA device memory), so the blocks work wherever a
- * resource is injected: `Buffer`, `TempPool`, `TensorPool` backing, `pointsToGrid`.
+ * resource is injected: `ResourceBuffer`, `TempPool`, `TensorPool` backing, `pointsToGrid`.
  *
  * `NativeResource.open` gives this synchronous tier, or a `NativeAsyncResource` when the table has the
  * stream-ordered pair and the backend has native streams (the CUDA backend). `allocate(0)` gives `null`
@@ -63,7 +63,7 @@ export interface NativeResourceOptions {
  * @example
  * ```ts
  * const resource = unwrap(NativeResource.open(backend, myAddon.createResourceTable()));
- * const buffer = unwrap(Buffer.allocate(resource, 1024));   // the addon's allocate ran
+ * const buffer = unwrap(ResourceBuffer.allocate(resource, 1024));   // the addon's allocate ran
  * buffer.dispose();                                          // the addon's deallocate ran
  * unwrap(resource.dispose());                                // the table's destroy ran
  * ```

@@ -227,7 +227,7 @@ describe('bad arguments and truncated grids give typed errors', () => {
   it.each([[null], ['bytes'], [undefined]])('GridHandle.fromHostBytes returns InvalidArgument for storage %o', (storage) => {
     const r = GridHandle.fromHostBytes(backend, storage as never);
     expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
-    expect(!r.ok && r.error.message).toContain('expected the grid storage as a Buffer or BufferView');
+    expect(!r.ok && r.error.message).toContain('expected the grid storage as a ResourceBuffer or BufferView');
   });
 
   it.each([736, 5000])('a grid cut to %i bytes is reported as truncated with both sizes', (length) => {

@@ -3,7 +3,7 @@ import { Device, ErrorCode, HostBackend, OK_VOID, unwrap, type Backend, type Mem
 import {
   AsyncFromSync,
   BoundedPointsToGrid,
-  Buffer,
+  ResourceBuffer,
   BufferView,
   DeviceResource,
   GridType,
@@ -130,14 +130,14 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       backend.dispose();
     });
 
-    function upload<T extends Coords>(values: T): Buffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor> {
+    function upload<T extends Coords>(values: T): ResourceBuffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor> {
       const element = values.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
-      const buffer = unwrap(Buffer.allocateAsync(backend, stream, deviceResource, Math.max(values.length, 3), { noInit: true, element }));
+      const buffer = unwrap(ResourceBuffer.allocateAsync(backend, stream, deviceResource, Math.max(values.length, 3), { noInit: true, element }));
       if (values.length > 0) unwrap(backend.copyFromHostAsync(stream, { ...(buffer.data as MemoryBlock), byteLength: values.byteLength }, new Uint8Array(values.buffer, values.byteOffset, values.byteLength)));
       return buffer;
     }
 
-    function spanOf(buffer: Buffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor>, values: Coords) {
+    function spanOf(buffer: ResourceBuffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor>, values: Coords) {
       const view = unwrap(BufferView.of(buffer.data, values.length, buffer.element));
       return buffer.element === Int32Array
         ? ({ space: 'index', coords: view as BufferView<Int32ArrayConstructor> } as const)
@@ -316,7 +316,7 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
         const capacity = { points: 4000, uppers: 16, lowers: 256, leaves: 4000 };
         const options: PointsToGridOptions = { gridType: GridType.Float, voxelSize: 0.5 };
         const bytes = unwrap(BoundedPointsToGrid.requiredBytes(backend, capacity, GridType.Float));
-        const memory = unwrap(Buffer.allocateAsync(backend, stream, deviceResource, bytes, { noInit: true }));
+        const memory = unwrap(ResourceBuffer.allocateAsync(backend, stream, deviceResource, bytes, { noInit: true }));
         const build = unwrap(BoundedPointsToGrid.create(backend, stream, BufferView.over(memory), capacity, options));
         const first = Float32Array.from(indexPoints(4000, 'clustered', 100, 8), (c) => c * 0.5);
         const input = upload(first);

@@ -3,8 +3,8 @@ import type { ElementSpan } from './element-span.js';
 import { isElementType, type ElementArrayOf, type ElementType } from './element-type.js';
 import { DEFAULT_ALIGNMENT, isAsyncResource, isResource, type AsyncResource, type MemoryBlock, type SyncResource } from './resource.js';
 
-/** Options of the synchronous `Buffer.allocate`. */
-export interface BufferOptions<E extends ElementType> {
+/** Options of the synchronous `ResourceBuffer.allocate`. */
+export interface ResourceBufferOptions<E extends ElementType> {
   /** Element type (a typed-array constructor); default `Uint8Array` (raw bytes). */
   readonly element?: E;
   /** Alignment of the block in bytes, a power of two at least the element size; default 256. */
@@ -12,10 +12,10 @@ export interface BufferOptions<E extends ElementType> {
 }
 
 /**
- * Options of the stream-ordered `Buffer.allocateAsync`. `noInit: true` is mandatory: a buffer is never
+ * Options of the stream-ordered `ResourceBuffer.allocateAsync`. `noInit: true` is mandatory: a buffer is never
  * filled implicitly (fresh memory holds whatever was there), so the caller states that it knows.
  */
-export interface AsyncBufferOptions<E extends ElementType> extends BufferOptions<E> {
+export interface AsyncResourceBufferOptions<E extends ElementType> extends ResourceBufferOptions<E> {
   /** Must be `true`: the elements are left uninitialized. */
   readonly noInit: true;
 }
@@ -34,18 +34,18 @@ export interface AsyncBufferOptions<E extends ElementType> extends BufferOptions
  * reference as given: a concrete resource is a shared handle; pass a `ResourceRef` to borrow or a
  * `SharedResource` to share ownership explicitly. Lifetimes are explicit: `dispose()` (or `using`).
  * The backend is passed in because hs has no process-global device runtime: copies go through it.
- * Spec: "cuda::Buffer<T,R> (storage)", "Stream ownership", "Resource ownership".
+ * Spec: "cuda::ResourceBuffer<T,R> (storage)", "Stream ownership", "Resource ownership".
  *
  * @example
  * ```ts
  * const resource = new DeviceResource(backend, Device.cuda(0));
- * const buf = unwrap(Buffer.allocateAsync(backend, stream, resource, 1024, { noInit: true, element: Float32Array }));
+ * const buf = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 1024, { noInit: true, element: Float32Array }));
  * buf.sizeBytes;                        // 4096
  * unwrap(buf.resize(2048, stream));     // prefix copied, old block freed on `stream`
  * buf.dispose();                        // freed on the retained stream
  * ```
  */
-export class Buffer<R extends SyncResource = SyncResource, E extends ElementType = Uint8ArrayConstructor>
+export class ResourceBuffer<R extends SyncResource = SyncResource, E extends ElementType = Uint8ArrayConstructor>
   implements ElementSpan<E>, Disposable
 {
   readonly #backend: Backend;
@@ -81,20 +81,20 @@ export class Buffer<R extends SyncResource = SyncResource, E extends ElementType
     stream: Stream,
     resource: R,
     count: number,
-    options: AsyncBufferOptions<E>,
-  ): Result<Buffer<R, E>> {
+    options: AsyncResourceBufferOptions<E>,
+  ): Result<ResourceBuffer<R, E>> {
     if (!isAsyncResource(resource)) {
-      throw new HsError(ErrorCode.InvalidArgument, 'Buffer.allocateAsync: resource must be an async resource; use Buffer.allocate for a synchronous one, or lift it with AsyncFromSync');
+      throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocateAsync: resource must be an async resource; use ResourceBuffer.allocate for a synchronous one, or lift it with AsyncFromSync');
     }
     if (options?.noInit !== true) {
-      throw new HsError(ErrorCode.InvalidArgument, 'Buffer.allocateAsync: pass { noInit: true }; buffers are never filled implicitly');
+      throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocateAsync: pass { noInit: true }; buffers are never filled implicitly');
     }
-    const shape = resolveShape('Buffer.allocateAsync', count, options);
+    const shape = resolveShape('ResourceBuffer.allocateAsync', count, options);
     if (!shape.ok) return shape;
     const { element, alignment, bytes } = shape.value;
     const made = resource.allocateAsync(bytes, alignment, stream);
     if (!made.ok) return made;
-    return ok(new Buffer<R, E>(backend, resource, element as E, alignment, stream, made.value, count));
+    return ok(new ResourceBuffer<R, E>(backend, resource, element as E, alignment, stream, made.value, count));
   }
 
   /**
@@ -106,15 +106,15 @@ export class Buffer<R extends SyncResource = SyncResource, E extends ElementType
     backend: Backend,
     resource: R,
     count: number,
-    options: BufferOptions<E> = {},
-  ): Result<Buffer<R, E>> {
-    if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, 'Buffer.allocate: resource must be a resource (allocate and deallocate)');
-    const shape = resolveShape('Buffer.allocate', count, options);
+    options: ResourceBufferOptions<E> = {},
+  ): Result<ResourceBuffer<R, E>> {
+    if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocate: resource must be a resource (allocate and deallocate)');
+    const shape = resolveShape('ResourceBuffer.allocate', count, options);
     if (!shape.ok) return shape;
     const { element, alignment, bytes } = shape.value;
     const made = resource.allocate(bytes, alignment);
     if (!made.ok) return made;
-    return ok(new Buffer<R, E>(backend, resource, element as E, alignment, null, made.value, count));
+    return ok(new ResourceBuffer<R, E>(backend, resource, element as E, alignment, null, made.value, count));
   }
 
   /** The owned bytes, `null` when empty. */
@@ -155,7 +155,7 @@ export class Buffer<R extends SyncResource = SyncResource, E extends ElementType
    * orders `stream` after the old one where the block is still in use there. NotSupported on a
    * synchronous buffer.
    */
-  setStream<A extends AsyncResource>(this: Buffer<A, E>, stream: Stream): Result<void> {
+  setStream<A extends AsyncResource>(this: ResourceBuffer<A, E>, stream: Stream): Result<void> {
     if (this.#stream === null) return syncOnly('setStream');
     this.#stream = stream;
     return OK_VOID;
@@ -167,10 +167,10 @@ export class Buffer<R extends SyncResource = SyncResource, E extends ElementType
    * stream. On any failure the buffer is unchanged and nothing is leaked. The same count is a no-op.
    * Errors as `allocateAsync`, plus the backend's copy errors; NotSupported on a synchronous buffer.
    */
-  resize<A extends AsyncResource>(this: Buffer<A, E>, count: number, stream: Stream): Result<void> {
+  resize<A extends AsyncResource>(this: ResourceBuffer<A, E>, count: number, stream: Stream): Result<void> {
     if (this.#stream === null) return syncOnly('resize');
     if (count === this.#size && this.#held) return OK_VOID;
-    const shape = resolveShape('Buffer.resize', count, { element: this.#element, alignment: this.#alignment });
+    const shape = resolveShape('ResourceBuffer.resize', count, { element: this.#element, alignment: this.#alignment });
     if (!shape.ok) return shape;
     const resource = this.#resource;
     const newBytes = shape.value.bytes;
@@ -204,9 +204,9 @@ export class Buffer<R extends SyncResource = SyncResource, E extends ElementType
    * `stream` (its retained stream). Errors as `allocateAsync` and the backend's copy; nothing leaks on
    * failure. NotSupported on a synchronous buffer.
    */
-  copy<A extends AsyncResource>(this: Buffer<A, E>, stream: Stream): Result<Buffer<A, E>> {
+  copy<A extends AsyncResource>(this: ResourceBuffer<A, E>, stream: Stream): Result<ResourceBuffer<A, E>> {
     if (this.#stream === null) return syncOnly('copy');
-    const made = Buffer.allocateAsync(this.#backend, stream, this.#resource, this.#size, {
+    const made = ResourceBuffer.allocateAsync(this.#backend, stream, this.#resource, this.#size, {
       noInit: true,
       element: this.#element,
       alignment: this.#alignment,
@@ -246,8 +246,8 @@ export class Buffer<R extends SyncResource = SyncResource, E extends ElementType
    * must have the same backend.
    * @throws HsError InvalidArgument for a buffer of another backend.
    */
-  swap(other: Buffer<R, E>): void {
-    if (other.#backend !== this.#backend) throw new HsError(ErrorCode.InvalidArgument, 'Buffer.swap: the buffers belong to different backends');
+  swap(other: ResourceBuffer<R, E>): void {
+    if (other.#backend !== this.#backend) throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.swap: the buffers belong to different backends');
     [this.#resource, other.#resource] = [other.#resource, this.#resource];
     [this.#element, other.#element] = [other.#element, this.#element];
     [this.#alignment, other.#alignment] = [other.#alignment, this.#alignment];
@@ -288,7 +288,7 @@ export class Buffer<R extends SyncResource = SyncResource, E extends ElementType
 }
 
 function syncOnly(method: string): Result<never> {
-  return err(ErrorCode.NotSupported, `Buffer.${method}: this buffer came from a synchronous resource and has no stream API; use Buffer.allocateAsync with an async resource`);
+  return err(ErrorCode.NotSupported, `ResourceBuffer.${method}: this buffer came from a synchronous resource and has no stream API; use ResourceBuffer.allocateAsync with an async resource`);
 }
 
 interface ResolvedShape {
@@ -297,7 +297,7 @@ interface ResolvedShape {
   readonly bytes: number;
 }
 
-function resolveShape(who: string, count: number, options: BufferOptions<ElementType>): Result<ResolvedShape> {
+function resolveShape(who: string, count: number, options: ResourceBufferOptions<ElementType>): Result<ResolvedShape> {
   const element = options.element ?? Uint8Array;
   if (!isElementType(element)) throw new HsError(ErrorCode.InvalidArgument, `${who}: element must be a typed-array constructor such as Float32Array`);
   const alignment = options.alignment ?? DEFAULT_ALIGNMENT;

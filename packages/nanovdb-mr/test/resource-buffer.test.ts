@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Device, ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
 import {
   AsyncFromSync,
-  Buffer,
+  ResourceBuffer,
   BufferView,
   DeviceResource,
   HostResource,
@@ -24,12 +24,12 @@ function setup(options: ConstructorParameters<typeof HostBackend>[0] = {}) {
   return { backend, stream, other };
 }
 
-describe('Buffer', () => {
+describe('ResourceBuffer', () => {
   it('allocates typed elements without filling them; size in elements, sizeBytes in bytes', async () => {
     const { backend, stream } = setup();
     const stats = new StatisticsResource(new ManagedResource(backend, cuda0));
     const lifted = new AsyncFromSync(backend, stats);
-    const buf = unwrap(Buffer.allocateAsync(backend, stream, lifted, 10, { noInit: true, element: Float32Array }));
+    const buf = unwrap(ResourceBuffer.allocateAsync(backend, stream, lifted, 10, { noInit: true, element: Float32Array }));
     expect([buf.size, buf.sizeBytes, buf.empty, buf.stream]).toEqual([10, 40, false, stream]);
     expect(stats.statistics.bytes.current).toBe(40);
     const view = unwrap(buf.hostView());
@@ -46,13 +46,13 @@ describe('Buffer', () => {
   it('requires the noInit tag and an async resource for the stream-ordered form', () => {
     const { backend, stream } = setup();
     const device = new DeviceResource(backend, cuda0);
-    expect(() => Buffer.allocateAsync(backend, stream, device, 4, {} as { noInit: true })).toThrow(/noInit/);
-    expect(() => Buffer.allocateAsync(backend, stream, new HostResource(backend) as unknown as AsyncResource, 4, { noInit: true })).toThrow(
+    expect(() => ResourceBuffer.allocateAsync(backend, stream, device, 4, {} as { noInit: true })).toThrow(/noInit/);
+    expect(() => ResourceBuffer.allocateAsync(backend, stream, new HostResource(backend) as unknown as AsyncResource, 4, { noInit: true })).toThrow(
       /async resource/,
     );
-    const bad = Buffer.allocateAsync(backend, stream, device, -1, { noInit: true });
+    const bad = ResourceBuffer.allocateAsync(backend, stream, device, -1, { noInit: true });
     expect(!bad.ok && bad.error.code).toBe(ErrorCode.InvalidArgument);
-    const huge = Buffer.allocateAsync(backend, stream, device, 2 ** 52, { noInit: true, element: Float64Array });
+    const huge = ResourceBuffer.allocateAsync(backend, stream, device, 2 ** 52, { noInit: true, element: Float64Array });
     expect(!huge.ok && huge.error.code).toBe(ErrorCode.ArithmeticOverflow);
     backend.dispose();
   });
@@ -60,7 +60,7 @@ describe('Buffer', () => {
   it('frees on its retained stream, and setStream changes that stream without synchronizing', () => {
     const { backend, stream, other } = setup({ scheduling: 'manual' });
     const lifted = new AsyncFromSync(backend, new ManagedResource(backend, cuda0));
-    const buf = unwrap(Buffer.allocateAsync(backend, stream, lifted, 64, { noInit: true }));
+    const buf = unwrap(ResourceBuffer.allocateAsync(backend, stream, lifted, 64, { noInit: true }));
     const block = buf.data as MemoryBlock;
     unwrap(buf.setStream(other));
     expect(buf.stream).toBe(other);
@@ -75,7 +75,7 @@ describe('Buffer', () => {
   it('resize copies the prefix and frees the old block on the passed stream', async () => {
     const { backend, stream, other } = setup();
     const stats = new StatisticsResource(new DeviceResource(backend, cuda0));
-    const buf = unwrap(Buffer.allocateAsync(backend, stream, stats, 4, { noInit: true, element: Uint32Array }));
+    const buf = unwrap(ResourceBuffer.allocateAsync(backend, stream, stats, 4, { noInit: true, element: Uint32Array }));
     unwrap(backend.memsetAsync(stream, buf.data as MemoryBlock, 0xab));
     const oldBlock = buf.data as MemoryBlock;
     const ready = unwrap(backend.createEvent(cuda0));
@@ -98,7 +98,7 @@ describe('Buffer', () => {
   it('leaves the buffer unchanged when resize fails', () => {
     const { backend, stream } = setup();
     const limited = new LimitingResource(new DeviceResource(backend, cuda0), 100);
-    const buf = unwrap(Buffer.allocateAsync(backend, stream, limited, 60, { noInit: true }));
+    const buf = unwrap(ResourceBuffer.allocateAsync(backend, stream, limited, 60, { noInit: true }));
     const before = buf.data;
     const r = buf.resize(80, stream);
     expect(!r.ok && r.error.code).toBe(ErrorCode.OutOfMemory);
@@ -112,13 +112,13 @@ describe('Buffer', () => {
     const { backend, stream, other } = setup();
     const stats = new StatisticsResource(new ManagedResource(backend, cuda0));
     const res = new AsyncFromSync(backend, stats);
-    const a = unwrap(Buffer.allocateAsync(backend, stream, res, 3, { noInit: true, element: Int32Array }));
+    const a = unwrap(ResourceBuffer.allocateAsync(backend, stream, res, 3, { noInit: true, element: Int32Array }));
     unwrap(a.hostView()).set([1, 2, 3]);
     const b = unwrap(a.copy(other));
     unwrap(await backend.synchronizeStream(other));
     expect([...unwrap(b.hostView())]).toEqual([1, 2, 3]);
     expect(b.stream).toBe(other);
-    const c = unwrap(Buffer.allocateAsync(backend, stream, res, 0, { noInit: true, element: Int32Array }));
+    const c = unwrap(ResourceBuffer.allocateAsync(backend, stream, res, 0, { noInit: true, element: Int32Array }));
     expect([c.empty, c.data]).toEqual([true, null]);
     c.swap(b);
     expect([c.size, b.size, b.empty]).toEqual([3, 0, true]);
@@ -134,7 +134,7 @@ describe('Buffer', () => {
 
   it('a synchronous buffer has no stream API', () => {
     const { backend, stream } = setup();
-    const buf = unwrap(Buffer.allocate(backend, new HostResource(backend), 16));
+    const buf = unwrap(ResourceBuffer.allocate(backend, new HostResource(backend), 16));
     expect(buf.stream).toBeNull();
     // @ts-expect-error setStream needs a buffer over an async resource
     const r = buf.setStream(stream);
@@ -146,7 +146,7 @@ describe('Buffer', () => {
   it('takes its memory from a plain JS resource', () => {
     const { backend } = setup();
     const arena = plainArenaResource(backend, cuda0, 4096);
-    const buf = unwrap(Buffer.allocate(backend, arena, 100, { element: Float64Array, alignment: 64 }));
+    const buf = unwrap(ResourceBuffer.allocate(backend, arena, 100, { element: Float64Array, alignment: 64 }));
     expect(arena.live()).toBe(1);
     unwrap(buf.hostView()).fill(3);
     buf.dispose();
@@ -157,7 +157,7 @@ describe('Buffer', () => {
 
   it('dispose throws when the retained stream was destroyed first', () => {
     const { backend, stream } = setup();
-    const buf = unwrap(Buffer.allocateAsync(backend, stream, new DeviceResource(backend, cuda0), 8, { noInit: true }));
+    const buf = unwrap(ResourceBuffer.allocateAsync(backend, stream, new DeviceResource(backend, cuda0), 8, { noInit: true }));
     unwrap(backend.destroyStream(stream));
     expect(() => buf.dispose()).toThrow(/destroyed/);
     expect(buf.empty).toBe(false);
@@ -177,7 +177,7 @@ describe('BufferView', () => {
     expect(unwrap(BufferView.of(null, 0)).empty).toBe(true);
     const tooLong = BufferView.of(block, 17, Float32Array);
     expect(!tooLong.ok && tooLong.error.code).toBe(ErrorCode.InvalidArgument);
-    const buf = unwrap(Buffer.allocate(backend, new HostResource(backend), 8));
+    const buf = unwrap(ResourceBuffer.allocate(backend, new HostResource(backend), 8));
     expect(BufferView.over(buf).data).toBe(buf.data);
     buf.dispose();
     backend.dispose();
