@@ -71,6 +71,9 @@ void DeferredRelease::Run() {
       case ReleaseKind::HostUnregister:
         cudaHostUnregister(item.pointer);
         break;
+      case ReleaseKind::IpcClose:
+        cudaIpcCloseMemHandle(item.pointer);
+        break;
     }
     cudaGetLastError();
     lock.lock();

@@ -1,4 +1,4 @@
-// Frees that may synchronize the device (cudaFree, cudaFreeHost, cudaHostUnregister) run on this
+// Frees that may synchronize the device (cudaFree, cudaFreeHost, cudaHostUnregister, cudaIpcCloseMemHandle) run on this
 // thread, never on the JS thread: a host function waiting for the JS thread would otherwise deadlock
 // with an implicit device synchronization. The device sync these calls perform is what orders the free
 // after work already enqueued on the memory.
@@ -13,7 +13,7 @@
 
 namespace hs {
 
-enum class ReleaseKind : int { DeviceFree = 0, PinnedFree = 1, HostUnregister = 2 };
+enum class ReleaseKind : int { DeviceFree = 0, PinnedFree = 1, HostUnregister = 2, IpcClose = 3 };
 
 class DeferredRelease {
  public:

@@ -77,12 +77,13 @@ Napi::Value MallocManaged(const Napi::CallbackInfo& info) {
 }
 
 /**
- * deferFree(kind, pointer, after?: bigint event): 0 cudaFree, 1 cudaFreeHost, 2 cudaHostUnregister, on the
+ * deferFree(kind, pointer, after?: bigint event): 0 cudaFree, 1 cudaFreeHost, 2 cudaHostUnregister,
+ * 3 cudaIpcCloseMemHandle, on the
  * release thread, after `after` completed (the thread then destroys that event).
  */
 Napi::Value DeferFree(const Napi::CallbackInfo& info) {
   int kind = ToInt(info[0], "kind");
-  if (kind < 0 || kind > 2) throw Napi::RangeError::New(info.Env(), "deferFree: kind must be 0, 1 or 2");
+  if (kind < 0 || kind > 3) throw Napi::RangeError::New(info.Env(), "deferFree: kind must be 0, 1, 2 or 3");
   cudaEvent_t after = info.Length() > 2 && !info[2].IsUndefined() ? ToHandle<cudaEvent_t>(info[2], "after") : nullptr;
   StateOf(info.Env()).deferredRelease.Push(static_cast<ReleaseKind>(kind), ToHandle<void*>(info[1], "pointer"), after);
   return info.Env().Undefined();

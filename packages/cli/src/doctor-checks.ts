@@ -1,8 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { type CudaNativeLoad, type DeviceProperties, loadCudaNative } from '@hs/cuda-native';
-import { type Backend, Device, MemoryKind, selectBackend } from '@hs/streams';
+import { type Backend, type CudaDeviceProperties, type CudaReport, Device, MemoryKind, cudaReport, selectBackend } from '@hs/streams';
 import { findInAncestors } from './checkout-search.js';
 
 /** `ok`: works; `missing`: absent, hs works without it; `failed`: present but broken. */
@@ -67,9 +66,9 @@ export async function runDoctorChecks(env: Readonly<Record<string, string | unde
   const host = await roundTrip('host', Device.cuda(0));
   checks.push(host);
 
-  const cuda = loadCudaNative();
+  const cuda = cudaReport();
   checks.push(...cudaChecks(cuda));
-  if (cuda.ok && cuda.hasDevice) checks.push(await roundTrip('cuda', Device.cuda(0)));
+  if (cuda.addon === 'loaded' && cuda.devices.length > 0) checks.push(await roundTrip('cuda', Device.cuda(0)));
 
   checks.push(await ipcPackageCheck(cwd));
   return { backend, hostBackendWorks: host.status === 'ok', checks };
@@ -125,31 +124,30 @@ const REINSTALL = 'reinstall hs (pnpm install); the host backend is pure TypeScr
 const CUDA_REBUILD = 'rebuild the addon (pnpm --filter @hs/cuda-native run build:addon) and check the driver with nvidia-smi; HS_BACKEND=host runs everything without CUDA';
 
 /**
- * The CUDA part of the report from a `loadCudaNative()` result: the addon, runtime and driver versions,
- * then per device its name and capability, memory-pool support and IPC support (event sharing and pool
- * handle types), or why there is no device.
+ * The CUDA part of the report from `cudaReport()` of `@hs/streams`: the addon, runtime and driver
+ * versions, then per device its name and capability, memory-pool support and IPC support (event sharing
+ * and pool handle types), or why there is no device.
  */
-export function cudaChecks(cuda: CudaNativeLoad): DoctorCheck[] {
-  if (!cuda.ok) {
+export function cudaChecks(cuda: CudaReport): DoctorCheck[] {
+  if (cuda.addon === 'unavailable') {
     return [{ name: 'CUDA addon', status: 'missing', detail: 'not loaded, so no CUDA backend', todo: cuda.reason }];
   }
-  const { runtime } = cuda;
   const checks: DoctorCheck[] = [
     { name: 'CUDA addon', status: 'ok', detail: `loaded from ${cuda.path}` },
-    { name: 'CUDA runtime', status: 'ok', detail: cudaVersion(runtime.runtimeVersion) },
+    { name: 'CUDA runtime', status: 'ok', detail: cudaVersion(cuda.runtimeVersion) },
   ];
-  if (runtime.driverVersion === 0) {
+  if (cuda.driverVersion === 0) {
     checks.push({
       name: 'CUDA driver',
       status: 'missing',
-      detail: `none (${runtime.statusText})`,
-      todo: `install an NVIDIA driver that supports CUDA ${cudaVersion(runtime.runtimeVersion)} or newer; until then hs runs on the host backend`,
+      detail: `none (${cuda.statusText})`,
+      todo: `install an NVIDIA driver that supports CUDA ${cudaVersion(cuda.runtimeVersion)} or newer; until then hs runs on the host backend`,
     });
   } else {
-    checks.push({ name: 'CUDA driver', status: 'ok', detail: `supports CUDA ${cudaVersion(runtime.driverVersion)}` });
+    checks.push({ name: 'CUDA driver', status: 'ok', detail: `supports CUDA ${cudaVersion(cuda.driverVersion)}` });
   }
-  if (!cuda.hasDevice) {
-    checks.push({ name: 'CUDA devices', status: 'missing', detail: cuda.deviceProblem, todo: 'run on a machine with an NVIDIA GPU (check with nvidia-smi); the host backend emulates cuda:N in host memory meanwhile' });
+  if (cuda.devices.length === 0) {
+    checks.push({ name: 'CUDA devices', status: 'missing', detail: `no device: ${cuda.statusText}`, todo: 'run on a machine with an NVIDIA GPU (check with nvidia-smi); the host backend emulates cuda:N in host memory meanwhile' });
     checks.push({
       name: 'memory pools and CUDA IPC',
       status: 'missing',
@@ -158,29 +156,25 @@ export function cudaChecks(cuda: CudaNativeLoad): DoctorCheck[] {
     });
     return checks;
   }
-  for (let ordinal = 0; ordinal < runtime.deviceCount; ordinal += 1) {
-    let properties: DeviceProperties;
-    try {
-      properties = cuda.binding.deviceProperties(ordinal);
-    } catch (thrown) {
-      const reason = thrown instanceof Error ? thrown.message : String(thrown);
-      checks.push({ name: `cuda:${ordinal}`, status: 'failed', detail: `device properties unreadable (${reason})`, todo: 'check the device with nvidia-smi; reset it or reboot if it reports an error' });
+  for (const properties of cuda.devices) {
+    if ('error' in properties) {
+      checks.push({ name: `cuda:${properties.ordinal}`, status: 'failed', detail: `device properties unreadable (${properties.error})`, todo: 'check the device with nvidia-smi; reset it or reboot if it reports an error' });
       continue;
     }
-    checks.push({ name: `cuda:${ordinal}`, status: 'ok', detail: `${properties.name}, compute capability ${properties.computeCapability}, ${(properties.totalGlobalMem / 2 ** 30).toFixed(1)} GiB, ${properties.multiProcessorCount} SMs` });
+    checks.push({ name: `cuda:${properties.ordinal}`, status: 'ok', detail: `${properties.name}, compute capability ${properties.computeCapability}, ${(properties.totalGlobalMem / 2 ** 30).toFixed(1)} GiB, ${properties.multiProcessorCount} SMs` });
     checks.push(memoryPoolCheck(properties));
     checks.push(ipcDeviceCheck(properties));
   }
   return checks;
 }
 
-function memoryPoolCheck(properties: DeviceProperties): DoctorCheck {
+function memoryPoolCheck(properties: CudaDeviceProperties): DoctorCheck {
   const name = `cuda:${properties.ordinal} memory pools`;
   if (properties.memoryPoolsSupported) return { name, status: 'ok', detail: 'stream-ordered allocation (cudaMallocAsync) supported' };
   return { name, status: 'missing', detail: 'the device or driver does not support memory pools', todo: 'update the driver; hs pools still work, but cudaMallocAsync-based resources are unavailable' };
 }
 
-function ipcDeviceCheck(properties: DeviceProperties): DoctorCheck {
+function ipcDeviceCheck(properties: CudaDeviceProperties): DoctorCheck {
   const name = `cuda:${properties.ordinal} IPC`;
   const handles = HANDLE_TYPES.filter(([bit]) => (properties.memoryPoolSupportedHandleTypes & bit) !== 0).map(([, label]) => label);
   const detail = `events ${properties.ipcEventSupported ? 'shareable' : 'not shareable'}; pool handle types: ${handles.length === 0 ? 'none' : handles.join(', ')}`;

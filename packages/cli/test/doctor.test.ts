@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CudaNativeLoad } from '@hs/cuda-native';
+import type { CudaDeviceFault, CudaDeviceProperties, CudaReport } from '@hs/streams';
 import { cudaChecks } from '../src/doctor-checks.js';
 import { ExitCode } from '../src/index.js';
 import { hs, spawnHs } from './run-hs.js';
@@ -84,7 +84,7 @@ describe('hs doctor', () => {
 });
 
 describe('CUDA checks', () => {
-  const properties = (ordinal: number, pools: boolean, ipc: boolean, handleTypes: number) => ({
+  const properties = (ordinal: number, pools: boolean, ipc: boolean, handleTypes: number): CudaDeviceProperties => ({
     ordinal,
     name: `GPU ${ordinal}`,
     totalGlobalMem: 80 * 2 ** 30,
@@ -94,20 +94,27 @@ describe('CUDA checks', () => {
     memoryPoolsSupported: pools,
     memoryPoolSupportedHandleTypes: handleTypes,
     ipcEventSupported: ipc,
+    unifiedAddressing: true,
+    managedMemory: true,
+    concurrentManagedAccess: true,
+    hostRegisterSupported: true,
+    leastStreamPriority: 0,
+    greatestStreamPriority: -5,
   });
-  const load = (deviceProperties: (ordinal: number) => unknown, deviceCount: number): CudaNativeLoad =>
-    ({
-      ok: true,
-      path: '/x/hs_cuda.node',
-      runtime: { runtimeVersion: 12040, driverVersion: 13000, deviceCount, status: 0, statusText: 'cudaSuccess' },
-      hasDevice: deviceCount > 0,
-      deviceProblem: '',
-      binding: { deviceProperties },
-    }) as unknown as CudaNativeLoad;
+  const load = (devices: readonly (CudaDeviceProperties | CudaDeviceFault)[]): CudaReport => ({
+    addon: 'loaded',
+    path: '/x/hs_cuda.node',
+    abiVersion: 1,
+    runtimeVersion: 12040,
+    driverVersion: 13000,
+    statusText: 'cudaSuccess',
+    streamMemoryOps: true,
+    devices,
+  });
 
   it('lists each device with memory-pool and IPC support, and what to do where one is missing', () => {
     const devices = [properties(0, true, true, 1 | 8), properties(1, false, false, 0)];
-    const checks = cudaChecks(load((i) => devices[i], 2));
+    const checks = cudaChecks(load(devices));
     expect(checks.map((c) => [c.name, c.status, c.detail])).toEqual([
       ['CUDA addon', 'ok', 'loaded from /x/hs_cuda.node'],
       ['CUDA runtime', 'ok', '12.4'],
@@ -123,11 +130,9 @@ describe('CUDA checks', () => {
   });
 
   it('reports a device whose properties cannot be read as failed, and a missing addon with its reason', () => {
-    const checks = cudaChecks(load(() => {
-      throw new Error('cudaErrorDevicesUnavailable');
-    }, 1));
+    const checks = cudaChecks(load([{ ordinal: 0, error: 'cudaErrorDevicesUnavailable' }]));
     expect(checks.at(-1)).toMatchObject({ name: 'cuda:0', status: 'failed', detail: 'device properties unreadable (cudaErrorDevicesUnavailable)' });
-    expect(cudaChecks({ ok: false, reason: 'the CUDA addon is not built: build it' })).toEqual([
+    expect(cudaChecks({ addon: 'unavailable', reason: 'the CUDA addon is not built: build it' })).toEqual([
       { name: 'CUDA addon', status: 'missing', detail: 'not loaded, so no CUDA backend', todo: 'the CUDA addon is not built: build it' },
     ]);
   });

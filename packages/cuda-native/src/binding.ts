@@ -69,10 +69,11 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   mallocManaged(device: number, byteSize: number): bigint;
   /**
    * Releases on the addon's release thread (these calls may synchronize the device):
-   * kind 0 `cudaFree`, 1 `cudaFreeHost`, 2 `cudaHostUnregister`. With `after`, the thread first waits
-   * for that event and then destroys it (the release is ordered after the captured work).
+   * kind 0 `cudaFree`, 1 `cudaFreeHost`, 2 `cudaHostUnregister`, 3 `cudaIpcCloseMemHandle` (memory from
+   * `ipcOpenMemHandle`). With `after`, the thread first waits for that event and then destroys it (the
+   * release is ordered after the captured work).
    */
-  deferFree(kind: 0 | 1 | 2, address: bigint, after?: bigint): void;
+  deferFree(kind: 0 | 1 | 2 | 3, address: bigint, after?: bigint): void;
   /** Deferred releases not yet done. */
   pendingReleases(): number;
   /** Page-locks existing host memory (portable, mapped). */

@@ -1,6 +1,7 @@
 import type { Device } from './device.js';
 import type { Result } from './errors.js';
 import type { MemoryKind } from './memory-kind.js';
+import type { IpcHandleOperations, NativeMemoryTable, StreamMemoryOperations } from './backend-capabilities.js';
 import type { OrderingChecker } from './ordering/ordering-checker.js';
 
 /**
@@ -151,6 +152,11 @@ export interface StreamOptions {
 export interface EventOptions {
   /** Name shown in diagnostics; default `event <id>`. */
   readonly label?: string;
+  /**
+   * True for an event another process may open (`cudaEventInterprocess`, see `Backend.ipc`); default
+   * false. Backends without `ipc` refuse it with NotSupported.
+   */
+  readonly interprocess?: boolean;
 }
 
 /**
@@ -289,6 +295,26 @@ export interface Backend {
    * backend's ordering checker checks the access against the last device write; other backends ignore it.
    */
   noteHostAccess(range: MemoryRange, access: 'read' | 'write'): void;
+
+  /**
+   * Optional capability: 64-bit stream memory operations (the generation fence's device-side write and
+   * wait). Present on the CUDA backend when the driver has them; absent on the host backend.
+   */
+  readonly streamMemoryOps?: StreamMemoryOperations | undefined;
+  /** Optional capability: CUDA IPC handles of memory and events. Present on the CUDA backend only. */
+  readonly ipc?: IpcHandleOperations | undefined;
+  /**
+   * Optional capability: opens another native addon's `hs_memory_resource_v1` table (handed to JavaScript
+   * as a Node-API external tagged `HS_MEMORY_RESOURCE_TYPE_TAG`) so its blocks become memory of this
+   * backend. Both backends have it; it needs the `@hs/cuda-native` addon, which calls the table (no CUDA
+   * device is needed for host tables). Once the table validated, the backend owns its `user` state: if the
+   * table's memory kind does not suit the backend, its `destroy` runs before the error returns.
+   * Errors: InvalidArgument (not a tagged external, an invalid table: wrong struct_size or version, an
+   * unknown device_type, NULL allocate/deallocate, half of the stream-ordered pair, a table already open);
+   * NotSupported (the addon is unavailable, naming how to build it; a memory kind or device this backend
+   * cannot adopt; cudaManaged tables).
+   */
+  openNativeMemoryTable?(table: unknown): Result<NativeMemoryTable>;
 
   /** Destroys every stream, event and allocation this backend still holds. */
   dispose(): void;

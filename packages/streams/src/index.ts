@@ -17,6 +17,7 @@ export type {
   StreamOptions,
   EventOptions,
 } from './backend.js';
+export type { StreamMemoryOperations, IpcHandleOperations, IpcMemoryImport, NativeMemoryTable } from './backend-capabilities.js';
 export { HostBackend } from './host/host-backend.js';
 export type { HostBackendOptions } from './host/host-backend.js';
 export type { SchedulingMode } from './host/stream-scheduler.js';
@@ -24,5 +25,7 @@ export type { OrderingChecker, OrderingCheckerOptions } from './ordering/orderin
 export type { OrderingViolation, OrderingAccess, OrderingHazard } from './ordering/ordering-violation.js';
 export { CudaBackend } from './cuda/cuda-backend.js';
 export type { CudaBackendOptions, NativeTensorSource } from './cuda/cuda-backend.js';
+export { cudaReport } from './cuda/cuda-report.js';
+export type { CudaReport, CudaDeviceProperties, CudaDeviceFault } from './cuda/cuda-report.js';
 export { selectBackend } from './select-backend.js';
 export type { BackendName, SelectBackendOptions } from './select-backend.js';

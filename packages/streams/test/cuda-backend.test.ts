@@ -316,3 +316,98 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(!r.ok && r.error.message).toMatch(/boom/);
   });
 });
+
+describe.skipIf(!gpu)('CudaBackend capabilities: stream memory operations and CUDA IPC handles', () => {
+  let backend: CudaBackend;
+  let device: Device;
+  const counter = (memory: DeviceMemory, byteOffset = 0, byteLength = 8): MemoryRange => ({ memory, byteOffset, byteLength, label: 'counter' });
+
+  beforeEach(() => {
+    backend = unwrap(CudaBackend.create());
+    device = backend.devices[0] as Device;
+  });
+  afterEach(() => backend.dispose());
+
+  it('writes a 64-bit value in stream order and releases a waiting stream only once it is reached', async () => {
+    const ops = backend.streamMemoryOps;
+    expect(ops, 'the H200 driver exposes 64-bit stream memory operations').toBeDefined();
+    if (ops === undefined) return;
+    const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 256 }));
+    const producer = unwrap(backend.createStream(device, { label: 'producer' }));
+    const consumer = unwrap(backend.createStream(device, { label: 'consumer' }));
+    const seen = new Uint8Array(16);
+    unwrap(backend.memsetAsync(producer, counter(memory, 0, 16), 0));
+    unwrap(await backend.synchronizeStream(producer));
+    // The consumer waits for 2^40 + 3 at byte 8, then copies both counters out.
+    unwrap(ops.waitValue64(consumer, counter(memory, 8), 2n ** 40n + 3n));
+    unwrap(backend.copyToHostAsync(consumer, seen, counter(memory, 0, 16)));
+    // 100 ms of device time, then the fence value; the copy must see what the spin wrote before it.
+    unwrap(backend.launchKernel(producer, { name: 'hs.test.spinFill', reads: [], writes: [counter(memory, 0)], params: [100_000_000, 0x11], host: () => undefined }));
+    unwrap(ops.writeValue64(producer, counter(memory, 8), 2n ** 40n + 3n));
+    unwrap(await backend.synchronizeStream(consumer));
+    const view = new DataView(seen.buffer);
+    expect(view.getBigUint64(8, true)).toBe(2n ** 40n + 3n);
+    expect(Array.from(seen.subarray(0, 8))).toEqual(new Array(8).fill(0x11));
+  });
+
+  it('refuses ranges and values a 64-bit memory operation cannot take, naming the problem', () => {
+    const ops = backend.streamMemoryOps;
+    if (ops === undefined) return;
+    const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 256 }));
+    const pinned = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 256 }));
+    const s = unwrap(backend.createStream(device));
+    const cases: [MemoryRange, bigint, RegExp][] = [
+      [counter(memory, 0, 4), 1n, /must be 8 bytes/],
+      [counter(memory, 4), 1n, /8-byte aligned/],
+      [counter(pinned), 1n, /need cudaDevice memory/],
+      [counter(memory), -1n, /0\.\.2\^64-1/],
+      [counter(memory), 2n ** 64n, /0\.\.2\^64-1/],
+      [counter(memory, 256), 1n, /does not lie inside/],
+    ];
+    for (const [range, value, message] of cases) {
+      for (const r of [ops.writeValue64(s, range, value), ops.waitValue64(s, range, value)]) {
+        expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+        expect(!r.ok && r.error.message).toMatch(message);
+      }
+    }
+    unwrap(backend.free(memory));
+    const freed = ops.writeValue64(s, counter(memory), 1n);
+    expect(!freed.ok && freed.error.code).toBe(ErrorCode.InvalidState);
+  });
+
+  it('exports 64-byte handles of whole cudaMalloc allocations and interprocess events, and refuses the rest', () => {
+    const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 1 << 20 }));
+    const handle = unwrap(backend.ipc.exportMemory(memory));
+    expect(handle).toBeInstanceOf(Uint8Array);
+    expect(handle.byteLength).toBe(64);
+    expect(handle.some((b) => b !== 0)).toBe(true);
+    const s = unwrap(backend.createStream(device));
+    const pooled = unwrap(backend.allocateAsync({ kind: MemoryKind.CudaDevice, device, byteSize: 4096 }, s));
+    const fromPool = backend.ipc.exportMemory(pooled);
+    expect(!fromPool.ok && fromPool.error.message).toMatch(/not a whole cudaDevice allocation/);
+    const plain = unwrap(backend.createEvent(device));
+    const refused = backend.ipc.exportEvent(plain);
+    expect(!refused.ok && refused.error.message).toMatch(/interprocess: true/);
+    const shared = unwrap(backend.createEvent(device, { interprocess: true }));
+    expect(unwrap(backend.ipc.exportEvent(shared)).byteLength).toBe(64);
+  });
+
+  it('refuses to map a handle that is not 64 bytes or that this process exported itself, leaving nothing mapped', () => {
+    const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 1 << 20 }));
+    const handle = unwrap(backend.ipc.exportMemory(memory));
+    const short = backend.ipc.importMemory({ device, handle: handle.subarray(0, 32), byteSize: 1 << 20 });
+    expect(!short.ok && short.error.code).toBe(ErrorCode.InvalidArgument);
+    const badSize = backend.ipc.importMemory({ device, handle, byteSize: 0 });
+    expect(!badSize.ok && badSize.error.code).toBe(ErrorCode.InvalidArgument);
+    // CUDA refuses to open a handle in the process that exported it.
+    const own = backend.ipc.importMemory({ device, handle, byteSize: 1 << 20 });
+    expect(!own.ok && own.error.code).toBe(ErrorCode.DeviceError);
+    const event = backend.ipc.importEvent(device, new Uint8Array(63));
+    expect(!event.ok && event.error.code).toBe(ErrorCode.InvalidArgument);
+  });
+
+  it('opens no native table from a value that is not a tagged external', () => {
+    const r = backend.openNativeMemoryTable({});
+    expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap, type MemoryRange } from '../src/index.js';
+import { createRequire } from 'node:module';
+import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap, type Backend, type MemoryRange } from '../src/index.js';
 
 const cuda0 = Device.cuda(0);
 
@@ -216,3 +217,34 @@ describe('HostBackend adoptHostMemory', () => {
     backend.dispose();
   });
 });
+
+describe('HostBackend optional capabilities', () => {
+  it('has no CUDA IPC and no stream memory operations, and refuses interprocess events', () => {
+    const backend = new HostBackend();
+    const contract: Backend = backend;
+    expect(contract.ipc).toBeUndefined();
+    expect(contract.streamMemoryOps).toBeUndefined();
+    const r = backend.createEvent(Device.cuda(0), { interprocess: true });
+    expect(!r.ok && r.error.code).toBe(ErrorCode.NotSupported);
+    expect(unwrap(backend.createEvent(Device.cuda(0), { interprocess: false })).destroyed).toBe(false);
+    backend.dispose();
+  });
+
+  it('opens native tables through the addon: a value that is not a tagged external is InvalidArgument, a disposed backend InvalidState', () => {
+    const backend = new HostBackend();
+    const r = backend.openNativeMemoryTable({});
+    // Without the optional addon this is NotSupported naming how to build it.
+    expect(!r.ok && r.error.code).toBe(cudaAddonBuilt() ? ErrorCode.InvalidArgument : ErrorCode.NotSupported);
+    backend.dispose();
+    const late = backend.openNativeMemoryTable({});
+    expect(!late.ok && late.error.code).toBe(ErrorCode.InvalidState);
+  });
+});
+
+function cudaAddonBuilt(): boolean {
+  try {
+    return (createRequire(import.meta.url)('@hs/cuda-native') as { loadCudaNative: () => { ok: boolean } }).loadCudaNative().ok;
+  } catch {
+    return false;
+  }
+}

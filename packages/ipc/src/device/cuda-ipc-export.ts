@@ -1,7 +1,7 @@
 import type { SyncResource } from '@hs/nanovdb-mr';
-import { Device, ErrorCode, MemoryKind, OK_VOID, err, ok, type Backend, type DeviceMemory, type MemoryRange, type Result, type Stream } from '@hs/streams';
-import { cudaIpcAccess, memoryOpResult, nativeStreamOf, type CudaIpcAccess } from './cuda-ipc-access.js';
-import { fenceCounterBytes, fenceCounterOffset } from './fence-counters.js';
+import { Device, ErrorCode, MemoryKind, OK_VOID, err, errWithContext, ok, type Backend, type DeviceMemory, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import { deviceBoundaryAccess, type DeviceBoundaryAccess } from './device-boundary-access.js';
+import { fenceCounterBytes, fenceCounterRanges } from './fence-counters.js';
 
 /** Geometry of a device boundary pool. */
 export interface CudaIpcExportSpec {
@@ -27,17 +27,21 @@ export interface CudaIpcExportSpec {
  */
 export class CudaIpcExport {
   #disposed = false;
+  /** Per slot, the 8-byte range of its fence counter. */
+  readonly #counters: readonly MemoryRange[];
 
   private constructor(
-    private readonly access: CudaIpcAccess,
+    private readonly access: DeviceBoundaryAccess,
     /** The allocation: slots, then counters. */
     readonly memory: DeviceMemory,
     /** The 64-byte `cudaIpcMemHandle_t` of `memory`. */
     readonly handle: Uint8Array,
     readonly slotCount: number,
     readonly slotStride: number,
-    private readonly producer: bigint,
-  ) {}
+    private readonly producer: Stream,
+  ) {
+    this.#counters = fenceCounterRanges(memory, slotCount, slotStride);
+  }
 
   /**
    * Allocates and exports the pool and zeroes its counters on the producer stream. `NotSupported`
@@ -45,27 +49,23 @@ export class CudaIpcExport {
    * nothing is left allocated on failure.
    */
   static create(backend: Backend, spec: CudaIpcExportSpec): Result<CudaIpcExport> {
-    const access = cudaIpcAccess(backend, `device boundary ${spec.name}`);
+    const access = deviceBoundaryAccess(backend, `device boundary ${spec.name}`);
     if (!access.ok) return access;
-    const producer = nativeStreamOf(access.value, spec.producerStream);
-    if (!producer.ok) return producer;
     const slotsBytes = spec.slotCount * spec.slotStride;
     const counters = fenceCounterBytes(spec.slotCount);
     const memory = backend.allocate({ kind: MemoryKind.CudaDevice, device: spec.device, byteSize: slotsBytes + counters, alignment: 256, label: `${spec.name} (CUDA IPC)` });
     if (!memory.ok) return memory;
-    let handle: Uint8Array;
-    try {
-      handle = new Uint8Array(access.value.cuda.ipcGetMemHandle(memory.value.address));
-    } catch (thrown) {
+    const handle = access.value.ipc.exportMemory(memory.value);
+    if (!handle.ok) {
       backend.free(memory.value);
-      return err(ErrorCode.DeviceError, `device boundary ${spec.name}: cudaIpcGetMemHandle refused the pool allocation: ${(thrown as Error).message}`, thrown);
+      return errWithContext(handle.error, `device boundary ${spec.name}`);
     }
     const zeroed = backend.memsetAsync(spec.producerStream, { memory: memory.value, byteOffset: slotsBytes, byteLength: counters, label: `${spec.name} fence counters` }, 0);
     if (!zeroed.ok) {
       backend.free(memory.value);
       return zeroed;
     }
-    return ok(new CudaIpcExport(access.value, memory.value, handle, spec.slotCount, spec.slotStride, producer.value));
+    return ok(new CudaIpcExport(access.value, memory.value, handle.value, spec.slotCount, spec.slotStride, spec.producerStream));
   }
 
   /** Bytes of the whole allocation (slots and counters). */
@@ -98,8 +98,10 @@ export class CudaIpcExport {
    */
   recordFence(slot: number, generation: number): Result<void> {
     if (this.#disposed) return err(ErrorCode.InvalidState, `${this.memory.label} was disposed`);
-    const address = this.memory.address + BigInt(fenceCounterOffset(this.slotCount, this.slotStride, slot));
-    return memoryOpResult(this.access.cuda.streamWriteValue64(this.producer, address, BigInt(generation)), `generation fence write (slot ${slot}, generation ${generation})`);
+    const counter = this.#counters[slot];
+    if (counter === undefined) return err(ErrorCode.InvalidArgument, `${this.memory.label}: slot ${slot} is outside 0..${this.slotCount - 1}`);
+    const written = this.access.memoryOps.writeValue64(this.producer, counter, BigInt(generation));
+    return written.ok ? written : errWithContext(written.error, `generation fence write (slot ${slot}, generation ${generation})`);
   }
 
   /** Frees the allocation once the work already enqueued on it completed. Idempotent. */

@@ -1,6 +1,6 @@
-import { ErrorCode, err, ok, type Backend, type Device, type DeviceMemory, type Result, type Stream } from '@hs/streams';
-import { cudaIpcAccess, memoryOpResult, nativeStreamOf, type CudaIpcAccess } from './cuda-ipc-access.js';
-import { fenceCounterBytes, fenceCounterOffset } from './fence-counters.js';
+import { ErrorCode, err, errWithContext, ok, type Backend, type Device, type DeviceMemory, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import { deviceBoundaryAccess, type DeviceBoundaryAccess } from './device-boundary-access.js';
+import { fenceCounterBytes, fenceCounterRanges } from './fence-counters.js';
 
 /** What an importer knows about a device boundary pool (from the publisher's HELLO). */
 export interface CudaIpcImportSpec {
@@ -21,15 +21,18 @@ export interface CudaIpcImportSpec {
  */
 export class CudaIpcImport {
   #closed = false;
+  /** Per slot, the 8-byte range of its fence counter. */
+  readonly #counters: readonly MemoryRange[];
 
   private constructor(
-    private readonly access: CudaIpcAccess,
-    private readonly address: bigint,
-    /** The mapped allocation (slots, then counters), adopted by the backend. */
+    private readonly access: DeviceBoundaryAccess,
+    /** The mapped allocation (slots, then counters), cudaDevice memory of the backend. */
     readonly memory: DeviceMemory,
     readonly slotCount: number,
     readonly slotStride: number,
-  ) {}
+  ) {
+    this.#counters = fenceCounterRanges(memory, slotCount, slotStride);
+  }
 
   /**
    * Maps the exporter's allocation. `ProtocolError` for a handle that is not 64 bytes; `DeviceError` when
@@ -37,25 +40,15 @@ export class CudaIpcImport {
    * `NotSupported` without the CUDA backend. Nothing stays mapped on failure.
    */
   static open(backend: Backend, spec: CudaIpcImportSpec): Result<CudaIpcImport> {
-    const access = cudaIpcAccess(backend, `device boundary ${spec.name}`);
+    const access = deviceBoundaryAccess(backend, `device boundary ${spec.name}`);
     if (!access.ok) return access;
     if (!(spec.handle instanceof Uint8Array) || spec.handle.byteLength !== 64) {
       return err(ErrorCode.ProtocolError, `device boundary ${spec.name}: the CUDA IPC handle must be 64 bytes`);
     }
-    const cuda = access.value.cuda;
-    let address: bigint;
-    try {
-      address = cuda.ipcOpenMemHandle(spec.device.id, Buffer.from(spec.handle.buffer, spec.handle.byteOffset, 64));
-    } catch (thrown) {
-      return err(ErrorCode.DeviceError, `device boundary ${spec.name}: cudaIpcOpenMemHandle refused the handle on ${spec.device.toString()}: ${(thrown as Error).message}`, thrown);
-    }
     const byteSize = spec.slotCount * spec.slotStride + fenceCounterBytes(spec.slotCount);
-    const adopted = backend.adoptDeviceMemory?.({ device: spec.device, address, byteSize, label: `${spec.name} (imported)` });
-    if (adopted === undefined || !adopted.ok) {
-      cuda.ipcCloseMemHandle(address);
-      return adopted ?? err(ErrorCode.NotSupported, `device boundary ${spec.name}: the backend cannot adopt device memory`);
-    }
-    return ok(new CudaIpcImport(access.value, address, adopted.value, spec.slotCount, spec.slotStride));
+    const mapped = access.value.ipc.importMemory({ device: spec.device, handle: spec.handle, byteSize, label: `${spec.name} (imported)` });
+    if (!mapped.ok) return errWithContext(mapped.error, `device boundary ${spec.name}`);
+    return ok(new CudaIpcImport(access.value, mapped.value, spec.slotCount, spec.slotStride));
   }
 
   /**
@@ -65,21 +58,19 @@ export class CudaIpcImport {
    */
   waitFence(stream: Stream, slot: number, fenceValue: number): Result<void> {
     if (this.#closed) return err(ErrorCode.InvalidState, `${this.memory.label} was closed`);
-    if (!Number.isSafeInteger(slot) || slot < 0 || slot >= this.slotCount) return err(ErrorCode.InvalidArgument, `${this.memory.label}: slot ${slot} is outside 0..${this.slotCount - 1}`);
-    const native = nativeStreamOf(this.access, stream);
-    if (!native.ok) return native;
-    const counter = this.address + BigInt(fenceCounterOffset(this.slotCount, this.slotStride, slot));
-    return memoryOpResult(this.access.cuda.streamWaitValue64(native.value, counter, BigInt(fenceValue)), `generation fence wait (slot ${slot}, value ${fenceValue})`);
+    const counter = Number.isSafeInteger(slot) ? this.#counters[slot] : undefined;
+    if (counter === undefined) return err(ErrorCode.InvalidArgument, `${this.memory.label}: slot ${slot} is outside 0..${this.slotCount - 1}`);
+    const waited = this.access.memoryOps.waitValue64(stream, counter, BigInt(fenceValue));
+    return waited.ok ? waited : errWithContext(waited.error, `generation fence wait (slot ${slot}, value ${fenceValue})`);
   }
 
   /**
-   * Drops the backend handle and unmaps the allocation. Call once no work enqueued on it is pending
-   * (after the consumer's streams were synchronized). Idempotent.
+   * Drops the backend handle; the backend unmaps the allocation once the work already enqueued on its
+   * streams completed. Idempotent.
    */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.access.backend.free(this.memory);
-    this.access.cuda.ipcCloseMemHandle(this.address);
   }
 }

@@ -1,3 +1,5 @@
+import type { DeviceMemory, MemoryRange } from '@hs/streams';
+
 /**
  * Geometry of a device boundary's generation-fence counters: one little-endian u64 per slot, stored in
  * the exported allocation right after the last slot (so one CUDA IPC handle carries both), the area
@@ -14,4 +16,16 @@ export function fenceCounterBytes(slotCount: number): number {
 /** Byte offset of `slot`'s counter from the start of the allocation. */
 export function fenceCounterOffset(slotCount: number, slotStride: number, slot: number): number {
   return slotCount * slotStride + 8 * slot;
+}
+
+/**
+ * One 8-byte range per slot over the counters of `memory` (the boundary's allocation), made once so a
+ * fence write or wait allocates nothing.
+ */
+export function fenceCounterRanges(memory: DeviceMemory, slotCount: number, slotStride: number): readonly MemoryRange[] {
+  return Object.freeze(
+    Array.from({ length: slotCount }, (_, slot) =>
+      Object.freeze({ memory, byteOffset: fenceCounterOffset(slotCount, slotStride, slot), byteLength: 8, label: `${memory.label} fence counter ${slot}` }),
+    ),
+  );
 }

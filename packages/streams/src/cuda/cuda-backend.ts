@@ -13,6 +13,8 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
+import type { IpcHandleOperations, NativeMemoryTable, StreamMemoryOperations } from '../backend-capabilities.js';
+import { AddonMemoryTable } from '../addon-memory-table.js';
 import { deviceProblem, hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
 import {
   assertCompletedFitsEvents, assertHostAccessNote, asyncAllocationKindProblem, copyFromHostProblem, copyToHostProblem, createEventProblem, createStreamProblem,
@@ -24,6 +26,8 @@ import { eventProblem, memoryProblem, streamProblem } from '../handle-checks.js'
 import { assertKernelShape } from '../kernel-launch-checks.js';
 import { MemoryKind } from '../memory-kind.js';
 import { CudaAllocationOrigin, CudaEvent, CudaMemory, CudaStream } from './cuda-handles.js';
+import { CudaIpcHandles } from './cuda-ipc-handles.js';
+import { CudaStreamMemoryOps } from './cuda-stream-memory-ops.js';
 import { HostCallRegistry } from './host-call-registry.js';
 import { loadCudaBinding } from './load-cuda-binding.js';
 import { PinnedStaging, type StagingBlock } from './pinned-staging.js';
@@ -111,6 +115,10 @@ export class CudaBackend implements Backend, Disposable {
   readonly devices: readonly Device[];
   /** The CUDA backend has no ordering checker (use compute-sanitizer). */
   readonly orderingChecker = undefined;
+  /** 64-bit stream memory operations; undefined when the driver has no entry points for them. */
+  readonly streamMemoryOps: StreamMemoryOperations | undefined;
+  /** CUDA IPC handles of memory and events (`cudaIpc*Handle`). */
+  readonly ipc: IpcHandleOperations;
   private readonly cuda: CudaNativeBinding;
   private readonly hostCalls: HostCallRegistry;
   private readonly onFault: ((error: HsError, stream: Stream) => void) | undefined;
@@ -164,6 +172,15 @@ export class CudaBackend implements Backend, Disposable {
     });
     this.idleSyncStreams = this.devices.map(() => []);
     this.staging = this.devices.map((d) => new PinnedStaging(cuda, d.id));
+    this.streamMemoryOps = cuda.streamMemoryOpsSupported() ? new CudaStreamMemoryOps(cuda, this) : undefined;
+    this.ipc = new CudaIpcHandles(cuda, {
+      owner: this,
+      devices: this.devices,
+      isDisposed: () => this.disposed,
+      trackImportedMemory: (device, address, byteSize, label) =>
+        this.track(device, MemoryKind.CudaDevice, address, byteSize, label, CudaAllocationOrigin.IpcImported, address, null, null),
+      trackImportedEvent: (device, handle, label) => this.trackEvent(device, label, handle, false),
+    });
   }
 
   /**
@@ -231,20 +248,18 @@ export class CudaBackend implements Backend, Disposable {
 
   // ---- events --------------------------------------------------------------------------------
 
-  /** Creates a timing-disabled event (never recorded, so complete). */
+  /** Creates a timing-disabled event (never recorded, so complete); `interprocess` adds `cudaEventInterprocess`. */
   createEvent(device: Device, options: EventOptions = {}): Result<Event> {
     const problem = createEventProblem(this.disposed, this.devices, device);
     if (problem !== null) return problem;
+    const interprocess = options.interprocess === true;
     let handle: bigint;
     try {
-      handle = this.cuda.eventCreate(device.id, false);
+      handle = this.cuda.eventCreate(device.id, interprocess);
     } catch (cause) {
       return this.failure('createEvent', cause);
     }
-    const id = this.nextEventId++;
-    const event = new CudaEvent(this, id, device, options.label ?? `event ${id}`, handle);
-    this.events.add(event);
-    return ok(event);
+    return ok(this.trackEvent(device, options.label, handle, interprocess));
   }
 
   /** Destroys an event; waits already enqueued on it keep their captured position. */
@@ -689,6 +704,20 @@ export class CudaBackend implements Backend, Disposable {
     assertHostAccessNote(this, range, access);
   }
 
+  /**
+   * Opens another native addon's `hs_memory_resource_v1` table: blocks come back as memory of this
+   * backend, and the stream-ordered pair (when the table has it) runs on the streams' `cudaStream_t`.
+   * Errors as `Backend.openNativeMemoryTable`.
+   */
+  openNativeMemoryTable(table: unknown): Result<NativeMemoryTable> {
+    const problem = disposedProblem(this.disposed, 'openNativeMemoryTable');
+    if (problem !== null) return problem;
+    return AddonMemoryTable.open(this.cuda, this, table, (stream) => {
+      const foreign = streamProblem(this, stream, 'the native table');
+      return foreign ?? ok((stream as CudaStream).handle);
+    });
+  }
+
   /** The native `cudaStream_t` of a stream of this backend (for tests and interop through `@hs/cuda-native`). */
   nativeStream(stream: Stream): bigint {
     const problem = streamProblem(this, stream, 'nativeStream');
@@ -816,6 +845,13 @@ export class CudaBackend implements Backend, Disposable {
     return m;
   }
 
+  private trackEvent(device: Device, label: string | undefined, handle: bigint, interprocess: boolean): CudaEvent {
+    const id = this.nextEventId++;
+    const event = new CudaEvent(this, id, device, label ?? `event ${id}`, handle, interprocess);
+    this.events.add(event);
+    return event;
+  }
+
   private forget(m: CudaMemory): void {
     m.freed = true;
     this.allocations.delete(m);
@@ -861,6 +897,9 @@ export class CudaBackend implements Backend, Disposable {
         return;
       case CudaAllocationOrigin.Registered:
         this.cuda.deferFree(2, m.base, this.fenceEvent(stream, device));
+        return;
+      case CudaAllocationOrigin.IpcImported:
+        this.cuda.deferFree(3, m.base, this.fenceEvent(stream, device));
         return;
       case CudaAllocationOrigin.JsHeap:
       case CudaAllocationOrigin.Adopted:

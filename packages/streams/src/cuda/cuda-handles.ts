@@ -36,6 +36,8 @@ export class CudaEvent implements Event {
     readonly label: string,
     /** The `cudaEvent_t`. */
     readonly handle: bigint,
+    /** True when created with `cudaEventInterprocess` (its IPC handle can be exported). */
+    readonly interprocess: boolean = false,
   ) {}
 }
 
@@ -58,6 +60,11 @@ export enum CudaAllocationOrigin {
    * `cudaHostRegister`: released by `cudaHostUnregister` after the work enqueued before the free, never freed.
    */
   Registered,
+  /**
+   * Another process's cudaMalloc allocation mapped with `cudaIpcOpenMemHandle` (`Backend.ipc.importMemory`):
+   * unmapped with `cudaIpcCloseMemHandle` after the work enqueued before the free, never freed.
+   */
+  IpcImported,
 }
 
 /** One allocation of the CUDA backend. `address` is aligned; `base` is what CUDA returned. */

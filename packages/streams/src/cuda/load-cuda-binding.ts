@@ -2,31 +2,40 @@ import type { CudaNativeBinding, CudaNativeLoad } from '@hs/cuda-native';
 import { createRequire } from 'node:module';
 import { ErrorCode, err, ok, type Result } from '../errors.js';
 
-let cached: Result<CudaNativeLoad & { ok: true }> | undefined;
+/** `loadCudaNative()`'s answer when the addon loaded. */
+export type LoadedCudaAddon = CudaNativeLoad & { ok: true };
+
+let addon: CudaNativeLoad | undefined;
+let backend: Result<LoadedCudaAddon> | undefined;
 
 /**
- * Loads `@hs/cuda-native` lazily (a `require` at first use, so `@hs/streams` works without it) and
- * checks that a CUDA device is usable. NotSupported, with what to do, when the package is missing, the
- * addon is not built, or there is no device.
+ * Loads `@hs/cuda-native` lazily (a `require` at first use, so `@hs/streams` works without the optional
+ * package) and returns its load answer: the addon, or why it is unavailable and what to do. Never throws.
+ * This is the only place hs loads the CUDA package.
  */
-export function loadCudaBinding(): Result<CudaNativeLoad & { ok: true }> {
-  if (cached !== undefined) return cached;
-  let load: CudaNativeLoad;
+export function loadCudaAddon(): CudaNativeLoad {
+  if (addon !== undefined) return addon;
   try {
     const native = createRequire(import.meta.url)('@hs/cuda-native') as { loadCudaNative: () => CudaNativeLoad };
-    load = native.loadCudaNative();
+    addon = native.loadCudaNative();
   } catch (cause) {
-    cached = err(
-      ErrorCode.NotSupported,
-      `the CUDA backend needs the optional package @hs/cuda-native, which could not be loaded (${(cause as Error).message}); install it or use the host backend`,
-    );
-    return cached;
+    addon = { ok: false, reason: `the optional package @hs/cuda-native could not be loaded (${(cause as Error).message}); install it or use the host backend` };
   }
-  if (!load.ok) cached = err(ErrorCode.NotSupported, `the CUDA backend is unavailable: ${load.reason}`);
-  else if (!load.hasDevice) cached = err(ErrorCode.NotSupported, `the CUDA backend is unavailable: ${load.deviceProblem}; use the host backend`);
-  else cached = ok(load);
-  return cached;
+  return addon;
 }
 
-/** The loaded binding; only valid after `loadCudaBinding()` succeeded. */
+/**
+ * The addon, checked to see a usable CUDA device (what the CUDA backend needs). NotSupported, with what
+ * to do, when the package is missing, the addon is not built, or there is no device.
+ */
+export function loadCudaBinding(): Result<LoadedCudaAddon> {
+  if (backend !== undefined) return backend;
+  const load = loadCudaAddon();
+  if (!load.ok) backend = err(ErrorCode.NotSupported, `the CUDA backend is unavailable: ${load.reason}`);
+  else if (!load.hasDevice) backend = err(ErrorCode.NotSupported, `the CUDA backend is unavailable: ${load.deviceProblem}; use the host backend`);
+  else backend = ok(load);
+  return backend;
+}
+
+/** The loaded binding; only valid after `loadCudaAddon()` succeeded. */
 export type { CudaNativeBinding };

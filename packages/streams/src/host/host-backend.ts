@@ -11,6 +11,9 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
+import type { NativeMemoryTable } from '../backend-capabilities.js';
+import { AddonMemoryTable } from '../addon-memory-table.js';
+import { loadCudaAddon } from '../cuda/load-cuda-binding.js';
 import { hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
 import {
   assertCompletedFitsEvents, assertHostAccessNote, asyncAllocationKindProblem, copyFromHostProblem, copyToHostProblem, createEventProblem, createStreamProblem,
@@ -173,10 +176,13 @@ export class HostBackend implements Backend, Disposable {
 
   // ---- events --------------------------------------------------------------------------------
 
-  /** Creates an event on one of `devices` (never recorded, so complete). */
+  /** Creates an event on one of `devices` (never recorded, so complete). NotSupported for `interprocess` (no `ipc` here). */
   createEvent(device: Device, options: EventOptions = {}): Result<Event> {
     const problem = createEventProblem(this.disposed, this.devices, device);
     if (problem !== null) return problem;
+    if (options.interprocess === true) {
+      return err(ErrorCode.NotSupported, 'createEvent: the host backend has no interprocess events (CUDA IPC); use the CUDA backend, or @hs/ipc host topics');
+    }
     const id = this.nextEventId++;
     const event = new HostEvent(this, id, device, options.label ?? `event ${id}`);
     this.events.add(event);
@@ -319,6 +325,21 @@ export class HostBackend implements Backend, Disposable {
     );
     this.allocations.add(memory);
     return ok(memory);
+  }
+
+  /**
+   * Opens another native addon's `hs_memory_resource_v1` table of host or pinnedHost memory; its blocks are
+   * adopted as host memory of this backend (with their real addresses). Tables of cudaDevice memory are
+   * refused (NotSupported, after their destroy ran), and the stream-ordered pair is not offered (this
+   * backend has no native streams). Needs the `@hs/cuda-native` addon, not a CUDA device. Errors as
+   * `Backend.openNativeMemoryTable`.
+   */
+  openNativeMemoryTable(table: unknown): Result<NativeMemoryTable> {
+    const problem = disposedProblem(this.disposed, 'openNativeMemoryTable');
+    if (problem !== null) return problem;
+    const addon = loadCudaAddon();
+    if (!addon.ok) return err(ErrorCode.NotSupported, `openNativeMemoryTable: native tables are called through the @hs/cuda-native addon, which is unavailable: ${addon.reason}`);
+    return AddonMemoryTable.open(addon.binding, this, table, null);
   }
 
   /**

@@ -1,0 +1,126 @@
+import type { DeviceMemory, Event, EventOptions, MemoryRange, Stream } from './backend.js';
+import type { Device } from './device.js';
+import type { Result } from './errors.js';
+import type { MemoryKind } from './memory-kind.js';
+
+/**
+ * Optional `Backend` capability: 64-bit stream memory operations (CUDA's `cuStreamWriteValue64` and
+ * `cuStreamWaitValue64`), the device-side signal behind a generation fence. Present on a `CudaBackend`
+ * whose driver exposes them; absent on the host backend. Neither call blocks the host.
+ *
+ * `target` is an 8-byte range of cudaDevice memory of this backend (its own or adopted), at a byte offset
+ * that is a multiple of 8; the value is a little-endian unsigned 64-bit integer.
+ * Errors (Result): InvalidArgument (a range that is not 8 bytes, misaligned or not cudaDevice memory, a
+ * value outside 0..2^64-1, a foreign stream), InvalidState (a destroyed stream or freed memory),
+ * DeviceError (the driver refused, naming the CUresult).
+ * Spec: "Crossing process boundaries: the generation fence".
+ *
+ * @example
+ * ```ts
+ * const ops = backend.streamMemoryOps;
+ * if (ops === undefined) return err(ErrorCode.NotSupported, 'no stream memory operations on this backend');
+ * unwrap(ops.writeValue64(producer, counter, 7n));   // after the producer's earlier work
+ * unwrap(ops.waitValue64(consumer, counter, 7n));    // later consumer work waits on the device
+ * ```
+ */
+export interface StreamMemoryOperations {
+  /** Enqueues on `stream` a write of `value` into `target`, after every write enqueued on `stream` before it. */
+  writeValue64(stream: Stream, target: MemoryRange, value: bigint): Result<void>;
+  /** Makes work enqueued on `stream` after this call wait, on the device, until the value at `target` is at least `value`. */
+  waitValue64(stream: Stream, target: MemoryRange, value: bigint): Result<void>;
+}
+
+/** What `IpcHandleOperations.importMemory` maps. */
+export interface IpcMemoryImport {
+  /** The device to map the memory on: the exporting allocation's device. */
+  readonly device: Device;
+  /** The 64-byte `cudaIpcMemHandle_t` another process got from `exportMemory`. */
+  readonly handle: Uint8Array;
+  /** Bytes of the exported allocation this process uses (at most its size). */
+  readonly byteSize: number;
+  /** Name shown in diagnostics. */
+  readonly label?: string;
+}
+
+/**
+ * Optional `Backend` capability: CUDA IPC handles of memory and events, to share device memory and
+ * readiness with another process. Present on the CUDA backend; absent on the host backend (its device
+ * memory is this process's JS heap).
+ *
+ * Handles are 64-byte `Uint8Array`s to send as they are. The exporting process keeps the memory (or
+ * event) alive until every importer closed it. Errors (Result): InvalidArgument (a handle that is not 64
+ * bytes, memory that is not a synchronous-tier cudaDevice allocation of this backend, an event not
+ * created with `{ interprocess: true }`, a bad size or device), InvalidState (freed or destroyed handles),
+ * DeviceError (CUDA refused: another device, a freed allocation, the exporting process itself).
+ * Spec: "Crossing process boundaries".
+ *
+ * @example
+ * ```ts
+ * // Process A
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 1 << 20 }));
+ * const handle = unwrap(backend.ipc!.exportMemory(memory));           // send these 64 bytes
+ * // Process B
+ * const mapped = unwrap(backend.ipc!.importMemory({ device, handle, byteSize: 1 << 20 }));
+ * backend.free(mapped);                                               // unmaps it here
+ * ```
+ */
+export interface IpcHandleOperations {
+  /** The 64-byte IPC handle of `memory` (from `allocate` with kind cudaDevice). */
+  exportMemory(memory: DeviceMemory): Result<Uint8Array>;
+  /**
+   * Maps another process's exported allocation into this process as cudaDevice memory of this backend.
+   * `free()` (or `freeAsync()`) unmaps it once the work enqueued on this backend's streams before the free
+   * completed; it never frees the exporter's memory.
+   */
+  importMemory(request: IpcMemoryImport): Result<DeviceMemory>;
+  /** The 64-byte IPC handle of an event created with `createEvent(device, { interprocess: true })`. */
+  exportEvent(event: Event): Result<Uint8Array>;
+  /**
+   * Opens another process's interprocess event as an event of this backend: streams can wait on it and it
+   * can be queried; recording it is the exporter's. `destroyEvent` closes it here.
+   */
+  importEvent(device: Device, handle: Uint8Array, options?: EventOptions): Result<Event>;
+}
+
+/**
+ * A validated `hs_memory_resource_v1` table (`native/include/hs/hs.h`) of another native addon, opened by
+ * `Backend.openNativeMemoryTable`: its allocations come back as memory of the backend that opened it
+ * (host and pinnedHost blocks adopted with their host view, cudaDevice blocks adopted as device memory).
+ *
+ * Every pointer the table returns is checked (non-null, aligned); a bad one is given back through the
+ * table and reported. Errors (Result, messages start with "the native table"): OutOfMemory,
+ * InvalidArgument, NotSupported and DeviceError from the table's status codes; ProtocolError when the
+ * table breaks the C contract (a misaligned or NULL pointer, an unknown status); InvalidArgument for
+ * memory this table did not hand out or a stream of another device; InvalidState once closed.
+ * Spec: "Resource (allocator)": a resource supplied by a downstream native library (nanovdb-memory-resources).
+ */
+export interface NativeMemoryTable {
+  /** Memory kind the table serves. */
+  readonly kind: MemoryKind;
+  /** Device of every block (`Device.cpu()` for host and pinnedHost memory). */
+  readonly device: Device;
+  /** The table's `name`, empty when it had none. */
+  readonly name: string;
+  /**
+   * True when the table has the stream-ordered pair (`allocate_async`/`deallocate_async`) and the backend
+   * can hand it native streams (the CUDA backend): `allocateAsync`/`deallocateAsync` work.
+   */
+  readonly streamOrdered: boolean;
+  /** Blocks handed out and not yet given back. */
+  readonly liveBlocks: number;
+  /** True when `memory` is a live block of this table. */
+  owns(memory: DeviceMemory): boolean;
+  /** `allocate` through the table: `bytes` > 0, `alignment` a power of two up to 2^30. */
+  allocate(bytes: number, alignment: number, label: string): Result<DeviceMemory>;
+  /** `allocate_async` on `stream`'s native stream; the block may be used by work enqueued on `stream` afterwards. */
+  allocateAsync(bytes: number, alignment: number, stream: Stream, label: string): Result<DeviceMemory>;
+  /**
+   * Retires the block's backend handle (detaching its host view) and gives it back through `deallocate`;
+   * the block must be quiescent. The memory goes back to the table even when the backend refuses the handle.
+   */
+  deallocate(memory: DeviceMemory, bytes: number, alignment: number): Result<void>;
+  /** As `deallocate`, through `deallocate_async` in `stream` order. */
+  deallocateAsync(memory: DeviceMemory, bytes: number, alignment: number, stream: Stream): Result<void>;
+  /** Runs the table's `destroy` once; later calls return InvalidState. Idempotent. */
+  close(): void;
+}
