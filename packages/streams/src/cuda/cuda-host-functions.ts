@@ -1,0 +1,129 @@
+import type { CudaNativeBinding } from '@hs/cuda-native';
+import type { Device } from '../device.js';
+import { ErrorCode, HsError, OK_VOID, err, type Result } from '../errors.js';
+import type { CudaErrors } from './cuda-errors.js';
+import type { CudaEvent, CudaStream } from './cuda-handles.js';
+import type { HostCallRegistry } from './host-call-registry.js';
+
+/**
+ * Host functions of the CUDA backend: JS closures enqueued in stream order (`cudaLaunchHostFunc` through
+ * the addon's thread-safe function), the faults they record on their stream, and the explicit host waits
+ * (`synchronizeStream`/`synchronizeEvent`), which are non-blocking host calls at a stream's end that
+ * settle a promise. Nothing here blocks the JS thread.
+ */
+export class CudaHostFunctions {
+  private readonly pendingWaits = new Set<(result: Result<void>) => void>();
+  /** Per device: idle internal streams used by `waitForEvent`. */
+  private readonly idleSyncStreams: bigint[][];
+
+  constructor(
+    private readonly cuda: CudaNativeBinding,
+    private readonly errors: CudaErrors,
+    private readonly calls: HostCallRegistry,
+    devices: readonly Device[],
+    /** False with `hostFunctions: 'queued'`: later work never waits for a host function. */
+    readonly blocking: boolean,
+    private readonly onFault: ((error: HsError, stream: CudaStream) => void) | undefined,
+    private readonly isDisposed: () => boolean,
+  ) {
+    this.idleSyncStreams = devices.map(() => []);
+  }
+
+  /**
+   * Enqueues `fn` (which must not throw) as a host call on `s`; later work waits for it when `blocking`
+   * and host functions are blocking (see `CudaBackendOptions.hostFunctions`).
+   */
+  launchGated(s: CudaStream, method: string, fn: () => void, blocking = true): Result<void> {
+    const status = this.calls.launch(s.handle, fn, this.blocking && blocking);
+    return status === 0 ? OK_VOID : this.errors.status(method, status);
+  }
+
+  /** Enqueues a user's function: skipped once the backend is disposed; a throw becomes the stream's fault. */
+  launchUser(s: CudaStream, method: string, fn: () => void, blocking: boolean): Result<void> {
+    return this.launchGated(
+      s,
+      method,
+      () => {
+        if (this.isDisposed()) return;
+        try {
+          fn();
+        } catch (cause) {
+          this.recordFault(s, cause);
+        }
+      },
+      blocking,
+    );
+  }
+
+  /** Enqueues `fn` on the native stream `stream` that later work never waits for; returns the CUDA status. */
+  launchDetached(stream: bigint, fn: () => void): number {
+    return this.calls.launch(stream, fn, false);
+  }
+
+  /** Records the first fault of `s` (a host function that threw) and reports it to `onFault`. */
+  recordFault(s: CudaStream, cause: unknown): void {
+    const error = new HsError(ErrorCode.DeviceError, `a host function on stream "${s.label}" threw: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    s.fault ??= error;
+    this.onFault?.(error, s);
+  }
+
+  /** Resolves when everything enqueued on `s` so far completed, with its fault if a host function threw. */
+  waitForStream(s: CudaStream): Promise<Result<void>> {
+    return this.waitOn(s.handle, 'synchronizeStream', () => s.fault);
+  }
+
+  /** Resolves when `e`'s current capture completed, through an idle internal stream that waits on it. */
+  waitForEvent(e: CudaEvent): Promise<Result<void>> {
+    const recordedOn = e.recordedOn;
+    if (recordedOn === null) return Promise.resolve(OK_VOID);
+    const idle = this.idleSyncStreams[e.device.id] as bigint[];
+    let waiter: bigint;
+    try {
+      waiter = idle.pop() ?? this.cuda.streamCreate(e.device.id, 0);
+    } catch (cause) {
+      return Promise.resolve(this.errors.thrown('synchronizeEvent', cause));
+    }
+    const status = this.cuda.streamWaitEvent(waiter, e.handle);
+    if (status !== 0) {
+      idle.push(waiter);
+      return Promise.resolve(this.errors.status('synchronizeEvent', status));
+    }
+    return this.waitOn(waiter, 'synchronizeEvent', () => {
+      if (!this.isDisposed()) idle.push(waiter);
+      else this.cuda.streamDestroy(waiter);
+      return recordedOn.fault;
+    });
+  }
+
+  /** Settles every pending wait with InvalidState (the backend is being disposed). */
+  settlePendingWaits(): void {
+    const gone = err(ErrorCode.InvalidState, 'the CUDA backend was disposed before the awaited work ran');
+    for (const resolve of this.pendingWaits) resolve(gone);
+    this.pendingWaits.clear();
+  }
+
+  /** Destroys the idle internal streams. */
+  dispose(): void {
+    for (const idle of this.idleSyncStreams) for (const waiter of idle.splice(0)) this.cuda.streamDestroy(waiter);
+  }
+
+  /** A promise settled by a non-blocking host call at the current end of `stream`. */
+  private waitOn(stream: bigint, method: string, onDone: () => HsError | null): Promise<Result<void>> {
+    return new Promise<Result<void>>((resolve) => {
+      this.pendingWaits.add(resolve);
+      const status = this.calls.launch(
+        stream,
+        () => {
+          if (!this.pendingWaits.delete(resolve)) return;
+          const fault = onDone();
+          resolve(fault === null ? OK_VOID : { ok: false, error: fault });
+        },
+        false,
+      );
+      if (status !== 0) {
+        this.pendingWaits.delete(resolve);
+        resolve(this.errors.status(method, status));
+      }
+    });
+  }
+}
