@@ -19,7 +19,7 @@ export type {
 } from './backend.js';
 export type { StreamMemoryOperations, IpcHandleOperations, IpcMemoryImport, NativeMemoryTable } from './backend-capabilities.js';
 export { HostBackend } from './host/host-backend.js';
-export type { HostBackendOptions } from './host/host-backend.js';
+export type { HostBackendOptions } from './host/host-backend-options.js';
 export type { SchedulingMode } from './host/stream-scheduler.js';
 export type { OrderingChecker, OrderingCheckerOptions } from './ordering/ordering-checker.js';
 export type { OrderingViolation, OrderingAccess, OrderingHazard } from './ordering/ordering-violation.js';

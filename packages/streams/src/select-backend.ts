@@ -1,7 +1,8 @@
 import type { Backend } from './backend.js';
 import { ErrorCode, HsError, err, ok, type Result } from './errors.js';
 import { CudaBackend, type CudaBackendOptions } from './cuda/cuda-backend.js';
-import { HostBackend, type HostBackendOptions } from './host/host-backend.js';
+import { HostBackend } from './host/host-backend.js';
+import type { HostBackendOptions } from './host/host-backend-options.js';
 
 /** Backend names accepted by `selectBackend` and the `HS_BACKEND` environment variable. */
 export type BackendName = 'host' | 'cuda';

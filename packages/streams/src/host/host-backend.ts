@@ -22,45 +22,16 @@ import {
 import { Device } from '../device.js';
 import { assertKernelShape } from '../kernel-launch-checks.js';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '../errors.js';
-import { StreamOrderingChecker, type OrderingChecker, type OrderingCheckerOptions } from '../ordering/ordering-checker.js';
+import { StreamOrderingChecker, type OrderingChecker } from '../ordering/ordering-checker.js';
 import { eventProblem, memoryProblem, streamProblem } from '../handle-checks.js';
-import { HostAddressSpace, HostMemory } from './host-memory.js';
+import type { HostMemory } from './host-memory.js';
+import { HostMemoryTable } from './host-memory-table.js';
 import { HostEvent, HostStream } from './host-stream.js';
 import { SeededRandom } from './seeded-random.js';
-import { OpKind, OpPool } from './stream-op.js';
-import { StreamScheduler, type SchedulingMode } from './stream-scheduler.js';
-
-/** Options for `new HostBackend(...)`. */
-export interface HostBackendOptions {
-  /** Emulated CUDA devices (`cuda:0` … `cuda:N-1`), an integer 0..64; default 1. */
-  readonly deviceCount?: number;
-  /**
-   * `auto` (default): queued work runs on later macrotasks, one batch per `setImmediate`.
-   * `manual`: nothing runs until `step()` or `runUntilIdle()` (deterministic tests).
-   */
-  readonly scheduling?: SchedulingMode;
-  /**
-   * Seed of the generator that picks which runnable stream runs next (both modes); the same seed and the
-   * same calls reproduce the same interleaving. Without a seed, streams run round-robin.
-   */
-  readonly seed?: number;
-  /** Enables the ordering checker (`true` or its options); off by default. */
-  readonly orderingChecker?: boolean | OrderingCheckerOptions;
-  /**
-   * Called when a kernel or host function throws while running on a stream. The error (DeviceError) is
-   * also returned by later `synchronizeStream`/`synchronizeEvent` calls covering that op.
-   */
-  readonly onFault?: (error: HsError, stream: Stream) => void;
-  /**
-   * Whether the emulated devices report stream-ordered memory-pool support (`supportsMemoryPools`);
-   * default true. Set false to emulate a pool-less device (for example a vGPU without
-   * `cudaDevAttrMemoryPoolsSupported`): `allocateAsync` then returns NotSupported.
-   */
-  readonly memoryPools?: boolean;
-}
-
-/** Largest accepted `deviceCount`. */
-const MAX_DEVICES = 64;
+import { HostStreamWork } from './host-stream-work.js';
+import { OpPool } from './stream-op.js';
+import { checkHostBackendOptions, type HostBackendOptions } from './host-backend-options.js';
+import { StreamScheduler } from './stream-scheduler.js';
 
 /**
  * The pure-TypeScript backend: streams are ordered work queues run off the calling stack (never inside
@@ -95,41 +66,19 @@ export class HostBackend implements Backend, Disposable {
   private readonly checker: StreamOrderingChecker | null;
   private readonly scheduler: StreamScheduler;
   private readonly ops = new OpPool();
-  private readonly addresses = new HostAddressSpace();
+  private readonly work: HostStreamWork;
+  private readonly memory = new HostMemoryTable(this);
   private readonly streams = new Set<HostStream>();
   private readonly events = new Set<HostEvent>();
-  private readonly allocations = new Set<HostMemory>();
   private readonly onFault: ((error: HsError, stream: Stream) => void) | undefined;
   private readonly memoryPools: boolean;
   private nextStreamId = 1;
   private nextEventId = 1;
-  private nextMemoryId = 1;
   private disposed = false;
 
   /** @throws HsError InvalidArgument when an option has the wrong type or is out of range. */
   constructor(options: HostBackendOptions = {}) {
-    const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true } = options;
-    if (typeof memoryPools !== 'boolean') {
-      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: memoryPools must be a boolean, got ${String(memoryPools)}`);
-    }
-    if (!Number.isInteger(deviceCount) || deviceCount < 0 || deviceCount > MAX_DEVICES) {
-      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: deviceCount must be an integer 0..${MAX_DEVICES}, got ${String(deviceCount)}`);
-    }
-    if (scheduling !== 'auto' && scheduling !== 'manual') {
-      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: scheduling must be 'auto' or 'manual', got ${String(scheduling)}`);
-    }
-    if (seed !== undefined && !Number.isFinite(seed)) {
-      throw new HsError(ErrorCode.InvalidArgument, `HostBackend: seed must be a finite number, got ${String(seed)}`);
-    }
-    if (onFault !== undefined && typeof onFault !== 'function') {
-      throw new HsError(ErrorCode.InvalidArgument, 'HostBackend: onFault must be a function');
-    }
-    if (typeof orderingChecker === 'object' && orderingChecker !== null) {
-      const max = orderingChecker.maxViolations;
-      if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
-        throw new HsError(ErrorCode.InvalidArgument, `HostBackend: orderingChecker.maxViolations must be a non-negative integer, got ${String(max)}`);
-      }
-    }
+    const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true } = checkHostBackendOptions(options);
     this.devices = Object.freeze(Array.from({ length: deviceCount }, (_, i) => Device.cuda(i)));
     this.checker =
       orderingChecker === false ? null : new StreamOrderingChecker(orderingChecker === true ? {} : orderingChecker);
@@ -140,6 +89,7 @@ export class HostBackend implements Backend, Disposable {
       joinHost: (clock) => this.checker?.joinHost(clock),
       fault: (stream, error) => this.recordFault(stream, error),
     });
+    this.work = new HostStreamWork(this.ops, this.scheduler, this.checker);
   }
 
   // ---- streams -------------------------------------------------------------------------------
@@ -258,11 +208,7 @@ export class HostBackend implements Backend, Disposable {
     if (target === null) return OK_VOID;
     if (this.checker !== null && e.clock !== null) this.checker.join(s.clockIndex, e.clock);
     if (target === s || target.completed >= e.position) return OK_VOID;
-    const op = this.ops.take();
-    op.kind = OpKind.Wait;
-    op.waitStream = target;
-    op.waitPosition = e.position;
-    this.scheduler.enqueue(s, op);
+    this.work.wait(s, target, e.position);
     return OK_VOID;
   }
 
@@ -312,19 +258,7 @@ export class HostBackend implements Backend, Disposable {
         cause,
       );
     }
-    const id = this.nextMemoryId++;
-    const memory = new HostMemory(
-      this,
-      id,
-      device,
-      kind,
-      this.addresses.reserve(byteSize, alignment),
-      byteSize,
-      request.label ?? `${kind} allocation ${id}`,
-      bytes,
-    );
-    this.allocations.add(memory);
-    return ok(memory);
+    return ok(this.memory.track(device, kind, bytes, alignment, null, request.label, false));
   }
 
   /**
@@ -350,22 +284,8 @@ export class HostBackend implements Backend, Disposable {
   adoptHostMemory(request: HostMemoryAdoption): Result<DeviceMemory> {
     const problem = disposedProblem(this.disposed, 'adoptHostMemory') ?? hostAdoptionProblem(request);
     if (problem !== null) return problem;
-    const { bytes, kind } = request;
-    const id = this.nextMemoryId++;
-    const memory = new HostMemory(
-      this,
-      id,
-      Device.cpu(),
-      kind,
-      // The real address when the caller has one (alignment checks and native tables see the true pointer;
-      // emulated addresses start far below any mapping), else an emulated one.
-      typeof request.address === 'bigint' && request.address > 0n ? request.address : this.addresses.reserve(bytes.byteLength, 256),
-      bytes.byteLength,
-      request.label ?? `adopted ${kind} memory ${id}`,
-      bytes,
-    );
-    this.allocations.add(memory);
-    return ok(memory);
+    const { bytes, kind, address } = request;
+    return ok(this.memory.track(Device.cpu(), kind, bytes, 256, typeof address === 'bigint' && address > 0n ? address : null, request.label, true));
   }
 
   /**
@@ -376,9 +296,7 @@ export class HostBackend implements Backend, Disposable {
     const problem = memoryProblem(this, memory, 'free', 'the');
     if (problem !== null) return problem;
     const m = memory as HostMemory;
-    m.freed = true;
-    m.hostView = null;
-    this.allocations.delete(m);
+    this.memory.forget(m);
     this.checker?.forget(m);
     return OK_VOID;
   }
@@ -428,20 +346,7 @@ export class HostBackend implements Backend, Disposable {
   memcpyAsync(stream: Stream, dst: MemoryRange, src: MemoryRange): Result<void> {
     const problem = memcpyProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    const s = stream as HostStream;
-    if (this.checker !== null) {
-      this.checker.beginStreamOp(s.clockIndex);
-      this.checker.access(s.clockIndex, src, 'read', 'memcpy');
-      this.checker.access(s.clockIndex, dst, 'write', 'memcpy');
-    }
-    const op = this.ops.take();
-    op.kind = OpKind.Memcpy;
-    op.dst = dst.memory as HostMemory;
-    op.dstOffset = dst.byteOffset;
-    op.byteLength = dst.byteLength;
-    op.src = src.memory as HostMemory;
-    op.srcOffset = src.byteOffset;
-    this.scheduler.enqueue(s, op);
+    this.work.memcpy(stream as HostStream, dst, src);
     return OK_VOID;
   }
 
@@ -452,18 +357,7 @@ export class HostBackend implements Backend, Disposable {
   memsetAsync(stream: Stream, dst: MemoryRange, value: number): Result<void> {
     const problem = memsetProblem(this, stream, dst, value);
     if (problem !== null) return problem;
-    const s = stream as HostStream;
-    if (this.checker !== null) {
-      this.checker.beginStreamOp(s.clockIndex);
-      this.checker.access(s.clockIndex, dst, 'write', 'memset');
-    }
-    const op = this.ops.take();
-    op.kind = OpKind.Memset;
-    op.dst = dst.memory as HostMemory;
-    op.dstOffset = dst.byteOffset;
-    op.byteLength = dst.byteLength;
-    op.value = value;
-    this.scheduler.enqueue(s, op);
+    this.work.memset(stream as HostStream, dst, value);
     return OK_VOID;
   }
 
@@ -474,18 +368,7 @@ export class HostBackend implements Backend, Disposable {
   copyFromHostAsync(stream: Stream, dst: MemoryRange, src: Uint8Array): Result<void> {
     const problem = copyFromHostProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    const s = stream as HostStream;
-    if (this.checker !== null) {
-      this.checker.beginStreamOp(s.clockIndex);
-      this.checker.access(s.clockIndex, dst, 'write', 'copy from host');
-    }
-    const op = this.ops.take();
-    op.kind = OpKind.CopyFromHost;
-    op.dst = dst.memory as HostMemory;
-    op.dstOffset = dst.byteOffset;
-    op.byteLength = dst.byteLength;
-    op.hostBytes = src;
-    this.scheduler.enqueue(s, op);
+    this.work.copyFromHost(stream as HostStream, dst, src);
     return OK_VOID;
   }
 
@@ -496,34 +379,20 @@ export class HostBackend implements Backend, Disposable {
   copyToHostAsync(stream: Stream, dst: Uint8Array, src: MemoryRange): Result<void> {
     const problem = copyToHostProblem(this, stream, dst, src);
     if (problem !== null) return problem;
-    const s = stream as HostStream;
-    if (this.checker !== null) {
-      this.checker.beginStreamOp(s.clockIndex);
-      this.checker.access(s.clockIndex, src, 'read', 'copy to host');
-    }
-    const op = this.ops.take();
-    op.kind = OpKind.CopyToHost;
-    op.src = src.memory as HostMemory;
-    op.srcOffset = src.byteOffset;
-    op.byteLength = src.byteLength;
-    op.hostBytes = dst;
-    this.scheduler.enqueue(s, op);
+    this.work.copyToHost(stream as HostStream, dst, src);
     return OK_VOID;
   }
 
   /**
-   * Enqueues `fn` to run in stream order. If it throws, the stream records a DeviceError fault.
-   * Accesses it declares through `noteHostAccess` are not checked.
+   * Enqueues `fn` to run in stream order; later work always waits for it here, which also meets
+   * `blocking: false`. If it throws, the stream records a DeviceError fault. Accesses it declares through
+   * `noteHostAccess` are not checked.
    * @throws HsError InvalidArgument when `fn` is not a function.
    */
-  /** Runs `fn` in stream order; later work always waits for it here, which also meets `blocking: false`. */
   launchHostFunc(stream: Stream, fn: () => void, _options?: HostFuncOptions): Result<void> {
     const problem = hostFuncProblem(this, stream, fn);
     if (problem !== null) return problem;
-    const op = this.ops.take();
-    op.kind = OpKind.HostFunc;
-    op.fn = fn;
-    this.scheduler.enqueue(stream as HostStream, op);
+    this.work.hostFunc(stream as HostStream, fn);
     return OK_VOID;
   }
 
@@ -537,19 +406,7 @@ export class HostBackend implements Backend, Disposable {
     assertKernelShape(kernel);
     const problem = streamProblem(this, stream, 'launchKernel') ?? kernelRangesProblem(this, stream, kernel);
     if (problem !== null) return problem;
-    const s = stream as HostStream;
-    const { reads, writes } = kernel;
-    const c = this.checker;
-    if (c !== null) {
-      const operation = `kernel ${kernel.name}`;
-      c.beginStreamOp(s.clockIndex);
-      for (const r of reads) c.access(s.clockIndex, r, 'read', operation);
-      for (const w of writes) c.access(s.clockIndex, w, 'write', operation);
-    }
-    const op = this.ops.take();
-    op.kind = OpKind.Kernel;
-    op.captureKernel(kernel);
-    this.scheduler.enqueue(s, op);
+    this.work.kernel(stream as HostStream, kernel);
     return OK_VOID;
   }
 
@@ -599,13 +456,9 @@ export class HostBackend implements Backend, Disposable {
     this.scheduler.dispose(new HsError(ErrorCode.InvalidState, 'the host backend was disposed before the awaited work ran'));
     for (const s of this.streams) s.destroyed = true;
     for (const e of this.events) e.destroyed = true;
-    for (const m of this.allocations) {
-      m.freed = true;
-      m.hostView = null;
-    }
+    this.memory.forgetAll();
     this.streams.clear();
     this.events.clear();
-    this.allocations.clear();
     this.checker?.reset();
   }
 
