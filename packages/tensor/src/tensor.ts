@@ -1,3 +1,4 @@
+// Over 500 lines: one class, one concept (a tensor view with its readiness contract, host access and layout checks); Runtime B reworks its lifetimes here.
 import {
   ErrorCode,
   HsError,
