@@ -36,6 +36,7 @@ export interface CudaDeviceProperties {
 
 /** A device whose properties could not be read, with CUDA's words. */
 export interface CudaDeviceFault {
+  /** Device ordinal (`cuda:N`). */
   readonly ordinal: number;
   /** Why the properties were unreadable. */
   readonly error: string;
