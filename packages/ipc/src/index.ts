@@ -20,7 +20,8 @@ export type { DescriptorFields, TopicGeometry } from './wire/descriptor-codec.js
 export { decodeHello, encodeHello, encodeAttach, attachUsesMailbox, MAX_TOPIC_SLOTS } from './wire/control-frames.js';
 export type { TopicHello } from './wire/control-frames.js';
 export { TopicPublisher } from './topic-publisher.js';
-export type { TopicPublisherOptions, SubscriberLost, SubscriberLossReason } from './topic-publisher.js';
+export type { TopicPublisherOptions, DeviceTopicListenOptions } from './topic-options.js';
+export type { SubscriberLost, SubscriberLossReason } from './subscriber-session.js';
 export { ChannelRuntime } from './channel-runtime.js';
 export type { ChannelRuntimeOptions } from './channel-runtime.js';
 export { TopicLease } from './topic-lease.js';
@@ -29,7 +30,7 @@ export { topicDirectory, reapStaleSegments, reapStaleDoorbells } from './topic-e
 export { IpcBoundaries } from './graph/ipc-boundaries.js';
 export type { IpcBoundariesOptions } from './graph/ipc-boundaries.js';
 export { DeviceTopicPublisher } from './device/device-topic-publisher.js';
-export type { DeviceTopicListenOptions, DeviceTopicPoolSpec } from './device/device-topic-publisher.js';
+export type { DeviceTopicPoolSpec } from './device/device-topic-publisher.js';
 export { encodeDeviceHello, decodeDeviceHello } from './device/device-hello.js';
 export type { DeviceHello } from './device/device-hello.js';
 export { fenceCounterBytes, fenceCounterOffset } from './device/fence-counters.js';

@@ -1,21 +1,21 @@
+import { EventEmitter } from 'node:events';
 import { TensorPool } from '@hs/pool';
 import { Device, ErrorCode, HostBackend, HsError, MemoryKind, type MemoryRange, type Result, type Stream, ok, unwrap } from '@hs/streams';
 import { DType, Tensor } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { DeviceGraphPublication } from '../src/device/device-graph-publication.js';
-import type { DeviceTopicPublisher } from '../src/index.js';
+import type { DeviceTopicPublisher, SubscriberLost } from '../src/index.js';
 
 // The producer side of a device topic without CUDA IPC: the emulated devices of the host backend and a
 // stand-in for DeviceTopicPublisher that records what would be fenced and sent. The cross-process run
 // on a real GPU is tooling/reliability/test/cross-process-topics.cuda.test.ts.
 const BYTES = 256;
 
-/** Records what the publication hands the publisher; `onSubscriberLost` is the publication's listener. */
-class RecordingPublisher {
+/** Records what the publication hands the publisher; the publication listens to its `subscriberLost` events. */
+class RecordingPublisher extends EventEmitter {
   readonly topic = 'device-frames';
   readonly published: Tensor[] = [];
   subscriberCount = 1;
-  onSubscriberLost: DeviceTopicPublisher['onSubscriberLost'] = () => undefined;
   publish(tensor: Tensor): Result<number> {
     this.published.push(tensor);
     return ok(this.subscriberCount);
@@ -106,7 +106,8 @@ describe('DeviceGraphPublication: a foreign device tensor at a device-contract b
     const { publisher, publication } = setup();
     expect(publication.stats()).toEqual({ subscribers: 1, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null });
     publisher.subscriberCount = 0;
-    publisher.onSubscriberLost({ pid: 77, reason: 'processGone', reclaimedLeases: 3, error: new HsError(ErrorCode.InvalidState, 'topic device-frames: subscriber process 77 is gone') });
+    const lost: SubscriberLost = { pid: 77, reason: 'processGone', reclaimedLeases: 3, error: new HsError(ErrorCode.InvalidState, 'topic device-frames: subscriber process 77 is gone') };
+    publisher.emit('subscriberLost', lost);
     expect(publication.stats()).toEqual({
       subscribers: 0,
       subscribersLost: 1,

@@ -9,6 +9,8 @@ export { MallocResource } from './resources/malloc-resource.js';
 export { ManagedResource } from './resources/managed-resource.js';
 export { NativeResource, NativeAsyncResource } from './resources/native-resource.js';
 export type { NativeResourceOptions } from './resources/native-resource.js';
+export { RegionResource } from './resources/region-resource.js';
+export type { RegionResourceOptions } from './resources/region-resource.js';
 export { ResourceAdaptor } from './adaptors/resource-adaptor.js';
 export type { AllocateAsyncOf, DeallocateAsyncOf } from './adaptors/resource-adaptor.js';
 export { AsyncFromSync } from './adaptors/async-from-sync.js';

@@ -1,5 +1,5 @@
-import type { SyncResource } from '@hs/nanovdb-mr';
-import { Device, ErrorCode, MemoryKind, OK_VOID, err, errWithContext, ok, type Backend, type DeviceMemory, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import { RegionResource } from '@hs/nanovdb-mr';
+import { Device, ErrorCode, MemoryKind, err, errWithContext, ok, type Backend, type DeviceMemory, type MemoryRange, type Result, type Stream } from '@hs/streams';
 import { deviceBoundaryAccess, type DeviceBoundaryAccess } from './device-boundary-access.js';
 import { fenceCounterBytes, fenceCounterRanges } from './fence-counters.js';
 
@@ -29,6 +29,8 @@ export class CudaIpcExport {
   #disposed = false;
   /** Per slot, the 8-byte range of its fence counter. */
   readonly #counters: readonly MemoryRange[];
+  /** The slot region (bytes 0 to `slotCount * slotStride`) as a resource; the counters after it are not in it. */
+  readonly #slots: RegionResource;
 
   private constructor(
     private readonly access: DeviceBoundaryAccess,
@@ -41,6 +43,8 @@ export class CudaIpcExport {
     private readonly producer: Stream,
   ) {
     this.#counters = fenceCounterRanges(memory, slotCount, slotStride);
+    const slots: MemoryRange = { memory, byteOffset: 0, byteLength: slotCount * slotStride, label: `${memory.label} slots` };
+    this.#slots = new RegionResource(slots, { label: `${memory.label} slots` });
   }
 
   /**
@@ -74,17 +78,13 @@ export class CudaIpcExport {
   }
 
   /**
-   * The pool's backing as a resource that hands out the slot region once (for `TensorPool.materialize`);
-   * giving it back does nothing (`dispose()` frees the allocation).
+   * The slot region as a resource for `TensorPool.materialize`: the pool's one backing block of
+   * `slotCount * slotStride` bytes (alignment 256) is the region itself, at offset 0, so slot i is at byte
+   * `i * slotStride` as the wire says. Returning the block frees nothing (`dispose()` frees the allocation).
+   * The same resource every call.
    */
-  resource(): SyncResource {
-    const slots: MemoryRange = { memory: this.memory, byteOffset: 0, byteLength: this.slotCount * this.slotStride, label: `${this.memory.label} slots` };
-    return {
-      hostAccessible: false,
-      deviceAccessible: true,
-      allocate: (bytes) => (bytes <= slots.byteLength ? ok(slots) : err(ErrorCode.OutOfMemory, `${this.memory.label}: ${bytes} bytes requested, the exported slots hold ${slots.byteLength}`)),
-      deallocate: () => OK_VOID,
-    };
+  resource(): RegionResource {
+    return this.#slots;
   }
 
   /** Slot index of a range inside the slot region. */

@@ -2,11 +2,8 @@ import type { BoundaryPublication, BoundaryPublicationStats } from '@hs/runtime'
 import type { TensorPool } from '@hs/pool';
 import { ErrorCode, OK_VOID, err, type Backend, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
-import { SubscriberLossTally } from '../graph/subscriber-loss-tally.js';
+import { PublicationSubscribers } from '../publication-subscribers.js';
 import type { DeviceTopicPublisher } from './device-topic-publisher.js';
-
-/** How often `start()` checks for the subscribers it waits for (ms). */
-const SUBSCRIBER_POLL_MS = 5;
 
 /**
  * A graph output exported through a `DeviceTopicPublisher`: the session lends its CUDA IPC pool, each
@@ -17,7 +14,8 @@ const SUBSCRIBER_POLL_MS = 5;
  * Spec: "Crossing process boundaries: the generation fence" (foreign tensors at a device-contract boundary).
  */
 export class DeviceGraphPublication implements BoundaryPublication {
-  readonly #losses = new SubscriberLossTally();
+  /** The publisher's dropped subscribers (for `stats()`) and the wait for the awaited ones. */
+  readonly #subscribers: PublicationSubscribers;
 
   constructor(
     private readonly backend: Backend,
@@ -27,7 +25,7 @@ export class DeviceGraphPublication implements BoundaryPublication {
     private readonly awaitSubscribers: number,
     private readonly subscriberTimeoutMs: number,
   ) {
-    publisher.onSubscriberLost = this.#losses.record;
+    this.#subscribers = new PublicationSubscribers(publisher);
   }
 
   publish(tensor: Tensor): Result<void> {
@@ -72,28 +70,23 @@ export class DeviceGraphPublication implements BoundaryPublication {
     // The counters were zeroed on the producer stream: make sure before any subscriber can wait on them.
     const zeroed = await this.backend.synchronizeStream(this.producerStream);
     if (!zeroed.ok) return zeroed;
-    const deadline = performance.now() + this.subscriberTimeoutMs;
-    while (this.publisher.subscriberCount < this.awaitSubscribers) {
-      if (performance.now() >= deadline) {
-        return err(ErrorCode.NotFound, `topic ${this.publisher.topic}: ${this.publisher.subscriberCount} of the ${this.awaitSubscribers} awaited subscribers attached within ${this.subscriberTimeoutMs} ms`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, SUBSCRIBER_POLL_MS));
-    }
-    return OK_VOID;
+    return this.#subscribers.awaitAttached(this.awaitSubscribers, this.subscriberTimeoutMs);
   }
 
   /** Nothing to poll: releases and subscriber losses arrive as socket events. */
   poll(): void {}
 
   stats(): BoundaryPublicationStats {
-    return this.#losses.stats(this.publisher.subscriberCount);
+    return this.#subscribers.stats();
   }
 
   async finish(): Promise<void> {
+    this.#subscribers.detach();
     await this.publisher.close();
   }
 
   dispose(): void {
+    this.#subscribers.detach();
     void this.publisher.close();
   }
 }

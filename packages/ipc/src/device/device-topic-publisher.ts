@@ -1,34 +1,15 @@
+import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { existsSync, unlinkSync } from 'node:fs';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { TensorPool } from '@hs/pool';
-import { ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Device, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, err, ok, type Backend, type Device, type Result, type Stream } from '@hs/streams';
 import type { DType, Tensor } from '@hs/tensor';
-import { FrameReader } from '../frame-reader.js';
-import { checkedSocketPeer } from '../socket-peer.js';
-import { SubscriberLeases, dropLapsedSubscribers } from '../subscriber-leases.js';
-import { checkTopicName, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
-import type { SubscriberLossReason, SubscriberLost } from '../topic-publisher.js';
-import { goodbyeFrame } from '../wire/control-frames.js';
+import { TopicSocket, claimTopicSocket } from '../publisher-socket.js';
+import { SubscriberSessions, type SubscriberLost } from '../subscriber-session.js';
+import { resolveDeviceListenOptions, type DeviceTopicListenOptions, type SubscriberLimits } from '../topic-options.js';
 import { encodeDescriptor } from '../wire/descriptor-codec.js';
-import { readFrameHeader } from '../wire/frame-header.js';
-import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason } from '../wire/frame-layout.js';
+import { DescriptorFlag, FRAME_BYTES } from '../wire/frame-layout.js';
 import { CudaIpcExport } from './cuda-ipc-export.js';
 import { encodeDeviceHello } from './device-hello.js';
-
-/** Where `DeviceTopicPublisher.listen` serves a topic. */
-export interface DeviceTopicListenOptions {
-  /** Topic name (letters, digits, `_`, `-`, `.`; it names the socket). */
-  readonly topic: string;
-  /** Most subscribers at once (more are refused); default 8. */
-  readonly maxSubscribers?: number;
-  /** Longest a subscriber may hold one slot before it is dropped and its slots reclaimed, in ms; default 5000. */
-  readonly leaseTimeoutMs?: number;
-  /** How often subscriber pids and lease ages are checked, in ms; default 250. */
-  readonly livenessIntervalMs?: number;
-  /** Directory of the topic socket; default the per-user runtime directory. */
-  readonly runtimeDirectory?: string;
-}
 
 /** The pool `DeviceTopicPublisher.attach` materializes: one CUDA IPC allocation, written on `producerStream`. */
 export interface DeviceTopicPoolSpec {
@@ -48,14 +29,6 @@ export interface DeviceTopicPoolSpec {
   readonly maxReleaseStreams?: number;
 }
 
-interface Subscriber {
-  readonly socket: Socket;
-  readonly pid: number;
-  /** The read leases it holds, by slot. */
-  readonly leases: SubscriberLeases;
-  gone: boolean;
-}
-
 const SLOT_ALIGNMENT = 256;
 
 /**
@@ -65,100 +38,81 @@ const SLOT_ALIGNMENT = 256;
  * generation into the slot's counter) and only then sends the descriptor, flagged `DEVICE_FENCE`, to
  * every subscriber, taking one read lease each; a slot recycles after every subscriber released it.
  * Subscribers that close, die, hold a slot past `leaseTimeoutMs` or send a malformed frame are dropped
- * and their slots reclaimed (`subscriberLost`). No host thread waits on either side.
+ * and their slots reclaimed, with a `subscriberLost` event (a `SubscriberLost`, as `TopicPublisher`
+ * emits it). No host thread waits on either side.
  *
  * Two phases because a graph session creates its streams synchronously: `listen()` (async: claims the
  * socket) before the session, `attach()` (sync: allocation, export, pool) inside it. Subscribers that
  * connect before `attach()` get their HELLO once it ran.
  * Spec: "Crossing process boundaries: the generation fence", warning on returning slots across processes.
+ *
+ * @example
+ * ```ts
+ * const pub = unwrap(await DeviceTopicPublisher.listen({ topic: 'depth' }));
+ * pub.on('subscriberLost', (lost: SubscriberLost) => console.warn(lost.error.message));
+ * const pool = unwrap(pub.attach(cudaBackend, { device: Device.cuda(0), producerStream, slotCount: 4, slotByteSpan: 1 << 20, maxRank: 2 }));
+ * // allocate from pool, write on producerStream, commit, emit, then:
+ * unwrap(pub.publish(tensor));
+ * ```
  */
-export class DeviceTopicPublisher {
-  readonly #server: Server;
-  readonly #socketPath: string;
+export class DeviceTopicPublisher extends EventEmitter {
+  /** The listening socket, with the exit hook that removes its path. */
+  readonly #socket: TopicSocket;
   readonly #topicId: number;
-  readonly #maxSubscribers: number;
-  readonly #leaseTimeoutMs: number;
-  readonly #subscribers = new Set<Subscriber>();
-  readonly #waiting: Socket[] = [];
-  readonly #liveness: NodeJS.Timeout;
-  readonly #onExit: () => void;
+  /** Accept (held until `attach()`), HELLO, releases, liveness and drops of the subscribers. */
+  readonly #sessions: SubscriberSessions;
   readonly #frame = Buffer.alloc(FRAME_BYTES);
   readonly #frameView = new DataView(this.#frame.buffer, this.#frame.byteOffset, FRAME_BYTES);
   #export: CudaIpcExport | null = null;
   #pool: TensorPool | null = null;
-  #hello: Buffer | null = null;
-  #generations = new Float64Array(0);
-  #published: (Tensor | null)[] = [];
   #closed = false;
-  /** Called when a subscriber attaches or a release arrives (the session's wake). */
+  /** Called when a subscriber attaches, a release arrives or a subscriber is dropped (the session's wake). */
   onActivity: () => void = () => undefined;
   /**
-   * Called when a subscriber is dropped and its slots reclaimed (not for the goodbyes of `close()`): its
-   * pid, why, how many read leases came back, and the typed error (`InvalidState` closed or process gone,
-   * `ResourceExhausted` lease timeout, `ProtocolError` a malformed frame), as `TopicPublisher`'s
-   * `subscriberLost` event carries them.
+   * Called when a subscriber is dropped and its slots reclaimed (not for the goodbyes of `close()`), right
+   * after the `subscriberLost` event, with the same `SubscriberLost` record.
+   * @deprecated Listen to the `subscriberLost` event instead (`publisher.on('subscriberLost', …)`), as on
+   *   `TopicPublisher`; this callback keeps working.
    */
   onSubscriberLost: (lost: SubscriberLost) => void = () => undefined;
 
   private constructor(
     /** The topic name. */
     readonly topic: string,
-    server: Server,
-    socketPath: string,
-    maxSubscribers: number,
-    leaseTimeoutMs: number,
-    livenessIntervalMs: number,
+    socket: TopicSocket,
+    limits: SubscriberLimits,
   ) {
-    this.#server = server;
-    this.#socketPath = socketPath;
+    super();
+    this.#socket = socket;
     this.#topicId = randomBytes(4).readUInt32LE(0) || 1;
-    this.#maxSubscribers = maxSubscribers;
-    this.#leaseTimeoutMs = leaseTimeoutMs;
-    server.on('connection', (socket) => this.#accept(socket));
-    this.#liveness = setInterval(() => dropLapsedSubscribers(this.#subscribers, this.topic, this.#topicId, this.#leaseTimeoutMs, (sub, loss) => this.#drop(sub, loss)), livenessIntervalMs);
-    this.#liveness.unref();
-    this.#onExit = () => {
-      if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
-    };
-    process.on('exit', this.#onExit);
+    this.#sessions = new SubscriberSessions({
+      ...limits,
+      topicId: this.#topicId,
+      handshake: 'hello',
+      onAccepted: () => this.onActivity(),
+      // The session retires the pool's slots on its own turn; the wake makes it run one.
+      onLeasesReturned: () => this.onActivity(),
+      onLost: (lost) => {
+        this.emit('subscriberLost', lost);
+        this.onSubscriberLost(lost);
+      },
+    });
+    socket.serve((connection) => this.#sessions.accept(connection));
   }
 
   /**
    * Claims the topic's socket (a stale one of a crashed publisher is removed) and listens.
-   * `AlreadyExists` when a live publisher serves the topic; `PermissionDenied` for an unsafe runtime directory.
+   * `AlreadyExists` when a live publisher serves the topic; `PermissionDenied` for an unsafe runtime
+   * directory or a stale socket that cannot be removed.
    * @throws HsError `InvalidArgument` for a malformed topic name or option.
    */
   static async listen(options: DeviceTopicListenOptions): Promise<Result<DeviceTopicPublisher>> {
-    const topic = checkTopicName(options.topic, 'DeviceTopicPublisher.listen');
-    const maxSubscribers = options.maxSubscribers ?? 8;
-    const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
-    const livenessIntervalMs = options.livenessIntervalMs ?? 250;
-    if (!Number.isSafeInteger(maxSubscribers) || maxSubscribers < 1 || !(leaseTimeoutMs > 0) || !(livenessIntervalMs > 0)) {
-      throw new HsError(ErrorCode.InvalidArgument, 'DeviceTopicPublisher.listen: maxSubscribers, leaseTimeoutMs and livenessIntervalMs must be positive');
-    }
-    const dir = topicDirectory(options.runtimeDirectory);
-    if (!dir.ok) return dir;
-    const path = topicSocketPath(dir.value, topic);
-    if (!path.ok) return path;
-    if (existsSync(path.value)) {
-      const live = await new Promise<boolean>((resolve) => {
-        const probe = createConnection(path.value);
-        probe.once('connect', () => {
-          probe.destroy();
-          resolve(true);
-        });
-        probe.once('error', () => resolve(false));
-      });
-      if (live) return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path.value})`);
-      unlinkSync(path.value);
-    }
-    const server = createServer();
-    const listening = await new Promise<Result<void>>((resolve) => {
-      server.once('error', (cause) => resolve(err(ErrorCode.AlreadyExists, `topic ${topic}: cannot listen on ${path.value}: ${cause.message}`, cause)));
-      server.listen(path.value, () => resolve(OK_VOID));
-    });
-    if (!listening.ok) return listening;
-    return ok(new DeviceTopicPublisher(topic, server, path.value, maxSubscribers, leaseTimeoutMs, livenessIntervalMs));
+    const limits = resolveDeviceListenOptions(options);
+    const claimed = await claimTopicSocket(options.runtimeDirectory, limits.topic);
+    if (!claimed.ok) return claimed;
+    const socket = await TopicSocket.listen(claimed.value.socketPath, limits.topic);
+    if (!socket.ok) return socket;
+    return ok(new DeviceTopicPublisher(limits.topic, socket.value, limits));
   }
 
   /**
@@ -190,8 +144,6 @@ export class DeviceTopicPublisher {
     }
     this.#export = exported.value;
     this.#pool = pool.value;
-    this.#generations = new Float64Array(spec.slotCount);
-    this.#published = new Array<Tensor | null>(spec.slotCount).fill(null);
     const hello = Buffer.alloc(FRAME_BYTES);
     encodeDeviceHello(new DataView(hello.buffer, hello.byteOffset, FRAME_BYTES), 0, {
       topicId: this.#topicId,
@@ -203,14 +155,13 @@ export class DeviceTopicPublisher {
       deviceOrdinal: spec.device.id,
       handle: exported.value.handle,
     });
-    this.#hello = hello;
-    for (const socket of this.#waiting.splice(0)) this.#accept(socket);
+    this.#sessions.open({ slotCount: spec.slotCount, hello: () => hello });
     return pool;
   }
 
   /** Subscribers attached (HELLO sent). */
   get subscriberCount(): number {
-    return this.#subscribers.size;
+    return this.#sessions.attachedCount;
   }
 
   /**
@@ -227,11 +178,10 @@ export class DeviceTopicPublisher {
     const backing = tensor.backing;
     if (backing === null) return err(ErrorCode.InvalidState, `topic ${this.topic}: publish() needs the tensor returned by loan.emit()`);
     const slot = exported.slotOf(tensor.byteOffset);
-    const generation = (this.#generations[slot] as number) + 1;
+    const generation = this.#sessions.nextGeneration(slot);
     const fenced = exported.recordFence(slot, generation);
     if (!fenced.ok) return fenced;
-    this.#generations[slot] = generation;
-    this.#published[slot] = tensor;
+    this.#sessions.recordPublished(slot, generation, tensor);
     encodeDescriptor(this.#frameView, 0, {
       topicId: this.#topicId,
       slot,
@@ -249,9 +199,8 @@ export class DeviceTopicPublisher {
     // copy goes to every subscriber.
     let frame: Buffer | null = null;
     let sent = 0;
-    for (const sub of this.#subscribers) {
-      if (sub.gone || !backing.acquireLease().ok) continue;
-      sub.leases.hold(slot, generation, now);
+    for (const sub of this.#sessions.subscribers) {
+      if (!this.#sessions.lend(sub, backing, slot, generation, now)) continue;
       frame ??= Buffer.from(this.#frame);
       sub.socket.write(frame);
       sent++;
@@ -266,76 +215,9 @@ export class DeviceTopicPublisher {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearInterval(this.#liveness);
-    process.off('exit', this.#onExit);
-    const bye = goodbyeFrame(this.#topicId, GoodbyeReason.Closed);
-    for (const sub of [...this.#subscribers]) {
-      sub.socket.end(bye);
-      this.#drop(sub, null);
-    }
-    for (const socket of this.#waiting.splice(0)) socket.destroy();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    if (existsSync(this.#socketPath)) unlinkSync(this.#socketPath);
+    this.#sessions.close();
+    await this.#socket.close();
     this.#pool?.dispose();
     this.#export?.dispose();
-  }
-
-  #accept(socket: Socket): void {
-    const peer = checkedSocketPeer(socket);
-    if (!peer.ok || this.#closed || this.#subscribers.size >= this.#maxSubscribers) {
-      socket.destroy();
-      return;
-    }
-    const hello = this.#hello;
-    if (hello === null) {
-      this.#waiting.push(socket);
-      socket.on('error', () => undefined);
-      return;
-    }
-    const slotCount = this.#generations.length;
-    const sub: Subscriber = { socket, pid: peer.value.pid, leases: new SubscriberLeases(slotCount), gone: false };
-    this.#subscribers.add(sub);
-    socket.setNoDelay(true);
-    const reader = new FrameReader((view) => this.#onFrame(sub, view));
-    socket.on('data', (chunk: Buffer) => reader.push(chunk));
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      if (!sub.gone) this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} closed its connection`) });
-    });
-    socket.write(hello);
-    this.onActivity();
-  }
-
-  #onFrame(sub: Subscriber, view: DataView): boolean {
-    const type = readFrameHeader(view, 0, this.#topicId);
-    if (typeof type !== 'number') return this.#violation(sub, type.error.detail);
-    if (type === FrameType.Goodbye) {
-      sub.socket.end();
-      this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.topic}: subscriber pid ${sub.pid} said goodbye`) });
-      return false;
-    }
-    if (type !== FrameType.Release) return this.#violation(sub, `a subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
-    const slot = sub.leases.releaseFrame(view);
-    if (typeof slot === 'string') return this.#violation(sub, slot);
-    this.#published[slot]?.backing?.releaseLease(null);
-    this.onActivity();
-    return true;
-  }
-
-  #violation(sub: Subscriber, detail: string): boolean {
-    const bye = goodbyeFrame(this.#topicId, GoodbyeReason.ProtocolViolation);
-    sub.socket.end(bye);
-    this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
-    return false;
-  }
-
-  /** Removes a subscriber and gives back every lease it held (reported through `onSubscriberLost` when `loss` is given). */
-  #drop(sub: Subscriber, loss: { reason: SubscriberLossReason; error: HsError } | null): void {
-    if (sub.gone) return;
-    sub.gone = true;
-    this.#subscribers.delete(sub);
-    const reclaimed = sub.leases.reclaimAll((slot) => this.#published[slot]?.backing?.releaseLease(null));
-    if (loss !== null) this.onSubscriberLost({ pid: sub.pid, reason: loss.reason, reclaimedLeases: reclaimed, error: loss.error });
-    this.onActivity();
   }
 }

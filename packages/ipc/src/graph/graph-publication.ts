@@ -2,8 +2,8 @@ import type { BoundaryPublication, BoundaryPublicationStats } from '@hs/runtime'
 import type { TensorLoan, TensorPool, WriteGuard } from '@hs/pool';
 import { ErrorCode, OK_VOID, err, type Backend, type Event, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
+import { PublicationSubscribers } from '../publication-subscribers.js';
 import type { TopicPublisher } from '../topic-publisher.js';
-import { SubscriberLossTally } from './subscriber-loss-tally.js';
 
 /** A pass-through tensor being copied device-to-host into a boundary slot; published once the copy completed. */
 interface StagedCopy {
@@ -11,9 +11,6 @@ interface StagedCopy {
   readonly guard: WriteGuard;
   readonly done: Event;
 }
-
-/** How long `start()` polls for the subscribers it waits for, between checks (ms). */
-const SUBSCRIBER_POLL_MS = 5;
 
 /**
  * A graph output exported through a host or pinnedHost `TopicPublisher` (host writer, no fence): the
@@ -29,7 +26,8 @@ export class GraphPublication implements BoundaryPublication {
   readonly #staged: StagedCopy[] = [];
   readonly #freeEvents: Event[] = [];
   readonly #copyEvents: readonly Event[];
-  readonly #losses = new SubscriberLossTally();
+  /** The publisher's dropped subscribers (for `stats()`) and the wait for the awaited ones. */
+  readonly #subscribers: PublicationSubscribers;
 
   constructor(
     private readonly backend: Backend,
@@ -45,8 +43,8 @@ export class GraphPublication implements BoundaryPublication {
   ) {
     this.#copyEvents = copyEvents;
     this.#freeEvents.push(...copyEvents);
+    this.#subscribers = new PublicationSubscribers(publisher);
     publisher.on('slotsReturned', wake);
-    publisher.on('subscriberLost', this.#losses.record);
   }
 
   get pool(): TensorPool {
@@ -105,18 +103,8 @@ export class GraphPublication implements BoundaryPublication {
     return OK_VOID;
   }
 
-  async start(): Promise<Result<void>> {
-    const deadline = performance.now() + this.subscriberTimeoutMs;
-    while (this.publisher.subscriberCount < this.awaitSubscribers) {
-      if (performance.now() >= deadline) {
-        return err(
-          ErrorCode.NotFound,
-          `topic ${this.publisher.topic}: ${this.publisher.subscriberCount} of the ${this.awaitSubscribers} awaited subscribers attached within ${this.subscriberTimeoutMs} ms`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, SUBSCRIBER_POLL_MS));
-    }
-    return OK_VOID;
+  start(): Promise<Result<void>> {
+    return this.#subscribers.awaitAttached(this.awaitSubscribers, this.subscriberTimeoutMs);
   }
 
   poll(): void {
@@ -131,21 +119,25 @@ export class GraphPublication implements BoundaryPublication {
   }
 
   stats(): BoundaryPublicationStats {
-    return this.#losses.stats(this.publisher.subscriberCount);
+    return this.#subscribers.stats();
   }
 
   async finish(): Promise<void> {
-    this.publisher.off('slotsReturned', this.wake);
-    this.publisher.off('subscriberLost', this.#losses.record);
+    this.#detach();
     await this.publisher.close();
   }
 
   dispose(): void {
-    this.publisher.off('slotsReturned', this.wake);
-    this.publisher.off('subscriberLost', this.#losses.record);
+    this.#detach();
     for (const staged of this.#staged.splice(0)) staged.guard.abandon();
     for (const event of this.#copyEvents) this.backend.destroyEvent(event);
     void this.publisher.close();
+  }
+
+  /** Stops listening to the publisher. */
+  #detach(): void {
+    this.publisher.off('slotsReturned', this.wake);
+    this.#subscribers.detach();
   }
 
   #commitAndPublish(loan: TensorLoan, guard: WriteGuard): Result<void> {

@@ -1,5 +1,5 @@
 import type { BoundaryPublicationStats, TopicSubscriberLoss } from '@hs/runtime';
-import type { SubscriberLost } from '../topic-publisher.js';
+import type { SubscriberLost } from './subscriber-session.js';
 
 /**
  * What a graph publication tells its session about dropped subscribers (`BoundaryPublication.stats()`,

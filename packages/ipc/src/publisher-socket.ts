@@ -1,0 +1,95 @@
+import { existsSync, unlinkSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { ErrorCode, OK_VOID, err, ok, type Result } from '@hs/streams';
+import { topicDirectory, topicSocketPath } from './topic-endpoint.js';
+
+/** Where a publisher serves its topic: the runtime directory and the socket path in it. */
+export interface TopicSocketClaim {
+  readonly directory: string;
+  readonly socketPath: string;
+}
+
+/**
+ * Finds the topic's socket path (in `runtimeDirectory`, default the per-user runtime directory) and makes
+ * sure it is free for a new publisher: a socket a live publisher answers on is `AlreadyExists`; a stale one
+ * (its publisher crashed) is removed (`PermissionDenied` when it cannot be). `topicDirectory`'s and
+ * `topicSocketPath`'s errors otherwise (`NotFound`, `PermissionDenied`, `InvalidArgument`).
+ */
+export async function claimTopicSocket(runtimeDirectory: string | undefined, topic: string): Promise<Result<TopicSocketClaim>> {
+  const directory = topicDirectory(runtimeDirectory);
+  if (!directory.ok) return directory;
+  const socketPath = topicSocketPath(directory.value, topic);
+  if (!socketPath.ok) return socketPath;
+  const free = await claimSocketPath(socketPath.value, topic);
+  if (!free.ok) return free;
+  return ok({ directory: directory.value, socketPath: socketPath.value });
+}
+
+/**
+ * A publisher's listening topic socket: the server on the claimed path, the process `exit` hook that
+ * removes the path (and whatever else the publisher names) when the process ends without `close()`, and
+ * `close()`, which stops listening and removes the path.
+ */
+export class TopicSocket {
+  #onExit: (() => void) | null = null;
+
+  private constructor(
+    private readonly server: Server,
+    /** The socket path subscribers connect to. */
+    readonly socketPath: string,
+  ) {}
+
+  /** Listens on the claimed `socketPath`; `AlreadyExists` when another process took the path meanwhile. */
+  static async listen(socketPath: string, topic: string): Promise<Result<TopicSocket>> {
+    const server = createServer({ pauseOnConnect: false });
+    const listening = await new Promise<Result<void>>((resolve) => {
+      server.once('error', (cause) => resolve(err(ErrorCode.AlreadyExists, `topic ${topic}: cannot listen on ${socketPath}: ${cause.message}`, cause)));
+      server.listen(socketPath, () => resolve(OK_VOID));
+    });
+    return listening.ok ? ok(new TopicSocket(server, socketPath)) : listening;
+  }
+
+  /**
+   * Hands every new connection to `onConnection`, and installs the exit hook: `beforeExit` (the publisher's
+   * own names: a segment, mailboxes), then the socket path is removed. Call it once.
+   */
+  serve(onConnection: (socket: Socket) => void, beforeExit: () => void = () => undefined): void {
+    this.server.on('connection', onConnection);
+    this.#onExit = () => {
+      beforeExit();
+      removeSocketFile(this.socketPath);
+    };
+    process.on('exit', this.#onExit);
+  }
+
+  /** Removes the exit hook, stops listening (resolves once the server closed) and removes the socket path. */
+  async close(): Promise<void> {
+    if (this.#onExit !== null) process.off('exit', this.#onExit);
+    this.#onExit = null;
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    removeSocketFile(this.socketPath);
+  }
+}
+
+function removeSocketFile(socketPath: string): void {
+  if (existsSync(socketPath)) unlinkSync(socketPath);
+}
+
+async function claimSocketPath(path: string, topic: string): Promise<Result<void>> {
+  if (!existsSync(path)) return OK_VOID;
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = createConnection(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+  if (live) return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path})`);
+  try {
+    unlinkSync(path);
+  } catch (cause) {
+    return err(ErrorCode.PermissionDenied, `topic ${topic}: the stale socket ${path} cannot be removed: ${(cause as Error).message}`, cause);
+  }
+  return OK_VOID;
+}

@@ -1,0 +1,325 @@
+import type { Socket } from 'node:net';
+import { ErrorCode, HsError } from '@hs/streams';
+import type { Tensor, TensorBacking } from '@hs/tensor';
+import { FrameReader } from './frame-reader.js';
+import type { TopicMailbox } from './mailbox/topic-mailbox.js';
+import { checkedSocketPeer } from './socket-peer.js';
+import { SubscriberLeases, dropLapsedSubscribers } from './subscriber-leases.js';
+import type { SubscriberLimits } from './topic-options.js';
+import { attachUsesMailbox, goodbyeFrame } from './wire/control-frames.js';
+import { readFrameHeader } from './wire/frame-header.js';
+import { FrameType, GoodbyeReason } from './wire/frame-layout.js';
+
+/**
+ * Why a subscriber's slots were reclaimed. `mailboxFailed` is the publisher's own failure: the subscriber
+ * attached through its mailbox, but this process could not watch the mailbox's doorbell (for example out of
+ * file descriptors); the subscriber is told `GOODBYE` closed, not accused of a protocol violation.
+ */
+export type SubscriberLossReason = 'closed' | 'processGone' | 'leaseTimeout' | 'protocolViolation' | 'mailboxFailed';
+
+/** The `subscriberLost` event of both publishers: a subscriber went away or was dropped and its slots came back. */
+export interface SubscriberLost {
+  /** The subscriber's process id (from SO_PEERCRED). */
+  readonly pid: number;
+  /** What ended it: the socket closed, the process vanished, a lease timed out, a bad frame, or this publisher could not serve its mailbox. */
+  readonly reason: SubscriberLossReason;
+  /** Read leases that were reclaimed (slots the subscriber still held). */
+  readonly reclaimedLeases: number;
+  /** `InvalidState` (closed, process gone, mailbox failed), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
+  readonly error: HsError;
+}
+
+/** One subscriber of a publisher: its connection, the read leases it holds, and where its descriptors go. */
+export interface SubscriberSession {
+  readonly socket: Socket;
+  /** Its process id (from SO_PEERCRED). */
+  readonly pid: number;
+  /** False until its ATTACH arrived (host topics): nothing is sent to it and it does not count in `attachedCount`. */
+  attached: boolean;
+  /**
+   * Descriptors published between its HELLO and its ATTACH (at most one per slot, each holding its lease),
+   * sent through the path the ATTACH picks, so a tensor published right after the subscriber's `connect()`
+   * returned reaches it although its ATTACH was not read yet.
+   */
+  readonly early: Buffer[];
+  /** The mailbox offered to it (kept when it attached through it), or null: descriptors go over the socket. */
+  mailbox: TopicMailbox | null;
+  /** The read leases it holds, by slot. */
+  readonly leases: SubscriberLeases;
+  /** True once it was dropped (its leases are reclaimed; nothing more is sent or read). */
+  gone: boolean;
+  /** True while the socket is corked for this turn's descriptors (the publisher's own use). */
+  corked: boolean;
+}
+
+/**
+ * How a subscriber joins after its HELLO. `attach` (host topics): it sends ATTACH, which picks the offered
+ * mailbox or the socket, and until then what is published is held for it. `hello` (device topics): it is
+ * attached once its HELLO was sent and may send only RELEASE and GOODBYE.
+ */
+export type SubscriberHandshake = 'attach' | 'hello';
+
+/**
+ * What differs between the publishers that share `SubscriberSessions`, besides their limits (`topic`, in
+ * every error text; `maxSubscribers`, attached or on their way, one more is refused by destroying its socket;
+ * `leaseTimeoutMs`, past which a subscriber holding one slot is dropped, `Infinity` for none;
+ * `livenessIntervalMs`, the period of the pid and lease-age checks).
+ */
+export interface SubscriberSessionsOptions extends SubscriberLimits {
+  /** The topic id every frame carries. */
+  readonly topicId: number;
+  readonly handshake: SubscriberHandshake;
+  /** Offers a new subscriber a mailbox, or null (then descriptors go over its socket); omitted: never. */
+  readonly offerMailbox?: (slotCount: number) => TopicMailbox | null;
+  /** A subscriber was sent its HELLO. */
+  readonly onAccepted?: () => void;
+  /** Read leases came back: after a RELEASE, and after a drop reclaimed a subscriber's (`closing`: within `close()`). */
+  readonly onLeasesReturned: (closing: boolean) => void;
+  /** A subscriber was dropped, with why and how many leases came back (not for the goodbyes of `close()`). */
+  readonly onLost: (lost: SubscriberLost) => void;
+}
+
+/** What `SubscriberSessions.open` needs to send HELLO: the pool's slot count and the frame for a subscriber. */
+export interface SubscriberTopic {
+  readonly slotCount: number;
+  /** The 256-byte HELLO for a subscriber offered `mailbox` (null: none). */
+  hello(mailbox: TopicMailbox | null): Buffer;
+}
+
+type Loss = { readonly reason: SubscriberLossReason; readonly error: HsError };
+
+/**
+ * The publisher side of the subscriber protocol, shared by `TopicPublisher` (host topics) and
+ * `DeviceTopicPublisher` (device topics): accept a connection (same-user peer check, subscriber limit),
+ * send HELLO, read the subscriber's frames (ATTACH where the handshake has one, RELEASE, GOODBYE; through
+ * its mailbox or its socket), lend and release read leases, and drop a subscriber (closed socket, GOODBYE,
+ * protocol violation, vanished process, lease timeout) with every lease it held reclaimed and reported.
+ * The publisher keeps its pool and its descriptor fan-out; this keeps who holds what.
+ * Spec: "Crossing process boundaries: the generation fence", warning "Returning slots across processes can
+ * limit throughput" (a dead or hung importer is reclaimed). Wire: docs/ipc-wire-protocol.md, "Lifecycle".
+ */
+export class SubscriberSessions {
+  readonly #options: SubscriberSessionsOptions;
+  readonly #subscribers = new Set<SubscriberSession>();
+  /** Connections accepted before `open()`: they get their HELLO once the topic is open. */
+  readonly #waiting: Socket[] = [];
+  readonly #liveness: NodeJS.Timeout;
+  #topic: SubscriberTopic | null = null;
+  /** Per slot, the generation last published (0: none yet). */
+  #generations = new Float64Array(0);
+  /** Per slot, the tensor last published there: read leases are taken and returned on its backing. */
+  #published: (Tensor | null)[] = [];
+  #attachedCount = 0;
+  #closed = false;
+
+  constructor(options: SubscriberSessionsOptions) {
+    this.#options = options;
+    this.#liveness = setInterval(() => dropLapsedSubscribers(this.#subscribers, options.topic, options.topicId, options.leaseTimeoutMs, (sub, loss) => this.#drop(sub, loss)), options.livenessIntervalMs);
+    this.#liveness.unref();
+  }
+
+  /** Every subscriber not dropped, attached or not (publishing skips the `gone` ones a drop is removing). */
+  get subscribers(): ReadonlySet<SubscriberSession> {
+    return this.#subscribers;
+  }
+
+  /** Subscribers attached now (with the `hello` handshake: every one). */
+  get attachedCount(): number {
+    return this.#attachedCount;
+  }
+
+  /** The generation the next publish of `slot` carries (generations start at 1). */
+  nextGeneration(slot: number): number {
+    return (this.#generations[slot] as number) + 1;
+  }
+
+  /** Records that `tensor` went out as `generation` of `slot`: subscribers' leases on the slot are on its backing. */
+  recordPublished(slot: number, generation: number, tensor: Tensor): void {
+    this.#generations[slot] = generation;
+    this.#published[slot] = tensor;
+  }
+
+  /**
+   * Takes one read lease of `generation` of `slot` on `backing` for `sub`; false (nothing taken) for a
+   * subscriber being dropped or a backing that refuses the lease.
+   */
+  lend(sub: SubscriberSession, backing: TensorBacking, slot: number, generation: number, nowMs: number): boolean {
+    if (sub.gone || !backing.acquireLease().ok) return false;
+    sub.leases.hold(slot, generation, nowMs);
+    return true;
+  }
+
+  /** Starts serving: connections get their HELLO from now on (those that waited for it first). */
+  open(topic: SubscriberTopic): void {
+    this.#topic = topic;
+    this.#generations = new Float64Array(topic.slotCount);
+    this.#published = new Array<Tensor | null>(topic.slotCount).fill(null);
+    for (const socket of this.#waiting.splice(0)) this.accept(socket);
+  }
+
+  /**
+   * A new connection on the topic socket: refused (destroyed) when its peer is not this user, after
+   * `close()` or at `maxSubscribers`; held until `open()`; else a subscriber, sent its HELLO.
+   */
+  accept(socket: Socket): void {
+    const peer = checkedSocketPeer(socket);
+    if (!peer.ok || this.#closed || this.#subscribers.size >= this.#options.maxSubscribers) {
+      socket.destroy();
+      return;
+    }
+    const topic = this.#topic;
+    if (topic === null) {
+      this.#waiting.push(socket);
+      socket.on('error', () => undefined);
+      return;
+    }
+    const slotCount = topic.slotCount;
+    const attached = this.#options.handshake === 'hello';
+    const sub: SubscriberSession = {
+      socket,
+      pid: peer.value.pid,
+      attached,
+      early: [],
+      mailbox: this.#options.offerMailbox?.(slotCount) ?? null,
+      leases: new SubscriberLeases(slotCount),
+      gone: false,
+      corked: false,
+    };
+    this.#subscribers.add(sub);
+    if (attached) this.#attachedCount++;
+    socket.setNoDelay(true);
+    const reader = new FrameReader((view) => this.#onFrame(sub, view));
+    socket.on('data', (chunk: Buffer) => reader.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (sub.gone) return;
+      this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.#options.topic}: subscriber pid ${sub.pid} closed its connection`) });
+    });
+    socket.write(topic.hello(sub.mailbox));
+    this.#options.onAccepted?.();
+  }
+
+  /** Sends `sub` GOODBYE (protocol violation) and drops it, the error naming `detail`. Returns false (stop reading). */
+  violation(sub: SubscriberSession, detail: string): boolean {
+    const bye = goodbyeFrame(this.#options.topicId, GoodbyeReason.ProtocolViolation);
+    sub.socket.end(bye);
+    this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.#options.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
+    return false;
+  }
+
+  /** Removes the names of the mailboxes offered and not yet attached through (the publisher's exit hook). */
+  unlinkMailboxNames(): void {
+    for (const sub of this.#subscribers) sub.mailbox?.unlinkNames();
+  }
+
+  /**
+   * Stops the liveness checks, says GOODBYE (closed) to every subscriber and drops it, reclaiming its
+   * leases (no loss is reported), and destroys the connections still waiting for `open()`. Idempotent.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#liveness);
+    const bye = goodbyeFrame(this.#options.topicId, GoodbyeReason.Closed);
+    for (const sub of [...this.#subscribers]) {
+      sub.socket.end(bye);
+      this.#drop(sub, null);
+    }
+    for (const socket of this.#waiting.splice(0)) socket.destroy();
+  }
+
+  /** A frame from the subscriber's socket: ATTACH first (the `attach` handshake), then RELEASE or GOODBYE. */
+  #onFrame(sub: SubscriberSession, view: DataView): boolean {
+    const type = readFrameHeader(view, 0, this.#options.topicId);
+    if (typeof type !== 'number') return this.violation(sub, type.error.detail);
+    if (type === FrameType.Goodbye) {
+      sub.socket.end();
+      this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.#options.topic}: subscriber pid ${sub.pid} said goodbye`) });
+      return false;
+    }
+    if (!sub.attached) {
+      if (type !== FrameType.Attach) return this.violation(sub, `the first frame of a subscriber must be Attach, got ${FrameType[type]}`);
+      return this.#attach(sub, view);
+    }
+    if (type !== FrameType.Release) {
+      const who = this.#options.handshake === 'attach' ? 'an attached subscriber' : 'a subscriber';
+      return this.violation(sub, `${who} may only send Release and Goodbye frames, got ${FrameType[type]}`);
+    }
+    return this.#release(sub, view);
+  }
+
+  /** ATTACH: the subscriber starts receiving descriptors, through its mailbox or the socket. */
+  #attach(sub: SubscriberSession, view: DataView): boolean {
+    const usesMailbox = attachUsesMailbox(view, 0);
+    if (typeof usesMailbox !== 'boolean') return this.violation(sub, usesMailbox.error.detail);
+    const mailbox = sub.mailbox;
+    if (usesMailbox) {
+      if (mailbox === null) return this.violation(sub, 'it attached through a mailbox it was not offered');
+      const watched = mailbox.watch(
+        (frame) => this.#onRingFrame(sub, frame),
+        (error) => this.violation(sub, error.detail),
+      );
+      if (!watched.ok) return this.#mailboxFailed(sub, watched.error);
+      // The watch drained what the subscriber wrote before its ATTACH; a bad frame there dropped it.
+      if (sub.gone) return false;
+      mailbox.unlinkNames();
+    } else if (mailbox !== null) {
+      mailbox.close();
+      sub.mailbox = null;
+    }
+    sub.attached = true;
+    this.#attachedCount++;
+    for (const frame of sub.early.splice(0)) {
+      if (sub.mailbox === null) sub.socket.write(frame);
+      else if (!sub.mailbox.send(frame)) return this.violation(sub, 'its descriptor ring is full (it released slots it had not read)');
+    }
+    return true;
+  }
+
+  /** A frame from the subscriber's release ring: only RELEASE travels there. */
+  #onRingFrame(sub: SubscriberSession, view: DataView): boolean {
+    if (sub.gone) return false;
+    const type = readFrameHeader(view, 0, this.#options.topicId);
+    if (typeof type !== 'number') return this.violation(sub, type.error.detail);
+    if (type !== FrameType.Release) return this.violation(sub, `only Release frames travel through the mailbox, got ${FrameType[type]}`);
+    return this.#release(sub, view);
+  }
+
+  #release(sub: SubscriberSession, view: DataView): boolean {
+    const slot = sub.leases.releaseFrame(view);
+    if (typeof slot === 'string') return this.violation(sub, slot);
+    this.#releaseLease(slot);
+    this.#options.onLeasesReturned(false);
+    return true;
+  }
+
+  /** Returns one read lease of `slot`; the subscriber held it, so the slot was published (the guard is for a pool already disposed). */
+  #releaseLease(slot: number): void {
+    this.#published[slot]?.backing?.releaseLease(null);
+  }
+
+  /** This publisher cannot serve the mailbox `sub` attached through: GOODBYE (closed) and drop it, naming why. */
+  #mailboxFailed(sub: SubscriberSession, cause: HsError): boolean {
+    sub.socket.end(goodbyeFrame(this.#options.topicId, GoodbyeReason.Closed));
+    const error = new HsError(ErrorCode.InvalidState, `topic ${this.#options.topic}: subscriber pid ${sub.pid} dropped: this publisher cannot serve the mailbox it attached through (${cause.detail})`, { cause });
+    this.#drop(sub, { reason: 'mailboxFailed', error });
+    return false;
+  }
+
+  /** Removes a subscriber and gives back every lease it held; reports it through `onLost` when `loss` is given. */
+  #drop(sub: SubscriberSession, loss: Loss | null): void {
+    if (sub.gone) return;
+    // Releases the subscriber put in its ring before it went away (closed, died, timed out) count as
+    // releases, not reclaims. One dropped for a protocol violation is not read any further, and at close()
+    // (no loss) every lease is reclaimed anyway.
+    if (loss !== null && loss.reason !== 'protocolViolation') sub.mailbox?.drain();
+    if (sub.gone) return; // a bad frame in that drain dropped it already
+    sub.gone = true;
+    this.#subscribers.delete(sub);
+    if (sub.attached) this.#attachedCount--;
+    sub.mailbox?.close();
+    const reclaimedLeases = sub.leases.reclaimAll((slot) => this.#releaseLease(slot));
+    this.#options.onLeasesReturned(this.#closed);
+    if (loss !== null) this.#options.onLost({ pid: sub.pid, reason: loss.reason, reclaimedLeases, error: loss.error });
+  }
+}

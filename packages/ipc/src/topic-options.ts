@@ -1,0 +1,127 @@
+import { ErrorCode, HsError, MemoryKind, type Backend, type Device } from '@hs/streams';
+import type { DType } from '@hs/tensor';
+import { checkTopicName } from './topic-endpoint.js';
+import { MAX_DESCRIPTOR_RANK } from './wire/frame-layout.js';
+
+/** Options of `TopicPublisher.create`. */
+export interface TopicPublisherOptions {
+  /** Backend the boundary pool's tensors belong to; it must implement `adoptHostMemory`. */
+  readonly backend: Backend;
+  /** Topic name, 1..64 characters of `[A-Za-z0-9._-]`. */
+  readonly topic: string;
+  /** `host` or `pinnedHost` (a device boundary is not part of this publisher). */
+  readonly memoryKind: MemoryKind;
+  /** Slots in the boundary pool, 1..65536. */
+  readonly slotCount: number;
+  /** Largest tensor one slot holds, in bytes (positive). */
+  readonly slotByteSpan: number;
+  /** Largest rank, 1..8. */
+  readonly maxRank: number;
+  /** The only dtype tensors may have; any when omitted. */
+  readonly dtype?: DType;
+  /** Most subscribers at once (more are refused with a GOODBYE); default 8. */
+  readonly maxSubscribers?: number;
+  /**
+   * Longest a subscriber may hold one tensor, in ms, before it is dropped and its slots reclaimed (a hung
+   * importer); default 5000. `Infinity` disables the limit (a dead importer is still reclaimed).
+   */
+  readonly leaseTimeoutMs?: number;
+  /** How often subscriber pids and lease ages are checked, in ms; default 250. */
+  readonly livenessIntervalMs?: number;
+  /** Directory of the topic socket; default the per-user runtime directory (see `topicDirectory`). */
+  readonly runtimeDirectory?: string;
+  /**
+   * The CUDA device whose events order in-process readers of the slots that run on CUDA streams (their
+   * release streams: a slot is reused only after those streams passed it). Omit it when only host code and
+   * other processes read the slots.
+   */
+  readonly eventDevice?: Device;
+  /** Release streams each slot tracks for those readers; default the pool's (8). */
+  readonly maxReleaseStreams?: number;
+}
+
+/** Where `DeviceTopicPublisher.listen` serves a topic. */
+export interface DeviceTopicListenOptions {
+  /** Topic name (letters, digits, `_`, `-`, `.`; it names the socket). */
+  readonly topic: string;
+  /** Most subscribers at once (more are refused); default 8. */
+  readonly maxSubscribers?: number;
+  /** Longest a subscriber may hold one slot before it is dropped and its slots reclaimed, in ms; default 5000. */
+  readonly leaseTimeoutMs?: number;
+  /** How often subscriber pids and lease ages are checked, in ms; default 250. */
+  readonly livenessIntervalMs?: number;
+  /** Directory of the topic socket; default the per-user runtime directory. */
+  readonly runtimeDirectory?: string;
+}
+
+/** The subscriber limits both publishers pass to their `SubscriberSessions`, defaults applied. */
+export interface SubscriberLimits {
+  readonly topic: string;
+  /** Most subscribers at once. */
+  readonly maxSubscribers: number;
+  /** Longest one lease may be held, in ms (`Infinity`: no limit). */
+  readonly leaseTimeoutMs: number;
+  /** Period of the liveness checks, in ms. */
+  readonly livenessIntervalMs: number;
+}
+
+/** `TopicPublisherOptions` checked, with the defaults applied. */
+export interface ResolvedTopicPublisherOptions extends SubscriberLimits {
+  readonly slotCount: number;
+  readonly slotByteSpan: number;
+  readonly maxRank: number;
+  /** `host` or `pinnedHost`. */
+  readonly memoryKind: MemoryKind;
+}
+
+/** Most slots a host topic's pool may have (the wire's slot field and the mailbox rings are sized for it). */
+const MAX_SLOTS = 65536;
+
+function positiveInteger(value: unknown, what: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: ${what} must be an integer in 1..${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Checks the options of `TopicPublisher.create` and applies their defaults (8 subscribers, 5000 ms lease
+ * timeout, 250 ms liveness period). The backend is not checked here (`create` returns `NotSupported` for one
+ * that cannot adopt shared memory).
+ * @throws HsError `InvalidArgument` for a malformed topic name, a count out of its range, a lease timeout that
+ *   is not a positive number of ms (or `Infinity`), or a memory kind other than host and pinnedHost.
+ */
+export function resolveTopicPublisherOptions(options: TopicPublisherOptions): ResolvedTopicPublisherOptions {
+  const topic = checkTopicName(options.topic, 'TopicPublisher.create');
+  const slotCount = positiveInteger(options.slotCount, 'slotCount', MAX_SLOTS);
+  const slotByteSpan = positiveInteger(options.slotByteSpan, 'slotByteSpan');
+  const maxRank = positiveInteger(options.maxRank, 'maxRank', MAX_DESCRIPTOR_RANK);
+  const maxSubscribers = positiveInteger(options.maxSubscribers ?? 8, 'maxSubscribers', 1024);
+  const livenessIntervalMs = positiveInteger(options.livenessIntervalMs ?? 250, 'livenessIntervalMs', 60_000);
+  const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
+  if (typeof leaseTimeoutMs !== 'number' || !(leaseTimeoutMs > 0)) {
+    throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: leaseTimeoutMs must be a positive number of ms (or Infinity), got ${String(leaseTimeoutMs)}`);
+  }
+  const memoryKind = options.memoryKind;
+  if (memoryKind !== MemoryKind.Host && memoryKind !== MemoryKind.PinnedHost) {
+    throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: memoryKind must be host or pinnedHost, got ${String(memoryKind)} (managed memory never crosses a process)`);
+  }
+  return { topic, slotCount, slotByteSpan, maxRank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind };
+}
+
+/**
+ * Checks the options of `DeviceTopicPublisher.listen` and applies their defaults (8 subscribers, 5000 ms
+ * lease timeout, 250 ms liveness period).
+ * @throws HsError `InvalidArgument` for a malformed topic name, or a subscriber count, lease timeout or
+ *   liveness period that is not positive.
+ */
+export function resolveDeviceListenOptions(options: DeviceTopicListenOptions): SubscriberLimits {
+  const topic = checkTopicName(options.topic, 'DeviceTopicPublisher.listen');
+  const maxSubscribers = options.maxSubscribers ?? 8;
+  const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
+  const livenessIntervalMs = options.livenessIntervalMs ?? 250;
+  if (!Number.isSafeInteger(maxSubscribers) || maxSubscribers < 1 || !(leaseTimeoutMs > 0) || !(livenessIntervalMs > 0)) {
+    throw new HsError(ErrorCode.InvalidArgument, 'DeviceTopicPublisher.listen: maxSubscribers, leaseTimeoutMs and livenessIntervalMs must be positive');
+  }
+  return { topic, maxSubscribers, leaseTimeoutMs, livenessIntervalMs };
+}
