@@ -10,6 +10,10 @@
 #include "napi-values.h"
 
 namespace hs {
+
+// bench-points-to-grid-sorts.cu
+double BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations);
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

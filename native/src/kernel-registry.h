@@ -37,13 +37,12 @@ struct KernelEntry {
 // image-kernels.cu
 cudaError_t LaunchRgbaToGray(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchDownscale2x(const KernelArgs& args, cudaStream_t stream);
-// grid-preview-kernel.cu (examples/scan-to-volume)
+// nanovdb/grid-preview-kernel.cu (examples/scan-to-volume)
 cudaError_t LaunchGridPreview(const KernelArgs& args, cudaStream_t stream);
-// points-to-grid-kernels.cu (@hs/nanovdb-mr PointsToGrid)
+// nanovdb/points-to-grid-sort.cu, points-to-grid-write.cu, grid-checksum.cu (@hs/nanovdb-mr PointsToGrid)
 cudaError_t LaunchPointsToGridSort(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchGridChecksum(const KernelArgs& args, cudaStream_t stream);
-double BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations);
 // test-kernels.cu (used by the GPU test suites)
 cudaError_t LaunchTestAddScalar(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchTestFill(const KernelArgs& args, cudaStream_t stream);

@@ -108,7 +108,7 @@ export class GridPreviewLaunch implements KernelLaunch {
  * and its leaves (origin from the bounding-box minimum, value mask) are read; a grid that is not OnIndex,
  * or whose leaves lie outside `grid`, renders as all 0.
  *
- * Launch contract shared with the CUDA version in native/src/grid-preview-kernel.cu.
+ * Launch contract shared with the CUDA version in native/src/nanovdb/grid-preview-kernel.cu.
  * @throws HsError InvalidArgument when the camera's sizes are not positive integers, its width is not a
  *   multiple of 4, or `image` is shorter than `width * height` (programmer errors: the caller sized it).
  */

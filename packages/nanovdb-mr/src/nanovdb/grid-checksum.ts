@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import { GRID_DATA_SIZE, Grid, ROOT_OFFSET } from './grid-layout.js';
 
 /** Bytes per block of the tail checksum. */
-const BLOCK = 4096;
+export const CHECKSUM_BLOCK_BYTES = 4096;
 /** A checksum half that is "not computed". */
 export const CHECKSUM_NONE = 0xffffffff;
 
@@ -37,12 +37,12 @@ export function writeChecksum(grid: Uint8Array, checksum: GridChecksum): void {
 
 function tailChecksum(region: Uint8Array): number {
   if (region.length === 0) return CHECKSUM_NONE;
-  const blocks = Math.floor(region.length / BLOCK);
+  const blocks = Math.floor(region.length / CHECKSUM_BLOCK_BYTES);
   const crcs = new Uint8Array(blocks * 4);
   const out = new DataView(crcs.buffer);
   for (let i = 0; i < blocks; i++) {
-    const end = i + 1 === blocks ? region.length : (i + 1) * BLOCK;
-    out.setUint32(i * 4, crc32(region.subarray(i * BLOCK, end)) >>> 0, true);
+    const end = i + 1 === blocks ? region.length : (i + 1) * CHECKSUM_BLOCK_BYTES;
+    out.setUint32(i * 4, crc32(region.subarray(i * CHECKSUM_BLOCK_BYTES, end)) >>> 0, true);
   }
   return crc32(crcs) >>> 0;
 }

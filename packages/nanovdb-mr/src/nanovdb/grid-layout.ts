@@ -1,7 +1,8 @@
 /**
  * Byte layout of NanoVDB 32.9 grids (little-endian, breadth-first): sizes and field offsets, as listed
  * in NANOVDB-FORMAT.md. Spec: "Single-space grid storage" (nanovdb-memory-resources); format facts of
- * NanoVDB.h.
+ * NanoVDB.h. The CUDA kernels read the same facts from `native/src/nanovdb/grid-layout.h`;
+ * `test/nanovdb/native-layout-headers.test.ts` fails when the two disagree.
  */
 
 /** Every node and every grid starts at a multiple of this many bytes. */
@@ -70,6 +71,22 @@ export const Tree = {
   /** u32[3]: active tiles in lower, upper, root. */
   tileCount: 44,
   voxelCount: 56,
+} as const;
+
+/** RootData field offsets (bytes from the RootData start, which is `ROOT_OFFSET`); tiles follow RootData. */
+export const Root = {
+  /** i32 min[3], then max[3]. */
+  bbox: 0,
+  /** u32 count of the tiles that follow. */
+  tableSize: 24,
+} as const;
+
+/** Root tile field offsets (bytes from the tile start; `ROOT_TILE_SIZE` bytes per tile). */
+export const Tile = {
+  /** u64 `rootKey` of the tile's origin. */
+  key: 0,
+  /** i64 offset of the tile's upper node from the RootData start; 0 for a value tile. */
+  child: 8,
 } as const;
 
 /** Internal-node field offsets shared by upper and lower nodes (bytes from the node start). */

@@ -18,6 +18,8 @@ import {
   Leaf,
   ROOT_OFFSET,
   ROOT_TILE_SIZE,
+  Root,
+  Tile,
   Tree,
   UPPER,
   internalIndex,
@@ -280,8 +282,8 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
       tile++;
       upperAt = plan.upperStart + tile * UPPER.size;
       const tileAt = ROOT_OFFSET + layout.rootDataSize + tile * ROOT_TILE_SIZE;
-      v.setBigUint64(tileAt, rootKey(x, y, z), true);
-      setI64(v, tileAt + 8, upperAt - ROOT_OFFSET);
+      v.setBigUint64(tileAt + Tile.key, rootKey(x, y, z), true);
+      setI64(v, tileAt + Tile.child, upperAt - ROOT_OFFSET);
       bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
     }
     if (newLower) {
@@ -335,6 +337,6 @@ function writeDynamicHeader(v: DataView, bytes: Uint8Array, plan: GridPlan, layo
   v.setUint32(tree + Tree.nodeCount + 8, plan.tiles, true);
   v.setBigUint64(tree + Tree.voxelCount, BigInt(plan.voxels), true);
 
-  rootBox.write(v, ROOT_OFFSET);
-  v.setUint32(ROOT_OFFSET + 24, plan.tiles, true);
+  rootBox.write(v, ROOT_OFFSET + Root.bbox);
+  v.setUint32(ROOT_OFFSET + Root.tableSize, plan.tiles, true);
 }

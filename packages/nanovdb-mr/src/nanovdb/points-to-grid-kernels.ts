@@ -1,7 +1,8 @@
 /**
  * The three kernel launches of a stream-ordered PointsToGrid build and their host implementations.
  * On the CUDA backend the launches run the kernels registered under the same names in
- * `native/src/points-to-grid-kernels.cu`; on the host backend (and in the synchronous host builder)
+ * `native/src/nanovdb/` (`points-to-grid-sort.cu`, `points-to-grid-write.cu`, `grid-checksum.cu`);
+ * on the host backend (and in the synchronous host builder)
  * the functions below run instead, writing the same grid bytes and the same report words.
  *
  * - `sort`: points -> voxel coordinates (world points through the inverse voxel size and origin,

@@ -2,8 +2,8 @@ import type { MemoryRange } from '@hs/streams';
 
 /**
  * The scratch layout of a PointsToGrid build (one block from the resource) and the build report kept
- * at its start. The same layout is computed by the CUDA launchers in
- * `native/src/points-to-grid-kernels.cu`; keep both in step.
+ * at its start. The CUDA launchers carve the same layout with `native/src/nanovdb/points-to-grid-workspace.h`;
+ * `test/nanovdb/native-layout-headers.test.ts` fails when the two disagree.
  */
 
 /** Bytes before the first scratch region: the report words (at 0) and the GridData template (at 256). */

@@ -3,17 +3,15 @@
 // examples/scan-to-volume/src/grid-preview-kernel.ts (same clearing, cell-to-pixel mapping and shading;
 // the per-pixel maximum is order-independent).
 #include "kernel-registry.h"
+#include "nanovdb/grid-layout.h"
 
 namespace hs {
 namespace {
 
-// NanoVDB 32.9 layout facts (see @hs/nanovdb-mr's grid layout).
-constexpr uint64_t kGridTypeOffset = 636;
-constexpr uint32_t kOnIndexGridType = 20;
-constexpr uint64_t kTreeOffset = 672;
-constexpr uint64_t kLeafCountOffset = kTreeOffset + 32;
-constexpr uint64_t kLeafBytes = 96;
-constexpr uint64_t kLeafValueMask = 16;
+using namespace nanovdb;
+
+/** TreeData starts after GridData; its leaf count is the first u32 of the node counts. */
+constexpr uint64_t kLeafCountOffset = kGridDataSize + kTreeNodeCount;
 constexpr int64_t kFarShade = 56;
 
 struct Camera {
@@ -55,18 +53,18 @@ __global__ void ClearImage(uint8_t* image, uint64_t bytes) {
 
 /** One thread per (leaf, voxel bit); inactive bits return at once. */
 __global__ void SplatLeafVoxels(const uint8_t* __restrict__ grid, uint64_t gridBytes, uint8_t* image, Camera c) {
-  if (gridBytes < kLeafCountOffset + 4 || LoadU32(grid + kGridTypeOffset) != kOnIndexGridType) return;
-  const int64_t leafStart = static_cast<int64_t>(kTreeOffset) + LoadI64(grid + kTreeOffset);
+  if (gridBytes < kLeafCountOffset + 4 || LoadU32(grid + kGridGridType) != kGridTypeOnIndex) return;
+  const int64_t leafStart = static_cast<int64_t>(kGridDataSize) + LoadI64(grid + kGridDataSize + kTreeNodeOffset);
   const uint64_t leafCount = LoadU32(grid + kLeafCountOffset);
-  if (leafCount == 0 || leafStart < 0 || static_cast<uint64_t>(leafStart) + leafCount * kLeafBytes > gridBytes) return;
+  if (leafCount == 0 || leafStart < 0 || static_cast<uint64_t>(leafStart) + leafCount * kOnIndexLeafSize > gridBytes) return;
   const uint64_t total = leafCount * 512;
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < total; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    const uint8_t* leaf = grid + leafStart + (i >> 9) * kLeafBytes;
+    const uint8_t* leaf = grid + leafStart + (i >> 9) * kOnIndexLeafSize;
     const int n = static_cast<int>(i & 511);
     if ((leaf[kLeafValueMask + (n >> 3)] & (1u << (n & 7))) == 0) continue;
-    const int64_t ox = static_cast<int32_t>(LoadU32(leaf)) & ~7;
-    const int64_t oy = static_cast<int32_t>(LoadU32(leaf + 4)) & ~7;
-    const int64_t oz = static_cast<int32_t>(LoadU32(leaf + 8)) & ~7;
+    const int64_t ox = static_cast<int32_t>(LoadU32(leaf + kLeafBBoxMin)) & ~7;
+    const int64_t oy = static_cast<int32_t>(LoadU32(leaf + kLeafBBoxMin + 4)) & ~7;
+    const int64_t oz = static_cast<int32_t>(LoadU32(leaf + kLeafBBoxMin + 8)) & ~7;
     int64_t depth = oz + (n & 7) - c.minZ;
     depth = depth < 0 ? 0 : (depth > c.depthSpan ? c.depthSpan : depth);
     const uint32_t shade = static_cast<uint32_t>(kFarShade + ((255 - kFarShade) * depth) / c.depthSpan);

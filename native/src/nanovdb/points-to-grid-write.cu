@@ -1,0 +1,304 @@
+// The write stage of the device PointsToGrid build, `hs.nanovdb.pointsToGrid.write`: from the sorted
+// keys and node starts the sort stage left in the workspace, the grid of the longest sorted prefix whose
+// node counts fit the capacities: plan, zero, tiles, internal nodes, leaves and voxels, then bounding
+// boxes bottom-up and the headers (GridData from the template in the workspace). The CUDA side of
+// `writeLaunch` in packages/nanovdb-mr/src/nanovdb/points-to-grid-kernels.ts; the grid bytes equal
+// the host writer's (grid-writer.ts). Layout facts: grid-layout.h; workspace: points-to-grid-workspace.h.
+//
+// The launcher only enqueues kernels on its stream (no allocation, no host synchronization). Counts
+// stay on the device: the node kernels are launched over the capacities and read the counts.
+#include <cstdint>
+
+#include "kernel-registry.h"
+#include "nanovdb/grid-layout.h"
+#include "nanovdb/points-to-grid-workspace.h"
+
+namespace hs {
+namespace {
+
+using namespace nanovdb;
+
+struct Layout {
+  uint32_t gridType;      // kGridTypeFloat or kGridTypeOnIndex
+  uint64_t rootDataSize;
+  uint64_t leafSize;
+  bool isIndex;
+};
+
+bool LayoutOf(double gridType, Layout* out) {
+  if (gridType == kGridTypeFloat) *out = Layout{kGridTypeFloat, kFloatRootDataSize, kFloatLeafSize, false};
+  else if (gridType == kGridTypeOnIndex) *out = Layout{kGridTypeOnIndex, kOnIndexRootDataSize, kOnIndexLeafSize, true};
+  else return false;
+  return true;
+}
+
+__device__ __forceinline__ uint64_t U64(const uint32_t* report, int word) {
+  return static_cast<uint64_t>(report[word]) | (static_cast<uint64_t>(report[word + 1]) << 32);
+}
+__device__ __forceinline__ void SetU64(uint32_t* report, int word, uint64_t v) {
+  report[word] = static_cast<uint32_t>(v);
+  report[word + 1] = static_cast<uint32_t>(v >> 32);
+}
+
+// Voxel coordinates of a sorted point from its tile key (biased by 2^31, 20 bits per axis) and its
+// in-tile key (upper index << 21 | lower index << 9 | leaf index).
+__device__ __forceinline__ void Coords(uint64_t tile, uint64_t in, int32_t* x, int32_t* y, int32_t* z) {
+  uint32_t upper = static_cast<uint32_t>(in >> 21) & 0x7fff, lower = static_cast<uint32_t>(in >> 9) & 0xfff, leaf = static_cast<uint32_t>(in) & 0x1ff;
+  uint32_t tx = static_cast<uint32_t>(tile >> 42) & 0xfffff, ty = static_cast<uint32_t>(tile >> 21) & 0xfffff, tz = static_cast<uint32_t>(tile) & 0xfffff;
+  *x = static_cast<int32_t>(((tx << 12) ^ 0x80000000u) | ((upper >> 10) << 7) | ((lower >> 8) << 3) | (leaf >> 6));
+  *y = static_cast<int32_t>(((ty << 12) ^ 0x80000000u) | (((upper >> 5) & 31) << 7) | (((lower >> 4) & 15) << 3) | ((leaf >> 3) & 7));
+  *z = static_cast<int32_t>(((tz << 12) ^ 0x80000000u) | ((upper & 31) << 7) | ((lower & 15) << 3) | (leaf & 7));
+}
+
+__global__ void FindCut(const uint4* __restrict__ ids, uint32_t used, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, uint32_t* report) {
+  uint32_t valid = report[kValid];
+  for (uint64_t j = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; j < valid; j += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint4 c = ids[j];
+    if (c.y > capLeaves || c.z > capLowers || c.w > capUppers) atomicMin(&report[kCut], static_cast<uint32_t>(j));
+  }
+}
+
+__global__ void InitCut(uint32_t* report) {
+  report[kCut] = report[kValid];
+  for (int a = 0; a < 3; a++) {
+    report[kRootBBox + a] = 0x7fffffffu;
+    report[kRootBBox + 3 + a] = 0x80000000u;
+  }
+}
+
+__global__ void PlanGrid(const uint4* __restrict__ ids, Layout layout, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, uint32_t* report) {
+  uint32_t cut = report[kCut];
+  uint4 k = cut == 0 ? make_uint4(0, 0, 0, 0) : ids[cut - 1];
+  report[kVoxels] = k.x;
+  report[kLeaves] = k.y;
+  report[kLowers] = k.z;
+  report[kTiles] = k.w;
+  report[kOverflow] = (report[kGiven] > report[kUsed] ? kOverflowPoints : 0u) | (report[kTotalTiles] > capUppers ? kOverflowUppers : 0u) |
+                      (report[kTotalLowers] > capLowers ? kOverflowLowers : 0u) | (report[kTotalLeaves] > capLeaves ? kOverflowLeaves : 0u);
+  uint64_t upperStart = kRootOffset + layout.rootDataSize + k.w * kRootTileSize;
+  uint64_t lowerStart = upperStart + k.w * kUpperSize;
+  uint64_t leafStart = lowerStart + k.z * kLowerSize;
+  SetU64(report, kUpperStart, upperStart);
+  SetU64(report, kLowerStart, lowerStart);
+  SetU64(report, kLeafStart, leafStart);
+  SetU64(report, kGridSize, leafStart + k.y * layout.leafSize);
+}
+
+__global__ void ZeroGrid(uint8_t* out, const uint32_t* report) {
+  uint64_t words = U64(report, kGridSize) / 16;
+  uint4* o = reinterpret_cast<uint4*>(out);
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < words; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) o[i] = make_uint4(0, 0, 0, 0);
+}
+
+__device__ __forceinline__ void SetI64(uint8_t* at, int64_t v) { *reinterpret_cast<int64_t*>(at) = v; }
+__device__ __forceinline__ void InitBBox(uint8_t* node) {
+  int32_t* b = reinterpret_cast<int32_t*>(node);
+  b[0] = b[1] = b[2] = 0x7fffffff;
+  b[3] = b[4] = b[5] = static_cast<int32_t>(0x80000000u);
+}
+__device__ __forceinline__ void MergeBBox(int32_t* dst, const int32_t* lo, const int32_t* hi) {
+  for (int a = 0; a < 3; a++) {
+    atomicMin(&dst[a], lo[a]);
+    atomicMax(&dst[3 + a], hi[a]);
+  }
+}
+
+__global__ void WriteTiles(uint8_t* out, const uint64_t* __restrict__ tiles, const uint32_t* __restrict__ tileFirst, Layout layout, uint32_t capUppers, const uint32_t* report) {
+  uint32_t count = report[kTiles];
+  uint64_t upperStart = U64(report, kUpperStart);
+  for (uint64_t t = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; t < count && t < capUppers; t += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint64_t key = tiles[tileFirst[t]];
+    // root key of the unbiased coordinates: flip the top bit of each 20-bit tile coordinate
+    uint64_t tx = ((key >> 42) & 0xfffff) ^ 0x80000, ty = ((key >> 21) & 0xfffff) ^ 0x80000, tz = (key & 0xfffff) ^ 0x80000;
+    uint8_t* tile = out + kRootOffset + layout.rootDataSize + t * kRootTileSize;
+    uint64_t upperAt = upperStart + t * kUpperSize;
+    *reinterpret_cast<uint64_t*>(tile + kTileKey) = tz | (ty << 21) | (tx << 42);
+    SetI64(tile + kTileChild, static_cast<int64_t>(upperAt - kRootOffset));
+    out[upperAt + kInternalFlags] = kHasBBox;
+    InitBBox(out + upperAt);
+  }
+}
+
+__global__ void WriteLowers(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ lowerFirst, uint32_t capLowers, const uint32_t* report) {
+  uint32_t count = report[kLowers];
+  uint64_t upperStart = U64(report, kUpperStart), lowerStart = U64(report, kLowerStart);
+  for (uint64_t l = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; l < count && l < capLowers; l += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint32_t j = lowerFirst[l];
+    uint64_t upperAt = upperStart + (ids[j].w - 1) * kUpperSize;
+    uint64_t lowerAt = lowerStart + l * kLowerSize;
+    uint32_t entry = static_cast<uint32_t>(in[j] >> 21) & 0x7fff;
+    atomicOr(reinterpret_cast<uint32_t*>(out + upperAt + kUpperChildMask) + (entry >> 5), 1u << (entry & 31));
+    SetI64(out + upperAt + kUpperTable + 8ull * entry, static_cast<int64_t>(lowerAt - upperAt));
+    out[lowerAt + kInternalFlags] = kHasBBox;
+    InitBBox(out + lowerAt);
+  }
+}
+
+__global__ void WriteLeaves(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ leafFirst, Layout layout, uint32_t capLeaves,
+                            const uint32_t* report) {
+  uint32_t count = report[kLeaves];
+  uint64_t lowerStart = U64(report, kLowerStart), leafStart = U64(report, kLeafStart);
+  for (uint64_t f = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; f < count && f < capLeaves; f += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint32_t j = leafFirst[f];
+    uint64_t lowerAt = lowerStart + (ids[j].z - 1) * kLowerSize;
+    uint64_t leafAt = leafStart + f * layout.leafSize;
+    uint32_t entry = static_cast<uint32_t>(in[j] >> 9) & 0xfff;
+    atomicOr(reinterpret_cast<uint32_t*>(out + lowerAt + kLowerChildMask) + (entry >> 5), 1u << (entry & 31));
+    SetI64(out + lowerAt + kLowerTable + 8ull * entry, static_cast<int64_t>(leafAt - lowerAt));
+    out[leafAt + kLeafFlags] = kHasBBox;
+  }
+}
+
+__global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, Layout layout, uint32_t used, const uint32_t* report) {
+  uint32_t cut = report[kCut];
+  uint64_t leafStart = U64(report, kLeafStart);
+  for (uint64_t j = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; j < cut && j < used; j += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint4 c = ids[j];
+    if (j > 0 && ids[j - 1].x == c.x) continue;  // a duplicate of the previous point
+    uint64_t leafAt = leafStart + (c.y - 1) * layout.leafSize;
+    uint32_t n = static_cast<uint32_t>(in[j]) & 511;
+    atomicOr(reinterpret_cast<unsigned long long*>(out + leafAt + kLeafValueMask) + (n >> 6), 1ull << (n & 63));
+    if (!layout.isIndex) *reinterpret_cast<float*>(out + leafAt + kFloatLeafValues + 4ull * n) = 1.0f;
+  }
+}
+
+// Leaf bbox from its mask (x is the word, y the byte, z the bit), OnIndex offset and prefix sums; the
+// bbox merges into the parent lower node.
+__global__ void FinishLeaves(uint8_t* out, const uint64_t* __restrict__ tiles, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ leafFirst,
+                             Layout layout, uint32_t capLeaves, const uint32_t* report) {
+  uint32_t count = report[kLeaves];
+  uint64_t lowerStart = U64(report, kLowerStart), leafStart = U64(report, kLeafStart);
+  for (uint64_t f = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; f < count && f < capLeaves; f += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint32_t j = leafFirst[f];
+    uint8_t* leaf = out + leafStart + f * layout.leafSize;
+    const uint64_t* mask = reinterpret_cast<const uint64_t*>(leaf + kLeafValueMask);
+    int xmin = 8, xmax = -1;
+    uint64_t any = 0;
+    uint32_t running = 0;
+    uint64_t prefix = 0;
+    for (int w = 0; w < 8; w++) {
+      uint64_t m = mask[w];
+      if (m != 0) {
+        if (xmin == 8) xmin = w;
+        xmax = w;
+      }
+      any |= m;
+      running += __popcll(m);
+      if (w < 7) prefix |= static_cast<uint64_t>(running) << (9 * w);
+    }
+    int ymin = 8, ymax = -1;
+    uint32_t zbits = 0;
+    for (int y = 0; y < 8; y++) {
+      uint32_t b = static_cast<uint32_t>(any >> (8 * y)) & 0xff;
+      if (b != 0) {
+        if (ymin == 8) ymin = y;
+        ymax = y;
+      }
+      zbits |= b;
+    }
+    int zmin = __ffs(zbits) - 1, zmax = 31 - __clz(zbits);
+    int32_t x, y, z;
+    Coords(tiles[j], in[j], &x, &y, &z);
+    int32_t lo[3] = {(x & ~7) + xmin, (y & ~7) + ymin, (z & ~7) + zmin};
+    int32_t hi[3] = {(x & ~7) + xmax, (y & ~7) + ymax, (z & ~7) + zmax};
+    int32_t* bbox = reinterpret_cast<int32_t*>(leaf + kLeafBBoxMin);
+    bbox[0] = lo[0], bbox[1] = lo[1], bbox[2] = lo[2];
+    leaf[kLeafBBoxDif] = static_cast<uint8_t>(xmax - xmin);
+    leaf[kLeafBBoxDif + 1] = static_cast<uint8_t>(ymax - ymin);
+    leaf[kLeafBBoxDif + 2] = static_cast<uint8_t>(zmax - zmin);
+    if (layout.isIndex) {
+      *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafOffset) = ids[j].x;  // 1 + voxels of earlier leaves
+      *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafPrefixSum) = prefix;
+    }
+    MergeBBox(reinterpret_cast<int32_t*>(out + lowerStart + (ids[j].z - 1) * kLowerSize), lo, hi);
+  }
+}
+
+__global__ void FinishLowers(uint8_t* out, const uint4* __restrict__ ids, const uint32_t* __restrict__ lowerFirst, uint32_t capLowers, const uint32_t* report) {
+  uint32_t count = report[kLowers];
+  uint64_t upperStart = U64(report, kUpperStart), lowerStart = U64(report, kLowerStart);
+  for (uint64_t l = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; l < count && l < capLowers; l += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const int32_t* b = reinterpret_cast<const int32_t*>(out + lowerStart + l * kLowerSize);
+    MergeBBox(reinterpret_cast<int32_t*>(out + upperStart + (ids[lowerFirst[l]].w - 1) * kUpperSize), b, b + 3);
+  }
+}
+
+__global__ void FinishUppers(uint8_t* out, uint32_t capUppers, uint32_t* report) {
+  uint32_t count = report[kTiles];
+  uint64_t upperStart = U64(report, kUpperStart);
+  for (uint64_t t = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; t < count && t < capUppers; t += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const int32_t* b = reinterpret_cast<const int32_t*>(out + upperStart + t * kUpperSize);
+    MergeBBox(reinterpret_cast<int32_t*>(report + kRootBBox), b, b + 3);
+  }
+}
+
+// GridData from the template plus the fields that depend on the counts, TreeData and RootData.
+__global__ void FinishHeader(uint8_t* out, const uint8_t* __restrict__ tmpl, Layout layout, const uint32_t* report) {
+  for (uint32_t i = threadIdx.x; i < kGridDataSize; i += blockDim.x) out[i] = tmpl[i];
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  uint64_t gridSize = U64(report, kGridSize);
+  uint32_t voxels = report[kVoxels], leaves = report[kLeaves], lowers = report[kLowers], tiles = report[kTiles];
+  const int32_t* box = reinterpret_cast<const int32_t*>(report + kRootBBox);
+  *reinterpret_cast<uint64_t*>(out + kGridGridSize) = gridSize;
+  if (voxels > 0) {
+    double voxelSize = *reinterpret_cast<const double*>(tmpl + kGridVoxelSize);
+    for (int a = 0; a < 3; a++) {
+      double origin = *reinterpret_cast<const double*>(tmpl + kGridVecD + 8 * a);
+      *reinterpret_cast<double*>(out + kGridWorldBBox + 8 * a) = __dadd_rn(origin, __dmul_rn(voxelSize, static_cast<double>(box[a])));
+      *reinterpret_cast<double*>(out + kGridWorldBBox + 24 + 8 * a) = __dadd_rn(origin, __dmul_rn(voxelSize, static_cast<double>(box[3 + a]) + 1.0));
+    }
+  }
+  SetI64(out + kGridBlindMetadataOffset, static_cast<int64_t>(gridSize));
+  *reinterpret_cast<uint64_t*>(out + kGridData1) = layout.isIndex ? static_cast<uint64_t>(voxels) + 1 : 0;
+  uint8_t* tree = out + kGridDataSize;
+  SetI64(tree + kTreeNodeOffset, leaves == 0 ? 0 : static_cast<int64_t>(U64(report, kLeafStart) - kGridDataSize));
+  SetI64(tree + kTreeNodeOffset + 8, lowers == 0 ? 0 : static_cast<int64_t>(U64(report, kLowerStart) - kGridDataSize));
+  SetI64(tree + kTreeNodeOffset + 16, tiles == 0 ? 0 : static_cast<int64_t>(U64(report, kUpperStart) - kGridDataSize));
+  SetI64(tree + kTreeNodeOffset + 24, static_cast<int64_t>(kRootOffset - kGridDataSize));
+  uint32_t* counts = reinterpret_cast<uint32_t*>(tree + kTreeNodeCount);
+  counts[0] = leaves, counts[1] = lowers, counts[2] = tiles;
+  *reinterpret_cast<uint64_t*>(tree + kTreeVoxelCount) = voxels;
+  int32_t* root = reinterpret_cast<int32_t*>(out + kRootOffset + kRootDataBBox);
+  for (int a = 0; a < 6; a++) root[a] = box[a];
+  *reinterpret_cast<uint32_t*>(out + kRootOffset + kRootDataTableSize) = tiles;
+}
+
+uint64_t GridBytes(const Layout& l, uint64_t uppers, uint64_t lowers, uint64_t leaves) {
+  return kRootOffset + l.rootDataSize + uppers * (kRootTileSize + kUpperSize) + lowers * kLowerSize + leaves * l.leafSize;
+}
+
+}  // namespace
+
+/**
+ * hs.nanovdb.pointsToGrid.write: writes [workspace, grid]; params [used, gridType (1 Float, 20
+ * OnIndex), capacity uppers, lowers, leaves]. The grid range must hold a grid of the capacities.
+ */
+cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
+  Layout layout;
+  if (a.readCount != 0 || a.writeCount != 2 || a.paramCount != 5 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
+      !IsCount(a.params[3]) || !IsCount(a.params[4])) {
+    return cudaErrorInvalidValue;
+  }
+  uint32_t used = static_cast<uint32_t>(a.params[0]);
+  uint32_t capU = static_cast<uint32_t>(a.params[2]), capL = static_cast<uint32_t>(a.params[3]), capF = static_cast<uint32_t>(a.params[4]);
+  Workspace w = Carve(a.writes[0], used);
+  uint8_t* out = a.writes[1];
+  if (a.writeBytes[0] < w.total || a.writeBytes[1] < GridBytes(layout, capU, capL, capF) || (reinterpret_cast<uintptr_t>(out) & (kDataAlignment - 1)) != 0) return cudaErrorInvalidValue;
+  InitCut<<<1, 1, 0, stream>>>(w.report);
+  if (used > 0) FindCut<<<Blocks(used, 256), 256, 0, stream>>>(w.ids, used, capU, capL, capF, w.report);
+  PlanGrid<<<1, 1, 0, stream>>>(w.ids, layout, capU, capL, capF, w.report);
+  unsigned zeroBlocks = Blocks(a.writeBytes[1] / 16, 256);
+  ZeroGrid<<<zeroBlocks < 2048 ? zeroBlocks : 2048, 256, 0, stream>>>(out, w.report);
+  WriteTiles<<<Blocks(capU, 128), 128, 0, stream>>>(out, w.keysA, w.tileFirst, layout, capU, w.report);
+  WriteLowers<<<Blocks(capL, 128), 128, 0, stream>>>(out, w.valsA, w.ids, w.lowerFirst, capL, w.report);
+  WriteLeaves<<<Blocks(capF, 256), 256, 0, stream>>>(out, w.valsA, w.ids, w.leafFirst, layout, capF, w.report);
+  if (used > 0) WriteVoxels<<<Blocks(used, 256), 256, 0, stream>>>(out, w.valsA, w.ids, layout, used, w.report);
+  FinishLeaves<<<Blocks(capF, 256), 256, 0, stream>>>(out, w.keysA, w.valsA, w.ids, w.leafFirst, layout, capF, w.report);
+  FinishLowers<<<Blocks(capL, 128), 128, 0, stream>>>(out, w.ids, w.lowerFirst, capL, w.report);
+  FinishUppers<<<Blocks(capU, 128), 128, 0, stream>>>(out, capU, w.report);
+  FinishHeader<<<1, 256, 0, stream>>>(out, w.tmpl, layout, w.report);
+  return cudaGetLastError();
+}
+
+}  // namespace hs
