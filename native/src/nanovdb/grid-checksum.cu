@@ -3,7 +3,7 @@
 // of the CRCs of the 4 KiB blocks after the root. One thread per block, the block CRCs of 256 blocks
 // folded per thread block with zlib's crc32_combine (GF(2) products modulo the CRC polynomial), the
 // partials folded by one thread. The CUDA side of `checksumLaunch` in
-// packages/nanovdb-mr/src/nanovdb/points-to-grid-kernels.ts; equal to grid-checksum.ts's.
+// packages/nanovdb-mr/src/nanovdb/build/points-to-grid-kernels.ts; equal to grid-checksum.ts's.
 #include <cstdint>
 
 #include "kernel-registry.h"

@@ -1,5 +1,5 @@
 // Byte layout of NanoVDB 32.9 grids (little-endian, breadth-first): the sizes, field offsets and codes
-// the kernels over grids use. The C++ twin of packages/nanovdb-mr/src/nanovdb/grid-layout.ts (facts from
+// the kernels over grids use. The C++ twin of packages/nanovdb-mr/src/nanovdb/grid/grid-layout.ts (facts from
 // NANOVDB-FORMAT.md); packages/nanovdb-mr/test/nanovdb/native-layout-headers.test.ts reads every
 // constexpr below and fails when it and its TypeScript twin disagree. Offsets are bytes from the start
 // of the structure named by their prefix.

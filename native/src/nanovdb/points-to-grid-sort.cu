@@ -2,7 +2,7 @@
 // sorted into build order (by in-tile key, then stably by tile), then the start of every voxel, leaf,
 // lower node and tile in sorted order and the level totals, all in the workspace
 // (points-to-grid-workspace.h). The CUDA side of `sortLaunch` in
-// packages/nanovdb-mr/src/nanovdb/points-to-grid-kernels.ts; its report words equal `sortOnHost`'s.
+// packages/nanovdb-mr/src/nanovdb/build/points-to-grid-kernels.ts; its report words equal `sortOnHost`'s.
 //
 // The launcher only enqueues work on its stream (kernels, CUB sorts and a scan on workspace scratch,
 // device-to-device copies): no allocation, no host synchronization, so a build can be captured into a

@@ -1,6 +1,6 @@
 // The workspace of a device PointsToGrid build (one block the caller allocates) and the report words at
 // its start, shared by the sort and write stages. The C++ twin of
-// packages/nanovdb-mr/src/nanovdb/points-to-grid-workspace.ts: its report words, overflow bits, header
+// packages/nanovdb-mr/src/nanovdb/build/points-to-grid-workspace.ts: its report words, overflow bits, header
 // bytes and `workspaceBytes(n, 'cuda')` are checked against this file by
 // packages/nanovdb-mr/test/nanovdb/native-layout-headers.test.ts.
 #pragma once

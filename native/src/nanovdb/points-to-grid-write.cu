@@ -2,7 +2,7 @@
 // keys and node starts the sort stage left in the workspace, the grid of the longest sorted prefix whose
 // node counts fit the capacities: plan, zero, tiles, internal nodes, leaves and voxels, then bounding
 // boxes bottom-up and the headers (GridData from the template in the workspace). The CUDA side of
-// `writeLaunch` in packages/nanovdb-mr/src/nanovdb/points-to-grid-kernels.ts; the grid bytes equal
+// `writeLaunch` in packages/nanovdb-mr/src/nanovdb/build/points-to-grid-kernels.ts; the grid bytes equal
 // the host writer's (grid-writer.ts). Layout facts: grid-layout.h; workspace: points-to-grid-workspace.h.
 //
 // The launcher only enqueues kernels on its stream (no allocation, no host synchronization). Counts

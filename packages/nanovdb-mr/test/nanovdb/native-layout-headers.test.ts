@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHECKSUM_BLOCK_BYTES, CHECKSUM_NONE } from '../../src/nanovdb/grid-checksum.js';
+import { CHECKSUM_BLOCK_BYTES, CHECKSUM_NONE } from '../../src/nanovdb/grid/grid-checksum.js';
 import {
   DATA_ALIGNMENT,
   FLOAT_LAYOUT,
@@ -29,10 +29,10 @@ import {
   Tree,
   UPPER,
   UPPER_SIZE,
-} from '../../src/nanovdb/grid-layout.js';
-import { MAX_DEVICE_POINTS } from '../../src/nanovdb/point-spans.js';
-import { PointEncoding } from '../../src/nanovdb/points-to-grid-kernels.js';
-import { Overflow, ReportWord, TEMPLATE_OFFSET, WORKSPACE_HEADER_BYTES, workspaceBytes } from '../../src/nanovdb/points-to-grid-workspace.js';
+} from '../../src/nanovdb/grid/grid-layout.js';
+import { MAX_DEVICE_POINTS } from '../../src/nanovdb/build/point-spans.js';
+import { PointEncoding } from '../../src/nanovdb/build/points-to-grid-kernels.js';
+import { Overflow, ReportWord, TEMPLATE_OFFSET, WORKSPACE_HEADER_BYTES, workspaceBytes } from '../../src/nanovdb/build/points-to-grid-workspace.js';
 
 const NATIVE_NANOVDB = join(resolve(dirname(fileURLToPath(import.meta.url)), '../../../..'), 'native/src/nanovdb');
 

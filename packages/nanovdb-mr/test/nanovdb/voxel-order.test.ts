@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KEY_WORDS, sortByBuildKey } from '../../src/nanovdb/voxel-order.js';
+import { KEY_WORDS, sortByBuildKey } from '../../src/nanovdb/build/voxel-order.js';
 
 /** Build key of a voxel as a BigInt (tile biased by 2^31, then upper, lower and leaf index): an independent model. */
 function buildKey(x: number, y: number, z: number): bigint {

@@ -1,8 +1,8 @@
 import { ErrorCode, HsError, OK_VOID, err, ok, unwrap, type Backend, type Err, type Result, type Stream } from '@hs/streams';
-import { ResourceBuffer } from '../resource-buffer.js';
-import { BufferView } from '../buffer-view.js';
-import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../resource.js';
-import { GRID_DATA_SIZE, type ValueLayout } from './grid-layout.js';
+import { ResourceBuffer } from '../../resource-buffer.js';
+import { BufferView } from '../../buffer-view.js';
+import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../resource.js';
+import { GRID_DATA_SIZE, type ValueLayout } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
 import { resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';

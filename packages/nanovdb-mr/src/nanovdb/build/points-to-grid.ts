@@ -1,7 +1,7 @@
 import { ErrorCode, HsError, err, type Backend, type Result } from '@hs/streams';
-import { ResourceBuffer } from '../resource-buffer.js';
-import { isResource, type SyncResource } from '../resource.js';
-import { GridHandle } from './grid-handle.js';
+import { ResourceBuffer } from '../../resource-buffer.js';
+import { isResource, type SyncResource } from '../../resource.js';
+import { GridHandle } from '../grid/grid-handle.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
 import { resolveGridOptions, invalidPointMessage, type PointsToGridOptions } from './points-to-grid-options.js';
 import { PointEncoding, checksumArgs, checksumOnHost, sortArgs, sortOnHost, writeArgs, writeOnHost } from './points-to-grid-kernels.js';

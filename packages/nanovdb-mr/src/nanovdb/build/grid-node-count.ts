@@ -1,5 +1,5 @@
 import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
-import { GridType, LOWER, UPPER, valueLayoutOf } from './grid-layout.js';
+import { GridType, LOWER, UPPER, valueLayoutOf } from '../grid/grid-layout.js';
 import { gridBytes } from './grid-writer.js';
 import { voxelCoordinate } from './points-to-grid-kernels.js';
 import type { LevelCounts } from './points-to-grid-workspace.js';

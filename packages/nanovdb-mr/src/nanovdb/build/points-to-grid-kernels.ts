@@ -13,8 +13,8 @@
  * - `checksum`: the CRC32 checksum in the requested mode.
  */
 import type { KernelLaunch, MemoryRange } from '@hs/streams';
-import { computeChecksum, writeChecksum, type ChecksumMode } from './grid-checksum.js';
-import { GRID_DATA_SIZE, Grid, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from './grid-layout.js';
+import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
+import { GRID_DATA_SIZE, Grid, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { planGrid, writeGrid, type NodeCapacity } from './grid-writer.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
 import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';

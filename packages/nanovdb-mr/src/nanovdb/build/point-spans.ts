@@ -1,5 +1,5 @@
 import { ErrorCode, HsError, err, ok, type Err, type MemoryRange, type Result } from '@hs/streams';
-import type { ElementSpan } from '../element-span.js';
+import type { ElementSpan } from '../../element-span.js';
 import { PointEncoding } from './points-to-grid-kernels.js';
 
 /** Index-space points in backend memory: `Int32Array` elements, x, y, z triplets of voxel coordinates. */

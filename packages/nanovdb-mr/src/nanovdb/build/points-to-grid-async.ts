@@ -1,7 +1,7 @@
 import { ErrorCode, HsError, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
-import { ResourceBuffer } from '../resource-buffer.js';
-import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../resource.js';
-import { GRID_DATA_SIZE } from './grid-layout.js';
+import { ResourceBuffer } from '../../resource-buffer.js';
+import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../resource.js';
+import { GRID_DATA_SIZE } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch } from './points-to-grid-kernels.js';
 import { invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';

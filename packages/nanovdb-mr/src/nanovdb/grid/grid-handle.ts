@@ -1,8 +1,8 @@
 import { Device, ErrorCode, MemoryKind, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
-import { ResourceBuffer } from '../resource-buffer.js';
-import type { BufferView } from '../buffer-view.js';
-import { defaultResource } from '../default-resource.js';
-import { isAsyncResource, type MemoryBlock, type SyncResource } from '../resource.js';
+import { ResourceBuffer } from '../../resource-buffer.js';
+import type { BufferView } from '../../buffer-view.js';
+import { defaultResource } from '../../default-resource.js';
+import { isAsyncResource, type MemoryBlock, type SyncResource } from '../../resource.js';
 import { GridAccessor } from './grid-accessor.js';
 import { validateGrids, type GridMetadata, type ValidateOptions } from './grid-validation.js';
 

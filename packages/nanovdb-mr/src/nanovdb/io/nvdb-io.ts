@@ -1,9 +1,9 @@
 import { ErrorCode, err, ok, type Backend, type Result } from '@hs/streams';
-import { ResourceBuffer } from '../resource-buffer.js';
-import type { SyncResource } from '../resource.js';
-import { GridHandle } from './grid-handle.js';
-import { bytesArgumentProblem } from './grid-validation.js';
-import { decodeNvdb, encodeNvdb, type NvdbCodec } from './nvdb-file.js';
+import { ResourceBuffer } from '../../resource-buffer.js';
+import type { SyncResource } from '../../resource.js';
+import { GridHandle } from '../grid/grid-handle.js';
+import { bytesArgumentProblem } from '../grid/grid-validation.js';
+import { decodeNvdb, encodeNvdb, type NvdbCodec } from './nvdb-codec.js';
 
 /**
  * Reads a `.nvdb` file (see `decodeNvdb`) into one `GridHandle` per segment, each in a buffer from

@@ -1,6 +1,6 @@
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
-import type { ChecksumMode } from './grid-checksum.js';
-import { FLOAT_LAYOUT, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridType } from './grid-layout.js';
+import type { ChecksumMode } from '../grid/grid-checksum.js';
+import { FLOAT_LAYOUT, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridType } from '../grid/grid-layout.js';
 import type { GridSettings } from './grid-writer.js';
 
 /** Options of every PointsToGrid build (host, stream-ordered and capacity-bounded). */

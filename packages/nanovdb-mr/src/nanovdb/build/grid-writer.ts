@@ -5,7 +5,7 @@
  * the device build's kernels both use it, so every backend writes the same bytes.
  * Spec: NANOVDB-FORMAT.md (buffer order, GridData, TreeData, RootData, nodes, leaves).
  */
-import { popcount8, setBit } from './bit-mask.js';
+import { popcount8, setBit } from '../grid/bit-mask.js';
 import {
   FORMAT_VERSION,
   GRID_DATA_SIZE,
@@ -26,7 +26,7 @@ import {
   leafIndex,
   rootKey,
   type ValueLayout,
-} from './grid-layout.js';
+} from '../grid/grid-layout.js';
 
 /** What fixes the grid's static header: value layout, map and name. */
 export interface GridSettings {

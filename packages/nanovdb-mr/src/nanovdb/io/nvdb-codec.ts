@@ -1,7 +1,7 @@
 import { deflateSync, inflateSync } from 'node:zlib';
 import { ErrorCode, err, ok, type Result, errWithContext } from '@hs/streams';
-import { FILE_MAGIC, FORMAT_MAJOR, FORMAT_VERSION, GRID_MAGIC, ROOT_OFFSET } from './grid-layout.js';
-import { bytesArgumentProblem, validateGrids, type GridMetadata } from './grid-validation.js';
+import { FILE_MAGIC, FORMAT_MAJOR, FORMAT_VERSION, GRID_MAGIC, ROOT_OFFSET } from '../grid/grid-layout.js';
+import { bytesArgumentProblem, validateGrids, type GridMetadata } from '../grid/grid-validation.js';
 
 /** Payload compression of a `.nvdb` segment. `blosc` is read as NotSupported (no well-kept JS codec). */
 export type NvdbCodec = 'none' | 'zip' | 'blosc';
