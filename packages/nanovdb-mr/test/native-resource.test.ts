@@ -12,7 +12,7 @@ import {
   validateGrids,
   type MemoryBlock,
 } from '../src/index.js';
-import { describeResourceConformance } from './conformance/resource-conformance.js';
+import { describeResourceConformance } from '../src/test/index.js';
 import { loadTestAddon, type CountingResourceAddon } from './support/test-addon.js';
 
 const { addon, reason } = loadTestAddon();

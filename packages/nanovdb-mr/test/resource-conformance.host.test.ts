@@ -1,7 +1,7 @@
 import { Device, HostBackend } from '@hs/streams';
 import { AsyncFromSync, MallocResource } from '../src/index.js';
 import { describeEveryResource } from './conformance/every-resource.js';
-import { describeResourceConformance } from './conformance/resource-conformance.js';
+import { describeResourceConformance } from '../src/test/index.js';
 
 describeEveryResource('HostBackend', () => new HostBackend());
 describeEveryResource('HostBackend (seeded interleaving)', () => new HostBackend({ seed: 11 }));

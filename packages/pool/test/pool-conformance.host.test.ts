@@ -1,4 +1,3 @@
-import { describePoolConformance } from './conformance/pool-conformance.js';
-import { makeHostHarness } from './conformance/host-harness.js';
+import { describePoolConformance, makeHostHarness } from '../src/test/index.js';
 
 describePoolConformance('HostBackend (manual scheduling, ordering checker on)', makeHostHarness);

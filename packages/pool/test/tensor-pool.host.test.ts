@@ -2,7 +2,7 @@ import { Device, ErrorCode, HostBackend, MemoryKind, unwrap, type Result, type S
 import { DType } from '@hs/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TensorPool } from '../src/index.js';
-import { countingBackend } from './conformance/counting-backend.js';
+import { countingBackend } from '../src/test/counting-backend.js';
 
 const code = <T>(r: Result<T>): ErrorCode | undefined => (r.ok ? undefined : r.error.code);
 

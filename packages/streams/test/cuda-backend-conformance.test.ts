@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { CudaBackend, unwrap } from '../src/index.js';
-import { describeBackendConformance } from './conformance/backend-conformance.js';
+import { describeBackendConformance } from '../src/test/index.js';
 
 // The same suite as the host backend's, with its defaults: the hs.test.* kernels it launches are in the
 // native registry (hs.test.shape, which records its arguments on the host, is host-staged).

@@ -1,5 +1,5 @@
 import { HostBackend } from '../src/index.js';
-import { describeBackendConformance } from './conformance/backend-conformance.js';
+import { describeBackendConformance } from '../src/test/index.js';
 
 describeBackendConformance('HostBackend (auto scheduling)', () => new HostBackend());
 describeBackendConformance('HostBackend (seeded, two devices)', () => new HostBackend({ seed: 7, deviceCount: 2 }));

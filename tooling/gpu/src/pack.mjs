@@ -8,36 +8,21 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, stat
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { builtSelfReference } from './built-self-reference.mjs';
+import { GPU_PACKED_EXTRAS, GPU_SUITE_FILES } from './gpu-suites.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../../..');
 const out = join(root, '.gpu');
 
-/** The suites that run on the device, and the benchmark. */
-export const GPU_ENTRIES = [
-  'packages/cuda-native/test/load-cuda-native.test.ts',
-  'packages/cuda-native/test/ipc-two-process.test.ts',
-  'packages/streams/test/cuda-backend-conformance.test.ts',
-  'packages/streams/test/cuda-backend.test.ts',
-  'tooling/gpu/test/pool-conformance-cuda.test.ts',
-  'tooling/gpu/test/image-kernels-cuda.test.ts',
-  'tooling/gpu/test/c-abi-cuda.test.ts',
-  'tooling/gpu/test/dlpack-both-backends.test.ts',
-  'tooling/gpu/test/scan-to-volume-cuda.test.ts',
-  'tooling/gpu/test/points-to-grid-cuda.test.ts',
-  'tooling/gpu/test/native-resource-cuda.test.ts',
-  'packages/nanovdb-mr/test/resource-conformance.cuda.test.ts',
-  'packages/runtime/test/runtime.cuda.test.ts',
-  'tooling/reliability/test/cross-process-topics.cuda.test.ts',
-  'tooling/reliability/test/soak.cuda.test.ts',
-  // Not a suite: the child process the cross-process suite spawns (found next to the suite's bundle).
-  'tooling/reliability/src/topic-process.ts',
-  // Not a suite: `pnpm soak`'s report, run on the device by `run-on-device.sh soak`.
-  'tooling/reliability/src/soak-cli.ts',
-  'tooling/gpu/src/bench-gpu.ts',
-  { in: 'examples/image-pipeline/src/main.ts', out: 'image-pipeline' },
-  { in: 'examples/scan-to-volume/src/main.ts', out: 'scan-to-volume' },
-];
+/** The suites that run on the device (src/gpu-suites.mjs, the list test-gpu.mjs and run-on-device.sh read), and what runs next to them. */
+export const GPU_ENTRIES = [...GPU_SUITE_FILES, ...GPU_PACKED_EXTRAS];
+
+const missing = GPU_ENTRIES.map((e) => (typeof e === 'string' ? e : e.in)).filter((file) => !existsSync(join(root, file)));
+if (missing.length > 0) {
+  console.error(`pack: ${missing.join(', ')} listed in tooling/gpu/src/gpu-suites.mjs but missing`);
+  process.exit(1);
+}
 
 const addon = join(root, 'packages/cuda-native/build/hs_cuda.node');
 if (!existsSync(addon)) {
@@ -49,9 +34,7 @@ mkdirSync(join(out, 'bundles'), { recursive: true });
 
 await build({
   // Two examples have a main.ts: those entries name their bundle.
-  entryPoints: GPU_ENTRIES.map((e) => (typeof e === 'string' ? join(root, e) : { in: join(root, e.in), out: e.out })).filter((e) =>
-    existsSync(typeof e === 'string' ? e : e.in),
-  ),
+  entryPoints: GPU_ENTRIES.map((e) => (typeof e === 'string' ? join(root, e) : { in: join(root, e.in), out: e.out })),
   outdir: join(out, 'bundles'),
   bundle: true,
   platform: 'node',
@@ -61,6 +44,7 @@ await build({
   entryNames: '[name]',
   alias: { vitest: join(here, 'vitest-on-node-test.ts') },
   external: ['@hs/cuda-native'],
+  plugins: [builtSelfReference()],
   banner: { js: "import { createRequire as __hsCreateRequire } from 'node:module'; const require = __hsCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 });
@@ -89,4 +73,4 @@ if (!existsSync(nodeXz) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !==
 }
 const mib = (p) => (statSync(p).size / 2 ** 20).toFixed(1);
 console.log(`pack: .gpu ready (node.xz ${mib(nodeXz)} MiB, addon ${mib(addon)} MiB, ${GPU_ENTRIES.length} bundles)`);
-console.log('pack: on the device run `bash tooling/gpu/run-on-device.sh [tests|sanitize|bench|all]` carrying .gpu');
+console.log('pack: on the device run `bash tooling/gpu/run-on-device.sh [tests|sanitize|pipeline|bench|all|soak] [--only <suites>] [--sanitize <tools>]` carrying .gpu');

@@ -1,6 +1,6 @@
 import { loadCudaNative } from '@hs/cuda-native';
 import { CudaBackend, Device, MemoryKind, unwrap, type Stream } from '@hs/streams';
-import type { PoolConformanceHarness } from '../../../packages/pool/test/conformance/pool-harness.js';
+import type { PoolConformanceHarness } from '@hs/pool/test';
 
 /**
  * The CUDA backend as a pool conformance target. `hold` gates a stream behind a device-side wait on a

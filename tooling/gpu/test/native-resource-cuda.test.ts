@@ -1,9 +1,9 @@
+import { ResourceBuffer, NativeAsyncResource, NativeResource, type MemoryBlock } from '@hs/nanovdb-mr';
+import { describeResourceConformance } from '@hs/nanovdb-mr/test';
 import { TensorPool } from '@hs/pool';
 import { CudaBackend, ErrorCode, MemoryKind, unwrap, type Backend, type Device, type MemoryRange } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
-import { ResourceBuffer, NativeAsyncResource, NativeResource, type MemoryBlock } from '../../../packages/nanovdb-mr/src/index.js';
-import { describeResourceConformance } from '../../../packages/nanovdb-mr/test/conformance/resource-conformance.js';
 import { loadTestAddon, type CountingResourceAddon } from '../../../packages/nanovdb-mr/test/support/test-addon.js';
 
 const gpu = CudaBackend.available();

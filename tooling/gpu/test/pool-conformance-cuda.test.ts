@@ -1,6 +1,6 @@
 import { CudaBackend } from '@hs/streams';
 import { describe, it } from 'vitest';
-import { describePoolConformance } from '../../../packages/pool/test/conformance/pool-conformance.js';
+import { describePoolConformance } from '@hs/pool/test';
 import { makeCudaHarness } from './cuda-pool-harness.js';
 
 // The pool's conformance suite, unchanged, on the CUDA backend. Under compute-sanitizer's initcheck the one

@@ -1,4 +1,4 @@
-import { MemoryKind, unwrap, type Backend, type Device, type Stream } from '@hs/streams';
+import { Device, MemoryKind, unwrap, type Backend, type Stream } from '@hs/streams';
 import {
   AsyncFromSync,
   DeviceResource,
@@ -8,6 +8,7 @@ import {
   MallocResource,
   ManagedResource,
   PinnedResource,
+  RegionResource,
   ResourceRef,
   SharedResource,
   StatisticsResource,
@@ -17,7 +18,7 @@ import {
   type MemoryBlock,
   type SyncResource,
 } from '../../src/index.js';
-import { describeResourceConformance } from './resource-conformance.js';
+import { describeResourceConformance } from '../../src/test/index.js';
 import { plainArenaResource } from '../support/plain-arena-resource.js';
 
 /** A custom stream-ordered resource written as two methods over a DeviceResource. */
@@ -40,6 +41,16 @@ type Make = (backend: Backend, device: Device) => { resource: SyncResource; maxB
 
 const ARENA = 32 * 1024 * 1024;
 
+/** Bytes of the region a RegionResource cuts its blocks from (inside a larger allocation, at a 4 KiB offset). */
+const REGION = 16 * 1024 * 1024;
+
+/** A RegionResource over bytes 4096..4096+REGION of one allocation of `kind` that the fixture owns. */
+function regionFixture(b: Backend, kind: MemoryKind, device: Device): { resource: SyncResource; maxBytes: number; dispose: () => void } {
+  const memory = unwrap(b.allocate({ kind, device, byteSize: REGION + 8192, alignment: 256, label: 'region fixture' }));
+  const resource = new RegionResource({ memory, byteOffset: 4096, byteLength: REGION, label: 'conformance region' });
+  return { resource, maxBytes: REGION, dispose: () => void b.free(memory) };
+}
+
 /** Every resource and adaptor hs ships (and two plain JS ones), each as a conformance fixture. */
 const RESOURCES: readonly (readonly [string, Make])[] = [
   ['HostResource', (b) => ({ resource: new HostResource(b) })],
@@ -56,6 +67,8 @@ const RESOURCES: readonly (readonly [string, Make])[] = [
   ['TrackingResource(ManagedResource)', (b, d) => ({ resource: new TrackingResource(new ManagedResource(b, d)) })],
   ['LimitingResource(DeviceResource, 2 GiB)', (b, d) => ({ resource: new LimitingResource(new DeviceResource(b, d), 2 ** 31) })],
   ['FaultyResource(DeviceResource, probability 0)', (b, d) => ({ resource: new FaultyResource(new DeviceResource(b, d), { probability: 0, seed: 5 }) })],
+  ['RegionResource (16 MiB of device memory)', (b, d) => regionFixture(b, MemoryKind.CudaDevice, d)],
+  ['RegionResource (16 MiB of pinned host memory)', (b) => regionFixture(b, MemoryKind.PinnedHost, Device.cpu())],
   [
     'plain JS object (bump arena over managed memory)',
     (b, d) => {

@@ -2,9 +2,17 @@ import { HostBackend, unwrap, type Device, type Stream } from '@hs/streams';
 import type { PoolConformanceHarness } from './pool-harness.js';
 
 /**
- * The host backend as a conformance target: manual scheduling with the ordering checker on. `settle()`
- * steps the suite's streams round-robin, newest first (so a consumer that forgot to wait would run
- * before its producer), skipping held streams' gate streams.
+ * The host backend as a {@link PoolConformanceHarness}: a `HostBackend` with manual scheduling and the
+ * ordering checker on, made fresh per call. `hold` parks a stream behind an event recorded on a gate
+ * stream that is not stepped until released; `settle()` steps the harness's streams round-robin, newest
+ * first (so a consumer that forgot to wait would run before its producer and the checker would report
+ * it), skipping closed gates. hs runs {@link describePoolConformance} with it in CI.
+ * @example The suite on the host backend, in a vitest test file
+ * ```ts
+ * import { describePoolConformance, makeHostHarness } from '@hs/pool/test';
+ *
+ * describePoolConformance('HostBackend (manual scheduling, ordering checker on)', makeHostHarness);
+ * ```
  */
 export function makeHostHarness(): PoolConformanceHarness {
   const backend = new HostBackend({ scheduling: 'manual', orderingChecker: true });

@@ -4,8 +4,10 @@ import type { Backend, Device, Stream } from '@hs/streams';
  * What the pool conformance suite needs from a backend beyond the `Backend` contract: a way to hold a
  * stream back and to let the rest of the queued work run. The host backend does it with manual
  * scheduling; a CUDA harness can gate a stream behind a device-side flag.
+ * A harness that cannot hold a stream passes `holdUnavailable` to {@link describePoolConformance}.
  */
 export interface PoolConformanceHarness {
+  /** Backend under test: the suite's pools, events and scratch memory are made on it. */
   readonly backend: Backend;
   /** CUDA device the suite's streams, events and cudaDevice pools use. */
   readonly device: Device;
@@ -15,7 +17,7 @@ export interface PoolConformanceHarness {
   hold(stream: Stream): () => void;
   /** Resolves once all queued work that is not held has completed. */
   settle(): Promise<void>;
-  /** Ordering-checker violations seen so far (0 where the backend has no checker). */
+  /** Ordering-checker violations seen so far (0 where the backend has no checker); the suite expects 0. */
   orderingViolations(): number;
   /** Releases the backend. */
   dispose(): void;

@@ -1,23 +1,81 @@
+// Over 500 lines: one suite of the whole TensorPool stream contract; its tests share the per-test harness and helpers.
 import { Device, ErrorCode, MemoryKind, unwrap, type DeviceMemory, type MemoryRange, type Result, type Stream } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TensorPool, type TensorPoolSpec } from '../../src/index.js';
+import { TensorPool, type TensorPoolSpec } from '@hs/pool';
 import { countingBackend } from './counting-backend.js';
 import type { PoolConformanceHarness } from './pool-harness.js';
 
 const code = <T>(r: Result<T>): ErrorCode | undefined => (r.ok ? undefined : r.error.code);
 
-/** Where a harness cannot do everything the suite asks. */
+/** What a harness cannot do, for {@link describePoolConformance}. */
 export interface PoolConformanceOptions {
-  /** Why `harness.hold` cannot be used here (the test that needs it is skipped with this reason). */
+  /**
+   * Why `harness.hold` cannot be used here. The one test that needs it (fan-out to three consumers) is
+   * then skipped, and the suite logs this reason once.
+   */
   readonly holdUnavailable?: string;
 }
 
 /**
- * The pool's stream contract as a reusable suite. Tests use only the `Backend` interface (memset,
- * memcpy, copies, events) plus the harness's `hold`/`settle`, so the same cases run on the host
- * backend and on the CUDA backend. `makeHarness` is called once per test; the suite disposes it.
- * Spec: "Two stream roles order every device tensor", "Pool mechanics: bounded by construction".
+ * Registers `TensorPool`'s stream contract as a vitest suite named `TensorPool conformance: <name>`. The
+ * tests use only the `Backend` interface (fills, copies, events) plus the harness's `hold`/`settle`, so
+ * the same cases run on the host backend, on the CUDA backend and on a backend of your own.
+ *
+ * Most tests materialize `cudaDevice` pools of a few 256-byte slots on `harness.device`. They check: a
+ * consumer that waits on the readiness event sees what the producer stream wrote, with no ordering
+ * violation; `commit` records readiness and `emit` publishes a read-only tensor (a second commit, write
+ * or emit is `InvalidState`); a fanned-out slot recycles only after every consumer released it and the
+ * held consumer's reads completed; a read lease keeps a slot even with no release stream; the 9th
+ * distinct release stream at the default cap is `ResourceExhausted` (duplicates are free); a pool with
+ * every slot in use answers `ResourceExhausted` at once and counts it; writes only on the producer
+ * stream (`NotSupported` otherwise); `mutableData()` on a received tensor is `PermissionDenied`; a loan
+ * or guard dropped early returns its slot; a materialization failing at any backend call (allocation or
+ * event creation) returns that call's error and leaves nothing allocated; every event and the backing
+ * exist before the first frame and no more are created while running; one tensor object per slot is
+ * reused across frames; a request that breaks the declared spec is `InvalidArgument` and keeps the slot,
+ * a zero `maxRank` or `slotByteSpan` refuses every request, and a bad spec is `InvalidArgument` before
+ * anything is allocated; slots sit at aligned strides in one backing allocation; a `pinnedHost` pool
+ * with a host writer (`write(null)`) is still released by CUDA consumers. Sizes are bytes. Spec: "Two
+ * stream roles order every device tensor", "Pool mechanics: bounded by construction"
+ * (holoscan-5.0-tensors-in-depth).
+ *
+ * @param name - Names the harness in the suite's title.
+ * @param makeHarness - Called before every test for a fresh harness; the suite disposes it after the test.
+ * @param options - What the harness cannot do.
+ * @example A backend of your own that cannot hold a stream back, in a vitest test file
+ * ```ts
+ * // my-backend.pool-conformance.test.ts, run with `vitest run` (makeHostHarness is a harness that can hold)
+ * import { unwrap, type Device, type Stream } from '@hs/streams';
+ * import { describePoolConformance, type PoolConformanceHarness } from '@hs/pool/test';
+ * import { MyBackend } from '../src/my-backend.js';
+ *
+ * const cannotHold = 'MyBackend has no way to hold a stream back';
+ * function makeHarness(): PoolConformanceHarness {
+ *   const backend = new MyBackend();
+ *   const device = backend.devices[0] as Device;
+ *   const streams: Stream[] = [];
+ *   return {
+ *     backend,
+ *     device,
+ *     createStream(label) {
+ *       const stream = unwrap(backend.createStream(device, { label }));
+ *       streams.push(stream);
+ *       return stream;
+ *     },
+ *     hold() {
+ *       throw new Error(cannotHold);
+ *     },
+ *     async settle() {
+ *       for (const stream of streams) unwrap(await backend.synchronizeStream(stream));
+ *     },
+ *     orderingViolations: () => 0,
+ *     dispose: () => backend.dispose(),
+ *   };
+ * }
+ *
+ * describePoolConformance('MyBackend', makeHarness, { holdUnavailable: cannotHold });
+ * ```
  */
 export function describePoolConformance(name: string, makeHarness: () => PoolConformanceHarness, options: PoolConformanceOptions = {}): void {
   const holdUnavailable = options.holdUnavailable;

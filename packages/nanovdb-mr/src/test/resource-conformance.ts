@@ -1,16 +1,24 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, unwrap, type Backend, type Device, type Stream } from '@hs/streams';
-import { StatisticsResource, isAsyncResource, type AsyncResource, type MemoryBlock, type SyncResource } from '../../src/index.js';
+import { StatisticsResource, isAsyncResource, type AsyncResource, type MemoryBlock, type SyncResource } from '@hs/nanovdb-mr';
 
-/** What one conformance run needs: a backend, a CUDA device of it for streams, and the resource under test. */
+/**
+ * What one run of {@link describeResourceConformance} needs: a backend, a CUDA device of it for the
+ * suite's streams, and the resource under test. Made fresh for every test by the suite's `makeFixture`.
+ */
 export interface ResourceFixture {
+  /** Backend the resource's memory comes from; the suite disposes it after the test. */
   readonly backend: Backend;
-  /** A CUDA device of `backend` (streams are created on it). */
+  /** A CUDA device of `backend`: the suite creates three streams on it (for the stream-ordered tier). */
   readonly device: Device;
+  /** The resource under test: any `SyncResource`; the stream-ordered cases run when it is an `AsyncResource`. */
   readonly resource: SyncResource;
-  /** Largest single request the resource can satisfy (an arena's capacity); default 1 GiB. */
+  /**
+   * Largest single request in bytes the resource can satisfy (an arena's capacity, say); default 1 GiB.
+   * The size ladder stops at it, and the seeded random walk keeps every request below `min(maxBytes, 64 KiB)`.
+   */
   readonly maxBytes?: number;
-  /** Releases what the fixture made besides the backend (the suite disposes the backend). */
+  /** Releases what the fixture made besides the backend, after the suite's accounting checks. */
   readonly dispose?: () => void;
 }
 
@@ -41,11 +49,41 @@ function addressOf(block: MemoryBlock): bigint {
 }
 
 /**
- * The resource contract as a reusable suite (RMM's matrix): 0 bytes; 4 B to 1 GiB, aligned; an
- * impossible size fails with OutOfMemory and allocates nothing; two live allocations differ; random
- * mixed allocate/free from a seeded generator; several streams (async resources); and balanced
- * accounting at the end of every case (the resource is observed through a StatisticsResource). It uses
- * only the resource and Backend interfaces, so the CUDA backend runs it unchanged.
+ * Registers the memory-resource contract as a vitest suite named `resource conformance: <name>`: RMM's
+ * test matrix, run through the `SyncResource` / `AsyncResource` interfaces only, so hs's resources, a
+ * native table opened with `NativeResource`, and a plain JS object of your own all run it unchanged.
+ *
+ * The resource is observed through a `StatisticsResource`. The tests check: 0 bytes allocates (a `null`
+ * block) and deallocates; sizes 4 B to 1 GiB (up to `maxBytes`), one block at a time, come back with the
+ * requested `byteLength` at an address aligned to 256 bytes; an impossible size (2^50 bytes) fails with
+ * `OutOfMemory` and allocates nothing; bad sizes (negative, fractional) and alignments (0, not a power
+ * of two) fail with `InvalidArgument` and allocate nothing; two live blocks do not overlap; 300 seeded
+ * random allocate/free steps (alignments 1 B to 4 KiB) keep every live block aligned and disjoint; a
+ * block returned with the wrong size or alignment is refused with `InvalidArgument` and stays live; the
+ * statistics adaptor keeps the resource's tier. When the resource is an `AsyncResource`, the 0-byte,
+ * size-ladder, impossible-size and random cases also go through `allocateAsync`/`deallocateAsync` on the
+ * suite's three streams, and blocks allocated on one stream are freed on another after an event wait.
+ * After every test the streams are synchronized and the bytes and allocations outstanding must be 0.
+ * With `HS_GPU_SANITIZER=1` in the environment the impossible-size test is skipped (compute-sanitizer
+ * reports the intended CUDA allocation failure). Spec: "Resource (allocator): two tiers"
+ * (nanovdb-memory-resources).
+ *
+ * @param name - Names the resource in the suite's title.
+ * @param makeFixture - Called before every test for a fresh fixture; the suite disposes it after the test.
+ * @example A first-fit resource of your own over host-backend memory, in a vitest test file
+ * ```ts
+ * // first-fit-resource.conformance.test.ts, run with `vitest run`
+ * import { Device, HostBackend } from '@hs/streams';
+ * import { describeResourceConformance } from '@hs/nanovdb-mr/test';
+ * import { FirstFitResource } from '../src/first-fit-resource.js';
+ *
+ * const ARENA = 64 * 1024 * 1024; // bytes
+ * describeResourceConformance('FirstFitResource', () => {
+ *   const backend = new HostBackend();
+ *   const resource = new FirstFitResource(backend, ARENA);
+ *   return { backend, device: Device.cuda(0), resource, maxBytes: ARENA, dispose: () => resource.dispose() };
+ * });
+ * ```
  */
 export function describeResourceConformance(name: string, makeFixture: () => ResourceFixture): void {
   describe(`resource conformance: ${name}`, () => {

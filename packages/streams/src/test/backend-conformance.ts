@@ -1,3 +1,4 @@
+// Over 500 lines: one suite of the whole Backend contract; its groups share the per-test backend and helpers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   Device,
@@ -11,26 +12,61 @@ import {
   type MemoryRange,
   type Result,
   type Stream,
-} from '../../src/index.js';
+} from '@hs/streams';
 
-/** Options for `describeBackendConformance`. */
-export interface ConformanceOptions {
+/** Options for {@link describeBackendConformance}. */
+export interface BackendConformanceOptions {
   /**
-   * Whether `launchKernel` runs the launch's `host` implementation (true for the host backend). A backend
-   * that looks kernels up in a native registry passes false; the kernel tests are then skipped.
+   * Whether `launchKernel` runs the launch's `host` implementation, or finds `hs.test.addScalar`,
+   * `hs.test.shape` and `hs.test.fill` in its kernel registry (default true, as on the host backend). A
+   * backend that has neither passes false; the suite's `kernels` group is then skipped.
    */
   readonly hostKernels?: boolean;
 }
 
 /**
- * The Backend contract as a reusable suite: every test uses only the `Backend` interface and holds under
- * any interleaving of streams, so it runs unchanged against the host backend and the CUDA backend.
- * `makeBackend` is called once per test; the suite disposes what it gets.
+ * Registers the `Backend` contract as a vitest suite named `Backend conformance: <name>`. Its tests use
+ * only the `Backend` interface and hold under any interleaving of streams, so they run unchanged on the
+ * host backend, the CUDA backend and a backend (or backend wrapper) of your own.
+ *
+ * What it checks, by group: devices and streams (`name` is `host` or `cuda`, every device is a CUDA
+ * device, streams get distinct ids and the given label, work queued before a stream was destroyed still
+ * runs); stream order (host functions, copies and fills run in enqueue order and never inside the
+ * enqueue call, overlapping copies behave like memmove); events (a never-recorded event counts as
+ * complete, re-recording moves the capture, one `queryEvents` call answers for many); cross-stream waits
+ * (a wait keeps the capture taken when it was enqueued); host functions; kernels (see
+ * {@link BackendConformanceOptions.hostKernels}); memory (every memory kind allocated at its alignment,
+ * default 256 bytes, without overlap; host views of host-accessible kinds only); validation; dispose.
+ * Failures must be values with the code the contract names: `InvalidArgument` for bad sizes,
+ * alignments, kinds, ranges outside their allocation, mismatched copy lengths, fill values outside
+ * 0..255, streams or events on the cpu device and handles of another backend instance; `InvalidState`
+ * for destroyed streams and events, freed memory and a disposed backend; `NotSupported` for device work
+ * on pageable host memory and host views of `cudaDevice` memory. Arguments of the wrong JS type must
+ * throw an `HsError`. Error details are compared word for word, so every backend explains a failure in
+ * the same words and checks arguments in the same order.
+ *
+ * The backend's first device is the one used (a second one, when present, for the cross-device event
+ * check). Sizes and offsets are bytes. With `HS_GPU_SANITIZER=1` in the environment the kernel test
+ * that launches the host-staged `hs.test.shape` is skipped (compute-sanitizer runs blocking host
+ * functions queued). Spec: "Two stream roles order every device tensor" (holoscan-5.0-tensors-in-depth).
+ *
+ * @param name - Names the backend in the suite's title.
+ * @param makeBackend - Called before every test for a fresh backend; the suite disposes it after the test.
+ * @param options - What the backend cannot do.
+ * @example A backend wrapper of your own, in a vitest test file
+ * ```ts
+ * // tracing-backend.conformance.test.ts, run with `vitest run`
+ * import { HostBackend } from '@hs/streams';
+ * import { describeBackendConformance } from '@hs/streams/test';
+ * import { TracingBackend } from '../src/tracing-backend.js';
+ *
+ * describeBackendConformance('TracingBackend(HostBackend)', () => new TracingBackend(new HostBackend()));
+ * ```
  */
 export function describeBackendConformance(
   name: string,
   makeBackend: () => Backend,
-  options: ConformanceOptions = {},
+  options: BackendConformanceOptions = {},
 ): void {
   const hostKernels = options.hostKernels ?? true;
 
