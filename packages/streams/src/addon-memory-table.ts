@@ -1,4 +1,5 @@
-import type { CudaNativeBinding, OpenedMemoryResource } from '@hs/cuda-native';
+import type { OpenedMemoryResource } from '@hs/cuda-native';
+import type { LoadedCudaAddon } from './cuda/load-cuda-binding.js';
 import type { Backend, DeviceMemory, Stream } from './backend.js';
 import type { NativeMemoryTable } from './backend-capabilities.js';
 import { Device } from './device.js';
@@ -12,21 +13,6 @@ const KIND_OF_DEVICE_TYPE: ReadonlyMap<number, MemoryKind> = new Map([
   [2, MemoryKind.CudaDevice],
   [13, MemoryKind.CudaManaged],
 ]);
-
-/** `ResourceStatus` of `@hs/cuda-native` (kept here as numbers: the addon package is optional at run time). */
-const Status = {
-  Ok: 0,
-  OutOfMemory: 1,
-  InvalidArgument: 2,
-  NotSupported: 3,
-  Misaligned: -1,
-  NullPointer: -2,
-  Destroyed: -3,
-  NoStreamEntryPoints: -4,
-  GiveBackFailed: -5,
-  BadArguments: -6,
-  UnknownStatus: -7,
-} as const;
 
 /** What the table keeps per live block: the native pointer and, for host-accessible memory, its host view's buffer. */
 interface LiveBlock {
@@ -47,21 +33,21 @@ export class AddonMemoryTable implements NativeMemoryTable {
   readonly device: Device;
   readonly name: string;
   readonly streamOrdered: boolean;
-  readonly #binding: CudaNativeBinding;
+  readonly #binding: LoadedCudaAddon['binding'];
+  /** `ResourceStatus` of `@hs/cuda-native`. */
+  readonly #status: LoadedCudaAddon['resourceStatus'];
   readonly #backend: Backend;
   readonly #opened: OpenedMemoryResource;
   readonly #nativeStreamOf: NativeStreamOf;
-  /** The addon's external the table came in; kept reachable while the table may be called (its `user` state may depend on it). */
-  readonly #table: unknown;
   readonly #live = new Map<DeviceMemory, LiveBlock>();
   /** Receives the address of each allocation (no allocation per call). */
   readonly #out = new BigUint64Array(1);
   #closed = false;
 
-  private constructor(binding: CudaNativeBinding, backend: Backend, table: unknown, opened: OpenedMemoryResource, kind: MemoryKind, device: Device, nativeStreamOf: NativeStreamOf) {
-    this.#binding = binding;
+  private constructor(addon: LoadedCudaAddon, backend: Backend, opened: OpenedMemoryResource, kind: MemoryKind, device: Device, nativeStreamOf: NativeStreamOf) {
+    this.#binding = addon.binding;
+    this.#status = addon.resourceStatus;
     this.#backend = backend;
-    this.#table = table;
     this.#opened = opened;
     this.kind = kind;
     this.device = device;
@@ -71,7 +57,8 @@ export class AddonMemoryTable implements NativeMemoryTable {
   }
 
   /** Validates `table` through the addon and checks that `backend` can adopt its memory (else destroys it). Errors as `Backend.openNativeMemoryTable`. */
-  static open(binding: CudaNativeBinding, backend: Backend, table: unknown, nativeStreamOf: NativeStreamOf): Result<AddonMemoryTable> {
+  static open(addon: LoadedCudaAddon, backend: Backend, table: unknown, nativeStreamOf: NativeStreamOf): Result<AddonMemoryTable> {
+    const binding = addon.binding;
     let opened: OpenedMemoryResource;
     try {
       opened = binding.memoryResourceOpen(table);
@@ -85,16 +72,11 @@ export class AddonMemoryTable implements NativeMemoryTable {
       binding.memoryResourceClose(opened.resource);
       return unsuitable;
     }
-    return ok(new AddonMemoryTable(binding, backend, table, opened, kind, device, nativeStreamOf));
+    return ok(new AddonMemoryTable(addon, backend, opened, kind, device, nativeStreamOf));
   }
 
   get liveBlocks(): number {
     return this.#live.size;
-  }
-
-  /** The external the table came in (kept reachable while the table may be called). */
-  get table(): unknown {
-    return this.#table;
   }
 
   owns(memory: DeviceMemory): boolean {
@@ -171,7 +153,7 @@ export class AddonMemoryTable implements NativeMemoryTable {
    * the pointer goes back through the matching deallocate (`stream` non-null: the stream-ordered one).
    */
   private adopt(status: number, bytes: number, alignment: number, label: string, stream: bigint | null): Result<DeviceMemory> {
-    if (status !== Status.Ok) return this.statusResult(status, bytes, alignment) as Err;
+    if (status !== this.#status.Ok) return this.statusResult(status, bytes, alignment) as Err;
     const address = this.#out[0] as bigint;
     let buffer: ArrayBuffer | null = null;
     let adopted: Result<DeviceMemory>;
@@ -197,24 +179,24 @@ export class AddonMemoryTable implements NativeMemoryTable {
 
   /** OK_VOID for status 0, else the typed error naming what the table did. */
   private statusResult(status: number, bytes?: number, alignment?: number): Result<void> {
-    if (status === Status.Ok) return OK_VOID;
+    if (status === this.#status.Ok) return OK_VOID;
     const request = bytes === undefined ? '' : ` for ${bytes} bytes aligned to ${String(alignment)}`;
     const what = `the native table ${this.#binding.memoryResourceStatusName(status)} (status ${status})${request}`;
     switch (status) {
-      case Status.OutOfMemory:
+      case this.#status.OutOfMemory:
         return err(ErrorCode.OutOfMemory, `${what}; nothing was allocated`);
-      case Status.InvalidArgument:
-      case Status.BadArguments:
+      case this.#status.InvalidArgument:
+      case this.#status.BadArguments:
         return err(ErrorCode.InvalidArgument, what);
-      case Status.NotSupported:
-      case Status.NoStreamEntryPoints:
+      case this.#status.NotSupported:
+      case this.#status.NoStreamEntryPoints:
         return err(ErrorCode.NotSupported, what);
-      case Status.Destroyed:
+      case this.#status.Destroyed:
         return err(ErrorCode.InvalidState, what);
-      case Status.Misaligned:
-      case Status.NullPointer:
-      case Status.GiveBackFailed:
-      case Status.UnknownStatus:
+      case this.#status.Misaligned:
+      case this.#status.NullPointer:
+      case this.#status.GiveBackFailed:
+      case this.#status.UnknownStatus:
         return err(ErrorCode.ProtocolError, `${what}; the addon's allocator breaks the hs_memory_resource_v1 contract`);
       default:
         return err(ErrorCode.DeviceError, what);

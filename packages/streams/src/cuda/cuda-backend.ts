@@ -1,4 +1,3 @@
-import type { CudaNativeBinding } from '@hs/cuda-native';
 import type {
   AllocationRequest,
   Backend,
@@ -34,7 +33,7 @@ import { CudaNativeTensors, type NativeTensorSource } from './cuda-native-tensor
 import { CudaStreamMemoryOps } from './cuda-stream-memory-ops.js';
 import { CudaStreamTable } from './cuda-stream-table.js';
 import { HostCallRegistry } from './host-call-registry.js';
-import { loadCudaBinding } from './load-cuda-binding.js';
+import { loadCudaBinding, type LoadedCudaAddon } from './load-cuda-binding.js';
 
 /** Options for `CudaBackend.create`. */
 export interface CudaBackendOptions {
@@ -91,7 +90,7 @@ export class CudaBackend implements Backend, Disposable {
   readonly streamMemoryOps: StreamMemoryOperations | undefined;
   /** CUDA IPC handles of memory and events (`cudaIpc*Handle`). */
   readonly ipc: IpcHandleOperations;
-  private readonly cuda: CudaNativeBinding;
+  private readonly addon: LoadedCudaAddon;
   private readonly streams: CudaStreamTable;
   private readonly memory: CudaMemoryTable;
   private readonly host: CudaHostFunctions;
@@ -100,9 +99,10 @@ export class CudaBackend implements Backend, Disposable {
   private readonly nativeTensors: CudaNativeTensors;
   private disposed = false;
 
-  private constructor(cuda: CudaNativeBinding, deviceCount: number, options: CudaBackendOptions) {
-    this.cuda = cuda;
-    this.devices = Object.freeze(Array.from({ length: deviceCount }, (_, i) => Device.cuda(i)));
+  private constructor(addon: LoadedCudaAddon, options: CudaBackendOptions) {
+    const cuda = addon.binding;
+    this.addon = addon;
+    this.devices = Object.freeze(Array.from({ length: addon.runtime.deviceCount }, (_, i) => Device.cuda(i)));
     const errors = new CudaErrors(cuda);
     const isDisposed = (): boolean => this.disposed;
     const blocking = (options.hostFunctions ?? process.env['HS_CUDA_HOST_FUNCTIONS'] ?? 'blocking') !== 'queued';
@@ -139,7 +139,7 @@ export class CudaBackend implements Backend, Disposable {
     const load = loadCudaBinding();
     if (!load.ok) return load;
     try {
-      return ok(new CudaBackend(load.value.binding, load.value.runtime.deviceCount, options));
+      return ok(new CudaBackend(load.value, options));
     } catch (cause) {
       return err(ErrorCode.DeviceError, `CudaBackend: CUDA refused to set up the devices (${(cause as Error).message})`, cause);
     }
@@ -427,7 +427,7 @@ export class CudaBackend implements Backend, Disposable {
   openNativeMemoryTable(table: unknown): Result<NativeMemoryTable> {
     const problem = disposedProblem(this.disposed, 'openNativeMemoryTable');
     if (problem !== null) return problem;
-    return AddonMemoryTable.open(this.cuda, this, table, (stream) => streamProblem(this, stream, 'the native table') ?? ok((stream as CudaStream).handle));
+    return AddonMemoryTable.open(this.addon, this, table, (stream) => streamProblem(this, stream, 'the native table') ?? ok((stream as CudaStream).handle));
   }
 
   /** The native `cudaStream_t` of a stream of this backend (for tests and interop through `@hs/cuda-native`). */

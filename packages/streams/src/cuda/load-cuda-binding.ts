@@ -1,11 +1,11 @@
-import type { CudaNativeBinding, CudaNativeLoad } from '@hs/cuda-native';
+import type { CudaNativeBinding, CudaNativeLoad, ResourceStatus } from '@hs/cuda-native';
 import { createRequire } from 'node:module';
 import { ErrorCode, err, ok, type Result } from '../errors.js';
 
-/** `loadCudaNative()`'s answer when the addon loaded. */
-export type LoadedCudaAddon = CudaNativeLoad & { ok: true };
+/** `loadCudaNative()`'s answer when the addon loaded, with the package's status codes of native resource tables. */
+export type LoadedCudaAddon = CudaNativeLoad & { readonly ok: true; readonly resourceStatus: typeof ResourceStatus };
 
-let addon: CudaNativeLoad | undefined;
+let addon: LoadedCudaAddon | (CudaNativeLoad & { ok: false }) | undefined;
 let backend: Result<LoadedCudaAddon> | undefined;
 
 /**
@@ -13,11 +13,12 @@ let backend: Result<LoadedCudaAddon> | undefined;
  * package) and returns its load answer: the addon, or why it is unavailable and what to do. Never throws.
  * This is the only place hs loads the CUDA package.
  */
-export function loadCudaAddon(): CudaNativeLoad {
+export function loadCudaAddon(): LoadedCudaAddon | (CudaNativeLoad & { ok: false }) {
   if (addon !== undefined) return addon;
   try {
-    const native = createRequire(import.meta.url)('@hs/cuda-native') as { loadCudaNative: () => CudaNativeLoad };
-    addon = native.loadCudaNative();
+    const native = createRequire(import.meta.url)('@hs/cuda-native') as { loadCudaNative: () => CudaNativeLoad; ResourceStatus: typeof ResourceStatus };
+    const load = native.loadCudaNative();
+    addon = load.ok ? { ...load, resourceStatus: native.ResourceStatus } : load;
   } catch (cause) {
     addon = { ok: false, reason: `the optional package @hs/cuda-native could not be loaded (${(cause as Error).message}); install it or use the host backend` };
   }

@@ -273,7 +273,7 @@ export class HostBackend implements Backend, Disposable {
     if (problem !== null) return problem;
     const addon = loadCudaAddon();
     if (!addon.ok) return err(ErrorCode.NotSupported, `openNativeMemoryTable: native tables are called through the @hs/cuda-native addon, which is unavailable: ${addon.reason}`);
-    return AddonMemoryTable.open(addon.binding, this, table, null);
+    return AddonMemoryTable.open(addon, this, table, null);
   }
 
   /**
