@@ -28,13 +28,13 @@ export {
   TensorByteSpanExpression,
   tensorByteSpan,
   parameterContiguousByteSpan,
-  inputMaxByteSpan,
   parameterProjectedByteSpan,
 } from './byte-span/byte-span-expression.js';
+export { inputMaxByteSpan } from './byte-span/input-max-byte-span.js';
 export type { ByteSpanNode, ByteSpanOperation, ByteSpanOperand } from './byte-span/byte-span-expression.js';
 export { ByteSpanProjector } from './byte-span/byte-span-projector.js';
 export type { ByteSpanProjectorFunction } from './byte-span/byte-span-projector.js';
-export type { PortRateSource } from './compile/resolve-rates.js';
+export type { PortRateSource } from './plan/record-sources.js';
 export type { ExecutionContext, PortRateView } from './execution-context.js';
 export { evaluateRateGeneration, generationZeroRates } from './plan/rate-generation.js';
 export type { RateGeneration, RejectedRateGeneration, RateGenerationSnapshot, RateParameterValue } from './plan/rate-generation.js';
@@ -44,7 +44,7 @@ export { compile } from './compile/compile.js';
 export type { CompileOptions, ComputeStreamPolicy, DeploymentBinding, PlanOptions } from './compile/compile-options.js';
 export { CompileError, DiagnosticCode } from './compile/diagnostics.js';
 export type { Diagnostic, DiagnosticSeverity, DiagnosticSubject } from './compile/diagnostics.js';
-export type { QueueDepthSource } from './compile/queue-depths.js';
+export type { QueueDepthSource } from './plan/record-sources.js';
 export type { ExecutionPlan, ExecutionPlanRecords } from './plan/execution-plan.js';
 export type { JsonValue } from './plan/plan-json.js';
 export type {

@@ -218,6 +218,21 @@ describe('parameter-derived byte spans', () => {
     graph.addFlow(pass as unknown as OutputPort, input as unknown as InputPort);
     expect(compileFailure(graph).errors.map((d) => [d.code, d.message.includes('unbounded')])).toEqual([[DiagnosticCode.TensorByteSpanInputUnbounded, true]]);
   });
+
+  it('takes only a real InputPort in inputMaxByteSpan, not a look-alike', () => {
+    let input: InputPort | null = null;
+    let output: OutputPort | null = null;
+    derivedGraph((_, spec) => {
+      input = spec.input('in', undefined, { optional: true });
+      output = spec.output('side');
+      return tensorByteSpan(16);
+    });
+    expect(inputMaxByteSpan(input!).node).toEqual({ kind: 'inputMax', input });
+    const lookAlike = { operator: (input as unknown as InputPort).operator, name: 'in', key: 'derive.in' } as unknown as InputPort;
+    for (const wrong of [lookAlike, output as unknown as InputPort]) {
+      expect(() => inputMaxByteSpan(wrong)).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringContaining('takes an InputPort') }));
+    }
+  });
 });
 
 describe('parameter byte-span projectors', () => {

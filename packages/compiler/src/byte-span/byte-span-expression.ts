@@ -1,5 +1,5 @@
 import { ErrorCode, HsError } from '@hs/streams';
-import { InputPort } from '../authoring/ports.js';
+import type { InputPort } from '../authoring/ports.js';
 import { ParamRef } from '../params/bound-params.js';
 import { ByteSpanProjector } from './byte-span-projector.js';
 
@@ -110,17 +110,6 @@ export function tensorByteSpan(bytes: number | bigint): TensorByteSpanExpression
 export function parameterContiguousByteSpan(ref: ParamRef<readonly number[]>): TensorByteSpanExpression {
   if (!(ref instanceof ParamRef)) throw new HsError(ErrorCode.InvalidArgument, 'parameterContiguousByteSpan(ref) takes params.ref(field) of a shapeParam field');
   return new TensorByteSpanExpression({ kind: 'parameterContiguous', ref });
-}
-
-/**
- * The proven finite byte bound of the one producer connected to `input` (a runtime pool or bounded
- * tensor declaration). Disconnected, fan-in and unbounded inputs are rejected by `compile()`
- * (`TENSOR_BYTE_SPAN_INPUT_UNBOUNDED`).
- * @throws HsError `InvalidArgument` when `input` is not an `InputPort`.
- */
-export function inputMaxByteSpan(input: InputPort): TensorByteSpanExpression {
-  if (!(input instanceof InputPort)) throw new HsError(ErrorCode.InvalidArgument, 'inputMaxByteSpan(input) takes an InputPort of the same operator');
-  return new TensorByteSpanExpression({ kind: 'inputMax', input });
 }
 
 /**

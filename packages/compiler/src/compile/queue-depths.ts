@@ -1,13 +1,11 @@
 import type { AccumulationHorizonRecord, HardFloorContributor, QueueSizingRecipe } from '../plan/plan-records.js';
+import type { QueueDepthSource } from '../plan/record-sources.js';
 import type { RateRatio } from '../rates/rate.js';
 import { type Rational, ceilRational, formatRational, multiplyRational, reciprocal } from '../rates/rational.js';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { GraphIndex, IndexedEdge } from './graph-index.js';
 import { composeHardFloor, hardFloorContributors } from './hard-floor.js';
 import type { RateResolution, RateTerm, ResolvedRate } from './resolve-rates.js';
-
-/** Where an edge's queue depth came from: given to `addFlow()`, rate-and-contract sizing, or `defaultQueueDepth`. */
-export type QueueDepthSource = 'explicit' | 'automatic' | 'default';
 
 /** An edge's resolved queue depth. */
 export interface ResolvedQueueDepth {

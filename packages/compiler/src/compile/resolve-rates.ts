@@ -3,13 +3,11 @@ import type { TemporalContract } from '../authoring/operator-spec.js';
 import type { InputPort, OutputPort } from '../authoring/ports.js';
 import { maxAdmittedRate, type RateDomain } from '../params/param-field.js';
 import type { ParamRef } from '../params/bound-params.js';
+import type { PortRateSource } from '../plan/record-sources.js';
 import { Rate } from '../rates/rate.js';
 import { type Rational, multiplyRational, rational } from '../rates/rational.js';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { GraphIndex } from './graph-index.js';
-
-/** Where a port's rate comes from. */
-export type PortRateSource = 'nominal' | 'parameter' | 'follows' | 'upstream' | 'expected' | 'none';
 
 /**
  * A port's rate as `factor` (Hz), or `parameter value × factor` when a runtime-mutable rate parameter

@@ -22,55 +22,11 @@ import type {
 import { renderPlanText } from './plan-text.js';
 import { renderPlanDot, renderPlanMermaid } from './plan-graph-rendering.js';
 
-/** The records an `ExecutionPlan` is built from. */
-export interface ExecutionPlanRecords {
-  /** Graph name. */
-  readonly name: string;
-  /** Compile options with defaults applied. */
-  readonly options: PlanOptions;
-  /** Operators in topological order (ties by name). */
-  readonly operators: readonly PlanOperator[];
-  /** Edges by producer, then consumer, then id. */
-  readonly edges: readonly PlanEdge[];
-  /** Execution partitions, split at forks and joins. */
-  readonly partitions: readonly PlanPartition[];
-  /** Planned compute streams. */
-  readonly streams: readonly PlanStream[];
-  /** Tensor allocation records (pools). */
-  readonly pools: readonly TensorAllocationRecord[];
-  /** External-topic endpoints. */
-  readonly topics: readonly TopicEndpointRecord[];
-  /** Bound parameters per operator. */
-  readonly params: readonly PlanParams[];
-  /** Resolved port rates. */
-  readonly portRates: readonly PortRateRecord[];
-  /** Byte-span derivations of derived outputs. */
-  readonly byteSpanDerivations: readonly ByteSpanDerivationRecord[];
-  /** Accumulation horizons of edges. */
-  readonly accumulationHorizons: readonly AccumulationHorizonRecord[];
-  /** Hard-floor contributors, per edge. */
-  readonly hardFloorContributors: readonly HardFloorContributor[];
-  /** One queue-sizing recipe per edge. */
-  readonly queueSizingRecipes: readonly QueueSizingRecipe[];
-  /** Per pool: per-slot bytes joined with logical entries. */
-  readonly poolCapacityDependencies: readonly PoolCapacityDependency[];
-  /** Per pool: the provider reservation. */
-  readonly providerAllocationPlans: readonly ProviderAllocationPlan[];
-  /** Fusion evidence of proven linear-chain edges. */
-  readonly fusedEdges: readonly FusedEdgeRecord[];
-  /** Warnings of the compile. */
-  readonly diagnostics: readonly Diagnostic[];
-}
-
 /**
- * The immutable result of `compile()`: every operator's partition, device and stream, every edge's
- * queue depth, every pool's geometry, as concrete records the runtime consumes without re-deriving
- * anything. All data is deeply frozen (operator instances, devices and dtypes are shared, not frozen).
- *
- * Orders: operators and partitions topologically (ties by name); edges by producer, then consumer,
- * then id; streams in partition order (`sharedProcessDevice`: by device ordinal); pools in producer order.
+ * The records an `ExecutionPlan` is built from, and the fields every plan carries (the class below
+ * takes them from this interface, so each field is declared and documented once, here).
  */
-export class ExecutionPlan implements ExecutionPlanRecords {
+export interface ExecutionPlanRecords {
   /** Graph name. */
   readonly name: string;
   /** Compile options with defaults applied (the stream policy is frozen here). */
@@ -107,6 +63,50 @@ export class ExecutionPlan implements ExecutionPlanRecords {
   readonly fusedEdges: readonly FusedEdgeRecord[];
   /** Warnings of the successful compile. */
   readonly diagnostics: readonly Diagnostic[];
+}
+
+/** The field names of `ExecutionPlanRecords` in declaration order; `satisfies` keeps the list complete and exact. */
+const RECORD_FIELDS = Object.keys({
+  name: true,
+  options: true,
+  operators: true,
+  edges: true,
+  partitions: true,
+  streams: true,
+  pools: true,
+  topics: true,
+  params: true,
+  portRates: true,
+  byteSpanDerivations: true,
+  accumulationHorizons: true,
+  hardFloorContributors: true,
+  queueSizingRecipes: true,
+  poolCapacityDependencies: true,
+  providerAllocationPlans: true,
+  fusedEdges: true,
+  diagnostics: true,
+} satisfies Record<keyof ExecutionPlanRecords, true>) as readonly (keyof ExecutionPlanRecords)[];
+
+/** The record fields of `source` (and nothing else), as a new plain object. */
+function recordFields(source: ExecutionPlanRecords): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const field of RECORD_FIELDS) fields[field] = source[field];
+  return fields;
+}
+
+// Declaration merging: the class carries the record fields declared (and documented) once above.
+export interface ExecutionPlan extends ExecutionPlanRecords {}
+
+/**
+ * The immutable result of `compile()`: every operator's partition, device and stream, every edge's
+ * queue depth, every pool's geometry, as concrete records the runtime consumes without re-deriving
+ * anything. All data is deeply frozen (operator instances, devices and dtypes are shared, not frozen).
+ * Its record fields are those of `ExecutionPlanRecords`.
+ *
+ * Orders: operators and partitions topologically (ties by name); edges by producer, then consumer,
+ * then id; streams in partition order (`sharedProcessDevice`: by device ordinal); pools in producer order.
+ */
+export class ExecutionPlan {
   readonly #operatorByName: ReadonlyMap<string, PlanOperator>;
   readonly #edgeById: ReadonlyMap<string, PlanEdge>;
   readonly #poolById: ReadonlyMap<string, TensorAllocationRecord>;
@@ -114,25 +114,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
 
   /** @internal Built by `compile()`. */
   constructor(records: ExecutionPlanRecords) {
-    const frozen = deepFreeze({ ...records });
-    this.name = frozen.name;
-    this.options = frozen.options;
-    this.operators = frozen.operators;
-    this.edges = frozen.edges;
-    this.partitions = frozen.partitions;
-    this.streams = frozen.streams;
-    this.pools = frozen.pools;
-    this.topics = frozen.topics;
-    this.params = frozen.params;
-    this.portRates = frozen.portRates;
-    this.byteSpanDerivations = frozen.byteSpanDerivations;
-    this.accumulationHorizons = frozen.accumulationHorizons;
-    this.hardFloorContributors = frozen.hardFloorContributors;
-    this.queueSizingRecipes = frozen.queueSizingRecipes;
-    this.poolCapacityDependencies = frozen.poolCapacityDependencies;
-    this.providerAllocationPlans = frozen.providerAllocationPlans;
-    this.fusedEdges = frozen.fusedEdges;
-    this.diagnostics = frozen.diagnostics;
+    Object.assign(this, recordFields(deepFreeze({ ...records })));
     this.#operatorByName = new Map(this.operators.map((r) => [r.name, r]));
     this.#edgeById = new Map(this.edges.map((r) => [r.id, r]));
     this.#poolById = new Map(this.pools.map((r) => [r.id, r]));
@@ -186,27 +168,7 @@ export class ExecutionPlan implements ExecutionPlanRecords {
    * instances. Inspection output, not a reload format.
    */
   toJSON(): JsonValue {
-    return toCanonicalJson({
-      schema: PLAN_JSON_SCHEMA,
-      name: this.name,
-      options: this.options,
-      operators: this.operators,
-      edges: this.edges,
-      partitions: this.partitions,
-      streams: this.streams,
-      pools: this.pools,
-      topics: this.topics,
-      params: this.params,
-      portRates: this.portRates,
-      byteSpanDerivations: this.byteSpanDerivations,
-      accumulationHorizons: this.accumulationHorizons,
-      hardFloorContributors: this.hardFloorContributors,
-      queueSizingRecipes: this.queueSizingRecipes,
-      poolCapacityDependencies: this.poolCapacityDependencies,
-      providerAllocationPlans: this.providerAllocationPlans,
-      fusedEdges: this.fusedEdges,
-      diagnostics: this.diagnostics,
-    });
+    return toCanonicalJson({ schema: PLAN_JSON_SCHEMA, ...recordFields(this) });
   }
 
   /** The plan as a Graphviz DOT digraph: partitions (clusters) with streams, queue depths, pool sizes, fused edges in bold. */

@@ -3,10 +3,9 @@ import type { DType } from '@hs/tensor';
 import type { Operator } from '../authoring/operator.js';
 import type { EdgeDropPolicy } from '../authoring/graph.js';
 import type { TensorOutputStorage } from '../authoring/tensor-output-spec.js';
-import type { QueueDepthSource } from '../compile/queue-depths.js';
-import type { PortRateSource } from '../compile/resolve-rates.js';
 import type { ParamFieldDomain, ParamMutability } from '../params/param-field.js';
 import type { Rate, RateRatio } from '../rates/rate.js';
+import type { PortRateSource, QueueDepthSource } from './record-sources.js';
 
 /** One end of an edge: operator and port names. */
 export interface PortRef {
