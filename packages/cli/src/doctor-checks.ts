@@ -1,6 +1,6 @@
-import { readdir } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { loadAddon } from '@hs/native-addon';
 import { type Backend, type CudaDeviceProperties, type CudaReport, Device, MemoryKind, cudaReport, selectBackend } from '@hs/streams';
 import { findInAncestors } from './checkout-search.js';
 
@@ -193,20 +193,22 @@ async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
     return { name, status: 'missing', detail: 'not installed here', todo: 'for cross-process topics add @hs/ipc to your project (pnpm add @hs/ipc)' };
   }
   const dir = dirname(manifest);
-  const build = join(dir, 'build');
-  const addons = (await readdir(build).catch(() => [] as string[])).filter((file) => file.endsWith('.node')).sort();
   const buildCommand = 'pnpm --filter @hs/ipc run build:addon';
-  if (addons.length === 0) {
-    return { name, status: 'missing', detail: `found at ${dir}, native addon not built (no ${join(build, '*.node')})`, todo: `install cmake and a C++ compiler, then: ${buildCommand}` };
+  const native = loadAddon<{ watchDoorbell?: unknown }>({
+    name: '@hs/ipc addon',
+    packageRoot: dir,
+    file: join('build', 'hs_ipc.node'),
+    buildCommand,
+    buildRequires: 'cmake and a C++ compiler',
+  });
+  if (!native.ok) {
+    const built = existsSync(join(dir, 'build', 'hs_ipc.node'));
+    return built
+      ? { name, status: 'failed', detail: `found at ${dir}: ${native.reason}`, todo: `rebuild it: ${buildCommand}` }
+      : { name, status: 'missing', detail: `found at ${dir}: ${native.reason}`, todo: `install cmake and a C++ compiler, then: ${buildCommand}` };
   }
-  const addon = join(build, addons[0] as string);
-  let exports: { watchDoorbell?: unknown };
-  try {
-    exports = createRequire(import.meta.url)(addon) as { watchDoorbell?: unknown };
-  } catch (thrown) {
-    const reason = thrown instanceof Error ? thrown.message.split('\n')[0] : String(thrown);
-    return { name, status: 'failed', detail: `native addon ${addon} failed to load (${reason})`, todo: `rebuild it: ${buildCommand}` };
-  }
+  const addon = native.path;
+  const exports = native.addon;
   // Without doorbells host topics still work, with descriptors over the socket instead of the mailbox rings.
   const mailboxes =
     typeof exports.watchDoorbell === 'function'

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,8 +69,27 @@ describe('hs doctor', () => {
     });
     const here = await report({ HS_BACKEND: 'host' });
     const ipc = here.checks.find((c) => c.name === '@hs/ipc')?.detail;
-    expect(ipc).toMatch(/native addon (loaded from|not built)/);
+    expect(ipc).toMatch(/native addon loaded from|addon is not built/);
     if (ipc?.startsWith('native addon loaded')) expect(ipc).toMatch(/; topic mailboxes (available|unavailable \(built without libuv)/);
+  });
+
+  it('reports an installed @hs/ipc whose addon is missing or broken, with the build command', async () => {
+    const installIpc = async (project: string): Promise<string> => {
+      const installed = join(outside, project, 'node_modules', '@hs', 'ipc');
+      await mkdir(join(installed, 'build'), { recursive: true });
+      await writeFile(join(installed, 'package.json'), '{"name":"@hs/ipc"}');
+      return installed;
+    };
+    const ipcCheck = async (project: string) => (await report({ HS_BACKEND: 'host' }, join(outside, project))).checks.find((c) => c.name === '@hs/ipc');
+    const unbuilt = await installIpc('unbuilt');
+    const missing = await ipcCheck('unbuilt');
+    expect(missing).toMatchObject({ status: 'missing', todo: 'install cmake and a C++ compiler, then: pnpm --filter @hs/ipc run build:addon' });
+    expect(missing?.detail).toContain(`${join(unbuilt, 'build', 'hs_ipc.node')} is missing`);
+    // One process keeps the first outcome per path, so the broken addon lives in another project.
+    await writeFile(join(await installIpc('broken'), 'build', 'hs_ipc.node'), 'not an ELF file');
+    const broken = await ipcCheck('broken');
+    expect(broken).toMatchObject({ status: 'failed', todo: 'rebuild it: pnpm --filter @hs/ipc run build:addon' });
+    expect(broken?.detail).toContain('failed to load');
   });
 
   it('prints aligned lines as the built bin, exit code 0', async () => {

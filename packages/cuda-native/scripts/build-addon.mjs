@@ -3,12 +3,12 @@
 // cmake it skips the addon, and a failed build leaves the log behind; each case prints one line. A build
 // announces itself in one line first (it takes minutes); HS_SKIP_NATIVE=1 skips it.
 // `--verbose` streams the build output (pnpm --filter @hs/cuda-native run build:addon).
-// The build itself is cmake-js-addon-build.mjs, shared with @hs/ipc.
+// The build itself is @hs/native-addon's build helper, which @hs/ipc's install uses too.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addonInstallBuild, which } from './cmake-js-addon-build.mjs';
+import { startAddonBuild, which } from '@hs/native-addon/build';
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -17,7 +17,7 @@ function findNvcc() {
   return candidates.find((p) => p && existsSync(p)) ?? null;
 }
 
-const build = addonInstallBuild({ packageDir, label: '@hs/cuda-native', addon: 'CUDA addon', fallback: 'hs runs on the host backend' });
+const build = startAddonBuild({ packageDir, label: '@hs/cuda-native', addon: 'CUDA addon', fallback: 'hs runs on the host backend' });
 const inRepository = existsSync(join(packageDir, '../../pnpm-workspace.yaml')) && existsSync(join(packageDir, '../../native/CMakeLists.txt'));
 if (!inRepository && !existsSync(join(packageDir, 'native/CMakeLists.txt'))) {
   build.skip('the native sources are missing (no native/CMakeLists.txt in the package)');

@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadAddon, type AddonLoad } from '@hs/native-addon';
 import type { CudaNativeBinding, RuntimeInfo } from './binding.js';
 
 /** Result of `loadCudaNative()`. */
@@ -27,12 +25,8 @@ export type CudaNativeLoad =
       readonly reason: string;
     };
 
-let cached: CudaNativeLoad | undefined;
-
-function packageRoot(): string {
-  // dist/index.js or src/load-cuda-native.ts: the package root is one folder up.
-  return join(dirname(fileURLToPath(import.meta.url)), '..');
-}
+/** One `CudaNativeLoad` per loaded addon, so every call for the same path returns the same object. */
+const withRuntime = new WeakMap<AddonLoad<CudaNativeBinding>, CudaNativeLoad>();
 
 /**
  * Loads `build/hs_cuda.node` once per thread and reports whether a device is usable. Never throws: a
@@ -46,36 +40,23 @@ function packageRoot(): string {
  * ```
  */
 export function loadCudaNative(): CudaNativeLoad {
-  if (cached !== undefined) return cached;
-  const path = process.env['HS_CUDA_NATIVE_PATH'] || join(packageRoot(), 'build', 'hs_cuda.node');
-  if (!existsSync(path)) {
-    cached = {
-      ok: false,
-      reason:
-        `the CUDA addon is not built (${path} is missing): install the CUDA toolkit (nvcc) and cmake, then run ` +
-        '`pnpm --filter @hs/cuda-native run build:addon`; until then use the host backend',
-    };
-    return cached;
+  const native = loadAddon<CudaNativeBinding>({
+    name: 'CUDA addon',
+    // dist/index.js or src/load-cuda-native.ts: the package root is one folder up.
+    packageRoot: fileURLToPath(new URL('..', import.meta.url)),
+    file: 'build/hs_cuda.node',
+    envOverride: 'HS_CUDA_NATIVE_PATH',
+    buildCommand: 'pnpm --filter @hs/cuda-native run build:addon',
+    buildRequires: 'the CUDA toolkit (nvcc) and cmake',
+    meanwhile: 'until then use the host backend',
+  });
+  if (!native.ok) return native;
+  let load = withRuntime.get(native);
+  if (load === undefined) {
+    const runtime = native.addon.runtimeInfo();
+    const hasDevice = runtime.deviceCount > 0;
+    load = { ok: true, binding: native.addon, path: native.path, runtime, hasDevice, deviceProblem: hasDevice ? '' : `no device: ${runtime.statusText}` };
+    withRuntime.set(native, load);
   }
-  let binding: CudaNativeBinding;
-  try {
-    binding = createRequire(import.meta.url)(path) as CudaNativeBinding;
-  } catch (cause) {
-    cached = {
-      ok: false,
-      reason: `the CUDA addon at ${path} failed to load (${(cause as Error).message}); rebuild it with \`pnpm --filter @hs/cuda-native run build:addon\``,
-    };
-    return cached;
-  }
-  const runtime = binding.runtimeInfo();
-  const hasDevice = runtime.deviceCount > 0;
-  cached = {
-    ok: true,
-    binding,
-    path,
-    runtime,
-    hasDevice,
-    deviceProblem: hasDevice ? '' : `no device: ${runtime.statusText}`,
-  };
-  return cached;
+  return load;
 }

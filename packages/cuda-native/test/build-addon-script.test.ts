@@ -1,15 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const scripts = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'scripts');
+const nativeAddonPackage = dirname(createRequire(import.meta.url).resolve('@hs/native-addon/package.json'));
 
 /**
  * A throwaway package holding a copy of the install scripts, a native/CMakeLists.txt, a fake nvcc and cmake,
- * and a fake cmake-js that records its arguments and fails: the script runs end to end without building.
+ * a fake cmake-js that records its arguments and fails, and @hs/native-addon (the build helper) linked in:
+ * the script runs end to end without building.
  */
 function fakePackage(): { dir: string; env: NodeJS.ProcessEnv } {
   const dir = mkdtempSync(join(tmpdir(), 'hs-build-addon-'));
@@ -22,6 +25,8 @@ function fakePackage(): { dir: string; env: NodeJS.ProcessEnv } {
     chmodSync(join(dir, 'bin', tool), 0o755);
   }
   mkdirSync(join(dir, 'node_modules', 'cmake-js', 'bin'), { recursive: true });
+  mkdirSync(join(dir, 'node_modules', '@hs'));
+  symlinkSync(nativeAddonPackage, join(dir, 'node_modules', '@hs', 'native-addon'));
   writeFileSync(join(dir, 'node_modules', 'cmake-js', 'package.json'), '{"name":"cmake-js","version":"0.0.0"}');
   writeFileSync(
     join(dir, 'node_modules', 'cmake-js', 'bin', 'cmake-js'),

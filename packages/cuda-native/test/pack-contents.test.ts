@@ -18,9 +18,7 @@ describe('the packed @hs/cuda-native tarball', () => {
       for (const path of [
         'package/CMakeLists.txt',
         'package/scripts/build-addon.mjs',
-        // The shared build and pack steps @hs/ipc's scripts run from its @hs/cuda-native dependency.
-        'package/scripts/cmake-js-addon-build.mjs',
-        'package/scripts/native-sources-for-pack.mjs',
+        'package/scripts/copy-native-sources.mjs',
         'package/native/CMakeLists.txt',
         'package/native/include/hs/hs.h',
         'package/native/src/addon.cc',

@@ -2,17 +2,15 @@
 // Builds the @hs/ipc addon (C++ only, no CUDA) with cmake-js at install time. It never fails the install:
 // without cmake or a C++ compiler, or when the build fails, it prints one line and IPC calls return
 // NotSupported at use. `--verbose` streams the build output (pnpm --filter @hs/ipc run build:addon).
-// The build itself is @hs/cuda-native's scripts/cmake-js-addon-build.mjs (a dependency of this package).
+// The build itself is @hs/native-addon's build helper, which @hs/cuda-native's install uses too.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { startAddonBuild, which } from '@hs/native-addon/build';
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const cudaNativeDir = dirname(createRequire(import.meta.url).resolve('@hs/cuda-native/package.json'));
-const { addonInstallBuild, which } = await import(pathToFileURL(join(cudaNativeDir, 'scripts/cmake-js-addon-build.mjs')).href);
 
-const build = addonInstallBuild({ packageDir, label: '@hs/ipc', addon: 'IPC addon', fallback: 'IPC calls return NotSupported' });
+const build = startAddonBuild({ packageDir, label: '@hs/ipc', addon: 'IPC addon', fallback: 'IPC calls return NotSupported' });
 if (!existsSync(join(packageDir, 'native/CMakeLists.txt')) && !existsSync(join(packageDir, '../../native/ipc/CMakeLists.txt'))) {
   build.skip('the native sources (native/ipc) are missing');
 }

@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadAddon, type AddonLoad } from '@hs/native-addon';
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 
 /** A mapped shared-memory segment as the addon hands it out. */
@@ -40,7 +38,8 @@ export interface IpcNativeBinding {
 /** The doorbell functions of the addon, all present. */
 export type DoorbellBinding = Required<Pick<IpcNativeBinding, 'createDoorbell' | 'openDoorbell' | 'ringDoorbell' | 'closeDoorbell' | 'watchDoorbell' | 'unwatchDoorbell' | 'commitRing' | 'parkRing'>>;
 
-let cached: Result<IpcNativeBinding> | undefined;
+/** One `Result` per load outcome, so every call for the same path returns the same object. */
+const asResult = new WeakMap<AddonLoad<IpcNativeBinding>, Result<IpcNativeBinding>>();
 
 /**
  * Loads `build/hs_ipc.node` once. A missing or broken addon (no C++ compiler at install time, a platform
@@ -48,27 +47,21 @@ let cached: Result<IpcNativeBinding> | undefined;
  * `HS_IPC_NATIVE_PATH` overrides the addon's path.
  */
 export function loadIpcNative(): Result<IpcNativeBinding> {
-  if (cached !== undefined) return cached;
-  // dist/index.js or src/ipc-native.ts: the package root is one folder up.
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const path = process.env['HS_IPC_NATIVE_PATH'] || join(root, 'build', 'hs_ipc.node');
-  if (!existsSync(path)) {
-    cached = err(
-      ErrorCode.NotSupported,
-      `IPC is unavailable: the @hs/ipc addon is not built (${path} is missing); install cmake and a C++ compiler, then run \`pnpm --filter @hs/ipc run build:addon\``,
-    );
-    return cached;
+  const native = loadAddon<IpcNativeBinding>({
+    name: '@hs/ipc addon',
+    // dist/index.js or src/ipc-native.ts: the package root is one folder up.
+    packageRoot: fileURLToPath(new URL('..', import.meta.url)),
+    file: 'build/hs_ipc.node',
+    envOverride: 'HS_IPC_NATIVE_PATH',
+    buildCommand: 'pnpm --filter @hs/ipc run build:addon',
+    buildRequires: 'cmake and a C++ compiler',
+  });
+  let result = asResult.get(native);
+  if (result === undefined) {
+    result = native.ok ? ok(native.addon) : err(ErrorCode.NotSupported, `IPC is unavailable: ${native.reason}`, native.cause);
+    asResult.set(native, result);
   }
-  try {
-    cached = ok(createRequire(import.meta.url)(path) as IpcNativeBinding);
-  } catch (cause) {
-    cached = err(
-      ErrorCode.NotSupported,
-      `IPC is unavailable: the @hs/ipc addon at ${path} failed to load (${(cause as Error).message}); rebuild it with \`pnpm --filter @hs/ipc run build:addon\``,
-      cause,
-    );
-  }
-  return cached;
+  return result;
 }
 
 /** The answer of `ipcAvailability()`. */

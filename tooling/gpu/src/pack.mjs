@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Packs what a GPU machine without Node needs into .gpu/ (see docs/.. GPU.md): this machine's node
 // binary (xz), each GPU suite and the GPU benchmark bundled into one file (vitest mapped onto
-// node:test), and @hs/cuda-native (dist + the built .node file) where the bundles resolve it.
+// node:test), and @hs/cuda-native (dist + the built .node file) with @hs/native-addon (dist) where the bundles resolve them.
 // Run `pnpm build` first. Then: run tooling/gpu/run-on-device.sh on the device, carrying `.gpu`.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -57,6 +57,11 @@ copyFileSync(join(root, 'packages/cuda-native/package.json'), join(nativeDir, 'p
 copyFileSync(addon, join(nativeDir, 'build/hs_cuda.node'));
 const abiTestAddon = join(root, 'packages/cuda-native/build/hs_abi_test.node');
 if (existsSync(abiTestAddon)) copyFileSync(abiTestAddon, join(nativeDir, 'build/hs_abi_test.node'));
+// The external @hs/cuda-native loads its addon through @hs/native-addon, so that package sits beside it.
+const loaderDir = join(out, 'bundles/node_modules/@hs/native-addon');
+rmSync(loaderDir, { recursive: true, force: true });
+cpSync(join(root, 'packages/native-addon/dist'), join(loaderDir, 'dist'), { recursive: true });
+copyFileSync(join(root, 'packages/native-addon/package.json'), join(loaderDir, 'package.json'));
 
 // @hs/ipc is bundled into the suites; its addon is found through HS_IPC_NATIVE_PATH (run-on-device.sh).
 const ipcAddon = join(root, 'packages/ipc/build/hs_ipc.node');
