@@ -89,8 +89,9 @@ describe('a run stopped by its signal (Ctrl-C in main.ts)', () => {
     const logs: string[] = [];
     const errors: string[] = [];
     const interrupt = new AbortController();
-    // Abort once the first volume is on disk, long before the 3600 scans at 1000 Hz are done.
-    const watch = setInterval(() => existsSync(join(out, VOLUME_FILE)) && interrupt.abort(), 5);
+    // Abort once the first volume and the first (quarter-rate) preview are on disk, long before the 3600
+    // scans at 1000 Hz are done; on a loaded machine the volume can land a few scans before the preview.
+    const watch = setInterval(() => existsSync(join(out, VOLUME_FILE)) && existsSync(join(out, PREVIEW_FILE)) && interrupt.abort(), 5);
     const exitCode = await runCli(['--backend', 'host', '--out', out, '--rate', '1000', '--sweeps', '100'], { log: (l) => logs.push(l), error: (l) => errors.push(l) }, interrupt.signal);
     clearInterval(watch);
     expect([exitCode, errors]).toEqual([130, []]);
