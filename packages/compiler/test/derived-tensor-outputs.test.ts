@@ -272,6 +272,48 @@ describe('parameter byte-span projectors', () => {
     ]);
   });
 
+  it('accepts one id for two projectors built from the same code, one per operator (closures of one function)', () => {
+    // Each operator's setup() makes its own function object from the same arrow function.
+    const bytesOf = (p: Params) => parameterProjectedByteSpan(new ByteSpanProjector('com.p.bytes.v1', (q) => ok((q['batch'] as number) * 512)), p.ref('batch'));
+    const graph = new Graph('two-closures');
+    let first: OutputPort | null = null;
+    let input: InputPort | null = null;
+    graph.add(
+      new ScriptedOperator('a', (spec) => {
+        first = spec.output('out').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 }, storage: 'runtimePool' }, bytesOf(spec.params(ShapeParams, VALUES)));
+      }),
+    );
+    graph.add(
+      new ScriptedOperator('b', (spec) => {
+        input = spec.input('in');
+        spec.output('out').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 }, storage: 'runtimePool' }, bytesOf(spec.params(ShapeParams, { ...VALUES, batch: 8 })));
+      }),
+    );
+    graph.add(new ScriptedOperator('sink', (spec) => spec.input('in', undefined, { optional: true })));
+    graph.addFlow(first as unknown as OutputPort, input as unknown as InputPort);
+    graph.addFlow(graph.specOf(graph.operators[1]!).outputs[0]!, graph.specOf(graph.operators[2]!).inputs[0]!);
+    const plan = compileOk(graph);
+    expect([plan.pool('pool:a.out')?.maxByteSpan, plan.pool('pool:b.out')?.maxByteSpan]).toEqual([2048, 4096]);
+    expect(plan.byteSpanDerivations.map((d) => d.projectors)).toEqual([['com.p.bytes.v1'], ['com.p.bytes.v1']]);
+  });
+
+  it('still fails closed for different code under one id, and compares bound functions as objects', () => {
+    const a = new ByteSpanProjector('com.p.bytes.v1', (q) => ok((q['batch'] as number) * 512));
+    const b = new ByteSpanProjector('com.p.bytes.v1', (q) => ok((q['batch'] as number) * 513));
+    const error = compileFailure(derivedGraph((p) => parameterProjectedByteSpan(a, p.ref('batch')).max(parameterProjectedByteSpan(b, p.ref('batch')))));
+    expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.ByteSpanProjectorIdConflict]);
+    expect(error.errors[0]?.message).toContain("projector id 'com.p.bytes.v1' is bound to two different implementations");
+    function scaled(this: unknown, factor: number, q: Readonly<Record<string, unknown>>) {
+      return ok((q['batch'] as number) * factor);
+    }
+    const by512 = new ByteSpanProjector('com.p.scaled.v1', scaled.bind(null, 512));
+    const by1024 = new ByteSpanProjector('com.p.scaled.v1', scaled.bind(null, 1024));
+    expect(codes(derivedGraph((p) => parameterProjectedByteSpan(by512, p.ref('batch')).max(parameterProjectedByteSpan(by1024, p.ref('batch')))))).toEqual([
+      DiagnosticCode.ByteSpanProjectorIdConflict,
+    ]);
+    expect(compileOk(derivedGraph((p) => parameterProjectedByteSpan(by512, p.ref('batch')).max(parameterProjectedByteSpan(by512, p.ref('batch'))))).pool('pool:op.out')?.maxByteSpan).toBe(2048);
+  });
+
   it('requires a versioned id', () => {
     expect(() => new ByteSpanProjector('com.hs.test.unversioned', () => ok(1))).toThrow(/ending in a version/);
   });

@@ -1,7 +1,7 @@
 import { Device, ErrorCode, HsError, MemoryKind } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
-import { DiagnosticCode, Graph, type InputPort, type OutputPort, type TensorOutputSpec } from '../src/index.js';
+import { DiagnosticCode, Graph, inputMaxByteSpan, tensorByteSpan, type InputPort, type OutputPort, type TensorOutputSpec } from '../src/index.js';
 import { DEVICE_FRAMES_IN, ScriptedOperator, compileFailure, compileOk, deviceFrames } from './support/operators.js';
 
 const HOST_FRAMES: TensorOutputSpec = {
@@ -74,6 +74,7 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
         pool: 'pool:src.out',
         dtype: DType.uint8,
         rank: 2,
+        maxByteSpan: 1000,
       },
     ]);
   });
@@ -136,6 +137,16 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
     unbounded.graph.publish(unbounded.out, 'foreign');
     const error = compileFailure(unbounded.graph, { deployment: { bindOperatorDevice: { src: Device.cuda(0) } } });
     expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.TopicBoundsRequired]);
+  });
+
+  it('rejects a published output with zero bounds (TOPIC_BOUNDS_REQUIRED), which a local pool accepts', () => {
+    for (const bounds of [{ maxByteSpan: 0 }, { maxByteSpan: 64, maxRank: 0 }]) {
+      const { graph, out } = producerGraph({ ...HOST_FRAMES, bounds });
+      graph.publish(out, 'zero');
+      const error = compileFailure(graph);
+      expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.TopicBoundsRequired]);
+      expect(error.errors[0]?.message).toMatch(/with bounds\.(maxByteSpan|maxRank) 0, a pool that rejects every allocation; .*declare positive bounds/);
+    }
   });
 
   it('rejects managed memory at a boundary on either side (TOPIC_MANAGED_MEMORY)', () => {
@@ -201,6 +212,7 @@ describe('external topics: subscription', () => {
         pool: null,
         dtype: DType.uint8,
         rank: 2,
+        maxByteSpan: null,
       },
     ]);
   });
@@ -216,6 +228,45 @@ describe('external topics: subscription', () => {
     const hostPlan = compileOk(host.graph);
     expect(hostPlan.operator('sink')).toMatchObject({ cudaActive: false, stream: null });
     expect(hostPlan.topic('h')[0]).toMatchObject({ device: Device.cpu(), transport: 'posixShm', queueDepth: 2, queueDepthSource: 'default' });
+  });
+
+  it("gives inputMaxByteSpan of a subscribed input the topic's declared bound (spec: an imported external-topic bound)", () => {
+    /** `gray` subscribes `rgba` and derives its own runtime pool from the topic's bound, a quarter of it. */
+    const grayGraph = (options: { maxByteSpan?: number }) => {
+      const graph = new Graph('gray');
+      let input!: InputPort;
+      let out!: OutputPort;
+      graph.add(
+        new ScriptedOperator('gray', (s) => {
+          input = s.input('rgba', { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 });
+          out = s.output('gray').producesTensor(
+            { representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 2 }, storage: 'runtimePool' },
+            inputMaxByteSpan(input).ceilingDividedBy(tensorByteSpan(4)),
+          );
+        }),
+      );
+      let sinkIn!: InputPort;
+      graph.add(new ScriptedOperator('sink', (s) => (sinkIn = s.input('in', { memoryKind: MemoryKind.Host }))));
+      graph.addFlow(out, sinkIn);
+      graph.subscribe('camera.rgba', input, options);
+      return graph;
+    };
+    const plan = compileOk(grayGraph({ maxByteSpan: 640 * 480 * 4 + 3 }));
+    expect(plan.pool('pool:gray.gray')).toMatchObject({ maxByteSpan: 640 * 480 + 1, byteSpanSource: 'derived' });
+    expect(plan.byteSpanDerivations[0]).toMatchObject({ expression: `ceilDiv(inputMax(gray.rgba)=${640 * 480 * 4 + 3}, 4)`, dependencies: ['gray.rgba'] });
+    expect(plan.topic('camera.rgba')[0]).toMatchObject({ direction: 'subscribe', maxByteSpan: 640 * 480 * 4 + 3 });
+    expect(plan.toText()).toContain(`camera.rgba: subscribed by gray.rgba, queueDepth 2, maxByteSpan ${640 * 480 * 4 + 3};`);
+
+    const unbounded = compileFailure(grayGraph({}));
+    expect(unbounded.errors.map((d) => d.code)).toEqual([DiagnosticCode.TensorByteSpanInputUnbounded]);
+    expect(unbounded.errors[0]?.message).toContain(
+      "inputMaxByteSpan(gray.rgba) subscribes to topic 'camera.rgba' without a byte bound (pass the publisher's bound as graph.subscribe('camera.rgba', gray.rgba, { maxByteSpan }))",
+    );
+    for (const bad of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1]) {
+      const error = compileFailure(grayGraph({ maxByteSpan: bad }));
+      expect(error.errors.map((d) => d.code)).toEqual([DiagnosticCode.TopicOptionInvalid, DiagnosticCode.TensorByteSpanInputUnbounded]);
+      expect(error.errors[0]?.message).toContain(`maxByteSpan ${bad} is not a positive safe integer of bytes`);
+    }
   });
 
   it('requires a memory kind on the subscribed input, and one source per input', () => {

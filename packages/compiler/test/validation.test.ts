@@ -2,7 +2,7 @@ import { Device, ErrorCode, HsError, MemoryKind } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { CompileError, DiagnosticCode, Graph, compile, type Diagnostic, type InputPort, type OutputPort } from '../src/index.js';
-import { DEVICE_FRAMES_IN, ScriptedOperator, allOnCuda0, compileFailure, cudaGraph, deviceFrames } from './support/operators.js';
+import { DEVICE_FRAMES_IN, ScriptedOperator, allOnCuda0, compileFailure, compileOk, cudaGraph, deviceFrames } from './support/operators.js';
 
 function codes(error: CompileError): DiagnosticCode[] {
   return error.errors.map((d) => d.code);
@@ -90,7 +90,7 @@ describe('compile() validation', () => {
     expect(d.message).toContain('input c.in has 2 flows (a.out->c.in, b.out->c.in)');
   });
 
-  it('reports zero bounds and a maxRank below the rank', () => {
+  it('plans zero bounds as pools that reject every allocation (a TENSOR_BOUNDS_ZERO warning, not an error)', () => {
     const graph = new Graph('bounds');
     graph.add(new ScriptedOperator('a', (s) => s.output('bytes').producesTensor(deviceFrames(0))));
     graph.add(
@@ -102,6 +102,19 @@ describe('compile() validation', () => {
         }),
       ),
     );
+    const plan = compileOk(graph, allOnCuda0(graph));
+    const zeros = plan.diagnostics.filter((d) => d.code === DiagnosticCode.TensorBoundsZero);
+    expect(zeros.map((d) => [d.severity, d.subject])).toEqual([
+      ['warning', { kind: 'port', operator: 'a', port: 'bytes' }],
+      ['warning', { kind: 'port', operator: 'b', port: 'rank' }],
+    ]);
+    expect(zeros[0]?.message).toMatch(/bounds\.maxByteSpan is 0, so its pool rejects every allocation \(allocateTensor\(\) returns InvalidArgument; zero is not "unbounded"\)/);
+    expect(plan.pool('pool:a.bytes')).toMatchObject({ maxByteSpan: 0, slotBytes: 0, totalBytes: 0, maxRank: 2 });
+    expect(plan.pool('pool:b.rank')).toMatchObject({ maxByteSpan: 64, maxRank: 0 });
+  });
+
+  it('reports a maxRank below the rank', () => {
+    const graph = new Graph('rank');
     graph.add(
       new ScriptedOperator('c', (s) =>
         s.output('small').producesTensor({
@@ -112,12 +125,6 @@ describe('compile() validation', () => {
       ),
     );
     const error = compileFailure(graph, allOnCuda0(graph));
-    const zeros = error.errors.filter((d) => d.code === DiagnosticCode.TensorBoundsZero);
-    expect(zeros.map((d) => d.subject)).toEqual([
-      { kind: 'port', operator: 'a', port: 'bytes' },
-      { kind: 'port', operator: 'b', port: 'rank' },
-    ]);
-    expect(zeros[0]?.message).toMatch(/bounds\.maxByteSpan is 0, which rejects every allocation/);
     expect(only(error, DiagnosticCode.TensorMaxRankTooSmall).message).toMatch(/maxRank 2 is below representation\.rank 3/);
   });
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
 import { RunSession } from '@hs/runtime';
-import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, type Stream, unwrap } from '@hs/streams';
 import { DType, Tensor } from '@hs/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { IpcBoundaries, ipcAvailability } from '../src/index.js';
 import { CountingSource, VALUES } from './fixtures/counting-source.js';
 
@@ -68,6 +68,40 @@ class ForeignDeviceSource extends Operator {
   }
 }
 
+/**
+ * A host-only operator (no planned stream) that emits foreign device tensors written on a stream of its
+ * own, as a library with its own CUDA stream would hand them over: the boundary must materialize each one
+ * device-to-host itself. With `contract: false` the tensors carry no readiness contract.
+ */
+class StreamlessForeignSource extends Operator {
+  out!: OutputPort;
+  sent = 0;
+  readonly tensors: Tensor[] = [];
+  #stream: Stream | null = null;
+  constructor(readonly frames: number, readonly contract = true) {
+    super('source');
+  }
+  setup(spec: OperatorSpec): void {
+    this.out = spec.output('values').producesTensor({
+      representation: { memoryKind: MemoryKind.Host, dtype: DType.int32, rank: 1 },
+      bounds: { maxByteSpan: VALUES * 4 },
+    });
+  }
+  compute(ctx: ExecutionContext): Result<void> {
+    expect(() => ctx.cudaStream()).toThrow(expect.objectContaining({ code: ErrorCode.NotSupported })); // no planned stream
+    const stream = (this.#stream ??= unwrap(ctx.backend.createStream(Device.cuda(0), { label: 'library stream' })));
+    const memory = unwrap(ctx.backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: VALUES * 4 }));
+    const values = new Int32Array(VALUES).map((_, k) => this.sent * 1000 + k);
+    unwrap(ctx.backend.copyFromHostAsync(stream, { memory, byteOffset: 0, byteLength: VALUES * 4, label: 'library' }, new Uint8Array(values.buffer)));
+    const tensor = unwrap(Tensor.import({ backend: ctx.backend, memory, shape: [VALUES], dtype: DType.int32, deleter: () => ctx.backend.freeAsync(memory, stream) }));
+    if (this.contract) unwrap(tensor.setReadinessStream(stream));
+    this.tensors.push(tensor);
+    this.sent += 1;
+    if (this.sent === this.frames) ctx.finish();
+    return ctx.emitTensor(this.out, tensor);
+  }
+}
+
 function producer(topic: string, frames: number, memoryKind = MemoryKind.Host) {
   const graph = new Graph('producer');
   const source = graph.add(new CountingSource(frames, memoryKind));
@@ -120,6 +154,49 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
     expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'boundary:foreign', outstanding: 0 })]);
     pub.dispose();
     sub.dispose();
+  });
+
+  // Spec: "Crossing process boundaries" — a foreign device tensor at a host-contract boundary costs one
+  // device-to-host materialization, shared by every subscriber; the descriptor waits for it, the JS thread does not.
+  it('materializes foreign device tensors of a producer without a stream once, shared by two subscribers, values exact', async () => {
+    const backend = new HostBackend({ orderingChecker: true });
+    const graph = new Graph('streamless-producer');
+    const source = graph.add(new StreamlessForeignSource(40));
+    graph.publish(source.out, 'streamless');
+    const plan = unwrap(compile(graph));
+    expect(plan.operator('source')?.stream).toBeNull();
+    expect(plan.pool('boundary:streamless')).toMatchObject({ producerStream: null, boundary: { staging: 'copy', transport: 'posixShm', fence: 'none' } });
+    const copies = vi.spyOn(backend, 'copyToHostAsync');
+    const consumers = [consumer('streamless'), consumer('streamless')];
+    const pub = unwrap(RunSession.create(plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 2 })) }));
+    const subs = await Promise.all(consumers.map(async (c) => unwrap(RunSession.create(c.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir })) }))));
+    const [produced, ...consumed] = await Promise.all([pub.run(), ...subs.map((sub) => sub.run())]);
+    expect(produced.ok ? null : produced.error.message).toBeNull();
+    expect(consumed.every((c) => c.ok)).toBe(true);
+    for (const c of consumers) expect([c.sink.received, c.sink.wrong]).toEqual([40, 0]);
+    expect(copies).toHaveBeenCalledTimes(40); // one copy per tensor, whatever the subscriber count
+    expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'boundary:streamless', outstanding: 0 })]);
+    expect(backend.orderingChecker?.violations).toEqual([]);
+    pub.dispose();
+    for (const sub of subs) sub.dispose();
+    for (const tensor of source.tensors) tensor.dispose();
+  });
+
+  it('refuses a foreign device tensor without a readiness contract from a producer without a stream (InvalidState, what to do)', async () => {
+    const backend = new HostBackend();
+    const graph = new Graph('uncontracted');
+    graph.add(new StreamlessForeignSource(1, false));
+    graph.publish(graph.specOf(graph.operators[0]!).outputs[0]!, 'uncontracted');
+    const plan = unwrap(compile(graph));
+    const pub = unwrap(RunSession.create(plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir })) }));
+    const produced = await pub.run();
+    expect(produced.ok).toBe(false);
+    if (!produced.ok) {
+      expect(produced.error.code).toBe(ErrorCode.InvalidState);
+      expect(produced.error.message).toContain('output source.values: topic');
+      expect(produced.error.message).toContain('has no readiness contract, so its device-to-host copy cannot be ordered after its writes; call tensor.setReadinessStream(stream)');
+    }
+    pub.dispose();
   });
 
   it('fails the consumer run with ProtocolError when the topic carries another dtype than the input requires', async () => {

@@ -32,6 +32,7 @@ const endpoint: TopicEndpointRecord = {
   pool: null,
   dtype: DType.uint8,
   rank: 1,
+  maxByteSpan: null,
 };
 
 function helloFrame(edit?: (view: DataView) => void): Buffer {

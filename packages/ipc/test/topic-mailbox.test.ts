@@ -210,6 +210,7 @@ function hostInput(topic: string): TopicEndpointRecord {
     pool: null,
     dtype: DType.uint8,
     rank: 1,
+    maxByteSpan: null,
   };
 }
 

@@ -72,10 +72,15 @@ export interface BoundaryPublication {
    */
   publish(tensor: Tensor): Result<void>;
   /**
-   * For a `copy` boundary: copies a pass-through `tensor` (a foreign or caller-owned tensor) into a
-   * slot of `pool` on `stream` (the producer's stream, or `null` for a host-only producer) and publishes
-   * it: one same-device copy plus the fence for device memory, one device-to-host copy shared by every
-   * subscriber for host memory. `ResourceExhausted` when no slot is free. Never blocks the JS thread.
+   * For a `copy` boundary: copies a pass-through `tensor` (a foreign or caller-owned tensor) into one
+   * slot of `pool` and publishes it: one same-device copy plus the fence for device memory, one
+   * device-to-host materialization shared by every subscriber for host memory. The copy runs on
+   * `stream` (the producer's), or, for a host-only producer (`null`), on the host when the bytes are
+   * host-readable and complete, else on a stream of the provider's own on the tensor's device; the
+   * descriptor goes out once the copy completed (the spec's blocking copy: the publication waits, the
+   * JS thread never does). `ResourceExhausted` when no slot is free; `InvalidState` when a host-only
+   * producer's tensor needs a device copy but has no readiness contract. Never blocks the JS thread.
+   * Spec: "Crossing process boundaries: the generation fence" (foreign tensors at a host-contract boundary).
    */
   publishCopy(tensor: Tensor, stream: Stream | null): Result<void>;
   /** Resolves when the topic may start (for example when the subscribers it waits for attached). */

@@ -30,6 +30,15 @@ export interface TopicSubscribeOptions {
    * integer; default: the compile option `defaultQueueDepth`. Checked by `compile()` (`QUEUE_DEPTH_INVALID`).
    */
   readonly queueDepth?: number;
+  /**
+   * The topic's byte bound: the most bytes one imported tensor may span, a positive safe integer (the
+   * publisher's `maxByteSpan`, which its graph declares). The plan gives it to an `inputMaxByteSpan(input)`
+   * derivation of this input's operator (the spec's "imported external-topic bound"), and the import
+   * refuses a descriptor spanning more (`ProtocolError`), so pools sized from it stay sufficient.
+   * Omit it when no derivation reads the input. Checked by `compile()` (`TOPIC_OPTION_INVALID`).
+   * Spec: "Derive slot bytes from deployment parameters".
+   */
+  readonly maxByteSpan?: number;
 }
 
 /** One `Graph.publish()` declaration: a graph output exported to a named external topic. */
@@ -52,6 +61,8 @@ export interface TopicSubscription {
   readonly input: InputPort;
   /** As given, unchecked; `undefined` when omitted. */
   readonly queueDepth: number | undefined;
+  /** As given, unchecked; `undefined` when omitted. */
+  readonly maxByteSpan: number | undefined;
 }
 
 /**

@@ -171,7 +171,10 @@ export class Graph {
    * generation fence on this operator's stream; a host-written one needs no wait). The input must
    * require a memory kind (its import representation); cudaDevice and pinnedHost imports need
    * `deployment.bindTopicDevice[topic]`. An input takes one source: a subscription or one flow.
-   * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer".
+   * `options.maxByteSpan` is the topic's byte bound (the imported external-topic bound): an
+   * `inputMaxByteSpan(input)` derivation reads it, and the run refuses a larger imported tensor.
+   * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer",
+   * "Derive slot bytes from deployment parameters".
    * @throws HsError `InvalidArgument` when `input` is not an `InputPort` of an operator in this graph,
    * `topic` is not a valid topic name, or `options` is not an object.
    */
@@ -181,7 +184,7 @@ export class Graph {
     this.#assertMember(input);
     assertTopicName(where, topic);
     if (options !== undefined && (typeof options !== 'object' || options === null)) throw new HsError(ErrorCode.InvalidArgument, `${where}: options must be an object`);
-    this.#subscriptions.push(Object.freeze({ topic, input, queueDepth: options?.queueDepth }));
+    this.#subscriptions.push(Object.freeze({ topic, input, queueDepth: options?.queueDepth, maxByteSpan: options?.maxByteSpan }));
   }
 
   /** `publish()` declarations in the order they were made. */

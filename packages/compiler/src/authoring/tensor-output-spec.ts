@@ -19,9 +19,12 @@ export interface TensorRepresentation {
 }
 
 /**
- * Finite bounds of one pool slot. Zero in either field means "reject allocation", not "unbounded",
- * and `compile()` reports it as `TENSOR_BOUNDS_ZERO`.
- * Spec: "Sized cold, borrowed hot".
+ * Finite bounds of one pool slot. Zero in either field means "reject allocation", not "unbounded":
+ * `compile()` accepts it with a `TENSOR_BOUNDS_ZERO` warning and plans the pool, and at run time every
+ * `allocateTensor()` on that output returns `InvalidArgument` naming the pool. A published output needs
+ * positive bounds (`TOPIC_BOUNDS_REQUIRED`): subscribers map its slots. A byte-span derivation that
+ * resolves to 0 stays an error (`TENSOR_BYTE_SPAN_INVALID`).
+ * Spec: "Sized cold, borrowed hot", "Use a parameter byte-span projector for custom formulas".
  */
 export interface TensorBounds {
   /** Largest byte span one tensor may cover, in bytes (non-negative integer); omit it only when a `byteSpan` derivation gives it. */

@@ -13,9 +13,16 @@ export type ByteSpanProjectorFunction = (params: Readonly<Record<string, unknown
 
 /**
  * A named projector with a versioned stable semantic id (for example
- * `com.example.BatchOutput.output-max-byte-span.v1`, ending in `.v<N>`). Increment the version whenever
- * the function could return a different result or error for the same inputs. One id bound to two
- * different functions in one compilation fails it (`BYTE_SPAN_PROJECTOR_ID_CONFLICT`).
+ * `com.example.BatchOutput.output-max-byte-span.v1`, ending in `.v<N>`). The id names the calculation,
+ * not the function object or where it is defined: increment the version whenever the function could
+ * return a different result or error for the same inputs; renaming or moving an unchanged function
+ * needs no new id. One id bound to two different implementations in one compilation fails it
+ * (`BYTE_SPAN_PROJECTOR_ID_CONFLICT`). Two functions are one implementation when they are the same
+ * object or have the same source text (`Function.prototype.toString`), so two operators may each build
+ * `new ByteSpanProjector(id, (p) => ...)` from one piece of code in `setup()`. The function must read
+ * only its declared parameters: hs cannot see a closure's captured variables, so a result that depends
+ * on them needs an id of its own. Built-ins and `bind()` results (no visible source, hidden bound
+ * arguments) are the same only as one object.
  * Spec: "Use a parameter byte-span projector for custom formulas".
  */
 export class ByteSpanProjector {
@@ -34,4 +41,25 @@ export class ByteSpanProjector {
     if (typeof project !== 'function') throw new HsError(ErrorCode.InvalidArgument, `projector '${id}': project must be a function`);
     Object.freeze(this);
   }
+}
+
+/** The source form `Function.prototype.toString` gives functions whose code it cannot show (built-ins, `bind()` results). */
+const NO_SOURCE = /\{\s*\[native code\]\s*\}\s*$/;
+
+/**
+ * True when two projector functions are one implementation: the same function object, or two functions
+ * with the same source text (`Function.prototype.toString`), such as two closures made by one arrow
+ * function or method in two operators' `setup()`. A projector reads only the parameters it declares
+ * (the spec's contract), so equal code computes equal results; hs cannot see a closure's captured
+ * variables, so a function whose result depends on them breaks that contract and needs its own id.
+ * Functions without inspectable source (built-ins, and `bind()` results, whose bound arguments are
+ * hidden) are the same only as one object. Any other difference in the text, even formatting, counts
+ * as a different implementation (fail closed).
+ * Spec: "Use a parameter byte-span projector for custom formulas" (a stable id, independent of address
+ * or symbol; one id for two implementations fails closed).
+ */
+export function sameProjectorImplementation(a: ByteSpanProjectorFunction, b: ByteSpanProjectorFunction): boolean {
+  if (a === b) return true;
+  const source = Function.prototype.toString.call(a);
+  return !NO_SOURCE.test(source) && source === Function.prototype.toString.call(b);
 }

@@ -8,9 +8,12 @@ import { TensorByteSpanExpression } from './byte-span-expression.js';
 
 /**
  * The proven finite byte bound of the one producer connected to `input` (a runtime pool or bounded
- * tensor declaration). Disconnected, fan-in and unbounded inputs are rejected by `compile()`
- * (`TENSOR_BYTE_SPAN_INPUT_UNBOUNDED`).
- * Spec: "Derive slot bytes from deployment parameters".
+ * tensor declaration), or, for an input subscribed to an external topic, the topic's bound
+ * (`graph.subscribe(topic, input, { maxByteSpan })`; the import refuses larger tensors at run time).
+ * Disconnected, fan-in and unbounded inputs, and a subscription without `maxByteSpan`, are rejected by
+ * `compile()` (`TENSOR_BYTE_SPAN_INPUT_UNBOUNDED`).
+ * Spec: "Derive slot bytes from deployment parameters" (a connected producer's bound or an imported
+ * external-topic bound).
  * @throws HsError `InvalidArgument` when `input` is not an `InputPort`.
  */
 export function inputMaxByteSpan(input: InputPort): TensorByteSpanExpression {

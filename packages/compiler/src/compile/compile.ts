@@ -55,7 +55,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
   const order = structure.order;
   const rates = resolveRates(index, order, validParams, log);
   const depths = resolveQueueDepths(index, rates, planOptions.defaultQueueDepth, planOptions.headroomRatio, log);
-  const spans = resolveByteSpans(index, order, validParams, log);
+  const spans = resolveByteSpans(index, order, validParams, topics, log);
   if (log.hasErrors || placement === null) return failure(graph, log);
 
   const partitioning = partitionGraph(index, order, placement.cudaActive);

@@ -17,7 +17,10 @@ export enum DiagnosticCode {
   GraphCycle = 'GRAPH_CYCLE',
   /** A queue depth (edge or `defaultQueueDepth`) is not a positive safe integer. */
   QueueDepthInvalid = 'QUEUE_DEPTH_INVALID',
-  /** A tensor output's `maxByteSpan` or `maxRank` is zero, which rejects every allocation. */
+  /**
+   * (Warning.) A tensor output's literal `maxByteSpan` or `maxRank` is zero: the plan keeps its pool, which
+   * rejects every allocation (spec, "Sized cold, borrowed hot": zero is not "unbounded").
+   */
   TensorBoundsZero = 'TENSOR_BOUNDS_ZERO',
   /** A tensor output's `maxRank` is below its representation's rank. */
   TensorMaxRankTooSmall = 'TENSOR_MAX_RANK_TOO_SMALL',
@@ -57,9 +60,12 @@ export enum DiagnosticCode {
   TensorByteSpanRankMismatch = 'TENSOR_BYTE_SPAN_RANK_MISMATCH',
   /** A byte-span expression exceeds 32 nodes, depth 16, 8 dependencies or 8 shape extents. */
   TensorByteSpanExpressionLimit = 'TENSOR_BYTE_SPAN_EXPRESSION_LIMIT',
-  /** `inputMaxByteSpan(input)` has no single concrete bounded producer (disconnected, fan-in, unbounded, foreign input). */
+  /**
+   * `inputMaxByteSpan(input)` has no single concrete bounded producer (disconnected, fan-in, unbounded, foreign
+   * input), or the input subscribes to a topic without a declared `maxByteSpan`.
+   */
   TensorByteSpanInputUnbounded = 'TENSOR_BYTE_SPAN_INPUT_UNBOUNDED',
-  /** One projector id is bound to two different functions in one compilation. */
+  /** One projector id is bound to two different implementations (not one function object, not the same source text) in one compilation. */
   ByteSpanProjectorIdConflict = 'BYTE_SPAN_PROJECTOR_ID_CONFLICT',
   /** A memory-kind mapping is not exhaustive over its enum domain, has extra or duplicate cases, or names a non-enum/non-memory-kind field. */
   MemoryKindMappingInvalid = 'MEMORY_KIND_MAPPING_INVALID',
@@ -76,13 +82,13 @@ export enum DiagnosticCode {
    * cross-process representation. Spec: "Current limitations" (managed memory does not cross processes).
    */
   TopicManagedMemory = 'TOPIC_MANAGED_MEMORY',
-  /** A published output declares no tensor, or no finite `maxByteSpan`, so its boundary pool cannot be sized. */
+  /** A published output declares no tensor, no finite `maxByteSpan`, or a zero bound, so its boundary pool cannot be sized. */
   TopicBoundsRequired = 'TOPIC_BOUNDS_REQUIRED',
   /** A subscribed input requires no memory kind, so the import representation is unknown. */
   TopicMemoryKindRequired = 'TOPIC_MEMORY_KIND_REQUIRED',
   /** A topic is published twice, or published and subscribed in one graph, or an output publishes to two topics. */
   TopicEndpointConflict = 'TOPIC_ENDPOINT_CONFLICT',
-  /** A topic option (`maxSubscribers`) is outside its domain. */
+  /** A topic option (`maxSubscribers`, a subscription's `maxByteSpan`) is outside its domain. */
   TopicOptionInvalid = 'TOPIC_OPTION_INVALID',
 }
 

@@ -2,10 +2,11 @@ import { ErrorCode, HsError } from '@hs/streams';
 import type { Operator } from '../authoring/operator.js';
 import type { OutputPort } from '../authoring/ports.js';
 import type { ByteSpanNode, TensorByteSpanExpression } from '../byte-span/byte-span-expression.js';
-import type { ByteSpanProjectorFunction } from '../byte-span/byte-span-projector.js';
+import { sameProjectorImplementation, type ByteSpanProjectorFunction } from '../byte-span/byte-span-projector.js';
 import type { ByteSpanDerivationRecord } from '../plan/plan-records.js';
 import { DiagnosticCode, type DiagnosticLog } from './diagnostics.js';
 import type { GraphIndex } from './graph-index.js';
+import type { ResolvedTopics } from './resolve-topics.js';
 
 /** Expression limits. Spec: "Derive slot bytes from deployment parameters". */
 const MAX_NODES = 32;
@@ -18,7 +19,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** An output's resolved slot byte bound. */
 export interface ResolvedByteSpan {
-  /** Bytes, a positive safe integer. */
+  /** Bytes, a safe integer: positive, or 0 for a literal `bounds.maxByteSpan: 0` (the pool rejects every allocation). */
   readonly bytes: number;
   /** The derivation, or `null` for a literal `bounds.maxByteSpan`. */
   readonly derivation: ByteSpanDerivationRecord | null;
@@ -38,12 +39,15 @@ interface EvaluationScope {
   readonly spans: ReadonlyMap<OutputPort, ResolvedByteSpan | null>;
   readonly index: GraphIndex;
   readonly projectors: Map<string, ByteSpanProjectorFunction>;
+  /** Checked subscriptions: an input fed by a topic takes the topic's declared byte bound. */
+  readonly subscriptions: ResolvedTopics['subscriptions'];
 }
 
 /**
  * Resolves every bounded tensor output's slot byte bound, producers before consumers (`order` is
  * topological): literal `bounds.maxByteSpan`, or the byte-span expression evaluated once with exact,
- * checked integer arithmetic over generation-zero parameter values and producers' resolved bounds.
+ * checked integer arithmetic over generation-zero parameter values and producers' resolved bounds (for
+ * an input subscribed to an external topic, the bound its `subscribe()` declares).
  * Reports the expression diagnostics (limits, rank, input, projector, overflow, zero or
  * unrepresentable results); a failed output maps to `null`. Outputs without bounds are absent.
  * Spec: "Derive slot bytes from deployment parameters", "Use a parameter byte-span projector".
@@ -52,6 +56,7 @@ export function resolveByteSpans(
   index: GraphIndex,
   order: readonly Operator[],
   validParams: ReadonlySet<Operator>,
+  topics: ResolvedTopics,
   log: DiagnosticLog,
 ): Map<OutputPort, ResolvedByteSpan | null> {
   const spans = new Map<OutputPort, ResolvedByteSpan | null>();
@@ -62,7 +67,8 @@ export function resolveByteSpans(
       if (tensor === null || tensor.bounds === null) continue;
       if (tensor.byteSpan === null) {
         const literal = tensor.bounds.maxByteSpan as number;
-        spans.set(port, literal > 0 && Number.isSafeInteger(literal) ? { bytes: literal, derivation: null } : null);
+        // A literal 0 is kept: it plans a pool that rejects every allocation (spec, "Sized cold, borrowed hot").
+        spans.set(port, literal >= 0 && Number.isSafeInteger(literal) ? { bytes: literal, derivation: null } : null);
         continue;
       }
       if (!validParams.has(op)) {
@@ -77,7 +83,15 @@ export function resolveByteSpans(
         spans.set(port, null);
         continue;
       }
-      const scope: EvaluationScope = { port, itemSize: BigInt(tensor.representation.dtype.itemSize), rank: tensor.representation.rank, spans, index, projectors };
+      const scope: EvaluationScope = {
+        port,
+        itemSize: BigInt(tensor.representation.dtype.itemSize),
+        rank: tensor.representation.rank,
+        spans,
+        index,
+        projectors,
+        subscriptions: topics.subscriptions,
+      };
       const value = evaluate(expression, scope);
       if (value instanceof SpanFailure) {
         log.error(value.code, subject, `output ${port.key}: ${value.message}`);
@@ -136,14 +150,16 @@ function evaluate(expression: TensorByteSpanExpression, scope: EvaluationScope):
     case 'inputMax':
       return producerBound(node, scope);
     case 'projected': {
+      // One id, one implementation: the same function or the same source text (sameProjectorImplementation).
       const known = scope.projectors.get(node.projector.id);
-      if (known !== undefined && known !== node.projector.project) {
+      if (known !== undefined && !sameProjectorImplementation(known, node.projector.project)) {
         return new SpanFailure(
           DiagnosticCode.ByteSpanProjectorIdConflict,
-          `projector id '${node.projector.id}' is bound to two different functions in this compilation; give a changed function a new versioned id`,
+          `projector id '${node.projector.id}' is bound to two different implementations (functions with different source) in this compilation; ` +
+            'give a changed function a new versioned id',
         );
       }
-      scope.projectors.set(node.projector.id, node.projector.project);
+      if (known === undefined) scope.projectors.set(node.projector.id, node.projector.project);
       return project(node);
     }
     case 'operation': {
@@ -174,10 +190,19 @@ function checked(value: bigint): bigint | SpanFailure {
 function producerBound(node: Extract<ByteSpanNode, { kind: 'inputMax' }>, scope: EvaluationScope): bigint | SpanFailure {
   const input = node.input;
   const fail = (why: string): SpanFailure =>
-    new SpanFailure(DiagnosticCode.TensorByteSpanInputUnbounded, `inputMaxByteSpan(${input.key}) ${why}; it needs exactly one connected producer with a finite byte bound`);
+    new SpanFailure(DiagnosticCode.TensorByteSpanInputUnbounded, `inputMaxByteSpan(${input.key}) ${why}; it needs exactly one connected producer with a finite byte bound, or a subscribed topic with a declared bound`);
   if (input.operator !== scope.port.operator) return fail(`names an input of another operator`);
   const into = scope.index.intoInput.get(input) ?? [];
-  if (into.length === 0) return fail('is disconnected');
+  if (into.length === 0) {
+    const topic = scope.index.subscriptionsOf.get(input)?.[0]?.topic;
+    if (topic === undefined) return fail('is disconnected');
+    const subscription = scope.subscriptions.get(input);
+    if (subscription === undefined) return fail(`subscribes to topic '${topic}', whose subscription failed its checks`);
+    if (subscription.maxByteSpan === null) {
+      return fail(`subscribes to topic '${topic}' without a byte bound (pass the publisher's bound as graph.subscribe('${topic}', ${input.key}, { maxByteSpan }))`);
+    }
+    return BigInt(subscription.maxByteSpan);
+  }
   if (into.length > 1) return fail(`has ${into.length} producers (fan-in)`);
   const producer = (into[0] as { flow: { output: OutputPort } }).flow.output;
   const span = scope.spans.get(producer);
@@ -268,8 +293,8 @@ function describeExpression(expression: TensorByteSpanExpression, scope: Evaluat
       return `contiguous(${n.ref.key}=[${(n.ref.value as readonly number[]).join(',')}] x ${scope.itemSize} B)`;
     case 'inputMax': {
       const producer = scope.index.intoInput.get(n.input)?.[0]?.flow.output;
-      const span = producer === undefined ? undefined : scope.spans.get(producer);
-      return `inputMax(${n.input.key})=${span?.bytes ?? '?'}`;
+      const bytes = producer === undefined ? scope.subscriptions.get(n.input)?.maxByteSpan : scope.spans.get(producer)?.bytes;
+      return `inputMax(${n.input.key})=${bytes ?? '?'}`;
     }
     case 'projected':
       return `${n.projector.id}(${n.refs.map((r) => r.key).join(', ')})`;

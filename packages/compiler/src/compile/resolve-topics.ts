@@ -29,6 +29,8 @@ export interface ResolvedSubscription {
   /** Imported entries queued before the consumer. */
   readonly queueDepth: number;
   readonly queueDepthSource: 'explicit' | 'default';
+  /** The topic's declared byte bound (`subscribe(..., { maxByteSpan })`), or `null` when none was given. */
+  readonly maxByteSpan: number | null;
 }
 
 /** The graph's topic endpoints that passed every check. */
@@ -40,9 +42,9 @@ export interface ResolvedTopics {
 /**
  * Checks the external-topic declarations: one endpoint per topic and per output in a graph
  * (`TOPIC_ENDPOINT_CONFLICT`), a published output with a tensor declaration and a finite byte bound
- * (`TOPIC_BOUNDS_REQUIRED`), a subscribed input that requires a memory kind (`TOPIC_MEMORY_KIND_REQUIRED`),
- * no cudaManaged memory on either side (`TOPIC_MANAGED_MEMORY`), and the depths and subscriber count
- * (`QUEUE_DEPTH_INVALID`, `TOPIC_OPTION_INVALID`). Endpoints that fail are left out of the result.
+ * (`TOPIC_BOUNDS_REQUIRED`; zero bounds too, which a local pool accepts), a subscribed input that requires a memory kind (`TOPIC_MEMORY_KIND_REQUIRED`),
+ * no cudaManaged memory on either side (`TOPIC_MANAGED_MEMORY`), and the depths, subscriber count and a
+ * subscription's byte bound (`QUEUE_DEPTH_INVALID`, `TOPIC_OPTION_INVALID`). Endpoints that fail are left out of the result.
  * Spec: "Crossing process boundaries: the generation fence", "Current limitations".
  */
 export function resolveTopics(
@@ -84,6 +86,15 @@ export function resolveTopics(
         subject,
         `output ${p.output.key} is published to topic '${p.topic}' but ${tensor === null ? 'declares no tensor' : 'declares no bounds.maxByteSpan'}; ` +
           'the boundary pool is sized before the graph runs, so declare producesTensor({ representation, bounds: { maxByteSpan } })',
+      );
+      continue;
+    }
+    if (tensor.bounds.maxByteSpan === 0 || tensor.bounds.maxRank === 0) {
+      log.error(
+        DiagnosticCode.TopicBoundsRequired,
+        subject,
+        `output ${p.output.key} is published to topic '${p.topic}' with bounds.${tensor.bounds.maxByteSpan === 0 ? 'maxByteSpan' : 'maxRank'} 0, ` +
+          'a pool that rejects every allocation; a topic maps its slots into other processes, so declare positive bounds or do not publish the output',
       );
       continue;
     }
@@ -148,12 +159,22 @@ export function resolveTopics(
     }
     const depth = checkedDepth(`subscribe('${s.topic}', ${s.input.key}) queueDepth`, s.queueDepth, subject, log);
     if (depth === null) continue;
+    if (s.maxByteSpan !== undefined && !(Number.isSafeInteger(s.maxByteSpan) && s.maxByteSpan > 0)) {
+      log.error(
+        DiagnosticCode.TopicOptionInvalid,
+        subject,
+        `subscribe('${s.topic}', ${s.input.key}): maxByteSpan ${String(s.maxByteSpan)} is not a positive safe integer of bytes; ` +
+          "pass the publisher's bounds.maxByteSpan, or omit it when no inputMaxByteSpan() derivation reads this input",
+      );
+      continue;
+    }
     subscriptions.set(s.input, {
       topic: s.topic,
       input: s.input,
       memoryKind,
       queueDepth: depth ?? defaultQueueDepth,
       queueDepthSource: s.queueDepth === undefined ? 'default' : 'explicit',
+      maxByteSpan: s.maxByteSpan ?? null,
     });
   }
   return { publications, subscriptions };

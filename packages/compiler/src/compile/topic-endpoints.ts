@@ -37,6 +37,7 @@ export function buildTopicEndpoints(
       pool: pool.id,
       dtype: p.output.tensor?.representation.dtype ?? null,
       rank: p.output.tensor?.representation.rank ?? null,
+      maxByteSpan: pool.maxByteSpan,
     });
   }
   for (const s of topics.subscriptions.values()) {
@@ -56,6 +57,7 @@ export function buildTopicEndpoints(
       pool: null,
       dtype: s.input.requirements.dtype ?? null,
       rank: s.input.requirements.rank ?? null,
+      maxByteSpan: s.maxByteSpan,
     });
   }
   return records.sort((a, b) => compareText(a.topic, b.topic) || compareText(a.direction, b.direction) || compareText(`${a.port.operator}.${a.port.port}`, `${b.port.operator}.${b.port.port}`));

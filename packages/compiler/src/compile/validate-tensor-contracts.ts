@@ -5,7 +5,8 @@ import type { GraphIndex } from './graph-index.js';
 import type { ResolvedMemoryKind } from './resolve-memory-kinds.js';
 
 /**
- * Checks tensor declarations: bounds that reject every allocation (`TENSOR_BOUNDS_ZERO`), a `maxRank`
+ * Checks tensor declarations: bounds that reject every allocation (`TENSOR_BOUNDS_ZERO`, a warning: the
+ * plan keeps the pool, whose `allocateTensor()` then refuses every request), a `maxRank`
  * below the representation's rank (`TENSOR_MAX_RANK_TOO_SMALL`), a `maxByteSpan` beyond 2^53 - 1
  * (`ARITHMETIC_OVERFLOW`), and, on every edge, the producer's representation against the consumer's
  * requirements (`PHYSICAL_TENSOR_LAYOUT_MISMATCH`). An edge whose producer declared no tensor is left
@@ -20,11 +21,13 @@ export function validateTensorContracts(index: GraphIndex, kinds: ReadonlyMap<Ou
       const subject = { kind: 'port', operator: op.name, port: port.name } as const;
       if (bounds.maxByteSpan === 0 || bounds.maxRank === 0) {
         const zero = bounds.maxByteSpan === 0 ? 'maxByteSpan' : 'maxRank';
-        log.error(
+        // Spec ("Sized cold, borrowed hot"): a zero literal bound is a valid plan whose pool refuses every
+        // allocation; it is not "unbounded". Warn, so an author who meant "no limit" sees it.
+        log.warning(
           DiagnosticCode.TensorBoundsZero,
           subject,
-          `output ${port.key}: bounds.${zero} is 0, which rejects every allocation (zero is not "unbounded"); ` +
-            `declare the largest ${zero === 'maxByteSpan' ? 'byte span of one tensor, in bytes' : 'rank a tensor may have'}`,
+          `output ${port.key}: bounds.${zero} is 0, so its pool rejects every allocation (allocateTensor() returns InvalidArgument; zero is not "unbounded"); ` +
+            `if the output should publish tensors, declare the largest ${zero === 'maxByteSpan' ? 'byte span of one tensor, in bytes' : 'rank a tensor may have'}`,
         );
       }
       if (bounds.maxRank !== 0 && bounds.maxRank < port.tensor.representation.rank) {

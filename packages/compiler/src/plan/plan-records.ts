@@ -270,6 +270,12 @@ export interface TopicEndpointRecord {
   readonly dtype: DType | null;
   /** Declared or required rank, or `null` when any. */
   readonly rank: number | null;
+  /**
+   * Byte bound of one tensor crossing the topic: publish, the boundary pool's `maxByteSpan`; subscribe,
+   * the bound given to `subscribe()` (the import refuses larger descriptors), or `null` when none was.
+   * Spec: "Derive slot bytes from deployment parameters" (an imported external-topic bound).
+   */
+  readonly maxByteSpan: number | null;
 }
 
 /** How one output's slot byte bound was derived. Spec: "Derive slot bytes from deployment parameters". */

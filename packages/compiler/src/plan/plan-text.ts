@@ -56,7 +56,7 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
   lines.push(`topics (${plan.topics.length}):`);
   for (const t of plan.topics) {
     const port = `${t.port.operator}.${t.port.port}`;
-    const what = t.direction === 'publish' ? `published by ${port}, pool ${t.pool ?? '?'}, subscriberQueueDepth ${t.queueDepth}, maxSubscribers ${t.maxSubscribers ?? '?'}` : `subscribed by ${port}, queueDepth ${t.queueDepth}`;
+    const what = t.direction === 'publish' ? `published by ${port}, pool ${t.pool ?? '?'}, subscriberQueueDepth ${t.queueDepth}, maxSubscribers ${t.maxSubscribers ?? '?'}` : `subscribed by ${port}, queueDepth ${t.queueDepth}${t.maxByteSpan === null ? '' : `, maxByteSpan ${t.maxByteSpan}`}`;
     lines.push(`  ${t.topic}: ${what}; ${t.memoryKind} on ${t.device.toString()} over ${t.transport}, stream ${t.stream ?? 'none (host-only)'} (${t.queueDepthSource})`);
   }
 

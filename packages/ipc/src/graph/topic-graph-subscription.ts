@@ -43,10 +43,12 @@ interface AttachedTopic extends TopicGeometry {
  * generation fence, a readiness event is recorded on that stream right after the wait, and the slot's
  * tensor is handed to the graph, so the consumer's work is ordered after the producer's writes without a
  * host wait on either side. Either way no byte is copied, every descriptor is validated (and checked
- * against the input's declared memory kind, dtype and rank) before use, and the lease the consumer
+ * against the input's declared memory kind, dtype and rank, and the topic's byte bound when
+ * `subscribe()` declared one) before use, and the lease the consumer
  * releases returns the slot (RELEASE) once its release stream passed the release event. A GOODBYE
  * `Closed` ends the input normally; a dead publisher or a refused frame is the subscription's typed `failure`.
- * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer".
+ * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer",
+ * "Derive slot bytes from deployment parameters" (an imported external-topic bound).
  */
 export class TopicGraphSubscription implements BoundarySubscription {
   #socket: Socket | null = null;
@@ -329,6 +331,16 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const e = this.endpoint;
     if (e.dtype !== null && d.dtype !== e.dtype) return this.#reject(new HsError(ErrorCode.ProtocolError, `the publisher sends ${d.dtype.name} tensors but input ${this.#input} requires ${e.dtype.name}`));
     if (e.rank !== null && d.rank !== e.rank) return this.#reject(new HsError(ErrorCode.ProtocolError, `the publisher sends rank ${d.rank} but input ${this.#input} requires rank ${e.rank}`));
+    // The topic's declared bound sized this plan's derived pools (inputMaxByteSpan): a larger tensor is refused.
+    if (e.maxByteSpan !== null && d.byteLength > e.maxByteSpan) {
+      return this.#reject(
+        new HsError(
+          ErrorCode.ProtocolError,
+          `the publisher sent a tensor of ${d.byteLength} bytes but subscribe() bounds input ${this.#input} to ${e.maxByteSpan} bytes, the bound this plan's pools were sized from; ` +
+            "pass the publisher's bounds.maxByteSpan as maxByteSpan and compile again",
+        ),
+      );
+    }
     let readiness: Event | null = null;
     if (topic.device) {
       const stream = this.consumerStream as Stream;
