@@ -222,6 +222,11 @@ export interface Backend {
    * before the work ran, `DeviceError` when work before the capture faulted (a kernel or host function
    * threw, the device refused). Never blocks the JS thread.
    * @throws HsError InvalidArgument (synchronously) when `event` is not an object.
+   * @example
+   * ```ts
+   * unwrap(backend.recordEvent(done, producer));
+   * await backend.synchronizeEvent(done); // the producer's work before `done` completed; a fault rejects (DeviceError)
+   * ```
    */
   synchronizeEvent(event: Event): Promise<void>;
   /**
@@ -231,6 +236,17 @@ export interface Backend {
    * `DeviceError` when that work faulted (a kernel or host function threw, the device refused). Never
    * blocks the JS thread.
    * @throws HsError InvalidArgument (synchronously) when `stream` is not an object.
+   * @example
+   * ```ts
+   * unwrap(backend.copyToHostAsync(stream, host, range)); // synchronous: a Result
+   * try {
+   *   await backend.synchronizeStream(stream);            // a Promise: rejects with an HsError
+   * } catch (error) {
+   *   if (error instanceof HsError && error.code === ErrorCode.DeviceError) console.error(`the copy faulted: ${error.message}`);
+   *   throw error;
+   * }
+   * // host now holds the bytes
+   * ```
    */
   synchronizeStream(stream: Stream): Promise<void>;
 

@@ -320,6 +320,11 @@ export class Tensor {
    * first); the backend's errors from recording a deferred readiness event or from waiting on it
    * (`DeviceError` when the producer's work faulted, `InvalidState` when the backend was disposed). One of
    * the explicit host waits: keep it off the per-frame path. Spec: "Host access: the only blocking calls".
+   * @example
+   * ```ts
+   * await tensor.synchronizeForHost(); // rejects with an HsError (InvalidState for a stale tensor)
+   * const bytes = unwrap(tensor.hostView());
+   * ```
    */
   synchronizeForHost(): Promise<void> {
     const blocked = this.#checkReadable();
@@ -337,6 +342,11 @@ export class Tensor {
    * stale or without a readiness contract, the backend's errors) and of the stream wait (`DeviceError`
    * when work on `stream` faulted, `InvalidState` for a destroyed stream or a disposed backend). An
    * explicit host wait. Spec: "Host access".
+   * @example
+   * ```ts
+   * const host = new Uint8Array(tensor.byteSize);
+   * await tensor.copyToHost(host, stream); // rejects with an HsError (InvalidArgument for a short dst, DeviceError, …)
+   * ```
    */
   async copyToHost(dst: Uint8Array, stream: Stream): Promise<void> {
     const enqueued = this.copyToHostAsync(dst, stream);

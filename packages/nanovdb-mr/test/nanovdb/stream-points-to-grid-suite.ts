@@ -267,7 +267,7 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       await backend.synchronizeStream(faulty).catch(() => undefined);
       expect(stats.statistics.allocations.current).toBe(0);
       unwrap(backend.destroyStream(faulty));
-      await expect(pointsToGridAsync(backend, faulty, stats, spanOf(input, points), { gridType: GridType.OnIndex })).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState });
+      await expect(pointsToGridAsync(backend, faulty, stats, spanOf(input, points), { gridType: GridType.OnIndex })).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('destroyed') });
       expect(stats.statistics.allocations.current).toBe(0);
       // and it resolves with the grid on a healthy stream
       const built = await pointsToGridAsync(backend, stream, stats, spanOf(input, points), { gridType: GridType.OnIndex });
@@ -379,7 +379,7 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
         );
         await expect(build.readReport(faulty)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.DeviceError, message: expect.stringContaining('planted fault') });
         unwrap(backend.destroyStream(faulty));
-        await expect(build.readReport(faulty)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState });
+        await expect(build.readReport(faulty)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('destroyed') });
         input.dispose();
         build.dispose();
       });

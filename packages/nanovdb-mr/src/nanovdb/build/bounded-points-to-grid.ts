@@ -229,6 +229,11 @@ export class BoundedPointsToGrid implements Disposable {
    * the report. Rejects with an `HsError`: InvalidState after `dispose`; the backend's errors (the copy's,
    * such as InvalidState for a destroyed stream, and the wait's: `DeviceError` when work on `stream`
    * faulted, `InvalidState` when the backend was disposed meanwhile).
+   * @example
+   * ```ts
+   * const report = await build.readReport(stream); // rejects with an HsError (InvalidState after dispose, DeviceError, …)
+   * if (report.overflowed) console.warn(`kept ${report.counts.voxels} voxels; the build needs`, report.needed);
+   * ```
    */
   async readReport(stream: Stream): Promise<BoundedBuildReport> {
     if (this.#disposed) throw new HsError(ErrorCode.InvalidState, `${WHO}.readReport: the build was disposed`);

@@ -43,6 +43,13 @@ export interface StreamGrid {
  * unchanged until the stream's work completes.
  * Spec: PointsToGrid on the device with scratch and output through the injected resource
  * (nanovdb-memory-resources: Step 1 seam, B3, B4).
+ * @example
+ * ```ts
+ * const positions = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
+ * // … fill positions on `stream` …
+ * const grid = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize: 0.05 });
+ * await backend.synchronizeStream(stream); // grid.buffer now holds grid.gridSize bytes of NanoVDB grid
+ * ```
  */
 export async function pointsToGridAsync(
   backend: Backend,
