@@ -223,11 +223,8 @@ export class CudaBackend implements Backend, Disposable {
 
   /**
    * Resolves (with nothing) when the event's current capture completes (at once when never recorded),
-   * through an internal stream that waits on it. Rejects with an `HsError`: the recording stream's
-   * DeviceError when a host function threw; DeviceError/OutOfMemory when CUDA refuses the wait;
-   * InvalidState for a destroyed event or when the backend is disposed first; InvalidArgument for an event
-   * of another backend.
-   * @throws HsError InvalidArgument (synchronously) when `event` is not an object.
+   * through an internal stream that waits on it. Rejects with an `HsError` as `Backend.synchronizeEvent`
+   * says (DeviceError/OutOfMemory too when CUDA refuses the wait); throws InvalidArgument for a non-object.
    */
   synchronizeEvent(event: Event): Promise<void> {
     const problem = eventProblem(this, event, 'synchronizeEvent');
@@ -237,10 +234,8 @@ export class CudaBackend implements Backend, Disposable {
 
   /**
    * Resolves (with nothing) when everything enqueued on `stream` so far completes (a host function at its
-   * end). Rejects with an `HsError`: the stream's DeviceError when a host function threw; DeviceError when
-   * CUDA refuses the wait; InvalidState for a destroyed stream or when the backend is disposed first;
-   * InvalidArgument for a stream of another backend.
-   * @throws HsError InvalidArgument (synchronously) when `stream` is not an object.
+   * end). Rejects with an `HsError` as `Backend.synchronizeStream` says (DeviceError too when CUDA refuses
+   * the wait); throws InvalidArgument for a non-object.
    */
   synchronizeStream(stream: Stream): Promise<void> {
     const problem = streamProblem(this, stream, 'synchronizeStream');
