@@ -92,8 +92,7 @@ class PrintGray extends Operator {
     const gray = ctx.receive(this.gray);
     if (gray === undefined) return OK_VOID;
     const host = new Uint8Array(gray.byteSize);
-    const copied = await gray.copyToHost(host, ctx.cudaStream());
-    if (!copied.ok) return copied;
+    await gray.copyToHost(host, ctx.cudaStream()); // rejects with HsError on failure; compute() passes it on and the run fails with it
     console.log(`gray ${gray.shape.join('x')}: ${host.join(' ')}`);
     return OK_VOID;
   }

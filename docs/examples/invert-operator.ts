@@ -90,8 +90,7 @@ class FrameSink extends Operator {
   async compute(ctx: ExecutionContext): Promise<Result<void>> {
     const frame = ctx.receive(this.frames);
     if (frame === undefined) return OK_VOID;
-    const copied = await frame.copyToHost(this.host, ctx.cudaStream());
-    if (!copied.ok) return copied;
+    await frame.copyToHost(this.host, ctx.cudaStream()); // rejects with HsError on failure; compute() passes it on and the run fails with it
     this.firstPixels.push(this.host[0]!);
     return OK_VOID;
   }

@@ -35,7 +35,7 @@ async function runKernels(rgba: Uint8Array, width: number, height: number): Prom
   unwrap(backend.launchKernel(stream, downscale2x(gray, small, width, height, launch)));
   unwrap(backend.copyToHostAsync(stream, grayOut, gray));
   unwrap(backend.copyToHostAsync(stream, smallOut, small));
-  unwrap(await backend.synchronizeStream(stream));
+  await backend.synchronizeStream(stream);
   return { gray: grayOut, small: smallOut };
 }
 

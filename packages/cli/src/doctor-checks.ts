@@ -110,8 +110,11 @@ async function fillAndReadBack(backend: Backend, device: Device): Promise<string
     if (!filled.ok) return filled.error.message;
     const copied = backend.copyToHostAsync(stream.value, back, range);
     if (!copied.ok) return copied.error.message;
-    const synced = await backend.synchronizeStream(stream.value);
-    if (!synced.ok) return synced.error.message;
+    try {
+      await backend.synchronizeStream(stream.value);
+    } catch (error) {
+      return (error as Error).message;
+    }
     const wrong = back.findIndex((b) => b !== ROUND_TRIP_VALUE);
     return wrong < 0 ? undefined : `byte ${wrong} read back as ${back[wrong]}, expected ${ROUND_TRIP_VALUE}`;
   } finally {

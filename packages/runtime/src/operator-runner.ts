@@ -7,6 +7,7 @@ import type { Channel } from './channel.js';
 import { InputBinding, type InputWiring } from './input-binding.js';
 import { LatencyWindow } from './latency-window.js';
 import { ActivationLoans, OutputBinding, type OutputWiring } from './output-binding.js';
+import { hostWaitOutcome } from './host-wait-outcome.js';
 
 /** Wiring handed to a runner by the session: channels and pools by port name. */
 export interface RunnerWiring {
@@ -199,7 +200,7 @@ export class OperatorRunner implements ExecutionContext {
       const received = input.receive();
       if (!received.ok) return this.endActivation(received);
       if (this.stream === null && received.value !== null) {
-        (hostWaits ??= []).push(this.backend.synchronizeEvent(received.value));
+        (hostWaits ??= []).push(hostWaitOutcome(this.backend.synchronizeEvent(received.value)));
       }
     }
     if (hostWaits !== null) {

@@ -1,4 +1,4 @@
-import { type Backend, ErrorCode, HsError, type Result, OK_VOID } from '@hs/streams';
+import { type Backend, ErrorCode, HsError } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { Channel } from './channel.js';
 
@@ -75,10 +75,11 @@ export class TapIterator implements OutputTap {
       const tensor = this.channel.shift();
       if (tensor !== undefined) {
         this.inHand = tensor;
-        const ready = await this.readyForHost(tensor);
-        if (!ready.ok) {
+        try {
+          await this.readyForHost(tensor);
+        } catch (error) {
           this.close();
-          throw ready.error;
+          throw error;
         }
         return { done: false, value: tensor };
       }
@@ -117,10 +118,11 @@ export class TapIterator implements OutputTap {
     this.notify();
   }
 
-  private readyForHost(tensor: Tensor): Promise<Result<void>> | Result<void> {
+  /** Waits until the host may read `tensor`; throws (or rejects with) the HsError when it cannot. */
+  private readyForHost(tensor: Tensor): Promise<void> | undefined {
     const readiness = tensor.readinessFor(null);
-    if (!readiness.ok) return readiness;
-    return readiness.value === null ? OK_VOID : this.backend.synchronizeEvent(readiness.value);
+    if (!readiness.ok) throw readiness.error;
+    return readiness.value === null ? undefined : this.backend.synchronizeEvent(readiness.value);
   }
 
   private releaseInHand(): void {

@@ -15,6 +15,7 @@ import type { BoundaryProvider } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import type { InputRequirement } from './input-binding.js';
+import { hostWaitOutcome } from './host-wait-outcome.js';
 import { OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
@@ -445,7 +446,7 @@ export class RunSession {
    */
   private async firstStreamFault(): Promise<Result<never> | null> {
     for (const [id, stream] of this.resources.streams) {
-      const synced = await this.backend.synchronizeStream(stream);
+      const synced = await hostWaitOutcome(this.backend.synchronizeStream(stream));
       if (!synced.ok) return errWithContext(synced.error, `stream ${id}`);
     }
     return null;

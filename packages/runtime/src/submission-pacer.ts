@@ -1,4 +1,5 @@
 import { type Backend, type Device, type Event, type Result, type Stream, ErrorCode, OK_VOID, err, ok } from '@hs/streams';
+import { hostWaitOutcome } from './host-wait-outcome.js';
 
 /**
  * Bounds how much GPU work a producer has queued: after submitting each frame's work the producer
@@ -63,7 +64,7 @@ export class SubmissionPacer {
   admit(): Result<void> | Promise<Result<void>> {
     while (this.count > 0 && this.backend.queryEvent(this.events[this.head]!)) this.retireOldest();
     if (this.count < this.events.length) return OK_VOID;
-    return this.backend.synchronizeEvent(this.events[this.head]!).then((waited) => {
+    return hostWaitOutcome(this.backend.synchronizeEvent(this.events[this.head]!)).then((waited) => {
       if (waited.ok) this.retireOldest();
       return waited;
     });
@@ -91,7 +92,7 @@ export class SubmissionPacer {
   async close(): Promise<Result<void>> {
     let outcome: Result<void> = OK_VOID;
     while (this.count > 0 && outcome.ok) {
-      outcome = await this.backend.synchronizeEvent(this.events[this.head]!);
+      outcome = await hostWaitOutcome(this.backend.synchronizeEvent(this.events[this.head]!));
       this.retireOldest();
     }
     this.count = 0;

@@ -94,7 +94,7 @@ describe('fused linear chains', () => {
 
     const hostRead = publishDeferred();
     expect(hostRead.readinessDeferred).toBe(true);
-    unwrap(await hostRead.synchronizeForHost());
+    await hostRead.synchronizeForHost();
     expect(hostRead.readinessDeferred).toBe(false);
     expect(recorded).toHaveBeenCalledTimes(2);
     pool.dispose();

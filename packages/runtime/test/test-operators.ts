@@ -81,8 +81,7 @@ export class CollectSink extends Operator {
   }
   async compute(ctx: ExecutionContext): Promise<Result<void>> {
     const tensor = ctx.receive(this.input)!;
-    const copied = await tensor.copyToHost(this.host, ctx.cudaStream());
-    if (!copied.ok) return copied;
+    await tensor.copyToHost(this.host, ctx.cudaStream());
     this.firstBytes.push(this.host[0]!);
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     return OK_VOID;

@@ -165,9 +165,10 @@ export interface EventOptions {
  *
  * No method blocks the JS thread: enqueue methods return at once; `queryEvent` never waits;
  * `synchronizeEvent`/`synchronizeStream` return promises (the explicit host waits).
- * Failures are returned as `Result` errors: `InvalidArgument` (bad sizes, ranges outside their
- * allocation, foreign handles), `InvalidState` (destroyed stream/event, freed memory),
- * `NotSupported` (host view of device-only memory), `DeviceError` (the device refused).
+ * The synchronous methods return failures as `Result` errors: `InvalidArgument` (bad sizes, ranges outside
+ * their allocation, foreign handles), `InvalidState` (destroyed stream/event, freed memory),
+ * `NotSupported` (host view of device-only memory), `DeviceError` (the device refused). The two host waits
+ * resolve with nothing and reject with an `HsError` of the same codes (hs's rule: every Promise rejects).
  */
 export interface Backend {
   /** `host` or `cuda`. */
@@ -214,10 +215,40 @@ export interface Backend {
   queryEvents(events: readonly Event[], completed: Uint8Array): number;
   /** Makes future work on `stream` wait for the event's current capture. Never blocks the host. */
   streamWaitEvent(stream: Stream, event: Event): Result<void>;
-  /** Resolves when the event's current capture completes. The explicit host wait. */
-  synchronizeEvent(event: Event): Promise<Result<void>>;
-  /** Resolves when all work enqueued on `stream` so far completes. The explicit host wait. */
-  synchronizeStream(stream: Stream): Promise<Result<void>>;
+  /**
+   * The explicit host wait on an event: resolves (with nothing) when the event's capture at the time of
+   * the call completes, at once when it was never recorded. Rejects with an `HsError`: `InvalidArgument`
+   * for an event of another backend, `InvalidState` for a destroyed event or when the backend is disposed
+   * before the work ran, `DeviceError` when work before the capture faulted (a kernel or host function
+   * threw, the device refused). Never blocks the JS thread.
+   * @throws HsError InvalidArgument (synchronously) when `event` is not an object.
+   * @example
+   * ```ts
+   * unwrap(backend.recordEvent(done, producer));
+   * await backend.synchronizeEvent(done); // the producer's work before `done` completed; a fault rejects (DeviceError)
+   * ```
+   */
+  synchronizeEvent(event: Event): Promise<void>;
+  /**
+   * The explicit host wait on a stream: resolves (with nothing) when all work enqueued on `stream` so far
+   * completes. Rejects with an `HsError`: `InvalidArgument` for a stream of another backend,
+   * `InvalidState` for a destroyed stream or when the backend is disposed before the work ran,
+   * `DeviceError` when that work faulted (a kernel or host function threw, the device refused). Never
+   * blocks the JS thread.
+   * @throws HsError InvalidArgument (synchronously) when `stream` is not an object.
+   * @example
+   * ```ts
+   * unwrap(backend.copyToHostAsync(stream, host, range)); // synchronous: a Result
+   * try {
+   *   await backend.synchronizeStream(stream);            // a Promise: rejects with an HsError
+   * } catch (error) {
+   *   if (error instanceof HsError && error.code === ErrorCode.DeviceError) console.error(`the copy faulted: ${error.message}`);
+   *   throw error;
+   * }
+   * // host now holds the bytes
+   * ```
+   */
+  synchronizeStream(stream: Stream): Promise<void>;
 
   /**
    * Allocates memory that is valid on every stream and for the host once this returns (the synchronous

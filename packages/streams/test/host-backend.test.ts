@@ -51,7 +51,7 @@ describe('HostBackend memory', () => {
     unwrap(backend.memsetAsync(s, { memory: m, byteOffset: 0, byteLength: 4, label: 't' }, 6));
     unwrap(backend.copyToHostAsync(s, out, { memory: m, byteOffset: 0, byteLength: 4, label: 't' }));
     unwrap(backend.free(m));
-    unwrap(await backend.synchronizeStream(s));
+    await backend.synchronizeStream(s);
     expect([...out]).toEqual([6, 6, 6, 6]);
     backend.dispose();
   });
@@ -104,14 +104,15 @@ describe('HostBackend faults', () => {
     unwrap(backend.launchKernel(s, { name: 'hs.test.boom', reads: [], writes: [range], params: [], host: () => { throw new Error('bad index'); } }));
     unwrap(backend.recordEvent(after, s));
     unwrap(backend.memsetAsync(s, range, 1));
-    const r = await backend.synchronizeStream(s);
-    expect(r.ok).toBe(false);
-    if (!r.ok) {
-      expect(r.error.code).toBe(ErrorCode.DeviceError);
-      expect(r.error.message).toContain('kernel hs.test.boom on stream "compute" threw: bad index');
-    }
-    expect((await backend.synchronizeEvent(before)).ok).toBe(true);
-    expect((await backend.synchronizeEvent(after)).ok).toBe(false);
+    const error: unknown = await backend.synchronizeStream(s).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(HsError);
+    expect(error).toMatchObject({ code: ErrorCode.DeviceError, message: expect.stringContaining('kernel hs.test.boom on stream "compute" threw: bad index') });
+    expect((error as HsError).cause).toBeInstanceOf(Error);
+    await expect(backend.synchronizeEvent(before)).resolves.toBeUndefined();
+    await expect(backend.synchronizeEvent(after)).rejects.toBe(error);
     expect(onFault).toHaveBeenCalledTimes(1);
     expect([...unwrap(backend.hostView(m))]).toEqual([1, 1, 1, 1]);
     backend.dispose();
@@ -119,16 +120,18 @@ describe('HostBackend faults', () => {
 });
 
 describe('HostBackend dispose', () => {
-  it('settles pending synchronizations with InvalidState and drops queued work', async () => {
+  it('rejects pending synchronizations with InvalidState and drops queued work', async () => {
     const backend = new HostBackend({ scheduling: 'manual' });
     const s = unwrap(backend.createStream(cuda0));
+    const e = unwrap(backend.createEvent(cuda0));
     let ran = false;
     unwrap(backend.launchHostFunc(s, () => (ran = true)));
+    unwrap(backend.recordEvent(e, s));
     const pending = backend.synchronizeStream(s);
+    const pendingEvent = backend.synchronizeEvent(e);
     backend.dispose();
-    const r = await pending;
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error.code).toBe(ErrorCode.InvalidState);
+    await expect(pending).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('disposed') });
+    await expect(pendingEvent).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState });
     expect(backend.runUntilIdle()).toBe(0);
     expect(ran).toBe(false);
   });
@@ -156,7 +159,7 @@ describe('HostBackend stream-ordered allocation and memory-pool capability', () 
     unwrap(backend.freeAsync(m, s));
     expect(m.freed).toBe(true);
     expect(backend.freeAsync(m, s).ok).toBe(false);
-    expect((await backend.synchronizeStream(s)).ok).toBe(true);
+    await expect(backend.synchronizeStream(s)).resolves.toBeUndefined();
     const host = backend.allocateAsync({ kind: MemoryKind.Host, device: Device.cpu(), byteSize: 8 }, s);
     expect(!host.ok && host.error.code).toBe(ErrorCode.InvalidArgument);
     backend.dispose();
@@ -191,7 +194,7 @@ describe('HostBackend adoptHostMemory', () => {
     expect(unwrap(backend.hostView(adopted))).toBe(bytes);
     const stream = unwrap(backend.createStream(Device.cuda(0)));
     unwrap(backend.memsetAsync(stream, { memory: adopted, byteOffset: 8, byteLength: 4, label: 'fill' }, 0x5a));
-    unwrap(await backend.synchronizeStream(stream));
+    await backend.synchronizeStream(stream);
     expect([...bytes.subarray(6, 14)]).toEqual([0, 0, 0x5a, 0x5a, 0x5a, 0x5a, 0, 0]);
     unwrap(backend.free(adopted));
     expect(bytes[8]).toBe(0x5a);

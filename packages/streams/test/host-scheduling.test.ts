@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Device, ErrorCode, HostBackend, MemoryKind, unwrap, type Result, type Stream } from '../src/index.js';
+import { Device, ErrorCode, HostBackend, MemoryKind, unwrap, type Stream } from '../src/index.js';
 
 const cuda0 = Device.cuda(0);
 
@@ -48,20 +48,20 @@ describe('manual scheduling', () => {
     unwrap(backend.launchHostFunc(s, () => undefined));
     unwrap(backend.recordEvent(e, s));
     unwrap(backend.launchHostFunc(s, () => undefined));
-    let eventDone: Result<void> | null = null;
-    let streamDone: Result<void> | null = null;
-    void backend.synchronizeEvent(e).then((r) => (eventDone = r));
-    void backend.synchronizeStream(s).then((r) => (streamDone = r));
+    let eventDone: 'resolved' | null = null;
+    let streamDone: 'resolved' | null = null;
+    const waits = [backend.synchronizeEvent(e).then(() => (eventDone = 'resolved')), backend.synchronizeStream(s).then(() => (streamDone = 'resolved'))];
     await flush();
     expect(eventDone).toBeNull();
     expect(backend.queryEvent(e)).toBe(false);
     expect(backend.step(s)).toBe(true);
     await flush();
-    expect(eventDone).toEqual({ ok: true, value: undefined });
+    expect(eventDone).toBe('resolved');
     expect(streamDone).toBeNull();
     expect(backend.step(s)).toBe(true);
     await flush();
-    expect(streamDone).toEqual({ ok: true, value: undefined });
+    expect(streamDone).toBe('resolved');
+    await Promise.all(waits);
     backend.dispose();
   });
 
@@ -93,12 +93,11 @@ describe('manual scheduling', () => {
     const s = unwrap(backend.createStream(cuda0));
     unwrap(backend.launchHostFunc(s, () => backend.step()));
     backend.runUntilIdle();
-    const result = await backend.synchronizeStream(s);
-    expect(result.ok).toBe(false);
-    if (!result.ok) {
-      expect(result.error.code).toBe(ErrorCode.DeviceError);
-      expect(result.error.message).toMatch(/InvalidState.*step\(\)/);
-    }
+    await expect(backend.synchronizeStream(s)).rejects.toMatchObject({
+      name: 'HsError',
+      code: ErrorCode.DeviceError,
+      message: expect.stringMatching(/InvalidState.*step\(\)/),
+    });
     backend.dispose();
   });
 
@@ -144,7 +143,7 @@ describe('seeded interleaving', () => {
       const backend = new HostBackend({ seed });
       const trace: string[] = [];
       const streams = tracedStreams(backend, 3, 8, trace);
-      for (const s of streams) unwrap(await backend.synchronizeStream(s));
+      for (const s of streams) await backend.synchronizeStream(s);
       backend.dispose();
       return trace;
     };
@@ -183,7 +182,7 @@ describe('auto scheduling', () => {
       unwrap(backend.launchHostFunc(b, () => trace.push(counter++)));
       unwrap(backend.recordEvent(eb, b));
     }
-    unwrap(await backend.synchronizeEvent(eb));
+    await backend.synchronizeEvent(eb);
     expect(trace).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     backend.dispose();
   });
@@ -201,7 +200,7 @@ describe('mixing step() with auto scheduling', () => {
     }));
     expect(backend.step(s)).toBe(true);
     expect(trace).toEqual(['outer']);
-    unwrap(await backend.synchronizeStream(t));
+    await backend.synchronizeStream(t);
     expect(trace).toEqual(['outer', 'inner']);
     backend.dispose();
   });

@@ -315,27 +315,43 @@ export class Tensor {
 
   /**
    * Waits until the producer's writes are complete, after which host reads through `hostView()` are
-   * safe. Resolves at once for a host-complete tensor. `InvalidState` when stale or without a readiness
-   * contract (call `setReadinessStream()` on an import first). One of the explicit host waits: keep it
-   * off the per-frame path. Spec: "Host access: the only blocking calls".
+   * safe. Resolves (with nothing) then, at once for a host-complete tensor. Rejects with an `HsError`:
+   * `InvalidState` when stale or without a readiness contract (call `setReadinessStream()` on an import
+   * first); the backend's errors from recording a deferred readiness event or from waiting on it
+   * (`DeviceError` when the producer's work faulted, `InvalidState` when the backend was disposed). One of
+   * the explicit host waits: keep it off the per-frame path. Spec: "Host access: the only blocking calls".
+   * @example
+   * ```ts
+   * await tensor.synchronizeForHost(); // rejects with an HsError (InvalidState for a stale tensor)
+   * const bytes = unwrap(tensor.hostView());
+   * ```
    */
-  synchronizeForHost(): Promise<Result<void>> {
+  synchronizeForHost(): Promise<void> {
     const blocked = this.#checkReadable();
-    if (blocked !== null) return Promise.resolve(blocked);
+    if (blocked !== null) return Promise.reject(blocked.error);
     const resolved = this.#resolvePending();
-    if (!resolved.ok) return Promise.resolve(resolved);
-    if (this.#readiness === null) return Promise.resolve(OK_VOID);
+    if (!resolved.ok) return Promise.reject(resolved.error);
+    if (this.#readiness === null) return Promise.resolve();
     return this.#backend.synchronizeEvent(this.#readiness);
   }
 
   /**
    * Copies the tensor's `byteSize` bytes into the start of `dst` through `stream`, then waits for that
-   * stream. Same checks as `copyToHostAsync`. An explicit host wait. Spec: "Host access".
+   * stream: resolves (with nothing) once `dst` holds the bytes. Rejects with an `HsError`: the failures
+   * of `copyToHostAsync` (`InvalidArgument` for a short or non-`Uint8Array` `dst`, `InvalidState` when
+   * stale or without a readiness contract, the backend's errors) and of the stream wait (`DeviceError`
+   * when work on `stream` faulted, `InvalidState` for a destroyed stream or a disposed backend). An
+   * explicit host wait. Spec: "Host access".
+   * @example
+   * ```ts
+   * const host = new Uint8Array(tensor.byteSize);
+   * await tensor.copyToHost(host, stream); // rejects with an HsError (InvalidArgument for a short dst, DeviceError, …)
+   * ```
    */
-  async copyToHost(dst: Uint8Array, stream: Stream): Promise<Result<void>> {
+  async copyToHost(dst: Uint8Array, stream: Stream): Promise<void> {
     const enqueued = this.copyToHostAsync(dst, stream);
-    if (!enqueued.ok) return enqueued;
-    return this.#backend.synchronizeStream(stream);
+    if (!enqueued.ok) throw enqueued.error;
+    await this.#backend.synchronizeStream(stream);
   }
 
   /**
@@ -513,7 +529,7 @@ export class Tensor {
     return OK_VOID;
   }
 
-  #checkReadable(): Result<void> | null {
+  #checkReadable(): Err | null {
     if (!this.#valid) return this.#staleError();
     if (this.#readiness === null && !this.#hostComplete) {
       return err(

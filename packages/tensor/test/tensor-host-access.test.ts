@@ -1,4 +1,4 @@
-import { Device, ErrorCode, HostBackend, MemoryKind, unwrap, type Backend, type DeviceMemory, type Event, type Result } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap, type Backend, type DeviceMemory, type Event, type Result } from '@hs/streams';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DType, Tensor, type TensorInit } from '../src/index.js';
 
@@ -53,7 +53,7 @@ describe('Tensor host access', () => {
         backend.noteHostAccess(t.data(), 'write');
         unwrap(t.setReadinessStream(unwrap(backend.createStream(Device.cuda(0)))));
       }
-      unwrap(await t.synchronizeForHost());
+      await t.synchronizeForHost();
       const view = unwrap(t.hostView());
       expect(view.byteLength).toBe(32);
       expect([...view]).toEqual(new Array(32).fill(7));
@@ -85,7 +85,7 @@ describe('Tensor host access', () => {
     unwrap(t.setReadinessStream(stream));
     expect(code(t.hostView())).toBe(ErrorCode.NotSupported);
     const dst = new Uint8Array(64);
-    unwrap(await t.copyToHost(dst, unwrap(backend.createStream(Device.cuda(0)))));
+    await t.copyToHost(dst, unwrap(backend.createStream(Device.cuda(0))));
     expect(dst.every((b) => b === 3)).toBe(true);
   });
 
@@ -158,9 +158,9 @@ describe('Tensor host access', () => {
     const memory = allocate(backend, MemoryKind.PinnedHost, 256);
     const t = new BoundTensor({ backend, memory, backing: null, name: 'host written' });
     unwrap(t.bind(DType.uint8, [16], 0, 256));
-    expect(code(await t.synchronizeForHost())).toBe(ErrorCode.InvalidState);
+    await expect(t.synchronizeForHost()).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState });
     t.commit(null);
-    expect((await t.synchronizeForHost()).ok).toBe(true);
+    await expect(t.synchronizeForHost()).resolves.toBeUndefined();
 
     const stream = unwrap(backend.createStream(Device.cuda(0)));
     const event = unwrap(backend.createEvent(Device.cuda(0)));
@@ -169,8 +169,8 @@ describe('Tensor host access', () => {
     unwrap(backend.recordEvent(event, stream));
     t.commit(event);
     let done = false;
-    const pending = t.synchronizeForHost().then((r) => {
-      done = r.ok;
+    const pending = t.synchronizeForHost().then(() => {
+      done = true;
     });
     await Promise.resolve();
     expect(done).toBe(false);
@@ -178,5 +178,91 @@ describe('Tensor host access', () => {
     await pending;
     expect(done).toBe(true);
     expect([...unwrap(t.hostView())]).toEqual(new Array(16).fill(4));
+  });
+});
+
+describe('Tensor host waits reject with HsError', () => {
+  const backends: HostBackend[] = [];
+  afterEach(() => {
+    for (const b of backends.splice(0)) b.dispose();
+  });
+  /** A cudaDevice import of 16 bytes filled with 5 on its producer stream, and a reader stream. */
+  const setup = (options?: ConstructorParameters<typeof HostBackend>[0]) => {
+    const backend = new HostBackend(options);
+    backends.push(backend);
+    const memory = allocate(backend, MemoryKind.CudaDevice, 16);
+    const t = unwrap(Tensor.import({ backend, memory, shape: [16], dtype: DType.uint8, name: 'frame' }));
+    const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+    const reader = unwrap(backend.createStream(Device.cuda(0), { label: 'reader' }));
+    unwrap(backend.memsetAsync(producer, t.data(), 5));
+    return { backend, t, producer, reader };
+  };
+  const planted = (backend: HostBackend, stream: Parameters<Backend['launchHostFunc']>[0]): void => {
+    unwrap(
+      backend.launchHostFunc(stream, () => {
+        throw new Error('planted producer failure');
+      }),
+    );
+  };
+
+  it('copyToHost resolves with nothing once dst holds the bytes', async () => {
+    const { t, producer, reader } = setup();
+    unwrap(t.setReadinessStream(producer));
+    const dst = new Uint8Array(16);
+    await expect(t.copyToHost(dst, reader)).resolves.toBeUndefined();
+    expect([...dst]).toEqual(new Array(16).fill(5));
+  });
+
+  it('copyToHost rejects with InvalidArgument for a short or non-Uint8Array destination', async () => {
+    const { t, producer, reader } = setup();
+    unwrap(t.setReadinessStream(producer));
+    await expect(t.copyToHost(new Uint8Array(15), reader)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidArgument, message: expect.stringContaining('pass a larger Uint8Array') });
+    await expect(t.copyToHost([] as unknown as Uint8Array, reader)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidArgument });
+  });
+
+  it('copyToHost rejects with InvalidState without a readiness contract, on a destroyed stream and on a disposed tensor', async () => {
+    const { backend, t, producer, reader } = setup();
+    await expect(t.copyToHost(new Uint8Array(16), reader)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('setReadinessStream') });
+    unwrap(t.setReadinessStream(producer));
+    unwrap(backend.destroyStream(reader));
+    await expect(t.copyToHost(new Uint8Array(16), reader)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('destroyed') });
+    t.dispose();
+    const other = unwrap(backend.createStream(Device.cuda(0)));
+    await expect(t.copyToHost(new Uint8Array(16), other)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('stale') });
+  });
+
+  it('copyToHost and synchronizeForHost reject with DeviceError when the producer faulted', async () => {
+    const { backend, t, producer, reader } = setup();
+    planted(backend, producer);
+    unwrap(t.setReadinessStream(producer));
+    const error: unknown = await t.synchronizeForHost().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(HsError);
+    expect(error).toMatchObject({ code: ErrorCode.DeviceError, message: expect.stringContaining('planted producer failure') });
+    expect((error as HsError).cause).toBeInstanceOf(Error);
+    // The reader's stream waits on the faulted producer's event; its own work is fine.
+    await expect(t.copyToHost(new Uint8Array(16), reader)).resolves.toBeUndefined();
+    planted(backend, reader);
+    await expect(t.copyToHost(new Uint8Array(16), reader)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.DeviceError });
+  });
+
+  it('pending host waits reject with InvalidState when the backend is disposed', async () => {
+    const { backend, t, producer, reader } = setup({ scheduling: 'manual' });
+    unwrap(t.setReadinessStream(producer));
+    const synced = t.synchronizeForHost();
+    const copied = t.copyToHost(new Uint8Array(16), reader);
+    await Promise.resolve();
+    backend.dispose();
+    await expect(synced).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('disposed') });
+    await expect(copied).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState });
+  });
+
+  it('synchronizeForHost reports a missing contract as a rejection, not a synchronous throw', async () => {
+    const { t } = setup();
+    let promise: Promise<void> | undefined;
+    expect(() => (promise = t.synchronizeForHost())).not.toThrow();
+    await expect(promise).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState });
   });
 });

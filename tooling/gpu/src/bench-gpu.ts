@@ -39,7 +39,7 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
     hs.push(Number(process.hrtime.bigint() - t0) / batch);
     native.push(cuda.benchHops(batch) / batch);
   }
-  unwrap(await backend.synchronizeStream(consumer));
+  await backend.synchronizeStream(consumer);
   rows.push({ name: 'per hop (record + wait + query)', hsNs: median(hs.slice(5)), baselineNs: median(native.slice(5)), baseline: 'C++ loop' });
 }
 
@@ -72,13 +72,13 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
   const src = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: bytes }));
   const dst = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: bytes }));
   unwrap(backend.memsetAsync(s, { memory: src, byteOffset: 0, byteLength: bytes, label: 'src' }, 1));
-  unwrap(await backend.synchronizeStream(s));
+  await backend.synchronizeStream(s);
   const hs: number[] = [];
   const raw: number[] = [];
   for (let round = 0; round < 8; round++) {
     const t0 = process.hrtime.bigint();
     unwrap(backend.memcpyAsync(s, { memory: dst, byteOffset: 0, byteLength: bytes, label: 'dst' }, { memory: src, byteOffset: 0, byteLength: bytes, label: 'src' }));
-    unwrap(await backend.synchronizeStream(s));
+    await backend.synchronizeStream(s);
     hs.push(Number(process.hrtime.bigint() - t0));
     raw.push(cuda.benchMemcpy(dst.address, src.address, bytes, 1));
   }
@@ -105,7 +105,7 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
     const times: number[] = [];
     for (let round = 0; round < 8; round++) {
       const t0 = process.hrtime.bigint();
-      unwrap(await tensor.copyToHost(target, s));
+      await tensor.copyToHost(target, s);
       times.push(Number(process.hrtime.bigint() - t0));
     }
     if (target[0] !== 7 || target[bytes - 1] !== 7) throw new Error(`bench: Tensor.copyToHost into the ${label} did not copy the tensor's bytes`);
@@ -113,7 +113,7 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
     rows.push({ name: `Tensor.copyToHost 256 MiB into ${label} (${(bytes / ns).toFixed(1)} vs ${(bytes / rawNs).toFixed(1)} GB/s)`, hsNs: ns, baselineNs: rawNs, baseline: 'cudaMemcpyAsync + sync' });
   }
   tensor.backing!.releaseLease(s);
-  unwrap(await backend.synchronizeStream(s));
+  await backend.synchronizeStream(s);
   pool.retire();
   pool.dispose();
 }

@@ -66,14 +66,14 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
       const positions = cloud(n, kind);
       const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
       unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(positions.buffer)));
-      unwrap(await backend.synchronizeStream(stream));
+      await backend.synchronizeStream(stream);
       const span = { space: 'world', positions: input } as const;
       const asyncNs: number[] = [];
       let counts = { voxels: 0, leaves: 0, lowers: 0, uppers: 0 };
       for (let round = 0; round < 4; round++) {
         const t0 = process.hrtime.bigint();
-        const built = unwrap(await pointsToGridAsync(backend, stream, resource, span, options));
-        unwrap(await backend.synchronizeStream(stream));
+        const built = await pointsToGridAsync(backend, stream, resource, span, options);
+        await backend.synchronizeStream(stream);
         asyncNs.push(Number(process.hrtime.bigint() - t0));
         counts = { ...built.counts };
         built.buffer.dispose();
@@ -83,10 +83,10 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
       for (let round = 0; round < 4; round++) {
         const t0 = process.hrtime.bigint();
         unwrap(bounded.encode(stream, span));
-        unwrap(await backend.synchronizeStream(stream));
+        await backend.synchronizeStream(stream);
         boundedNs.push(Number(process.hrtime.bigint() - t0));
       }
-      const report = unwrap(await bounded.readReport(stream));
+      const report = await bounded.readReport(stream);
       if (report.overflowed || report.counts.voxels !== counts.voxels) throw new Error('bench: the bounded build disagrees with pointsToGridAsync');
       bounded.dispose();
       const block = input.data as MemoryBlock;

@@ -28,7 +28,7 @@ describe.skipIf(!gpu)('C ABI (native/include/hs/hs.h) with a downstream test add
     const outMemory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: n }));
     const whole = (memory: DeviceMemory): MemoryRange => ({ memory, byteOffset: 0, byteLength: n, label: 'bytes' });
     unwrap(backend.memsetAsync(producer, whole(inMemory), 0));
-    unwrap(await backend.synchronizeStream(producer));
+    await backend.synchronizeStream(producer);
     // The producer is busy for 100 ms before its bytes (41) land: only the readiness wait orders the addon after it.
     unwrap(backend.launchKernel(producer, { name: 'hs.test.spinFill', reads: [], writes: [whole(inMemory)], params: [100_000_000, 41], host: () => undefined }));
     const input = unwrap(Tensor.import({ backend, memory: inMemory, shape: [n], dtype: DType.uint8, name: 'input' }));
@@ -47,7 +47,7 @@ describe.skipIf(!gpu)('C ABI (native/include/hs/hs.h) with a downstream test add
     unwrap(backend.streamWaitEvent(reader, output.readinessEvent!));
     const seen = new Uint8Array(n);
     unwrap(backend.copyToHostAsync(reader, seen, whole(outMemory)));
-    unwrap(await backend.synchronizeStream(reader));
+    await backend.synchronizeStream(reader);
     expect(seen.every((b) => b === 42)).toBe(true);
     backend.releaseNativeTensor(inRecord);
     backend.releaseNativeTensor(outRecord);

@@ -40,8 +40,7 @@ export function makeCudaHarness(): PoolConformanceHarness {
       };
     },
     async settle() {
-      const waits = streams.filter((s) => !s.destroyed && !held.has(s)).map((s) => backend.synchronizeStream(s));
-      for (const r of await Promise.all(waits)) unwrap(r);
+      await Promise.all(streams.filter((s) => !s.destroyed && !held.has(s)).map((s) => backend.synchronizeStream(s)));
     },
     orderingViolations() {
       return 0;

@@ -42,7 +42,7 @@ describe.skipIf(!gpu)('CUDA graphs: capture, instantiate, launch twice', () => {
     for (let launch = 0; launch < 2; launch++) {
       view.fill(0);
       expect(cuda.graphLaunch(exec, native)).toBe(0);
-      unwrap(await backend.synchronizeStream(stream));
+      await backend.synchronizeStream(stream);
       expect(view.every((b) => b === 0x5a)).toBe(true);
     }
     expect(cuda.graphExecDestroy(exec)).toBe(0);
@@ -59,7 +59,7 @@ describe.skipIf(!gpu)('CUDA graphs: capture, instantiate, launch twice', () => {
     const build = unwrap(BoundedPointsToGrid.create(backend, stream, resource, capacity, options));
     const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
     const span = { space: 'world', positions: BufferView.over(input) } as const;
-    unwrap(await backend.synchronizeStream(stream)); // the template upload ran before the capture
+    await backend.synchronizeStream(stream); // the template upload ran before the capture
     expect(cuda.streamBeginCapture(native)).toBe(0);
     unwrap(build.encode(stream, span));
     const graph = cuda.streamEndCapture(native);
@@ -73,10 +73,10 @@ describe.skipIf(!gpu)('CUDA graphs: capture, instantiate, launch twice', () => {
       const points = Float32Array.from(cloud, (c, i) => c * 0.25 + (ORIGIN[i % 3] as number));
       unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(points.buffer)));
       expect(cuda.graphLaunch(exec, native)).toBe(0);
-      const report = unwrap(await build.readReport(stream));
+      const report = await build.readReport(stream);
       const bytes = new Uint8Array(report.gridSize);
       unwrap(backend.copyToHostAsync(stream, bytes, { ...(build.grid.data as MemoryBlock), byteLength: report.gridSize }));
-      unwrap(await backend.synchronizeStream(stream));
+      await backend.synchronizeStream(stream);
       expect(unwrap(validateGrids(bytes))[0]?.voxelCount).toBe(report.counts.voxels);
       expect(report.overflowed).toBe(round === 2);
       if (round < 2) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { compile, type ExecutionPlan } from '@hs/compiler';
 import { GridType, HostResource, pointsToGrid } from '@hs/nanovdb-mr';
 import { RunSession } from '@hs/runtime';
-import { Device, ErrorCode, HostBackend, OK_VOID, err, unwrap, type Result } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, OK_VOID, err, unwrap, type HsError, type Result } from '@hs/streams';
 import { buildLifecycleGraph } from '../../../examples/derived-capacity/src/lifecycle-graph.js';
 import { buildImagePipeline } from '../../../examples/image-pipeline/src/pipeline.js';
 import { bunnyPoints } from '../../../examples/point-cloud-input/src/load-points.js';
@@ -77,8 +77,11 @@ const WORKLOADS: readonly (readonly [string, Workload])[] = [
         unwrap(backend.streamWaitEvent(back, done));
         const returned = onDevice.value.copyTo(back);
         if (!returned.ok) return returned;
-        const synced = await backend.synchronizeStream(back);
-        if (!synced.ok) return synced;
+        try {
+          await backend.synchronizeStream(back);
+        } catch (error) {
+          return { ok: false, error: error as HsError };
+        }
         const original = unwrap(handle.hostBytes());
         const copy = unwrap(returned.value.hostBytes());
         const same = original.length === copy.length && original.every((b, i) => b === copy[i]);

@@ -1,5 +1,6 @@
 import {
   ErrorCode,
+  HsError,
   err,
   type AllocationRequest,
   type Backend,
@@ -50,7 +51,7 @@ export interface LiveHandles {
  * streams, events and allocations (to prove nothing leaked), and injects the faults its options name:
  * allocation, event and stream creation failures, a kernel that faults its stream, and streams whose
  * events never complete. Host waits on a stuck event or stream stay pending until `dispose()`, which
- * settles them with InvalidState; nothing ever blocks the JS thread.
+ * rejects them with InvalidState (an `HsError`); nothing ever blocks the JS thread.
  */
 export class FaultyBackend implements Backend {
   readonly name: Backend['name'];
@@ -64,7 +65,8 @@ export class FaultyBackend implements Backend {
   private readonly stuckStreams = new Set<Stream>();
   private readonly stuckEvents = new Set<Event>();
   private readonly recordsOn = new Map<Stream, number>();
-  private readonly pendingWaits = new Map<(outcome: Result<void>) => void, () => Promise<Result<void>>>();
+  /** Pending stuck host waits: how to settle each, and the inner wait to forward it to once unstuck. */
+  private readonly pendingWaits = new Map<PendingWait, () => Promise<void>>();
   private stuckReleased = false;
   private allocationCalls = 0;
   private eventCalls = 0;
@@ -161,11 +163,11 @@ export class FaultyBackend implements Backend {
     return done;
   }
 
-  synchronizeEvent(event: Event): Promise<Result<void>> {
+  synchronizeEvent(event: Event): Promise<void> {
     return this.stuckEvents.has(event) ? this.pendingWait(() => this.inner.synchronizeEvent(event)) : this.inner.synchronizeEvent(event);
   }
 
-  synchronizeStream(stream: Stream): Promise<Result<void>> {
+  synchronizeStream(stream: Stream): Promise<void> {
     return this.stuckStreams.has(stream) ? this.pendingWait(() => this.inner.synchronizeStream(stream)) : this.inner.synchronizeStream(stream);
   }
 
@@ -246,14 +248,15 @@ export class FaultyBackend implements Backend {
     this.stuckEvents.clear();
     const waits = [...this.pendingWaits];
     this.pendingWaits.clear();
-    for (const [settle, forward] of waits) void forward().then(settle);
+    for (const [pending, forward] of waits) void forward().then(pending.resolve, pending.reject);
   }
 
-  /** Settles pending stuck waits with InvalidState, then disposes the inner backend. */
+  /** Rejects pending stuck waits with InvalidState, then disposes the inner backend. */
   dispose(): void {
     const waits = [...this.pendingWaits.keys()];
     this.pendingWaits.clear();
-    for (const settle of waits) settle(err(ErrorCode.InvalidState, 'FaultyBackend: disposed while a host wait was pending on stuck work'));
+    const gone = new HsError(ErrorCode.InvalidState, 'FaultyBackend: disposed while a host wait was pending on stuck work');
+    for (const pending of waits) pending.reject(gone);
     this.inner.dispose();
   }
 
@@ -272,11 +275,17 @@ export class FaultyBackend implements Backend {
     return err(code, `FaultyBackend: injected fault at ${what}`);
   }
 
-  private pendingWait(forward: () => Promise<Result<void>>): Promise<Result<void>> {
-    return new Promise((resolve) => {
-      this.pendingWaits.set(resolve, forward);
+  private pendingWait(forward: () => Promise<void>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pendingWaits.set({ resolve, reject }, forward);
     });
   }
+}
+
+/** How a pending stuck host wait is settled. */
+interface PendingWait {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 function reached(call: number, from: number | undefined): boolean {

@@ -229,14 +229,12 @@ class PatternSink extends Operator {
     }
     let bytes: Uint8Array;
     if (this.memory === 'host') {
-      const waited = await tensor.synchronizeForHost();
-      if (!waited.ok) return waited;
+      await tensor.synchronizeForHost();
       const view = tensor.hostView();
       if (!view.ok) return view;
       bytes = view.value;
     } else {
-      const copied = await tensor.copyToHost(this.host, ctx.cudaStream());
-      if (!copied.ok) return copied;
+      await tensor.copyToHost(this.host, ctx.cudaStream());
       bytes = this.host;
     }
     const frame = this.received;

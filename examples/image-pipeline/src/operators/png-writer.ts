@@ -32,8 +32,9 @@ export interface PngWriterOptions {
  * Per frame: `copyToHostAsync` enqueues the device-to-host copy into a staging buffer allocated once
  * at construction, on the operator's compute stream (behind the producer's readiness, which the runtime
  * already waited for on that stream); `compute()` then awaits `synchronizeStream` on that stream, the
- * explicit host wait, and writes the file with non-blocking `fs/promises`. The JS thread never blocks;
- * the scheduler runs other operators while this activation awaits.
+ * explicit host wait (its rejection, an `HsError`, fails the run like a returned error), and writes
+ * the file with non-blocking `fs/promises`. The JS thread never blocks; the scheduler runs other
+ * operators while this activation awaits.
  *
  * Spec: "Host access: the only blocking calls".
  */
@@ -75,8 +76,7 @@ export class PngWriter extends Operator {
     const stream = ctx.cudaStream();
     const copied = frame.copyToHostAsync(pixels.value, stream);
     if (!copied.ok) return copied;
-    const waited = await ctx.backend.synchronizeStream(stream);
-    if (!waited.ok) return waited;
+    await ctx.backend.synchronizeStream(stream); // a rejection (HsError) fails this activation
 
     // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
     const image = { width, height, data: Buffer.from(pixels.value.buffer, pixels.value.byteOffset, pixels.value.byteLength) };

@@ -74,8 +74,7 @@ export class PreviewPngWriter extends Operator {
     const stream = ctx.cudaStream();
     const copied = frame.copyToHostAsync(pixels, stream);
     if (!copied.ok) return copied;
-    const waited = await ctx.backend.synchronizeStream(stream);
-    if (!waited.ok) return waited;
+    await ctx.backend.synchronizeStream(stream); // a rejection (HsError) fails this activation
     // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
     const image = { width, height, data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength) };
     const encoded = PNG.sync.write(image as PNG, PNG_OPTIONS);

@@ -10,7 +10,7 @@ import {
   type PointsToGridCapacity,
   type SyncResource,
 } from '@hs/nanovdb-mr';
-import { type Backend, type Device, ErrorCode, HsError, MemoryKind, OK_VOID, err, type MemoryRange, type Result, type Stream } from '@hs/streams';
+import { type Backend, type Device, ErrorCode, HsError, MemoryKind, OK_VOID, err, ok, type MemoryRange, type Result, type Stream } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import type { AccumulatedGridState } from './points-to-grid-operator.js';
 
@@ -86,6 +86,7 @@ export class StreamPointsToGridOperator extends Operator {
   private readonly shape = [0];
   /** The stream of the last build, where a run that ends early reads its report in `stop()`. */
   private lastStream: Stream | null = null;
+  /** The report read in flight, as a Result (its rejection is caught at once, so it cannot go unhandled). */
   private pendingReport: Promise<Result<BoundedBuildReport>> | null = null;
   private lastReport: Result<BoundedBuildReport> | null = null;
   private state: AccumulatedGridState = { scans: 0, points: 0, voxelCount: 0, gridBytes: 0 };
@@ -191,7 +192,7 @@ export class StreamPointsToGridOperator extends Operator {
     this.lastStream = stream;
     this.state = { ...this.state, scans: this.state.scans + 1, points: this.state.points + points };
     // The one host read of the run, after the last scan's build; it settles in stop() at the latest.
-    if (this.received === this.options.frames) this.pendingReport = build.readReport(stream);
+    if (this.received === this.options.frames) this.pendingReport = reportOutcome(build.readReport(stream));
     return OK_VOID;
   }
 
@@ -201,7 +202,7 @@ export class StreamPointsToGridOperator extends Operator {
    * the block to the resource.
    */
   override async stop(): Promise<Result<void>> {
-    if (this.pendingReport === null && this.build !== null && this.lastStream !== null) this.pendingReport = this.build.readReport(this.lastStream);
+    if (this.pendingReport === null && this.build !== null && this.lastStream !== null) this.pendingReport = reportOutcome(this.build.readReport(this.lastStream));
     this.lastStream = null;
     if (this.pendingReport !== null) {
       const report = await this.pendingReport;
@@ -264,4 +265,15 @@ export class StreamPointsToGridOperator extends Operator {
     this.received = 0;
     return OK_VOID;
   }
+}
+
+/**
+ * A report read (which rejects with an `HsError`) as the `Result` that `report` keeps: read in `compute()`
+ * and awaited only in `stop()`, the promise must never reject unhandled in between.
+ */
+function reportOutcome(read: Promise<BoundedBuildReport>): Promise<Result<BoundedBuildReport>> {
+  return read.then(
+    (report) => ok(report),
+    (error: unknown) => ({ ok: false, error: error as HsError }),
+  );
 }

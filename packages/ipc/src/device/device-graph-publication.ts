@@ -1,6 +1,6 @@
 import type { BoundaryPublication, BoundaryPublicationStats } from '@hs/runtime';
 import type { TensorPool } from '@hs/pool';
-import { ErrorCode, OK_VOID, err, type Backend, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, OK_VOID, err, type Backend, type HsError, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { PublicationSubscribers } from '../publication-subscribers.js';
 import type { DeviceTopicPublisher } from './device-topic-publisher.js';
@@ -68,8 +68,11 @@ export class DeviceGraphPublication implements BoundaryPublication {
 
   async start(): Promise<Result<void>> {
     // The counters were zeroed on the producer stream: make sure before any subscriber can wait on them.
-    const zeroed = await this.backend.synchronizeStream(this.producerStream);
-    if (!zeroed.ok) return zeroed;
+    try {
+      await this.backend.synchronizeStream(this.producerStream);
+    } catch (error) {
+      return { ok: false, error: error as HsError };
+    }
     return this.#subscribers.awaitAttached(this.awaitSubscribers, this.subscriberTimeoutMs);
   }
 

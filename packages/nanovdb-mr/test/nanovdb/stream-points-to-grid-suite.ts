@@ -147,13 +147,13 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
     async function download(range: MemoryRange, bytes: number): Promise<Uint8Array> {
       const out = new Uint8Array(bytes);
       unwrap(backend.copyToHostAsync(stream, out, { ...range, byteLength: bytes }));
-      unwrap(await backend.synchronizeStream(stream));
+      await backend.synchronizeStream(stream);
       return out;
     }
 
     async function streamGridBytes(points: Coords, options: PointsToGridOptions, resource = deviceResource): Promise<Uint8Array> {
       const input = upload(points);
-      const built = unwrap(await pointsToGridAsync(backend, stream, resource, spanOf(input, points), options));
+      const built = await pointsToGridAsync(backend, stream, resource, spanOf(input, points), options);
       const bytes = await download(built.buffer.data as MemoryBlock, built.gridSize);
       built.buffer.dispose();
       input.dispose();
@@ -214,9 +214,9 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       const options: PointsToGridOptions = { gridType: GridType.Float };
       const bytes = await streamGridBytes(points, options, lifted as unknown as DeviceResource);
       expectSameBytes(bytes, hostGridBytes(points, options));
-      unwrap(await backend.synchronizeStream(stream));
+      await backend.synchronizeStream(stream);
       await new Promise((r) => setTimeout(r, 20)); // AsyncFromSync returns blocks from a host function
-      unwrap(await backend.synchronizeStream(stream));
+      await backend.synchronizeStream(stream);
       expect(allocations).toBe(2); // workspace and grid
       expect(deallocations).toBe(allocations);
     });
@@ -226,29 +226,59 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       for (const bad of [NaN, Infinity, 1e12]) {
         const points = new Float32Array([0, 0, 0, 1, 1, 1, 2, bad, 2, bad, 0, 0]);
         const input = upload(points);
-        const r = await pointsToGridAsync(backend, stream, stats, spanOf(input, points), { gridType: GridType.OnIndex });
-        expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
-        if (!r.ok) expect(r.error.message).toContain('point 2 ');
+        await expect(pointsToGridAsync(backend, stream, stats, spanOf(input, points), { gridType: GridType.OnIndex })).rejects.toMatchObject({
+          name: 'HsError',
+          code: ErrorCode.InvalidArgument,
+          message: expect.stringContaining('point 2 '),
+        });
         input.dispose();
       }
-      unwrap(await backend.synchronizeStream(stream));
+      await backend.synchronizeStream(stream);
       expect(stats.statistics.allocations.current).toBe(0);
     });
 
     it('rejects malformed spans and options with typed errors', async () => {
       const input = upload(new Int32Array(6));
       const ragged = unwrap(BufferView.of(input.data, 4, Int32Array));
-      const r = await pointsToGridAsync(backend, stream, deviceResource, { space: 'index', coords: ragged }, { gridType: GridType.OnIndex });
-      expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
-      const o = await pointsToGridAsync(backend, stream, deviceResource, spanOf(input, new Int32Array(6)), { gridType: GridType.OnIndex, voxelSize: -1 });
-      expect(!o.ok && o.error.code).toBe(ErrorCode.InvalidArgument);
+      const invalid = { name: 'HsError', code: ErrorCode.InvalidArgument };
+      await expect(pointsToGridAsync(backend, stream, deviceResource, { space: 'index', coords: ragged }, { gridType: GridType.OnIndex })).rejects.toMatchObject(invalid);
+      await expect(pointsToGridAsync(backend, stream, deviceResource, spanOf(input, new Int32Array(6)), { gridType: GridType.OnIndex, voxelSize: -1 })).rejects.toMatchObject(invalid);
       await expect(pointsToGridAsync(backend, stream, deviceResource, { space: 'world', positions: ragged as never }, { gridType: GridType.OnIndex })).rejects.toThrow(/Float32Array/);
+      await expect(pointsToGridAsync(backend, stream, {} as never, spanOf(input, new Int32Array(6)), { gridType: GridType.OnIndex })).rejects.toMatchObject(invalid);
+      input.dispose();
+    });
+
+    it('rejects with the stream wait\'s HsError (DeviceError after a fault, InvalidState on a destroyed stream), leaving nothing allocated', async () => {
+      const stats = new StatisticsResource(deviceResource);
+      const points = new Int32Array([1, 2, 3, 40, 50, 60]);
+      const input = upload(points);
+      await backend.synchronizeStream(stream);
+      const faulty = unwrap(backend.createStream(device, { label: 'faulty pointsToGrid' }));
+      unwrap(
+        backend.launchHostFunc(faulty, () => {
+          throw new Error('planted fault before the build');
+        }),
+      );
+      await expect(pointsToGridAsync(backend, faulty, stats, spanOf(input, points), { gridType: GridType.OnIndex })).rejects.toMatchObject({
+        name: 'HsError',
+        code: ErrorCode.DeviceError,
+        message: expect.stringContaining('planted fault before the build'),
+      });
+      await backend.synchronizeStream(faulty).catch(() => undefined);
+      expect(stats.statistics.allocations.current).toBe(0);
+      unwrap(backend.destroyStream(faulty));
+      await expect(pointsToGridAsync(backend, faulty, stats, spanOf(input, points), { gridType: GridType.OnIndex })).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('destroyed') });
+      expect(stats.statistics.allocations.current).toBe(0);
+      // and it resolves with the grid on a healthy stream
+      const built = await pointsToGridAsync(backend, stream, stats, spanOf(input, points), { gridType: GridType.OnIndex });
+      expect(built.counts.voxels).toBe(2);
+      built.buffer.dispose();
       input.dispose();
     });
 
     describe('BoundedPointsToGrid', () => {
       async function boundedBytes(build: BoundedPointsToGrid) {
-        const report = unwrap(await build.readReport(stream));
+        const report = await build.readReport(stream);
         const bytes = await download(build.grid.data as MemoryBlock, report.gridSize);
         return { report, bytes };
       }
@@ -335,6 +365,25 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
         memory.dispose();
       });
 
+      it('readReport rejects with HsError on a destroyed stream and after a fault on its stream', async () => {
+        const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, { points: 8, uppers: 1, lowers: 1, leaves: 4 }, { gridType: GridType.OnIndex }));
+        const points = new Int32Array([1, 2, 3]);
+        const input = upload(points);
+        unwrap(build.encode(stream, spanOf(input, points)));
+        await expect(build.readReport(stream)).resolves.toMatchObject({ given: 1, valid: 1, overflowed: false });
+        const faulty = unwrap(backend.createStream(device, { label: 'faulty report' }));
+        unwrap(
+          backend.launchHostFunc(faulty, () => {
+            throw new Error('planted fault before the report');
+          }),
+        );
+        await expect(build.readReport(faulty)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.DeviceError, message: expect.stringContaining('planted fault') });
+        unwrap(backend.destroyStream(faulty));
+        await expect(build.readReport(faulty)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('destroyed') });
+        input.dispose();
+        build.dispose();
+      });
+
       it('skips invalid points and reports the first; rejects bad capacities, counts and a disposed build', async () => {
         const points = new Float64Array([0, 0, 0, NaN, 0, 0, 3, 3, 3, 1, Infinity, 1]);
         const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, { points: 8, uppers: 1, lowers: 1, leaves: 4 }, { gridType: GridType.OnIndex }));
@@ -348,6 +397,7 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
         build.dispose();
         const after = build.encode(stream, spanOf(input, points));
         expect(!after.ok && after.error.code).toBe(ErrorCode.InvalidState);
+        await expect(build.readReport(stream)).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState, message: expect.stringContaining('the build was disposed') });
         for (const bad of [{ points: 0, uppers: 1, lowers: 1, leaves: 1 }, { points: 1, uppers: 1.5, lowers: 1, leaves: 1 }, { points: 1, uppers: 1, lowers: 1, leaves: 2 ** 32 }]) {
           const r = BoundedPointsToGrid.create(backend, stream, deviceResource, bad, { gridType: GridType.OnIndex });
           expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);

@@ -15,7 +15,7 @@ export interface PoolConformanceHarness {
   createStream(label: string): Stream;
   /** Work enqueued on `stream` after this call does not run until the returned function is called. */
   hold(stream: Stream): () => void;
-  /** Resolves once all queued work that is not held has completed. */
+  /** Resolves once all queued work that is not held has completed; rejects (with the backend's HsError) when a wait fails. */
   settle(): Promise<void>;
   /** Ordering-checker violations seen so far (0 where the backend has no checker); the suite expects 0. */
   orderingViolations(): number;

@@ -71,7 +71,8 @@ export interface CudaBackendOptions {
  * the native kernel refuses), InvalidState (destroyed or freed handles, disposed backend), NotSupported
  * (host view of cudaDevice memory, device work on pageable memory, no memory pools), NotFound (a kernel
  * name with no native implementation), OutOfMemory, DeviceError (any other CUDA failure; a host function
- * that threw, reported by synchronization). Wrong argument types throw `HsError`.
+ * that threw, reported by synchronization). The host waits (`synchronizeStream`/`synchronizeEvent`)
+ * reject with an `HsError` of these codes instead. Wrong argument types throw `HsError`.
  *
  * @example
  * ```ts
@@ -221,20 +222,24 @@ export class CudaBackend implements Backend, Disposable {
   }
 
   /**
-   * Resolves when the event's current capture completes (at once when never recorded), through an
-   * internal stream that waits on it; with the recording stream's DeviceError when a host function
-   * threw; with InvalidState when the backend is disposed first.
+   * Resolves (with nothing) when the event's current capture completes (at once when never recorded),
+   * through an internal stream that waits on it. Rejects with an `HsError` as `Backend.synchronizeEvent`
+   * says (DeviceError/OutOfMemory too when CUDA refuses the wait); throws InvalidArgument for a non-object.
    */
-  synchronizeEvent(event: Event): Promise<Result<void>> {
+  synchronizeEvent(event: Event): Promise<void> {
     const problem = eventProblem(this, event, 'synchronizeEvent');
-    if (problem !== null) return Promise.resolve(problem);
+    if (problem !== null) return Promise.reject(problem.error);
     return this.host.waitForEvent(event as CudaEvent);
   }
 
-  /** Resolves when everything enqueued on `stream` so far completes (a host function at its end). */
-  synchronizeStream(stream: Stream): Promise<Result<void>> {
+  /**
+   * Resolves (with nothing) when everything enqueued on `stream` so far completes (a host function at its
+   * end). Rejects with an `HsError` as `Backend.synchronizeStream` says (DeviceError too when CUDA refuses
+   * the wait); throws InvalidArgument for a non-object.
+   */
+  synchronizeStream(stream: Stream): Promise<void> {
     const problem = streamProblem(this, stream, 'synchronizeStream');
-    if (problem !== null) return Promise.resolve(problem);
+    if (problem !== null) return Promise.reject(problem.error);
     return this.host.waitForStream(stream as CudaStream);
   }
 
@@ -471,7 +476,7 @@ export class CudaBackend implements Backend, Disposable {
   // ---- lifetime -------------------------------------------------------------------------------
 
   /**
-   * Settles pending synchronizations with InvalidState, skips host functions not yet run, frees every
+   * Rejects pending synchronizations with InvalidState, skips host functions not yet run, frees every
    * allocation after the work already enqueued, destroys every stream and event. Idempotent.
    */
   dispose(): void {

@@ -1,6 +1,6 @@
 import type { CudaNativeBinding } from '@hs/cuda-native';
 import type { Device } from '../device.js';
-import { ErrorCode, HsError, OK_VOID, err, type Result } from '../errors.js';
+import { ErrorCode, HsError, OK_VOID, type Result } from '../errors.js';
 import type { CudaErrors } from './cuda-errors.js';
 import type { CudaEvent, CudaStream } from './cuda-handles.js';
 import type { HostCallRegistry } from './host-call-registry.js';
@@ -9,10 +9,11 @@ import type { HostCallRegistry } from './host-call-registry.js';
  * Host functions of the CUDA backend: JS closures enqueued in stream order (`cudaLaunchHostFunc` through
  * the addon's thread-safe function), the faults they record on their stream, and the explicit host waits
  * (`synchronizeStream`/`synchronizeEvent`), which are non-blocking host calls at a stream's end that
- * settle a promise. Nothing here blocks the JS thread.
+ * settle a promise (resolved, or rejected with an `HsError`). Nothing here blocks the JS thread.
  */
 export class CudaHostFunctions {
-  private readonly pendingWaits = new Set<(result: Result<void>) => void>();
+  /** Settles a pending wait: `null` resolves it, an error rejects it. */
+  private readonly pendingWaits = new Set<(error: HsError | null) => void>();
   /** Per device: idle internal streams used by `waitForEvent`. */
   private readonly idleSyncStreams: bigint[][];
 
@@ -67,26 +68,33 @@ export class CudaHostFunctions {
     this.onFault?.(error, s);
   }
 
-  /** Resolves when everything enqueued on `s` so far completed, with its fault if a host function threw. */
-  waitForStream(s: CudaStream): Promise<Result<void>> {
+  /**
+   * Resolves when everything enqueued on `s` so far completed; rejects with its fault (DeviceError) if a
+   * host function threw, with the CUDA error when the wait cannot be enqueued, and with InvalidState when
+   * the backend is disposed first.
+   */
+  waitForStream(s: CudaStream): Promise<void> {
     return this.waitOn(s.handle, 'synchronizeStream', () => s.fault);
   }
 
-  /** Resolves when `e`'s current capture completed, through an idle internal stream that waits on it. */
-  waitForEvent(e: CudaEvent): Promise<Result<void>> {
+  /**
+   * Resolves when `e`'s current capture completed, through an idle internal stream that waits on it;
+   * rejects like `waitForStream` (the fault is the recording stream's).
+   */
+  waitForEvent(e: CudaEvent): Promise<void> {
     const recordedOn = e.recordedOn;
-    if (recordedOn === null) return Promise.resolve(OK_VOID);
+    if (recordedOn === null) return Promise.resolve();
     const idle = this.idleSyncStreams[e.device.id] as bigint[];
     let waiter: bigint;
     try {
       waiter = idle.pop() ?? this.cuda.streamCreate(e.device.id, 0);
     } catch (cause) {
-      return Promise.resolve(this.errors.thrown('synchronizeEvent', cause));
+      return Promise.reject(this.errors.thrown('synchronizeEvent', cause).error);
     }
     const status = this.cuda.streamWaitEvent(waiter, e.handle);
     if (status !== 0) {
       idle.push(waiter);
-      return Promise.resolve(this.errors.status('synchronizeEvent', status));
+      return Promise.reject(this.errors.status('synchronizeEvent', status).error);
     }
     return this.waitOn(waiter, 'synchronizeEvent', () => {
       if (!this.isDisposed()) idle.push(waiter);
@@ -95,11 +103,12 @@ export class CudaHostFunctions {
     });
   }
 
-  /** Settles every pending wait with InvalidState (the backend is being disposed). */
+  /** Rejects every pending wait with InvalidState (the backend is being disposed). */
   settlePendingWaits(): void {
-    const gone = err(ErrorCode.InvalidState, 'the CUDA backend was disposed before the awaited work ran');
-    for (const resolve of this.pendingWaits) resolve(gone);
+    const gone = new HsError(ErrorCode.InvalidState, 'the CUDA backend was disposed before the awaited work ran');
+    const pending = [...this.pendingWaits];
     this.pendingWaits.clear();
+    for (const settle of pending) settle(gone);
   }
 
   /** Destroys the idle internal streams. */
@@ -107,22 +116,28 @@ export class CudaHostFunctions {
     for (const idle of this.idleSyncStreams) for (const waiter of idle.splice(0)) this.cuda.streamDestroy(waiter);
   }
 
-  /** A promise settled by a non-blocking host call at the current end of `stream`. */
-  private waitOn(stream: bigint, method: string, onDone: () => HsError | null): Promise<Result<void>> {
-    return new Promise<Result<void>>((resolve) => {
-      this.pendingWaits.add(resolve);
+  /**
+   * A promise settled by a non-blocking host call at the current end of `stream`: resolved, or rejected
+   * with `onDone()`'s fault, the launch's CUDA error, or InvalidState from `settlePendingWaits`.
+   */
+  private waitOn(stream: bigint, method: string, onDone: () => HsError | null): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error: HsError | null): void => {
+        if (error === null) resolve();
+        else reject(error);
+      };
+      this.pendingWaits.add(settle);
       const status = this.calls.launch(
         stream,
         () => {
-          if (!this.pendingWaits.delete(resolve)) return;
-          const fault = onDone();
-          resolve(fault === null ? OK_VOID : { ok: false, error: fault });
+          if (!this.pendingWaits.delete(settle)) return;
+          settle(onDone());
         },
         false,
       );
       if (status !== 0) {
-        this.pendingWaits.delete(resolve);
-        resolve(this.errors.status(method, status));
+        this.pendingWaits.delete(settle);
+        reject(this.errors.status(method, status).error);
       }
     });
   }

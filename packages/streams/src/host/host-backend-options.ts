@@ -21,7 +21,7 @@ export interface HostBackendOptions {
   readonly orderingChecker?: boolean | OrderingCheckerOptions;
   /**
    * Called when a kernel or host function throws while running on a stream. The error (DeviceError) is
-   * also returned by later `synchronizeStream`/`synchronizeEvent` calls covering that op.
+   * the rejection of later `synchronizeStream`/`synchronizeEvent` calls covering that op.
    */
   readonly onFault?: (error: HsError, stream: Stream) => void;
   /**

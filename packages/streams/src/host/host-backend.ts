@@ -44,7 +44,8 @@ import { StreamScheduler } from './stream-scheduler.js';
  * InvalidState (destroyed streams/events, freed memory, disposed backend), NotSupported (host view of
  * cudaDevice memory; device work on pageable host memory or another device's memory; stream-ordered
  * allocation with `memoryPools: false`), OutOfMemory (an allocation the JS heap refused), DeviceError
- * (a kernel or host function that threw, reported by synchronization).
+ * (a kernel or host function that threw, reported by synchronization). The host waits
+ * (`synchronizeStream`/`synchronizeEvent`) reject with an `HsError` of these codes instead.
  * Wrong argument types throw `HsError`.
  *
  * @example
@@ -213,25 +214,29 @@ export class HostBackend implements Backend, Disposable {
   }
 
   /**
-   * Resolves when the event's capture at this moment completes (at once when never recorded); with the
-   * stream's DeviceError when a kernel or host function before the capture threw; with InvalidState when
-   * the backend is disposed first.
+   * Resolves (with nothing) when the event's capture at this moment completes, at once when never
+   * recorded. Rejects with an `HsError`: the stream's DeviceError when a kernel or host function before the
+   * capture threw; InvalidState for a destroyed event or when the backend is disposed first;
+   * InvalidArgument for an event of another backend.
+   * @throws HsError InvalidArgument (synchronously) when `event` is not an object.
    */
-  synchronizeEvent(event: Event): Promise<Result<void>> {
+  synchronizeEvent(event: Event): Promise<void> {
     const problem = eventProblem(this, event, 'synchronizeEvent');
-    if (problem !== null) return Promise.resolve(problem);
+    if (problem !== null) return Promise.reject(problem.error);
     const e = event as HostEvent;
-    if (e.stream === null) return Promise.resolve(OK_VOID);
+    if (e.stream === null) return Promise.resolve();
     return this.scheduler.wait(e.stream, e.position, e.clock === null ? null : e.clock.slice());
   }
 
   /**
-   * Resolves when everything enqueued on `stream` so far completes; with the stream's DeviceError when a
-   * kernel or host function threw; with InvalidState when the backend is disposed first.
+   * Resolves (with nothing) when everything enqueued on `stream` so far completes. Rejects with an
+   * `HsError`: the stream's DeviceError when a kernel or host function threw; InvalidState for a destroyed
+   * stream or when the backend is disposed first; InvalidArgument for a stream of another backend.
+   * @throws HsError InvalidArgument (synchronously) when `stream` is not an object.
    */
-  synchronizeStream(stream: Stream): Promise<Result<void>> {
+  synchronizeStream(stream: Stream): Promise<void> {
     const problem = streamProblem(this, stream, 'synchronizeStream');
-    if (problem !== null) return Promise.resolve(problem);
+    if (problem !== null) return Promise.reject(problem.error);
     const s = stream as HostStream;
     return this.scheduler.wait(s, s.enqueued, this.checker === null ? null : this.checker.snapshot(s.clockIndex));
   }
@@ -447,8 +452,8 @@ export class HostBackend implements Backend, Disposable {
   // ---- lifetime -------------------------------------------------------------------------------
 
   /**
-   * Drops queued work, settles pending synchronizations with InvalidState, and destroys every stream,
-   * event and allocation; later calls return InvalidState. Idempotent.
+   * Drops queued work, rejects pending synchronizations with InvalidState, and destroys every stream,
+   * event and allocation; later calls return (or, for the host waits, reject with) InvalidState. Idempotent.
    */
   dispose(): void {
     if (this.disposed) return;

@@ -1,12 +1,16 @@
 import type { Event, Stream } from '../backend.js';
 import type { Device } from '../device.js';
-import type { HsError, Result } from '../errors.js';
+import type { HsError } from '../errors.js';
 import type { HostOp } from './stream-op.js';
 
-/** A pending `synchronizeStream`/`synchronizeEvent`: resolves once `stream.completed >= position`. */
+/**
+ * A pending `synchronizeStream`/`synchronizeEvent`: resolved once `stream.completed >= position`, or
+ * rejected with the stream's fault (DeviceError) or the backend's disposal (InvalidState).
+ */
 export interface SyncWaiter {
   readonly position: number;
-  readonly resolve: (result: Result<void>) => void;
+  readonly resolve: () => void;
+  readonly reject: (error: HsError) => void;
   /** Clock the host joins on completion (ordering checker only). */
   readonly clock: number[] | null;
 }

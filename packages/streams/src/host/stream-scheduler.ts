@@ -1,4 +1,4 @@
-import { ErrorCode, HsError, OK_VOID, type Result } from '../errors.js';
+import { ErrorCode, HsError } from '../errors.js';
 import type { HostStream, SyncWaiter } from './host-stream.js';
 import type { SeededRandom } from './seeded-random.js';
 import { KernelArguments } from './kernel-arguments.js';
@@ -62,13 +62,16 @@ export class StreamScheduler {
   }
 
   /**
-   * Resolves when `stream.completed >= position`; with the stream's fault (DeviceError) when an op before
-   * `position` threw.
+   * Resolves when `stream.completed >= position`; rejects with the stream's fault (DeviceError) when an op
+   * before `position` threw, and with the disposal error (InvalidState) when the backend is disposed first.
    */
-  wait(stream: HostStream, position: number, clock: number[] | null): Promise<Result<void>> {
-    if (stream.completed >= position) return Promise.resolve(this.settle(stream, position, clock));
-    return new Promise((resolve) => {
-      stream.waiters.push({ position, resolve, clock } satisfies SyncWaiter);
+  wait(stream: HostStream, position: number, clock: number[] | null): Promise<void> {
+    if (stream.completed >= position) {
+      const fault = this.settle(stream, position, clock);
+      return fault === null ? Promise.resolve() : Promise.reject(fault);
+    }
+    return new Promise<void>((resolve, reject) => {
+      stream.waiters.push({ position, resolve, reject, clock } satisfies SyncWaiter);
     });
   }
 
@@ -110,7 +113,6 @@ export class StreamScheduler {
       clearImmediate(this.immediate);
       this.immediate = null;
     }
-    const failed: Result<void> = { ok: false, error };
     for (const s of this.active) {
       for (let op = s.head; op !== null; ) {
         const next = op.next;
@@ -119,7 +121,7 @@ export class StreamScheduler {
       }
       s.head = s.tail = null;
       s.active = false;
-      for (let i = s.waiterHead; i < s.waiters.length; i++) (s.waiters[i] as SyncWaiter).resolve(failed);
+      for (let i = s.waiterHead; i < s.waiters.length; i++) (s.waiters[i] as SyncWaiter).reject(error);
       s.waiters.length = 0;
       s.waiterHead = 0;
     }
@@ -220,16 +222,18 @@ export class StreamScheduler {
       const w = waiters[stream.waiterHead] as SyncWaiter;
       if (stream.completed < w.position) return;
       stream.waiterHead++;
-      w.resolve(this.settle(stream, w.position, w.clock));
+      const fault = this.settle(stream, w.position, w.clock);
+      if (fault === null) w.resolve();
+      else w.reject(fault);
     }
     waiters.length = 0;
     stream.waiterHead = 0;
   }
 
-  private settle(stream: HostStream, position: number, clock: number[] | null): Result<void> {
+  /** Joins the host to `clock` and returns the fault before `position` (null when none). */
+  private settle(stream: HostStream, position: number, clock: number[] | null): HsError | null {
     if (clock !== null) this.hooks.joinHost(clock);
-    const fault = stream.faultBefore(position);
-    return fault === null ? OK_VOID : { ok: false, error: fault };
+    return stream.faultBefore(position);
   }
 
   private assertNotExecuting(what: string): void {

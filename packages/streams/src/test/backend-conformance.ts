@@ -37,7 +37,9 @@ export interface BackendConformanceOptions {
  * (a wait keeps the capture taken when it was enqueued); host functions; kernels (see
  * {@link BackendConformanceOptions.hostKernels}); memory (every memory kind allocated at its alignment,
  * default 256 bytes, without overlap; host views of host-accessible kinds only); validation; dispose.
- * Failures must be values with the code the contract names: `InvalidArgument` for bad sizes,
+ * Failures of the synchronous methods must be values, and the host waits (`synchronizeStream`,
+ * `synchronizeEvent`) must reject with an `HsError` (never resolve a failed `Result`), with the code the
+ * contract names: `DeviceError` for a host function that threw, `InvalidArgument` for bad sizes,
  * alignments, kinds, ranges outside their allocation, mismatched copy lengths, fill values outside
  * 0..255, streams or events on the cpu device and handles of another backend instance; `InvalidState`
  * for destroyed streams and events, freed memory and a disposed backend; `NotSupported` for device work
@@ -109,6 +111,17 @@ export function describeBackendConformance(
         expect(result.error.message.length).toBeGreaterThan(20);
       }
     };
+    /** The promise rejects with an HsError of `code` that says what is wrong (it does not resolve). */
+    const expectRejection = async (promise: Promise<unknown>, code: ErrorCode): Promise<HsError> => {
+      const error = await promise.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, `expected a rejection with ${code}`).toBeInstanceOf(Error);
+      expect(error).toMatchObject({ name: 'HsError', code });
+      expect((error as HsError).message.length).toBeGreaterThan(20);
+      return error as HsError;
+    };
 
     describe('devices and streams', () => {
       it('exposes at least one CUDA device and a name', () => {
@@ -138,7 +151,7 @@ export function describeBackendConformance(
         expectCode(backend.destroyStream(s), ErrorCode.InvalidState);
         expectCode(backend.launchHostFunc(s, () => undefined), ErrorCode.InvalidState);
         expectCode(backend.recordEvent(event('e'), s), ErrorCode.InvalidState);
-        expectCode(await backend.synchronizeStream(s), ErrorCode.InvalidState);
+        await expectRejection(backend.synchronizeStream(s), ErrorCode.InvalidState);
       });
 
       it('finishes work queued before a stream was destroyed', async () => {
@@ -148,7 +161,7 @@ export function describeBackendConformance(
         for (let i = 0; i < 5; i++) backend.launchHostFunc(s, () => trace.push(i));
         unwrap(backend.recordEvent(e, s));
         unwrap(backend.destroyStream(s));
-        unwrap(await backend.synchronizeEvent(e));
+        await backend.synchronizeEvent(e);
         expect(trace).toEqual([0, 1, 2, 3, 4]);
       });
     });
@@ -159,7 +172,7 @@ export function describeBackendConformance(
         const trace: number[] = [];
         for (let i = 0; i < 200; i++) unwrap(backend.launchHostFunc(s, () => trace.push(i)));
         expect(trace).toEqual([]);
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(trace).toEqual(Array.from({ length: 200 }, (_, i) => i));
       });
 
@@ -172,7 +185,7 @@ export function describeBackendConformance(
         unwrap(backend.memsetAsync(s, range(mem, 16, 16), 9));
         unwrap(backend.copyToHostAsync(s, out, range(mem)));
         unwrap(backend.launchHostFunc(s, () => seen.push(...out.subarray(14, 18))));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(seen).toEqual([3, 3, 9, 9]);
         expect(out[31]).toBe(9);
         expect(out[32]).toBe(3);
@@ -186,7 +199,7 @@ export function describeBackendConformance(
         unwrap(backend.memsetAsync(s, range(mem), 7));
         unwrap(backend.copyToHostAsync(s, out, range(mem)));
         unwrap(backend.launchHostFunc(s, () => seen.push(out[0] as number, out[63] as number), { blocking: false }));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(seen).toEqual([7, 7]);
       });
 
@@ -199,7 +212,7 @@ export function describeBackendConformance(
         unwrap(backend.copyFromHostAsync(s, range(a, 0, 128), input));
         unwrap(backend.memcpyAsync(s, range(b, 128, 128), range(a, 0, 128)));
         unwrap(backend.copyToHostAsync(s, out, range(b, 128, 128)));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(out).toEqual(input);
       });
 
@@ -208,7 +221,7 @@ export function describeBackendConformance(
         const m = alloc(MemoryKind.CudaManaged, 16);
         unwrap(backend.copyFromHostAsync(s, range(m), Uint8Array.from({ length: 16 }, (_, i) => i)));
         unwrap(backend.memcpyAsync(s, range(m, 2, 8), range(m, 0, 8)));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         const view = unwrap(backend.hostView(m));
         expect([...view.subarray(0, 12)]).toEqual([0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 10, 11]);
       });
@@ -218,7 +231,7 @@ export function describeBackendConformance(
       it('counts a never-recorded event as complete', async () => {
         const e = event('fresh');
         expect(backend.queryEvent(e)).toBe(true);
-        expect((await backend.synchronizeEvent(e)).ok).toBe(true);
+        await expect(backend.synchronizeEvent(e)).resolves.toBeUndefined();
       });
 
       it('completes a recorded event once the work before it completed', async () => {
@@ -227,7 +240,7 @@ export function describeBackendConformance(
         let ran = false;
         unwrap(backend.launchHostFunc(s, () => (ran = true)));
         unwrap(backend.recordEvent(e, s));
-        unwrap(await backend.synchronizeEvent(e));
+        await backend.synchronizeEvent(e);
         expect(ran).toBe(true);
         expect(backend.queryEvent(e)).toBe(true);
       });
@@ -239,16 +252,16 @@ export function describeBackendConformance(
         unwrap(backend.recordEvent(e, s));
         unwrap(backend.launchHostFunc(s, () => trace.push('later work')));
         unwrap(backend.recordEvent(e, s));
-        unwrap(await backend.synchronizeEvent(e));
+        await backend.synchronizeEvent(e);
         expect(trace).toEqual(['later work']);
       });
 
       it('records an event with no work before it as complete', async () => {
         const s = stream('s');
         const e = event('e');
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         unwrap(backend.recordEvent(e, s));
-        unwrap(await backend.synchronizeEvent(e));
+        await backend.synchronizeEvent(e);
         expect(backend.queryEvent(e)).toBe(true);
       });
 
@@ -264,7 +277,7 @@ export function describeBackendConformance(
         expect(n).toBe([...flags].filter((f) => f === 1).length);
         expect(flags[3]).toBe(1);
         for (const f of flags) expect([0, 1]).toContain(f);
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(backend.queryEvents(events, flags)).toBe(4);
         expect([...flags]).toEqual([1, 1, 1, 1]);
       });
@@ -275,7 +288,7 @@ export function describeBackendConformance(
         expect(e.destroyed).toBe(true);
         expectCode(backend.recordEvent(e, stream('s')), ErrorCode.InvalidState);
         expectCode(backend.streamWaitEvent(stream('t'), e), ErrorCode.InvalidState);
-        expectCode(await backend.synchronizeEvent(e), ErrorCode.InvalidState);
+        await expectRejection(backend.synchronizeEvent(e), ErrorCode.InvalidState);
         expectCode(backend.destroyEvent(e), ErrorCode.InvalidState);
       });
     });
@@ -294,7 +307,7 @@ export function describeBackendConformance(
           unwrap(backend.streamWaitEvent(consumer, ready));
           unwrap(backend.launchHostFunc(consumer, () => trace.push(`read ${frame}`)));
         }
-        unwrap(await backend.synchronizeStream(consumer));
+        await backend.synchronizeStream(consumer);
         for (let frame = 0; frame < 20; frame++) {
           expect(trace.indexOf(`write ${frame}`)).toBeGreaterThanOrEqual(0);
           expect(trace.indexOf(`write ${frame}`)).toBeLessThan(trace.indexOf(`read ${frame}`));
@@ -315,8 +328,8 @@ export function describeBackendConformance(
         unwrap(backend.recordEvent(e, a));
         unwrap(backend.streamWaitEvent(c, e));
         unwrap(backend.launchHostFunc(c, () => trace.push('c')));
-        unwrap(await backend.synchronizeStream(b));
-        unwrap(await backend.synchronizeStream(c));
+        await backend.synchronizeStream(b);
+        await backend.synchronizeStream(c);
         expect(trace.indexOf('a1')).toBeLessThan(trace.indexOf('b'));
         expect(trace.indexOf('a2')).toBeLessThan(trace.indexOf('c'));
       });
@@ -326,7 +339,7 @@ export function describeBackendConformance(
         let ran = false;
         unwrap(backend.streamWaitEvent(s, event('never')));
         unwrap(backend.launchHostFunc(s, () => (ran = true)));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(ran).toBe(true);
       });
 
@@ -340,7 +353,7 @@ export function describeBackendConformance(
         unwrap(backend.recordEvent(ready, producer));
         unwrap(backend.streamWaitEvent(consumer, ready));
         unwrap(backend.copyToHostAsync(consumer, out, range(mem)));
-        unwrap(await backend.synchronizeStream(consumer));
+        await backend.synchronizeStream(consumer);
         expect(out.every((v) => v === 0x2a)).toBe(true);
       });
     });
@@ -354,8 +367,8 @@ export function describeBackendConformance(
           unwrap(backend.launchHostFunc(s1, () => trace.push(`s1:${i}`)));
           unwrap(backend.launchHostFunc(s2, () => trace.push(`s2:${i}`)));
         }
-        unwrap(await backend.synchronizeStream(s1));
-        unwrap(await backend.synchronizeStream(s2));
+        await backend.synchronizeStream(s1);
+        await backend.synchronizeStream(s2);
         expect(trace.filter((t) => t.startsWith('s1'))).toEqual(Array.from({ length: 10 }, (_, i) => `s1:${i}`));
         expect(trace.filter((t) => t.startsWith('s2'))).toEqual(Array.from({ length: 10 }, (_, i) => `s2:${i}`));
       });
@@ -367,8 +380,20 @@ export function describeBackendConformance(
         let seen: number[] = [];
         unwrap(backend.copyFromHostAsync(s, range(pinned), Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8)));
         unwrap(backend.launchHostFunc(s, () => (seen = [...view])));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      });
+
+      it('that throw make the host waits covering them reject with DeviceError', async () => {
+        const s = stream('faulty');
+        const e = event('after the fault');
+        unwrap(backend.launchHostFunc(s, () => {
+          throw new Error('planted host function failure');
+        }));
+        unwrap(backend.recordEvent(e, s));
+        const streamError = await expectRejection(backend.synchronizeStream(s), ErrorCode.DeviceError);
+        expect(streamError.message).toContain('planted host function failure');
+        await expectRejection(backend.synchronizeEvent(e), ErrorCode.DeviceError);
       });
     });
 
@@ -393,7 +418,7 @@ export function describeBackendConformance(
           }),
         );
         unwrap(backend.copyToHostAsync(s, out, range(dst, 8, 8)));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect([...out]).toEqual([11, 12, 13, 14, 15, 16, 17, 18]);
       });
 
@@ -421,7 +446,7 @@ export function describeBackendConformance(
             }),
           );
         }
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect(seen).toEqual(['|8|', '1,2,3|8,7|0,10,20,30', '1||0', '1,2,3|8,7|0,10,20,30']);
       });
 
@@ -442,7 +467,7 @@ export function describeBackendConformance(
         params[0] = 9;
         writes[0] = range(mem, 3, 1, 'last');
         unwrap(backend.launchKernel(s, launch));
-        unwrap(await backend.synchronizeStream(s));
+        await backend.synchronizeStream(s);
         expect([...unwrap(backend.hostView(mem))]).toEqual([5, 0, 0, 9]);
       });
     });
@@ -565,7 +590,8 @@ export function describeBackendConformance(
         expectCode(backend.free(foreignMemory), ErrorCode.InvalidArgument);
         expectCode(backend.hostView(foreignMemory), ErrorCode.InvalidArgument);
         expectCode(backend.destroyStream(foreignStream), ErrorCode.InvalidArgument);
-        expectCode(await backend.synchronizeEvent(foreignEvent), ErrorCode.InvalidArgument);
+        await expectRejection(backend.synchronizeEvent(foreignEvent), ErrorCode.InvalidArgument);
+        await expectRejection(backend.synchronizeStream(foreignStream), ErrorCode.InvalidArgument);
         expect(() => backend.queryEvent(foreignEvent)).toThrow();
       });
 
@@ -574,6 +600,9 @@ export function describeBackendConformance(
         expect(() => backend.launchHostFunc(s, 42 as unknown as () => void)).toThrow(/InvalidArgument/);
         expect(() => backend.launchKernel(s, { name: 'x' } as never)).toThrow(/InvalidArgument/);
         expect(() => backend.queryEvents([event('e')], new Uint8Array(0))).toThrow(/InvalidArgument/);
+        // The host waits throw too, synchronously, rather than returning a rejected promise.
+        expect(() => backend.synchronizeStream(42 as unknown as Stream)).toThrow(/InvalidArgument/);
+        expect(() => backend.synchronizeEvent(null as unknown as Event)).toThrow(/InvalidArgument/);
       });
 
       it('says what is wrong in the same words on every backend, checking arguments in the same order', () => {
@@ -646,10 +675,14 @@ export function describeBackendConformance(
         const s = stream('s');
         const m = alloc(MemoryKind.CudaDevice, 8);
         unwrap(backend.memsetAsync(s, range(m), 1));
-        const pending = backend.synchronizeStream(s);
+        // The wait either completed before dispose (resolved) or was cut short by it (InvalidState).
+        const settled = backend.synchronizeStream(s).then(
+          () => 'resolved',
+          (error: unknown) => (error as HsError).code,
+        );
         backend.dispose();
-        const settled = await pending;
-        expect(typeof settled.ok).toBe('boolean');
+        expect(['resolved', ErrorCode.InvalidState]).toContain(await settled);
+        await expectRejection(backend.synchronizeStream(s), ErrorCode.InvalidState);
         expect(s.destroyed).toBe(true);
         expect(m.freed).toBe(true);
         expectCode(backend.createStream(device), ErrorCode.InvalidState);

@@ -85,7 +85,7 @@ function checkCapacity(capacity: PointsToGridCapacity): Err | null {
  * const build = unwrap(BoundedPointsToGrid.create(backend, stream, new DeviceResource(backend, device),
  *   { points: 1 << 20, uppers: 8, lowers: 512, leaves: 65536 }, { gridType: GridType.OnIndex }));
  * unwrap(build.encode(stream, { space: 'index', coords }));   // no allocation, no host wait: capturable
- * const report = unwrap(await build.readReport(stream));      // the only host read, when you want it
+ * const report = await build.readReport(stream);              // the only host read, when you want it
  * if (report.overflowed) console.warn(report.overflow);
  * build.dispose();
  * ```
@@ -224,17 +224,23 @@ export class BoundedPointsToGrid implements Disposable {
   }
 
   /**
-   * Reads the device-side report of the last build enqueued before this call: waits (without blocking
-   * the JS thread) for `stream`'s work, then copies 64 bytes to the host. InvalidState after `dispose`;
-   * the backend's errors.
+   * Reads the device-side report of the last build enqueued before this call: enqueues a copy of its
+   * 64 bytes on `stream`, waits (without blocking the JS thread) for `stream`'s work, and resolves with
+   * the report. Rejects with an `HsError`: InvalidState after `dispose`; the backend's errors (the copy's,
+   * such as InvalidState for a destroyed stream, and the wait's: `DeviceError` when work on `stream`
+   * faulted, `InvalidState` when the backend was disposed meanwhile).
+   * @example
+   * ```ts
+   * const report = await build.readReport(stream); // rejects with an HsError (InvalidState after dispose, DeviceError, …)
+   * if (report.overflowed) console.warn(`kept ${report.counts.voxels} voxels; the build needs`, report.needed);
+   * ```
    */
-  async readReport(stream: Stream): Promise<Result<BoundedBuildReport>> {
-    if (this.#disposed) return err(ErrorCode.InvalidState, `${WHO}.readReport: the build was disposed`);
+  async readReport(stream: Stream): Promise<BoundedBuildReport> {
+    if (this.#disposed) throw new HsError(ErrorCode.InvalidState, `${WHO}.readReport: the build was disposed`);
     const bytes = new Uint8Array(REPORT_BYTES);
     const copied = this.#backend.copyToHostAsync(stream, bytes, subRange(this.#block, this.#workspaceOffset, REPORT_BYTES, 'bounded pointsToGrid report'));
-    if (!copied.ok) return copied;
-    const synced = await this.#backend.synchronizeStream(stream);
-    if (!synced.ok) return synced;
+    if (!copied.ok) throw copied.error;
+    await this.#backend.synchronizeStream(stream);
     const r = readReport(bytes);
     const overflow = {
       points: (r.overflow & Overflow.Points) !== 0,
@@ -242,7 +248,7 @@ export class BoundedPointsToGrid implements Disposable {
       lowers: (r.overflow & Overflow.Lowers) !== 0,
       leaves: (r.overflow & Overflow.Leaves) !== 0,
     };
-    return ok({ given: r.given, used: r.used, valid: r.valid, firstInvalid: r.firstInvalid, needed: r.total, counts: r.kept, gridSize: r.gridSize, overflowed: r.overflow !== 0, overflow });
+    return { given: r.given, used: r.used, valid: r.valid, firstInvalid: r.firstInvalid, needed: r.total, counts: r.kept, gridSize: r.gridSize, overflowed: r.overflow !== 0, overflow };
   }
 
   /**

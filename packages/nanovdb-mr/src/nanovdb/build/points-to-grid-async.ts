@@ -1,4 +1,4 @@
-import { ErrorCode, HsError, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, HsError, type Backend, type Stream } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../resource.js';
 import { GRID_DATA_SIZE } from '../grid/grid-layout.js';
@@ -34,12 +34,22 @@ export interface StreamGrid {
  * sort (the node counts fix the grid's size, which the allocation needs), awaited through
  * `synchronizeStream`. For a build without any read-back (graph capture), see `BoundedPointsToGrid`.
  *
- * Errors: InvalidArgument for a bad span, options, misaligned points, or a point that is NaN,
- * infinite or maps outside the 32-bit index range (named; nothing is left allocated); the resource's
- * and the backend's errors. The input must stay unchanged until the stream's work completes.
- * @throws HsError InvalidArgument when `resource` is not an async resource or `points` is malformed.
+ * Resolves with the grid once its work is enqueued (read its bytes after `stream`'s work, as above).
+ * Rejects with an `HsError` (nothing is left allocated): InvalidArgument for a bad span, options,
+ * misaligned points, or a point that is NaN, infinite or maps outside the 32-bit index range (named),
+ * and when `resource` is not an async resource or `points` is malformed; the resource's errors
+ * (`OutOfMemory`, …); the backend's, including the read-back's wait (`DeviceError` when work on `stream`
+ * faulted, `InvalidState` for a destroyed stream or a backend disposed meanwhile). The input must stay
+ * unchanged until the stream's work completes.
  * Spec: PointsToGrid on the device with scratch and output through the injected resource
  * (nanovdb-memory-resources: Step 1 seam, B3, B4).
+ * @example
+ * ```ts
+ * const positions = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
+ * // … fill positions on `stream` …
+ * const grid = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize: 0.05 });
+ * await backend.synchronizeStream(stream); // grid.buffer now holds grid.gridSize bytes of NanoVDB grid
+ * ```
  */
 export async function pointsToGridAsync(
   backend: Backend,
@@ -47,57 +57,61 @@ export async function pointsToGridAsync(
   resource: AsyncResource,
   points: IndexPointSpan | WorldPointSpan,
   options: PointsToGridOptions,
-): Promise<Result<StreamGrid>> {
+): Promise<StreamGrid> {
   const who = 'pointsToGridAsync';
   if (!isAsyncResource(resource)) throw new HsError(ErrorCode.InvalidArgument, `${who}: resource must be an async resource (allocateAsync and deallocateAsync); lift a synchronous one with AsyncFromSync`);
   const source = pointSource(who, points);
-  if (!source.ok) return source;
+  if (!source.ok) throw source.error;
   const misaligned = pointAlignmentProblem(who, source.value);
-  if (misaligned !== null) return misaligned;
+  if (misaligned !== null) throw misaligned.error;
   const settings = resolveGridOptions(who, options);
-  if (!settings.ok) return settings;
+  if (!settings.ok) throw settings.error;
   const { layout, checksum } = settings.value;
   const n = source.value.count;
 
   const made = ResourceBuffer.allocateAsync(backend, stream, resource, workspaceBytes(n, backend.name), { noInit: true });
-  if (!made.ok) return made;
+  if (!made.ok) throw made.error;
   const workspace = made.value;
   const ws = workspace.data as MemoryBlock;
   let grid: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
-  const fail = <T>(failure: Result<T> & { ok: false }): Result<StreamGrid> => {
+  /** Frees what the build holds on `stream` and returns `error`, for the caller to throw. */
+  const fail = (error: HsError): HsError => {
     grid?.destroy(stream);
     workspace.destroy(stream);
-    return failure;
+    return error;
   };
   const points0 = source.value.range ?? subRange(ws, 0, 0, 'no points');
   const enqueued =
     backend.copyFromHostAsync(stream, subRange(ws, TEMPLATE_OFFSET, GRID_DATA_SIZE, 'pointsToGrid template'), gridTemplate(settings.value));
-  if (!enqueued.ok) return fail(enqueued);
+  if (!enqueued.ok) throw fail(enqueued.error);
   const params = { given: n, used: n, encoding: source.value.encoding, inverseVoxelSize: 1 / settings.value.voxelSize, origin: settings.value.origin };
   const sorted = backend.launchKernel(stream, sortLaunch(points0, ws, params));
-  if (!sorted.ok) return fail(sorted);
+  if (!sorted.ok) throw fail(sorted.error);
   // The one read-back: the level totals fix the grid's size.
   const reportBytes = new Uint8Array(REPORT_BYTES);
   const copied = backend.copyToHostAsync(stream, reportBytes, subRange(ws, 0, REPORT_BYTES, 'pointsToGrid report'));
-  if (!copied.ok) return fail(copied);
-  const synced = await backend.synchronizeStream(stream);
-  if (!synced.ok) return fail(synced);
+  if (!copied.ok) throw fail(copied.error);
+  try {
+    await backend.synchronizeStream(stream);
+  } catch (error) {
+    throw fail(error as HsError);
+  }
   const report = readReport(reportBytes);
-  if (report.firstInvalid !== undefined) return fail(err(ErrorCode.InvalidArgument, invalidPointMessage(who, report.firstInvalid)));
+  if (report.firstInvalid !== undefined) throw fail(new HsError(ErrorCode.InvalidArgument, invalidPointMessage(who, report.firstInvalid)));
 
   const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);
   const allocated = ResourceBuffer.allocateAsync(backend, stream, resource, size, { noInit: true });
-  if (!allocated.ok) return fail(allocated);
+  if (!allocated.ok) throw fail(allocated.error);
   grid = allocated.value;
   const out = grid.data as MemoryBlock;
   const written = backend.launchKernel(stream, writeLaunch(ws, out, n, layout, report.total));
-  if (!written.ok) return fail(written);
+  if (!written.ok) throw fail(written.error);
   const summed = backend.launchKernel(stream, checksumLaunch(out, ws, checksum));
-  if (!summed.ok) return fail(summed);
+  if (!summed.ok) throw fail(summed.error);
   const freed = workspace.destroy(stream);
   if (!freed.ok) {
     grid.destroy(stream);
-    return freed;
+    throw freed.error;
   }
-  return ok({ buffer: grid, counts: report.total, gridSize: size });
+  return { buffer: grid, counts: report.total, gridSize: size };
 }
