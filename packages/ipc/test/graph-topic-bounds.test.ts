@@ -32,7 +32,7 @@ class FirstHalf extends Operator {
   }
   async compute(ctx: ExecutionContext): Promise<Result<void>> {
     const tensor = ctx.receive(this.in)!;
-    unwrap(await tensor.synchronizeForHost());
+    await tensor.synchronizeForHost();
     const source = unwrap(tensor.hostView());
     const loan = ctx.allocateTensor(this.out, { shape: [VALUES / 2], dtype: DType.int32 });
     if (!loan.ok) return loan;
