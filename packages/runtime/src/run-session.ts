@@ -9,13 +9,13 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext } from '@hs/streams';
+import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import type { InputRequirement } from './input-binding.js';
-import { hostWaitOutcome } from './host-wait-outcome.js';
+import { asHsError, hostWaitOutcome } from './host-wait-outcome.js';
 import { OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
@@ -235,13 +235,29 @@ export class RunSession {
 
   /**
    * Arms the graph and runs it until every source has finished and the graph has drained (or `stop()`).
-   * Calls each operator's `start()` first and `stop()` last.
-   * @returns the metrics, or the first failure (an operator's error result or thrown error, named by
-   *   operator); `InvalidState` when the session already ran or was disposed.
+   * Calls each operator's `start()` first and `stop()` last. A failed run still drains and gives every
+   * slot back before the promise rejects.
+   *
+   * ```ts
+   * try {
+   *   const metrics = await session.run({ signal: AbortSignal.timeout(10_000) });
+   *   console.log(formatMetrics(metrics));
+   * } catch (error) {
+   *   console.error(`run failed: ${(error as HsError).code}: ${(error as HsError).message}`);
+   *   process.exitCode = 1;
+   * }
+   * ```
+   * @returns the run's metrics.
+   * @throws HsError (the promise rejects) with the first failure, its message naming the operator: the
+   *   code an operator's `compute()`, `start()` or `stop()` returned or rejected with (`InvalidState` when
+   *   one threw something other than an `HsError`; `ProtocolError` for a `compute()` that returned a value
+   *   that is not a `Result`); `InvalidState` when the session already ran or was disposed, when a
+   *   `'metrics'` listener threw, or when slots did not come back within `drainTimeoutMs`; `DeviceError`
+   *   when a planned stream faulted; a boundary's start error (`NotFound`, `ProtocolError`, ...).
    */
-  run(options: RunOptions = {}): Promise<Result<RunMetrics>> {
+  run(options: RunOptions = {}): Promise<RunMetrics> {
     if (this.state !== 'ready') {
-      return Promise.resolve(err(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
+      return Promise.reject(new HsError(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     this.state = 'running';
     const scheduler = new Scheduler(this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
@@ -289,7 +305,7 @@ export class RunSession {
       if (faulted !== null) return faulted;
       return ok(this.metrics());
     })();
-    return this.running;
+    return this.running.then((outcome) => unwrap(outcome));
   }
 
   /**
@@ -365,7 +381,11 @@ export class RunSession {
     }
   };
 
-  /** Stops sources, lets the graph drain and every slot return, and resolves when the run has ended. */
+  /**
+   * Stops sources, lets the graph drain and every slot return, and resolves when the run has ended.
+   * @returns nothing, once the run ended; it never rejects: a run that failed rejects `run()`'s promise
+   *   (so a signal handler calling `stop()` cannot raise an unhandled rejection).
+   */
   async stop(): Promise<void> {
     if (this.state !== 'running') return;
     this.scheduler?.requestStop();
@@ -433,7 +453,7 @@ export class RunSession {
     this.dispose();
   }
 
-  /** For `await using`: stops a run in progress (draining it), then disposes. */
+  /** For `await using`: stops a run in progress (draining it), then disposes; never rejects (see `stop()`). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
     this.dispose();
@@ -455,8 +475,13 @@ export class RunSession {
   /** Starts every publication and subscription (listen, connect, wait for subscribers); the first failure, named. */
   private async startBoundaries(): Promise<Result<void>> {
     const starts: Promise<Result<void>>[] = [];
-    for (const [id, publication] of this.resources.publications) starts.push(publication.start().then((r) => (r.ok ? r : errWithContext(r.error, `publication of ${id}`))));
-    for (const [key, imported] of this.resources.imports) starts.push(imported.subscription.start().then((r) => (r.ok ? r : errWithContext(r.error, `input ${key} (topic ${imported.topic})`))));
+    const started = (start: Promise<void>, what: string): Promise<Result<void>> =>
+      start.then(
+        () => OK_VOID,
+        (thrown: unknown) => errWithContext(asHsError(thrown, ErrorCode.InvalidState, 'start() rejected'), what),
+      );
+    for (const [id, publication] of this.resources.publications) starts.push(started(publication.start(), `publication of ${id}`));
+    for (const [key, imported] of this.resources.imports) starts.push(started(imported.subscription.start(), `input ${key} (topic ${imported.topic})`));
     for (const started of await Promise.all(starts)) if (!started.ok) return started;
     return OK_VOID;
   }
@@ -469,6 +494,7 @@ export class RunSession {
           return errWithContext(returned.error, `operator ${runner.name}: ${phase}() failed`);
         }
       } catch (thrown) {
+        if (thrown instanceof HsError) return errWithContext(thrown, `operator ${runner.name}: ${phase}() failed`);
         const message = thrown instanceof Error ? thrown.message : String(thrown);
         return err(ErrorCode.InvalidState, `operator ${runner.name}: ${phase}() threw: ${message}`, thrown);
       }
