@@ -152,8 +152,8 @@ describe('one run per output directory', () => {
     const out = join(dir, 'module');
     const request = unwrap(imagePipelineModule.parseArguments(['--frames', '1', '--out', out], { log: () => undefined, error: () => undefined }));
     if (request.kind !== 'build') throw new Error('expected a build request');
-    const build = unwrap(await imagePipelineModule.build(request.options));
-    unwrap(await build.prepareRun!());
+    const build = await imagePipelineModule.build(request.options);
+    await build.prepareRun!();
     const refused = await lockOutputDir(out);
     expect(!refused.ok && refused.error.code).toBe(ErrorCode.AlreadyExists);
     build.summary({} as never); // its lines come from the sinks, not from the metrics
