@@ -60,7 +60,7 @@ export interface RunSessionEvents {
   /**
    * A metrics snapshot, every `metricsIntervalMs` during a run and once when it ended (after the
    * slots came back). A listener that throws does not crash the process: the error is caught, the run
-   * is stopped (drained, every slot returned) and `run()` returns `InvalidState` naming the listener's error.
+   * is stopped (drained, every slot returned) and `run()` rejects with `InvalidState` naming the listener's error.
    */
   metrics: (metrics: RunMetrics) => void;
 }
@@ -72,7 +72,7 @@ export interface RunOptions {
   /**
    * How long, in milliseconds, the graph gets to drain after `stop()` (or an abort), and then the end of
    * a run waits for every pool slot to come back after the operators' `stop()` (default 10 000 each). Past
-   * either bound the run returns `InvalidState` naming what was stuck, so `stop()` returns within about
+   * either bound `run()` rejects with `InvalidState` naming what was stuck, so `stop()` returns within about
    * twice this bound even when device work never completes.
    */
   readonly drainTimeoutMs?: number;
@@ -315,7 +315,7 @@ export class RunSession {
    * valid until the next iteration. A tap nobody reads applies backpressure like any full `block` queue:
    * its producer stops, and the run does not finish until the tap is read, left (`break`), or the run is
    * stopped (`stop()`, an abort). Only once the sources have finished or `stop()` was called does
-   * `drainTimeoutMs` bound the wait for the tap's queued entries (past it the run returns `InvalidState`).
+   * `drainTimeoutMs` bound the wait for the tap's queued entries (past it `run()` rejects with `InvalidState`).
    * Leaving the loop returns every slot it held and detaches it; after the run, the loop ends once the
    * queue drained. One loop per tap: a concurrent second `next()` rejects with HsError `InvalidState`.
    * @returns the tap; `InvalidState` once the session ran; `NotFound` for an unknown operator or output;
@@ -347,7 +347,7 @@ export class RunSession {
   /**
    * Subscribes to session events (`'metrics'`: see `RunSessionEvents`); returns the session.
    * Listeners run on the JS thread between activations. A listener that throws stops the run, which then
-   * returns `InvalidState` with the listener's error (nothing reaches `uncaughtException`).
+   * rejects with `InvalidState` naming the listener's error (nothing reaches `uncaughtException`).
    * @throws HsError `InvalidArgument` for an event other than `'metrics'` or a listener that is not a function.
    */
   on<E extends keyof RunSessionEvents>(event: E, listener: RunSessionEvents[E]): this {
