@@ -9,18 +9,18 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext, unwrap } from '@hs/streams';
+import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, err, ok, selectBackend, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import type { InputRequirement } from './input-binding.js';
-import { asHsError, hostWaitOutcome } from './host-wait-outcome.js';
 import { OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
 import { Scheduler } from './scheduler.js';
+import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { SessionResources } from './session-resources.js';
 
 /** Options for `RunSession.create`. */
@@ -270,15 +270,15 @@ export class RunSession {
     const ticker = setInterval(this.tick, this.metricsIntervalMs);
     ticker.unref();
     this.running = (async (): Promise<Result<RunMetrics>> => {
-      const attached = await this.startBoundaries();
-      const started = attached.ok ? await this.callLifecycle('start') : attached;
+      const attached = await startBoundaries(this.resources);
+      const started = attached.ok ? await callLifecycle(this.runners, 'start') : attached;
       const outcome = started.ok ? await scheduler.run() : started;
       // Taps: after a failure nobody will read on, so give their entries back; else let loops drain.
       for (const tap of this.taps) {
         if (outcome.ok) tap.end();
         else tap.close();
       }
-      const stopped = await this.callLifecycle('stop');
+      const stopped = await callLifecycle(this.runners, 'stop');
       const drained = await scheduler.drainSlots(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
       // Subscribers see the end of each topic only once every slot came back (or was reclaimed).
       await Promise.all([...this.resources.publications.values()].map((p) => p.finish()));
@@ -301,7 +301,7 @@ export class RunSession {
             'an operator kept a lease past its stop(), or device work behind a release event never completed',
         );
       }
-      const faulted = await this.firstStreamFault();
+      const faulted = await firstStreamFault(this.backend, this.resources);
       if (faulted !== null) return faulted;
       return ok(this.metrics());
     })();
@@ -457,49 +457,6 @@ export class RunSession {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
     this.dispose();
-  }
-
-  /**
-   * Waits for every planned stream once the run has drained and returns the first device fault
-   * (`DeviceError`) one of them reported, or null. Event polls cannot carry a fault, so without this a
-   * kernel that faulted would go unnoticed.
-   */
-  private async firstStreamFault(): Promise<Result<never> | null> {
-    for (const [id, stream] of this.resources.streams) {
-      const synced = await hostWaitOutcome(this.backend.synchronizeStream(stream));
-      if (!synced.ok) return errWithContext(synced.error, `stream ${id}`);
-    }
-    return null;
-  }
-
-  /** Starts every publication and subscription (listen, connect, wait for subscribers); the first failure, named. */
-  private async startBoundaries(): Promise<Result<void>> {
-    const starts: Promise<Result<void>>[] = [];
-    const started = (start: Promise<void>, what: string): Promise<Result<void>> =>
-      start.then(
-        () => OK_VOID,
-        (thrown: unknown) => errWithContext(asHsError(thrown, ErrorCode.InvalidState, 'start() rejected'), what),
-      );
-    for (const [id, publication] of this.resources.publications) starts.push(started(publication.start(), `publication of ${id}`));
-    for (const [key, imported] of this.resources.imports) starts.push(started(imported.subscription.start(), `input ${key} (topic ${imported.topic})`));
-    for (const started of await Promise.all(starts)) if (!started.ok) return started;
-    return OK_VOID;
-  }
-
-  private async callLifecycle(phase: 'start' | 'stop'): Promise<Result<void>> {
-    for (const runner of this.runners) {
-      try {
-        const returned = await runner.operator[phase]?.();
-        if (returned !== undefined && !returned.ok) {
-          return errWithContext(returned.error, `operator ${runner.name}: ${phase}() failed`);
-        }
-      } catch (thrown) {
-        if (thrown instanceof HsError) return errWithContext(thrown, `operator ${runner.name}: ${phase}() failed`);
-        const message = thrown instanceof Error ? thrown.message : String(thrown);
-        return err(ErrorCode.InvalidState, `operator ${runner.name}: ${phase}() threw: ${message}`, thrown);
-      }
-    }
-    return OK_VOID;
   }
 }
 
