@@ -50,7 +50,7 @@ async function runPipeline(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const { frames, rateHz, outDir } = options;
-  const images = unwrap(await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS));
+  const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
   const pipeline = unwrap(buildImagePipeline({ images, frames, rateHz, outDir }));
   const backend = unwrap(chooseBackend(options.backend, env));
   try {

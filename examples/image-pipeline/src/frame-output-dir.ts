@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createOutputDirectory } from '@hs/runtime';
-import { ErrorCode, HsError, unwrap } from '@hs/streams';
+import { ErrorCode, HsError } from '@hs/streams';
 import { lockOutputDir, type OutputDirLock } from './output-dir-lock.js';
 
 /** Frame files one run can name: `frame-00000.png` to `frame-99999.png`. */
@@ -43,7 +43,7 @@ export interface PreparedOutputDir {
  */
 export async function prepareOutputDir(dir: string): Promise<PreparedOutputDir> {
   await createOutputDirectory(dir);
-  const lock = unwrap(await lockOutputDir(dir));
+  const lock = await lockOutputDir(dir);
   const removed: string[] = [];
   try {
     for (const entry of await readdir(dir, { withFileTypes: true })) {

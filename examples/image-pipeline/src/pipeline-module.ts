@@ -1,5 +1,5 @@
 import type { PipelineModule } from '@hs/runtime';
-import { type HsError, errWithContext, ok, unwrap } from '@hs/streams';
+import { type HsError, errWithContext, ok } from '@hs/streams';
 import { parseCliArguments, type CliOptions } from './cli-options.js';
 import { prepareOutputDir } from './frame-output-dir.js';
 import type { OutputDirLock } from './output-dir-lock.js';
@@ -24,7 +24,7 @@ const imagePipelineModule: PipelineModule<CliOptions> = {
     return ok(request.value.kind === 'exit' ? request.value : { kind: 'build', options: request.value.options });
   },
   async build(options) {
-    const images = unwrap(await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS));
+    const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
     // Held from prepareRun() until the summary (a run that fails releases it when the process exits).
     let lock: OutputDirLock | undefined;
     const built = buildImageGraph({ images, frames: options.frames, rateHz: options.rateHz, outDir: options.outDir });

@@ -111,7 +111,7 @@ describe('image pipeline end to end (host backend)', () => {
     const expectedJpeg = expectedFrame(decodedJpeg.data, 20, 14);
     expect([expectedPng.width, expectedPng.height, expectedJpeg.width, expectedJpeg.height]).toEqual([18, 11, 10, 7]);
 
-    const images = unwrap(await loadImageFiles([pngPath, jpegPath], DEFAULT_IMAGE_BOUNDS));
+    const images = await loadImageFiles([pngPath, jpegPath], DEFAULT_IMAGE_BOUNDS);
     const outDir = join(dir, 'files', 'nested');
     const { pipeline, metrics, violations } = await runPipeline(images, 5, outDir);
 
