@@ -104,7 +104,7 @@ describe('RunSession', () => {
     const running = session.run();
     await new Promise((r) => setTimeout(r, 30));
     await session.stop();
-    const metrics = (await running);
+    const metrics = await running;
     expect(metrics.frames).toBeGreaterThan(0);
     expect(metrics.frames).toBeLessThan(1_000_000);
     // Every emitted frame reached the sink: stop drains instead of dropping.

@@ -42,7 +42,7 @@ describe('for await over an operator output', () => {
       expect(view.length).toBe(FRAME);
       seen.push(view.every((b) => b === view[0]) ? view[0]! : -1);
     }
-    const metrics = (await running);
+    const metrics = await running;
     expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     expect(sink?.firstBytes).toHaveLength(12);
     for (const pool of metrics.pools) expect(pool.outstanding).toBe(0);
@@ -61,7 +61,7 @@ describe('for await over an operator output', () => {
       taken += 1;
       if (taken === 3) break;
     }
-    const metrics = (await running);
+    const metrics = await running;
     expect(taken).toBe(3);
     expect(sink?.firstBytes).toHaveLength(30);
     for (const pool of metrics.pools) expect(pool.outstanding).toBe(0);
@@ -78,7 +78,7 @@ describe('for await over an operator output', () => {
         for await (const _tensor of tap) throw new Error('consumer failed');
       })(),
     ).rejects.toThrow('consumer failed');
-    const metrics = (await running);
+    const metrics = await running;
     expect(metrics.pools[0]?.outstanding).toBe(0);
     session.dispose();
   });
@@ -147,7 +147,7 @@ describe('for await over an operator output', () => {
     const running = session.run();
     let taken = 0;
     for await (const _tensor of unwrap(largest)) taken += 1;
-    (await running);
+    await running;
     expect(taken).toBe(2);
     session.dispose();
   });
