@@ -76,9 +76,9 @@ async function runProducer(runtimeDirectory: string): Promise<void> {
   console.log(plan.topics.map((t) => `${t.direction} ${t.topic}: ${t.memoryKind} over ${t.transport}`).join('\n'));
 
   const backend = new HostBackend();
-  const boundaries = unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory, awaitSubscribers: 1 }));
+  const boundaries = await IpcBoundaries.prepare(plan, { backend, runtimeDirectory, awaitSubscribers: 1 });
   const session = unwrap(RunSession.create(plan, { backend, boundaries }));
-  const metrics = unwrap(await session.run());
+  const metrics = await session.run();
   session.dispose();
   console.log(`producer: ${metrics.frames} frames published, ${metrics.pools[0]!.outstanding} slots outstanding`);
 }
@@ -90,9 +90,9 @@ async function runConsumer(runtimeDirectory: string): Promise<void> {
   const plan = unwrap(compile(graph));
 
   const backend = new HostBackend();
-  const boundaries = unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory }));
+  const boundaries = await IpcBoundaries.prepare(plan, { backend, runtimeDirectory });
   const session = unwrap(RunSession.create(plan, { backend, boundaries }));
-  unwrap(await session.run()); // ends when the publisher closes the topic
+  await session.run(); // ends when the publisher closes the topic
   session.dispose();
   console.log(`consumer: ${sink.received} frames received, ${sink.wrong} values wrong`);
 }

@@ -108,7 +108,6 @@ const plan = compile(graph, { deployment: { bindOperatorDevice: { grayscale: Dev
 if (!plan.ok) throw plan.error;
 const session = RunSession.create(plan.value, { backend: 'host', hostOptions: { orderingChecker: true } });
 if (!session.ok) throw session.error;
-const result = await session.value.run();
-if (!result.ok) throw result.error;
+await session.value.run(); // rejects with the run's HsError
 console.log(`ordering violations: ${session.value.backend.orderingChecker?.violations.length ?? 'checker off'}`);
 session.value.dispose();

@@ -111,8 +111,9 @@ console.log(plan.value.toText());         // partitions, streams, pools and how 
 
 const session = RunSession.create(plan.value, { backend: 'host' });
 if (!session.ok) throw session.error;
-const metrics = await session.value.run();
-session.value.dispose();
-if (!metrics.ok) throw metrics.error;
-console.log(formatMetrics(metrics.value));
+try {
+  console.log(formatMetrics(await session.value.run())); // a failed run rejects with its HsError
+} finally {
+  session.value.dispose();
+}
 console.log(`first pixels: ${sink.firstPixels.join(' ')}`); // 255 245 235 225

@@ -10,6 +10,7 @@ const docsDir = fileURLToPath(new URL('..', import.meta.url));
 /** What each example must print (substrings of its stdout). Every example needs an entry. */
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   'cross-process-topics.ts': ['publish frames: host over posixShm', 'consumer: 100 frames received, 0 values wrong', 'producer: 100 frames published, 0 slots outstanding'],
+  'error-rule.ts': ['tap: NotFound', 'run failed: InvalidState: operator camera: frame 3: the camera stopped answering', 'recorder received 2 frames'],
   'cuda-operator.ts': ['gray 2x4: 77 77 77 77 77 77 77 77', 'ordering violations: 0'],
   'inject-allocator.ts': ['allocate 262144 B (alignment 256)', 'refused: OutOfMemory', 'after dispose: 0 B live'],
   'invert-operator.ts': ['slotCount = 2 (maxConsumerQueueDepth)', 'first pixels: 255 245 235 225'],

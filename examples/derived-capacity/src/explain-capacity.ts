@@ -1,6 +1,6 @@
 import { RATE_QUEUE_INSPECTION_SCHEMA, compile, renderRateQueueInspection } from '@hs/compiler';
 import { RunSession } from '@hs/runtime';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError, unwrap } from '@hs/streams';
 import { buildLifecycleGraph } from './lifecycle-graph.js';
 
 const MIB = 1 << 20;
@@ -11,16 +11,15 @@ export const LIFECYCLE_EDGE = 'camera.frames->recorder.frames';
  * Compiles the lifecycle graph, runs it for `frames` frames on the host backend, and returns the lines
  * the example prints: the capacity figures, the plan as Mermaid, and the published generation's
  * rate-queue inspection in text and canonical JSON (its schema marker checked).
- * @returns the lines; the compile, session or rendering error otherwise.
+ * @returns the lines.
+ * @throws HsError (the promise rejects) with the compile, session, run or rendering error.
  */
-export async function explainCapacity(frames: number): Promise<Result<string[]>> {
+export async function explainCapacity(frames: number): Promise<string[]> {
   const { graph, recorder } = buildLifecycleGraph(frames);
-  const compiled = compile(graph);
-  if (!compiled.ok) return compiled;
-  const plan = compiled.value;
+  const plan = unwrap(compile(graph));
   const pool = plan.pool('pool:camera.frames');
   const edge = plan.edge(LIFECYCLE_EDGE);
-  if (pool === undefined || edge === undefined) return err(ErrorCode.NotFound, 'the plan lacks the lifecycle pool or edge');
+  if (pool === undefined || edge === undefined) throw new HsError(ErrorCode.NotFound, 'the plan lacks the lifecycle pool or edge');
   const terms = pool.derivation.terms;
   const lines = [
     `per-slot bytes: ${pool.maxByteSpan} B = ${pool.maxByteSpan / MIB} MiB (${plan.byteSpanDerivations[0]?.expression ?? '?'}), memory kind ${pool.memoryKind} (from ${pool.memoryKindSource})`,
@@ -32,23 +31,18 @@ export async function explainCapacity(frames: number): Promise<Result<string[]>>
     '',
   ];
 
-  const created = RunSession.create(plan, { backend: 'host' });
-  if (!created.ok) return created;
-  const session = created.value;
+  const session = unwrap(RunSession.create(plan, { backend: 'host' }));
   try {
-    const ran = await session.run();
-    if (!ran.ok) return ran;
+    await session.run();
     const snapshot = session.captureRateGenerations();
     const published = snapshot.published;
-    if (published === null) return err(ErrorCode.InvalidState, 'no rate generation was published');
-    const text = renderRateQueueInspection(plan, snapshot, published.rateGeneration, LIFECYCLE_EDGE, 'text');
-    const json = renderRateQueueInspection(plan, snapshot, published.rateGeneration, LIFECYCLE_EDGE, 'json');
-    if (!text.ok) return text;
-    if (!json.ok) return json;
-    const schema = (JSON.parse(json.value) as { schema?: unknown }).schema;
-    if (schema !== RATE_QUEUE_INSPECTION_SCHEMA) return err(ErrorCode.ProtocolError, `inspection JSON has schema ${String(schema)}`);
-    lines.push(`recorder received ${recorder.received} frames`, '', text.value, '', json.value);
-    return ok(lines);
+    if (published === null) throw new HsError(ErrorCode.InvalidState, 'no rate generation was published');
+    const text = unwrap(renderRateQueueInspection(plan, snapshot, published.rateGeneration, LIFECYCLE_EDGE, 'text'));
+    const json = unwrap(renderRateQueueInspection(plan, snapshot, published.rateGeneration, LIFECYCLE_EDGE, 'json'));
+    const schema = (JSON.parse(json) as { schema?: unknown }).schema;
+    if (schema !== RATE_QUEUE_INSPECTION_SCHEMA) throw new HsError(ErrorCode.ProtocolError, `inspection JSON has schema ${String(schema)}`);
+    lines.push(`recorder received ${recorder.received} frames`, '', text, '', json);
+    return lines;
   } finally {
     session.dispose();
   }

@@ -1,9 +1,9 @@
+import type { HsError } from '@hs/streams';
 import { explainCapacity } from './explain-capacity.js';
 
-const explained = await explainCapacity(6);
-if (!explained.ok) {
-  console.error(explained.error.message);
+try {
+  console.log((await explainCapacity(6)).join('\n'));
+} catch (error) {
+  console.error((error as HsError).message);
   process.exitCode = 1;
-} else {
-  console.log(explained.value.join('\n'));
 }

@@ -1,5 +1,5 @@
 import { RunSession, formatMetrics } from '@hs/runtime';
-import { type Backend, HsError, OK_VOID, errWithContext, selectBackend, type Result } from '@hs/streams';
+import { type Backend, HsError, errWithContext, selectBackend, unwrap, type Result } from '@hs/streams';
 import { parseCliArguments, type CliOptions, type CliOutput } from './cli-options.js';
 import { prepareOutputDir } from './frame-output-dir.js';
 import { loadImageInputs } from './image-input.js';
@@ -33,53 +33,48 @@ export async function runCli(
     const request = parseCliArguments(args, output);
     if (!request.ok) return reportFailure(request.error, output);
     if (request.value.kind === 'exit') return request.value.exitCode;
-    const outcome = await runPipeline(request.value.options, output, env, signal);
-    return outcome.ok ? 0 : reportFailure(outcome.error, output);
+    await runPipeline(request.value.options, output, env, signal);
+    return 0;
   } catch (thrown) {
-    // Programmer errors throw HsError; anything else is a bug worth its stack trace.
+    // Failures reject with HsError (programmer errors throw it); anything else is a bug worth its stack trace.
     if (!(thrown instanceof HsError)) throw thrown;
     return reportFailure(thrown, output);
   }
 }
 
+/** Loads, builds, prepares and runs; rejects with the first failure's `HsError`. */
 async function runPipeline(
   options: CliOptions,
   output: CliOutput,
   env: Readonly<Record<string, string | undefined>>,
   signal: AbortSignal | undefined,
-): Promise<Result<void>> {
+): Promise<void> {
   const { frames, rateHz, outDir } = options;
   const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
-  if (!images.ok) return images;
-  const pipeline = buildImagePipeline({ images: images.value, frames, rateHz, outDir });
-  if (!pipeline.ok) return pipeline;
-  const backend = chooseBackend(options.backend, env);
-  if (!backend.ok) return backend;
+  const pipeline = unwrap(buildImagePipeline({ images, frames, rateHz, outDir }));
+  const backend = unwrap(chooseBackend(options.backend, env));
   try {
-    const prepared = await prepareOutputDir(outDir);
-    if (!prepared.ok) return errWithContext(prepared.error, '--out');
+    const prepared = await prepareOutputDir(outDir).catch((thrown: HsError) => {
+      throw errWithContext(thrown, '--out').error;
+    });
     try {
-      for (const image of images.value) output.log(`input ${image.name}: ${image.width}x${image.height} RGBA`);
-      output.log(pipeline.value.plan.toText());
-      const session = RunSession.create(pipeline.value.plan, { backend: backend.value });
-      if (!session.ok) return session;
+      for (const image of images) output.log(`input ${image.name}: ${image.width}x${image.height} RGBA`);
+      output.log(pipeline.plan.toText());
+      const session = unwrap(RunSession.create(pipeline.plan, { backend }));
       try {
-        output.log(`backend: ${backend.value.name}`);
-        const metrics = await session.value.run(signal === undefined ? {} : { signal });
-        if (!metrics.ok) return metrics;
-        output.log(formatMetrics(metrics.value));
+        output.log(`backend: ${backend.name}`);
+        output.log(formatMetrics(await session.run(signal === undefined ? {} : { signal })));
       } finally {
-        session.value.dispose();
+        session.dispose();
       }
     } finally {
-      prepared.value.lock.release();
+      prepared.lock.release();
     }
   } finally {
-    backend.value.dispose();
+    backend.dispose();
   }
 
-  for (const line of runSummaryLines(pipeline.value, outDir)) output.log(line);
-  return OK_VOID;
+  for (const line of runSummaryLines(pipeline, outDir)) output.log(line);
 }
 
 /** `selectBackend`, with its error saying which setting chose the backend in command-line terms. */

@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createOutputDirectory } from '@hs/runtime';
-import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError } from '@hs/streams';
 import { lockOutputDir, type OutputDirLock } from './output-dir-lock.js';
 
 /** Frame files one run can name: `frame-00000.png` to `frame-99999.png`. */
@@ -35,16 +35,15 @@ export interface PreparedOutputDir {
  * frame files an earlier run left there, so that the directory ends up holding only this run's frames.
  * Only entries whose whole name matches `FRAME_FILE_PATTERN` and that are files or symbolic links are
  * removed; anything else (other names, `frame-1.png`, directories) is left alone.
- * @returns the lock and the names removed; `ErrorCode.AlreadyExists` (`lockOutputDir`) when another run
- *   uses `dir`, with nothing in it touched; `ErrorCode.InvalidArgument` when the directory cannot be
- *   created, listed, or a stale frame cannot be removed (the OS error in the message and as the cause),
- *   the lock then released; `lockOutputDir`'s file-system errors.
+ * @returns the lock and the names removed.
+ * @throws HsError (the promise rejects) `AlreadyExists` (`lockOutputDir`) when another run uses `dir`, with
+ *   nothing in it touched; `InvalidArgument` when the directory cannot be created, listed, or a stale frame
+ *   cannot be removed (the OS error in the message and as the cause), the lock then released;
+ *   `lockOutputDir`'s file-system errors.
  */
-export async function prepareOutputDir(dir: string): Promise<Result<PreparedOutputDir>> {
-  const created = await createOutputDirectory(dir);
-  if (!created.ok) return created;
+export async function prepareOutputDir(dir: string): Promise<PreparedOutputDir> {
+  await createOutputDirectory(dir);
   const lock = await lockOutputDir(dir);
-  if (!lock.ok) return lock;
   const removed: string[] = [];
   try {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -53,9 +52,9 @@ export async function prepareOutputDir(dir: string): Promise<Result<PreparedOutp
       removed.push(entry.name);
     }
   } catch (cause) {
-    lock.value.release();
+    lock.release();
     const reason = cause instanceof Error ? cause.message : String(cause);
-    return err(ErrorCode.InvalidArgument, `cannot clear old frames from output directory '${dir}': ${reason}`, cause);
+    throw new HsError(ErrorCode.InvalidArgument, `cannot clear old frames from output directory '${dir}': ${reason}`, { cause });
   }
-  return ok({ lock: lock.value, removed: removed.sort() });
+  return { lock, removed: removed.sort() };
 }

@@ -1,7 +1,7 @@
 /// <reference path="./baboon-image-uri.d.ts" />
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { ErrorCode, OK_VOID, err, fileSystemError, ok, type Result } from '@hs/streams';
+import { ErrorCode, OK_VOID, err, fileSystemError, ok, unwrap, type Result } from '@hs/streams';
 import baboonDataUri from 'baboon-image-uri';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
@@ -100,33 +100,31 @@ export function decodeImage(bytes: Uint8Array, name: string, bounds: ImageBounds
 
 /**
  * Reads and decodes one image file. The format is detected from the file's bytes.
- * @returns when the file cannot be read, `fileSystemError`'s typed error
- *   `cannot read input '<path>': <OS code>: <OS message>`: `ErrorCode.NotFound` for a missing file
- *   (ENOENT), `ErrorCode.PermissionDenied` for EACCES/EPERM, `ErrorCode.InvalidArgument` otherwise (a
- *   directory: EISDIR); else any error `decodeImage` gives (`ErrorCode.InvalidArgument`).
+ * @returns the decoded image.
+ * @throws HsError (the promise rejects) when the file cannot be read, with `fileSystemError`'s typed error
+ *   `cannot read input '<path>': <OS code>: <OS message>`: `NotFound` for a missing file (ENOENT),
+ *   `PermissionDenied` for EACCES/EPERM, `InvalidArgument` otherwise (a directory: EISDIR); else with any
+ *   error `decodeImage` gives (`InvalidArgument`).
  */
-export async function loadImageFile(path: string, bounds: ImageBounds): Promise<Result<RgbaImage>> {
+export async function loadImageFile(path: string, bounds: ImageBounds): Promise<RgbaImage> {
   let bytes: Uint8Array;
   try {
     bytes = await readFile(path);
   } catch (cause) {
-    return fileSystemError('read', `input '${path}'`, cause);
+    throw fileSystemError('read', `input '${path}'`, cause).error;
   }
-  return decodeImage(bytes, basename(path), bounds);
+  return unwrap(decodeImage(bytes, basename(path), bounds));
 }
 
 /**
  * Reads and decodes several image files, in order. Stops at the first failure.
- * @returns the images, or the first file's error (see `loadImageFile`).
+ * @returns the images.
+ * @throws HsError (the promise rejects) with the first file's error (see `loadImageFile`).
  */
-export async function loadImageFiles(paths: readonly string[], bounds: ImageBounds): Promise<Result<RgbaImage[]>> {
+export async function loadImageFiles(paths: readonly string[], bounds: ImageBounds): Promise<RgbaImage[]> {
   const images: RgbaImage[] = [];
-  for (const path of paths) {
-    const image = await loadImageFile(path, bounds);
-    if (!image.ok) return image;
-    images.push(image.value);
-  }
-  return ok(images);
+  for (const path of paths) images.push(await loadImageFile(path, bounds));
+  return images;
 }
 
 /**
@@ -142,14 +140,12 @@ export function loadBundledMandrill(bounds: ImageBounds): Result<RgbaImage> {
 /**
  * The images a run emits: the files at `inputs` (PNG or JPEG, detected by content), or the bundled
  * mandrill when `inputs` is `undefined`.
- * @returns the decoded images, or the first file's failure (see `loadImageFiles`, `loadBundledMandrill`).
+ * @returns the decoded images.
+ * @throws HsError (the promise rejects) with the first file's failure (see `loadImageFiles`,
+ *   `loadBundledMandrill`).
  */
-export async function loadImageInputs(inputs: readonly string[] | undefined, bounds: ImageBounds): Promise<Result<readonly RgbaImage[]>> {
-  if (inputs === undefined) {
-    const mandrill = loadBundledMandrill(bounds);
-    return mandrill.ok ? ok([mandrill.value]) : mandrill;
-  }
-  return loadImageFiles(inputs, bounds);
+export async function loadImageInputs(inputs: readonly string[] | undefined, bounds: ImageBounds): Promise<readonly RgbaImage[]> {
+  return inputs === undefined ? [unwrap(loadBundledMandrill(bounds))] : loadImageFiles(inputs, bounds);
 }
 
 function notValidPng(name: string, reason: string): string {

@@ -1,7 +1,7 @@
 import { readFileSync, unlinkSync } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, err, fileSystemError, ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError, fileSystemError, ok, unwrap, type Result } from '@hs/streams';
 
 /** Name of the lock file a run keeps in its output directory while it uses that directory. */
 export const OUTPUT_DIR_LOCK_FILE = '.image-pipeline.lock';
@@ -34,27 +34,25 @@ const CREATE_ATTEMPTS = 3;
  * unrelated live process keeps a stale lock looking held (the message says how to remove it).
  *
  * @param dir - the output directory, relative paths from the process's working directory.
- * @returns the lock; `ErrorCode.AlreadyExists` when another live process (or another run in this
+ * @returns the lock. Nothing in `dir` is changed on failure.
+ * @throws HsError (the promise rejects) `AlreadyExists` when another live process (or another run in this
  *   process) holds it, naming its pid and the lock file and saying what to do; `fileSystemError`'s error
- *   (`PermissionDenied` for EACCES/EPERM, `NotFound` for ENOENT, else `InvalidArgument`, with the OS
- *   code) when the lock file cannot be created, written or read. Nothing in `dir` is changed on failure.
+ *   (`PermissionDenied` for EACCES/EPERM, `NotFound` for ENOENT, else `InvalidArgument`, with the OS code)
+ *   when the lock file cannot be created, written or read.
  */
-export async function lockOutputDir(dir: string): Promise<Result<OutputDirLock>> {
+export async function lockOutputDir(dir: string): Promise<OutputDirLock> {
   const path = join(dir, OUTPUT_DIR_LOCK_FILE);
   let holder: number | undefined;
   for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
-    const created = await createLockFile(path);
-    if (!created.ok) return created;
-    if (created.value) return ok(holdLock(path));
-    const read = await readLockHolder(path);
-    if (!read.ok) return read;
-    if (read.value === 'gone') continue; // its run ended between our create and our read
-    holder = read.value;
+    if (unwrap(await createLockFile(path))) return holdLock(path);
+    const read = unwrap(await readLockHolder(path));
+    if (read === 'gone') continue; // its run ended between our create and our read
+    holder = read;
     if (holder === undefined || processIsAlive(holder)) break;
     await rm(path, { force: true }); // stale: its process is gone
   }
   const who = holder === undefined ? 'pid unknown: the lock file holds no pid yet' : `pid ${holder}`;
-  return err(
+  throw new HsError(
     ErrorCode.AlreadyExists,
     `output directory '${dir}' is in use by another image-pipeline run (${who}; lock file ${path}); ` +
       `choose another --out, or wait until that run ends (if no run uses the directory, delete ${path})`,

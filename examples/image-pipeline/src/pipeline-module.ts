@@ -1,5 +1,5 @@
 import type { PipelineModule } from '@hs/runtime';
-import { OK_VOID, errWithContext, ok } from '@hs/streams';
+import { type HsError, errWithContext, ok } from '@hs/streams';
 import { parseCliArguments, type CliOptions } from './cli-options.js';
 import { prepareOutputDir } from './frame-output-dir.js';
 import type { OutputDirLock } from './output-dir-lock.js';
@@ -25,26 +25,25 @@ const imagePipelineModule: PipelineModule<CliOptions> = {
   },
   async build(options) {
     const images = await loadImageInputs(options.inputs, DEFAULT_IMAGE_BOUNDS);
-    if (!images.ok) return images;
     // Held from prepareRun() until the summary (a run that fails releases it when the process exits).
     let lock: OutputDirLock | undefined;
-    const built = buildImageGraph({ images: images.value, frames: options.frames, rateHz: options.rateHz, outDir: options.outDir });
-    return ok({
+    const built = buildImageGraph({ images, frames: options.frames, rateHz: options.rateHz, outDir: options.outDir });
+    return {
       graph: built.graph,
       compileOptions: built.compileOptions,
       sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
       expectedFrames: options.frames,
       async prepareRun() {
-        const prepared = await prepareOutputDir(options.outDir);
-        if (!prepared.ok) return errWithContext(prepared.error, '--out');
-        lock = prepared.value.lock;
-        return OK_VOID;
+        const prepared = await prepareOutputDir(options.outDir).catch((thrown: HsError) => {
+          throw errWithContext(thrown, '--out').error;
+        });
+        lock = prepared.lock;
       },
       summary: () => {
         lock?.release();
         return runSummaryLines(built, options.outDir);
       },
-    });
+    };
   },
 };
 

@@ -46,27 +46,27 @@ function cli(args: readonly string[], signal?: AbortSignal) {
 describe('lockOutputDir', () => {
   it('creates the lock file holding this pid, refuses a second lock while held, and removes it on release', async () => {
     const out = await freshDir('basic');
-    const lock = unwrap(await lockOutputDir(out));
+    const lock = await lockOutputDir(out);
     expect(lock.path).toBe(join(out, OUTPUT_DIR_LOCK_FILE));
     expect(await readFile(lock.path, 'utf8')).toBe(`${process.pid}\n`);
 
-    const second = await lockOutputDir(out);
-    expect(!second.ok && [second.error.code, second.error.message]).toEqual([
-      ErrorCode.AlreadyExists,
-      `AlreadyExists: output directory '${out}' is in use by another image-pipeline run (pid ${process.pid}; lock file ${lock.path}); ` +
+    await expect(lockOutputDir(out)).rejects.toMatchObject({
+      code: ErrorCode.AlreadyExists,
+      message:
+        `AlreadyExists: output directory '${out}' is in use by another image-pipeline run (pid ${process.pid}; lock file ${lock.path}); ` +
         `choose another --out, or wait until that run ends (if no run uses the directory, delete ${lock.path})`,
-    ]);
+    });
 
     lock.release();
     lock.release(); // a second release does nothing
     expect(await readdir(out)).toEqual([]);
-    unwrap(await lockOutputDir(out)).release();
+    (await lockOutputDir(out)).release();
   });
 
   it('takes over a stale lock whose process has exited', async () => {
     const out = await freshDir('stale');
     await writeFile(join(out, OUTPUT_DIR_LOCK_FILE), `${deadPid()}\n`);
-    const lock = unwrap(await lockOutputDir(out));
+    const lock = await lockOutputDir(out);
     expect(await readFile(lock.path, 'utf8')).toBe(`${process.pid}\n`);
     lock.release();
     expect(await exists(lock.path)).toBe(false);
@@ -75,15 +75,16 @@ describe('lockOutputDir', () => {
   it('treats a lock file without a pid (still being written) as held', async () => {
     const out = await freshDir('no-pid');
     await writeFile(join(out, OUTPUT_DIR_LOCK_FILE), '');
-    const result = await lockOutputDir(out);
-    expect(!result.ok && result.error.code).toBe(ErrorCode.AlreadyExists);
-    expect(!result.ok && result.error.message).toMatch(/in use by another image-pipeline run \(pid unknown: the lock file holds no pid yet; lock file /);
+    await expect(lockOutputDir(out)).rejects.toMatchObject({
+      code: ErrorCode.AlreadyExists,
+      message: expect.stringMatching(/in use by another image-pipeline run \(pid unknown: the lock file holds no pid yet; lock file /),
+    });
     expect(await readFile(join(out, OUTPUT_DIR_LOCK_FILE), 'utf8')).toBe('');
   });
 
   it('does not delete a lock file another process has taken over since', async () => {
     const out = await freshDir('taken-over');
-    const lock = unwrap(await lockOutputDir(out));
+    const lock = await lockOutputDir(out);
     const other = deadPid();
     await writeFile(lock.path, `${other}\n`);
     lock.release();
@@ -91,18 +92,17 @@ describe('lockOutputDir', () => {
   });
 
   it('reports a directory it cannot create the lock file in with the OS code', async () => {
-    const result = await lockOutputDir(join(dir, 'no-such-dir'));
-    expect(!result.ok && [result.error.code, result.error.message]).toEqual([
-      ErrorCode.NotFound,
-      `NotFound: cannot write lock file '${join(dir, 'no-such-dir', OUTPUT_DIR_LOCK_FILE)}': ENOENT: no such file or directory`,
-    ]);
+    await expect(lockOutputDir(join(dir, 'no-such-dir'))).rejects.toMatchObject({
+      code: ErrorCode.NotFound,
+      message: `NotFound: cannot write lock file '${join(dir, 'no-such-dir', OUTPUT_DIR_LOCK_FILE)}': ENOENT: no such file or directory`,
+    });
   });
 });
 
 describe('one run per output directory', () => {
   it('refuses a run into a directory another run holds, before printing and touching nothing there', async () => {
     const out = await freshDir('held');
-    const held = unwrap(await lockOutputDir(out));
+    const held = await lockOutputDir(out);
     await writeFile(join(out, 'frame-00000.png'), 'the other run');
     await writeFile(join(out, 'frame-00004.png'), 'the other run');
 
@@ -152,10 +152,9 @@ describe('one run per output directory', () => {
     const out = join(dir, 'module');
     const request = unwrap(imagePipelineModule.parseArguments(['--frames', '1', '--out', out], { log: () => undefined, error: () => undefined }));
     if (request.kind !== 'build') throw new Error('expected a build request');
-    const build = unwrap(await imagePipelineModule.build(request.options));
-    unwrap(await build.prepareRun!());
-    const refused = await lockOutputDir(out);
-    expect(!refused.ok && refused.error.code).toBe(ErrorCode.AlreadyExists);
+    const build = await imagePipelineModule.build(request.options);
+    await build.prepareRun!();
+    await expect(lockOutputDir(out)).rejects.toMatchObject({ code: ErrorCode.AlreadyExists });
     build.summary({} as never); // its lines come from the sinks, not from the metrics
     expect(await exists(join(out, OUTPUT_DIR_LOCK_FILE))).toBe(false);
   });

@@ -34,14 +34,14 @@ describe('image-pipeline as a PipelineModule', () => {
     const { request } = parse(['--frames', '3', '--out', outDir, '--backend', 'host']);
     const options = unwrap(request);
     if (options.kind !== 'build') throw new Error('expected a build request');
-    const build = unwrap(await imagePipelineModule.build(options.options));
+    const build = await imagePipelineModule.build(options.options);
     expect(build.expectedFrames).toBe(3);
     expect(build.sessionOptions).toEqual({ backend: 'host' });
     const plan = unwrap(compile(build.graph, build.compileOptions));
     expect(plan.operators.map((o) => o.name)).toEqual(['source', 'grayscale', 'downscale', 'png-writer', 'statistics']);
-    unwrap(await build.prepareRun!());
+    await build.prepareRun!();
     const session = unwrap(RunSession.create(plan, build.sessionOptions));
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     session.dispose();
     const moduleLines = unwrap(pipelineSummary(build, metrics));
 
@@ -66,8 +66,7 @@ describe('image-pipeline as a PipelineModule', () => {
     const outDir = join(dir, 'never');
     const request = unwrap(parse(['--input', join(dir, 'missing.png'), '--out', outDir]).request);
     if (request.kind !== 'build') throw new Error('expected a build request');
-    const build = await imagePipelineModule.build(request.options);
-    expect(build.ok).toBe(false);
+    await expect(imagePipelineModule.build(request.options)).rejects.toMatchObject({ code: ErrorCode.NotFound });
     await expect(readdir(outDir)).rejects.toThrow();
   });
 });

@@ -23,21 +23,18 @@ function expectedFrame(rgba: Uint8Array, width: number, height: number): Expecte
   return referenceDownscale(referenceGray(rgba, width, height), width, height);
 }
 
-/** Runs the pipeline on a host backend with the ordering checker on; returns what it produced. */
+/** Runs the pipeline on a host backend with the ordering checker on; returns what it produced (rejects as `run()` does). */
 async function runPipeline(images: readonly RgbaImage[], frames: number, outDir: string) {
-  const outcome = await tryPipeline(images, frames, outDir);
-  return { ...outcome, metrics: unwrap(outcome.metrics) };
-}
-
-/** Like `runPipeline`, but hands back the run's `Result` instead of unwrapping it. */
-async function tryPipeline(images: readonly RgbaImage[], frames: number, outDir: string) {
   const backend = new HostBackend({ orderingChecker: true });
   try {
     const pipeline = unwrap(buildImagePipeline({ images, frames, rateHz: 1000, outDir }));
     const session = unwrap(RunSession.create(pipeline.plan, { backend }));
-    const metrics = await session.run();
-    session.dispose();
-    return { pipeline, metrics, violations: backend.orderingChecker?.violations ?? [] };
+    try {
+      const metrics = await session.run();
+      return { pipeline, metrics, violations: backend.orderingChecker?.violations ?? [] };
+    } finally {
+      session.dispose();
+    }
   } finally {
     backend.dispose();
   }
@@ -114,7 +111,7 @@ describe('image pipeline end to end (host backend)', () => {
     const expectedJpeg = expectedFrame(decodedJpeg.data, 20, 14);
     expect([expectedPng.width, expectedPng.height, expectedJpeg.width, expectedJpeg.height]).toEqual([18, 11, 10, 7]);
 
-    const images = unwrap(await loadImageFiles([pngPath, jpegPath], DEFAULT_IMAGE_BOUNDS));
+    const images = await loadImageFiles([pngPath, jpegPath], DEFAULT_IMAGE_BOUNDS);
     const outDir = join(dir, 'files', 'nested');
     const { pipeline, metrics, violations } = await runPipeline(images, 5, outDir);
 
@@ -133,10 +130,9 @@ describe('image pipeline end to end (host backend)', () => {
   it('fails the run with a typed error naming the writer when the output directory cannot be made', async () => {
     const blocker = join(dir, 'a-file');
     await writeFile(blocker, 'not a directory');
-    const { metrics } = await tryPipeline([unwrap(loadBundledMandrill(DEFAULT_IMAGE_BOUNDS))], 2, join(blocker, 'out'));
-    expect(metrics.ok).toBe(false);
-    if (metrics.ok) return;
-    expect(metrics.error.code).toBe(ErrorCode.InvalidArgument);
-    expect(metrics.error.message).toMatch(/png-writer.*cannot create .*a-file\/out: ENOTDIR/);
+    await expect(runPipeline([unwrap(loadBundledMandrill(DEFAULT_IMAGE_BOUNDS))], 2, join(blocker, 'out'))).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringMatching(/png-writer.*cannot create .*a-file\/out: ENOTDIR/),
+    });
   });
 });

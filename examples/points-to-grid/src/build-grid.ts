@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { HostBackend, fileSystemError, ok, type Result } from '@hs/streams';
+import { HostBackend, fileSystemError, ok, unwrap, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
 import { GridType, HostResource, StatisticsResource, pointsToGrid, writeNvdb, type NvdbCodec } from '@hs/nanovdb-mr';
 import type { PointCloud } from '@hs/example-point-cloud-input';
@@ -18,15 +18,14 @@ export interface BuildRequest {
 /**
  * Creates the output's folder (`createOutputDirectory` of @hs/runtime, before any grid is built), builds an
  * OnIndex grid from the cloud on the host, every byte (scratch and grid) through a `StatisticsResource` over
- * a `HostResource`, writes it as `.nvdb`, and returns the report lines: grid statistics, then allocation
- * statistics once everything was returned. Errors: `InvalidArgument` `--output: cannot create <folder>: <code>`
- * when the folder cannot be made (a parent under `/proc`, a file in the way), those of `pointsToGrid` and
- * `writeNvdb`, and `fileSystemError`'s when the file cannot be written (a directory, a full device); the grid
- * and backend are released on every path.
+ * a `HostResource`, and writes it as `.nvdb`. The grid and backend are released on every path.
+ * @returns the report lines: grid statistics, then allocation statistics once everything was returned.
+ * @throws HsError (the promise rejects) `InvalidArgument` `--output: cannot create <folder>: <code>` when the
+ *   folder cannot be made (a parent under `/proc`, a file in the way); the errors of `pointsToGrid` and
+ *   `writeNvdb`; `fileSystemError`'s when the file cannot be written (a directory, a full device).
  */
-export async function buildGrid(request: BuildRequest): Promise<Result<string[]>> {
-  const folder = await createOutputDirectory(dirname(request.output), '--output');
-  if (!folder.ok) return folder;
+export async function buildGrid(request: BuildRequest): Promise<string[]> {
+  await createOutputDirectory(dirname(request.output), '--output');
   const backend = new HostBackend();
   const stats = new StatisticsResource(new HostResource(backend));
   const lines: string[] = [];
@@ -40,7 +39,7 @@ export async function buildGrid(request: BuildRequest): Promise<Result<string[]>
   });
   if (!built.ok) {
     backend.dispose();
-    return built;
+    throw built.error;
   }
   const handle = built.value;
   const grid = handle.grid(0)!;
@@ -54,12 +53,10 @@ export async function buildGrid(request: BuildRequest): Promise<Result<string[]>
   const written = file.ok ? writeOutput(request.output, file.value) : file;
   const build = stats.popCounters();
   backend.dispose();
-  if (!written.ok) return written;
-  if (!build.ok) return build;
-  lines.push(`wrote ${request.output} (${written.value} bytes, codec ${request.codec})`);
-  const { bytes, allocations } = build.value;
+  lines.push(`wrote ${request.output} (${unwrap(written)} bytes, codec ${request.codec})`);
+  const { bytes, allocations } = unwrap(build);
   lines.push(`allocations through the resource: ${allocations.total} (${allocations.current} outstanding), peak ${bytes.peak} bytes, total ${bytes.total} bytes, ${bytes.current} bytes outstanding`);
-  return ok(lines);
+  return lines;
 }
 
 /** Writes `bytes` to `path` (its folder exists); the byte count, or `fileSystemError`'s error. */

@@ -1,6 +1,6 @@
 import { compile } from '@hs/compiler';
 import { RunSession, formatMetrics, pipelineSummary, type PipelineOutput } from '@hs/runtime';
-import { HsError, OK_VOID, type Result } from '@hs/streams';
+import { HsError, unwrap } from '@hs/streams';
 import scanToVolumeModule from './pipeline-module.js';
 
 /** Exit code of a run stopped by `signal` (Ctrl-C): 128 + SIGINT, as `hs run` uses. */
@@ -20,44 +20,35 @@ export const INTERRUPTED_EXIT_CODE = 130;
  */
 export async function runCli(args: readonly string[], output: PipelineOutput, signal?: AbortSignal): Promise<number> {
   try {
-    const outcome = await run(args, output, signal);
-    if (typeof outcome === 'number') return outcome;
-    if (outcome.ok) return signal?.aborted === true ? INTERRUPTED_EXIT_CODE : 0;
-    output.error(`error: ${outcome.error.message}`);
-    return 1;
+    const exitCode = await run(args, output, signal);
+    if (exitCode !== null) return exitCode;
+    return signal?.aborted === true ? INTERRUPTED_EXIT_CODE : 0;
   } catch (thrown) {
-    // Programmer errors throw HsError; anything else is a bug worth its stack trace.
+    // Failures reject with HsError (programmer errors throw it); anything else is a bug worth its stack trace.
     if (!(thrown instanceof HsError)) throw thrown;
     output.error(`error: ${thrown.message}`);
     return 1;
   }
 }
 
-async function run(args: readonly string[], output: PipelineOutput, signal: AbortSignal | undefined): Promise<number | Result<void>> {
-  const request = scanToVolumeModule.parseArguments(args, output);
-  if (!request.ok) return request;
-  if (request.value.kind === 'exit') return request.value.exitCode;
-  const built = await scanToVolumeModule.build(request.value.options);
-  if (!built.ok) return built;
-  const plan = compile(built.value.graph, built.value.compileOptions);
-  if (!plan.ok) return plan;
-  const session = RunSession.create(plan.value, built.value.sessionOptions);
-  if (!session.ok) return session;
+/** Parses, builds, prepares and runs; the module's exit code when it answered itself, else null once the run ended. */
+async function run(args: readonly string[], output: PipelineOutput, signal: AbortSignal | undefined): Promise<number | null> {
+  const request = unwrap(scanToVolumeModule.parseArguments(args, output));
+  if (request.kind === 'exit') return request.exitCode;
+  const built = await scanToVolumeModule.build(request.options);
+  const plan = unwrap(compile(built.graph, built.compileOptions));
+  const session = unwrap(RunSession.create(plan, built.sessionOptions));
   try {
     // The output folder is made last, once everything that can fail at startup (the backend included)
     // has succeeded, so a failed start leaves no empty folder behind.
-    const prepared = (await built.value.prepareRun?.()) ?? OK_VOID;
-    if (!prepared.ok) return prepared;
-    output.log(plan.value.toText());
-    output.log(`backend: ${session.value.backend.name}`);
-    const metrics = await session.value.run(signal === undefined ? {} : { signal });
-    if (!metrics.ok) return metrics;
-    output.log(formatMetrics(metrics.value));
-    const summary = pipelineSummary(built.value, metrics.value);
-    if (!summary.ok) return summary;
-    for (const line of summary.value) output.log(line);
+    await built.prepareRun?.();
+    output.log(plan.toText());
+    output.log(`backend: ${session.backend.name}`);
+    const metrics = await session.run(signal === undefined ? {} : { signal });
+    output.log(formatMetrics(metrics));
+    for (const line of unwrap(pipelineSummary(built, metrics))) output.log(line);
   } finally {
-    session.value.dispose();
+    session.dispose();
   }
-  return OK_VOID;
+  return null;
 }

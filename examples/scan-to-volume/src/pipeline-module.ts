@@ -1,6 +1,6 @@
 import { bunnyPoints, loadPoints } from '@hs/example-point-cloud-input';
 import { type PipelineModule, createOutputDirectory } from '@hs/runtime';
-import { HsError, err, ok } from '@hs/streams';
+import { unwrap } from '@hs/streams';
 import { parseScanToVolumeArguments, type ScanToVolumeCliOptions } from './cli-options.js';
 import { buildScanToVolumeGraph } from './pipeline.js';
 import { runSummaryLines } from './run-summary.js';
@@ -17,25 +17,16 @@ const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
   description: 'A point cloud streamed as scans into a growing NanoVDB volume through an injected resource, written as .nvdb with a quarter-rate PNG preview.',
   parseArguments: parseScanToVolumeArguments,
   async build(options) {
-    const cloud = options.input === undefined ? ok(bunnyPoints()) : loadPoints(options.input);
-    if (!cloud.ok) return cloud;
-    let built;
-    try {
-      built = buildScanToVolumeGraph({ ...options, cloud: cloud.value });
-    } catch (thrown) {
-      if (thrown instanceof HsError) return err(thrown.code, thrown.detail, thrown);
-      throw thrown;
-    }
-    if (!built.ok) return built;
-    const graph = built.value;
-    return ok({
+    const cloud = options.input === undefined ? bunnyPoints() : unwrap(loadPoints(options.input));
+    const graph = unwrap(buildScanToVolumeGraph({ ...options, cloud }));
+    return {
       graph: graph.graph,
       compileOptions: graph.compileOptions,
       sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
       expectedFrames: graph.frames,
       prepareRun: () => createOutputDirectory(options.outDir, '--out'),
-      summary: () => runSummaryLines(graph, cloud.value.source, options.rateHz),
-    });
+      summary: () => runSummaryLines(graph, cloud.source, options.rateHz),
+    };
   },
 };
 

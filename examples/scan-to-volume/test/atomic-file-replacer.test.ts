@@ -21,25 +21,23 @@ describe('AtomicFileReplacer', () => {
     const writers = Array.from({ length: 4 }, () => new AtomicFileReplacer(path));
     const contents = writers.map((_, w) => new Uint8Array(64 * 1024).fill(w + 1));
     for (let round = 0; round < 5; round++) {
-      const results = await Promise.all(writers.map((writer, w) => writer.write(contents[w]!)));
-      expect(results.map((r) => (r.ok ? 'ok' : r.error.message))).toEqual(['ok', 'ok', 'ok', 'ok']);
+      const results = await Promise.allSettled(writers.map((writer, w) => writer.write(contents[w]!)));
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
     }
     const final = readFileSync(path);
     expect(contents.some((c) => Buffer.compare(final, c) === 0)).toBe(true);
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('maps a failed write to a typed error and removes its staging file', async () => {
+  it('rejects a failed write with a typed error and removes its staging file', async () => {
     const folder = join(dir, 'taken');
     mkdirSync(join(folder, 'volume.nvdb'), { recursive: true });
     const target = join(folder, 'volume.nvdb');
-    const intoFolder = await new AtomicFileReplacer(target).write(new Uint8Array(8));
-    expect(intoFolder.ok ? undefined : [intoFolder.error.code, intoFolder.error.message]).toEqual([
-      ErrorCode.InvalidArgument,
-      expect.stringMatching(new RegExp(`^InvalidArgument: cannot write ${target.replaceAll('.', '\\.')}: EISDIR`)),
-    ]);
+    await expect(new AtomicFileReplacer(target).write(new Uint8Array(8))).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringMatching(new RegExp(`^InvalidArgument: cannot write ${target.replaceAll('.', '\\.')}: EISDIR`)),
+    });
     expect(readdirSync(folder)).toEqual(['volume.nvdb']);
-    const missing = await new AtomicFileReplacer(join(dir, 'no-such-folder', 'x.bin')).write(new Uint8Array(8));
-    expect(!missing.ok && missing.error.code).toBe(ErrorCode.NotFound);
+    await expect(new AtomicFileReplacer(join(dir, 'no-such-folder', 'x.bin')).write(new Uint8Array(8))).rejects.toMatchObject({ code: ErrorCode.NotFound });
   });
 });

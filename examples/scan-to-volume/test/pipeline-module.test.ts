@@ -16,10 +16,10 @@ describe('the scan-to-volume pipeline module', () => {
     const out = join(dir, 'corrupt');
     const request = unwrap(scanToVolumeModule.parseArguments(['--backend', 'host', '--out', out, '--rate', '1000', '--scans', '4', '--voxel-size', '0.5'], { log: () => {}, error: () => {} }));
     if (request.kind !== 'build') throw new Error('expected a build request');
-    const build = unwrap(await scanToVolumeModule.build(request.options));
+    const build = await scanToVolumeModule.build(request.options);
     mkdirSync(out);
     const session = unwrap(RunSession.create(unwrap(compile(build.graph, build.compileOptions)), build.sessionOptions));
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     session.dispose();
     const good = pipelineSummary(build, metrics);
     expect(good.ok && good.value.join('\n')).toMatch(/checksum and structure valid/);

@@ -12,13 +12,16 @@ import { buildScanToVolumeGraph, type ScanToVolumeGraph } from '../src/pipeline.
 const dir = mkdtempSync(join(tmpdir(), 'hs-scan-operator-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Runs `built` on a fresh host backend; resolves the metrics, rejects as `run()` does (everything disposed either way). */
 async function runOnHost(built: ScanToVolumeGraph) {
   const backend = new HostBackend();
   const session = unwrap(RunSession.create(unwrap(compile(built.graph, built.compileOptions)), { backend }));
-  const result = await session.run();
-  session.dispose();
-  backend.dispose();
-  return result;
+  try {
+    return await session.run();
+  } finally {
+    session.dispose();
+    backend.dispose();
+  }
 }
 
 describe('PointsToGridOperator through an injected resource', () => {
@@ -36,10 +39,7 @@ describe('PointsToGridOperator through an injected resource', () => {
         upstream: (backend) => (faulty = new FaultyResource(new HostResource(backend), { failAt: 9 })),
       }),
     );
-    const result = await runOnHost(built);
-    expect(result.ok).toBe(false);
-    expect(!result.ok && result.error.code).toBe(ErrorCode.OutOfMemory);
-    expect(!result.ok && result.error.message).toContain('points-to-grid');
+    await expect(runOnHost(built)).rejects.toMatchObject({ code: ErrorCode.OutOfMemory, message: expect.stringContaining('points-to-grid') });
     expect(faulty).not.toBeNull();
     const stats = built.statistics()!.statistics;
     expect(stats.allocations.current).toBe(0);
@@ -58,17 +58,14 @@ describe('PointsToGridOperator through an injected resource', () => {
         upstream: (backend) => new AsyncFromSync(backend, new FaultyResource(new HostResource(backend), { failAt: 1 })),
       }),
     );
-    const result = await runOnHost(built);
-    expect(!result.ok && result.error.code).toBe(ErrorCode.OutOfMemory);
-    expect(!result.ok && result.error.message).toContain('points-to-grid');
+    await expect(runOnHost(built)).rejects.toMatchObject({ code: ErrorCode.OutOfMemory, message: expect.stringContaining('points-to-grid') });
     const stats = built.statistics()!.statistics;
     expect([stats.allocations.total, stats.allocations.current, stats.bytes.current]).toEqual([0, 0, 0]);
   }, 60_000);
 
   it('stream builder: a sync-only resource is NotSupported, saying what to inject instead', async () => {
     const built = unwrap(buildScanToVolumeGraph({ cloud: bunnyPoints(), voxelSize: 0.5, scans: 6, sweeps: 1, rateHz: 1000, outDir: dir, upstream: (backend) => new HostResource(backend) }));
-    const result = await runOnHost(built);
-    expect(!result.ok && result.error.message).toMatch(/^NotSupported: operator points-to-grid: the stream builder allocates in stream order: inject an async resource .*or use --builder host/);
+    await expect(runOnHost(built)).rejects.toThrow(/^NotSupported: operator points-to-grid: the stream builder allocates in stream order: inject an async resource .*or use --builder host/);
   }, 60_000);
 
   it('stream builder: ONE allocation for the whole run, through the statistics-wrapped DeviceResource, returned at the end', async () => {
@@ -77,7 +74,7 @@ describe('PointsToGridOperator through an injected resource', () => {
       buildScanToVolumeGraph({ cloud: bunnyPoints(), voxelSize: 0.5, scans: 6, sweeps: 2, rateHz: 1000, outDir: dir, upstream: (backend, d) => (device = new DeviceResource(backend, d)) }),
     );
     const result = await runOnHost(built);
-    expect(result.ok && result.value.frames).toBe(12);
+    expect(result.frames).toBe(12);
     expect(device).not.toBeNull();
     const stats = built.statistics()!.statistics;
     expect([stats.allocations.total, stats.allocations.current, stats.bytes.current]).toEqual([1, 0, 0]);
@@ -99,7 +96,7 @@ describe('empty scans', () => {
     const session = unwrap(RunSession.create(unwrap(compile(built.graph, built.compileOptions)), { backend: 'host' }));
     const metrics = await session.run();
     session.dispose();
-    expect(metrics.ok && metrics.value.frames).toBe(4);
+    expect(metrics.frames).toBe(4);
     expect(built.builder.accumulated).toEqual({ scans: 4, points: 5, voxelCount: 5, gridBytes: built.sizing.gridBytes });
     expect(built.pngWriter.written).toBe(1);
   }, 60_000);

@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createOutputDirectory } from '@hs/runtime';
+import type { HsError } from '@hs/streams';
 import type { CliIo } from './cli-io.js';
 import { findInAncestors } from './checkout-search.js';
 import { renderBenchPlot } from './bench-plot.js';
@@ -59,9 +60,10 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     return ExitCode.Usage;
   }
   const outDir = resolve(io.cwd, options.outDir);
-  const created = await createOutputDirectory(outDir, '--out');
-  if (!created.ok) {
-    io.err(`error: ${created.error.message}; choose a writable --out`);
+  try {
+    await createOutputDirectory(outDir, '--out');
+  } catch (thrown) {
+    io.err(`error: ${(thrown as HsError).message}; choose a writable --out`);
     return ExitCode.Failure;
   }
   const reportPath = join(outDir, 'bench.json');

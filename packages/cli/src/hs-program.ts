@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { HsError } from '@hs/streams';
+import { ErrorCode, HsError } from '@hs/streams';
 import { benchCommand } from './bench-command.js';
 import { BENCH_SECTIONS } from './bench-sections.js';
 import type { CliIo } from './cli-io.js';
@@ -18,12 +18,23 @@ export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../packag
  * before the first `--` is for `hs`; everything after it goes to the pipeline module of `hs run` and
  * `hs plan`. Commands: `doctor`, `run`, `plan`, `bench` (see `hs <command> --help`).
  *
+ * Every failure of a command is an exit code, not a rejection: the promise resolves with what the
+ * process should exit with (`bin.ts` sets `process.exitCode` to it).
+ *
  * @returns the exit code (see `ExitCode`). Usage errors (unknown command or option, a bad number) are
  *   printed by the argument parser and answered with `ExitCode.Usage`; `--help` and `--version` with 0.
- *   An `HsError` thrown by a module (a programmer error) is printed and answered with `ExitCode.Failure`;
- *   anything else propagates (a bug, worth its stack trace).
+ *   An `HsError` thrown by a module (a programmer error) is printed and answered with `ExitCode.Failure`.
+ * @throws HsError (the promise rejects) `InvalidArgument` when `args` is not an array of strings or `io`
+ *   lacks its `out`/`err` functions (a caller's bug: nothing was run); anything else a module throws
+ *   propagates (a bug, worth its stack trace).
  */
 export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCodeValue> {
+  if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string')) {
+    throw new HsError(ErrorCode.InvalidArgument, 'runHs(args, io): args must be an array of strings (the command line without node and the script)');
+  }
+  if (typeof io !== 'object' || io === null || typeof io.out !== 'function' || typeof io.err !== 'function') {
+    throw new HsError(ErrorCode.InvalidArgument, 'runHs(args, io): io must be a CliIo with out and err functions');
+  }
   const split = args.indexOf('--');
   const hsArgs = split < 0 ? args : args.slice(0, split);
   const moduleArgs = split < 0 ? [] : args.slice(split + 1);

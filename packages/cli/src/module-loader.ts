@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type PipelineModule, checkPipelineModule } from '@hs/runtime';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError, err, ok, unwrap, type Result } from '@hs/streams';
 import { findInAncestors } from './checkout-search.js';
 
 /** A loaded pipeline module and the file it came from. */
@@ -25,25 +25,23 @@ const JS_EXTENSIONS = new Set(['.js', '.mjs', '.cjs']);
  *
  * Importing the file runs its top-level code, as `node file` would.
  *
- * @returns the module, or `ErrorCode.NotFound` (nothing there, an example that is not built: the message
- *   says which build command makes it) or `ErrorCode.InvalidArgument` (TypeScript source, a directory
+ * @returns the module and its file.
+ * @throws HsError (the promise rejects) `NotFound` (nothing there, an example that is not built: the
+ *   message says which build command makes it) or `InvalidArgument` (TypeScript source, a directory
  *   without the field, an import that throws, a default export that is not a pipeline module).
  */
-export async function loadPipelineModule(target: string, cwd: string): Promise<Result<LoadedPipelineModule>> {
+export async function loadPipelineModule(target: string, cwd: string): Promise<LoadedPipelineModule> {
   const path = resolve(cwd, target);
   const info = await stat(path).catch(() => undefined);
-  const file =
-    info === undefined && NAME_PATTERN.test(target) ? await exampleModuleFile(target, cwd) : await pathModuleFile(path, info);
-  if (!file.ok) return file;
+  const file = unwrap(info === undefined && NAME_PATTERN.test(target) ? await exampleModuleFile(target, cwd) : await pathModuleFile(path, info));
   let namespace: Record<string, unknown>;
   try {
-    namespace = (await import(pathToFileURL(file.value).href)) as Record<string, unknown>;
+    namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (thrown) {
     const reason = thrown instanceof Error ? thrown.message.split('\n')[0] : String(thrown);
-    return err(ErrorCode.InvalidArgument, `importing ${file.value} failed: ${reason}`);
+    throw new HsError(ErrorCode.InvalidArgument, `importing ${file} failed: ${reason}`, { cause: thrown });
   }
-  const checked = checkPipelineModule(namespace['default'], file.value);
-  return checked.ok ? ok({ module: checked.value, path: file.value }) : checked;
+  return { module: unwrap(checkPipelineModule(namespace['default'], file)), path: file };
 }
 
 async function exampleModuleFile(name: string, cwd: string): Promise<Result<string>> {

@@ -19,18 +19,23 @@ export interface PreparedPipeline {
  *
  * @returns the prepared pipeline, or the exit code to stop with: `ExitCode.Usage` for a module that
  *   cannot be loaded or arguments it rejected (`ExitCode.Success` after its own `--help`),
- *   `ExitCode.Failure` when building or compiling fails, the module returns something that is not a
- *   `Result` (named in the message), or its `parseArguments()` or `build()` throws (one line naming the
- *   function, the error and the first stack frame; no stack trace).
+ *   `ExitCode.Failure` when building or compiling fails (`build()` rejected), `parseArguments()` returns
+ *   something that is not a `Result` or `build()` resolves something that is not a `PipelineBuild` (named
+ *   in the message), or either throws something other than an `HsError` (one line naming the function,
+ *   the error and the first stack frame; no stack trace).
  */
 export async function preparePipeline(
   target: string,
   moduleArgs: readonly string[],
   io: CliIo,
 ): Promise<{ readonly ok: true; readonly value: PreparedPipeline } | { readonly ok: false; readonly exitCode: ExitCodeValue }> {
-  const loaded = await loadPipelineModule(target, io.cwd);
-  if (!loaded.ok) return fail(io, loaded.error.message, ExitCode.Usage);
-  const { module } = loaded.value;
+  let loaded: LoadedPipelineModule;
+  try {
+    loaded = await loadPipelineModule(target, io.cwd);
+  } catch (thrown) {
+    return fail(io, (thrown as HsError).message, ExitCode.Usage);
+  }
+  const { module } = loaded;
   let request: ReturnType<typeof module.parseArguments>;
   try {
     request = module.parseArguments(moduleArgs, { log: io.out, error: io.err });
@@ -40,18 +45,19 @@ export async function preparePipeline(
   if (!isResult(request)) return fail(io, `InvalidArgument: ${module.name}: parseArguments() did not return a Result (ok/err from @hs/streams)`, ExitCode.Failure);
   if (!request.ok) return fail(io, request.error.message, ExitCode.Usage);
   if (request.value.kind === 'exit') return { ok: false, exitCode: request.value.exitCode === 0 ? ExitCode.Success : ExitCode.Usage };
-  let build: Awaited<ReturnType<typeof module.build>>;
+  let build: PipelineBuild;
   try {
     build = await module.build(request.value.options);
   } catch (thrown) {
     return fail(io, thrownMessage(module.name, 'build()', thrown), ExitCode.Failure);
   }
-  if (!isResult(build)) return fail(io, `InvalidArgument: ${module.name}: build() did not resolve to a Result (ok/err from @hs/streams)`, ExitCode.Failure);
-  if (!build.ok) return fail(io, build.error.message, ExitCode.Failure);
-  if (typeof build.value !== 'object' || build.value === null || typeof build.value.summary !== 'function') {
+  if (isResult(build)) {
+    return fail(io, `InvalidArgument: ${module.name}: build() resolved a Result; it resolves the PipelineBuild itself and rejects with an HsError`, ExitCode.Failure);
+  }
+  if (typeof build !== 'object' || build === null || typeof build.summary !== 'function') {
     return fail(io, `InvalidArgument: ${module.name}: build() must give a PipelineBuild with a graph and a summary function`, ExitCode.Failure);
   }
-  if (!(build.value.graph instanceof Graph)) {
+  if (!(build.graph instanceof Graph)) {
     return fail(
       io,
       `InvalidArgument: ${module.name}: build() gave a graph that is not a Graph of the @hs/compiler hs uses; ` +
@@ -59,9 +65,9 @@ export async function preparePipeline(
       ExitCode.Failure,
     );
   }
-  const plan = compile(build.value.graph, build.value.compileOptions);
+  const plan = compile(build.graph, build.compileOptions);
   if (!plan.ok) return fail(io, plan.error.message, ExitCode.Failure);
-  return { ok: true, value: { loaded: loaded.value, build: build.value, plan: plan.value } };
+  return { ok: true, value: { loaded, build, plan: plan.value } };
 }
 
 /** Whether a module's return value has the shape of a `Result` (`ok: true` with `value`, or `ok: false` with an error). */

@@ -1,4 +1,5 @@
 import { RunSession, formatMetrics, pipelineSummary, type RunMetrics } from '@hs/runtime';
+import { HsError } from '@hs/streams';
 import type { CliIo } from './cli-io.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { preparePipeline } from './pipeline-preparation.js';
@@ -42,10 +43,11 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   }
   const session = created.value;
   if (build.prepareRun !== undefined) {
-    const ready = await build.prepareRun();
-    if (!ready.ok) {
+    try {
+      await build.prepareRun();
+    } catch (thrown) {
       session.dispose();
-      io.err(`error: ${ready.error.message}`);
+      io.err(`error: ${errorMessage(thrown)}`);
       return ExitCode.Failure;
     }
   }
@@ -53,7 +55,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   let interrupted = false;
   let display: RunProgress | undefined;
   let removeInterrupt = (): void => undefined;
-  let result: Awaited<ReturnType<RunSession['run']>>;
+  let metrics: RunMetrics;
   try {
     io.out(`hs run ${loaded.module.name}: ${loaded.module.description}`);
     io.out(`backend: ${session.backend.name}`);
@@ -65,24 +67,29 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       live?.note('stopping (Ctrl-C): draining the graph');
       controller.abort();
     });
-    result = await session.run({ signal: controller.signal, drainTimeoutMs: options.drainTimeoutMs });
+    metrics = await session.run({ signal: controller.signal, drainTimeoutMs: options.drainTimeoutMs });
+  } catch (thrown) {
+    io.err(`error: ${errorMessage(thrown)}`);
+    return ExitCode.Failure;
   } finally {
     display?.stop();
     removeInterrupt();
     session.dispose();
   }
-  if (!result.ok) {
-    io.err(`error: ${result.error.message}`);
-    return ExitCode.Failure;
-  }
-  io.out(formatMetrics(result.value));
-  const summary = pipelineSummary(build, result.value);
+  io.out(formatMetrics(metrics));
+  const summary = pipelineSummary(build, metrics);
   if (!summary.ok) {
     io.err(`error: ${summary.error.message}`);
     return ExitCode.Failure;
   }
   for (const line of summary.value) io.out(line);
   if (!interrupted) return ExitCode.Success;
-  io.err(`interrupted: stopped after ${result.value.frames} frames, every slot returned`);
+  io.err(`interrupted: stopped after ${metrics.frames} frames, every slot returned`);
   return ExitCode.Interrupted;
+}
+
+/** An `HsError`'s message (`<code>: <message>`); a rejection with anything else (a module's bug) as `InvalidState: <message>`. */
+function errorMessage(thrown: unknown): string {
+  if (thrown instanceof HsError) return thrown.message;
+  return `InvalidState: ${thrown instanceof Error ? thrown.message : String(thrown)}`;
 }

@@ -27,19 +27,17 @@ describe('loadPipelineModule', () => {
     await mkdir(join(pkg, 'dist'));
     await copyFile(FIXTURE, join(pkg, 'dist', 'pipeline.mjs'));
     const loaded = await loadPipelineModule('with-field', dir);
-    expect(loaded.ok && [loaded.value.module.name, loaded.value.path]).toEqual(['counting-pipeline', join(pkg, 'dist', 'pipeline.mjs')]);
+    expect([loaded.module.name, loaded.path]).toEqual(['counting-pipeline', join(pkg, 'dist', 'pipeline.mjs')]);
   });
 
   it('says which build makes a missing module file, and names a package without the field', async () => {
     const unbuilt = await manifest('unbuilt', { name: '@me/unbuilt', hs: { pipelineModule: './dist/pipeline.js' } });
-    const missing = await loadPipelineModule(unbuilt, dir);
-    expect(!missing.ok && [missing.error.code, missing.error.message]).toEqual([
-      ErrorCode.NotFound,
-      `NotFound: ${join(unbuilt, 'dist', 'pipeline.js')} is missing: build it first (pnpm --filter @me/unbuilt build)`,
-    ]);
+    await expect(loadPipelineModule(unbuilt, dir)).rejects.toMatchObject({
+      code: ErrorCode.NotFound,
+      message: `NotFound: ${join(unbuilt, 'dist', 'pipeline.js')} is missing: build it first (pnpm --filter @me/unbuilt build)`,
+    });
     const plain = await manifest('plain', { name: 'plain' });
-    const noField = await loadPipelineModule('./plain', dir);
-    expect(!noField.ok && noField.error.message).toBe(
+    await expect(loadPipelineModule('./plain', dir)).rejects.toThrow(
       `InvalidArgument: ${join(plain, 'package.json')} has no "hs": { "pipelineModule": "<file>" } field naming its pipeline module`,
     );
   });
@@ -47,15 +45,16 @@ describe('loadPipelineModule', () => {
   it('reports a module whose import throws, with the first line of the error', async () => {
     const file = join(dir, 'throws.mjs');
     await writeFile(file, "throw new Error('top-level boom\\nsecond line');\n");
-    const loaded = await loadPipelineModule(file, dir);
-    expect(!loaded.ok && loaded.error.message).toBe(`InvalidArgument: importing ${file} failed: top-level boom`);
+    await expect(loadPipelineModule(file, dir)).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: `InvalidArgument: importing ${file} failed: top-level boom`,
+      cause: expect.objectContaining({ message: 'top-level boom\nsecond line' }),
+    });
   });
 
   it('refuses files that are not JavaScript modules and paths that do not exist', async () => {
     await writeFile(join(dir, 'graph.json'), '{}');
-    const json = await loadPipelineModule('graph.json', dir);
-    expect(!json.ok && json.error.message).toBe(`InvalidArgument: ${join(dir, 'graph.json')} is not a JavaScript module (.js, .mjs or .cjs)`);
-    const none = await loadPipelineModule('./nowhere.js', dir);
-    expect(!none.ok && none.error.code).toBe(ErrorCode.NotFound);
+    await expect(loadPipelineModule('graph.json', dir)).rejects.toThrow(`InvalidArgument: ${join(dir, 'graph.json')} is not a JavaScript module (.js, .mjs or .cjs)`);
+    await expect(loadPipelineModule('./nowhere.js', dir)).rejects.toMatchObject({ code: ErrorCode.NotFound });
   });
 });

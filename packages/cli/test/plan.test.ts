@@ -206,7 +206,7 @@ describe('modules that return the wrong values', () => {
   const broken = join(PACKAGE_DIR, 'test', 'fixtures', 'broken-results.mjs');
   it.each([
     ['--raw-parse', 'error: InvalidArgument: broken-results: parseArguments() did not return a Result (ok/err from @hs/streams)'],
-    ['--raw-build', 'error: InvalidArgument: broken-results: build() did not resolve to a Result (ok/err from @hs/streams)'],
+    ['--result-build', 'error: InvalidArgument: broken-results: build() resolved a Result; it resolves the PipelineBuild itself and rejects with an HsError'],
     ['--no-summary', 'error: InvalidArgument: broken-results: build() must give a PipelineBuild with a graph and a summary function'],
     [
       '--no-graph',

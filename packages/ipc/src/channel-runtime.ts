@@ -1,6 +1,6 @@
 import { createConnection, type Socket } from 'node:net';
 import { isInsideCompute } from '@hs/runtime';
-import { ErrorCode, HsError, MemoryKind, err, ok, type Backend, type DeviceMemory, type Result } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type Result } from '@hs/streams';
 import { ChannelTensor } from './channel-tensor.js';
 import { FrameReader } from './frame-reader.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
@@ -26,7 +26,11 @@ export interface ChannelRuntimeOptions {
   readonly runtimeDirectory?: string;
 }
 
-type Pending = (result: Result<TopicLease>) => void;
+/** A `receive()` waiting for the next descriptor or the end of the channel. */
+interface Pending {
+  readonly resolve: (lease: TopicLease) => void;
+  readonly reject: (error: HsError) => void;
+}
 
 /**
  * The standalone client of a topic, for processes outside any graph: connects to a publisher's socket
@@ -34,18 +38,25 @@ type Pending = (result: Result<TopicLease>) => void;
  * segment, and hands out each published tensor as a read-only `TopicLease` whose tensor IS the shared slot
  * (no copy). Every descriptor is validated before use; a malformed one ends the channel with
  * `ProtocolError` and nothing it names is exposed. When the publisher goes away, tensors already received
- * are still handed out, then `receive()` returns `InvalidState`; `close()` stales every lease and unmaps.
+ * are still handed out, then `receive()` rejects with `InvalidState`; `close()` stales every lease and unmaps.
  *
  * Inside an operator's `compute()` it refuses to connect (`InvalidState`): graphs talk through ports.
  * Spec: "Crossing process boundaries: the generation fence", warning "One graph, one vocabulary".
  *
  * @example
  * ```ts
- * const channel = unwrap(await ChannelRuntime.connect({ backend, topic: 'camera' }));
- * const lease = unwrap(await channel.receive());
- * const pixels = unwrap(lease.tensor.hostView());   // zero copy, read-only by contract
- * lease.release();
- * channel.close();
+ * const channel = await ChannelRuntime.connect({ backend, topic: 'camera' });
+ * try {
+ *   for (;;) {
+ *     const lease = await channel.receive();         // rejects once the channel ended
+ *     const pixels = unwrap(lease.tensor.hostView()); // zero copy, read-only by contract
+ *     lease.release();
+ *   }
+ * } catch (error) {
+ *   if (error !== channel.closedError) throw error;   // the publisher went away: the end of the topic
+ * } finally {
+ *   channel.close();
+ * }
  * ```
  */
 export class ChannelRuntime {
@@ -105,13 +116,19 @@ export class ChannelRuntime {
   readonly topic: string;
 
   /**
-   * Connects to `topic`'s publisher and maps its boundary segment. Returns `InvalidState` when called inside
-   * an operator's compute(), `NotFound` when nobody publishes the topic, `PermissionDenied` for a peer of
-   * another user or a segment it does not own, `ProtocolError` for a malformed HELLO or a pid mismatch,
-   * `NotSupported` without the addon, for a device boundary or a backend without `adoptHostMemory`.
-   * @throws HsError `InvalidArgument` for a malformed topic name or timeout.
+   * Connects to `topic`'s publisher and maps its boundary segment.
+   * @returns the connected channel.
+   * @throws HsError (the promise rejects) `InvalidArgument` for a malformed topic name or timeout;
+   *   `InvalidState` when called inside an operator's compute(); `NotFound` when nobody publishes the topic
+   *   or no HELLO came within `connectTimeoutMs`; `PermissionDenied` for a peer of another user or a
+   *   segment it does not own; `ProtocolError` for a malformed HELLO or a pid mismatch; `NotSupported`
+   *   without the addon, for a device boundary or a backend without `adoptHostMemory`. Nothing stays open.
    */
-  static async connect(options: ChannelRuntimeOptions): Promise<Result<ChannelRuntime>> {
+  static connect(options: ChannelRuntimeOptions): Promise<ChannelRuntime> {
+    return ChannelRuntime.#open(options).then((opened) => unwrap(opened));
+  }
+
+  static async #open(options: ChannelRuntimeOptions): Promise<Result<ChannelRuntime>> {
     if (isInsideCompute()) {
       return err(ErrorCode.InvalidState, 'ChannelRuntime is for standalone processes; inside an operator use ports and addFlow() (one graph, one vocabulary)');
     }
@@ -232,15 +249,18 @@ export class ChannelRuntime {
   }
 
   /**
-   * Resolves with the next received tensor, or with the close error. One receive may be pending at a
-   * time (a second concurrent call gets `InvalidState`).
+   * Waits for the next received tensor. One receive may be pending at a time.
+   * @returns the next lease (tensors already received are handed out before the end is reported).
+   * @throws HsError (the promise rejects) with `closedError` once the channel ended: `InvalidState` when
+   *   the publisher went away or `close()` was called, `ProtocolError` after a rejected frame,
+   *   `NotSupported` for a descriptor with a device fence; `InvalidState` for a second concurrent call.
    */
-  receive(): Promise<Result<TopicLease>> {
-    if (this.#count > 0) return Promise.resolve(ok(this.#dequeue()));
-    if (this.#closedError !== null) return Promise.resolve({ ok: false, error: this.#closedError });
-    if (this.#pending !== null) return Promise.resolve(err(ErrorCode.InvalidState, `topic ${this.topic}: a receive() is already pending; await it first`));
-    return new Promise((resolve) => {
-      this.#pending = resolve;
+  receive(): Promise<TopicLease> {
+    if (this.#count > 0) return Promise.resolve(this.#dequeue());
+    if (this.#closedError !== null) return Promise.reject(this.#closedError);
+    if (this.#pending !== null) return Promise.reject(new HsError(ErrorCode.InvalidState, `topic ${this.topic}: a receive() is already pending; await it first`));
+    return new Promise((resolve, reject) => {
+      this.#pending = { resolve, reject };
     });
   }
 
@@ -323,7 +343,7 @@ export class ChannelRuntime {
     const pending = this.#pending;
     if (pending !== null) {
       this.#pending = null;
-      pending(ok(lease));
+      pending.resolve(lease);
     } else {
       this.#queue[(this.#head + this.#count) % this.#queue.length] = d.slot;
       this.#count++;
@@ -349,7 +369,7 @@ export class ChannelRuntime {
       this.#closedError = error;
       const pending = this.#pending;
       this.#pending = null;
-      pending?.({ ok: false, error });
+      pending?.reject(error);
     }
     if (local && !this.#segment.closed) {
       for (const lease of this.#leases) lease.drop();

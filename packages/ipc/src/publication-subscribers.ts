@@ -1,5 +1,5 @@
 import type { BoundaryPublicationStats } from '@hs/runtime';
-import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
+import { ErrorCode, HsError } from '@hs/streams';
 import { SubscriberLossTally } from './subscriber-loss-tally.js';
 import type { SubscriberLost } from './subscriber-session.js';
 
@@ -30,18 +30,17 @@ export class PublicationSubscribers {
   }
 
   /**
-   * Resolves once `count` subscribers attached (at once for 0), polling every 5 ms; `NotFound` naming how
-   * many came when `timeoutMs` (ms) passed first.
+   * Resolves once `count` subscribers attached (at once for 0), polling every 5 ms; rejects with HsError
+   * `NotFound` naming how many came when `timeoutMs` (ms) passed first.
    */
-  async awaitAttached(count: number, timeoutMs: number): Promise<Result<void>> {
+  async awaitAttached(count: number, timeoutMs: number): Promise<void> {
     const deadline = performance.now() + timeoutMs;
     while (this.publisher.subscriberCount < count) {
       if (performance.now() >= deadline) {
-        return err(ErrorCode.NotFound, `topic ${this.publisher.topic}: ${this.publisher.subscriberCount} of the ${count} awaited subscribers attached within ${timeoutMs} ms`);
+        throw new HsError(ErrorCode.NotFound, `topic ${this.publisher.topic}: ${this.publisher.subscriberCount} of the ${count} awaited subscribers attached within ${timeoutMs} ms`);
       }
       await new Promise((resolve) => setTimeout(resolve, SUBSCRIBER_POLL_MS));
     }
-    return OK_VOID;
   }
 
   /** Subscribers attached now, and the ones dropped so far with their reclaimed leases and latest loss. */

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { TensorPool } from '@hs/pool';
-import { Device, ErrorCode, MemoryKind, err, ok, type Backend, type DeviceMemory, type Result } from '@hs/streams';
+import { Device, ErrorCode, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type Result } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { RegionResource } from '@hs/nanovdb-mr';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
@@ -36,8 +36,8 @@ const DEFAULT_ALIGNMENT = 256;
  *
  * @example
  * ```ts
- * const pub = unwrap(await TopicPublisher.create({ backend, topic: 'camera', memoryKind: MemoryKind.Host,
- *   slotCount: 8, slotByteSpan: 1 << 20, maxRank: 3 }));
+ * const pub = await TopicPublisher.create({ backend, topic: 'camera', memoryKind: MemoryKind.Host,
+ *   slotCount: 8, slotByteSpan: 1 << 20, maxRank: 3 });
  * const loan = unwrap(pub.pool.allocateTensor({ shape: [480, 640], dtype: DType.uint8 }));
  * const guard = unwrap(loan.write(null));
  * unwrap(guard.tensor.mutableHostView()).fill(7);
@@ -156,13 +156,18 @@ export class TopicPublisher extends EventEmitter {
   readonly topic: string;
 
   /**
-   * Creates the segment, the boundary pool over it and the listening socket. Returns `NotSupported`
-   * without the IPC addon or when `backend` cannot adopt host memory, `AlreadyExists` when a live
-   * publisher already serves the topic, `PermissionDenied` for an unsafe runtime directory,
-   * `OutOfMemory` when /dev/shm cannot hold the pool; nothing is left behind on failure.
-   * @throws HsError `InvalidArgument` for malformed options (topic name, counts, memory kind).
+   * Creates the segment, the boundary pool over it and the listening socket.
+   * @returns the publisher, listening.
+   * @throws HsError (the promise rejects) `InvalidArgument` for malformed options (topic name, counts,
+   *   memory kind); `NotSupported` without the IPC addon or when `backend` cannot adopt host memory;
+   *   `AlreadyExists` when a live publisher already serves the topic; `PermissionDenied` for an unsafe
+   *   runtime directory; `OutOfMemory` when /dev/shm cannot hold the pool. Nothing is left behind.
    */
-  static async create(options: TopicPublisherOptions): Promise<Result<TopicPublisher>> {
+  static create(options: TopicPublisherOptions): Promise<TopicPublisher> {
+    return TopicPublisher.#create(options).then((created) => unwrap(created));
+  }
+
+  static async #create(options: TopicPublisherOptions): Promise<Result<TopicPublisher>> {
     const { topic, slotCount, slotByteSpan, maxRank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind: kind } = resolveTopicPublisherOptions(options);
     const backend = options.backend;
     if (typeof backend.adoptHostMemory !== 'function') {

@@ -42,7 +42,7 @@ describe.skipIf(!available.available)('DeviceTopicPublisher on the host backend 
   it('holds subscribers until attach(), backs its pool with the exported slot region at offset 0, and fences before each descriptor', async () => {
     const backend = new StandInIpcBackend();
     const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
-    const pub = unwrap(await DeviceTopicPublisher.listen({ topic: 'dev-frames', runtimeDirectory: dir }));
+    const pub = await DeviceTopicPublisher.listen({ topic: 'dev-frames', runtimeDirectory: dir });
     let activity = 0;
     pub.onActivity = () => activity++;
     const client = subscriber(join(dir, 'dev-frames.sock'));
@@ -87,9 +87,8 @@ describe.skipIf(!available.available)('DeviceTopicPublisher on the host backend 
   });
 
   it('refuses a topic a live publisher serves, replaces a stale socket, and closes subscribers still waiting for attach()', async () => {
-    const first = unwrap(await DeviceTopicPublisher.listen({ topic: 'dev-busy', runtimeDirectory: dir }));
-    const again = await DeviceTopicPublisher.listen({ topic: 'dev-busy', runtimeDirectory: dir });
-    expect(again.ok ? null : again.error.code).toBe(ErrorCode.AlreadyExists);
+    const first = await DeviceTopicPublisher.listen({ topic: 'dev-busy', runtimeDirectory: dir });
+    await expect(DeviceTopicPublisher.listen({ topic: 'dev-busy', runtimeDirectory: dir })).rejects.toMatchObject({ code: ErrorCode.AlreadyExists });
     const waiting = subscriber(join(dir, 'dev-busy.sock'));
     await new Promise((resolve) => setTimeout(resolve, 20));
     await first.close();
@@ -97,7 +96,7 @@ describe.skipIf(!available.available)('DeviceTopicPublisher on the host backend 
     expect(waiting.frames).toHaveLength(0);
 
     writeFileSync(join(dir, 'dev-stale.sock'), '');
-    const replaced = unwrap(await DeviceTopicPublisher.listen({ topic: 'dev-stale', runtimeDirectory: dir }));
+    const replaced = await DeviceTopicPublisher.listen({ topic: 'dev-stale', runtimeDirectory: dir });
     const attach = replaced.attach(new HostBackend(), { device: Device.cuda(0), producerStream: unwrap(new HostBackend().createStream(Device.cuda(0))), slotCount: 1, slotByteSpan: 64, maxRank: 1 });
     expect(attach.ok ? null : attach.error.code).toBe(ErrorCode.NotSupported);
     await replaced.close();

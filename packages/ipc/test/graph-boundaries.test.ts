@@ -122,16 +122,14 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
     const backend = new HostBackend();
     const p = producer('values', 500);
     const c = consumer('values');
-    const pubBoundaries = unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 }));
-    const subBoundaries = unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir }));
+    const pubBoundaries = await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 });
+    const subBoundaries = await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir });
     const pub = unwrap(RunSession.create(p.plan, { backend, boundaries: pubBoundaries }));
     const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: subBoundaries }));
-    const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
-    expect(produced.ok).toBe(true);
-    expect(consumed.ok).toBe(true);
+    const [produced] = await Promise.all([pub.run(), sub.run()]);
     expect(c.sink.received).toBe(500);
     expect(c.sink.wrong).toBe(0);
-    expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'pool:source.values', outstanding: 0 })]);
+    expect(produced.pools).toEqual([expect.objectContaining({ id: 'pool:source.values', outstanding: 0 })]);
     pub.dispose();
     sub.dispose();
     expect(existsSync(join(dir, 'values.sock'))).toBe(false);
@@ -145,13 +143,12 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
     const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
     expect(plan.pool('boundary:foreign')?.boundary).toMatchObject({ staging: 'copy', transport: 'posixShm', fence: 'none' });
     const c = consumer('foreign');
-    const pub = unwrap(RunSession.create(plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 })) }));
-    const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir })) }));
-    const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
-    expect(produced.ok && consumed.ok).toBe(true);
+    const pub = unwrap(RunSession.create(plan, { backend, boundaries: await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 }) }));
+    const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir }) }));
+    const [produced] = await Promise.all([pub.run(), sub.run()]);
     expect(c.sink.received).toBe(40);
     expect(c.sink.wrong).toBe(0);
-    expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'boundary:foreign', outstanding: 0 })]);
+    expect(produced.pools).toEqual([expect.objectContaining({ id: 'boundary:foreign', outstanding: 0 })]);
     pub.dispose();
     sub.dispose();
   });
@@ -168,14 +165,12 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
     expect(plan.pool('boundary:streamless')).toMatchObject({ producerStream: null, boundary: { staging: 'copy', transport: 'posixShm', fence: 'none' } });
     const copies = vi.spyOn(backend, 'copyToHostAsync');
     const consumers = [consumer('streamless'), consumer('streamless')];
-    const pub = unwrap(RunSession.create(plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 2 })) }));
-    const subs = await Promise.all(consumers.map(async (c) => unwrap(RunSession.create(c.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir })) }))));
-    const [produced, ...consumed] = await Promise.all([pub.run(), ...subs.map((sub) => sub.run())]);
-    expect(produced.ok ? null : produced.error.message).toBeNull();
-    expect(consumed.every((c) => c.ok)).toBe(true);
+    const pub = unwrap(RunSession.create(plan, { backend, boundaries: await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 2 }) }));
+    const subs = await Promise.all(consumers.map(async (c) => unwrap(RunSession.create(c.plan, { backend, boundaries: await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir }) }))));
+    const [produced] = await Promise.all([pub.run(), ...subs.map((sub) => sub.run())]);
     for (const c of consumers) expect([c.sink.received, c.sink.wrong]).toEqual([40, 0]);
     expect(copies).toHaveBeenCalledTimes(40); // one copy per tensor, whatever the subscriber count
-    expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'boundary:streamless', outstanding: 0 })]);
+    expect(produced.pools).toEqual([expect.objectContaining({ id: 'boundary:streamless', outstanding: 0 })]);
     expect(backend.orderingChecker?.violations).toEqual([]);
     pub.dispose();
     for (const sub of subs) sub.dispose();
@@ -188,14 +183,12 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
     graph.add(new StreamlessForeignSource(1, false));
     graph.publish(graph.specOf(graph.operators[0]!).outputs[0]!, 'uncontracted');
     const plan = unwrap(compile(graph));
-    const pub = unwrap(RunSession.create(plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir })) }));
-    const produced = await pub.run();
-    expect(produced.ok).toBe(false);
-    if (!produced.ok) {
-      expect(produced.error.code).toBe(ErrorCode.InvalidState);
-      expect(produced.error.message).toContain('output source.values: topic');
-      expect(produced.error.message).toContain('has no readiness contract, so its device-to-host copy cannot be ordered after its writes; call tensor.setReadinessStream(stream)');
-    }
+    const pub = unwrap(RunSession.create(plan, { backend, boundaries: await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir }) }));
+    const produced = pub.run();
+    await expect(produced).rejects.toMatchObject({ code: ErrorCode.InvalidState, message: expect.stringContaining('output source.values: topic') });
+    await expect(produced).rejects.toThrow(
+      'has no readiness contract, so its device-to-host copy cannot be ordered after its writes; call tensor.setReadinessStream(stream)',
+    );
     pub.dispose();
   });
 
@@ -203,16 +196,15 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
     const backend = new HostBackend();
     const p = producer('mismatch', 50);
     const c = consumer('mismatch', DType.float32);
-    const pub = unwrap(RunSession.create(p.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 })) }));
-    const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: unwrap(await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir })) }));
-    const [produced, consumed] = await Promise.all([pub.run({ drainTimeoutMs: 5000 }), sub.run()]);
-    expect(consumed.ok).toBe(false);
-    if (!consumed.ok) {
-      expect(consumed.error.code).toBe(ErrorCode.ProtocolError);
-      expect(consumed.error.message).toContain('the publisher sends int32 tensors but input sink.values requires float32');
-    }
+    const pub = unwrap(RunSession.create(p.plan, { backend, boundaries: await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 }) }));
+    const sub = unwrap(RunSession.create(c.plan, { backend, boundaries: await IpcBoundaries.prepare(c.plan, { backend, runtimeDirectory: dir }) }));
+    const producing = pub.run({ drainTimeoutMs: 5000 });
+    await expect(sub.run()).rejects.toMatchObject({
+      code: ErrorCode.ProtocolError,
+      message: expect.stringContaining('the publisher sends int32 tensors but input sink.values requires float32'),
+    });
     expect(c.sink.received).toBe(0);
-    expect(produced.ok).toBe(true);
+    await expect(producing).resolves.toMatchObject({ frames: 50 });
     pub.dispose();
     sub.dispose();
   });
@@ -220,7 +212,7 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
   it('refuses a device topic on the host backend at create(), closing its socket with dispose()', async () => {
     const backend = new HostBackend();
     const p = producer('device', 1, MemoryKind.CudaDevice);
-    const boundaries = unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir }));
+    const boundaries = await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir });
     expect(existsSync(join(dir, 'device.sock'))).toBe(true);
     const created = RunSession.create(p.plan, { backend, boundaries });
     expect(created.ok).toBe(false);
@@ -235,11 +227,10 @@ describe.skipIf(!available.available)('IpcBoundaries: graphs joined by a topic (
   it('refuses a session of another plan or backend (InvalidArgument), and a second topic of a live publisher (AlreadyExists)', async () => {
     const backend = new HostBackend();
     const p = producer('owned', 1);
-    const boundaries = unwrap(await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir }));
+    const boundaries = await IpcBoundaries.prepare(p.plan, { backend, runtimeDirectory: dir });
     const other = RunSession.create(p.plan, { backend: new HostBackend(), boundaries });
     expect(other.ok ? null : other.error.code).toBe(ErrorCode.InvalidArgument);
-    const again = await IpcBoundaries.prepare(producer('owned', 1).plan, { backend, runtimeDirectory: dir });
-    expect(again.ok ? null : again.error.code).toBe(ErrorCode.AlreadyExists);
+    await expect(IpcBoundaries.prepare(producer('owned', 1).plan, { backend, runtimeDirectory: dir })).rejects.toMatchObject({ code: ErrorCode.AlreadyExists });
     await boundaries.dispose();
   });
 });

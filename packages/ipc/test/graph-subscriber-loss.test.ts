@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecutionContext, Graph, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
 import { RunSession, type RunMetrics, type TopicMetrics } from '@hs/runtime';
-import { ErrorCode, HostBackend, MemoryKind, type Result, unwrap } from '@hs/streams';
+import { ErrorCode, HostBackend, HsError, MemoryKind, type Result, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChannelRuntime, IpcBoundaries, ipcAvailability, type TopicLease } from '../src/index.js';
@@ -51,7 +51,7 @@ function producerPlan(topic: string) {
  * Runs the producer session until a 'metrics' event shows the drop and, after it, `framesAfter` more
  * frames (the producer kept publishing); returns the snapshot that first showed the drop and the run's end.
  */
-async function runUntilDropSeen(session: RunSession, framesAfter: number): Promise<{ atDrop: RunMetrics; end: Result<RunMetrics> }> {
+async function runUntilDropSeen(session: RunSession, framesAfter: number): Promise<{ atDrop: RunMetrics; end: RunMetrics }> {
   let atDrop: RunMetrics | null = null;
   session.on('metrics', (m) => {
     const topic = m.topics[0] as TopicMetrics;
@@ -59,7 +59,7 @@ async function runUntilDropSeen(session: RunSession, framesAfter: number): Promi
     else if (atDrop !== null && m.frames >= atDrop.frames + framesAfter) void session.stop();
   });
   const end = await session.run({ drainTimeoutMs: 5000 });
-  if (atDrop === null) throw new Error(`the run ended (${end.ok ? 'ok' : end.error.message}) without a metrics snapshot showing the dropped subscriber`);
+  if (atDrop === null) throw new Error('the run ended without a metrics snapshot showing the dropped subscriber');
   return { atDrop, end };
 }
 
@@ -67,27 +67,25 @@ describe.skipIf(!available.available)('a producing session sees the subscribers 
   it('a subscriber holding a slot past leaseTimeoutMs: dropped with ResourceExhausted, counted in metrics, the producer goes on', async () => {
     const backend = new HostBackend();
     const { plan, source } = producerPlan('loss-hung');
-    const boundaries = unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1, leaseTimeoutMs: 100, livenessIntervalMs: 20 }));
+    const boundaries = await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1, leaseTimeoutMs: 100, livenessIntervalMs: 20 });
     const session = unwrap(RunSession.create(plan, { backend, boundaries, metricsIntervalMs: 5 }));
     expect(session.metrics().topics).toEqual([{ topic: 'loss-hung', poolId: 'pool:source.frames', subscribers: 0, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null }]);
-    const channel = unwrap(await ChannelRuntime.connect({ backend, topic: 'loss-hung', runtimeDirectory: dir }));
+    const channel = await ChannelRuntime.connect({ backend, topic: 'loss-hung', runtimeDirectory: dir });
     // The subscriber takes every tensor and never releases one: the producer runs out of slots until the drop.
     const held: TopicLease[] = [];
     const hold = (async () => {
       for (;;) {
-        const lease = await channel.receive();
-        if (!lease.ok) return lease.error;
-        held.push(lease.value);
+        const lease = await channel.receive().catch((error: HsError) => error);
+        if (lease instanceof HsError) return lease;
+        held.push(lease);
       }
     })();
-    const { atDrop, end } = await runUntilDropSeen(session, 50);
-    expect(end.ok).toBe(true);
+    const { atDrop, end: final } = await runUntilDropSeen(session, 50);
     const dropped = atDrop.topics[0] as TopicMetrics;
     expect(dropped).toMatchObject({ topic: 'loss-hung', subscribers: 0, subscribersLost: 1 });
     expect(dropped.reclaimedLeases).toBe(held.length);
     expect(dropped.lastLoss).toMatchObject({ pid: process.pid, reason: 'leaseTimeout', code: ErrorCode.ResourceExhausted });
     expect(dropped.lastLoss?.detail).toContain('longer than 100 ms; its slots were reclaimed');
-    const final = unwrap(end);
     expect(final.frames).toBeGreaterThanOrEqual(atDrop.frames + 50);
     expect(final.topics[0]).toMatchObject({ subscribersLost: 1, reclaimedLeases: held.length });
     expect(final.pools).toEqual([expect.objectContaining({ id: 'pool:source.frames', outstanding: 0 })]);
@@ -101,26 +99,25 @@ describe.skipIf(!available.available)('a producing session sees the subscribers 
   it('a subscriber that closes its connection mid-stream: dropped with InvalidState (closed), every lease it held reclaimed', async () => {
     const backend = new HostBackend();
     const { plan } = producerPlan('loss-closed');
-    const boundaries = unwrap(await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 }));
+    const boundaries = await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1 });
     const session = unwrap(RunSession.create(plan, { backend, boundaries, metricsIntervalMs: 5 }));
-    const channel = unwrap(await ChannelRuntime.connect({ backend, topic: 'loss-closed', runtimeDirectory: dir }));
+    const channel = await ChannelRuntime.connect({ backend, topic: 'loss-closed', runtimeDirectory: dir });
     const closing = (async () => {
-      for (let i = 0; i < 20; i++) unwrap(unwrap(await channel.receive()).release());
+      for (let i = 0; i < 20; i++) unwrap((await channel.receive()).release());
       // Two leases still held when the connection ends: they come back to the producer.
-      unwrap(await channel.receive());
-      unwrap(await channel.receive());
+      await channel.receive();
+      await channel.receive();
       channel.close();
     })();
     const { atDrop, end } = await runUntilDropSeen(session, 50);
     await closing;
-    expect(end.ok).toBe(true);
     // The two taken leases, and any descriptor still queued in the closed channel.
     const slotCount = plan.pool('pool:source.frames')!.slotCount;
     expect(atDrop.topics[0]).toMatchObject({ subscribers: 0, subscribersLost: 1 });
     expect(atDrop.topics[0]!.reclaimedLeases).toBeGreaterThanOrEqual(2);
     expect(atDrop.topics[0]!.reclaimedLeases).toBeLessThanOrEqual(slotCount);
     expect(atDrop.topics[0]?.lastLoss).toMatchObject({ reason: 'closed', code: ErrorCode.InvalidState, pid: process.pid });
-    expect(unwrap(end).pools).toEqual([expect.objectContaining({ outstanding: 0 })]);
+    expect(end.pools).toEqual([expect.objectContaining({ outstanding: 0 })]);
     session.dispose();
   });
 });

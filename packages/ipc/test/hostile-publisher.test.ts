@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { ErrorCode, HostBackend, HsError, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import {
   ChannelRuntime,
@@ -49,21 +49,21 @@ async function serveFrames(topic: string, frames: Uint8Array[]): Promise<{ recei
   });
   await new Promise<void>((resolve) => server.listen(join(dir, `${topic}.sock`), resolve));
   const backend = new HostBackend();
-  const channel = unwrap(await ChannelRuntime.connect({ backend, topic, runtimeDirectory: dir }));
+  const channel = await ChannelRuntime.connect({ backend, topic, runtimeDirectory: dir });
   let received = 0;
   let code: ErrorCode | null = null;
   for (;;) {
-    const r = await Promise.race([channel.receive(), new Promise<null>((resolve) => setTimeout(() => resolve(null), 50))]);
+    const r = await Promise.race([channel.receive().catch((error: HsError) => error), new Promise<null>((resolve) => setTimeout(() => resolve(null), 50))]);
     if (r === null) break;
-    if (!r.ok) {
-      code = r.error.code;
+    if (r instanceof HsError) {
+      code = r.code;
       break;
     }
     received++;
     // Whatever was accepted lies inside the segment and reads the pattern.
-    const view = unwrap(r.value.tensor.hostView());
+    const view = unwrap(r.tensor.hostView());
     expect(view.every((b) => b === 0xab)).toBe(true);
-    unwrap(r.value.release());
+    unwrap(r.release());
   }
   channel.close();
   backend.dispose();
@@ -125,7 +125,7 @@ describe.skipIf(!ipcAvailability().available)('ChannelRuntime against a hostile 
     const { Graph, Operator, compile } = await import('@hs/compiler');
     const { RunSession } = await import('@hs/runtime');
     const { MemoryKind } = await import('@hs/streams');
-    let refused: unknown = null;
+    let refused: Promise<HsError | null> | null = null;
     class Inside extends Operator {
       out!: import('@hs/compiler').OutputPort;
       setup(spec: import('@hs/compiler').OperatorSpec): void {
@@ -136,8 +136,10 @@ describe.skipIf(!ipcAvailability().available)('ChannelRuntime against a hostile 
         } as never);
       }
       compute(ctx: import('@hs/compiler').ExecutionContext): import('@hs/streams').Result<void> {
-        const attempt = ChannelRuntime.connect({ backend: new HostBackend(), topic: 'anything', runtimeDirectory: dir });
-        refused = attempt;
+        refused = ChannelRuntime.connect({ backend: new HostBackend(), topic: 'anything', runtimeDirectory: dir }).then(
+          () => null,
+          (error: HsError) => error,
+        );
         ctx.finish();
         return { ok: true, value: undefined };
       }
@@ -153,9 +155,10 @@ describe.skipIf(!ipcAvailability().available)('ChannelRuntime against a hostile 
     const a = graph.add(new Inside('inside'));
     const b = graph.add(new Sink('sink'));
     graph.addFlow(a.out, b.in);
-    unwrap(await unwrap(RunSession.create(unwrap(compile(graph)), { backend: new HostBackend() })).run());
-    const result = await (refused as Promise<import('@hs/streams').Result<unknown>>);
-    expect(result.ok ? null : result.error.code).toBe(ErrorCode.InvalidState);
-    expect(result.ok ? '' : result.error.detail).toContain('one graph, one vocabulary');
+    await unwrap(RunSession.create(unwrap(compile(graph)), { backend: new HostBackend() })).run();
+    const result = await (refused as Promise<HsError | null> | null);
+    expect(result).toBeInstanceOf(HsError);
+    expect(result?.code).toBe(ErrorCode.InvalidState);
+    expect(result?.detail).toContain('one graph, one vocabulary');
   });
 });

@@ -15,21 +15,19 @@ const options = (topic: string) => ({ topic, memoryKind: MemoryKind.Host, slotCo
 describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', () => {
   it('NotFound without a publisher; AlreadyExists for a second live publisher; a stale socket is replaced', async () => {
     const backend = new HostBackend();
-    const missing = await ChannelRuntime.connect({ backend, topic: 'nobody', runtimeDirectory: dir, connectTimeoutMs: 500 });
-    expect(missing.ok ? null : missing.error.code).toBe(ErrorCode.NotFound);
+    await expect(ChannelRuntime.connect({ backend, topic: 'nobody', runtimeDirectory: dir, connectTimeoutMs: 500 })).rejects.toMatchObject({ code: ErrorCode.NotFound });
 
     writeFileSync(join(dir, 'stale.sock'), ''); // left by a crashed publisher: nobody answers
-    const pub = unwrap(await TopicPublisher.create({ backend, ...options('stale') }));
-    const second = await TopicPublisher.create({ backend, ...options('stale') });
-    expect(second.ok ? null : second.error.code).toBe(ErrorCode.AlreadyExists);
+    const pub = await TopicPublisher.create({ backend, ...options('stale') });
+    await expect(TopicPublisher.create({ backend, ...options('stale') })).rejects.toMatchObject({ code: ErrorCode.AlreadyExists });
     await pub.close();
     backend.dispose();
   });
 
   it('delivers in place, refuses foreign tensors and double releases, and stales leases on close', async () => {
     const backend = new HostBackend();
-    const pub = unwrap(await TopicPublisher.create({ backend, ...options('life') }));
-    const channel = unwrap(await ChannelRuntime.connect({ backend, topic: 'life', runtimeDirectory: dir }));
+    const pub = await TopicPublisher.create({ backend, ...options('life') });
+    const channel = await ChannelRuntime.connect({ backend, topic: 'life', runtimeDirectory: dir });
     while (pub.subscriberCount === 0) await new Promise((resolve) => setImmediate(resolve));
 
     const loan = unwrap(pub.pool.allocateTensor({ shape: [4, 8], dtype: DType.uint16 }));
@@ -39,7 +37,7 @@ describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', 
     unwrap(guard.commit());
     expect(unwrap(pub.publish(unwrap(loan.emit())))).toBe(1);
 
-    const lease = unwrap(await channel.receive());
+    const lease = await channel.receive();
     expect(lease.tensor.shape).toEqual([4, 8]);
     expect(lease.tensor.dtype).toBe(DType.uint16);
     expect(lease.tensor.readOnly).toBe(true);
@@ -67,14 +65,14 @@ describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', 
 
     // A second receive while one is pending is refused; closing the publisher fails the pending one.
     const pending = channel.receive();
-    const concurrent = await channel.receive();
-    expect(concurrent.ok ? null : concurrent.error.code).toBe(ErrorCode.InvalidState);
+    await expect(channel.receive()).rejects.toMatchObject({ code: ErrorCode.InvalidState, message: expect.stringContaining('already pending') });
+    const ended = expect(pending).rejects.toMatchObject({ code: ErrorCode.InvalidState, message: expect.stringContaining('closed the topic') });
     await pub.close();
-    const ended = await pending;
-    expect(ended.ok ? null : ended.error.code).toBe(ErrorCode.InvalidState);
+    await ended;
+    await expect(channel.receive()).rejects.toBe(channel.closedError); // the end of the channel, every time
     channel.close();
     channel.close();
-    await expect(() => TopicPublisher.create({ backend, ...options('bad/name') })).rejects.toThrow(HsError);
+    await expect(TopicPublisher.create({ backend, ...options('bad/name') })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
     backend.dispose();
   });
 });

@@ -174,7 +174,7 @@ interface Topic {
 async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096, liveness: { leaseTimeoutMs?: number; livenessIntervalMs?: number } = {}): Promise<Topic> {
   const backend = new HostBackend();
   const dir = runtimeDirectory();
-  const pub = unwrap(await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount, slotByteSpan, maxRank: 1, runtimeDirectory: dir, ...liveness }));
+  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount, slotByteSpan, maxRank: 1, runtimeDirectory: dir, ...liveness });
   const lost: SubscriberLost[] = [];
   pub.on('subscriberLost', (e: SubscriberLost) => lost.push(e));
   return {
@@ -217,7 +217,7 @@ function hostInput(topic: string): TopicEndpointRecord {
 describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases through shared-memory rings', () => {
   it('ChannelRuntime receives 2000 tensors bit-exact through the mailbox; the names go at attach, everything at close', async () => {
     const t = await openTopic('mb-e2e');
-    const channel = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+    const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
     await until(() => t.pub.subscriberCount === 1, 'attach');
     // Attached through the mailbox: both ends map it, and only the topic socket keeps a name.
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
@@ -229,7 +229,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     let mismatches = 0;
     const consumer = (async () => {
       for (let received = 0; received < total; received++) {
-        const lease = unwrap(await channel.receive());
+        const lease = await channel.receive();
         const bytes = unwrap(lease.tensor.hostView());
         const index = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
         if (index !== received || bytes.length !== 64 + (index % 61) * 64) mismatches++;
@@ -258,7 +258,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     const t = await openTopic('mb-graph');
     let wakes = 0;
     const subscription = new TopicGraphSubscription(t.backend, hostInput(t.topic), null, { runtimeDirectory: t.dir, connectTimeoutMs: 2000 }, () => wakes++);
-    unwrap(await subscription.start());
+    await subscription.start();
     await until(() => t.pub.subscriberCount === 1, 'attach');
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
     expect(mappings(process.pid)).toHaveLength(2);
@@ -335,11 +335,11 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
 
   it('a tensor published as soon as connect() returned (before the publisher read the ATTACH) is received', async () => {
     const t = await openTopic('mb-early-publish');
-    const channel = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+    const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
     expect(t.pub.subscriberCount).toBe(0); // its ATTACH is still in the socket
     expect(publishOne(t.pub, 7, 64)).toBe(true);
     expect(t.pub.occupancy).toBe(1);
-    const lease = unwrap(await channel.receive());
+    const lease = await channel.receive();
     const bytes = unwrap(lease.tensor.hostView());
     expect(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)).toBe(7);
     expect(t.pub.subscriberCount).toBe(1);
@@ -394,12 +394,12 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     const create = vi.spyOn(TopicMailbox, 'create').mockReturnValue(err(ErrorCode.NotSupported, 'no doorbells in this test'));
     try {
       const t = await openTopic('mb-none-offered');
-      const channel = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+      const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
       await until(() => t.pub.subscriberCount === 1, 'attach');
       expect(mappings(process.pid)).toEqual([]);
       for (let i = 0; i < 20; i++) {
         while (!publishOne(t.pub, i, 512)) await tick();
-        const lease = unwrap(await channel.receive());
+        const lease = await channel.receive();
         const bytes = unwrap(lease.tensor.hostView());
         expect(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)).toBe(i);
         unwrap(lease.release());
@@ -573,13 +573,13 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     for (const a of attacks) {
       it(`${a.name}: dropped, its leases reclaimed, publishing goes on to the others`, async () => {
         const t = await openTopic(`mb-hostile-${attacks.indexOf(a)}`);
-        const good = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+        const good = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
         const h = await hostileAttach(t);
         await until(() => t.pub.subscriberCount === 2, 'both attached');
         for (let i = 0; i < 2; i++) expect(publishOne(t.pub, i, 256)).toBe(true);
         await until(() => h.descriptors.length === 2, 'the hostile end got its descriptors through the ring');
         expect(t.pub.occupancy).toBe(2);
-        const kept = [unwrap(await good.receive()), unwrap(await good.receive())];
+        const kept = [await good.receive(), await good.receive()];
         a.attack(h);
         await until(() => t.lost.length === 1, 'dropped');
         expect(t.lost[0]).toMatchObject({ reason: 'protocolViolation', reclaimedLeases: 2 });
@@ -593,7 +593,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         for (const lease of kept) unwrap(lease.release());
         for (let i = 2; i < 12; i++) {
           while (!publishOne(t.pub, i, 256)) await tick();
-          const lease = unwrap(await good.receive());
+          const lease = await good.receive();
           const bytes = unwrap(lease.tensor.hostView());
           expect(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)).toBe(i);
           unwrap(lease.release());
@@ -650,10 +650,10 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
   describe('ordering: a GOODBYE on the socket comes after the ring frames sent before it', () => {
     it('a release put in the ring just before close() counts: nothing is reclaimed', async () => {
       const t = await openTopic('mb-order-release');
-      const channel = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+      const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
       await until(() => t.pub.subscriberCount === 1, 'attach');
       expect(publishOne(t.pub, 0, 64)).toBe(true);
-      const lease = unwrap(await channel.receive());
+      const lease = await channel.receive();
       unwrap(lease.release());
       channel.close();
       await until(() => t.lost.length === 1, 'the goodbye arrived');
@@ -664,17 +664,16 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
 
     it('descriptors put in the ring just before the publisher closes are still handed out', async () => {
       const t = await openTopic('mb-order-descriptor');
-      const channel = unwrap(await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir }));
+      const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
       await until(() => t.pub.subscriberCount === 1, 'attach');
       for (let i = 0; i < 3; i++) expect(publishOne(t.pub, i, 128)).toBe(true);
       await t.pub.close();
       for (let i = 0; i < 3; i++) {
-        const lease = unwrap(await channel.receive());
+        const lease = await channel.receive();
         const bytes = unwrap(lease.tensor.hostView());
         expect(new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true)).toBe(i);
       }
-      const after = await channel.receive();
-      expect(after.ok ? null : after.error.code).toBe(ErrorCode.InvalidState);
+      await expect(channel.receive()).rejects.toMatchObject({ code: ErrorCode.InvalidState });
       channel.close();
       t.backend.dispose();
       expect(readdirSync(t.dir)).toEqual([]);
@@ -845,9 +844,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         const before = held(f);
         expect(before).toEqual({ mailboxMaps: 1, poolMaps: 1, doorbells: 2 }); // the fake's own
         const backend = new HostBackend();
-        const channel = await ChannelRuntime.connect({ backend, topic, runtimeDirectory: f.dir });
-        expect(channel.ok ? null : channel.error.code).toBe(r.code);
-        expect(channel.ok ? '' : channel.error.detail).toMatch(r.detail);
+        await expect(ChannelRuntime.connect({ backend, topic, runtimeDirectory: f.dir })).rejects.toMatchObject({ code: r.code, detail: expect.stringMatching(r.detail) });
         await until(() => f.peers[0]?.destroyed === true || f.peers[0]?.readableEnded === true, 'the subscriber hung up');
         expect(held(f)).toEqual(before);
         expect(f.got).toEqual([]); // it never attached
@@ -859,7 +856,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     async function attachedToFake(topic: string) {
       const f = await fakePublisher(topic, () => undefined);
       const backend = new HostBackend();
-      const channel = unwrap(await ChannelRuntime.connect({ backend, topic, runtimeDirectory: f.dir }));
+      const channel = await ChannelRuntime.connect({ backend, topic, runtimeDirectory: f.dir });
       await until(() => f.got.length === 1, 'ATTACH');
       expect(f.got[0]!.getUint16(Offset.type, true)).toBe(FrameType.Attach);
       expect(f.got[0]!.getUint32(Offset.attachFlags, true)).toBe(1);
@@ -875,9 +872,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const bell = native.openDoorbell(f.subBell);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 1000);
       native.ringDoorbell(bell);
-      const r = await channel.receive();
-      expect(r.ok ? null : r.error.code).toBe(ErrorCode.ProtocolError);
-      expect(r.ok ? '' : r.error.detail).toMatch(/corrupted control block/);
+      await expect(channel.receive()).rejects.toMatchObject({ code: ErrorCode.ProtocolError, detail: expect.stringMatching(/corrupted control block/) });
       await until(() => f.got.length === 2, 'GOODBYE');
       expect(f.got[1]!.getUint32(Offset.reason, true)).toBe(GoodbyeReason.ProtocolViolation);
       native.closeDoorbell(bell);
@@ -891,7 +886,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const f = await fakePublisher('mb-fake-graph', () => undefined);
       const backend = new HostBackend();
       const subscription = new TopicGraphSubscription(backend, hostInput('mb-fake-graph'), null, { runtimeDirectory: f.dir, connectTimeoutMs: 2000 }, () => undefined);
-      unwrap(await subscription.start());
+      await subscription.start();
       await until(() => f.got.length === 1, 'ATTACH');
       expect(f.got[0]!.getUint32(Offset.attachFlags, true)).toBe(1);
       const native = unwrap(support);
@@ -916,8 +911,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     it('rejects anything but a DESCRIPTOR in the descriptor ring', async () => {
       const { f, backend, channel } = await attachedToFake('mb-fake-type');
       expect(f.mailbox.send(frame((v) => encodeAttach(v, 0, 5, true)))).toBe(true);
-      const r = await channel.receive();
-      expect(r.ok ? '' : r.error.detail).toMatch(/only Descriptor frames travel through the mailbox/);
+      await expect(channel.receive()).rejects.toMatchObject({ detail: expect.stringMatching(/only Descriptor frames travel through the mailbox/) });
       channel.close();
       backend.dispose();
       await f.close();
@@ -926,10 +920,9 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     it('a lease released after the publisher said goodbye sends no protocol-violation GOODBYE back', async () => {
       const { f, backend, channel, descriptor } = await attachedToFake('mb-fake-late-release');
       expect(f.mailbox.send(descriptor(0, 1))).toBe(true);
-      const lease = unwrap(await channel.receive());
+      const lease = await channel.receive();
       f.peers[0]!.write(frame((v) => encodeGoodbye(v, 0, 5, GoodbyeReason.Closed)));
-      const ended = await channel.receive();
-      expect(ended.ok ? null : ended.error.code).toBe(ErrorCode.InvalidState);
+      await expect(channel.receive()).rejects.toMatchObject({ code: ErrorCode.InvalidState });
       unwrap(lease.release());
       channel.close();
       await until(() => f.got.length >= 2, 'the subscriber closed');

@@ -87,7 +87,7 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<numbe
 describe.skipIf(!ipcAvailability().available)('two processes over a topic (host boundary pool)', () => {
   it('1e5 frames arrive bit-exact and every slot comes back (occupancy 0)', async () => {
     const backend = new HostBackend();
-    const pub = unwrap(await TopicPublisher.create({ backend, topic: 'bulk', memoryKind: MemoryKind.Host, slotCount: 16, slotByteSpan: 4096, maxRank: 2, runtimeDirectory: dir }));
+    const pub = await TopicPublisher.create({ backend, topic: 'bulk', memoryKind: MemoryKind.Host, slotCount: 16, slotByteSpan: 4096, maxRank: 2, runtimeDirectory: dir });
     const consumer = startConsumer('bulk', 100_000);
     await consumer.waitFor((l) => l['connected'] === true);
     await until(() => pub.subscriberCount === 1, 5000);
@@ -104,7 +104,7 @@ describe.skipIf(!ipcAvailability().available)('two processes over a topic (host 
 
   it('a killed consumer: every slot it held is reclaimed within 1 s, a typed event, and publishing goes on', async () => {
     const backend = new HostBackend();
-    const pub = unwrap(await TopicPublisher.create({ backend, topic: 'kill-consumer', memoryKind: MemoryKind.Host, slotCount: 4, slotByteSpan: 1024, maxRank: 1, runtimeDirectory: dir }));
+    const pub = await TopicPublisher.create({ backend, topic: 'kill-consumer', memoryKind: MemoryKind.Host, slotCount: 4, slotByteSpan: 1024, maxRank: 1, runtimeDirectory: dir });
     const lost: SubscriberLost[] = [];
     pub.on('subscriberLost', (e: SubscriberLost) => lost.push(e));
     const consumer = startConsumer('kill-consumer', 1_000_000, 'hold');
@@ -128,9 +128,7 @@ describe.skipIf(!ipcAvailability().available)('two processes over a topic (host 
 
   it('a hung consumer past leaseTimeoutMs is dropped and its slots reclaimed', async () => {
     const backend = new HostBackend();
-    const pub = unwrap(
-      await TopicPublisher.create({ backend, topic: 'hung', memoryKind: MemoryKind.PinnedHost, slotCount: 2, slotByteSpan: 256, maxRank: 1, leaseTimeoutMs: 200, livenessIntervalMs: 50, runtimeDirectory: dir }),
-    );
+    const pub = await TopicPublisher.create({ backend, topic: 'hung', memoryKind: MemoryKind.PinnedHost, slotCount: 2, slotByteSpan: 256, maxRank: 1, leaseTimeoutMs: 200, livenessIntervalMs: 50, runtimeDirectory: dir });
     const lost: SubscriberLost[] = [];
     pub.on('subscriberLost', (e: SubscriberLost) => lost.push(e));
     const consumer = startConsumer('hung', 1_000_000, 'hold');

@@ -83,8 +83,12 @@ export interface BoundaryPublication {
    * Spec: "Crossing process boundaries: the generation fence" (foreign tensors at a host-contract boundary).
    */
   publishCopy(tensor: Tensor, stream: Stream | null): Result<void>;
-  /** Resolves when the topic may start (for example when the subscribers it waits for attached). */
-  start(): Promise<Result<void>>;
+  /**
+   * Resolves when the topic may start (for example when the subscribers it waits for attached).
+   * @returns nothing; rejects with the provider's `HsError` (`NotFound` when the subscribers it waits for
+   *   did not attach in time, `AlreadyExists`, `DeviceError`, ...), which the session's `run()` rejects with.
+   */
+  start(): Promise<void>;
   /** Polls subscriber liveness and arrived releases; called every scheduler turn. Never waits. */
   poll(): void;
   /** The subscriber figures for the session's metrics; cheap (called per metrics snapshot), never waits. */
@@ -126,8 +130,12 @@ export interface BoundarySubscription {
   readonly ended: boolean;
   /** The typed error that ended the import (the publisher died, a hostile descriptor), or `null`. */
   readonly failure: HsError | null;
-  /** Resolves when the subscription is attached and may start. */
-  start(): Promise<Result<void>>;
+  /**
+   * Resolves when the subscription is attached and may start.
+   * @returns nothing; rejects with the provider's `HsError` (`NotFound` when no publisher answers in time,
+   *   `ProtocolError` for a hello the import does not match, ...), which the session's `run()` rejects with.
+   */
+  start(): Promise<void>;
   /** Polls releases whose stream passed and liveness; called every scheduler turn. Never waits. */
   poll(): void;
   /** Detaches and releases everything. */

@@ -1,6 +1,6 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
+import { ErrorCode, HsError } from '@hs/streams';
 
 /**
  * Creates the output folder `dir` (relative paths from the process's working directory) and its missing
@@ -11,26 +11,37 @@ import { ErrorCode, OK_VOID, err, type Result } from '@hs/streams';
  *
  * @param dir - the folder to create; nothing happens when it is already a directory.
  * @param option - the option that named `dir` (such as `'--out'`), put before the message; omit for none.
- * @returns OK when `dir` is (now) a directory, or `ErrorCode.InvalidArgument`
- *   `[<option>: ]cannot create <dir>: <code>` naming the OS error of the first part that failed (ENOTDIR
- *   when an existing part is a file, ENOENT under a pseudo file system or a dangling link, EACCES, ...),
- *   with that error as the cause. Parents created before a later part fails stay (empty folders). A part
- *   another process creates at the same time is accepted when it is a directory.
+ * ```ts
+ * try {
+ *   await createOutputDirectory(outDir, '--out');
+ * } catch (error) {
+ *   console.error((error as HsError).message); // "--out: cannot create /proc/x: ENOENT"
+ * }
+ * ```
+ * @returns nothing, once `dir` is (now) a directory. A part another process creates at the same time is
+ *   accepted when it is a directory.
+ * @throws HsError (the promise rejects) `InvalidArgument` `[<option>: ]cannot create <dir>: <code>`
+ *   naming the OS error of the first part that failed (ENOTDIR when an existing part is a file, ENOENT
+ *   under a pseudo file system or a dangling link, EACCES, ...), with that error as the cause. Parents
+ *   created before a later part fails stay (empty folders).
  */
-export async function createOutputDirectory(dir: string, option?: string): Promise<Result<void>> {
-  const failure = (cause: unknown): Result<void> => {
+export async function createOutputDirectory(dir: string, option?: string): Promise<void> {
+  const failure = (cause: unknown): never => {
     const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
-    return err(ErrorCode.InvalidArgument, `${option === undefined ? '' : `${option}: `}cannot create ${dir}: ${code}`, cause);
+    throw new HsError(ErrorCode.InvalidArgument, `${option === undefined ? '' : `${option}: `}cannot create ${dir}: ${code}`, { cause });
   };
   const missing: string[] = [];
   for (let path = resolve(dir); ; path = dirname(path)) {
-    try {
-      if ((await stat(path)).isDirectory()) break;
-      return failure(Object.assign(new Error(`${path} is not a directory`), { code: 'ENOTDIR' }));
-    } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(path) === path) return failure(cause);
+    const found = await stat(path).catch((cause: unknown) => {
+      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(path) === path) failure(cause);
+      return null;
+    });
+    if (found === null) {
       missing.push(path);
+      continue;
     }
+    if (found.isDirectory()) break;
+    failure(Object.assign(new Error(`${path} is not a directory`), { code: 'ENOTDIR' }));
   }
   for (const path of missing.reverse()) {
     try {
@@ -38,10 +49,9 @@ export async function createOutputDirectory(dir: string, option?: string): Promi
     } catch (cause) {
       // Another process (a second run into the same new --out) made it between the walk and here.
       if ((cause as NodeJS.ErrnoException).code === 'EEXIST' && (await isDirectory(path))) continue;
-      return failure(cause);
+      failure(cause);
     }
   }
-  return OK_VOID;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

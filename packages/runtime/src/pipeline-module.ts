@@ -55,9 +55,11 @@ export interface PipelineBuild {
   readonly expectedFrames?: number;
   /**
    * Side effects a run needs before its session runs (an output directory, for example), made once the
-   * session was created. Returns the failure to report instead of running; runs at most once.
+   * session was created; runs at most once.
+   * @returns nothing; rejects with the `HsError` to report instead of running (`InvalidArgument` for an
+   *   output directory that cannot be created, ...).
    */
-  readonly prepareRun?: () => Promise<Result<void>>;
+  readonly prepareRun?: () => Promise<void>;
   /**
    * Lines to print after a successful run (what was written, figures computed by sinks). Return a
    * `Result` when the summary itself checks something that can fail (re-reading a written file): an
@@ -89,7 +91,7 @@ export function pipelineSummary(build: PipelineBuild, metrics: RunMetrics): Resu
  *   name: 'my-pipeline',
  *   description: 'Counts frames.',
  *   parseArguments: (args) => ok({ kind: 'build', options: { frames: 8 } }),
- *   build: async ({ frames }) => ok({ graph: buildGraph(frames), expectedFrames: frames, summary: () => [] }),
+ *   build: async ({ frames }) => ({ graph: buildGraph(frames), expectedFrames: frames, summary: () => [] }),
  * };
  * export default pipeline;
  * ```
@@ -111,9 +113,11 @@ export interface PipelineModule<TOptions = unknown> {
    * Builds the graph for `options`: loads inputs and adds operators, but allocates nothing on a device
    * and writes no files (that waits for `prepareRun()`).
    *
-   * @returns the build, or the failure to load the inputs (`InvalidArgument`, `NotFound`, ...).
+   * @returns the build.
+   * @throws HsError (the promise rejects) with the failure to load the inputs (`InvalidArgument`,
+   *   `NotFound`, ...); a runner reports it and exits non-zero.
    */
-  build(options: TOptions): Promise<Result<PipelineBuild>>;
+  build(options: TOptions): Promise<PipelineBuild>;
 }
 
 const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;

@@ -9,18 +9,18 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, OK_VOID, err, ok, selectBackend, errWithContext } from '@hs/streams';
+import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, err, ok, selectBackend, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import type { InputRequirement } from './input-binding.js';
-import { hostWaitOutcome } from './host-wait-outcome.js';
 import { OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
 import { Scheduler } from './scheduler.js';
+import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { SessionResources } from './session-resources.js';
 
 /** Options for `RunSession.create`. */
@@ -60,7 +60,7 @@ export interface RunSessionEvents {
   /**
    * A metrics snapshot, every `metricsIntervalMs` during a run and once when it ended (after the
    * slots came back). A listener that throws does not crash the process: the error is caught, the run
-   * is stopped (drained, every slot returned) and `run()` returns `InvalidState` naming the listener's error.
+   * is stopped (drained, every slot returned) and `run()` rejects with `InvalidState` naming the listener's error.
    */
   metrics: (metrics: RunMetrics) => void;
 }
@@ -72,7 +72,7 @@ export interface RunOptions {
   /**
    * How long, in milliseconds, the graph gets to drain after `stop()` (or an abort), and then the end of
    * a run waits for every pool slot to come back after the operators' `stop()` (default 10 000 each). Past
-   * either bound the run returns `InvalidState` naming what was stuck, so `stop()` returns within about
+   * either bound `run()` rejects with `InvalidState` naming what was stuck, so `stop()` returns within about
    * twice this bound even when device work never completes.
    */
   readonly drainTimeoutMs?: number;
@@ -235,13 +235,29 @@ export class RunSession {
 
   /**
    * Arms the graph and runs it until every source has finished and the graph has drained (or `stop()`).
-   * Calls each operator's `start()` first and `stop()` last.
-   * @returns the metrics, or the first failure (an operator's error result or thrown error, named by
-   *   operator); `InvalidState` when the session already ran or was disposed.
+   * Calls each operator's `start()` first and `stop()` last. A failed run still drains and gives every
+   * slot back before the promise rejects.
+   *
+   * ```ts
+   * try {
+   *   const metrics = await session.run({ signal: AbortSignal.timeout(10_000) });
+   *   console.log(formatMetrics(metrics));
+   * } catch (error) {
+   *   console.error(`run failed: ${(error as HsError).code}: ${(error as HsError).message}`);
+   *   process.exitCode = 1;
+   * }
+   * ```
+   * @returns the run's metrics.
+   * @throws HsError (the promise rejects) with the first failure, its message naming the operator: the
+   *   code an operator's `compute()`, `start()` or `stop()` returned or rejected with (`InvalidState` when
+   *   one threw something other than an `HsError`; `ProtocolError` for a `compute()` that returned a value
+   *   that is not a `Result`); `InvalidState` when the session already ran or was disposed, when a
+   *   `'metrics'` listener threw, or when slots did not come back within `drainTimeoutMs`; `DeviceError`
+   *   when a planned stream faulted; a boundary's start error (`NotFound`, `ProtocolError`, ...).
    */
-  run(options: RunOptions = {}): Promise<Result<RunMetrics>> {
+  run(options: RunOptions = {}): Promise<RunMetrics> {
     if (this.state !== 'ready') {
-      return Promise.resolve(err(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
+      return Promise.reject(new HsError(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     this.state = 'running';
     const scheduler = new Scheduler(this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
@@ -254,15 +270,15 @@ export class RunSession {
     const ticker = setInterval(this.tick, this.metricsIntervalMs);
     ticker.unref();
     this.running = (async (): Promise<Result<RunMetrics>> => {
-      const attached = await this.startBoundaries();
-      const started = attached.ok ? await this.callLifecycle('start') : attached;
+      const attached = await startBoundaries(this.resources);
+      const started = attached.ok ? await callLifecycle(this.runners, 'start') : attached;
       const outcome = started.ok ? await scheduler.run() : started;
       // Taps: after a failure nobody will read on, so give their entries back; else let loops drain.
       for (const tap of this.taps) {
         if (outcome.ok) tap.end();
         else tap.close();
       }
-      const stopped = await this.callLifecycle('stop');
+      const stopped = await callLifecycle(this.runners, 'stop');
       const drained = await scheduler.drainSlots(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
       // Subscribers see the end of each topic only once every slot came back (or was reclaimed).
       await Promise.all([...this.resources.publications.values()].map((p) => p.finish()));
@@ -285,11 +301,11 @@ export class RunSession {
             'an operator kept a lease past its stop(), or device work behind a release event never completed',
         );
       }
-      const faulted = await this.firstStreamFault();
+      const faulted = await firstStreamFault(this.backend, this.resources);
       if (faulted !== null) return faulted;
       return ok(this.metrics());
     })();
-    return this.running;
+    return this.running.then((outcome) => unwrap(outcome));
   }
 
   /**
@@ -299,7 +315,7 @@ export class RunSession {
    * valid until the next iteration. A tap nobody reads applies backpressure like any full `block` queue:
    * its producer stops, and the run does not finish until the tap is read, left (`break`), or the run is
    * stopped (`stop()`, an abort). Only once the sources have finished or `stop()` was called does
-   * `drainTimeoutMs` bound the wait for the tap's queued entries (past it the run returns `InvalidState`).
+   * `drainTimeoutMs` bound the wait for the tap's queued entries (past it `run()` rejects with `InvalidState`).
    * Leaving the loop returns every slot it held and detaches it; after the run, the loop ends once the
    * queue drained. One loop per tap: a concurrent second `next()` rejects with HsError `InvalidState`.
    * @returns the tap; `InvalidState` once the session ran; `NotFound` for an unknown operator or output;
@@ -331,7 +347,7 @@ export class RunSession {
   /**
    * Subscribes to session events (`'metrics'`: see `RunSessionEvents`); returns the session.
    * Listeners run on the JS thread between activations. A listener that throws stops the run, which then
-   * returns `InvalidState` with the listener's error (nothing reaches `uncaughtException`).
+   * rejects with `InvalidState` naming the listener's error (nothing reaches `uncaughtException`).
    * @throws HsError `InvalidArgument` for an event other than `'metrics'` or a listener that is not a function.
    */
   on<E extends keyof RunSessionEvents>(event: E, listener: RunSessionEvents[E]): this {
@@ -365,7 +381,11 @@ export class RunSession {
     }
   };
 
-  /** Stops sources, lets the graph drain and every slot return, and resolves when the run has ended. */
+  /**
+   * Stops sources, lets the graph drain and every slot return, and resolves when the run has ended.
+   * @returns nothing, once the run ended; it never rejects: a run that failed rejects `run()`'s promise
+   *   (so a signal handler calling `stop()` cannot raise an unhandled rejection).
+   */
   async stop(): Promise<void> {
     if (this.state !== 'running') return;
     this.scheduler?.requestStop();
@@ -433,47 +453,10 @@ export class RunSession {
     this.dispose();
   }
 
-  /** For `await using`: stops a run in progress (draining it), then disposes. */
+  /** For `await using`: stops a run in progress (draining it), then disposes; never rejects (see `stop()`). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
     this.dispose();
-  }
-
-  /**
-   * Waits for every planned stream once the run has drained and returns the first device fault
-   * (`DeviceError`) one of them reported, or null. Event polls cannot carry a fault, so without this a
-   * kernel that faulted would go unnoticed.
-   */
-  private async firstStreamFault(): Promise<Result<never> | null> {
-    for (const [id, stream] of this.resources.streams) {
-      const synced = await hostWaitOutcome(this.backend.synchronizeStream(stream));
-      if (!synced.ok) return errWithContext(synced.error, `stream ${id}`);
-    }
-    return null;
-  }
-
-  /** Starts every publication and subscription (listen, connect, wait for subscribers); the first failure, named. */
-  private async startBoundaries(): Promise<Result<void>> {
-    const starts: Promise<Result<void>>[] = [];
-    for (const [id, publication] of this.resources.publications) starts.push(publication.start().then((r) => (r.ok ? r : errWithContext(r.error, `publication of ${id}`))));
-    for (const [key, imported] of this.resources.imports) starts.push(imported.subscription.start().then((r) => (r.ok ? r : errWithContext(r.error, `input ${key} (topic ${imported.topic})`))));
-    for (const started of await Promise.all(starts)) if (!started.ok) return started;
-    return OK_VOID;
-  }
-
-  private async callLifecycle(phase: 'start' | 'stop'): Promise<Result<void>> {
-    for (const runner of this.runners) {
-      try {
-        const returned = await runner.operator[phase]?.();
-        if (returned !== undefined && !returned.ok) {
-          return errWithContext(returned.error, `operator ${runner.name}: ${phase}() failed`);
-        }
-      } catch (thrown) {
-        const message = thrown instanceof Error ? thrown.message : String(thrown);
-        return err(ErrorCode.InvalidState, `operator ${runner.name}: ${phase}() threw: ${message}`, thrown);
-      }
-    }
-    return OK_VOID;
   }
 }
 

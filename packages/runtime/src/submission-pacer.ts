@@ -1,4 +1,4 @@
-import { type Backend, type Device, type Event, type Result, type Stream, ErrorCode, OK_VOID, err, ok } from '@hs/streams';
+import { type Backend, type Device, type Event, type Result, type Stream, ErrorCode, OK_VOID, err, ok, unwrap } from '@hs/streams';
 import { hostWaitOutcome } from './host-wait-outcome.js';
 
 /**
@@ -59,15 +59,21 @@ export class SubmissionPacer {
   /**
    * Call before submitting a frame's work. Retires completed frames (never waiting); when `window`
    * frames are still in flight, returns a promise that resolves once the oldest completed.
-   * @returns `OK_VOID` at once when there is room; else the wait's result (`DeviceError` from the backend).
+   *
+   * ```ts
+   * compute(ctx: ExecutionContext): Result<void> | Promise<Result<void>> {
+   *   const wait = this.pacer.admit();
+   *   return wait === null ? this.produce(ctx) : wait.then(() => this.produce(ctx));
+   * }
+   * ```
+   * @returns `null` at once when there is room (no promise is made); else a promise that resolves with
+   *   nothing once the oldest frame completed, and rejects with the wait's `HsError`: `DeviceError` when the
+   *   work before the event faulted, `InvalidState` when the backend was disposed under the wait.
    */
-  admit(): Result<void> | Promise<Result<void>> {
+  admit(): Promise<void> | null {
     while (this.count > 0 && this.backend.queryEvent(this.events[this.head]!)) this.retireOldest();
-    if (this.count < this.events.length) return OK_VOID;
-    return hostWaitOutcome(this.backend.synchronizeEvent(this.events[this.head]!)).then((waited) => {
-      if (waited.ok) this.retireOldest();
-      return waited;
-    });
+    if (this.count < this.events.length) return null;
+    return this.backend.synchronizeEvent(this.events[this.head]!).then(() => this.retireOldest());
   }
 
   /**
@@ -86,10 +92,11 @@ export class SubmissionPacer {
   }
 
   /**
-   * Waits for every frame in flight, then destroys the events. Call from the operator's `stop()`.
-   * @returns `OK_VOID`, or the first wait's error (the events are destroyed either way).
+   * Waits for every frame in flight, then destroys the events (either way). Call from the operator's `stop()`.
+   * @returns nothing, once every frame in flight completed; rejects with the first wait's `HsError`
+   *   (`DeviceError` when the work before an event faulted, `InvalidState` for a disposed backend).
    */
-  async close(): Promise<Result<void>> {
+  async close(): Promise<void> {
     let outcome: Result<void> = OK_VOID;
     while (this.count > 0 && outcome.ok) {
       outcome = await hostWaitOutcome(this.backend.synchronizeEvent(this.events[this.head]!));
@@ -97,7 +104,7 @@ export class SubmissionPacer {
     }
     this.count = 0;
     for (const e of this.events) this.backend.destroyEvent(e);
-    return outcome;
+    unwrap(outcome);
   }
 
   private retireOldest(): void {

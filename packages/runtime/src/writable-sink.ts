@@ -8,7 +8,7 @@ import { ErrorCode, HsError, OK_VOID, type Result, err } from '@hs/streams';
  * chunk (a copy, since the slot goes back after `compute()`). Backpressure is carried through: when
  * `write()` returns false the activation waits for `'drain'`, so the sink takes no more frames, its
  * queue fills and the producers stop. `stop()` ends the `Writable` and waits for `'finish'`.
- * Errors (returned, ending the run with every slot given back): `InvalidState` for the Writable's error,
+ * Errors (returned or rejected with, ending the run with every slot given back): `InvalidState` for the Writable's error,
  * and for a Writable that closed early: destroyed, or ended by someone else, before the sink ended it
  * (checked before every write and in `stop()`, so a Writable that is already closed fails at once
  * rather than waiting for a `'drain'` that will never come); the tensor's `hostView()` error
@@ -43,7 +43,14 @@ export class WritableSink extends Operator {
     this.input = spec.input('frames');
   }
 
-  compute(ctx: ExecutionContext): Result<void> | Promise<Result<void>> {
+  /**
+   * Writes the received frame as one chunk.
+   * @returns the outcome at once when the Writable took the chunk (`InvalidState` for a Writable that
+   *   failed or closed early; the tensor's `hostView()` error, `NotSupported` for device memory); else,
+   *   while the Writable is full, a promise that resolves once it drained and rejects with HsError
+   *   `InvalidState` when it failed or closed instead.
+   */
+  compute(ctx: ExecutionContext): Result<void> | Promise<void> {
     const before = this.health();
     if (!before.ok) return before;
     const tensor = ctx.receive(this.input);
@@ -53,22 +60,35 @@ export class WritableSink extends Operator {
     if (this.writable.write(Buffer.from(view.value))) return this.health();
     const after = this.health();
     if (!after.ok) return after; // closed by this write: no 'drain' or 'close' is coming
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const settle = (): void => {
         this.writable.off('drain', settle);
         this.writable.off('close', settle);
         this.writable.off('error', settle);
-        resolve(this.health());
+        const health = this.health();
+        if (health.ok) resolve();
+        else reject(health.error);
       };
       this.writable.on('drain', settle).on('close', settle).on('error', settle);
     });
   }
 
-  override stop(): Promise<Result<void>> {
+  /**
+   * Ends the Writable and waits for its `'finish'`.
+   * @returns nothing, once the Writable finished; rejects with HsError `InvalidState` when the Writable
+   *   failed (its error is the cause) or closed before the sink ended it.
+   */
+  override stop(): Promise<void> {
     const before = this.health();
-    if (!before.ok) return Promise.resolve(before);
+    if (!before.ok) return Promise.reject(before.error);
     this.endedBySink = true;
-    return new Promise((resolve) => this.writable.end(() => resolve(this.health())));
+    return new Promise((resolve, reject) =>
+      this.writable.end(() => {
+        const health = this.health();
+        if (health.ok) resolve();
+        else reject(health.error);
+      }),
+    );
   }
 
   /** `OK_VOID` while the Writable can take frames (or finished after the sink ended it); else the failure. */

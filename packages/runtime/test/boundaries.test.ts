@@ -3,6 +3,7 @@ import { TensorPool } from '@hs/pool';
 import { ErrorCode, HostBackend, HsError, MemoryKind, OK_VOID, type Result, type Stream, err, ok, unwrap } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
+import { rejectionOf } from './rejection.js';
 import {
   type BoundaryProvider,
   type BoundaryPublication,
@@ -73,6 +74,8 @@ class LoopbackBoundaries implements BoundaryProvider {
   readonly queues = new Map<string, Tensor[]>();
   readonly ended = new Set<string>();
   failure: HsError | null = null;
+  /** What every publication's `start()` rejects with, or `null` to resolve. */
+  startFailure: HsError | null = null;
   copyPool: TensorPool | null = null;
   /** What every publication reports to the session's metrics (a test changes it mid-run). */
   stats: BoundaryPublicationStats = { subscribers: 1, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null };
@@ -116,7 +119,7 @@ class LoopbackBoundaries implements BoundaryProvider {
       },
       start: async () => {
         this.calls.push(`start publication ${topic}`);
-        return OK_VOID;
+        if (provider.startFailure !== null) throw provider.startFailure;
       },
       poll: () => undefined,
       stats: () => provider.stats,
@@ -143,7 +146,7 @@ class LoopbackBoundaries implements BoundaryProvider {
       get failure() {
         return provider.failure;
       },
-      start: async () => OK_VOID,
+      start: async () => undefined,
       poll: () => undefined,
       dispose: () => provider.calls.push(`dispose subscription ${topic}`),
     });
@@ -182,10 +185,8 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
     const consumer = consumerPlan();
     const pub = unwrap(RunSession.create(producer.plan, { backend, boundaries }));
     const sub = unwrap(RunSession.create(consumer.plan, { backend, boundaries }));
-    const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
-    expect(produced.ok && consumed.ok).toBe(true);
+    const [metrics] = await Promise.all([pub.run(), sub.run()]);
     expect(consumer.sink.seen).toEqual(Array.from({ length: 20 }, (_, i) => i * 100 + 1));
-    const metrics = unwrap(produced);
     expect(metrics.pools).toEqual([expect.objectContaining({ id: 'pool:source.out', outstanding: 0 })]);
     pub.dispose();
     sub.dispose();
@@ -220,15 +221,14 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
     const consumer = consumerPlan();
     const pub = unwrap(RunSession.create(producer.plan, { backend, boundaries }));
     const sub = unwrap(RunSession.create(consumer.plan, { backend, boundaries }));
-    const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
-    expect(produced.ok && consumed.ok).toBe(true);
+    const [produced] = await Promise.all([pub.run(), sub.run()]);
     expect(consumer.sink.seen).toEqual([7, 8, 9]);
     // 3 (subscriber queue) + 1 in hand + 1 retirement + 1 loan + 1 boundary return.
     const published = boundaries.calls.filter((c) => c.startsWith('publish'));
     expect(published[0]).toBe('publish frames boundary:frames copy slots=7');
     expect(published.slice(1)).toHaveLength(3);
     for (const call of published.slice(1)) expect(call).toMatch(/^publishCopy own\[slot \d\] on host$/);
-    expect(unwrap(produced).pools).toEqual([expect.objectContaining({ id: 'boundary:frames', outstanding: 0 })]);
+    expect(produced.pools).toEqual([expect.objectContaining({ id: 'boundary:frames', outstanding: 0 })]);
     pub.dispose();
     sub.dispose();
     own.dispose();
@@ -257,8 +257,7 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
       return compute(ctx);
     };
     const [produced, consumed] = await Promise.all([pub.run(), sub.run()]);
-    expect(produced.ok && consumed.ok).toBe(true);
-    const topics = unwrap(produced).topics;
+    const topics = produced.topics;
     expect(topics).toEqual([
       {
         topic: 'frames',
@@ -270,8 +269,8 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
       },
     ]);
     expect(seen.at(-1)).toBe(1);
-    expect(formatMetrics(unwrap(produced))).toContain('frames                       subscribers 0  lost 1  reclaimed leases 2  last: InvalidState: topic frames: subscriber process 4242 is gone');
-    expect(unwrap(consumed).topics).toEqual([]);
+    expect(formatMetrics(produced)).toContain('frames                       subscribers 0  lost 1  reclaimed leases 2  last: InvalidState: topic frames: subscriber process 4242 is gone');
+    expect(consumed.topics).toEqual([]);
     pub.dispose();
     sub.dispose();
   });
@@ -286,14 +285,25 @@ describe('RunSession boundaries (the @hs/ipc injection point)', () => {
     setTimeout(() => {
       boundaries.failure = new HsError(ErrorCode.InvalidState, 'producer pid 123 went away');
     }, 20);
-    const result = await running;
-    expect(result.ok).toBe(false);
-    if (!result.ok) {
-      expect(result.error.code).toBe(ErrorCode.InvalidState);
-      expect(result.error.message).toContain('input sink.in (topic frames)');
-      expect(result.error.message).toContain('producer pid 123 went away');
-    }
+    const result = await rejectionOf(running);
+    expect(result.code).toBe(ErrorCode.InvalidState);
+    expect(result.message).toContain('input sink.in (topic frames)');
+    expect(result.message).toContain('producer pid 123 went away');
     sub.dispose();
+  });
+
+  it("rejects run() with a boundary start()'s rejection, its code kept and the publication named", async () => {
+    const backend = new HostBackend();
+    const boundaries = new LoopbackBoundaries();
+    boundaries.startFailure = new HsError(ErrorCode.NotFound, 'topic frames: 1 of the 2 awaited subscribers attached within 50 ms');
+    const producer = producerPlan(3);
+    const pub = unwrap(RunSession.create(producer.plan, { backend, boundaries }));
+    const failure = await rejectionOf(pub.run());
+    expect(failure.code).toBe(ErrorCode.NotFound);
+    expect(failure.message).toBe('NotFound: publication of pool:source.out: topic frames: 1 of the 2 awaited subscribers attached within 50 ms');
+    expect(failure.cause).toBe(boundaries.startFailure);
+    expect(producer.source.sent).toBe(0); // nothing ran
+    pub.dispose();
   });
 
   it('reports a provider failure at create() by topic, releasing what was made', () => {

@@ -5,6 +5,7 @@ import { DType } from '@hs/tensor';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { FRAME } from './test-operators.js';
+import { rejectionOf } from './rejection.js';
 
 /** What the source does with a loan refused with Backpressured. */
 type OnRefused = 'letGo' | 'retain';
@@ -101,7 +102,7 @@ async function runWith(policy: EdgeDropPolicy, onRefused: OnRefused, openGateAft
   graph.addFlow(source.frames, sink.input, { queueDepth: DEPTH, dropPolicy: policy });
   const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
   const session = unwrap(RunSession.create(plan, { backend }));
-  const metrics = unwrap(await session.run());
+  const metrics = await session.run();
   session.dispose();
   expect(backend.orderingChecker?.violations).toEqual([]);
   backend.dispose();
@@ -172,9 +173,8 @@ describe('pending loans', () => {
     graph.addFlow(source.frames, sink.input, { queueDepth: 1, dropPolicy: 'reject' });
     const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
-    const outcome = await session.run();
-    expect(outcome.ok).toBe(false);
-    if (!outcome.ok) expect(outcome.error.code).toBe(ErrorCode.ProtocolError);
+    const outcome = await rejectionOf(session.run());
+    expect(outcome.code).toBe(ErrorCode.ProtocolError);
     expect(source.refusals).toBe(1);
     expect(session.metrics().pools.map((p) => p.outstanding)).toEqual([0]);
     session.dispose();
@@ -212,7 +212,7 @@ describe('pending loans', () => {
     graph.add(new Keeper('keeper'));
     const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { keeper: Device.cuda(0) } } }));
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     session.dispose();
     expect(seen).toEqual({ second: ErrorCode.InvalidState, offeredBack: true });
     expect(metrics.operators[0]).toMatchObject({ retries: 1, emitted: 0 });

@@ -3,22 +3,10 @@ import { Device, ErrorCode, HostBackend, HsError, MemoryKind, OK_VOID, type Resu
 import { describe, expect, it } from 'vitest';
 import { hostWaitOutcome } from '../src/host-wait-outcome.js';
 import { RunSession } from '../src/index.js';
+import { rejectionOf } from './rejection.js';
 import { FRAME, FailingSink, FillSource } from './test-operators.js';
 
 const PLANTED = 'planted fault on the producer stream';
-
-/** The error a run failed with, whether `run()` resolves a failed Result or rejects. */
-async function runFailure(session: RunSession): Promise<HsError> {
-  let outcome: unknown;
-  try {
-    outcome = await session.run();
-  } catch (thrown) {
-    return thrown as HsError;
-  }
-  const result = outcome as { ok?: boolean; error?: HsError };
-  if (result.ok === false && result.error !== undefined) return result.error;
-  throw new Error('the run succeeded; it should have failed');
-}
 
 /** A FillSource whose second frame is written after a host function that throws on its stream. */
 class FaultingSource extends FillSource {
@@ -90,7 +78,7 @@ describe('host waits that reject fail the run with their HsError', () => {
     const { plan, reader } = hostReaderPlan(4);
     expect(plan.operator('reader')?.stream).toBeNull();
     const session = unwrap(RunSession.create(plan, { backend }));
-    const error = await runFailure(session);
+    const error = await rejectionOf(session.run());
     expect(error).toBeInstanceOf(HsError);
     expect(error.code).toBe(ErrorCode.DeviceError);
     expect(error.message).toContain(PLANTED);
@@ -119,7 +107,7 @@ describe('host waits that reject fail the run with their HsError', () => {
     graph.addFlow(source.frames, graph.add(new FaultingCopySink('sink', 0)).input);
     const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
     const session = unwrap(RunSession.create(plan, { backend }));
-    const error = await runFailure(session);
+    const error = await rejectionOf(session.run());
     expect(error).toBeInstanceOf(HsError);
     expect(error.code).toBe(ErrorCode.DeviceError);
     expect(error.message).toContain('planted fault before the copy');
@@ -132,7 +120,7 @@ describe('host waits that reject fail the run with their HsError', () => {
     const { plan } = hostReaderPlan(4);
     const session = unwrap(RunSession.create(plan, { backend }));
     const tap = unwrap(session.tap('source', 'frames', { queueDepth: 4 }));
-    const running = runFailure(session);
+    const running = rejectionOf(session.run());
     const iterator = tap[Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.done).toBe(false);

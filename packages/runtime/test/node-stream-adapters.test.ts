@@ -3,6 +3,7 @@ import { Graph, compile } from '@hs/compiler';
 import { ErrorCode, HsError, MemoryKind, unwrap } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
 import { ReadableSource, RunSession, WritableSink } from '../src/index.js';
+import { rejectionOf } from './rejection.js';
 
 const FRAME_BYTES = 64 * 1024;
 
@@ -46,7 +47,7 @@ describe('Node stream adapters', () => {
     const plan = unwrap(compile(graph));
     expect(plan.edge('reader.frames->writer.frames')?.hostWait).toBe(false);
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     session.dispose();
     expect(received).toEqual(Array.from({ length: frames }, (_, i) => i & 0xff));
     // Frames pulled from the generator but not yet written: the Readable's buffer, the queue, the pool
@@ -66,14 +67,14 @@ describe('Node stream adapters', () => {
     const source = graph.add(new ReadableSource('reader', readable, { maxFrameBytes: 4 }));
     graph.addFlow(source.frames, graph.add(new WritableSink('writer', slowWritable([]))).input);
     const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
-    const outcome = await session.run();
-    expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidArgument);
+    const outcome = await rejectionOf(session.run());
+    expect(outcome.code).toBe(ErrorCode.InvalidArgument);
     session.dispose();
   });
 });
 
 /** Runs reader -> writer over `frames` frames of 8 bytes; returns the outcome and the slots still out. */
-async function pipeFrames(frames: number, writable: Writable): Promise<{ code: ErrorCode | null; message: string; outstanding: number }> {
+async function pipeFrames(frames: number, writable: Writable): Promise<{ code: ErrorCode; message: string; outstanding: number }> {
   const readable = Readable.from(
     (function* () {
       for (let i = 0; i < frames; i++) yield Buffer.alloc(8, i & 0xff);
@@ -83,10 +84,10 @@ async function pipeFrames(frames: number, writable: Writable): Promise<{ code: E
   const source = graph.add(new ReadableSource('reader', readable, { maxFrameBytes: 8 }));
   graph.addFlow(source.frames, graph.add(new WritableSink('writer', writable)).input, { queueDepth: 2 });
   const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
-  const outcome = await session.run({ drainTimeoutMs: 2000 });
+  const outcome = await rejectionOf(session.run({ drainTimeoutMs: 2000 }));
   const outstanding = session.metrics().pools.reduce((sum, p) => sum + p.outstanding, 0);
   session.dispose();
-  return { code: outcome.ok ? null : outcome.error.code, message: outcome.ok ? '' : outcome.error.message, outstanding };
+  return { code: outcome.code, message: outcome.message, outstanding };
 }
 
 describe('Writables that close early', () => {
@@ -133,9 +134,9 @@ describe('adapter arguments', () => {
     const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
     const running = session.run();
     setTimeout(() => readable.destroy(), 5);
-    const outcome = await running;
-    expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidState);
-    expect(outcome.ok ? '' : outcome.error.message).toContain('premature close');
+    const outcome = await rejectionOf(running);
+    expect(outcome.code).toBe(ErrorCode.InvalidState);
+    expect(outcome.message).toContain('premature close');
     session.dispose();
   });
 

@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ErrorCode } from '@hs/streams';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOutputDirectory } from '../src/output-directory.js';
+import { rejectionOf } from './rejection.js';
 
 describe('createOutputDirectory', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hs-out-dir-'));
@@ -10,40 +12,39 @@ describe('createOutputDirectory', () => {
 
   it('creates missing parents and accepts an existing folder', async () => {
     const target = join(dir, 'a', 'b', 'c');
-    expect((await createOutputDirectory(target, '--out')).ok).toBe(true);
+    await expect(createOutputDirectory(target, '--out')).resolves.toBeUndefined();
     expect(statSync(target).isDirectory()).toBe(true);
-    expect((await createOutputDirectory(target, '--out')).ok).toBe(true);
+    await expect(createOutputDirectory(target, '--out')).resolves.toBeUndefined();
   });
 
-  it('refuses a file, or a path below a file, with ENOTDIR', async () => {
+  it('rejects a file, or a path below a file, with ENOTDIR', async () => {
     const file = join(dir, 'file');
     writeFileSync(file, '');
     for (const target of [file, join(file, 'sub')]) {
-      const made = await createOutputDirectory(target, '--out');
-      expect(made.ok).toBe(false);
-      if (!made.ok) expect(made.error.message).toBe(`InvalidArgument: --out: cannot create ${target}: ENOTDIR`);
+      const made = await rejectionOf(createOutputDirectory(target, '--out'));
+      expect(made.code).toBe(ErrorCode.InvalidArgument);
+      expect(made.message).toBe(`InvalidArgument: --out: cannot create ${target}: ENOTDIR`);
+      expect((made.cause as NodeJS.ErrnoException).code).toBe('ENOTDIR');
     }
   });
 
   it('accepts folders another run creates at the same time (two runs into one new --out)', async () => {
     const target = join(dir, 'race', 'x', 'y', 'z');
-    const made = await Promise.all(Array.from({ length: 8 }, () => createOutputDirectory(target, '--out')));
-    expect(made.map((m) => (m.ok ? 'ok' : m.error.message))).toEqual(Array(8).fill('ok'));
+    const made = await Promise.allSettled(Array.from({ length: 8 }, () => createOutputDirectory(target, '--out')));
+    expect(made.map((m) => m.status)).toEqual(Array(8).fill('fulfilled'));
     expect(statSync(target).isDirectory()).toBe(true);
   });
 
   // Node's recursive mkdir spins forever on both (its promise never settles).
-  it('returns ENOENT below a dangling symbolic link instead of hanging', async () => {
+  it('rejects with ENOENT below a dangling symbolic link instead of hanging', async () => {
     const link = join(dir, 'dangling');
     symlinkSync(join(dir, 'nowhere'), link);
-    const made = await createOutputDirectory(join(link, 'out'), '--out');
-    expect(made.ok).toBe(false);
-    if (!made.ok) expect(made.error.message).toMatch(/--out: cannot create .*dangling\/out: (ENOENT|EEXIST)$/);
+    const made = await rejectionOf(createOutputDirectory(join(link, 'out'), '--out'));
+    expect(made.message).toMatch(/--out: cannot create .*dangling\/out: (ENOENT|EEXIST)$/);
   });
 
-  it.skipIf(process.platform !== 'linux')('returns ENOENT under /proc instead of hanging', async () => {
-    const made = await createOutputDirectory('/proc/hs-no-such-folder/out');
-    expect(made.ok).toBe(false);
-    if (!made.ok) expect(made.error.message).toBe('InvalidArgument: cannot create /proc/hs-no-such-folder/out: ENOENT');
+  it.skipIf(process.platform !== 'linux')('rejects with ENOENT under /proc instead of hanging', async () => {
+    const made = await rejectionOf(createOutputDirectory('/proc/hs-no-such-folder/out'));
+    expect(made.message).toBe('InvalidArgument: cannot create /proc/hs-no-such-folder/out: ENOENT');
   });
 });

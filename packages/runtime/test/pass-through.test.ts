@@ -1,5 +1,5 @@
 import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
-import { type Backend, type DeviceMemory, Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { type Backend, type DeviceMemory, Device, ErrorCode, HostBackend, HsError, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { DType, Tensor } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
@@ -50,7 +50,7 @@ class PinnedReader extends Operator {
   }
 }
 
-async function emitOnce(layout: Layout): Promise<{ producer: PassThroughProducer; reader: PinnedReader; outcome: Result<unknown> }> {
+async function emitOnce(layout: Layout): Promise<{ producer: PassThroughProducer; reader: PinnedReader; failure: HsError | null }> {
   const backend = new HostBackend({ orderingChecker: true });
   const graph = new Graph('pass-through');
   const producer = graph.add(new PassThroughProducer('producer', backend, layout));
@@ -59,18 +59,21 @@ async function emitOnce(layout: Layout): Promise<{ producer: PassThroughProducer
   const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { producer: Device.cuda(0) } } }));
   expect(plan.edge('producer.out->reader.in')).toMatchObject({ pool: null, hostWait: true });
   const session = unwrap(RunSession.create(plan, { backend }));
-  const outcome = await session.run();
+  const failure = await session.run().then(
+    () => null,
+    (thrown: HsError) => thrown,
+  );
   session.dispose();
   expect(backend.orderingChecker?.violations).toEqual([]);
   if (producer.memory !== null) unwrap(backend.free(producer.memory));
   backend.dispose();
-  return { producer, reader, outcome };
+  return { producer, reader, failure };
 }
 
 describe('pass-through outputs', () => {
   it('publish caller-supplied backing that matches the consumer; the host reader sees its bytes', async () => {
-    const { reader, outcome } = await emitOnce({ kind: MemoryKind.PinnedHost, dtype: DType.uint8, shape: [64] });
-    expect(outcome.ok).toBe(true);
+    const { reader, failure } = await emitOnce({ kind: MemoryKind.PinnedHost, dtype: DType.uint8, shape: [64] });
+    expect(failure).toBeNull();
     expect(reader.bytes).toEqual(new Array<number>(64).fill(7));
   });
 
@@ -79,10 +82,11 @@ describe('pass-through outputs', () => {
     ['dtype', { kind: MemoryKind.PinnedHost, dtype: DType.float32, shape: [16] }, /dtype float32 but a consumer requires uint8/],
     ['rank', { kind: MemoryKind.PinnedHost, dtype: DType.uint8, shape: [8, 8] }, /rank 2 but a consumer requires rank 1/],
   ] as const)('refuse a %s the consumer did not declare with ProtocolError, before it enters the queue', async (_what, layout, message) => {
-    const { producer, reader, outcome } = await emitOnce(layout);
+    const { producer, reader, failure } = await emitOnce(layout);
     expect(producer.emitted?.ok).toBe(false);
-    expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.ProtocolError);
-    expect(outcome.ok ? '' : outcome.error.message).toMatch(message);
+    expect(failure).toBeInstanceOf(HsError);
+    expect(failure?.code).toBe(ErrorCode.ProtocolError);
+    expect(failure?.message).toMatch(message);
     expect(reader.bytes).toEqual([]);
   });
 });

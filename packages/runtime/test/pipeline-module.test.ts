@@ -7,7 +7,7 @@ const valid: PipelineModule<{ frames: number }> = {
   name: 'count-frames',
   description: 'Counts frames.',
   parseArguments: () => ok({ kind: 'build', options: { frames: 3 } }),
-  build: async ({ frames }) => ok({ graph: new Graph('count'), expectedFrames: frames, summary: () => [] }),
+  build: async ({ frames }) => ({ graph: new Graph('count'), expectedFrames: frames, summary: () => [] }),
 };
 
 describe('checkPipelineModule', () => {

@@ -105,7 +105,7 @@ describe('rate generations', () => {
     const json = JSON.parse(unwrap(renderRateQueueInspection(plan, snapshot, 2, edge, 'json'))) as Record<string, unknown>;
     expect(json).toMatchObject({ schema: 'hs.rate-queue-inspection/1', activeDepth: null, pin: null, generation: { status: 'rejected' } });
 
-    unwrap(await session.run());
+    await session.run();
     expect(camera.seen).toEqual(['120@1', '120@1', '120@1']);
     expect(camera.views.size).toBe(1);
     session.dispose();

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DType } from '@hs/tensor';
 import { RunSession } from '../src/index.js';
 import { CollectSink, FailingSink, FillSource } from './test-operators.js';
+import { rejectionOf } from './rejection.js';
 
 function session(graph: Graph): RunSession {
   const bind: Record<string, Device> = {};
@@ -28,8 +29,8 @@ describe('RunSession under operator faults', () => {
       }
     }
     const s = session(pair(new FillSource('source', 50), new SlowFailing('sink', 3), 4));
-    const outcome = await s.run();
-    expect(!outcome.ok && outcome.error.code).toBe(ErrorCode.ProtocolError);
+    const outcome = await rejectionOf(s.run());
+    expect(outcome.code).toBe(ErrorCode.ProtocolError);
     const metrics = s.metrics();
     expect(metrics.edges[0]?.highWater).toBe(4); // frames were queued when the sink failed
     expect(metrics.pools.map((p) => p.outstanding)).toEqual([0]);
@@ -43,12 +44,9 @@ describe('RunSession under operator faults', () => {
       }
     }
     const s = session(pair(new FillSource('source', 5), new Weird('weird', 0)));
-    const outcome = await s.run();
-    expect(outcome.ok).toBe(false);
-    if (!outcome.ok) {
-      expect(outcome.error.code).toBe(ErrorCode.ProtocolError);
-      expect(outcome.error.message).toMatch(/^ProtocolError: operator weird: compute\(\) returned number 42/);
-    }
+    const outcome = await rejectionOf(s.run());
+        expect(outcome.code).toBe(ErrorCode.ProtocolError);
+    expect(outcome.message).toMatch(/^ProtocolError: operator weird: compute\(\) returned number 42/);
     expect(s.metrics().pools[0]?.outstanding).toBe(0);
     s.dispose();
   });
@@ -61,9 +59,9 @@ describe('RunSession under operator faults', () => {
       }
     }
     const s = session(pair(new FillSource('source', 5), new Quitter('quitter', 0)));
-    const outcome = await s.run();
-    expect(!outcome.ok && outcome.error.code).toBe(ErrorCode.InvalidState);
-    expect(!outcome.ok && outcome.error.message).toContain('finish() is for source operators');
+    const outcome = await rejectionOf(s.run());
+    expect(outcome.code).toBe(ErrorCode.InvalidState);
+    expect(outcome.message).toContain('finish() is for source operators');
     s.dispose();
   });
 
@@ -80,7 +78,7 @@ describe('RunSession under operator faults', () => {
       }
     }
     const s = session(pair(new Twice('source', 1), new CollectSink('sink'), 4));
-    unwrap(await s.run());
+    await s.run();
     expect(second?.ok).toBe(false);
     if (second !== undefined && !second.ok) {
       expect(second.error.code).toBe(ErrorCode.InvalidState);
@@ -98,7 +96,7 @@ describe('RunSession under operator faults', () => {
       }
     }
     const s = session(pair(new Oversize('source', 1), new CollectSink('sink')));
-    unwrap(await s.run());
+    await s.run();
     expect(over?.ok).toBe(false);
     expect(over !== undefined && !over.ok && over.error.code).toBe(ErrorCode.InvalidArgument);
     expect(over !== undefined && !over.ok && over.error.message).toContain('64');
@@ -113,9 +111,9 @@ describe('RunSession under operator faults', () => {
       }
     }
     const s = session(pair(new FillSource('source', 2), new Keeper('keeper', 0)));
-    const outcome = await s.run({ drainTimeoutMs: 50 });
-    expect(!outcome.ok && outcome.error.code).toBe(ErrorCode.InvalidState);
-    expect(!outcome.ok && outcome.error.message).toContain('pool:source.frames 2/');
+    const outcome = await rejectionOf(s.run({ drainTimeoutMs: 50 }));
+    expect(outcome.code).toBe(ErrorCode.InvalidState);
+    expect(outcome.message).toContain('pool:source.frames 2/');
     s.dispose();
   });
 });

@@ -3,6 +3,7 @@ import { type Backend, Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type
 import { describe, expect, it } from 'vitest';
 import { RunSession, formatMetrics } from '../src/index.js';
 import { AddOne, CollectSink, FailingSink, FillSource } from './test-operators.js';
+import { rejectionOf } from './rejection.js';
 
 function onCuda0(graph: Graph): ReturnType<typeof compile> {
   const bind: Record<string, Device> = {};
@@ -27,7 +28,7 @@ describe('RunSession', () => {
     const sink = new CollectSink('sink');
     const plan = unwrap(onCuda0(chain(20, [sink])));
     const session = unwrap(RunSession.create(plan, { backend }));
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     expect(sink.firstBytes).toEqual(expected(20));
     expect(metrics.frames).toBe(20);
     expect(metrics.operators.find((o) => o.name === 'sink')?.activations).toBe(20);
@@ -43,7 +44,7 @@ describe('RunSession', () => {
     const sinks = [new CollectSink('fast'), new CollectSink('slow', 2), new CollectSink('medium', 1)];
     const plan = unwrap(onCuda0(chain(12, sinks, 1)));
     const session = unwrap(RunSession.create(plan, { backend }));
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     for (const sink of sinks) expect(sink.firstBytes).toEqual(expected(12));
     for (const edge of metrics.edges) expect(edge.highWater).toBeLessThanOrEqual(edge.queueDepth);
     expect(metrics.pools.every((p) => p.exhaustions === 0)).toBe(true);
@@ -65,7 +66,7 @@ describe('RunSession', () => {
     const plan = unwrap(onCuda0(graph));
     expect(new Set(plan.operators.map((o) => o.stream)).size).toBe(3);
     const session = unwrap(RunSession.create(plan, { backend }));
-    unwrap(await session.run());
+    await session.run();
     for (const sink of sinks) expect(sink.firstBytes).toEqual(expected(16));
     expect(backend.orderingChecker?.violations).toEqual([]);
     session.dispose();
@@ -76,7 +77,7 @@ describe('RunSession', () => {
     const sink = new CollectSink('sink', 1);
     const plan = unwrap(onCuda0(chain(10, [sink], 1)));
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     expect(sink.firstBytes).toEqual(expected(10));
     expect(metrics.pools.every((p) => p.exhaustions === 0 && p.highWater <= p.slotCount)).toBe(true);
     session.dispose();
@@ -88,13 +89,10 @@ describe('RunSession', () => {
     const sink = graph.add(new FailingSink('sink', 3));
     graph.addFlow(source.frames, sink.input);
     const session = unwrap(RunSession.create(unwrap(onCuda0(graph)), { backend: 'host' }));
-    const outcome = await session.run();
-    expect(outcome.ok).toBe(false);
-    if (!outcome.ok) {
-      expect(outcome.error.code).toBe(ErrorCode.ProtocolError);
-      expect(outcome.error.message).toContain('operator sink');
-      expect(outcome.error.message).toContain('planted failure');
-    }
+    const outcome = await rejectionOf(session.run());
+        expect(outcome.code).toBe(ErrorCode.ProtocolError);
+    expect(outcome.message).toContain('operator sink');
+    expect(outcome.message).toContain('planted failure');
     expect(source.sent).toBeLessThan(50);
     session.dispose();
   });
@@ -106,20 +104,20 @@ describe('RunSession', () => {
     const running = session.run();
     await new Promise((r) => setTimeout(r, 30));
     await session.stop();
-    const metrics = unwrap(await running);
+    const metrics = await running;
     expect(metrics.frames).toBeGreaterThan(0);
     expect(metrics.frames).toBeLessThan(1_000_000);
     // Every emitted frame reached the sink: stop drains instead of dropping.
     expect(sink.firstBytes.length).toBe(metrics.frames);
-    const again = await session.run();
-    expect(!again.ok && again.error.code).toBe(ErrorCode.InvalidState);
+    const again = await rejectionOf(session.run());
+    expect(again.code).toBe(ErrorCode.InvalidState);
     session.dispose();
   });
 
   it('an aborted signal stops the run', async () => {
     const sink = new CollectSink('sink');
     const session = unwrap(RunSession.create(unwrap(onCuda0(chain(1_000_000, [sink]))), { backend: 'host' }));
-    const metrics = unwrap(await session.run({ signal: AbortSignal.timeout(20) }));
+    const metrics = await session.run({ signal: AbortSignal.timeout(20) });
     expect(metrics.frames).toBeLessThan(1_000_000);
     expect(sink.firstBytes.length).toBe(metrics.frames);
     session.dispose();
@@ -137,7 +135,7 @@ describe('RunSession', () => {
     const source = graph.add(new Leaky('source', 1));
     graph.addFlow(source.frames, graph.add(new CollectSink('sink')).input);
     const session = unwrap(RunSession.create(unwrap(onCuda0(graph)), { backend: 'host' }));
-    unwrap(await session.run());
+    await session.run();
     expect(() => saved!.cudaStream()).toThrowError(expect.objectContaining({ code: ErrorCode.InvalidState }));
     session.dispose();
   });
@@ -166,7 +164,7 @@ describe('RunSession', () => {
     expect(plan.toText()).toContain('source.frames->reader.input: queueDepth');
     expect(plan.toText()).toMatch(/source\.frames->reader\.input: .*host wait before consumer/);
     const session = unwrap(RunSession.create(plan, { backend }));
-    unwrap(await session.run());
+    await session.run();
     expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
     expect(backend.orderingChecker?.violations).toEqual([]);
     session.dispose();

@@ -18,7 +18,7 @@ if (CudaBackend.available()) {
       const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
       expect(plan.edge('source.frames->reader.input')?.hostWait).toBe(true);
       const session = unwrap(RunSession.create(plan, { backend }));
-      const metrics = unwrap(await session.run());
+      const metrics = await session.run();
       session.dispose();
       backend.dispose();
       expect(reader.frames).toEqual(Array.from({ length: 64 }, (_, i) => (i + 1) & 0xff));
@@ -33,7 +33,7 @@ if (CudaBackend.available()) {
       graph.addFlow(source.frames, sink.input, { queueDepth: 2, dropPolicy: 'dropNewest' });
       const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
       const session = unwrap(RunSession.create(plan, { backend }));
-      const metrics = unwrap(await session.run());
+      const metrics = await session.run();
       session.dispose();
       backend.dispose();
       const edge = metrics.edges[0]!;

@@ -115,7 +115,7 @@ describe('Scheduler wake-ups', () => {
     gated.open();
     expect(await turnsUntil(() => sink.seen === 1)).toBe(true);
 
-    const metrics = unwrap(await finishWithClock(running));
+    const metrics = await finishWithClock(running);
     expect(metrics.frames).toBe(1);
     expect(backend.orderingChecker?.violations).toEqual([]);
     session.dispose();
@@ -138,7 +138,7 @@ describe('Scheduler wake-ups', () => {
 
     abort.abort();
     expect(await turnsUntil(() => settled)).toBe(true);
-    unwrap(await running);
+    await running;
     expect(source.activations).toBe(1);
     session.dispose();
     backend.dispose();

@@ -3,6 +3,7 @@ import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSp
 import { describe, expect, it } from 'vitest';
 import { MAX_TAP_QUEUE_DEPTH, type RunMetrics, RunSession } from '../src/index.js';
 import { FRAME, FillSource } from './test-operators.js';
+import { rejectionOf } from './rejection.js';
 
 /** A host-only reader of pinned frames: records each frame's first byte. */
 class HostCounter extends Operator {
@@ -41,7 +42,7 @@ describe('for await over an operator output', () => {
       expect(view.length).toBe(FRAME);
       seen.push(view.every((b) => b === view[0]) ? view[0]! : -1);
     }
-    const metrics = unwrap(await running);
+    const metrics = await running;
     expect(seen).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     expect(sink?.firstBytes).toHaveLength(12);
     for (const pool of metrics.pools) expect(pool.outstanding).toBe(0);
@@ -60,7 +61,7 @@ describe('for await over an operator output', () => {
       taken += 1;
       if (taken === 3) break;
     }
-    const metrics = unwrap(await running);
+    const metrics = await running;
     expect(taken).toBe(3);
     expect(sink?.firstBytes).toHaveLength(30);
     for (const pool of metrics.pools) expect(pool.outstanding).toBe(0);
@@ -77,7 +78,7 @@ describe('for await over an operator output', () => {
         for await (const _tensor of tap) throw new Error('consumer failed');
       })(),
     ).rejects.toThrow('consumer failed');
-    const metrics = unwrap(await running);
+    const metrics = await running;
     expect(metrics.pools[0]?.outstanding).toBe(0);
     session.dispose();
   });
@@ -89,7 +90,7 @@ describe('for await over an operator output', () => {
     expect(unknown.ok ? null : unknown.error.code).toBe(ErrorCode.NotFound);
     const depth = session.tap('source', 'frames', { queueDepth: 0 });
     expect(depth.ok ? null : depth.error.code).toBe(ErrorCode.InvalidArgument);
-    unwrap(await session.run());
+    await session.run();
     const late = session.tap('source', 'frames');
     expect(late.ok ? null : late.error.code).toBe(ErrorCode.InvalidState);
     session.dispose();
@@ -114,7 +115,7 @@ describe('for await over an operator output', () => {
     expect(second).toBeInstanceOf(HsError);
     expect((second as HsError).code).toBe(ErrorCode.InvalidState);
     expect(await first).toBe(8);
-    expect(unwrap(await running).pools[0]?.outstanding).toBe(0);
+    expect((await running).pools[0]?.outstanding).toBe(0);
     session.dispose();
   });
 
@@ -128,8 +129,7 @@ describe('for await over an operator output', () => {
     for (let i = 0; i < 50; i++) await turn();
     expect(session.metrics().frames).toBe(2); // the tap's queue is full: backpressure, like any consumer
     await session.stop();
-    const outcome = await running;
-    expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidState);
+    expect((await rejectionOf(running)).code).toBe(ErrorCode.InvalidState);
     session.dispose();
   });
 
@@ -147,7 +147,7 @@ describe('for await over an operator output', () => {
     const running = session.run();
     let taken = 0;
     for await (const _tensor of unwrap(largest)) taken += 1;
-    unwrap(await running);
+    await running;
     expect(taken).toBe(2);
     session.dispose();
   });
@@ -162,7 +162,7 @@ describe('session events and disposal', () => {
       throw new Error('removed listener was called');
     };
     session.on('metrics', (m) => snapshots.push(m)).on('metrics', unused).off('metrics', unused);
-    const metrics = unwrap(await session.run());
+    const metrics = await session.run();
     expect(snapshots.length).toBeGreaterThanOrEqual(1);
     expect(snapshots.at(-1)?.frames).toBe(metrics.frames);
     session.dispose();
@@ -179,9 +179,9 @@ describe('session events and disposal', () => {
         session.on('metrics', () => {
           throw new Error('listener broke');
         });
-        const outcome = await session.run();
-        expect(outcome.ok ? null : outcome.error.code).toBe(ErrorCode.InvalidState);
-        expect(outcome.ok ? '' : outcome.error.message).toContain('listener broke');
+        const outcome = await rejectionOf(session.run());
+        expect(outcome.code).toBe(ErrorCode.InvalidState);
+        expect(outcome.message).toContain('listener broke');
         expect(session.metrics().pools[0]?.outstanding).toBe(0);
         session.dispose();
       }
@@ -218,9 +218,8 @@ describe('session events and disposal', () => {
       running = scoped.run();
       await new Promise((r) => setTimeout(r, 5));
     }
-    const outcome = (await running) as { ok: boolean };
-    expect(outcome.ok).toBe(true);
-    const again = await session.run();
-    expect(again.ok ? null : again.error.message).toContain('disposed');
+    await expect(running).resolves.toMatchObject({ frames: expect.any(Number) });
+    const again = await rejectionOf(session.run());
+    expect(again.message).toContain('disposed');
   });
 });

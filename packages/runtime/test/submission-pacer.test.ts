@@ -24,9 +24,8 @@ class PacedSource extends Operator {
   }
   compute(ctx: ExecutionContext): Result<void> | Promise<Result<void>> {
     this.pacer ??= unwrap(SubmissionPacer.create(ctx.backend, Device.cuda(0), this.window));
-    const admitted = this.pacer.admit();
-    if (admitted instanceof Promise) return admitted.then((waited) => (waited.ok ? this.produce(ctx) : waited));
-    return admitted.ok ? this.produce(ctx) : admitted;
+    const wait = this.pacer.admit();
+    return wait === null ? this.produce(ctx) : wait.then(() => this.produce(ctx));
   }
   private produce(ctx: ExecutionContext): Result<void> {
     const loan = ctx.allocateTensor(this.frames, { shape: [FRAME], dtype: DType.uint8 });
@@ -40,7 +39,7 @@ class PacedSource extends Operator {
     if (this.sent === this.count) ctx.finish();
     return ctx.emit(this.frames, loan.value);
   }
-  override stop(): Promise<Result<void>> {
+  override stop(): Promise<void> {
     return this.pacer.close();
   }
 }
@@ -54,7 +53,7 @@ describe('SubmissionPacer', () => {
     graph.addFlow(source.frames, sink.input, { queueDepth: 4 });
     const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
     const session = unwrap(RunSession.create(plan, { backend }));
-    unwrap(await session.run());
+    await session.run();
     session.dispose();
     expect(sink.firstBytes).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
     expect(source.maxInFlight).toBeGreaterThanOrEqual(1);
@@ -75,7 +74,7 @@ describe('SubmissionPacer', () => {
     unwrap(pacer.record(stream));
     const over = pacer.record(stream);
     expect(over.ok ? null : over.error.code).toBe(ErrorCode.InvalidState);
-    unwrap(await pacer.close());
+    await pacer.close();
     backend.destroyStream(stream);
     backend.dispose();
   });

@@ -39,10 +39,10 @@ function report(): void {
 if (transport === 'shm') {
   const [dir, topic] = endpoint.split('|') as [string, string];
   const backend = new HostBackend();
-  const channel = unwrap(await ChannelRuntime.connect({ backend, topic, runtimeDirectory: dir, connectTimeoutMs: 10_000 }));
+  const channel = await ChannelRuntime.connect({ backend, topic, runtimeDirectory: dir, connectTimeoutMs: 10_000 });
   console.log(JSON.stringify({ ready: true }));
   for (;;) {
-    const lease = unwrap(await channel.receive());
+    const lease = await channel.receive();
     const view = unwrap(lease.tensor.hostView()); // zero copy: a view of the producer's slot
     const done = record(new DataView(view.buffer, view.byteOffset, 8).getFloat64(0, true));
     unwrap(lease.release());

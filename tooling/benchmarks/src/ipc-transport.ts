@@ -64,7 +64,7 @@ async function viaSharedMemory(bytes: number, counts: IpcFrameCounts): Promise<T
   const dir = mkdtempSync(join(tmpdir(), 'hs-bench-ipc-'));
   const backend = new HostBackend();
   const topic = `bench-${bytes}`;
-  const pub = unwrap(await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount: 16, slotByteSpan: bytes, maxRank: 1, runtimeDirectory: dir }));
+  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount: 16, slotByteSpan: bytes, maxRank: 1, runtimeDirectory: dir });
   const peer = startPeer('shm', `${dir}|${topic}`, bytes, counts);
   await peer.next();
   while (pub.subscriberCount === 0) await tick();

@@ -10,6 +10,7 @@ import { buildImagePipeline } from '../../../examples/image-pipeline/src/pipelin
 import { bunnyPoints } from '../../../examples/point-cloud-input/src/load-points.js';
 import { buildScanToVolumeGraph } from '../../../examples/scan-to-volume/src/pipeline.js';
 import { buildSoakGraph, soakImages } from './soak-graph.js';
+import { outcomeOf } from './run-outcome.js';
 
 /** What the chaos runs found. */
 export interface ChaosOutcome {
@@ -31,7 +32,7 @@ async function runPlan(plan: ExecutionPlan, backend: HostBackend): Promise<Resul
   const session = RunSession.create(plan, { backend });
   if (!session.ok) return session;
   try {
-    return await session.value.run();
+    return await outcomeOf(session.value.run());
   } finally {
     session.value.dispose();
   }

@@ -3,6 +3,7 @@ import { RunSession } from '@hs/runtime';
 import { HostBackend, type ErrorCode } from '@hs/streams';
 import { FaultyBackend, type FaultyBackendOptions, type LiveHandles } from './faulty-backend.js';
 import { buildSoakGraph, soakImages } from './soak-graph.js';
+import { outcomeOf } from './run-outcome.js';
 
 /** What one fault scenario found. */
 export interface ScenarioOutcome {
@@ -142,7 +143,7 @@ export async function stuckConsumer(afterRecords: readonly number[], drainTimeou
     const session = created.value;
     let ticks = 0;
     const ticker = setInterval(() => (ticks += 1), 5);
-    const running = session.run({ drainTimeoutMs });
+    const running = outcomeOf(session.run({ drainTimeoutMs }));
     const early = await settleWithin(running, 300);
     const ticksWhileStuck = ticks;
     if (early !== 'timedOut' && (early.ok || early.error.code !== 'ResourceExhausted')) {
@@ -198,7 +199,7 @@ export async function kernelFaults(launches: readonly number[]): Promise<Scenari
     if (!graph.ok) throw graph.error;
     const session = RunSession.create(graph.value.plan, { backend });
     if (!session.ok) throw session.error;
-    const ran = await settleWithin(session.value.run({ drainTimeoutMs: 1_000 }), SETTLE_BOUND_MS);
+    const ran = await settleWithin(outcomeOf(session.value.run({ drainTimeoutMs: 1_000 })), SETTLE_BOUND_MS);
     faults += backend.faultsInjected;
     if (ran === 'timedOut') {
       hangs += 1;

@@ -4,6 +4,7 @@ import type { ExecutionPlan } from '@hs/compiler';
 import { CudaBackend, HostBackend, ok, unwrap, type Backend } from '@hs/streams';
 import { FaultyBackend, type LiveHandles } from './faulty-backend.js';
 import { buildSoakGraph, soakImages } from './soak-graph.js';
+import { outcomeOf } from './run-outcome.js';
 
 /** What a soak run measured. */
 export interface SoakOutcome {
@@ -179,7 +180,7 @@ export async function soak(options: SoakOptions): Promise<SoakOutcome> {
   };
   const started = performance.now();
   const sampler = setInterval(sample, sampleEveryMs);
-  const ran = await session.run({ drainTimeoutMs: 10_000 });
+  const ran = await outcomeOf(session.run({ drainTimeoutMs: 10_000 }));
   clearInterval(sampler);
   sample();
   const elapsedMs = performance.now() - started;

@@ -3,6 +3,7 @@ import { IpcBoundaries } from '@hs/ipc';
 import { RunSession, type RunMetrics, type TopicMetrics } from '@hs/runtime';
 import { type Backend, Device, type DeviceMemory, MemoryKind, OK_VOID, type MemoryRange, type Result, type Stream, err, ErrorCode, HsError } from '@hs/streams';
 import { DType, Tensor } from '@hs/tensor';
+import { outcomeOf } from './run-outcome.js';
 
 /** Bytes of one frame the cross-process graphs send (4 KiB). */
 export const TOPIC_FRAME_BYTES = 4096;
@@ -351,12 +352,12 @@ export async function runTopicProducer(options: TopicProducerOptions): Promise<T
   if (foreign && options.memory !== 'cudaDevice') return { ...failed(new HsError(ErrorCode.InvalidArgument, 'a foreign source emits device tensors: use memory cudaDevice')), topic: null, foreignEmits: null };
   const made = foreign ? foreignTopicProducerPlan(options.topic, options.frames, options.backend) : topicProducerPlan(options.topic, options.frames, options.memory);
   const { plan, source } = made;
-  const prepared = await IpcBoundaries.prepare(plan, {
+  const prepared = await outcomeOf(IpcBoundaries.prepare(plan, {
     backend: options.backend,
     awaitSubscribers: options.awaitSubscribers,
     ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
     ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),
-  });
+  }));
   if (!prepared.ok) return { ...failed(prepared.error), topic: null, foreignEmits: null };
   const session = RunSession.create(plan, { backend: options.backend, boundaries: prepared.value, ...(options.metricsIntervalMs === undefined ? {} : { metricsIntervalMs: options.metricsIntervalMs }) });
   if (!session.ok) {
@@ -365,7 +366,7 @@ export async function runTopicProducer(options: TopicProducerOptions): Promise<T
   }
   if (options.onMetrics !== undefined) session.value.on('metrics', options.onMetrics);
   const started = performance.now();
-  const run = await session.value.run(options.signal === undefined ? {} : { signal: options.signal });
+  const run = await outcomeOf(session.value.run(options.signal === undefined ? {} : { signal: options.signal }));
   const elapsedMs = performance.now() - started;
   const pool = run.ok ? run.value.pools.find((p) => p.id === plan.pools[0]?.id) : undefined;
   const topic = session.value.metrics().topics[0] ?? null;
@@ -386,16 +387,18 @@ export async function runTopicProducer(options: TopicProducerOptions): Promise<T
 /** Runs the consumer graph until its publisher says goodbye (or fails); `hooks` see each frame or make it hang. */
 export async function runTopicConsumer(options: TopicRunOptions & TopicConsumerHooks): Promise<TopicRunReport> {
   const { plan, sink } = topicConsumerPlan(options.topic, options.memory, options);
-  const prepared = await IpcBoundaries.prepare(plan, {
-    backend: options.backend,
-    connectTimeoutMs: 30_000,
-    ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),
-  });
+  const prepared = await outcomeOf(
+    IpcBoundaries.prepare(plan, {
+      backend: options.backend,
+      connectTimeoutMs: 30_000,
+      ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),
+    }),
+  );
   if (!prepared.ok) return failed(prepared.error);
   const session = RunSession.create(plan, { backend: options.backend, boundaries: prepared.value });
   if (!session.ok) return failed(session.error);
   const started = performance.now();
-  const run = await session.value.run();
+  const run = await outcomeOf(session.value.run());
   const elapsedMs = performance.now() - started;
   session.value.dispose();
   return { ok: run.ok, error: run.ok ? null : run.error.message, frames: sink.received, badBytes: sink.badBytes, slotsOut: 0, elapsedMs };

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
-import { ErrorCode, MemoryKind, OK_VOID, err, errWithContext, fileSystemError, type Result } from '@hs/streams';
+import { ErrorCode, type HsError, MemoryKind, OK_VOID, err, errWithContext, fileSystemError, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
 import { DType } from '@hs/tensor';
 import { PNG } from 'pngjs';
@@ -43,7 +43,7 @@ export class PngWriter extends Operator {
   frames!: InputPort;
   private readonly staging: StagingBuffer;
   /** Creation of the output directory, started by the first frame. */
-  private outDirReady: Promise<Result<void>> | null = null;
+  private outDirReady: Promise<void> | null = null;
   private readonly paths: string[] = [];
 
   constructor(
@@ -82,8 +82,11 @@ export class PngWriter extends Operator {
     const image = { width, height, data: Buffer.from(pixels.value.buffer, pixels.value.byteOffset, pixels.value.byteLength) };
     const encoded = PNG.sync.write(image as PNG, { colorType: 0, inputColorType: 0, bitDepth: 8 });
     this.outDirReady ??= createOutputDirectory(this.options.outDir);
-    const dirReady = await this.outDirReady;
-    if (!dirReady.ok) return errWithContext(dirReady.error, this.name);
+    try {
+      await this.outDirReady;
+    } catch (thrown) {
+      return errWithContext(thrown as HsError, this.name);
+    }
     if (this.paths.length === MAX_FRAME_FILES) {
       return err(ErrorCode.InvalidArgument, `${this.name}: more than ${MAX_FRAME_FILES} frames; frame file names have five digits`);
     }

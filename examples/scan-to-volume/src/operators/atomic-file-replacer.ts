@@ -1,5 +1,5 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { OK_VOID, fileSystemError, type Result } from '@hs/streams';
+import { fileSystemError } from '@hs/streams';
 
 /** Replacers made by this process so far: numbers each one's staging file. */
 let replacersMade = 0;
@@ -24,19 +24,19 @@ export class AtomicFileReplacer {
 
   /**
    * Writes `bytes` as the new content of `path`.
-   * @returns OK, or `fileSystemError`'s error for `write <path>` naming the OS code: NotFound (ENOENT, e.g.
-   *   the folder is gone), PermissionDenied (EACCES, EPERM), InvalidArgument otherwise (EISDIR when `path`
-   *   is a folder, ENOSPC, ...); the staging file is then removed.
+   * @returns nothing, once `path` holds `bytes`.
+   * @throws HsError (the promise rejects) with `fileSystemError`'s error for `write <path>` naming the OS
+   *   code: NotFound (ENOENT, e.g. the folder is gone), PermissionDenied (EACCES, EPERM), InvalidArgument
+   *   otherwise (EISDIR when `path` is a folder, ENOSPC, ...); the staging file is then removed.
    */
-  async write(bytes: Uint8Array): Promise<Result<void>> {
+  async write(bytes: Uint8Array): Promise<void> {
     try {
       await writeFile(this.stagingPath, bytes);
       await rename(this.stagingPath, this.path);
-      return OK_VOID;
     } catch (cause) {
       // Best effort: the failure reported is the write's, not a cleanup's.
       await rm(this.stagingPath, { force: true }).catch(() => undefined);
-      return fileSystemError('write', this.path, cause);
+      throw fileSystemError('write', this.path, cause).error;
     }
   }
 }

@@ -60,8 +60,7 @@ export class NvdbWriter extends Operator {
     const file = encodeNvdb(bytes.value, grids.value, this.codec, this.fileBuffer);
     if (!file.ok) return file;
     if (file.value.buffer !== this.fileBuffer?.buffer) this.fileBuffer = file.value;
-    const written = await this.file.write(file.value);
-    if (!written.ok) return written;
+    await this.file.write(file.value); // a rejection (HsError) fails this activation
     this.count += 1;
     this.lastBytes = file.value.byteLength;
     return OK_VOID;

@@ -78,8 +78,7 @@ export class PreviewPngWriter extends Operator {
     // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
     const image = { width, height, data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength) };
     const encoded = PNG.sync.write(image as PNG, PNG_OPTIONS);
-    const written = await this.file.write(encoded);
-    if (!written.ok) return written;
+    await this.file.write(encoded); // a rejection (HsError) fails this activation
     this.count += 1;
     this.last = pixels;
     return OK_VOID;

@@ -1,6 +1,6 @@
 import type { BoundaryPublication, BoundaryPublicationStats } from '@hs/runtime';
 import type { TensorPool } from '@hs/pool';
-import { ErrorCode, OK_VOID, err, type Backend, type HsError, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, OK_VOID, err, type Backend, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { PublicationSubscribers } from '../publication-subscribers.js';
 import type { DeviceTopicPublisher } from './device-topic-publisher.js';
@@ -66,14 +66,10 @@ export class DeviceGraphPublication implements BoundaryPublication {
     return this.publish(published.value);
   }
 
-  async start(): Promise<Result<void>> {
+  async start(): Promise<void> {
     // The counters were zeroed on the producer stream: make sure before any subscriber can wait on them.
-    try {
-      await this.backend.synchronizeStream(this.producerStream);
-    } catch (error) {
-      return { ok: false, error: error as HsError };
-    }
-    return this.#subscribers.awaitAttached(this.awaitSubscribers, this.subscriberTimeoutMs);
+    await this.backend.synchronizeStream(this.producerStream);
+    await this.#subscribers.awaitAttached(this.awaitSubscribers, this.subscriberTimeoutMs);
   }
 
   /** Nothing to poll: releases and subscriber losses arrive as socket events. */

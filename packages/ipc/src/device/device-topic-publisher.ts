@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { TensorPool } from '@hs/pool';
-import { ErrorCode, err, ok, type Backend, type Device, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, err, ok, unwrap, type Backend, type Device, type Result, type Stream } from '@hs/streams';
 import type { DType, Tensor } from '@hs/tensor';
 import { TopicSocket, claimTopicSocket } from '../publisher-socket.js';
 import { SubscriberSessions, type SubscriberLost } from '../subscriber-session.js';
@@ -48,7 +48,7 @@ const SLOT_ALIGNMENT = 256;
  *
  * @example
  * ```ts
- * const pub = unwrap(await DeviceTopicPublisher.listen({ topic: 'depth' }));
+ * const pub = await DeviceTopicPublisher.listen({ topic: 'depth' });
  * pub.on('subscriberLost', (lost: SubscriberLost) => console.warn(lost.error.message));
  * const pool = unwrap(pub.attach(cudaBackend, { device: Device.cuda(0), producerStream, slotCount: 4, slotByteSpan: 1 << 20, maxRank: 2 }));
  * // allocate from pool, write on producerStream, commit, emit, then:
@@ -102,17 +102,16 @@ export class DeviceTopicPublisher extends EventEmitter {
 
   /**
    * Claims the topic's socket (a stale one of a crashed publisher is removed) and listens.
-   * `AlreadyExists` when a live publisher serves the topic; `PermissionDenied` for an unsafe runtime
-   * directory or a stale socket that cannot be removed.
-   * @throws HsError `InvalidArgument` for a malformed topic name or option.
+   * @returns the publisher, listening; `attach()` gives it its pool.
+   * @throws HsError (the promise rejects) `InvalidArgument` for a malformed topic name or option;
+   *   `NotSupported` without the IPC addon; `AlreadyExists` when a live publisher serves the topic;
+   *   `PermissionDenied` for an unsafe runtime directory or a stale socket that cannot be removed.
    */
-  static async listen(options: DeviceTopicListenOptions): Promise<Result<DeviceTopicPublisher>> {
+  static async listen(options: DeviceTopicListenOptions): Promise<DeviceTopicPublisher> {
     const limits = resolveDeviceListenOptions(options);
-    const claimed = await claimTopicSocket(options.runtimeDirectory, limits.topic);
-    if (!claimed.ok) return claimed;
-    const socket = await TopicSocket.listen(claimed.value.socketPath, limits.topic);
-    if (!socket.ok) return socket;
-    return ok(new DeviceTopicPublisher(limits.topic, socket.value, limits));
+    const claimed = unwrap(await claimTopicSocket(options.runtimeDirectory, limits.topic));
+    const socket = unwrap(await TopicSocket.listen(claimed.socketPath, limits.topic));
+    return new DeviceTopicPublisher(limits.topic, socket, limits);
   }
 
   /**

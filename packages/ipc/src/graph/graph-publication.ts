@@ -97,7 +97,7 @@ export class GraphPublication implements BoundaryPublication {
     return staged;
   }
 
-  start(): Promise<Result<void>> {
+  start(): Promise<void> {
     return this.#subscribers.awaitAttached(this.awaitSubscribers, this.subscriberTimeoutMs);
   }
 

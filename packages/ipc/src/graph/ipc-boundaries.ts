@@ -51,7 +51,7 @@ export interface IpcBoundariesOptions {
  *
  * @example
  * ```ts
- * const boundaries = unwrap(await IpcBoundaries.prepare(plan, { backend, awaitSubscribers: 1 }));
+ * const boundaries = await IpcBoundaries.prepare(plan, { backend, awaitSubscribers: 1 });
  * const session = unwrap(RunSession.create(plan, { backend, boundaries }));
  * await session.run();
  * session.dispose();
@@ -71,13 +71,14 @@ export class IpcBoundaries implements BoundaryProvider {
 
   /**
    * Creates the publishers of every boundary pool of `plan` (a device topic listens now and allocates
-   * its CUDA IPC pool when the session lends it). Errors: `NotSupported` without the IPC addon; the
-   * publisher's (`AlreadyExists` for a topic a live process publishes, `PermissionDenied`,
-   * `OutOfMemory`); `InvalidState` inside an operator's `compute()`; everything created before a
-   * failure is closed.
-   * @throws HsError `InvalidArgument` when `options.backend` is missing or a count option is not a positive number.
+   * its CUDA IPC pool when the session lends it).
+   * @returns the provider, every publisher listening.
+   * @throws HsError (the promise rejects) `InvalidArgument` when `options.backend` is missing or a count
+   *   option is not a positive number; `InvalidState` inside an operator's `compute()`; `NotSupported`
+   *   without the IPC addon; the publisher's (`AlreadyExists` for a topic a live process publishes,
+   *   `PermissionDenied`, `OutOfMemory`). Everything created before a failure is closed first.
    */
-  static async prepare(plan: ExecutionPlan, options: IpcBoundariesOptions): Promise<Result<IpcBoundaries>> {
+  static async prepare(plan: ExecutionPlan, options: IpcBoundariesOptions): Promise<IpcBoundaries> {
     if (typeof options !== 'object' || options === null || typeof options.backend !== 'object' || options.backend === null) {
       throw new HsError(ErrorCode.InvalidArgument, 'IpcBoundaries.prepare(plan, options): options.backend is required (the backend the session runs on)');
     }
@@ -88,49 +89,48 @@ export class IpcBoundaries implements BoundaryProvider {
       }
     }
     if (isInsideCompute()) {
-      return err(ErrorCode.InvalidState, 'IpcBoundaries.prepare() inside an operator\'s compute(): topics are declared on the graph (publish/subscribe) and run by the session (one graph, one vocabulary)');
+      throw new HsError(ErrorCode.InvalidState, 'IpcBoundaries.prepare() inside an operator\'s compute(): topics are declared on the graph (publish/subscribe) and run by the session (one graph, one vocabulary)');
     }
     const publishers = new Map<string, TopicPublisher | DeviceTopicPublisher>();
-    const fail = async (failure: Result<never>): Promise<Result<never>> => {
-      await Promise.all([...publishers.values()].map((p) => p.close()));
-      return failure;
-    };
-    for (const record of plan.pools) {
-      const boundary = record.boundary;
-      if (boundary === null) continue;
-      if (boundary.transport === 'cudaIpc') {
-        // The CUDA IPC pool needs the session's producer stream: listen now, attach in publish().
-        const listening = await DeviceTopicPublisher.listen({
+    try {
+      for (const record of plan.pools) {
+        const boundary = record.boundary;
+        if (boundary === null) continue;
+        if (boundary.transport === 'cudaIpc') {
+          // The CUDA IPC pool needs the session's producer stream: listen now, attach in publish().
+          const listening = await DeviceTopicPublisher.listen({
+            topic: boundary.topic,
+            maxSubscribers: boundary.maxSubscribers,
+            ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
+            ...(options.livenessIntervalMs === undefined ? {} : { livenessIntervalMs: options.livenessIntervalMs }),
+            ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),
+          });
+          publishers.set(record.id, listening);
+          continue;
+        }
+        const created = await TopicPublisher.create({
+          backend: options.backend,
           topic: boundary.topic,
+          memoryKind: record.memoryKind,
+          slotCount: record.slotCount,
+          slotByteSpan: record.maxByteSpan,
+          maxRank: record.maxRank,
+          dtype: record.dtype,
           maxSubscribers: boundary.maxSubscribers,
+          // In-process consumers on CUDA streams (a published output also read locally) register release
+          // streams on the pool: its events live on their device, as the plan's release-stream cap says.
+          ...localReleaseOrdering(record),
           ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
           ...(options.livenessIntervalMs === undefined ? {} : { livenessIntervalMs: options.livenessIntervalMs }),
           ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),
         });
-        if (!listening.ok) return fail(listening);
-        publishers.set(record.id, listening.value);
-        continue;
+        publishers.set(record.id, created);
       }
-      const created = await TopicPublisher.create({
-        backend: options.backend,
-        topic: boundary.topic,
-        memoryKind: record.memoryKind,
-        slotCount: record.slotCount,
-        slotByteSpan: record.maxByteSpan,
-        maxRank: record.maxRank,
-        dtype: record.dtype,
-        maxSubscribers: boundary.maxSubscribers,
-        // In-process consumers on CUDA streams (a published output also read locally) register release
-        // streams on the pool: its events live on their device, as the plan's release-stream cap says.
-        ...localReleaseOrdering(record),
-        ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
-        ...(options.livenessIntervalMs === undefined ? {} : { livenessIntervalMs: options.livenessIntervalMs }),
-        ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),
-      });
-      if (!created.ok) return fail(created);
-      publishers.set(record.id, created.value);
+    } catch (failure) {
+      await Promise.all([...publishers.values()].map((p) => p.close()));
+      throw failure;
     }
-    return ok(new IpcBoundaries(plan, options, publishers));
+    return new IpcBoundaries(plan, options, publishers);
   }
 
   /** The prepared publisher of boundary pool `poolId` (for metrics and tests), or `undefined`. */

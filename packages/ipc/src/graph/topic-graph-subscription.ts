@@ -1,7 +1,7 @@
 import { createConnection, type Socket } from 'node:net';
 import type { TopicEndpointRecord } from '@hs/compiler';
 import type { BoundarySubscription } from '@hs/runtime';
-import { ErrorCode, HsError, MemoryKind, OK_VOID, err, type Backend, type DeviceMemory, type Event, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, OK_VOID, err, unwrap, type Backend, type DeviceMemory, type Event, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { CudaIpcImport } from '../device/cuda-ipc-import.js';
 import { decodeDeviceHello } from '../device/device-hello.js';
@@ -91,18 +91,16 @@ export class TopicGraphSubscription implements BoundarySubscription {
     return this.#failure;
   }
 
-  async start(): Promise<Result<void>> {
+  async start(): Promise<void> {
     if (this.endpoint.transport === 'cudaIpc' && this.consumerStream === null) {
-      return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic}: a device import needs the consumer's planned stream (compile with deployment.bindTopicDevice)`);
+      throw new HsError(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic}: a device import needs the consumer's planned stream (compile with deployment.bindTopicDevice)`);
     }
-    const dir = topicDirectory(this.options.runtimeDirectory);
-    if (!dir.ok) return dir;
-    const path = topicSocketPath(dir.value, this.endpoint.topic);
-    if (!path.ok) return path;
+    const dir = unwrap(topicDirectory(this.options.runtimeDirectory));
+    const path = unwrap(topicSocketPath(dir, this.endpoint.topic));
     const deadline = performance.now() + this.options.connectTimeoutMs;
     for (;;) {
-      const attached = await this.#connect(path.value, Math.max(1, deadline - performance.now()));
-      if (attached.ok || attached.error.code !== ErrorCode.NotFound || performance.now() >= deadline) return attached;
+      const attached = await this.#connect(path, Math.max(1, deadline - performance.now()));
+      if (attached.ok || attached.error.code !== ErrorCode.NotFound || performance.now() >= deadline) return unwrap(attached);
       await new Promise((resolve) => setTimeout(resolve, CONNECT_RETRY_MS));
     }
   }
