@@ -4,7 +4,8 @@ export { Operator } from './authoring/operator.js';
 export { MAX_TOPIC_NAME_LENGTH, assertTopicName } from './authoring/external-topics.js';
 export type { TopicPublishOptions, TopicSubscribeOptions, TopicPublication, TopicSubscription } from './authoring/external-topics.js';
 export type { OperatorCallbackResult } from './authoring/operator.js';
-export type { OperatorSpec, TemporalContract, InputRetention } from './authoring/operator-spec.js';
+export type { OperatorSpec, TemporalContract, InputRetention, MissedTickPolicy } from './authoring/operator-spec.js';
+export { DEFAULT_SCENARIO } from './authoring/operator-spec.js';
 export type { InputPort, OutputPort, OutputRateDeclaration } from './authoring/ports.js';
 export type { TensorInputRequirements, InputPortOptions } from './authoring/tensor-input-requirements.js';
 export type {
@@ -53,6 +54,8 @@ export type {
   PlanOutput,
   PlanTensorOutput,
   PlanOperator,
+  PlanSchedule,
+  PlanRetention,
   PlanEdge,
   PlanPartition,
   PlanStream,

@@ -4,6 +4,7 @@ import type { Operator } from '../authoring/operator.js';
 import type { EdgeDropPolicy } from '../authoring/graph.js';
 import type { TensorOutputStorage } from '../authoring/tensor-output-spec.js';
 import type { ParamFieldDomain, ParamMutability } from '../params/param-field.js';
+import type { MissedTickPolicy } from '../authoring/operator-spec.js';
 import type { Rate, RateRatio } from '../rates/rate.js';
 import type { PortRateSource, QueueDepthSource } from './record-sources.js';
 
@@ -83,6 +84,35 @@ export interface PlanOperator {
   readonly inputs: readonly PlanInput[];
   /** In declaration order. */
   readonly outputs: readonly PlanOutput[];
+  /** Its temporal contract as the runtime schedules it, or `null` (no contract: it runs when every connected input holds an entry). */
+  readonly schedule: PlanSchedule | null;
+}
+
+/** One window or selector of a planned temporal contract. */
+export interface PlanRetention {
+  /** Input port name. */
+  readonly port: string;
+  /** Entries: a window consumes up to this many at once, a selector keeps the newest this many. */
+  readonly entries: number;
+  /** The scenario it belongs to (`default` unless named). */
+  readonly scenario: string;
+}
+
+/**
+ * An operator's temporal contract as planned: the runtime's only scheduling authority for it.
+ * Spec: "Size queue entries from nominal rates".
+ */
+export interface PlanSchedule {
+  /** An input trigger (by port name) or a clock (exact rate, missed-tick policy). */
+  readonly trigger:
+    | { readonly kind: 'input'; readonly port: string }
+    | { readonly kind: 'clock'; readonly rate: Rate; readonly missedTicks: MissedTickPolicy };
+  /** Inputs that must hold an entry for an activation to start, by port name (the trigger input is implied). */
+  readonly required: readonly string[];
+  /** Windows, in declaration order. */
+  readonly windows: readonly PlanRetention[];
+  /** Selectors, in declaration order. */
+  readonly selectors: readonly PlanRetention[];
 }
 
 /** An edge (one flow) as planned. */
