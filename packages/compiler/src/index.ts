@@ -36,7 +36,7 @@ export type { ByteSpanNode, ByteSpanOperation, ByteSpanOperand } from './byte-sp
 export { ByteSpanProjector } from './byte-span/byte-span-projector.js';
 export type { ByteSpanProjectorFunction } from './byte-span/byte-span-projector.js';
 export type { PortRateSource } from './plan/record-sources.js';
-export type { ExecutionContext, PortRateView } from './execution-context.js';
+export type { ExecutionContext, PortRateView, TensorWindow } from './execution-context.js';
 export { evaluateRateGeneration, generationZeroRates } from './plan/rate-generation.js';
 export type { RateGeneration, RejectedRateGeneration, RateGenerationSnapshot, RateParameterValue } from './plan/rate-generation.js';
 export { renderRateQueueInspection, RATE_QUEUE_INSPECTION_SCHEMA } from './plan/rate-queue-inspection.js';

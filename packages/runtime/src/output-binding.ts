@@ -205,15 +205,13 @@ export class OutputBinding {
   }
 
   /**
-   * True when an activation of the producer could publish here: every `block` edge has room, the pool
-   * a free slot, and a staged topic's boundary pool a free slot. (The two pool checks are today's
-   * scheduling; ARCHITECTURE "Scheduling" says free slots gate nothing, which the scheduling rewrite
-   * brings: do not build on them.)
+   * True when an activation of the producer could publish here: every `block` edge has room. Free pool
+   * slots are not asked for: an empty pool is `ResourceExhausted` from `allocate()` (a staged topic copy
+   * reports its boundary pool's exhaustion from `publish()`), a value the producer handles.
+   * Spec: "Exhaustion fails fast".
    */
   canPublish(): boolean {
     for (const channel of this.channels) if (channel.gatesProducer && !channel.hasRoom) return false;
-    if (this.pool !== null && this.pool.available === 0) return false;
-    if (this.publication?.staged === true && this.publication.boundary.pool.available === 0) return false;
     return true;
   }
 

@@ -1,5 +1,7 @@
 import {
+  DEFAULT_SCENARIO,
   type ExecutionPlan,
+  type PlanOperator,
   type PortRateView,
   type Rate,
   type RateGeneration,
@@ -14,13 +16,14 @@ import { EventEmitter } from 'node:events';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
-import type { InputRequirement } from './input-binding.js';
+import type { InputRead, InputRequirement } from './input-binding.js';
 import { hostWaitOutcome } from './host-wait-outcome.js';
 import { OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
 import { Scheduler } from './scheduler.js';
+import { type SessionClock, monotonicClock } from './session-clock.js';
 import { SessionResources } from './session-resources.js';
 
 /** Options for `RunSession.create`. */
@@ -53,6 +56,25 @@ export interface RunSessionOptions {
    * Spec: "Crossing process boundaries: the generation fence".
    */
   readonly boundaries?: BoundaryProvider;
+  /**
+   * The clock the session schedules by: clock triggers tick at t0 + k/rate on it (t0: when `run()`
+   * starts scheduling), `deferUntil()` and `ExecutionContext.activationTime` use it. Default: the
+   * monotonic clock (`process.hrtime`, Node timers). Inject `ManualClock` from `@hs/runtime/test` to
+   * make a test exact. Spec: "Size queue entries from nominal rates".
+   * @example
+   * import { ManualClock } from '@hs/runtime/test';
+   * const clock = new ManualClock();
+   * const session = unwrap(RunSession.create(plan, { clock }));
+   * const running = session.run();
+   * clock.advanceTo(1_000_000n); // every timer due by t = 1 ms fires, in time order
+   */
+  readonly clock?: SessionClock;
+  /**
+   * The scenario whose windows and selectors the operators read by (queues are sized for every
+   * scenario; the plan's `schedule` records list each retention's scenario). Default `default`.
+   * Spec: "Size queue entries from nominal rates" (mutually exclusive scenarios).
+   */
+  readonly scenario?: string;
 }
 
 /** Events of a `RunSession`. */
@@ -117,6 +139,7 @@ export class RunSession {
     private readonly metricsIntervalMs: number,
     /** Where boundary callbacks find the running scheduler to wake. */
     private readonly wakeHook: { scheduler: Scheduler | null },
+    private readonly clock: SessionClock,
   ) {
     this.rateValues = generationZeroRates(plan);
     const zero = evaluateRateGeneration(plan, 0, this.rateValues, []);
@@ -128,14 +151,23 @@ export class RunSession {
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
    *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
-   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number; `NotSupported` for
-   *   a plan with external topics and no `boundaries` provider; the provider's errors.
+   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number, a `clock` without
+   *   `now`/`setTimer`/`clearTimer`, a `scenario` no contract of the plan names, or an input with both a
+   *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with
+   *   external topics and no `boundaries` provider; the provider's errors.
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
     const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
     if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
       return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${String(metricsIntervalMs)} is not a positive finite number of milliseconds`);
     }
+    const clock = options.clock ?? monotonicClock;
+    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {
+      return err(ErrorCode.InvalidArgument, 'RunSessionOptions.clock needs now(), setTimer(atNs, callback) and clearTimer(timer) (a SessionClock)');
+    }
+    const scenario = options.scenario ?? DEFAULT_SCENARIO;
+    const reads = inputReads(plan, scenario);
+    if (!reads.ok) return reads;
     const given = options.backend;
     const ownsBackend = given === undefined || typeof given === 'string';
     let backend: Backend;
@@ -172,6 +204,7 @@ export class RunSession {
             channel: edge !== undefined ? resources.channels.get(edge.id)! : (imported?.channel ?? null),
             requirement: requirementOf(planned.name, input.name),
             fused: edge !== undefined && fused.has(edge.id),
+            ...reads.value.get(`${planned.name}.${input.name}`),
           };
         }),
         outputs: planned.outputs.map((output) => {
@@ -187,6 +220,7 @@ export class RunSession {
           };
         }),
         rates: ratesOf(planned.name, planned.inputs, planned.outputs, rateViews),
+        scenario,
       });
       runners.push(runner);
     }
@@ -194,7 +228,7 @@ export class RunSession {
       const producer = runners.find((r) => r.name === edge.producer.operator)!;
       producerOf.set(resources.channels.get(edge.id)!, producer);
     }
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock));
   }
 
   /**
@@ -244,7 +278,7 @@ export class RunSession {
       return Promise.resolve(err(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     this.state = 'running';
-    const scheduler = new Scheduler(this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+    const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
     this.scheduler = scheduler;
     this.wakeHook.scheduler = scheduler;
     const onAbort = (): void => scheduler.requestStop();
@@ -386,6 +420,7 @@ export class RunSession {
         activations: r.latency.count,
         emitted: r.emitted,
         retries: r.retries,
+        skippedTicks: r.clock?.skipped ?? 0,
         latencyMeanMs: r.latency.count === 0 ? 0 : r.latency.totalMs / r.latency.count,
         latencyP50Ms: r.latency.percentile(50),
         latencyP99Ms: r.latency.percentile(99),
@@ -402,6 +437,7 @@ export class RunSession {
         dropPolicy: c.dropPolicy,
         dropped: c.dropped,
         backpressured: c.backpressured,
+        superseded: c.superseded,
       })),
 
       topics: [...this.resources.publications].map(([poolId, publication]) => ({
@@ -475,6 +511,47 @@ export class RunSession {
     }
     return OK_VOID;
   }
+}
+
+/**
+ * What each input of a contracted operator reads in `scenario` (`operator.port` -> read and entries):
+ * its window or selector there, else `oldest` for the trigger input and `newest` for the others.
+ * Inputs of operators without a contract are left out (`oldest`, the default).
+ * @returns `InvalidArgument` for a scenario no contract names, or an input with a window and a selector in it.
+ */
+function inputReads(plan: ExecutionPlan, scenario: string): Result<Map<string, { read: InputRead; entries: number }>> {
+  const named = new Set<string>([DEFAULT_SCENARIO]);
+  const reads = new Map<string, { read: InputRead; entries: number }>();
+  for (const planned of plan.operators) {
+    const schedule = planned.schedule;
+    if (schedule === null) continue;
+    for (const r of [...schedule.windows, ...schedule.selectors]) named.add(r.scenario);
+    for (const input of planned.inputs) {
+      const read = inputRead(planned, input.name, scenario);
+      if (!read.ok) return read;
+      reads.set(`${planned.name}.${input.name}`, read.value);
+    }
+  }
+  if (!named.has(scenario)) {
+    return err(ErrorCode.InvalidArgument, `RunSessionOptions.scenario ${JSON.stringify(scenario)} is named by no window or selector of plan ${plan.name}; choose one of ${[...named].join(', ')}`);
+  }
+  return ok(reads);
+}
+
+function inputRead(planned: PlanOperator, port: string, scenario: string): Result<{ read: InputRead; entries: number }> {
+  const schedule = planned.schedule!;
+  const window = schedule.windows.find((w) => w.port === port && w.scenario === scenario);
+  const selector = schedule.selectors.find((w) => w.port === port && w.scenario === scenario);
+  if (window !== undefined && selector !== undefined) {
+    return err(
+      ErrorCode.InvalidArgument,
+      `operator ${planned.name}: input ${port} has both a window and a selector in scenario ${scenario}; an activation either consumes its entries or keeps them — declare one per scenario`,
+    );
+  }
+  if (window !== undefined) return ok({ read: 'window', entries: window.entries });
+  if (selector !== undefined) return ok({ read: 'selector', entries: selector.entries });
+  const trigger = schedule.trigger;
+  return ok({ read: trigger.kind === 'input' && trigger.port === port ? 'oldest' : 'newest', entries: 1 });
 }
 
 function ratesOf(
