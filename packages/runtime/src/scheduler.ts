@@ -263,8 +263,10 @@ export class Scheduler {
     const now = Number(this.clock.now());
     let earliest = Infinity;
     for (const runner of this.runners) earliest = Math.min(earliest, runner.nextWakeNs(now));
-    this.armClock(this.stopping ? Infinity : earliest);
-    if (earliest !== Infinity && this.waitsOnTimeOnly(now)) return;
+    // A wake already due is held back by something else (busy, a full edge): that one wakes the turn.
+    const armed = !this.stopping && earliest > now && earliest !== Infinity;
+    this.armClock(armed ? earliest : Infinity);
+    if (armed && this.waitsOnTimeOnly(now)) return;
     if (this.idleTurns < SPIN_TURNS) {
       this.timerIsImmediate = true;
       this.timer = setImmediate(this.turn);

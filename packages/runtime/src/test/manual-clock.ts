@@ -71,6 +71,18 @@ export class ManualClock implements SessionClock {
     return fired;
   }
 
+  /**
+   * A loop that was late: moves time to `timeNs` at once, then fires every timer due by then, each
+   * reading `now() === timeNs` (what a clock trigger sees when the event loop ran late).
+   * @returns the number of timers fired.
+   * @throws HsError `InvalidArgument` when `timeNs` is before `now()`.
+   */
+  lateTo(timeNs: bigint): number {
+    if (timeNs < this.#now) throw new HsError(ErrorCode.InvalidArgument, `ManualClock.lateTo(${timeNs}): time ${this.#now} ns has passed; a monotonic clock never goes back`);
+    this.#now = timeNs;
+    return this.advanceTo(timeNs);
+  }
+
   /** `advanceTo(now() + deltaNs)`. */
   advanceBy(deltaNs: bigint): number {
     return this.advanceTo(this.#now + deltaNs);
