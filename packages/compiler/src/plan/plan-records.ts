@@ -105,8 +105,20 @@ export interface PlanRetention {
 export interface PlanSchedule {
   /** An input trigger (by port name) or a clock (exact rate, missed-tick policy). */
   readonly trigger:
-    | { readonly kind: 'input'; readonly port: string }
-    | { readonly kind: 'clock'; readonly rate: Rate; readonly missedTicks: MissedTickPolicy };
+    | {
+        /** An input trigger. */
+        readonly kind: 'input';
+        /** The trigger input's port name. */
+        readonly port: string;
+      }
+    | {
+        /** A clock trigger. */
+        readonly kind: 'clock';
+        /** The clock's exact nominal rate. */
+        readonly rate: Rate;
+        /** What a tick missed while the operator was busy or the loop late does: `skip` (counted) or `catchUp`. */
+        readonly missedTicks: MissedTickPolicy;
+      };
   /** Inputs that must hold an entry for an activation to start, by port name (the trigger input is implied). */
   readonly required: readonly string[];
   /** Windows, in declaration order. */
