@@ -245,11 +245,10 @@ export class OperatorRunner implements ExecutionContext {
    * `required` input) is.
    */
   inputsDrained(producerFinished: (channel: Channel) => boolean): boolean {
-    const ended = (input: InputBinding): boolean => input.channel !== null && input.drained && producerFinished(input.channel);
-    if (this.trigger !== null && ended(this.trigger)) return true;
-    for (const input of this.required) if (!input.holdsEntry && ended(input)) return true;
+    if (this.trigger !== null && ended(this.trigger, producerFinished)) return true;
+    for (const input of this.required) if (!input.holdsEntry && ended(input, producerFinished)) return true;
     for (const input of this.inputs) {
-      if (input.channel !== null && !ended(input)) return false;
+      if (input.channel !== null && !ended(input, producerFinished)) return false;
     }
     return true;
   }
@@ -404,6 +403,11 @@ export class OperatorRunner implements ExecutionContext {
     const message = thrown instanceof Error ? thrown.message : String(thrown);
     return err(ErrorCode.InvalidState, `compute() threw: ${message}`, thrown);
   }
+}
+
+/** True when nothing is left on a connected input and its producer finished. */
+function ended(input: InputBinding, producerFinished: (channel: Channel) => boolean): boolean {
+  return input.channel !== null && input.drained && producerFinished(input.channel);
 }
 
 /** Accepts `undefined` or a well-formed `Result` from compute(); anything else is the operator's bug. */
