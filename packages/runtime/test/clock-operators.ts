@@ -1,5 +1,6 @@
 import type { ExecutionContext, ExecutionPlan, MissedTickPolicy, OperatorSpec, OutputPort, Rate } from '@hs/compiler';
 import { Operator } from '@hs/compiler';
+import type { TensorLoan, TensorRequest } from '@hs/pool';
 import { ErrorCode, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
 import { RunSession, type RunMetrics, type RunSessionOptions } from '../src/index.js';
@@ -24,6 +25,7 @@ export class ClockSource extends Operator {
   sent = 0;
   exhausted = 0;
   readonly at: bigint[] = [];
+  protected request: TensorRequest = { shape: [1], dtype: DType.uint32 };
   constructor(
     name: string,
     readonly rate: Rate,
@@ -38,18 +40,39 @@ export class ClockSource extends Operator {
   }
   compute(ctx: ExecutionContext): Result<void> {
     this.at.push(ctx.activationTime);
-    const loan = ctx.allocateTensor(this.out, { shape: [1], dtype: DType.uint32 });
+    const loan = ctx.allocateTensor(this.out, this.request);
     if (!loan.ok) {
       if (loan.error.code !== ErrorCode.ResourceExhausted) return loan;
       this.exhausted += 1; // drop this tick's sample; the next tick runs on time
       return OK_VOID;
     }
-    const guard = unwrap(loan.value.write(null));
-    const bytes = unwrap(guard.tensor.mutableHostView());
-    new DataView(bytes.buffer, bytes.byteOffset, 4).setUint32(0, ++this.sent, true);
-    unwrap(guard.commit());
+    this.fill(ctx, loan.value, ++this.sent);
     if (this.sent === this.count) ctx.finish();
     return ctx.emit(this.out, loan.value);
+  }
+  /** Writes sample `value` into the loan and commits it. */
+  protected fill(_ctx: ExecutionContext, loan: TensorLoan, value: number): void {
+    const guard = unwrap(loan.write(null));
+    const bytes = unwrap(guard.tensor.mutableHostView());
+    new DataView(bytes.buffer, bytes.byteOffset, 4).setUint32(0, value, true);
+    unwrap(guard.commit());
+  }
+}
+
+/** A clock-triggered source of 64-byte device frames (frame i filled with i), written on its stream. */
+export class DeviceClockSource extends ClockSource {
+  protected override request: TensorRequest = { shape: [64], dtype: DType.uint8 };
+  override setup(spec: OperatorSpec): void {
+    this.out = spec
+      .output('out')
+      .producesTensor({ representation: { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 }, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' })
+      .nominalRate(this.rate);
+    spec.temporalContract({ trigger: { clock: this.rate } });
+  }
+  protected override fill(ctx: ExecutionContext, loan: TensorLoan, value: number): void {
+    const guard = unwrap(loan.write(ctx.cudaStream()));
+    unwrap(ctx.backend.memsetAsync(ctx.cudaStream(), guard.range, value));
+    unwrap(guard.commit());
   }
 }
 

@@ -3,7 +3,7 @@ import { type Backend, Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type
 import { describe, expect, it } from 'vitest';
 import { DType } from '@hs/tensor';
 import { RunSession, formatMetrics } from '../src/index.js';
-import { ClockSource, MS, operator, runOnClock } from './clock-operators.js';
+import { DeviceClockSource, MS, operator, runOnClock } from './clock-operators.js';
 import { AddOne, CollectSink, FailingSink, FillSource } from './test-operators.js';
 
 function onCuda0(graph: Graph): ReturnType<typeof compile> {
@@ -74,30 +74,7 @@ describe('RunSession', () => {
     backend.dispose();
   });
 
-  /** A 1 kHz clock source of device frames and a consumer reading each on its stream. */
-  class DeviceSource extends ClockSource {
-    override setup(spec: OperatorSpec): void {
-      this.out = spec
-        .output('out')
-        .producesTensor({ representation: { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 }, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' })
-        .nominalRate(this.rate);
-      spec.temporalContract({ trigger: { clock: this.rate } });
-    }
-    override compute(ctx: ExecutionContext): Result<void> {
-      this.at.push(ctx.activationTime);
-      const loan = ctx.allocateTensor(this.out, { shape: [64], dtype: DType.uint8 });
-      if (!loan.ok) {
-        if (loan.error.code !== ErrorCode.ResourceExhausted) return loan;
-        this.exhausted += 1;
-        return OK_VOID;
-      }
-      const guard = unwrap(loan.value.write(ctx.cudaStream()));
-      unwrap(ctx.backend.memsetAsync(ctx.cudaStream(), guard.range, ++this.sent));
-      unwrap(guard.commit());
-      if (this.sent === this.count) ctx.finish();
-      return ctx.emit(this.out, loan.value);
-    }
-  }
+  /** A consumer reading each device frame on its stream. */
   class DeviceReader extends Operator {
     input!: InputPort;
     received = 0;
@@ -114,7 +91,7 @@ describe('RunSession', () => {
   it('with queue room but every slot held by a consumer release stream in flight, the source gets ResourceExhausted, counts it, and its next tick runs on time', async () => {
     const backend = new HostBackend({ scheduling: 'manual' });
     const graph = new Graph('exhaustion');
-    const source = graph.add(new DeviceSource('source', Rate.hz(1000), 10));
+    const source = graph.add(new DeviceClockSource('source', Rate.hz(1000), 10));
     // Two readers (a fan-out: each on its own stream, nothing fused), each releasing on its stream.
     const reader = graph.add(new DeviceReader('reader'));
     const second = graph.add(new DeviceReader('second'));

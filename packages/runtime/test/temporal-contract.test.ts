@@ -1,9 +1,10 @@
 import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, Rate, type TemporalContract, compile } from '@hs/compiler';
-import { ErrorCode, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { ManualClock } from '../src/test/index.js';
-import { ClockSource, MS, SECOND, operator, runOnClock, settle, valueOf } from './clock-operators.js';
+import { ClockSource, DeviceClockSource, MS, SECOND, operator, runOnClock, settle, valueOf } from './clock-operators.js';
 
 type Read = 'one' | 'window';
 
@@ -54,6 +55,48 @@ describe('the temporal contract schedules', () => {
     // Ticks at exact thirds of a second, rounded up to the nanosecond: 1/3 s is no whole number of ns.
     expect(source.at.slice(0, 3)).toEqual([333_333_334n, 666_666_667n, SECOND]);
     expect(operator(metrics, 'consumer').skippedTicks).toBe(0);
+  });
+
+  it.each([
+    ['window', 3, 9, 1, [1, 2, 3, 4, 5, 6, 7, 8, 9]],
+    ['selector', 1, 3, 2, [1, 1, 1, 2, 1, 2, 2, 3]],
+  ] as const)('orders every device entry of a %s on the consumer stream and releases each after its reads (the ordering checker stays silent)', async (kind, sourceHz, count, readerHz, seen) => {
+    class WindowReader extends Operator {
+      input!: InputPort;
+      readonly seen: number[] = [];
+      setup(spec: OperatorSpec): void {
+        this.input = spec.input('input', { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 });
+        const retention = [{ input: this.input, entries: kind === 'window' ? 3 : 2 }];
+        spec.temporalContract({ trigger: { clock: Rate.hz(readerHz) }, ...(kind === 'window' ? { windows: retention } : { selectors: retention }) });
+      }
+      compute(ctx: ExecutionContext): Result<void> {
+        const window = ctx.receiveWindow(this.input);
+        for (let i = 0; i < window.length; i++) {
+          const launched = ctx.backend.launchKernel(ctx.cudaStream(), {
+            name: 'test.readWindow',
+            reads: [window.at(i).data()],
+            writes: [],
+            params: [],
+            host: (reads) => void this.seen.push(reads[0]![0]!),
+          });
+          if (!launched.ok) return launched;
+        }
+        return OK_VOID;
+      }
+    }
+    const backend = new HostBackend({ orderingChecker: true, seed: 5 });
+    const graph = new Graph('device-window');
+    const source = graph.add(new DeviceClockSource('source', Rate.hz(sourceHz), count));
+    const reader = graph.add(new WindowReader('reader'));
+    graph.addFlow(source.out, reader.input);
+    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), reader: Device.cuda(0) } } }));
+    expect(plan.fusedEdges).toEqual([]);
+    const metrics = await runOnClock(plan, { backend });
+    expect(reader.seen).toEqual(seen);
+    expect(operator(metrics, 'reader').activations).toBe(kind === 'window' ? 3 : 6);
+    expect(metrics.pools.every((p) => p.outstanding === 0 && p.exhaustions === 0)).toBe(true);
+    expect(backend.orderingChecker?.violations).toEqual([]);
+    backend.dispose();
   });
 
   it('a camera-triggered fusion takes every IMU sample queued since the last frame; the 1 kHz IMU is never throttled', async () => {
