@@ -22,13 +22,17 @@ export interface PortRateView {
  * `ExecutionContext.receiveWindow()`. Each tensor is already ordered on `cudaStream()` and read-only.
  * The object is the runtime's, reused for every activation (no allocation): read it during `compute()`,
  * do not keep it. Spec: "Size queue entries from nominal rates" (window and selector retention).
+ * @example
+ * const samples = ctx.receiveWindow(this.imu);
+ * let sum = 0;
+ * for (let i = 0; i < samples.length; i++) sum += readSample(samples.at(i));
  */
 export interface TensorWindow {
   /** Entries this activation reads (0 up to the window's or selector's `entries`). */
   readonly length: number;
   /**
    * Entry `index`, oldest first.
-   * @throws HsError `InvalidArgument` unless `0 <= index < length`; `InvalidState` after `compute()` returned.
+   * @throws HsError `InvalidArgument` unless `0 <= index < length` (once `compute()` returned the view is empty).
    */
   at(index: number): Tensor;
 }
@@ -44,7 +48,11 @@ export interface ExecutionContext {
    * @throws HsError `InvalidState` after `compute()` returned; `NotSupported` for a host-only operator.
    */
   cudaStream(): Stream;
-  /** Activation time in nanoseconds on a monotonic clock. */
+  /**
+   * Activation time in integer nanoseconds on the session's monotonic clock (`RunSessionOptions.clock`):
+   * when the scheduler turn that started this activation ran. For a clock trigger that is at or after
+   * the tick's due time t0 + k/rate (exactly on it with a manual clock).
+   */
   readonly activationTime: bigint;
   /** The backend the session runs on. */
   readonly backend: Backend;

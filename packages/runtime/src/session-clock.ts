@@ -3,6 +3,15 @@
  * `ExecutionContext.activationTime` all read it. Inject one (`RunSessionOptions.clock`) to make
  * scheduling exact in tests: `ManualClock` from `@hs/runtime/test` moves only when told to.
  * Spec: "Size queue entries from nominal rates" (a clock trigger ticks at its nominal rate).
+ * @example
+ * // A clock that runs at half speed (say, to watch a demo): now() and timers on a scaled time base.
+ * const start = process.hrtime.bigint();
+ * const slow: SessionClock = {
+ *   now: () => (process.hrtime.bigint() - start) / 2n,
+ *   setTimer: (atNs, callback) => setTimeout(callback, Math.max(0, Number(atNs * 2n + start - process.hrtime.bigint()) / 1e6)),
+ *   clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
+ * };
+ * const session = unwrap(RunSession.create(plan, { clock: slow }));
  */
 export interface SessionClock {
   /** Monotonic time in integer nanoseconds. */
