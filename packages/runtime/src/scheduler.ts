@@ -132,9 +132,10 @@ export class Scheduler {
         void outcome.then(this.onSettled);
       } else {
         if (!outcome.ok) this.fail(outcome);
-        // A source activation that neither emitted nor finished is idle polling, not progress: let the
-        // scheduler back off to a timer instead of spinning the CPU.
-        if (!runner.isSource || runner.emitted !== emittedBefore || runner.finished) progressed = true;
+        // An uncontracted source activation that neither emitted nor finished is idle polling, not
+        // progress: let the scheduler back off to a timer instead of spinning the CPU. A clock tick is
+        // never polling: it ran because its time came.
+        if (!runner.isSource || runner.emitted !== emittedBefore || runner.finished || runner.clock !== null) progressed = true;
       }
     }
     return progressed;
