@@ -1,4 +1,4 @@
-import { type ExecutionContext, Graph, Operator, type OperatorSpec, Rate, compile } from '@hs/compiler';
+import { type ExecutionContext, Graph, type MissedTickPolicy, Operator, type OperatorSpec, Rate, compile } from '@hs/compiler';
 import { RunSession } from '@hs/runtime';
 import { OK_VOID, type Result, unwrap } from '@hs/streams';
 
@@ -19,11 +19,12 @@ class ClockTicker extends Operator {
   constructor(
     private readonly rate: Rate,
     private readonly ticks: number,
+    private readonly missedTicks: MissedTickPolicy,
   ) {
     super('ticker');
   }
   setup(spec: OperatorSpec): void {
-    spec.temporalContract({ trigger: { clock: this.rate } });
+    spec.temporalContract({ trigger: { clock: this.rate, missedTicks: this.missedTicks } });
   }
   compute(ctx: ExecutionContext): Result<void> {
     this.at.push(process.hrtime.bigint());
@@ -39,10 +40,13 @@ function figures(at: readonly bigint[], periodNs: number, skippedTicks: number):
   return { achievedHz: ((at.length - 1) * 1e9) / spanNs, jitterP50Ns: pick(50), jitterP99Ns: pick(99), skippedTicks };
 }
 
-/** A clock-triggered source at `hz` through a RunSession (host backend, the default monotonic clock), for `ticks` ticks. */
-export async function measureClockSource(hz: number, ticks: number): Promise<TickFigures> {
+/**
+ * A clock-triggered source at `hz` through a RunSession (host backend, the default monotonic clock), for
+ * `ticks` activations, skipping late ticks (the default) or catching up on them.
+ */
+export async function measureClockSource(hz: number, ticks: number, missedTicks: MissedTickPolicy = 'skip'): Promise<TickFigures> {
   const graph = new Graph('bench-clock');
-  const ticker = graph.add(new ClockTicker(Rate.hz(hz), ticks));
+  const ticker = graph.add(new ClockTicker(Rate.hz(hz), ticks, missedTicks));
   const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
   const metrics = unwrap(await session.run());
   session.dispose();
