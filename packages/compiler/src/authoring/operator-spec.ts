@@ -216,7 +216,11 @@ export interface TemporalContract {
          */
         readonly missedTicks?: MissedTickPolicy;
       };
-  /** Inputs that must hold an entry for an activation to start (besides the trigger input). */
+  /**
+   * Inputs that must hold an entry for an activation to start (besides the trigger input). Each is read
+   * like any non-trigger input: its newest entry, consumed (so the next activation waits for a new one),
+   * unless it has a selector, whose kept entries stay for every later activation.
+   */
   readonly required?: readonly InputPort[];
   /** Window retention: the activation consumes every queued entry of `input`, up to `entries`, at once. */
   readonly windows?: readonly InputRetention[];
