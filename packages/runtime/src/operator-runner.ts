@@ -203,14 +203,14 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   /**
-   * The next time (session clock, integer ns) at which time alone could make the operator ready: its
-   * next clock tick, or its `deferUntil()` time when that is still ahead; `Infinity` when none.
+   * The next time (session clock, integer ns) after `nowNs` at which time alone could make the operator
+   * ready: its next clock tick, or its `deferUntil()` time; `Infinity` when none is ahead (a tick already
+   * due waits for what holds it back, an arrival or room, which wakes the scheduler itself).
    */
   nextWakeNs(nowNs: number): number {
     if (this.finished) return Infinity;
-    const deferred = this.notBeforeNs > nowNs ? this.notBeforeNs : -Infinity;
-    if (this.clock !== null) return Math.max(this.clock.nextDueNs, deferred);
-    return deferred === -Infinity ? Infinity : deferred;
+    const due = this.clock === null ? this.notBeforeNs : Math.max(this.clock.nextDueNs, this.notBeforeNs);
+    return due > nowNs ? due : Infinity;
   }
 
   /**

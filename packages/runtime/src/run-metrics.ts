@@ -12,7 +12,8 @@ export interface OperatorMetrics {
   /** Retry activations: a loan kept with `retainPending()` offered back once its edges had room. */
   readonly retries: number;
   /**
-   * Clock ticks missed and not run (the operator was busy, an edge blocked it, or the loop was late),
+   * Clock ticks missed and not run (the operator was busy, a full edge or an empty `required` input held
+   * it back, or the loop was late),
    * under the clock trigger's `skip` policy; 0 without a clock trigger. Spec: "Size queue entries from nominal rates".
    */
   readonly skippedTicks: number;

@@ -152,6 +152,19 @@ describe('the temporal contract schedules', () => {
     expect(metrics.edges.find((e) => e.id === 'poses.out->fusion.poses')?.superseded).toBe(30 - 9);
   });
 
+  it('a clock with a required input runs only at ticks where it holds an entry; the ticks between are skipped and counted', async () => {
+    const graph = new Graph('clock-required');
+    const source = graph.add(new ClockSource('source', Rate.ratio(5, 2), 2));
+    const consumer = graph.add(new Recorder('consumer', { in: 'one' }, (p) => ({ trigger: { clock: Rate.hz(10) }, required: [p.in!] })));
+    graph.addFlow(source.out, consumer.ports.in!);
+    const metrics = await runOnClock(unwrap(compile(graph)));
+    expect(consumer.activations).toEqual([
+      { at: 400n * MS, values: { in: [1] } },
+      { at: 800n * MS, values: { in: [2] } },
+    ]);
+    expect(operator(metrics, 'consumer').skippedTicks).toBe(6);
+  });
+
   it('a selector reads its newest entries without consuming them; an arrival past them releases the oldest', async () => {
     const graph = new Graph('selector');
     const source = graph.add(new ClockSource('source', Rate.hz(1), 3));
