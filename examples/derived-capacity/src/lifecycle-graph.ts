@@ -79,9 +79,9 @@ export class Camera extends Operator {
 export const RETAINED_HISTORY = 4;
 
 /**
- * A 15 Hz clock-triggered recorder that keeps the last four frames alive (its retained history): it
- * holds a read lease on the three frames before the one in hand, so the pool reserves four entries
- * for it (`retainHistory(4)`).
+ * A 15 Hz clock-triggered recorder that keeps the last four frames alive (its retained history): at each
+ * tick it takes the frames queued since the last one (a window of up to four) and holds a read lease on
+ * the three frames before the newest, so the pool reserves four entries for it (`retainHistory(4)`).
  */
 export class Recorder extends Operator {
   frames!: InputPort;
@@ -94,17 +94,20 @@ export class Recorder extends Operator {
 
   setup(spec: OperatorSpec): void {
     this.frames = spec.input('frames', { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 3 }).retainHistory(RETAINED_HISTORY);
-    spec.temporalContract({ trigger: { clock: Rate.hz(15) } });
+    spec.temporalContract({ trigger: { clock: Rate.hz(15) }, windows: [{ input: this.frames, entries: RETAINED_HISTORY }] });
   }
 
   compute(ctx: ExecutionContext): Result<void> {
-    const frame = ctx.receive(this.frames);
-    if (frame === undefined || frame.backing === null) return OK_VOID;
-    this.received += 1;
-    const leased = frame.backing.acquireLease();
-    if (!leased.ok) return leased;
-    this.history.push(frame);
-    if (this.history.length === RETAINED_HISTORY) this.history.shift()?.backing?.releaseLease(null);
+    const frames = ctx.receiveWindow(this.frames);
+    for (let i = 0; i < frames.length; i++) {
+      const frame = frames.at(i);
+      if (frame.backing === null) continue;
+      this.received += 1;
+      const leased = frame.backing.acquireLease();
+      if (!leased.ok) return leased;
+      this.history.push(frame);
+      if (this.history.length === RETAINED_HISTORY) this.history.shift()?.backing?.releaseLease(null);
+    }
     return OK_VOID;
   }
 

@@ -93,7 +93,7 @@ describe('hs bench', () => {
   it('runs a tiny benchmark and writes the JSON report, the Markdown table and the latency plot', async () => {
     const outDir = join(dir, 'report');
     const { exitCode, out, err } = await hs(['bench', '--frames', '500', '--repeats', '2', '--sections', 'compile,chain', '--out', outDir], {
-      env: { ...process.env, HS_BENCH_COMPILE_RUNS: '1' },
+      env: { ...process.env, HS_BENCH_COMPILE_RUNS: '1', HS_BENCH_CLOCK_TICKS: '200' },
     });
     expect(err.filter((line) => line.startsWith('error'))).toEqual([]);
     expect(exitCode).toBe(ExitCode.Success);

@@ -8,6 +8,7 @@ function metrics(frames: number, elapsedMs: number, p99: [number, number], outst
     activations,
     emitted: activations,
     retries: 0,
+    skippedTicks: 0,
     latencyMeanMs: latencyP99Ms / 2,
     latencyP50Ms: latencyP99Ms / 4,
     latencyP99Ms,

@@ -18,6 +18,26 @@ export interface PortRateView {
 }
 
 /**
+ * The entries one activation reads on a window or selector input, oldest first, from
+ * `ExecutionContext.receiveWindow()`. Each tensor is already ordered on `cudaStream()` and read-only.
+ * The object is the runtime's, reused for every activation (no allocation): read it during `compute()`,
+ * do not keep it. Spec: "Size queue entries from nominal rates" (window and selector retention).
+ * @example
+ * const samples = ctx.receiveWindow(this.imu);
+ * let sum = 0;
+ * for (let i = 0; i < samples.length; i++) sum += readSample(samples.at(i));
+ */
+export interface TensorWindow {
+  /** Entries this activation reads (0 up to the window's or selector's `entries`). */
+  readonly length: number;
+  /**
+   * Entry `index`, oldest first.
+   * @throws HsError `InvalidArgument` unless `0 <= index < length` (once `compute()` returned the view is empty).
+   */
+  at(index: number): Tensor;
+}
+
+/**
  * What `Operator.compute()` receives for one activation. Declared here, implemented by `@hs/runtime`.
  * Everything it hands out is valid only during that `compute()` call.
  * Spec: "Two stream roles order every device tensor", "One stream per active execution partition and device".
@@ -28,15 +48,41 @@ export interface ExecutionContext {
    * @throws HsError `InvalidState` after `compute()` returned; `NotSupported` for a host-only operator.
    */
   cudaStream(): Stream;
-  /** Activation time in nanoseconds on a monotonic clock. */
+  /**
+   * Activation time in integer nanoseconds on the session's monotonic clock (`RunSessionOptions.clock`):
+   * when the scheduler turn that started this activation ran. For a clock trigger that is at or after
+   * the tick's due time t0 + k/rate (exactly on it with a manual clock).
+   */
   readonly activationTime: bigint;
   /** The backend the session runs on. */
   readonly backend: Backend;
   /**
-   * The next tensor on `port`, already ordered on `cudaStream()` (the runtime inserted the wait), or
-   * `undefined` when none is queued. The tensor is read-only.
+   * The tensor this activation received on `port`, already ordered on `cudaStream()` (the runtime
+   * inserted the wait), or `undefined` when none was there. The tensor is read-only. Which entry the
+   * temporal contract decides: the oldest on the trigger input and on every input of an operator
+   * without a contract (one is consumed per activation); on another input, the newest (older ones are
+   * released unread); on a selector input, the newest kept one (not consumed).
+   * Spec: "Receive: the tensor arrives pre-ordered", "Size queue entries from nominal rates".
+   * @throws HsError `NotFound` for a port of another operator; `InvalidState` for a second receive of
+   *   `port` in one activation, or a window input (read it with `receiveWindow()`).
+   * @example
+   * const frame = ctx.receive(this.frames);
+   * if (frame === undefined) return OK_VOID; // nothing queued on a non-trigger input
    */
   receive(port: InputPort): Tensor | undefined;
+  /**
+   * Every entry this activation took on a window input (each queued entry up to the window's
+   * `entries`, consumed and released when `compute()` returns), or the newest entries a selector input
+   * keeps (read without consuming). One reused view per input: allocation-free.
+   * Spec: "Size queue entries from nominal rates" (window and selector retention).
+   * @throws HsError `NotFound` for a port of another operator; `InvalidState` for a port without a
+   *   window or selector in the session's scenario, or a second read of `port` in one activation.
+   * @example
+   * // In setup(): spec.temporalContract({ trigger: { input: this.frames }, windows: [{ input: this.imu, entries: 34 }] });
+   * const samples = ctx.receiveWindow(this.imu);
+   * for (let i = 0; i < samples.length; i++) integrate(samples.at(i));
+   */
+  receiveWindow(port: InputPort): TensorWindow;
   /**
    * Borrows a slot from the output's runtime pool for a tensor of `request.shape` (elements per
    * dimension) and `request.dtype`; never waits.

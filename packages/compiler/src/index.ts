@@ -4,7 +4,8 @@ export { Operator } from './authoring/operator.js';
 export { MAX_TOPIC_NAME_LENGTH, assertTopicName } from './authoring/external-topics.js';
 export type { TopicPublishOptions, TopicSubscribeOptions, TopicPublication, TopicSubscription } from './authoring/external-topics.js';
 export type { OperatorCallbackResult } from './authoring/operator.js';
-export type { OperatorSpec, TemporalContract, InputRetention } from './authoring/operator-spec.js';
+export type { OperatorSpec, TemporalContract, InputRetention, MissedTickPolicy } from './authoring/operator-spec.js';
+export { DEFAULT_SCENARIO } from './authoring/operator-spec.js';
 export type { InputPort, OutputPort, OutputRateDeclaration } from './authoring/ports.js';
 export type { TensorInputRequirements, InputPortOptions } from './authoring/tensor-input-requirements.js';
 export type {
@@ -35,7 +36,7 @@ export type { ByteSpanNode, ByteSpanOperation, ByteSpanOperand } from './byte-sp
 export { ByteSpanProjector } from './byte-span/byte-span-projector.js';
 export type { ByteSpanProjectorFunction } from './byte-span/byte-span-projector.js';
 export type { PortRateSource } from './plan/record-sources.js';
-export type { ExecutionContext, PortRateView } from './execution-context.js';
+export type { ExecutionContext, PortRateView, TensorWindow } from './execution-context.js';
 export { evaluateRateGeneration, generationZeroRates } from './plan/rate-generation.js';
 export type { RateGeneration, RejectedRateGeneration, RateGenerationSnapshot, RateParameterValue } from './plan/rate-generation.js';
 export { renderRateQueueInspection, RATE_QUEUE_INSPECTION_SCHEMA } from './plan/rate-queue-inspection.js';
@@ -47,12 +48,9 @@ export type { Diagnostic, DiagnosticSeverity, DiagnosticSubject } from './compil
 export type { QueueDepthSource } from './plan/record-sources.js';
 export type { ExecutionPlan, ExecutionPlanRecords } from './plan/execution-plan.js';
 export type { JsonValue } from './plan/plan-json.js';
+export type { PlanInput, PlanOutput, PlanTensorOutput, PlanOperator, PlanSchedule, PlanRetention } from './plan/operator-records.js';
 export type {
   PortRef,
-  PlanInput,
-  PlanOutput,
-  PlanTensorOutput,
-  PlanOperator,
   PlanEdge,
   PlanPartition,
   PlanStream,

@@ -6,8 +6,10 @@ import type { Tensor } from '@hs/tensor';
  * allocated when the session is created, of which the active rate generation's depth is usable.
  * `push` never grows it; the scheduler checks `hasRoom` before activating a producer when the edge's
  * drop policy is `block`; `offer` applies the edge's drop policy to a full queue.
+ * A selector input makes it keep only the newest entries (`keepNewest`): an arrival past them evicts
+ * the oldest to the consumer's `evict` hook, except while an activation reads them (`pinned`).
  * Spec: "Size queue entries from nominal rates" (an explicit depth is exact authority; a new rate
- * generation changes the active depth without reallocation).
+ * generation changes the active depth without reallocation; selector retention).
  */
 export class Channel {
   private readonly ring: (Tensor | undefined)[];
@@ -21,6 +23,14 @@ export class Channel {
   dropped = 0;
   /** Emits refused with `Backpressured` because this edge was full. */
   backpressured = 0;
+  /** Older entries a newest-entry read released unread (a non-trigger input of a temporal contract). */
+  superseded = 0;
+  /** Selector retention: entries kept (0: none); an arrival past them evicts the oldest through `evict`. */
+  keepNewest = 0;
+  /** True while an activation reads the selector's entries: arrivals queue instead of evicting. */
+  pinned = false;
+  /** Takes an entry a selector evicted (the consumer releases its lease on the right stream). */
+  evict: ((tensor: Tensor) => void) | null = null;
   /** True when a full queue stops its producer's activation (`block`); the other policies never wait. */
   readonly gatesProducer: boolean;
   /** True when an emit onto the full queue is refused (`block`, `reject`) rather than dropping. */
@@ -49,13 +59,14 @@ export class Channel {
   /** True once its consumer went away (a tap whose loop ended): it takes nothing and never stalls the producer. */
   closed = false;
 
-  /** True when one more entry fits (always, once closed). */
+  /** True when one more entry fits (always, once closed; always for an unpinned selector at its retention). */
   get hasRoom(): boolean {
-    return this.closed || this.count < this.activeDepth;
+    return this.closed || this.count < this.activeDepth || this.evictsOnPush;
   }
 
-  /** Appends a tensor; returns false (and stores nothing) when the active depth is reached. */
+  /** Appends a tensor (a selector first evicts its oldest past retention); returns false (and stores nothing) when the active depth is reached. */
   push(tensor: Tensor): boolean {
+    if (this.evictsOnPush) this.evict!(this.shift()!);
     if (this.count >= this.activeDepth) return false;
     this.ring[(this.head + this.count) % this.capacity] = tensor;
     this.count += 1;
@@ -85,6 +96,15 @@ export class Channel {
    */
   discardAll(): void {
     for (let tensor = this.shift(); tensor !== undefined; tensor = this.shift()) tensor.backing?.releaseLease(null);
+  }
+
+  /** The entry `index` places after the oldest (0: the oldest), or `undefined` past the end. */
+  at(index: number): Tensor | undefined {
+    return index < this.count ? this.ring[(this.head + index) % this.capacity] : undefined;
+  }
+
+  private get evictsOnPush(): boolean {
+    return this.keepNewest > 0 && !this.pinned && this.count >= this.keepNewest;
   }
 
   /** Removes and returns the oldest tensor, or `undefined` when empty. */

@@ -1,6 +1,8 @@
 export { RunSession } from './run-session.js';
 export { isInsideCompute } from './compute-scope.js';
 export type { RunSessionOptions, RunOptions, RunSessionEvents } from './run-session.js';
+export type { SessionClock } from './session-clock.js';
+export { ManualClock } from './manual-clock.js';
 export type { OutputTap, TapOptions } from './output-tap.js';
 export { MAX_TAP_QUEUE_DEPTH } from './output-tap.js';
 export { formatMetrics } from './run-metrics.js';

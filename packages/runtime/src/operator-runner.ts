@@ -1,13 +1,14 @@
 import { computeScope } from './compute-scope.js';
-import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView } from '@hs/compiler';
+import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView, TensorWindow } from '@hs/compiler';
 import type { TensorLoan, TensorRequest } from '@hs/pool';
-import { type Backend, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, errWithContext } from '@hs/streams';
+import { type Backend, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, errWithContext } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import type { Channel } from './channel.js';
 import { InputBinding, type InputWiring } from './input-binding.js';
 import { LatencyWindow } from './latency-window.js';
 import { ActivationLoans, OutputBinding, type OutputWiring } from './output-binding.js';
 import { hostWaitOutcome } from './host-wait-outcome.js';
+import { ClockTrigger } from './clock-trigger.js';
 
 /** Wiring handed to a runner by the session: channels and pools by port name. */
 export interface RunnerWiring {
@@ -15,6 +16,8 @@ export interface RunnerWiring {
   readonly outputs: readonly OutputWiring[];
   /** Rate view of each rated port, by port name (inputs and outputs share one namespace). */
   readonly rates: ReadonlyMap<string, PortRateView>;
+  /** The scenario whose windows and selectors the inputs' `read` follow (for error texts). */
+  readonly scenario: string;
 }
 
 /** How an activation ended, reported to the scheduler. */
@@ -26,7 +29,15 @@ export type ActivationOutcome = Result<void>;
  * The stream contract is delegated: each input port's consumer half to an `InputBinding` (readiness
  * wait, release-stream registration, release at activation end), each output port's producer half to
  * an `OutputBinding` (allocate through the pool, emit, one lease per edge, publish).
- * Spec: "Receive: the tensor arrives pre-ordered", "Host access" (the stream-less consumer wait).
+ *
+ * When it may run is the operator's temporal contract (`PlanOperator.schedule`), and nothing else: a
+ * trigger input that received an entry, or a due clock tick (`ClockTrigger`), with every `required`
+ * input holding an entry and every `block` edge having room. Without a contract: every connected input
+ * holds an entry (a source: whenever `deferUntil()` allows). Free pool slots gate nothing: an empty
+ * pool is `ResourceExhausted` from `allocateTensor()`, a value the operator handles.
+ * Spec: "Receive: the tensor arrives pre-ordered", "Host access" (the stream-less consumer wait),
+ * "Size queue entries from nominal rates" (the temporal contract is the only scheduling authority),
+ * "Exhaustion fails fast".
  */
 export class OperatorRunner implements ExecutionContext {
   readonly name: string;
@@ -37,9 +48,21 @@ export class OperatorRunner implements ExecutionContext {
   private readonly outputs: readonly OutputBinding[];
   private readonly loans = new ActivationLoans();
   private readonly rates: ReadonlyMap<string, PortRateView>;
+  private readonly scenario: string;
+  /** The clock trigger, or `null`. */
+  readonly clock: ClockTrigger | null;
+  /** The trigger input, or `null`. */
+  private readonly trigger: InputBinding | null;
+  /** Inputs that must hold an entry, besides the trigger. */
+  private readonly required: readonly InputBinding[];
+  /** True when the plan has a temporal contract for it. */
+  private readonly contracted: boolean;
+  /** A host-only consumer's readiness events of one activation (reused). */
+  private readonly hostWaits: Event[] = [];
   private active = false;
-  private activationMs = 0;
-  private notBeforeMs = 0;
+  private activationNs = 0;
+  private startedMs = 0;
+  private notBeforeNs = 0;
   /** True while an asynchronous compute() or a host readiness wait is in flight. */
   busy = false;
   /** True once the operator will not be activated again. */
@@ -66,13 +89,20 @@ export class OperatorRunner implements ExecutionContext {
     this.outputs = wiring.outputs.map((o) => new OutputBinding(planned.name, stream, o));
     this.isSource = this.inputs.every((i) => i.channel === null);
     this.rates = wiring.rates;
+    this.scenario = wiring.scenario;
+    const schedule = planned.schedule;
+    this.contracted = schedule !== null;
+    const trigger = schedule?.trigger;
+    this.clock = trigger?.kind === 'clock' ? new ClockTrigger(trigger.rate, trigger.missedTicks) : null;
+    this.trigger = trigger?.kind === 'input' ? (this.inputs.find((i) => i.name === trigger.port) ?? null) : null;
+    this.required = (schedule?.required ?? []).flatMap((name) => this.inputs.filter((i) => i.name === name && i !== this.trigger));
   }
 
   // ---- ExecutionContext -------------------------------------------------------------------------
 
-  /** Monotonic activation time in ns. */
+  /** Activation time in ns on the session clock (`RunSessionOptions.clock`). */
   get activationTime(): bigint {
-    return BigInt(Math.round(this.activationMs * 1e6));
+    return BigInt(this.activationNs);
   }
 
   cudaStream(): Stream {
@@ -93,8 +123,24 @@ export class OperatorRunner implements ExecutionContext {
 
   receive(port: InputPort): Tensor | undefined {
     this.assertActive('receive');
-    for (const input of this.inputs) if (input.name === port.name) return input.current;
-    throw new HsError(ErrorCode.NotFound, `operator ${this.name} has no input port named ${port.name}`);
+    const input = this.readOnce(port, 'receive');
+    if (input.read === 'window') {
+      throw new HsError(ErrorCode.InvalidState, `operator ${this.name}: input ${port.name} has a window; read its entries with ctx.receiveWindow(${port.name})`);
+    }
+    if (input.read === 'selector') return input.windowAt(input.windowLength - 1);
+    return input.current;
+  }
+
+  receiveWindow(port: InputPort): TensorWindow {
+    this.assertActive('receiveWindow');
+    const input = this.readOnce(port, 'receiveWindow');
+    if (input.read !== 'window' && input.read !== 'selector') {
+      throw new HsError(
+        ErrorCode.InvalidState,
+        `operator ${this.name}: input ${port.name} has no window or selector in scenario ${this.scenario}; declare one in spec.temporalContract({ windows: [{ input, entries }] }) or read it with ctx.receive()`,
+      );
+    }
+    return input.window;
   }
 
   allocateTensor(port: OutputPort, request: TensorRequest): Result<TensorLoan> {
@@ -146,66 +192,103 @@ export class OperatorRunner implements ExecutionContext {
   /** Defers the next activation until the monotonic time `timeNs` (used to pace a source at its nominal rate). */
   deferUntil(timeNs: bigint): void {
     this.assertActive('deferUntil');
-    this.notBeforeMs = Number(timeNs) / 1e6;
+    this.notBeforeNs = Number(timeNs);
   }
 
   // ---- scheduler side ---------------------------------------------------------------------------
 
-  /** Earliest time (ms, performance.now clock) the operator may run again. */
-  get notBefore(): number {
-    return this.notBeforeMs;
+  /** Starts the clock trigger's tick sequence at the run's start time `t0Ns` (session clock, integer ns). */
+  startClock(t0Ns: number): void {
+    this.clock?.start(t0Ns);
+  }
+
+  /**
+   * The next time (session clock, integer ns) after `nowNs` at which time alone could make the operator
+   * ready: its next clock tick, or its `deferUntil()` time; `Infinity` when none is ahead (a tick already
+   * due waits for what holds it back, an arrival or room, which wakes the scheduler itself).
+   */
+  nextWakeNs(nowNs: number): number {
+    if (this.finished) return Infinity;
+    const due = this.clock === null ? this.notBeforeNs : Math.max(this.clock.nextDueNs, this.notBeforeNs);
+    return due > nowNs ? due : Infinity;
   }
 
   /**
    * True when the operator can run now. With a pending loan: when every refusing edge of each pending
-   * output has room (a retry, even after `finish()`). Otherwise: inputs hold messages (or a source is
-   * due), every `block` edge has room and every pool a free slot.
+   * output has room (a retry, even after `finish()`). Otherwise, by its temporal contract: its clock
+   * tick is due, or its trigger input received an entry (without a contract: every connected input
+   * holds an entry; a source runs whenever `deferUntil()` allows); every `required` input holds an
+   * entry; every `block` edge has room. Pool slots are never looked at.
    */
-  isReady(nowMs: number): boolean {
+  isReady(nowNs: number): boolean {
     if (this.busy) return false;
     if (this.pendingCount > 0) {
       for (const output of this.outputs) if (output.pending !== undefined && output.refused(this.active)) return false;
       return true;
     }
-    if (this.finished) return false;
-    if (this.isSource) {
-      if (nowMs < this.notBeforeMs) return false;
-    } else {
+    if (this.finished || nowNs < this.notBeforeNs) return false;
+    if (this.clock !== null) {
+      if (nowNs < this.clock.nextDueNs) return false;
+    } else if (this.trigger !== null) {
+      if (!this.trigger.hasArrival) return false;
+    } else if (!this.contracted) {
       for (const input of this.inputs) if (input.channel !== null && input.channel.length === 0) return false;
     }
+    for (const input of this.required) if (!input.holdsEntry) return false;
     for (const output of this.outputs) if (!output.canPublish()) return false;
     return true;
   }
 
-  /** True when every upstream channel is empty and its producer finished (a consumer's end of input). */
+  /**
+   * True when the operator can never run again (a consumer's end of input): every connected input is
+   * drained and its producer finished, or the input it needs to start (its trigger input or a
+   * `required` input) is.
+   */
   inputsDrained(producerFinished: (channel: Channel) => boolean): boolean {
+    if (this.trigger !== null && ended(this.trigger, producerFinished)) return true;
+    for (const input of this.required) if (!input.holdsEntry && ended(input, producerFinished)) return true;
     for (const input of this.inputs) {
-      if (input.channel !== null && (input.channel.length > 0 || !producerFinished(input.channel))) return false;
+      if (input.channel !== null && !ended(input, producerFinished)) return false;
     }
     return true;
   }
 
   /**
-   * Runs one activation: receives one message per connected input (stream wait + release-stream
-   * registration, or a host readiness wait for a stream-less consumer), calls compute(), then releases
+   * Marks a consumer finished once `inputsDrained()`: releases what its inputs still keep or queue
+   * (selector entries, entries a dead trigger left behind) and closes them, so no producer waits on them.
+   */
+  finishConsumer(): void {
+    this.finished = true;
+    for (const input of this.inputs) {
+      if (input.channel === null) continue;
+      input.releaseKept();
+      input.channel.discardAll();
+      input.channel.closed = true;
+    }
+  }
+
+  /**
+   * Runs one activation at `nowNs` (session clock): accounts the clock tick (skipped ticks counted),
+   * takes what each connected input reads under the contract (`InputBinding.take`: stream wait +
+   * release-stream registration, or a host readiness wait for a stream-less consumer), calls compute(), then releases
    * the inputs' leases on this operator's stream and returns unemitted loans to their pools.
    * @returns the outcome synchronously, or a promise when compute() or a host wait is asynchronous.
    */
-  activate(nowMs: number): ActivationOutcome | Promise<ActivationOutcome> {
-    this.activationMs = nowMs;
+  activate(nowNs: number): ActivationOutcome | Promise<ActivationOutcome> {
+    this.activationNs = nowNs;
+    this.startedMs = performance.now();
     if (this.pendingCount > 0) return this.retry();
-    let hostWaits: Promise<Result<void>>[] | null = null;
+    this.clock?.fire(nowNs);
+    const events = this.hostWaits;
+    events.length = 0;
     for (const input of this.inputs) {
       if (input.channel === null) continue;
-      const received = input.receive();
-      if (!received.ok) return this.endActivation(received);
-      if (this.stream === null && received.value !== null) {
-        (hostWaits ??= []).push(hostWaitOutcome(this.backend.synchronizeEvent(received.value)));
-      }
+      const taken = input.take(events);
+      if (!taken.ok) return this.endActivation(taken);
     }
-    if (hostWaits !== null) {
+    if (events.length > 0) {
       this.busy = true;
-      return Promise.all(hostWaits).then((waited) => {
+      return Promise.all(events.map((event) => hostWaitOutcome(this.backend.synchronizeEvent(event)))).then((waited) => {
         const failed = waited.find((w) => !w.ok);
         if (failed !== undefined) return this.endActivation(failed);
         return this.callCompute();
@@ -275,7 +358,7 @@ export class OperatorRunner implements ExecutionContext {
     }
     this.loans.abandonAll();
     for (const output of this.outputs) output.offered = undefined;
-    this.latency.record(performance.now() - this.activationMs);
+    this.latency.record(performance.now() - this.startedMs);
     if (!outcome.ok) {
       return errWithContext(outcome.error, `operator ${this.name}`);
     }
@@ -286,6 +369,22 @@ export class OperatorRunner implements ExecutionContext {
   private counted(published: Result<void>): Result<void> {
     if (published.ok) this.emitted += 1;
     return published;
+  }
+
+  /** The input binding of `port`, marked read for this activation. */
+  private readOnce(port: InputPort, call: string): InputBinding {
+    for (const input of this.inputs) {
+      if (input.name !== port.name) continue;
+      if (input.readCalled) {
+        throw new HsError(
+          ErrorCode.InvalidState,
+          `operator ${this.name}: input ${port.name} was already read in this activation (${call}() twice); read each input once and keep what it returned`,
+        );
+      }
+      input.readCalled = true;
+      return input;
+    }
+    throw new HsError(ErrorCode.NotFound, `operator ${this.name} has no input port named ${port.name}`);
   }
 
   private output(port: OutputPort): OutputBinding {
@@ -304,6 +403,11 @@ export class OperatorRunner implements ExecutionContext {
     const message = thrown instanceof Error ? thrown.message : String(thrown);
     return err(ErrorCode.InvalidState, `compute() threw: ${message}`, thrown);
   }
+}
+
+/** True when nothing is left on a connected input and its producer finished. */
+function ended(input: InputBinding, producerFinished: (channel: Channel) => boolean): boolean {
+  return input.channel !== null && input.drained && producerFinished(input.channel);
 }
 
 /** Accepts `undefined` or a well-formed `Result` from compute(); anything else is the operator's bug. */

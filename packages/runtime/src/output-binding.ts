@@ -205,16 +205,16 @@ export class OutputBinding {
   }
 
   /**
-   * True when an activation of the producer could publish here: every `block` edge has room, the pool
-   * a free slot, and a staged topic's boundary pool a free slot. (The two pool checks are today's
-   * scheduling; ARCHITECTURE "Scheduling" says free slots gate nothing, which the scheduling rewrite
-   * brings: do not build on them.)
+   * True when an activation of the producer could publish here: every `block` edge has room, and a
+   * published output's topic has room. A topic's queue lives in another process, so its room is its
+   * boundary pool's free slots (the subscribers' queued and held entries); that is the only pool this
+   * asks. The output's own runtime pool is never asked: an empty pool is `ResourceExhausted` from
+   * `allocate()`, a value the producer handles (drop or degrade).
+   * Spec: "Exhaustion fails fast", "Crossing process boundaries: the generation fence".
    */
   canPublish(): boolean {
     for (const channel of this.channels) if (channel.gatesProducer && !channel.hasRoom) return false;
-    if (this.pool !== null && this.pool.available === 0) return false;
-    if (this.publication?.staged === true && this.publication.boundary.pool.available === 0) return false;
-    return true;
+    return this.publication === null || this.publication.boundary.pool.available > 0;
   }
 
   /**

@@ -29,6 +29,18 @@ export class RateViews {
     return this.views.get(key) ?? null;
   }
 
+  /** The views of one operator's ports that the plan has a rate for, by port name (its `ctx.rate()` table). */
+  portViews(operator: string, inputs: readonly { name: string }[], outputs: readonly { name: string }[]): Map<string, PortRateView> {
+    const rates = new Map<string, PortRateView>();
+    for (const [direction, ports] of [['input', inputs], ['output', outputs]] as const) {
+      for (const port of ports) {
+        const view = this.views.get(RateViews.key(direction, operator, port.name));
+        if (view !== undefined) rates.set(port.name, view);
+      }
+    }
+    return rates;
+  }
+
   /** Rewrites every view from `generation`. */
   publish(generation: RateGeneration): void {
     for (const p of generation.ports) {

@@ -11,6 +11,12 @@ export interface OperatorMetrics {
   readonly emitted: number;
   /** Retry activations: a loan kept with `retainPending()` offered back once its edges had room. */
   readonly retries: number;
+  /**
+   * Clock ticks missed and not run (the operator was busy, a full edge or an empty `required` input held
+   * it back, or the loop was late),
+   * under the clock trigger's `skip` policy; 0 without a clock trigger. Spec: "Size queue entries from nominal rates".
+   */
+  readonly skippedTicks: number;
   /** Mean compute() wall time, in milliseconds. */
   readonly latencyMeanMs: number;
   /** Median compute() wall time, in milliseconds. */
@@ -31,7 +37,10 @@ export interface PoolMetrics {
   readonly outstanding: number;
   /** Most slots out of the pool at once (loaned, queued, being read, or retiring). */
   readonly highWater: number;
-  /** `allocateTensor()` calls that returned ResourceExhausted. */
+  /**
+   * `allocateTensor()` calls that returned ResourceExhausted: the producer ran (free slots never gate it)
+   * and had to drop or degrade. Spec: "Exhaustion fails fast".
+   */
   readonly exhaustions: number;
 }
 
@@ -49,6 +58,8 @@ export interface EdgeMetrics {
   readonly dropped: number;
   /** Emits refused with `Backpressured` because this edge was full. */
   readonly backpressured: number;
+  /** Older entries a newest-entry read released unread (a non-trigger input of a temporal contract without a window or selector). */
+  readonly superseded: number;
 }
 
 /**
@@ -88,6 +99,7 @@ export function formatMetrics(metrics: RunMetrics): string {
     ...metrics.operators.map(
       (o) =>
         `  ${o.name.padEnd(20)} activations ${String(o.activations).padStart(6)}  emitted ${String(o.emitted).padStart(6)}  ` +
+        (o.skippedTicks === 0 ? '' : `skipped ticks ${o.skippedTicks}  `) +
         `latency mean ${o.latencyMeanMs.toFixed(3)} ms  p50 ${o.latencyP50Ms.toFixed(3)} ms  p99 ${o.latencyP99Ms.toFixed(3)} ms  max ${o.latencyMaxMs.toFixed(3)} ms`,
     ),
     'pools:',
@@ -98,7 +110,8 @@ export function formatMetrics(metrics: RunMetrics): string {
     ...metrics.edges.map(
       (e) =>
         `  ${e.id.padEnd(40)} high-water ${e.highWater}/${e.queueDepth}` +
-        (e.dropPolicy === 'block' && e.backpressured === 0 ? '' : `  ${e.dropPolicy}: dropped ${e.dropped}, backpressured ${e.backpressured}`),
+        (e.dropPolicy === 'block' && e.backpressured === 0 ? '' : `  ${e.dropPolicy}: dropped ${e.dropped}, backpressured ${e.backpressured}`) +
+        (e.superseded === 0 ? '' : `  superseded ${e.superseded}`),
     ),
     ...(metrics.topics.length === 0 ? [] : ['topics:']),
     ...metrics.topics.map(

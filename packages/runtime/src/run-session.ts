@@ -1,6 +1,6 @@
 import {
+  DEFAULT_SCENARIO,
   type ExecutionPlan,
-  type PortRateView,
   type Rate,
   type RateGeneration,
   type RateGenerationSnapshot,
@@ -20,7 +20,9 @@ import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
 import { Scheduler } from './scheduler.js';
+import { type SessionClock, monotonicClock } from './session-clock.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
+import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
 
 /** Options for `RunSession.create`. */
@@ -53,6 +55,25 @@ export interface RunSessionOptions {
    * Spec: "Crossing process boundaries: the generation fence".
    */
   readonly boundaries?: BoundaryProvider;
+  /**
+   * The clock the session schedules by: clock triggers tick at t0 + k/rate on it (t0: when `run()`
+   * starts scheduling), `deferUntil()` and `ExecutionContext.activationTime` use it. Default: the
+   * monotonic clock (`process.hrtime`, Node timers). Inject `ManualClock` to
+   * make a test exact. Spec: "Size queue entries from nominal rates".
+   * @example
+   * import { ManualClock } from '@hs/runtime';
+   * const clock = new ManualClock();
+   * const session = unwrap(RunSession.create(plan, { clock }));
+   * const running = session.run();
+   * clock.advanceTo(1_000_000n); // every timer due by t = 1 ms fires, in time order
+   */
+  readonly clock?: SessionClock;
+  /**
+   * The scenario whose windows and selectors the operators read by (queues are sized for every
+   * scenario; the plan's `schedule` records list each retention's scenario). Default `default`.
+   * Spec: "Size queue entries from nominal rates" (mutually exclusive scenarios).
+   */
+  readonly scenario?: string;
 }
 
 /** Events of a `RunSession`. */
@@ -117,6 +138,7 @@ export class RunSession {
     private readonly metricsIntervalMs: number,
     /** Where boundary callbacks find the running scheduler to wake. */
     private readonly wakeHook: { scheduler: Scheduler | null },
+    private readonly clock: SessionClock,
   ) {
     this.rateValues = generationZeroRates(plan);
     const zero = evaluateRateGeneration(plan, 0, this.rateValues, []);
@@ -128,14 +150,23 @@ export class RunSession {
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
    *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
-   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number; `NotSupported` for
-   *   a plan with external topics and no `boundaries` provider; the provider's errors.
+   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number, a `clock` without
+   *   `now`/`setTimer`/`clearTimer`, a `scenario` no contract of the plan names, or an input with both a
+   *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with
+   *   external topics and no `boundaries` provider; the provider's errors.
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
     const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
     if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
       return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${String(metricsIntervalMs)} is not a positive finite number of milliseconds`);
     }
+    const clock = options.clock ?? monotonicClock;
+    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {
+      return err(ErrorCode.InvalidArgument, 'RunSessionOptions.clock needs now(), setTimer(atNs, callback) and clearTimer(timer) (a SessionClock)');
+    }
+    const scenario = options.scenario ?? DEFAULT_SCENARIO;
+    const reads = inputReads(plan, scenario);
+    if (!reads.ok) return reads;
     const given = options.backend;
     const ownsBackend = given === undefined || typeof given === 'string';
     let backend: Backend;
@@ -172,6 +203,7 @@ export class RunSession {
             channel: edge !== undefined ? resources.channels.get(edge.id)! : (imported?.channel ?? null),
             requirement: requirementOf(planned.name, input.name),
             fused: edge !== undefined && fused.has(edge.id),
+            ...reads.value.get(`${planned.name}.${input.name}`),
           };
         }),
         outputs: planned.outputs.map((output) => {
@@ -186,7 +218,8 @@ export class RunSession {
             publication: boundary === undefined ? null : { boundary: resources.publications.get(boundary.id)!, staged: boundary.boundary?.staging === 'copy' },
           };
         }),
-        rates: ratesOf(planned.name, planned.inputs, planned.outputs, rateViews),
+        rates: rateViews.portViews(planned.name, planned.inputs, planned.outputs),
+        scenario,
       });
       runners.push(runner);
     }
@@ -194,7 +227,7 @@ export class RunSession {
       const producer = runners.find((r) => r.name === edge.producer.operator)!;
       producerOf.set(resources.channels.get(edge.id)!, producer);
     }
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock));
   }
 
   /**
@@ -260,7 +293,7 @@ export class RunSession {
       return Promise.reject(new HsError(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     this.state = 'running';
-    const scheduler = new Scheduler(this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+    const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
     this.scheduler = scheduler;
     this.wakeHook.scheduler = scheduler;
     const onAbort = (): void => scheduler.requestStop();
@@ -406,6 +439,7 @@ export class RunSession {
         activations: r.latency.count,
         emitted: r.emitted,
         retries: r.retries,
+        skippedTicks: r.clock?.skipped ?? 0,
         latencyMeanMs: r.latency.count === 0 ? 0 : r.latency.totalMs / r.latency.count,
         latencyP50Ms: r.latency.percentile(50),
         latencyP99Ms: r.latency.percentile(99),
@@ -422,6 +456,7 @@ export class RunSession {
         dropPolicy: c.dropPolicy,
         dropped: c.dropped,
         backpressured: c.backpressured,
+        superseded: c.superseded,
       })),
 
       topics: [...this.resources.publications].map(([poolId, publication]) => ({
@@ -458,20 +493,4 @@ export class RunSession {
     await this.stop();
     this.dispose();
   }
-}
-
-function ratesOf(
-  operator: string,
-  inputs: readonly { name: string }[],
-  outputs: readonly { name: string }[],
-  views: RateViews,
-): Map<string, PortRateView> {
-  const rates = new Map<string, PortRateView>();
-  for (const [direction, ports] of [['input', inputs], ['output', outputs]] as const) {
-    for (const port of ports) {
-      const view = views.view(RateViews.key(direction, operator, port.name));
-      if (view !== null) rates.set(port.name, view);
-    }
-  }
-  return rates;
 }

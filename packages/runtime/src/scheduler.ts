@@ -1,6 +1,7 @@
 import { type Result, ErrorCode, OK_VOID, err } from '@hs/streams';
 import type { Channel } from './channel.js';
 import type { OperatorRunner } from './operator-runner.js';
+import type { SessionClock } from './session-clock.js';
 import type { SessionResources } from './session-resources.js';
 
 /** Idle turns spent polling with `setImmediate` before backing off to a 1 ms timer. */
@@ -9,14 +10,16 @@ const SPIN_TURNS = 64;
 /** Sweeps over the operators within one turn while they make progress (amortizes the macrotask hop). */
 const MAX_PASSES_PER_TURN = 32;
 
-/** Longest delay Node timers accept (ms); a later wake re-arms from there. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * The JS-thread scheduler: each turn retires pool slots (one batched event query per pool), then
- * activates every operator whose inputs hold messages and whose `block` edges have room, and retries
- * every operator holding a pending loan once the refusing edges of that output have room. Nothing here
- * blocks: waits are event polls between turns. Spec: "Exhaustion fails fast", "Sized cold, borrowed hot".
+ * activates every operator its temporal contract makes ready (`OperatorRunner.isReady`: a due clock
+ * tick or an arrived trigger entry, required inputs held, `block` edges with room; never a free pool
+ * slot), and retries every operator holding a pending loan once the refusing edges of that output have
+ * room. Time comes from the session clock: when only time can make progress (a clock tick, a
+ * `deferUntil()`), the turn waits on one clock timer at the earliest such time; otherwise it polls
+ * with `setImmediate`, backing off to 1 ms. Nothing here blocks or busy-waits: waits are event polls
+ * between turns. Spec: "Exhaustion fails fast", "Sized cold, borrowed hot", "Size queue entries from
+ * nominal rates" (the temporal contract is the only scheduling authority).
  */
 export class Scheduler {
   private stopping = false;
@@ -28,8 +31,12 @@ export class Scheduler {
   private timerIsImmediate = false;
 
   private stopDeadline: NodeJS.Timeout | null = null;
+  /** The armed session-clock timer and the time (ns) it fires at. */
+  private clockTimer: unknown = null;
+  private clockTimerAt = Infinity;
 
   constructor(
+    private readonly clock: SessionClock,
     private readonly runners: readonly OperatorRunner[],
     private readonly resources: SessionResources,
     /** Channel -> the runner that produces into it. */
@@ -46,6 +53,8 @@ export class Scheduler {
   run(): Promise<Result<void>> {
     return new Promise((resolve) => {
       this.settle = resolve;
+      const t0 = Number(this.clock.now());
+      for (const runner of this.runners) runner.startClock(t0);
       this.schedule(true);
     });
   }
@@ -75,13 +84,21 @@ export class Scheduler {
     this.schedule(true);
   }
 
+  /** The session-clock timer fired: run the turn now, in place of a pending poll. */
+  private readonly onClock = (): void => {
+    this.clockTimer = null;
+    this.clockTimerAt = Infinity;
+    this.clearPoll();
+    this.turn();
+  };
+
   private readonly turn = (): void => {
     this.timer = null;
     if (this.settle === null) return;
     this.resources.retire();
     const imported = this.resources.importFailure();
     if (imported !== null) this.fail(imported);
-    const now = performance.now();
+    const now = Number(this.clock.now());
     let progressed = false;
     for (let pass = 0; pass < MAX_PASSES_PER_TURN && this.failure === null; pass++) {
       if (!this.sweep(now) && (pass === 0 || this.resources.retire() === 0)) break;
@@ -104,7 +121,7 @@ export class Scheduler {
     for (const runner of this.runners) {
       if (this.failure !== null) break;
       if (!runner.isSource && !runner.busy && !runner.finished && runner.pendingCount === 0 && runner.inputsDrained(this.isProducerDone)) {
-        runner.finished = true;
+        runner.finishConsumer();
         continue;
       }
       if (!runner.isReady(now)) continue;
@@ -115,9 +132,10 @@ export class Scheduler {
         void outcome.then(this.onSettled);
       } else {
         if (!outcome.ok) this.fail(outcome);
-        // A source activation that neither emitted nor finished is idle polling, not progress: let the
-        // scheduler back off to a timer instead of spinning the CPU.
-        if (!runner.isSource || runner.emitted !== emittedBefore || runner.finished) progressed = true;
+        // An uncontracted source activation that neither emitted nor finished is idle polling, not
+        // progress: let the scheduler back off to a timer instead of spinning the CPU. A clock tick is
+        // never polling: it ran because its time came.
+        if (!runner.isSource || runner.emitted !== emittedBefore || runner.finished || runner.clock !== null) progressed = true;
       }
     }
     return progressed;
@@ -220,22 +238,37 @@ export class Scheduler {
     }
     const settle = this.settle;
     this.settle = null;
-    if (this.timer !== null) {
-      clearTimeout(this.timer as NodeJS.Timeout);
-      clearImmediate(this.timer as NodeJS.Immediate);
-      this.timer = null;
-    }
+    this.clearPoll();
+    this.armClock(Infinity);
     settle?.(outcome);
+  }
+
+  private clearPoll(): void {
+    if (this.timer === null) return;
+    if (this.timerIsImmediate) clearImmediate(this.timer as NodeJS.Immediate);
+    else clearTimeout(this.timer as NodeJS.Timeout);
+    this.timer = null;
+  }
+
+  /** Arms the session-clock timer at `atNs` (replacing one armed for another time); `Infinity` disarms it. */
+  private armClock(atNs: number): void {
+    if (atNs === this.clockTimerAt) return;
+    if (this.clockTimer !== null) this.clock.clearTimer(this.clockTimer);
+    this.clockTimer = atNs === Infinity ? null : this.clock.setTimer(BigInt(atNs), this.onClock);
+    this.clockTimerAt = atNs;
   }
 
   private schedule(progressed: boolean): void {
     if (this.timer !== null || this.settle === null) return;
     this.idleTurns = progressed ? 0 : this.idleTurns + 1;
-    const wake = this.nextSourceWake();
-    if (wake > 0) {
-      this.timerIsImmediate = false;
-      this.timer = setTimeout(this.turn, Math.min(wake, MAX_TIMER_MS));
-    } else if (this.idleTurns < SPIN_TURNS) {
+    const now = Number(this.clock.now());
+    let earliest = Infinity;
+    for (const runner of this.runners) earliest = Math.min(earliest, runner.nextWakeNs(now));
+    // A wake already due is held back by something else (busy, a full edge): that one wakes the turn.
+    const armed = !this.stopping && earliest > now && earliest !== Infinity;
+    this.armClock(armed ? earliest : Infinity);
+    if (armed && this.waitsOnTimeOnly(now)) return;
+    if (this.idleTurns < SPIN_TURNS) {
       this.timerIsImmediate = true;
       this.timer = setImmediate(this.turn);
     } else {
@@ -245,18 +278,12 @@ export class Scheduler {
   }
 
   /**
-   * Milliseconds until a paced source is due, when nothing else can progress before then; 0 when the
-   * next turn should come at once.
+   * True when nothing but time can make progress before the clock timer: not stopping, the last turn
+   * idle, no activation in flight or ready, every slot back (no release event to poll for).
    */
-  private nextSourceWake(): number {
-    if (this.stopping || this.idleTurns === 0) return 0;
-    const now = performance.now();
-    let earliest = Infinity;
-    for (const runner of this.runners) {
-      if (runner.busy || runner.isReady(now)) return 0;
-      if (runner.isSource && !runner.finished) earliest = Math.min(earliest, runner.notBefore);
-    }
-    if (!this.resources.allSlotsReturned) return 0;
-    return earliest === Infinity ? 0 : Math.max(0, earliest - now);
+  private waitsOnTimeOnly(now: number): boolean {
+    if (this.stopping || this.idleTurns === 0) return false;
+    for (const runner of this.runners) if (runner.busy || runner.isReady(now)) return false;
+    return this.resources.allSlotsReturned;
   }
 }

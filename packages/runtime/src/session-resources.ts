@@ -125,7 +125,8 @@ export class SessionResources {
 
   /**
    * Polls the boundaries (arrived releases, liveness), moves imported tensors into their channels while
-   * they have room, then polls every pool's release events once; returns the number of slots recycled.
+   * they have room (releasing them unread once their consumer finished and closed the channel), then
+   * polls every pool's release events once; returns the number of slots recycled.
    * Never waits.
    */
   retire(): number {
@@ -135,7 +136,9 @@ export class SessionResources {
       while (imported.channel.hasRoom) {
         const tensor = imported.subscription.next();
         if (tensor === undefined) break;
-        imported.channel.push(tensor);
+        // A closed channel's consumer finished: nobody reads the tensor, its slot goes back at once.
+        if (imported.channel.closed) tensor.backing?.releaseLease(null);
+        else imported.channel.push(tensor);
       }
     }
     let recycled = 0;

@@ -37,7 +37,8 @@ class HostSource extends Operator {
   }
   compute(ctx: ExecutionContext): Result<void> {
     const loan = ctx.allocateTensor(this.out, { shape: [VALUES], dtype: DType.float32 });
-    if (!loan.ok) return loan;
+    // No free slot (exhaustion is a value): produce nothing this activation; the scheduler polls again.
+    if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
     const guard = unwrap(loan.value.write(null));
     const view = unwrap(guard.tensor.mutableHostView());
     const values = new Float32Array(view.buffer, view.byteOffset, VALUES);

@@ -44,7 +44,8 @@ class CountingSource extends Operator {
     const pending = ctx.pendingLoan(this.frames);
     if (pending !== undefined) return this.offer(ctx, pending);
     const loan = ctx.allocateTensor(this.frames, { shape: [FRAME], dtype: DType.uint8 });
-    if (!loan.ok) return loan;
+    // No free slot (exhaustion is a value): produce nothing this activation; the scheduler polls again.
+    if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
     this.allocations += 1;
     const guard = loan.value.write(ctx.cudaStream());
     if (!guard.ok) return guard;

@@ -40,7 +40,8 @@ class Camera extends Operator {
     this.views.add(view);
     this.seen.push(`${view?.exact ?? 'none'}@${view?.rateGeneration ?? -1}`);
     const loan = ctx.allocateTensor(this.frames, { shape: [16], dtype: DType.uint8 });
-    if (!loan.ok) return loan;
+    // No free slot (exhaustion is a value): produce nothing this activation; the scheduler polls again.
+    if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
     const guard = unwrap(loan.value.write(null));
     const bytes = guard.tensor.mutableHostView();
     if (!bytes.ok) return bytes;
@@ -84,7 +85,7 @@ describe('rate generations', () => {
     const session = unwrap(RunSession.create(plan, { backend }));
     const edge = 'camera.frames->recorder.frames';
     expect(session.captureRateGenerations()).toMatchObject({ published: { rateGeneration: 0 }, lastRejected: null });
-    expect(session.metrics().edges).toEqual([{ id: edge, queueDepth: 8, highWater: 0, dropPolicy: 'block', dropped: 0, backpressured: 0 }]);
+    expect(session.metrics().edges).toEqual([{ id: edge, queueDepth: 8, highWater: 0, dropPolicy: 'block', dropped: 0, backpressured: 0, superseded: 0 }]);
     const slots = session.metrics().pools[0]?.slotCount;
 
     const published = unwrap(session.updateRateParameters([{ parameter: 'camera.params.frameRate', rate: Rate.hz(120) }]));

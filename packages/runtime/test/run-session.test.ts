@@ -1,7 +1,9 @@
-import { type ExecutionContext, Graph, type OperatorSpec, compile } from '@hs/compiler';
+import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, Rate, compile } from '@hs/compiler';
 import { type Backend, Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
+import { DType } from '@hs/tensor';
 import { RunSession, formatMetrics } from '../src/index.js';
+import { DeviceClockSource, MS, operator, runOnClock } from './clock-operators.js';
 import { AddOne, CollectSink, FailingSink, FillSource } from './test-operators.js';
 import { rejectionOf } from './rejection.js';
 
@@ -73,14 +75,47 @@ describe('RunSession', () => {
     backend.dispose();
   });
 
-  it('applies backpressure: a slow sink never makes the source hit ResourceExhausted', async () => {
-    const sink = new CollectSink('sink', 1);
-    const plan = unwrap(onCuda0(chain(10, [sink], 1)));
-    const session = unwrap(RunSession.create(plan, { backend: 'host' }));
-    const metrics = await session.run();
-    expect(sink.firstBytes).toEqual(expected(10));
-    expect(metrics.pools.every((p) => p.exhaustions === 0 && p.highWater <= p.slotCount)).toBe(true);
-    session.dispose();
+  /** A consumer reading each device frame on its stream. */
+  class DeviceReader extends Operator {
+    input!: InputPort;
+    received = 0;
+    setup(spec: OperatorSpec): void {
+      this.input = spec.input('input', { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 });
+    }
+    compute(ctx: ExecutionContext): Result<void> {
+      const tensor = ctx.receive(this.input)!;
+      this.received += 1;
+      return ctx.backend.launchKernel(ctx.cudaStream(), { name: 'test.read', reads: [tensor.data()], writes: [], params: [], host: () => {} });
+    }
+  }
+
+  it('with queue room but every slot held by a consumer release stream in flight, the source gets ResourceExhausted, counts it, and its next tick runs on time', async () => {
+    const backend = new HostBackend({ scheduling: 'manual' });
+    const graph = new Graph('exhaustion');
+    const source = graph.add(new DeviceClockSource('source', Rate.hz(1000), 10));
+    // Two readers (a fan-out: each on its own stream, nothing fused), each releasing on its stream.
+    const reader = graph.add(new DeviceReader('reader'));
+    const second = graph.add(new DeviceReader('second'));
+    graph.addFlow(source.out, reader.input, { queueDepth: 4 });
+    graph.addFlow(source.out, second.input, { queueDepth: 4 });
+    const cuda0 = { source: Device.cuda(0), reader: Device.cuda(0), second: Device.cuda(0) };
+    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: cuda0 } }));
+    expect(plan.fusedEdges).toEqual([]);
+    expect(plan.pool('pool:source.out')?.slotCount).toBe(7);
+    // The reader's device work (and so each release event) runs only when the backend is stepped: after tick 10.
+    const metrics = await runOnClock(plan, {
+      backend,
+      step: (now) => {
+        if (now >= 10n * MS) backend.runUntilIdle();
+      },
+    });
+    expect(source.at).toEqual(Array.from({ length: 13 }, (_, i) => BigInt(i + 1) * MS));
+    expect(source.exhausted).toBe(3);
+    expect(metrics.pools.find((p) => p.id === 'pool:source.out')?.exhaustions).toBe(3);
+    expect(operator(metrics, 'source').skippedTicks).toBe(0);
+    for (const edge of metrics.edges) expect(edge.highWater).toBe(1); // the queues always had room
+    expect([reader.received, second.received]).toEqual([10, 10]);
+    backend.dispose();
   });
 
   it('reports an operator failure by name and leaves the session disposable', async () => {

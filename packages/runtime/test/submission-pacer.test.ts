@@ -1,5 +1,5 @@
 import { type ExecutionContext, Graph, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
-import { Device, ErrorCode, HostBackend, MemoryKind, type Result, unwrap } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession, SubmissionPacer } from '../src/index.js';
@@ -29,7 +29,8 @@ class PacedSource extends Operator {
   }
   private produce(ctx: ExecutionContext): Result<void> {
     const loan = ctx.allocateTensor(this.frames, { shape: [FRAME], dtype: DType.uint8 });
-    if (!loan.ok) return loan;
+    // No free slot (exhaustion is a value): produce nothing this activation; the scheduler polls again.
+    if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
     const guard = unwrap(loan.value.write(ctx.cudaStream()));
     unwrap(ctx.backend.memsetAsync(ctx.cudaStream(), guard.range, (this.sent + 1) & 0xff));
     unwrap(this.pacer.record(ctx.cudaStream()));

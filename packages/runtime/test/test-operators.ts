@@ -21,7 +21,8 @@ export class FillSource extends Operator {
   }
   compute(ctx: ExecutionContext): Result<void> {
     const loan = ctx.allocateTensor(this.frames, { shape: [FRAME], dtype: DType.uint8 });
-    if (!loan.ok) return loan;
+    // No free slot (exhaustion is a value): produce nothing this activation; the scheduler polls again.
+    if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
     const guard = loan.value.write(ctx.cudaStream());
     if (!guard.ok) return guard;
     const filled = ctx.backend.memsetAsync(ctx.cudaStream(), guard.value.range, (this.sent + 1) & 0xff);

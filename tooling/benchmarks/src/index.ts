@@ -4,6 +4,7 @@ import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
 import { type HopCosts, measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
 import { measurePointsToGrid } from './points-to-grid.js';
 import { runRuntimeChain } from './runtime-chain.js';
+import { measureClockSource, measureSetInterval } from './clock-ticks.js';
 import { writeBenchReport } from './bench-report.js';
 import { measureIpcTransport } from './ipc-transport.js';
 
@@ -11,6 +12,8 @@ const FRAME_BYTES = 1 << 16;
 const HOP_FRAMES = Number(process.env.HS_BENCH_FRAMES ?? 200_000);
 const HEAP_FRAMES = Number(process.env.HS_BENCH_HEAP_FRAMES ?? 1_000_000);
 const QUEUE_DEPTH = 4;
+const CLOCK_HZ = 1000;
+const CLOCK_TICKS = Number(process.env.HS_BENCH_CLOCK_TICKS ?? 2000);
 const REPEATS = Number(process.env.HS_BENCH_REPEATS ?? 3);
 if (!Number.isSafeInteger(REPEATS) || REPEATS < 1) throw new Error(`HS_BENCH_REPEATS must be a positive integer, got ${process.env.HS_BENCH_REPEATS}`);
 
@@ -79,6 +82,21 @@ if (SECTIONS.has('chain')) {
   console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x`);
   console.log(`  hs RunSession source -> sink (fused)   ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x`);
   console.log(`  same, fullFences (no elision)          ${fmt(fenced)} / frame   ${(fenced / baseline).toFixed(2)}x   (medians of ${REPEATS})\n`);
+
+  // A periodic source: the clock trigger's achieved rate and tick jitter against setInterval, same run.
+  const interval = await measureSetInterval(CLOCK_HZ, CLOCK_TICKS);
+  const clocked = await measureClockSource(CLOCK_HZ, CLOCK_TICKS);
+  const caughtUp = await measureClockSource(CLOCK_HZ, CLOCK_TICKS, 'catchUp');
+  const us = (ns: number): string => `${(ns / 1000).toFixed(1).padStart(6)} us`;
+  console.log(`periodic source at ${CLOCK_HZ} Hz, ${CLOCK_TICKS} ticks (jitter = |interval - period|), same run:`);
+  for (const [name, f] of [
+    ['setInterval (baseline)', interval],
+    ['hs clock-triggered source', clocked],
+    ['same, missedTicks catchUp', caughtUp],
+  ] as const) {
+    console.log(`  ${name.padEnd(27)} achieved ${f.achievedHz.toFixed(1).padStart(7)} Hz   jitter p50 ${us(f.jitterP50Ns)}  p99 ${us(f.jitterP99Ns)}` + (f === interval ? '' : `   skipped ticks ${f.skippedTicks}`));
+  }
+  console.log('');
 }
 
 if (SECTIONS.has('heap')) {

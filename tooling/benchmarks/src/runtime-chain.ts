@@ -1,6 +1,6 @@
 import { type ExecutionContext, type InputPort, Graph, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
 import { RunSession } from '@hs/runtime';
-import { Device, type Result, MemoryKind, OK_VOID, unwrap } from '@hs/streams';
+import { Device, ErrorCode, type Result, MemoryKind, OK_VOID, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
 
 class FrameSource extends Operator {
@@ -23,7 +23,8 @@ class FrameSource extends Operator {
 
   compute(ctx: ExecutionContext): Result<void> {
     const loan = ctx.allocateTensor(this.frames, { shape: this.shape, dtype: DType.uint8 });
-    if (!loan.ok) return loan;
+    // Every slot still retiring (exhaustion is a value): produce nothing now; the scheduler polls again.
+    if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
     const guard = loan.value.write(ctx.cudaStream());
     if (!guard.ok) return guard;
     const committed = guard.value.commit();

@@ -87,7 +87,13 @@ export class ImageSource extends Operator {
     const image = this.options.images[index]!;
 
     const loan = ctx.allocateTensor(this.frames, { shape: this.shapes[index]!, dtype: DType.uint8 });
-    if (!loan.ok) return loan;
+    if (!loan.ok) {
+      if (loan.error.code !== ErrorCode.ResourceExhausted) return loan;
+      // Every slot still held downstream: this tick is dropped (the pool counts it) and the same frame goes out
+      // on the next one. Allocation never waits, and compute() never retries in place.
+      this.deferToNextTick(ctx);
+      return OK_VOID;
+    }
     const guard = loan.value.write(null);
     if (!guard.ok) return guard;
     const view = guard.value.tensor.mutableHostView();
@@ -103,10 +109,15 @@ export class ImageSource extends Operator {
       ctx.finish();
       return OK_VOID;
     }
+    this.deferToNextTick(ctx);
+    return OK_VOID;
+  }
+
+  /** Defers the next activation to the next period boundary after this one (late ticks are not run as a burst). */
+  private deferToNextTick(ctx: ExecutionContext): void {
     const now = ctx.activationTime;
     const due = this.nextDueNs < 0n ? now : this.nextDueNs;
     this.nextDueNs = due + this.periodNs > now ? due + this.periodNs : now + this.periodNs;
     ctx.deferUntil(this.nextDueNs);
-    return OK_VOID;
   }
 }

@@ -78,7 +78,13 @@ export class ScanSource extends Operator {
   compute(ctx: ExecutionContext): Result<void> {
     const index = this.emitted % this.options.sweep.scans.length;
     const loan = ctx.allocateTensor(this.scans, { shape: this.shapes[index]!, dtype: DType.float64 });
-    if (!loan.ok) return loan;
+    if (!loan.ok) {
+      if (loan.error.code !== ErrorCode.ResourceExhausted) return loan;
+      // Every slot still held downstream: this tick is dropped (the pool counts it) and the same frame goes out
+      // on the next one. Allocation never waits, and compute() never retries in place.
+      this.deferToNextTick(ctx);
+      return OK_VOID;
+    }
     const guard = loan.value.write(null);
     if (!guard.ok) return guard;
     const view = guard.value.tensor.mutableHostView();
@@ -94,10 +100,15 @@ export class ScanSource extends Operator {
       ctx.finish();
       return OK_VOID;
     }
+    this.deferToNextTick(ctx);
+    return OK_VOID;
+  }
+
+  /** Defers the next activation to the next period boundary after this one (late ticks are not run as a burst). */
+  private deferToNextTick(ctx: ExecutionContext): void {
     const now = ctx.activationTime;
     const due = this.nextDueNs < 0n ? now : this.nextDueNs;
     this.nextDueNs = due + this.periodNs > now ? due + this.periodNs : now + this.periodNs;
     ctx.deferUntil(this.nextDueNs);
-    return OK_VOID;
   }
 }

@@ -82,28 +82,63 @@ export class OperatorSpec {
   }
 
   /**
-   * Declares what triggers an activation: one of this operator's inputs, or a clock at a nominal
-   * rate. The trigger's period is each input's accumulation horizon; `windows` (entries consumed at
-   * once) and `selectors` (entries kept per named scenario) add hard-floor contributors.
-   * Spec: "Size queue entries from nominal rates".
-   * @throws HsError `InvalidArgument` for a malformed contract or a second call; `InvalidState` after setup().
+   * Declares the operator's temporal contract, the only scheduling authority of the runtime: what
+   * starts an activation (one of this operator's inputs receiving an entry, or a clock at a nominal
+   * rate), which inputs must hold an entry for it to run (`required`), and what it consumes and keeps
+   * (`windows`, `selectors`). The compiler also sizes queues from it: the trigger's period is each
+   * input's accumulation horizon, windows and selectors are hard-floor contributors.
+   * Spec: "Size queue entries from nominal rates" (the temporal contract remains the only scheduling authority).
+   * @throws HsError `InvalidArgument` for a malformed or unknown form (an unknown key, a trigger with both
+   *   `input` and `clock`, a `missedTicks` other than `skip`/`catchUp`, an entry count that is not a
+   *   positive integer, two windows or two selectors of one input in one scenario), or a second call;
+   *   `InvalidState` after setup().
+   * @example
+   * // Runs on every camera frame; takes every IMU sample queued since the last frame (up to 34).
+   * spec.temporalContract({ trigger: { input: this.frames }, windows: [{ input: this.imu, entries: 34 }] });
+   * @example
+   * // Runs at 1 Hz exactly (ticks at t0 + k s); a tick missed while busy is skipped and counted.
+   * spec.temporalContract({ trigger: { clock: Rate.hz(1) }, windows: [{ input: this.samples, entries: 3 }] });
+   * @example
+   * // Runs on each `frames` entry, only when `calibration` holds one too; keeps the newest 2 poses.
+   * spec.temporalContract({ trigger: { input: this.frames }, required: [this.calibration], selectors: [{ input: this.poses, entries: 2 }] });
    */
   temporalContract(contract: TemporalContract): void {
     this.window.assertOpen('spec.temporalContract()');
     const where = `operator '${this.operator.name}': temporalContract`;
-    const trigger = contract?.trigger;
-    const valid =
-      typeof trigger === 'object' &&
-      trigger !== null &&
-      (('input' in trigger && trigger.input instanceof InputPort) || ('clock' in trigger && trigger.clock instanceof Rate));
-    if (!valid) throw new HsError(ErrorCode.InvalidArgument, `${where} needs trigger: { input: InputPort } or { clock: Rate }`);
-    for (const r of [...(contract.windows ?? []), ...(contract.selectors ?? [])]) {
-      if (!(r?.input instanceof InputPort) || !Number.isSafeInteger(r.entries) || r.entries < 1) {
-        throw new HsError(ErrorCode.InvalidArgument, `${where}: each window/selector needs { input: InputPort, entries: positive integer }`);
+    if (this.#contract !== null) throw new HsError(ErrorCode.InvalidArgument, `${where} was already declared`);
+    if (typeof contract !== 'object' || contract === null) throw new HsError(ErrorCode.InvalidArgument, `${where} takes a contract object`);
+    assertKnownKeys(where, contract, CONTRACT_KEYS);
+    const trigger = checkTrigger(where, contract.trigger);
+    const required = contract.required ?? [];
+    if (!Array.isArray(required) || !required.every((r) => r instanceof InputPort)) {
+      throw new HsError(ErrorCode.InvalidArgument, `${where}: required must be an array of InputPort`);
+    }
+    const retentions = (what: 'windows' | 'selectors'): readonly InputRetention[] => {
+      const list = contract[what] ?? [];
+      if (!Array.isArray(list)) throw new HsError(ErrorCode.InvalidArgument, `${where}: ${what} must be an array`);
+      for (const r of list as readonly InputRetention[]) {
+        if (typeof r !== 'object' || r === null) throw new HsError(ErrorCode.InvalidArgument, `${where}: each ${what} entry is { input, entries, scenario? }`);
+        assertKnownKeys(`${where}: ${what} entry`, r, RETENTION_KEYS);
+        if (!(r.input instanceof InputPort) || !Number.isSafeInteger(r.entries) || r.entries < 1) {
+          throw new HsError(ErrorCode.InvalidArgument, `${where}: each window/selector needs { input: InputPort, entries: positive integer }`);
+        }
+        if (r.scenario !== undefined && (typeof r.scenario !== 'string' || r.scenario.length === 0)) {
+          throw new HsError(ErrorCode.InvalidArgument, `${where}: a ${what} scenario is a non-empty string`);
+        }
+      }
+      return list as readonly InputRetention[];
+    };
+    const windows = retentions('windows');
+    const selectors = retentions('selectors');
+    for (const [what, list] of [['window', windows], ['selector', selectors]] as const) {
+      const seen = new Set<string>();
+      for (const r of list) {
+        const key = `${r.input.key}@${r.scenario ?? DEFAULT_SCENARIO}`;
+        if (seen.has(key)) throw new HsError(ErrorCode.InvalidArgument, `${where}: input ${r.input.key} has two ${what}s in scenario ${r.scenario ?? DEFAULT_SCENARIO}; give it one`);
+        seen.add(key);
       }
     }
-    if (this.#contract !== null) throw new HsError(ErrorCode.InvalidArgument, `${where} was already declared`);
-    this.#contract = Object.freeze({ ...contract });
+    this.#contract = Object.freeze({ ...contract, trigger, required: Object.freeze([...required]), windows: Object.freeze([...windows]), selectors: Object.freeze([...selectors]) });
   }
 
   /** The bound parameters, or `null`. */
@@ -132,19 +167,36 @@ export class OperatorSpec {
   }
 }
 
-/** Entries an activation retains on one input (a hard-floor contributor). */
+/** The scenario a window or selector belongs to when it names none, and the one a session runs by default. */
+export const DEFAULT_SCENARIO = 'default';
+
+/** What an activation consumes (window) or keeps (selector) on one input. */
 export interface InputRetention {
   /** The input whose entries are retained. */
   readonly input: InputPort;
-  /** Entries, positive. */
+  /** Entries, positive: a window takes up to this many queued entries at once; a selector keeps the newest this many. */
   readonly entries: number;
-  /** Mutually exclusive scenario the retention belongs to; default `default`. */
+  /**
+   * Mutually exclusive scenario the retention belongs to; default `default`. Queues are sized for the
+   * largest scenario; a session applies the `default` scenario unless `RunSessionOptions.scenario` selects another.
+   */
   readonly scenario?: string;
 }
 
+/** How a clock trigger treats a tick it could not run on time (the operator was busy, or the loop was late). */
+export type MissedTickPolicy = 'skip' | 'catchUp';
+
 /**
- * What triggers an operator's activation, and the entries it retains. Spec: "Size queue entries from
- * nominal rates" (temporal contracts give each input a finite accumulation horizon).
+ * What triggers an operator's activation, which inputs it needs, and the entries it consumes or keeps.
+ * Spec: "Size queue entries from nominal rates" (temporal contracts give each input a finite
+ * accumulation horizon, and remain the only scheduling authority).
+ *
+ * At run time (`@hs/runtime`): with an input trigger the operator runs when that input holds an entry
+ * (and every `required` input holds one); with a clock it runs at t0 + k/rate (k = 1, 2, ...), exact
+ * in integer nanoseconds. An input with a window hands the activation every queued entry up to
+ * `entries` (`ctx.receiveWindow()`), consumed; one with a selector hands the newest `entries` without
+ * consuming them; any other non-trigger input hands its newest entry (older ones are released unread)
+ * or nothing. An operator without a contract runs when every connected input holds an entry.
  */
 export interface TemporalContract {
   /** An input of this operator, or a clock at a nominal rate. */
@@ -156,9 +208,54 @@ export interface TemporalContract {
     | {
         /** The operator activates on a clock at this nominal rate. */
         readonly clock: Rate;
+        /**
+         * `skip` (default): a tick missed because the operator was busy or the loop was late is skipped
+         * and counted (`OperatorMetrics.skippedTicks`); the operator runs once for the latest due tick,
+         * never as a burst (Holoscan's PeriodicCondition no-catch-up policy). `catchUp`: every tick runs,
+         * late ones back to back.
+         */
+        readonly missedTicks?: MissedTickPolicy;
       };
-  /** Window retention: the activation consumes `entries` queued entries of `input` at once. */
+  /**
+   * Inputs that must hold an entry for an activation to start (besides the trigger input). Each is read
+   * like any non-trigger input: its newest entry, consumed (so the next activation waits for a new one),
+   * unless it has a selector, whose kept entries stay for every later activation.
+   */
+  readonly required?: readonly InputPort[];
+  /** Window retention: the activation consumes every queued entry of `input`, up to `entries`, at once. */
   readonly windows?: readonly InputRetention[];
-  /** Selector retention: entries kept on `input` in a named scenario. */
+  /** Selector retention: the activation reads the newest `entries` entries of `input` without consuming them. */
   readonly selectors?: readonly InputRetention[];
 }
+
+const CONTRACT_KEYS = new Set(['trigger', 'required', 'windows', 'selectors']);
+const RETENTION_KEYS = new Set(['input', 'entries', 'scenario']);
+
+function assertKnownKeys(where: string, value: object, known: ReadonlySet<string>): void {
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) throw new HsError(ErrorCode.InvalidArgument, `${where}: unknown key ${JSON.stringify(key)}; known keys are ${[...known].join(', ')}`);
+  }
+}
+
+function checkTrigger(where: string, trigger: unknown): TemporalContract['trigger'] {
+  const usage = `${where} needs trigger: { input: InputPort } or { clock: Rate, missedTicks?: 'skip' | 'catchUp' }`;
+  if (typeof trigger !== 'object' || trigger === null) throw new HsError(ErrorCode.InvalidArgument, usage);
+  const t = trigger as { input?: unknown; clock?: unknown; missedTicks?: unknown };
+  if ('input' in t && 'clock' in t) {
+    throw new HsError(ErrorCode.InvalidArgument, `${where}: a trigger is an input or a clock, not both; a clock-triggered operator reads its inputs at each tick`);
+  }
+  if ('input' in t) {
+    assertKnownKeys(`${where}: trigger`, t, INPUT_TRIGGER_KEYS);
+    if (!(t.input instanceof InputPort)) throw new HsError(ErrorCode.InvalidArgument, usage);
+    return Object.freeze({ input: t.input });
+  }
+  assertKnownKeys(`${where}: trigger`, t, CLOCK_TRIGGER_KEYS);
+  if (!(t.clock instanceof Rate)) throw new HsError(ErrorCode.InvalidArgument, usage);
+  if (t.missedTicks !== undefined && t.missedTicks !== 'skip' && t.missedTicks !== 'catchUp') {
+    throw new HsError(ErrorCode.InvalidArgument, `${where}: missedTicks is 'skip' or 'catchUp', got ${String(t.missedTicks)}`);
+  }
+  return Object.freeze({ clock: t.clock, missedTicks: (t.missedTicks ?? 'skip') as MissedTickPolicy });
+}
+
+const INPUT_TRIGGER_KEYS = new Set(['input']);
+const CLOCK_TRIGGER_KEYS = new Set(['clock', 'missedTicks']);

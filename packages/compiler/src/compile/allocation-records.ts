@@ -33,7 +33,8 @@ export interface AllocationInputs {
  * Builds one `TensorAllocationRecord` per `runtimePool` output and per published pass-through output,
  * in topological order of producers: slot bytes = resolved per-slot byte span rounded up to 256; slot
  * count (admitted) = max admitted consumer queue depth (a published output's `subscriberQueueDepth`
- * counts as one consumer's depth) + retained history (1 in hand unless a consumer retains more) + 1
+ * counts as one consumer's depth) + retained history (1 in hand unless a consumer retains more, or a
+ * consumer's window takes more into one activation) + 1
  * retirement + 1 producer loan, + 1 boundary return for a published output; the active count uses
  * active depths. A published output's record carries `boundary` (topic, transport, staging, fence); a
  * pass-through output gets its own boundary pool `boundary:<topic>` that its tensors are copied into
@@ -66,7 +67,7 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
           `output ${port.key} reserves a runtime pool that no flow consumes; connect it to a consumer, or declare storage 'passThrough' if it needs no runtime-owned backing`,
         );
       }
-      const terms = slotCountTerms(consumers, inputs.depths, publication);
+      const terms = slotCountTerms(index, consumers, inputs.depths, publication);
       const slotBytes = (BigInt(span.bytes) + BigInt(SLOT_ALIGNMENT - 1)) / BigInt(SLOT_ALIGNMENT) * BigInt(SLOT_ALIGNMENT);
       const slotCount = terms.reduce((sum, t) => sum + BigInt(t.admittedValue), 0n);
       const activeSlotCount = terms.reduce((sum, t) => sum + BigInt(t.value), 0n);
@@ -141,6 +142,7 @@ function boundaryInfo(publication: ResolvedPublication, staged: boolean, produce
 }
 
 function slotCountTerms(
+  index: GraphIndex,
   consumers: readonly IndexedEdge[],
   depths: ReadonlyMap<IndexedEdge, ResolvedQueueDepth>,
   publication: ResolvedPublication | undefined,
@@ -158,6 +160,13 @@ function slotCountTerms(
   let history: IndexedEdge | null = null;
   for (const edge of consumers) if (edge.flow.input.retainedHistory > (history?.flow.input.retainedHistory ?? 1)) history = edge;
   const retained = history?.flow.input.retainedHistory ?? 1;
+  // A window takes up to `entries` queued entries into one activation; the queue refills meanwhile.
+  let window: { edge: IndexedEdge; entries: number } | null = null;
+  for (const edge of consumers) {
+    for (const w of index.specs.get(edge.consumer)?.contract?.windows ?? []) {
+      if (w.input === edge.flow.input && w.entries > Math.max(retained, window?.entries ?? 0)) window = { edge, entries: w.entries };
+    }
+  }
   return [
     subscribersDeepest
       ? {
@@ -172,7 +181,9 @@ function slotCountTerms(
           admittedValue: deepest?.depth.admittedQueueDepth ?? 0,
           source: deepest === null ? 'no consuming edge' : `queueDepth of edge ${deepest.edge.id} (${deepest.depth.source})`,
         },
-    history === null
+    window !== null
+      ? { term: 'consumerInHand', value: window.entries, admittedValue: window.entries, source: `the window of ${window.entries} entries input ${window.edge.flow.input.key} takes into one activation` }
+      : history === null
       ? { term: 'consumerInHand', value: 1, admittedValue: 1, source: 'the tensor a consumer holds during compute()' }
       : { term: 'retainedHistory', value: retained, admittedValue: retained, source: `retainHistory(${retained}) of input ${history.flow.input.key}` },
     { term: 'retirement', value: 1, admittedValue: 1, source: 'a released slot waiting for its release events' },

@@ -3,7 +3,9 @@ import { Graph } from '../authoring/graph.js';
 import type { Operator } from '../authoring/operator.js';
 import type { OutputPort } from '../authoring/ports.js';
 import { ExecutionPlan } from '../plan/execution-plan.js';
-import type { PlanEdge, PlanOperator, PlanParams, PlanPartition, PortRateRecord, TensorAllocationRecord } from '../plan/plan-records.js';
+import type { PlanEdge, PlanParams, PlanPartition, PortRateRecord, TensorAllocationRecord } from '../plan/plan-records.js';
+import type { PlanOperator, PlanRetention, PlanSchedule } from '../plan/operator-records.js';
+import { DEFAULT_SCENARIO, type InputRetention, type TemporalContract } from '../authoring/operator-spec.js';
 import { buildAllocationRecords } from './allocation-records.js';
 import { resolveCompileOptions, type CompileOptions } from './compile-options.js';
 import { CompileError, DiagnosticLog } from './diagnostics.js';
@@ -21,6 +23,7 @@ import { assignStreams, type StreamAssignment } from './streams.js';
 import { compareText } from './text-order.js';
 import { validateGraphStructure } from './validate-graph.js';
 import { validateTensorContracts } from './validate-tensor-contracts.js';
+import { validateTemporalContracts } from './validate-temporal-contracts.js';
 import { resolveTopics, type ResolvedTopics } from './resolve-topics.js';
 import { buildTopicEndpoints } from './topic-endpoints.js';
 
@@ -49,6 +52,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
   const kinds = resolveMemoryKinds(index, validParams, log);
   validateTensorContracts(index, kinds, log);
   const topics = resolveTopics(index, kinds, planOptions.defaultQueueDepth, log);
+  validateTemporalContracts(index, topics, log);
   // Name-keyed bindings are ambiguous while names repeat, so placement waits for unique names.
   const placement = structure.namesUnique ? placeOperators(index, planOptions, kinds, topics, log) : null;
   if (structure.order === null) return failure(graph, log);
@@ -241,6 +245,20 @@ function planOperator(
       pool: port.tensor?.storage === 'runtimePool' ? (pools.get(port)?.id ?? null) : null,
       topic: topics.publications.get(port)?.topic ?? null,
     })),
+    schedule: planSchedule(spec?.contract ?? null),
+  };
+}
+
+/** The plan record of a temporal contract (ports by name). */
+function planSchedule(contract: TemporalContract | null): PlanSchedule | null {
+  if (contract === null) return null;
+  const trigger = contract.trigger;
+  const retention = (r: InputRetention): PlanRetention => ({ port: r.input.name, entries: r.entries, scenario: r.scenario ?? DEFAULT_SCENARIO });
+  return {
+    trigger: 'input' in trigger ? { kind: 'input', port: trigger.input.name } : { kind: 'clock', rate: trigger.clock, missedTicks: trigger.missedTicks ?? 'skip' },
+    required: (contract.required ?? []).map((p) => p.name),
+    windows: (contract.windows ?? []).map(retention),
+    selectors: (contract.selectors ?? []).map(retention),
   };
 }
 

@@ -90,6 +90,8 @@ export enum DiagnosticCode {
   TopicEndpointConflict = 'TOPIC_ENDPOINT_CONFLICT',
   /** A topic option (`maxSubscribers`, a subscription's `maxByteSpan`) is outside its domain. */
   TopicOptionInvalid = 'TOPIC_OPTION_INVALID',
+  /** A temporal contract's trigger or `required` input is unconnected (an optional input with no flow or topic): the operator could never run. */
+  ContractInputUnconnected = 'CONTRACT_INPUT_UNCONNECTED',
 }
 
 /** `error` fails compilation; `warning` is kept in the plan. */

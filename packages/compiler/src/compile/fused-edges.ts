@@ -11,7 +11,9 @@ import { compareText } from './text-order.js';
  * a runtime pool written on the producer's stream, and both endpoints' final stream bindings are the
  * same stream. Under `perPartition` that stops fusion at every partition boundary; under
  * `sharedProcessDevice` a cross-partition edge may stay fused when the streams are equal. Each proof
- * is recorded as evidence the runtime re-validates. Mixed fan-out gets none.
+ * is recorded as evidence the runtime re-validates. Mixed fan-out gets none, and so does an edge whose
+ * consumer input has a window or selector in its temporal contract: those entries are held past one
+ * activation or several at once, so their release streams stay tracked.
  * Spec: "When the fences disappear: proven linear chains".
  */
 export function proveFusedEdges(
@@ -27,7 +29,9 @@ export function proveFusedEdges(
     const pool = pools.get(edge.flow.output);
     const producerStream = streamOf.get(edge.producer) ?? null;
     const consumerStream = streamOf.get(edge.consumer) ?? null;
-    if (successors !== 1 || pool === undefined || producerStream === null || pool.producerStream !== producerStream || consumerStream !== producerStream) continue;
+    const contract = index.specs.get(edge.consumer)?.contract ?? null;
+    const retained = [...(contract?.windows ?? []), ...(contract?.selectors ?? [])].some((r) => r.input === edge.flow.input);
+    if (retained || successors !== 1 || pool === undefined || producerStream === null || pool.producerStream !== producerStream || consumerStream !== producerStream) continue;
     fused.push({
       edge: edge.id,
       pool: pool.id,

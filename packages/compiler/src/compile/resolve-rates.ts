@@ -124,6 +124,7 @@ function checkContractPorts(op: Operator, contract: TemporalContract | null, log
   if (contract === null) return;
   const named = [
     ...('input' in contract.trigger ? [{ what: 'trigger', input: contract.trigger.input }] : []),
+    ...(contract.required ?? []).map((input) => ({ what: 'required input', input })),
     ...(contract.windows ?? []).map((w) => ({ what: 'window', input: w.input })),
     ...(contract.selectors ?? []).map((s) => ({ what: 'selector', input: s.input })),
   ];

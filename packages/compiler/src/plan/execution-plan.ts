@@ -8,7 +8,6 @@ import type {
   FusedEdgeRecord,
   HardFloorContributor,
   PlanEdge,
-  PlanOperator,
   PlanParams,
   PlanPartition,
   PlanStream,
@@ -19,6 +18,7 @@ import type {
   TensorAllocationRecord,
   TopicEndpointRecord,
 } from './plan-records.js';
+import type { PlanOperator } from './operator-records.js';
 import { renderPlanText } from './plan-text.js';
 import { renderPlanDot, renderPlanMermaid } from './plan-graph-rendering.js';
 

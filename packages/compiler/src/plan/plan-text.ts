@@ -1,4 +1,6 @@
 import type { ExecutionPlanRecords } from './execution-plan.js';
+import { DEFAULT_SCENARIO } from '../authoring/operator-spec.js';
+import type { PlanRetention, PlanSchedule } from './operator-records.js';
 
 /**
  * Renders a plan as review-friendly lines: options, partitions with their streams, streams, operators
@@ -22,7 +24,7 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
   lines.push(`operators (${plan.operators.length}):`);
   for (const o of plan.operators) {
     const placement = o.cudaActive ? `${o.device?.toString() ?? '?'} stream ${o.stream ?? '?'}` : 'host-only';
-    lines.push(`  ${o.name} in ${o.partition}: ${placement}`);
+    lines.push(`  ${o.name} in ${o.partition}: ${placement}${o.schedule === null ? '' : `; ${scheduleText(o.schedule)}`}`);
   }
 
   lines.push(`edges (${plan.edges.length}):`);
@@ -63,4 +65,16 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
   lines.push(`diagnostics (${plan.diagnostics.length}):`);
   for (const d of plan.diagnostics) lines.push(`  ${d.severity} ${d.code}: ${d.message}`);
   return lines.join('\n');
+}
+
+/** `trigger input frames, required calibration, window imu 34, selector poses 2 (replay)`. */
+function scheduleText(schedule: PlanSchedule): string {
+  const trigger = schedule.trigger.kind === 'input' ? `trigger input ${schedule.trigger.port}` : `trigger clock ${schedule.trigger.rate.toString()}${schedule.trigger.missedTicks === 'catchUp' ? ' (catch up)' : ''}`;
+  const scenario = (r: PlanRetention): string => (r.scenario === DEFAULT_SCENARIO ? '' : ` (${r.scenario})`);
+  return [
+    trigger,
+    ...schedule.required.map((p) => `required ${p}`),
+    ...schedule.windows.map((w) => `window ${w.port} ${w.entries}${scenario(w)}`),
+    ...schedule.selectors.map((w) => `selector ${w.port} ${w.entries}${scenario(w)}`),
+  ].join(', ');
 }
