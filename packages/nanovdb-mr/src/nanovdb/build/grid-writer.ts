@@ -65,7 +65,7 @@ export interface GridPlan {
 
 /** Bytes of a grid with these node counts. */
 export function gridBytes(layout: ValueLayout, tiles: number, lowers: number, leaves: number): number {
-  return ROOT_OFFSET + layout.rootDataSize + tiles * (ROOT_TILE_SIZE + UPPER.size) + lowers * LOWER.size + leaves * layout.leafSize;
+  return ROOT_OFFSET + layout.rootDataSize + tiles * (layout.tileSize + layout.upper.size) + lowers * layout.lower.size + leaves * layout.leafSize;
 }
 
 /**
@@ -105,9 +105,9 @@ export function planGrid(sorted: Int32Array, count: number, layout: ValueLayout,
   }
   const total = { tiles, lowers, leaves, voxels };
   const [t, lo, le, vo] = kept ?? [tiles, lowers, leaves, voxels];
-  const upperStart = ROOT_OFFSET + layout.rootDataSize + t * ROOT_TILE_SIZE;
-  const lowerStart = upperStart + t * UPPER.size;
-  const leafStart = lowerStart + lo * LOWER.size;
+  const upperStart = ROOT_OFFSET + layout.rootDataSize + t * layout.tileSize;
+  const lowerStart = upperStart + t * layout.upper.size;
+  const leafStart = lowerStart + lo * layout.lower.size;
   return { cut, tiles: t, lowers: lo, leaves: le, voxels: vo, upperStart, lowerStart, leafStart, gridSize: leafStart + le * layout.leafSize, total };
 }
 
