@@ -36,7 +36,7 @@ export type { GridStorage } from './nanovdb/grid/grid-handle.js';
 export { validateGrids } from './nanovdb/grid/grid-validation.js';
 export type { GridMetadata, Box3, ValidateOptions } from './nanovdb/grid/grid-validation.js';
 export { GridAccessor } from './nanovdb/grid/grid-accessor.js';
-export type { ActiveVoxelVisitor } from './nanovdb/grid/grid-accessor.js';
+export type { ActiveVoxelVisitor, VectorOut } from './nanovdb/grid/grid-accessor.js';
 export { computeChecksum, CHECKSUM_NONE } from './nanovdb/grid/grid-checksum.js';
 export type { ChecksumMode, GridChecksum } from './nanovdb/grid/grid-checksum.js';
 export { GridType, GridClass, GridFlags } from './nanovdb/grid/grid-layout.js';

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, unwrap } from '@hs/streams';
 import { GridAccessor, GridType, decodeNvdb, encodeNvdb, validateGrids } from '../../src/index.js';
+import { valueLayoutOf } from '../../src/nanovdb/grid/grid-layout.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
 
@@ -110,3 +111,24 @@ function lowerTableOf(t: GridType): number {
 function lowerStrideOf(t: GridType): number {
   return t === GridType.Vec3f || t === GridType.Vec4f ? 16 : t === GridType.Vec3d ? 24 : t === GridType.Vec4d ? 32 : 8;
 }
+
+describe('value layouts derived per type', () => {
+  // Sizes and offsets of NanoVDB 32.9's structs (sizeof/offsetof of RootData, its Tile, InternalData and LeafData per
+  // build type): [root background, RootData, tile value, tile, upper table, upper node, lower table, lower node, leaf].
+  it.each([
+    [GridType.Float, [28, 64, 20, 32, 8256, 270400, 1088, 33856, 2144]],
+    [GridType.Double, [32, 96, 24, 32, 8256, 270400, 1088, 33856, 4224]],
+    [GridType.Half, [28, 64, 20, 32, 8256, 270400, 1088, 33856, 1120]],
+    [GridType.Vec3f, [28, 96, 20, 32, 8256, 532544, 1088, 66624, 6272]],
+    [GridType.Vec3d, [32, 128, 24, 64, 8288, 794720, 1120, 99424, 12448]],
+    [GridType.Vec4d, [32, 160, 24, 64, 8320, 1056896, 1152, 132224, 16544]],
+    [GridType.Mask, [28, 64, 20, 32, 8256, 270400, 1088, 33856, 96]],
+    [GridType.Boolean, [28, 64, 20, 32, 8256, 270400, 1088, 33856, 160]],
+    [GridType.Fp4, [28, 64, 20, 32, 8256, 270400, 1088, 33856, 352]],
+    [GridType.PointIndex, [32, 96, 24, 32, 8256, 270400, 1088, 33856, 1120]],
+    [GridType.UInt8, [28, 64, 20, 32, 8256, 270400, 1088, 33856, 608]],
+  ])('GridType %i', (gridType, want) => {
+    const l = valueLayoutOf(gridType)!;
+    expect([l.rootBackground, l.rootDataSize, l.tileValue, l.tileSize, l.upper.table, l.upper.size, l.lower.table, l.lower.size, l.leafSize]).toEqual(want);
+  });
+});
