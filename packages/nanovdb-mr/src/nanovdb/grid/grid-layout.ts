@@ -428,3 +428,26 @@ export function internalIndex(level: InternalLevel, x: number, y: number, z: num
 export function leafIndex(x: number, y: number, z: number): number {
   return ((x & 7) << 6) | ((y & 7) << 3) | (z & 7);
 }
+
+/** NanoVDB's rule for which grid types a grid class may have (`isValid(GridType, GridClass)`). */
+export function gridClassFitsType(gridClass: number, gridType: number): boolean {
+  const floating = [GridType.Float, GridType.Double, GridType.Half, GridType.Fp4, GridType.Fp8, GridType.Fp16, GridType.FpN];
+  switch (gridClass) {
+    case GridClass.LevelSet:
+    case GridClass.FogVolume:
+      return floating.includes(gridType);
+    case GridClass.Staggered:
+      return [GridType.Vec3f, GridType.Vec3d, GridType.Vec4f, GridType.Vec4d].includes(gridType);
+    case GridClass.PointIndex:
+    case GridClass.PointData:
+      return gridType === GridType.PointIndex || gridType === GridType.UInt32;
+    case GridClass.Topology:
+      return gridType === GridType.Mask;
+    case GridClass.IndexGrid:
+      return gridType === GridType.Index || gridType === GridType.OnIndex;
+    case GridClass.VoxelVolume:
+      return [GridType.RGBA8, GridType.Float, GridType.Double, GridType.Vec3f, GridType.Vec3d, GridType.UInt32, GridType.UInt8].includes(gridType);
+    default:
+      return true;
+  }
+}

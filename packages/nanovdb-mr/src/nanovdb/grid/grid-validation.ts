@@ -22,6 +22,7 @@ import {
   valueLayoutOf,
   GridType,
   GridClass,
+  gridClassFitsType,
   type InternalLevel,
   type ValueLayout,
 } from './grid-layout.js';
@@ -184,7 +185,7 @@ function validateOne(
   if (layout === undefined) {
     return new GridFault('gridType', `type ${gridType} (${GridType[gridType] ?? 'retired'}) has no grid layout: Unknown, retired or blind-data only`, ErrorCode.NotSupported);
   }
-  if (!classFitsType(gridClass, gridType)) {
+  if (!gridClassFitsType(gridClass, gridType)) {
     return new GridFault('gridClass', `${GridClass[gridClass]} (${gridClass}) does not go with grid type ${GridType[gridType]} (${gridType})`);
   }
   const flags = v.getUint32(Grid.flags, true);
@@ -436,27 +437,4 @@ function checkLeaves(v: DataView, bytes: Uint8Array, layout: ValueLayout, leaves
     voxels += inLeaf;
   }
   return voxels;
-}
-
-/** NanoVDB's rule for which grid types a grid class may have (`isValid(GridType, GridClass)`). */
-function classFitsType(gridClass: number, gridType: number): boolean {
-  const floating = [GridType.Float, GridType.Double, GridType.Half, GridType.Fp4, GridType.Fp8, GridType.Fp16, GridType.FpN];
-  switch (gridClass) {
-    case GridClass.LevelSet:
-    case GridClass.FogVolume:
-      return floating.includes(gridType);
-    case GridClass.Staggered:
-      return [GridType.Vec3f, GridType.Vec3d, GridType.Vec4f, GridType.Vec4d].includes(gridType);
-    case GridClass.PointIndex:
-    case GridClass.PointData:
-      return gridType === GridType.PointIndex || gridType === GridType.UInt32;
-    case GridClass.Topology:
-      return gridType === GridType.Mask;
-    case GridClass.IndexGrid:
-      return gridType === GridType.Index || gridType === GridType.OnIndex;
-    case GridClass.VoxelVolume:
-      return [GridType.RGBA8, GridType.Float, GridType.Double, GridType.Vec3f, GridType.Vec3d, GridType.UInt32, GridType.UInt8].includes(gridType);
-    default:
-      return true;
-  }
 }

@@ -1,0 +1,142 @@
+import { ErrorCode, HsError, err, type Backend, type Result } from '@hs/streams';
+import { ResourceBuffer } from '../../resource-buffer.js';
+import { isResource, type SyncResource } from '../../resource.js';
+import { GridHandle } from '../grid/grid-handle.js';
+import { computeChecksum, writeChecksum } from '../grid/grid-checksum.js';
+import { GRID_CLASS_END, GridClass, GridType, LeafKind, gridClassFitsType, valueLayoutOf } from '../grid/grid-layout.js';
+import { planGrid, writeGrid, gridTemplate } from './grid-writer.js';
+import { resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
+import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
+import { VoxelValueWriter, type VoxelValueArray } from './voxel-values.js';
+
+/** Grid types `voxelsToGrid` writes: every type whose leaves hold plain values, plus Mask and Boolean. */
+export type ValueGridType =
+  | GridType.Float
+  | GridType.Double
+  | GridType.Int16
+  | GridType.Int32
+  | GridType.Int64
+  | GridType.UInt32
+  | GridType.UInt8
+  | GridType.Half
+  | GridType.Vec3f
+  | GridType.Vec3d
+  | GridType.Vec4f
+  | GridType.Vec4d
+  | GridType.RGBA8
+  | GridType.Mask
+  | GridType.Boolean;
+
+/** Voxels and their values. */
+export interface VoxelValues {
+  /** i, j, k triplets of index coordinates (3 elements per voxel). */
+  readonly coords: Int32Array;
+  /**
+   * `components` values per voxel, in voxel order (1 for scalar types, 3 for Vec3f/Vec3d, 4 for Vec4f/Vec4d/RGBA8
+   * as r, g, b, a in 0-255; Boolean: non-zero is true). Int64: a BigInt64Array keeps all 64 bits. Mask: ignored.
+   */
+  readonly values?: VoxelValueArray;
+}
+
+/** Options of `voxelsToGrid`. */
+export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType'> {
+  readonly gridType: ValueGridType;
+  /** Value of every voxel not set, one number (scalar types) or `components` numbers; default 0. Int64: number or bigint. */
+  readonly background?: number | bigint | readonly number[];
+  /** Grid class; default Unknown (Topology for Mask). It must fit the type as NanoVDB requires (e.g. LevelSet: a float type). */
+  readonly gridClass?: GridClass;
+}
+
+/**
+ * Builds a NanoVDB grid of any value type on the host from voxels and their values: each voxel becomes active with
+ * its value (the first one given for a voxel listed twice); every other voxel reads `background`. Nodes are laid out
+ * breadth-first in the same order as `pointsToGrid`'s (HasBBox | IsBreadthFirst, tight bounding boxes, no statistics),
+ * and the grid validates in NanoVDB (`CheckMode::Full`). Half values are rounded to f32, then to binary16 (ties to even).
+ *
+ * Two allocations through `resource` (its synchronous pair; host-accessible): a workspace of 40 bytes per voxel plus
+ * 256 KiB, returned before the call ends, and the grid.
+ *
+ * Errors: InvalidArgument for a grid type it does not write (the quantized Fp4/Fp8/Fp16/FpN, index and point grids), a
+ * `values` length that is not `components` per voxel, a background of the wrong length, a grid class outside 0-10 or
+ * that does not fit the type, and the options `pointsToGrid` checks (voxel size, origin, name, checksum); NotSupported
+ * for a resource the host cannot read; the resource's `OutOfMemory`. Nothing is left allocated on failure.
+ * @throws HsError InvalidArgument when `resource` is not a resource or `voxels.coords` is not an Int32Array.
+ * Spec: issue 23 (write every value type); NANOVDB-FORMAT.md (buffer order, leaves).
+ *
+ * @example
+ * ```ts
+ * const coords = new Int32Array([0, 0, 0, 1, 0, 0]);
+ * const velocity = new Float32Array([1, 0, 0, 0.5, 0.5, 0]);
+ * const grid = unwrap(voxelsToGrid(backend, resource, { coords, values: velocity }, { gridType: GridType.Vec3f, gridClass: GridClass.Staggered }));
+ * unwrap(grid.accessor()).getVector(1, 0, 0, new Float32Array(3)); // [0.5, 0.5, 0]
+ * ```
+ * @example
+ * ```ts
+ * // a level set of doubles with a background of 3 voxels' distance
+ * voxelsToGrid(backend, resource, { coords, values: new Float64Array([-0.5, 0.5]) }, { gridType: GridType.Double, background: 3, gridClass: GridClass.LevelSet });
+ * ```
+ */
+export function voxelsToGrid(
+  backend: Backend,
+  resource: SyncResource,
+  voxels: VoxelValues,
+  options: VoxelsToGridOptions,
+): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>> {
+  const who = 'voxelsToGrid';
+  if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, `${who}: resource must be a resource (allocate and deallocate)`);
+  if (!(voxels?.coords instanceof Int32Array)) throw new HsError(ErrorCode.InvalidArgument, `${who}: voxels.coords must be an Int32Array of i, j, k triplets`);
+  const layout = valueLayoutOf(options?.gridType);
+  const writes = layout !== undefined && !layout.isIndex && (layout.leafKind === LeafKind.Values || layout.leafKind === LeafKind.Mask || layout.leafKind === LeafKind.Bits);
+  if (!writes) return err(ErrorCode.InvalidArgument, `${who}: gridType ${String(options?.gridType)} is not one it writes (plain, vector, Mask and Boolean types; not quantized, index or point grids)`);
+  const { coords } = voxels;
+  if (coords.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: coords holds ${coords.length} numbers, not a whole number of i, j, k triplets`);
+  const n = coords.length / 3;
+  const values = voxels.values ?? new Uint8Array(layout.components * n).fill(1);
+  if (values.length !== layout.components * n) {
+    return err(ErrorCode.InvalidArgument, `${who}: values holds ${values.length} numbers; ${n} voxels of ${GridType[layout.gridType]} need ${layout.components * n}`);
+  }
+  const bg = options.background ?? 0;
+  const background = typeof bg === 'number' || typeof bg === 'bigint' ? new Array<number | bigint>(layout.components).fill(bg) : [...bg];
+  if (background.length !== layout.components) return err(ErrorCode.InvalidArgument, `${who}: background needs ${layout.components} numbers for ${GridType[layout.gridType]}, got ${background.length}`);
+  const gridClass = options.gridClass ?? (layout.gridType === GridType.Mask ? GridClass.Topology : GridClass.Unknown);
+  if (!Number.isInteger(gridClass) || gridClass < 0 || gridClass >= GRID_CLASS_END || !gridClassFitsType(gridClass, layout.gridType)) {
+    return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, Staggered a vector type, Topology Mask, ...)`);
+  }
+  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float });
+  if (!settings.ok) return settings;
+
+  const made = ResourceBuffer.allocate(backend, resource, 4 * (KEY_WORDS * n + 5 * n + 65536));
+  if (!made.ok) return made;
+  const workspace = made.value;
+  try {
+    const view = workspace.hostView();
+    if (!view.ok) return err(ErrorCode.NotSupported, `${who}: needs a host-accessible resource (host, pinned or managed memory)`, view.error);
+    const ws = view.value;
+    const words = (at: number, count: number): Uint32Array => new Uint32Array(ws.buffer, ws.byteOffset + 4 * at, count);
+    const keys = words(0, KEY_WORDS * n);
+    const order = sortByBuildKey(coords, keys, words(KEY_WORDS * n, n), words(KEY_WORDS * n + n, n), words(KEY_WORDS * n + 2 * n, 65536));
+    const sorted = new Int32Array(ws.buffer, ws.byteOffset + 4 * (KEY_WORDS * n + 2 * n + 65536), 3 * n);
+    for (let j = 0; j < n; j++) {
+      const p = order[j] as number;
+      sorted[3 * j] = coords[3 * p] as number;
+      sorted[3 * j + 1] = coords[3 * p + 1] as number;
+      sorted[3 * j + 2] = coords[3 * p + 2] as number;
+    }
+    const plan = planGrid(sorted, n, layout);
+    const grid = ResourceBuffer.allocate(backend, resource, plan.gridSize, { alignment: 32 });
+    if (!grid.ok) return grid;
+    const gridView = grid.value.hostView();
+    if (!gridView.ok) {
+      grid.value.dispose();
+      return err(ErrorCode.NotSupported, `${who}: needs a host-accessible resource (host, pinned or managed memory)`, gridView.error);
+    }
+    const bytes = gridView.value;
+    writeGrid(bytes, sorted, plan, layout, gridTemplate({ ...settings.value, layout, gridClass }), new VoxelValueWriter(layout, values, background, order));
+    writeChecksum(bytes, computeChecksum(bytes, plan.gridSize, settings.value.checksum));
+    const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
+    if (!handle.ok) grid.value.dispose();
+    return handle;
+  } finally {
+    workspace.dispose();
+  }
+}
