@@ -35,12 +35,12 @@ describe.skipIf(!existsSync(validator))(`NanoVDB accepts files hs writes (needs 
         handle.dispose();
       }
       const valueTypes: ValueGridType[] = [GridType.Float, GridType.Double, GridType.Int16, GridType.Int32, GridType.Int64, GridType.UInt32, GridType.UInt8,
-        GridType.Vec3f, GridType.Vec3d, GridType.Vec4f, GridType.Vec4d, GridType.RGBA8, GridType.Mask, GridType.Boolean];
+        GridType.Vec3f, GridType.Vec3d, GridType.Vec4f, GridType.Vec4d, GridType.RGBA8, GridType.Mask, GridType.Boolean, GridType.Fp4, GridType.Fp8, GridType.Fp16];
       for (const gridType of valueTypes) {
         const components = gridType === GridType.Vec3f || gridType === GridType.Vec3d ? 3 : [GridType.Vec4f, GridType.Vec4d, GridType.RGBA8].includes(gridType) ? 4 : 1;
         const count = coords.length / 3;
         const values = gridType === GridType.Int64 ? new BigInt64Array(count).fill(-7n) : new Float64Array(components * count).map((_, i) => (i % 5) + 1);
-        const gridClass = gridType === GridType.Float ? GridClass.FogVolume : gridType === GridType.Vec3f ? GridClass.Staggered : undefined;
+        const gridClass = gridType === GridType.Float || gridType === GridType.Fp8 ? GridClass.FogVolume : gridType === GridType.Vec3f ? GridClass.Staggered : undefined;
         const handle = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords, values }, { gridType, background: gridType === GridType.Int64 ? 3n : 0, ...(gridClass === undefined ? {} : { gridClass }), name: GridType[gridType] }));
         files.push(join(dir, `voxels-${GridType[gridType]}.nvdb`));
         writeFileSync(files.at(-1)!, unwrap(writeNvdb(handle, 'zip')));

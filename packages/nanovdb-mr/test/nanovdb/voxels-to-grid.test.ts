@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
-import { GridClass, GridType, HostResource, decodeNvdb, encodeNvdb, voxelsToGrid, type ValueGridType } from '../../src/index.js';
+import { GridClass, GridType, HostResource, decodeNvdb, encodeNvdb, validateGrids, voxelsToGrid, type ValueGridType } from '../../src/index.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
 const backend = new HostBackend();
@@ -47,7 +47,7 @@ describe.each(Object.entries(BUILT))('voxelsToGrid %s', (name, gridType) => {
 describe('voxelsToGrid refuses what it cannot write, with InvalidArgument naming the option', () => {
   const coords = new Int32Array([0, 0, 0, 1, 2, 3]);
   it.each([
-    ['gridType', { gridType: GridType.Fp8 as unknown as ValueGridType }, undefined],
+    ['gridType', { gridType: GridType.OnIndex as unknown as ValueGridType }, undefined],
     ['values', { gridType: GridType.Vec3f }, new Float32Array(4)],
     ['background', { gridType: GridType.Vec3f, background: [1, 2] }, new Float32Array(6)],
     ['gridClass', { gridType: GridType.Int32, gridClass: GridClass.LevelSet }, new Int32Array(2)],
@@ -62,5 +62,48 @@ describe('voxelsToGrid refuses what it cannot write, with InvalidArgument naming
     expect([unwrap(mask.accessor()).getValue(1, 2, 3), mask.grid()?.gridClass]).toEqual([1, GridClass.Topology]);
     const twice = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([5, 5, 5, 5, 5, 5]), values: new Float32Array([2, 3]) }, { gridType: GridType.Float }));
     expect([unwrap(twice.accessor()).getValue(5, 5, 5), twice.grid()?.voxelCount]).toEqual([2, 1]);
+  });
+});
+
+describe('voxelsToGrid quantizes as NanoVDB does', () => {
+  const source = JSON.parse(readFileSync(join(FIXTURES, 'quantized-source.json'), 'utf8')) as { background: number; tolerance: number; voxels: [number, number, number, number][] };
+  const coords = new Int32Array(source.voxels.flatMap((s) => s.slice(0, 3)));
+  const values = new Float32Array(source.voxels.map((s) => s[3]));
+
+  /** Leaf origin -> [minimum, quantum, codes] of every leaf of the grid. */
+  function leaves(bytes: Uint8Array): Map<string, string> {
+    const [g] = unwrap(validateGrids(bytes));
+    const v = new DataView(bytes.buffer, bytes.byteOffset);
+    const out = new Map<string, string>();
+    let leaf = 672 + Number(v.getBigInt64(672, true));
+    for (let l = 0; l < g!.nodeCount[0]; l++) {
+      const bits = g!.gridType === GridType.FpN ? 1 << (v.getUint8(leaf + 15) >> 5) : { [GridType.Fp4]: 4, [GridType.Fp8]: 8, [GridType.Fp16]: 16 }[g!.gridType as GridType.Fp4]!;
+      const origin = [0, 4, 8].map((a) => v.getInt32(leaf + a, true) & ~7).join(',');
+      out.set(origin, `${bits} bits ${Buffer.from(bytes.subarray(leaf + 80, leaf + 88)).toString('hex')} ${Buffer.from(bytes.subarray(leaf + 96, leaf + 96 + 64 * bits)).toString('hex')}`);
+      leaf += 96 + 64 * bits;
+    }
+    return out;
+  }
+
+  it.each([
+    ['fp4', GridType.Fp4],
+    ['fp8', GridType.Fp8],
+    ['fp16', GridType.Fp16],
+    ['fpn', GridType.FpN],
+  ] as const)('%s: every leaf has NanoVDB\'s width, minimum, quantum and codes, byte for byte', (name, gridType) => {
+    const [nanovdb] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, `${name}.nvdb`)))));
+    const built = unwrap(voxelsToGrid(backend, resource, { coords, values }, { gridType, background: source.background, gridClass: GridClass.FogVolume, tolerance: source.tolerance }));
+    const ours = leaves(unwrap(built.hostBytes()));
+    expect(ours.size).toBeGreaterThan(2);
+    expect(ours).toEqual(leaves(nanovdb!.bytes));
+    built.dispose();
+  });
+
+  it('FpN defaults to NanoVDB\'s tolerance for the class and refuses a negative one', () => {
+    const fog = unwrap(voxelsToGrid(backend, resource, { coords, values }, { gridType: GridType.FpN, gridClass: GridClass.FogVolume }));
+    const acc = unwrap(fog.accessor());
+    source.voxels.forEach(([x, y, z, value]) => expect(Math.abs(acc.getValue(x, y, z) - value)).toBeLessThanOrEqual(Math.fround(0.01) + 1e-7));
+    const r = voxelsToGrid(backend, resource, { coords, values }, { gridType: GridType.FpN, tolerance: -1 });
+    expect(r.ok ? '' : r.error.message).toContain('voxelsToGrid: tolerance');
   });
 });

@@ -16,7 +16,6 @@ import {
   GridFlags,
   Internal,
   Leaf,
-  LeafKind,
   ROOT_OFFSET,
   Root,
   Tile,
@@ -204,7 +203,8 @@ function setI64(v: DataView, at: number, value: number): void {
  * first): `template` (from `gridTemplate`) as GridData, then TreeData, root, tiles, nodes and leaves,
  * everything but the checksum (left 0). Without `values`, Float voxels get 1.0 over a background of 0 (the
  * points builders); with it, the background goes into the root, every table entry that is not a child and
- * every inactive leaf voxel, and sorted voxel `i` gets its value from `values`.
+ * every inactive leaf voxel, and sorted voxel `i` gets its value from `values` (which also sizes each leaf and
+ * encodes quantized ones when the leaf closes); `plan.gridSize` must then count the leaves `values` sizes.
  */
 export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, values?: VoxelValueWriter): void {
   bytes.fill(0, 0, plan.gridSize);
@@ -225,6 +225,7 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
   let lowerAt = 0;
   let leafAt = 0;
   let activeBefore = 0;
+  let nextLeafAt = plan.leafStart;
   const closeLeaf = (): void => {
     if (leaf < 0) return;
     v.setInt32(leafAt + Leaf.bboxMin, leafBox.x0, true);
@@ -234,6 +235,7 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
     bytes[leafAt + Leaf.bboxDif + 1] = leafBox.y1 - leafBox.y0;
     bytes[leafAt + Leaf.bboxDif + 2] = leafBox.z1 - leafBox.z0;
     bytes[leafAt + Leaf.flags] = GridFlags.HasBBox;
+    values?.closeLeaf(v, leafAt);
     if (layout.isIndex) {
       setU64(v, leafAt + layout.leafValues, activeBefore + 1);
       // seven cumulative 9-bit counts (after words 0..6) packed at bits 9w of a u64: two u32 halves
@@ -307,13 +309,12 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
     }
     if (newLeaf) {
       leaf++;
-      leafAt = plan.leafStart + leaf * layout.leafSize;
+      leafAt = values === undefined ? plan.leafStart + leaf * layout.leafSize : nextLeafAt;
+      if (values !== undefined) nextLeafAt += values.leafBytes(leaf);
       const entry = internalIndex(L, x, y, z);
       setBit(bytes, lowerAt + L.childMask, entry);
       setI64(v, lowerAt + L.table + L.tableStride * entry, leafAt - lowerAt);
-      if (values !== undefined && layout.leafKind === LeafKind.Values) {
-        for (let m = 0; m < 512; m++) values.writeBackground(v, leafAt + layout.leafValues + layout.valueSize * m);
-      }
+      values?.openLeaf(v, leafAt);
     }
     const n = leafIndex(x, y, z);
     setBit(bytes, leafAt + Leaf.valueMask, n);

@@ -4,7 +4,8 @@
  * leaves (Float to UInt8, Half, Vec3f/d, Vec4f/d, RGBA8), Mask (no values) and Boolean (a bit per voxel).
  * Spec: NANOVDB-FORMAT.md (leaves) and issue 23 (writing every value type).
  */
-import { LeafKind, type ScalarKind, type ValueLayout } from '../grid/grid-layout.js';
+import { GridType, Leaf, LeafKind, type ScalarKind, type ValueLayout } from '../grid/grid-layout.js';
+import { fpnBits, quantizeLeaf } from './leaf-quantizer.js';
 
 /** Values per voxel: numbers (any numeric typed array or array), or a BigInt64Array for exact Int64 values. */
 export type VoxelValueArray = ArrayLike<number> | BigInt64Array;
@@ -65,6 +66,11 @@ function writeScalar(v: DataView, at: number, kind: ScalarKind, value: number | 
 /** Writes one grid's values: `values[components * order[i] + c]` for sorted voxel `i`, `background` elsewhere. */
 export class VoxelValueWriter {
   readonly #step: number;
+  /** Quantized grids: the current leaf's 512 values. */
+  readonly #leaf = new Float32Array(512);
+  /** FpN: bits per leaf, from `planLeaves`. */
+  #leafBits = new Uint8Array(0);
+  #leafCount = 0;
 
   constructor(
     readonly layout: ValueLayout,
@@ -73,8 +79,61 @@ export class VoxelValueWriter {
     readonly background: readonly (number | bigint)[],
     /** Input index of each sorted voxel. */
     readonly order: Uint32Array,
+    /** FpN: the absolute error each decoded value may have. */
+    readonly tolerance = 0,
   ) {
     this.#step = layout.valueSize / layout.components;
+  }
+
+  /**
+   * FpN: chooses each leaf's code width from its values (`sorted` voxels in build order, `count` of them) and
+   * returns the bytes of all leaves; other types: the fixed leaf size times `leaves`.
+   */
+  planLeaves(sorted: Int32Array, count: number, leaves: number): number {
+    if (this.layout.gridType !== GridType.FpN) return leaves * this.layout.leafSize;
+    this.#leafBits = new Uint8Array(leaves);
+    let leaf = -1;
+    let bytes = 0;
+    const close = (): void => {
+      if (leaf < 0) return;
+      const bits = fpnBits(this.#leaf, this.tolerance);
+      this.#leafBits[leaf] = bits;
+      bytes += this.layout.leafSize + 64 * bits;
+    };
+    for (let i = 0; i < count; i++) {
+      const [x, y, z] = [sorted[3 * i] as number, sorted[3 * i + 1] as number, sorted[3 * i + 2] as number];
+      const first = i === 0;
+      if (!first && x === sorted[3 * i - 3] && y === sorted[3 * i - 2] && z === sorted[3 * i - 1]) continue;
+      if (first || x >> 3 !== (sorted[3 * i - 3] as number) >> 3 || y >> 3 !== (sorted[3 * i - 2] as number) >> 3 || z >> 3 !== (sorted[3 * i - 1] as number) >> 3) {
+        close();
+        leaf++;
+        this.#leaf.fill(Number(this.background[0]));
+      }
+      this.#leaf[((x & 7) << 6) | ((y & 7) << 3) | (z & 7)] = Number(this.values[this.order[i] as number]);
+    }
+    close();
+    return bytes;
+  }
+
+  /** Bytes of leaf `index` (FpN: after `planLeaves`). */
+  leafBytes(index: number): number {
+    return this.layout.gridType === GridType.FpN ? this.layout.leafSize + 64 * (this.#leafBits[index] as number) : this.layout.leafSize;
+  }
+
+  /** Starts a leaf: inactive voxels hold the background. */
+  openLeaf(v: DataView, leaf: number): void {
+    const { leafKind, leafValues, valueSize } = this.layout;
+    if (leafKind === LeafKind.Values) for (let m = 0; m < 512; m++) this.writeBackground(v, leaf + leafValues + valueSize * m);
+    else if (leafKind === LeafKind.Quantized) this.#leaf.fill(Number(this.background[0]));
+  }
+
+  /** Ends the leaf at `leaf`: quantized leaves are encoded (FpN: with its planned width, recorded in the flags). */
+  closeLeaf(v: DataView, leaf: number): void {
+    if (this.layout.leafKind !== LeafKind.Quantized) return;
+    const bits = this.layout.quantBits !== 0 ? this.layout.quantBits : (this.#leafBits[this.#leafCount] as number);
+    this.#leafCount++;
+    if (this.layout.quantBits === 0) v.setUint8(leaf + Leaf.flags, v.getUint8(leaf + Leaf.flags) | (Math.log2(bits) << 5));
+    quantizeLeaf(v, leaf, this.#leaf, bits);
   }
 
   /** Writes the background value at byte `at`. */
@@ -90,6 +149,10 @@ export class VoxelValueWriter {
     if (leafKind === LeafKind.Bits) {
       const at = leaf + leafValues + (n >> 3);
       if (Number(this.values[first]) !== 0) v.setUint8(at, v.getUint8(at) | (1 << (n & 7)));
+      return;
+    }
+    if (leafKind === LeafKind.Quantized) {
+      this.#leaf[n] = Number(this.values[first]);
       return;
     }
     if (leafKind !== LeafKind.Values) return; // Mask: the active bit is the value

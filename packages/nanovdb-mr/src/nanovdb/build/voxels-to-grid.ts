@@ -9,7 +9,7 @@ import { resolveGridOptions, type PointsToGridOptions } from './points-to-grid-o
 import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
 import { VoxelValueWriter, type VoxelValueArray } from './voxel-values.js';
 
-/** Grid types `voxelsToGrid` writes: every type whose leaves hold plain values, plus Mask and Boolean. */
+/** Grid types `voxelsToGrid` writes: every type whose leaves hold plain values, Mask, Boolean and the quantized float types. */
 export type ValueGridType =
   | GridType.Float
   | GridType.Double
@@ -25,7 +25,11 @@ export type ValueGridType =
   | GridType.Vec4d
   | GridType.RGBA8
   | GridType.Mask
-  | GridType.Boolean;
+  | GridType.Boolean
+  | GridType.Fp4
+  | GridType.Fp8
+  | GridType.Fp16
+  | GridType.FpN;
 
 /** Voxels and their values. */
 export interface VoxelValues {
@@ -45,6 +49,11 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
   readonly background?: number | bigint | readonly number[];
   /** Grid class; default Unknown (Topology for Mask). It must fit the type as NanoVDB requires (e.g. LevelSet: a float type). */
   readonly gridClass?: GridClass;
+  /**
+   * FpN only: the absolute error each decoded value may have, in value units; each leaf gets the fewest bits that meet
+   * it. Default NanoVDB's: LevelSet `0.1 * background / 3`, FogVolume 0.01, otherwise 0 (exact, usually 16 bits).
+   */
+  readonly tolerance?: number;
 }
 
 /**
@@ -52,11 +61,14 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
  * its value (the first one given for a voxel listed twice); every other voxel reads `background`. Nodes are laid out
  * breadth-first in the same order as `pointsToGrid`'s (HasBBox | IsBreadthFirst, tight bounding boxes, no statistics),
  * and the grid validates in NanoVDB (`CheckMode::Full`). Half values are rounded to f32, then to binary16 (ties to even).
+ * Fp4, Fp8, Fp16 and FpN leaves are quantized from f32 values exactly as NanoVDB's host builder does without dithering
+ * (per leaf minimum and quantum over all 512 voxels, inactive ones holding the background; the same codes, byte for
+ * byte), so `getValue` returns `f32(code * quantum + minimum)`.
  *
  * Two allocations through `resource` (its synchronous pair; host-accessible): a workspace of 40 bytes per voxel plus
  * 256 KiB, returned before the call ends, and the grid.
  *
- * Errors: InvalidArgument for a grid type it does not write (the quantized Fp4/Fp8/Fp16/FpN, index and point grids), a
+ * Errors: InvalidArgument for a grid type it does not write (index and point grids), a negative or NaN `tolerance`, a
  * `values` length that is not `components` per voxel, a background of the wrong length, a grid class outside 0-10 or
  * that does not fit the type, and the options `pointsToGrid` checks (voxel size, origin, name, checksum); NotSupported
  * for a resource the host cannot read; the resource's `OutOfMemory`. Nothing is left allocated on failure.
@@ -86,8 +98,8 @@ export function voxelsToGrid(
   if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, `${who}: resource must be a resource (allocate and deallocate)`);
   if (!(voxels?.coords instanceof Int32Array)) throw new HsError(ErrorCode.InvalidArgument, `${who}: voxels.coords must be an Int32Array of i, j, k triplets`);
   const layout = valueLayoutOf(options?.gridType);
-  const writes = layout !== undefined && !layout.isIndex && (layout.leafKind === LeafKind.Values || layout.leafKind === LeafKind.Mask || layout.leafKind === LeafKind.Bits);
-  if (!writes) return err(ErrorCode.InvalidArgument, `${who}: gridType ${String(options?.gridType)} is not one it writes (plain, vector, Mask and Boolean types; not quantized, index or point grids)`);
+  const writes = layout !== undefined && layout.leafKind !== LeafKind.Index && layout.leafKind !== LeafKind.Point;
+  if (!writes) return err(ErrorCode.InvalidArgument, `${who}: gridType ${String(options?.gridType)} is not one it writes (plain, vector, Mask, Boolean and quantized types; not index or point grids)`);
   const { coords } = voxels;
   if (coords.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: coords holds ${coords.length} numbers, not a whole number of i, j, k triplets`);
   const n = coords.length / 3;
@@ -104,6 +116,8 @@ export function voxelsToGrid(
   }
   const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float });
   if (!settings.ok) return settings;
+  const tolerance = options.tolerance ?? defaultTolerance(gridClass, Number(background[0]));
+  if (typeof tolerance !== 'number' || !(tolerance >= 0)) return err(ErrorCode.InvalidArgument, `${who}: tolerance must be a non-negative number, got ${String(tolerance)}`);
 
   const made = ResourceBuffer.allocate(backend, resource, 4 * (KEY_WORDS * n + 5 * n + 65536));
   if (!made.ok) return made;
@@ -122,7 +136,9 @@ export function voxelsToGrid(
       sorted[3 * j + 1] = coords[3 * p + 1] as number;
       sorted[3 * j + 2] = coords[3 * p + 2] as number;
     }
-    const plan = planGrid(sorted, n, layout);
+    const counted = planGrid(sorted, n, layout);
+    const writer = new VoxelValueWriter(layout, values, background, order, tolerance);
+    const plan = { ...counted, gridSize: counted.leafStart + writer.planLeaves(sorted, n, counted.leaves) };
     const grid = ResourceBuffer.allocate(backend, resource, plan.gridSize, { alignment: 32 });
     if (!grid.ok) return grid;
     const gridView = grid.value.hostView();
@@ -131,7 +147,7 @@ export function voxelsToGrid(
       return err(ErrorCode.NotSupported, `${who}: needs a host-accessible resource (host, pinned or managed memory)`, gridView.error);
     }
     const bytes = gridView.value;
-    writeGrid(bytes, sorted, plan, layout, gridTemplate({ ...settings.value, layout, gridClass }), new VoxelValueWriter(layout, values, background, order));
+    writeGrid(bytes, sorted, plan, layout, gridTemplate({ ...settings.value, layout, gridClass }), writer);
     writeChecksum(bytes, computeChecksum(bytes, plan.gridSize, settings.value.checksum));
     const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
     if (!handle.ok) grid.value.dispose();
@@ -139,4 +155,10 @@ export function voxelsToGrid(
   } finally {
     workspace.dispose();
   }
+}
+
+/** NanoVDB's default FpN tolerance (its AbsDiff oracle): a tenth of a level set's half-width of 3 voxels, 1% of a fog volume's range, else exact. */
+function defaultTolerance(gridClass: GridClass, background: number): number {
+  if (gridClass === GridClass.LevelSet) return Math.fround(Math.fround(Math.fround(0.1) * Math.fround(background)) / 3);
+  return gridClass === GridClass.FogVolume ? Math.fround(0.01) : 0;
 }
