@@ -71,6 +71,10 @@ export class VoxelValueWriter {
   /** FpN: bits per leaf, from `planLeaves`. */
   #leafBits = new Uint8Array(0);
   #leafCount = 0;
+  /** PointIndex: the sorted voxels (a voxel listed k times holds k points), points in this leaf and before it. */
+  #sorted: Int32Array = new Int32Array(0);
+  #inLeaf = 0;
+  #before = 0;
 
   constructor(
     readonly layout: ValueLayout,
@@ -90,6 +94,7 @@ export class VoxelValueWriter {
    * returns the bytes of all leaves; other types: the fixed leaf size times `leaves`.
    */
   planLeaves(sorted: Int32Array, count: number, leaves: number): number {
+    this.#sorted = sorted.subarray(0, 3 * count);
     if (this.layout.gridType !== GridType.FpN) return leaves * this.layout.leafSize;
     this.#leafBits = new Uint8Array(leaves);
     let leaf = -1;
@@ -127,8 +132,25 @@ export class VoxelValueWriter {
     else if (leafKind === LeafKind.Quantized) this.#leaf.fill(Number(this.background[0]));
   }
 
-  /** Ends the leaf at `leaf`: quantized leaves are encoded (FpN: with its planned width, recorded in the flags). */
+  /**
+   * Ends the leaf at `leaf`: quantized leaves are encoded (FpN: with its planned width, recorded in the flags); point
+   * leaves get their first point's index and point count, and each inactive voxel the running count of the last
+   * active voxel before it (0 before the first).
+   */
   closeLeaf(v: DataView, leaf: number): void {
+    if (this.layout.leafKind === LeafKind.Point) {
+      let running = 0;
+      for (let n = 0; n < 512; n++) {
+        const at = leaf + this.layout.leafValues + 16 + 2 * n;
+        if ((v.getUint8(leaf + Leaf.valueMask + (n >> 3)) & (1 << (n & 7))) !== 0) running = v.getUint16(at, true);
+        else v.setUint16(at, running, true);
+      }
+      v.setBigUint64(leaf + this.layout.leafValues, BigInt(this.#before), true);
+      v.setBigUint64(leaf + this.layout.leafValues + 8, BigInt(this.#inLeaf), true);
+      this.#before += this.#inLeaf;
+      this.#inLeaf = 0;
+      return;
+    }
     if (this.layout.leafKind !== LeafKind.Quantized) return;
     const bits = this.layout.quantBits !== 0 ? this.layout.quantBits : (this.#leafBits[this.#leafCount] as number);
     this.#leafCount++;
@@ -153,6 +175,14 @@ export class VoxelValueWriter {
     }
     if (leafKind === LeafKind.Quantized) {
       this.#leaf[n] = Number(this.values[first]);
+      return;
+    }
+    if (leafKind === LeafKind.Point) {
+      const s = this.#sorted;
+      let end = i + 1;
+      while (3 * end < s.length && s[3 * end] === s[3 * i] && s[3 * end + 1] === s[3 * i + 1] && s[3 * end + 2] === s[3 * i + 2]) end++;
+      this.#inLeaf += end - i;
+      v.setUint16(leaf + leafValues + 16 + 2 * n, this.#inLeaf, true);
       return;
     }
     if (leafKind !== LeafKind.Values) return; // Mask: the active bit is the value

@@ -3,7 +3,7 @@ import { ResourceBuffer } from '../../resource-buffer.js';
 import { isResource, type SyncResource } from '../../resource.js';
 import { GridHandle } from '../grid/grid-handle.js';
 import { computeChecksum, writeChecksum } from '../grid/grid-checksum.js';
-import { GRID_CLASS_END, GridClass, GridType, LeafKind, gridClassFitsType, valueLayoutOf } from '../grid/grid-layout.js';
+import { BLIND_METADATA_SIZE, DATA_ALIGNMENT, GRID_CLASS_END, Grid, GridClass, GridType, LeafKind, gridClassFitsType, valueLayoutOf } from '../grid/grid-layout.js';
 import { planGrid, writeGrid, gridTemplate } from './grid-writer.js';
 import { resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
 import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
@@ -29,7 +29,8 @@ export type ValueGridType =
   | GridType.Fp4
   | GridType.Fp8
   | GridType.Fp16
-  | GridType.FpN;
+  | GridType.FpN
+  | GridType.PointIndex;
 
 /** Voxels and their values. */
 export interface VoxelValues {
@@ -37,7 +38,8 @@ export interface VoxelValues {
   readonly coords: Int32Array;
   /**
    * `components` values per voxel, in voxel order (1 for scalar types, 3 for Vec3f/Vec3d, 4 for Vec4f/Vec4d/RGBA8
-   * as r, g, b, a in 0-255; Boolean: non-zero is true). Int64: a BigInt64Array keeps all 64 bits. Mask: ignored.
+   * as r, g, b, a in 0-255; Boolean: non-zero is true). Int64: a BigInt64Array keeps all 64 bits. Mask and
+   * PointIndex: ignored (a PointIndex voxel listed k times holds k points).
    */
   readonly values?: VoxelValueArray;
 }
@@ -58,7 +60,10 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
 
 /**
  * Builds a NanoVDB grid of any value type on the host from voxels and their values: each voxel becomes active with
- * its value (the first one given for a voxel listed twice); every other voxel reads `background`. Nodes are laid out
+ * its value (the first one given for a voxel listed twice); every other voxel reads `background`. PointIndex grids
+ * take one coordinate per point instead: each voxel holds the running count of its leaf's points through it, each
+ * leaf its first point and point count, and one blind-data array (semantic PointId, class IndexArray, u32) lists the
+ * indices of the caller's points grouped voxel by voxel in leaf order, as NanoVDB's PointsToGrid with `PointID` does. Nodes are laid out
  * breadth-first in the same order as `pointsToGrid`'s (HasBBox | IsBreadthFirst, tight bounding boxes, no statistics),
  * and the grid validates in NanoVDB (`CheckMode::Full`). Half values are rounded to f32, then to binary16 (ties to even).
  * Fp4, Fp8, Fp16 and FpN leaves are quantized from f32 values exactly as NanoVDB's host builder does without dithering
@@ -68,7 +73,8 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
  * Two allocations through `resource` (its synchronous pair; host-accessible): a workspace of 40 bytes per voxel plus
  * 256 KiB, returned before the call ends, and the grid.
  *
- * Errors: InvalidArgument for a grid type it does not write (index and point grids), a negative or NaN `tolerance`, a
+ * Errors: InvalidArgument for a grid type it does not write (Index, OnIndex), a negative or NaN `tolerance`, more
+ * than 65535 points in one PointIndex leaf (its counts are u16), a
  * `values` length that is not `components` per voxel, a background of the wrong length, a grid class outside 0-10 or
  * that does not fit the type, and the options `pointsToGrid` checks (voxel size, origin, name, checksum); NotSupported
  * for a resource the host cannot read; the resource's `OutOfMemory`. Nothing is left allocated on failure.
@@ -98,8 +104,8 @@ export function voxelsToGrid(
   if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, `${who}: resource must be a resource (allocate and deallocate)`);
   if (!(voxels?.coords instanceof Int32Array)) throw new HsError(ErrorCode.InvalidArgument, `${who}: voxels.coords must be an Int32Array of i, j, k triplets`);
   const layout = valueLayoutOf(options?.gridType);
-  const writes = layout !== undefined && layout.leafKind !== LeafKind.Index && layout.leafKind !== LeafKind.Point;
-  if (!writes) return err(ErrorCode.InvalidArgument, `${who}: gridType ${String(options?.gridType)} is not one it writes (plain, vector, Mask, Boolean and quantized types; not index or point grids)`);
+  const writes = layout !== undefined && layout.leafKind !== LeafKind.Index;
+  if (!writes) return err(ErrorCode.InvalidArgument, `${who}: gridType ${String(options?.gridType)} is not one it writes (every type but Index and OnIndex, which pointsToGrid builds)`);
   const { coords } = voxels;
   if (coords.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: coords holds ${coords.length} numbers, not a whole number of i, j, k triplets`);
   const n = coords.length / 3;
@@ -110,7 +116,8 @@ export function voxelsToGrid(
   const bg = options.background ?? 0;
   const background = typeof bg === 'number' || typeof bg === 'bigint' ? new Array<number | bigint>(layout.components).fill(bg) : [...bg];
   if (background.length !== layout.components) return err(ErrorCode.InvalidArgument, `${who}: background needs ${layout.components} numbers for ${GridType[layout.gridType]}, got ${background.length}`);
-  const gridClass = options.gridClass ?? (layout.gridType === GridType.Mask ? GridClass.Topology : GridClass.Unknown);
+  const points = layout.leafKind === LeafKind.Point;
+  const gridClass = options.gridClass ?? (layout.gridType === GridType.Mask ? GridClass.Topology : points ? GridClass.PointIndex : GridClass.Unknown);
   if (!Number.isInteger(gridClass) || gridClass < 0 || gridClass >= GRID_CLASS_END || !gridClassFitsType(gridClass, layout.gridType)) {
     return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, Staggered a vector type, Topology Mask, ...)`);
   }
@@ -138,7 +145,9 @@ export function voxelsToGrid(
     }
     const counted = planGrid(sorted, n, layout);
     const writer = new VoxelValueWriter(layout, values, background, order, tolerance);
-    const plan = { ...counted, gridSize: counted.leafStart + writer.planLeaves(sorted, n, counted.leaves) };
+    const nodesEnd = counted.leafStart + writer.planLeaves(sorted, n, counted.leaves);
+    if (points && mostPointsInALeaf(sorted, n) > 0xffff) return err(ErrorCode.InvalidArgument, `${who}: a PointIndex leaf holds more than 65535 points (its counts are u16); use smaller voxels`);
+    const plan = { ...counted, gridSize: points ? nodesEnd + BLIND_METADATA_SIZE + Math.ceil((4 * n) / DATA_ALIGNMENT) * DATA_ALIGNMENT : nodesEnd };
     const grid = ResourceBuffer.allocate(backend, resource, plan.gridSize, { alignment: 32 });
     if (!grid.ok) return grid;
     const gridView = grid.value.hostView();
@@ -148,6 +157,7 @@ export function voxelsToGrid(
     }
     const bytes = gridView.value;
     writeGrid(bytes, sorted, plan, layout, gridTemplate({ ...settings.value, layout, gridClass }), writer);
+    if (points) writePointIds(bytes, nodesEnd, order);
     writeChecksum(bytes, computeChecksum(bytes, plan.gridSize, settings.value.checksum));
     const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
     if (!handle.ok) grid.value.dispose();
@@ -161,4 +171,36 @@ export function voxelsToGrid(
 function defaultTolerance(gridClass: GridClass, background: number): number {
   if (gridClass === GridClass.LevelSet) return Math.fround(Math.fround(Math.fround(0.1) * Math.fround(background)) / 3);
   return gridClass === GridClass.FogVolume ? Math.fround(0.01) : 0;
+}
+
+/** The most points (sorted coordinates, duplicates included) any one leaf receives. */
+function mostPointsInALeaf(sorted: Int32Array, count: number): number {
+  let most = 0;
+  let run = 0;
+  for (let i = 0; i < count; i++) {
+    const same = i > 0 && [0, 1, 2].every((a) => (sorted[3 * i + a] as number) >> 3 === (sorted[3 * i - 3 + a] as number) >> 3);
+    run = same ? run + 1 : 1;
+    if (run > most) most = run;
+  }
+  return most;
+}
+
+/**
+ * Appends a PointIndex grid's one blind-data array at `at` (the end of its leaves): the metadata record (data right
+ * after it, semantic PointId, class IndexArray, type UInt32, 4-byte values) and the u32 point indices in voxel order;
+ * GridData's blind-metadata offset and count and data1 (the point count) follow.
+ */
+function writePointIds(bytes: Uint8Array, at: number, order: Uint32Array): void {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  v.setBigInt64(at, BigInt(BLIND_METADATA_SIZE), true);
+  v.setBigUint64(at + 8, BigInt(order.length), true);
+  v.setUint32(at + 16, 4, true);
+  v.setUint32(at + 20, 6, true); // GridBlindDataSemantic::PointId
+  v.setUint32(at + 24, 1, true); // GridBlindDataClass::IndexArray
+  v.setUint32(at + 28, GridType.UInt32, true);
+  bytes.set(new TextEncoder().encode('point indices'), at + 32);
+  for (let i = 0; i < order.length; i++) v.setUint32(at + BLIND_METADATA_SIZE + 4 * i, order[i] as number, true);
+  v.setBigInt64(Grid.blindMetadataOffset, BigInt(at), true);
+  v.setUint32(Grid.blindMetadataCount, 1, true);
+  v.setBigUint64(Grid.data1, BigInt(order.length), true);
 }

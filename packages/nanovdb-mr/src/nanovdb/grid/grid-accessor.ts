@@ -31,7 +31,8 @@ export type VectorOut = Float32Array | Float64Array | Uint8Array;
  * - `getValue(x, y, z)`: scalar grids give the voxel or tile value as a number (Float, Double, Half, Int16/32,
  *   UInt8/32; Int64 exactly below 2^53, `getBigValue` for all 64 bits; Fp4/Fp8/Fp16/FpN dequantized as NanoVDB does,
  *   `f32(code * quantum + minimum)`; Mask and Boolean 1 or 0; index grids the value index, 0 for inactive voxels of
- *   OnIndex grids; PointIndex the voxel's u16 cumulative point count).
+ *   OnIndex grids; PointIndex the running count of its leaf's points through the voxel, so the voxel's points are
+ *   the leaf's `offset + [previous voxel's count, this count)`).
  * - `getVector(x, y, z, out)`: Vec3f/Vec3d/Vec4f/Vec4d/RGBA8 grids write the 3 or 4 components into `out` (no allocation).
  * - `isActive`, `forEachActiveVoxel` (leaf voxels in breadth-first node order).
  * Reads only through offsets the validator checked. Root lookup is NanoVDB's linear scan of the tile table.
