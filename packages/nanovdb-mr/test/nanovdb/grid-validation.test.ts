@@ -222,7 +222,8 @@ describe('.nvdb files', () => {
   it('blosc is NotSupported', () => {
     expect(encodeNvdb(grid, [meta!], 'blosc').ok).toBe(false);
     const file = unwrap(encodeNvdb(grid, [meta!], 'none'));
-    new DataView(file.buffer).setUint16(14, 2, true);
+    new DataView(file.buffer).setUint16(14, 2, true); // header and grid codec: blosc
+    new DataView(file.buffer).setUint16(16 + 168, 2, true);
     const r = decodeNvdb(file);
     expect(!r.ok && r.error.code).toBe(ErrorCode.NotSupported);
   });

@@ -28,12 +28,14 @@ describe.skipIf(!existsSync(validator))(`NanoVDB accepts files hs writes (needs 
       }
       const backend = new HostBackend();
       const coords = new Int32Array([0, 0, 0, 9, 9, 9, -20, 3, 4000, 5000, -7000, 1]);
-      for (const gridType of [GridType.Float, GridType.OnIndex] as const) {
-        const handle = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType }));
-        files.push(join(dir, `built-${GridType[gridType]}.nvdb`));
+      const built = [GridType.Float, GridType.OnIndex].map((gridType) => unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: gridType as GridType.Float, name: GridType[gridType] })));
+      for (const handle of built) {
+        files.push(join(dir, `built-${handle.grid()!.name}.nvdb`));
         writeFileSync(files.at(-1)!, unwrap(writeNvdb(handle, 'zip')));
-        handle.dispose();
       }
+      const twoHandles = join(dir, 'two-handles.nvdb'); // one file, one segment per handle: two grids
+      writeFileSync(twoHandles, unwrap(writeNvdb(built, 'zip')));
+      built.forEach((h) => h.dispose());
       const valueTypes: ValueGridType[] = [GridType.Float, GridType.Double, GridType.Int16, GridType.Int32, GridType.Int64, GridType.UInt32, GridType.UInt8,
         GridType.Vec3f, GridType.Vec3d, GridType.Vec4f, GridType.Vec4d, GridType.RGBA8, GridType.Mask, GridType.Boolean, GridType.Fp4, GridType.Fp8, GridType.Fp16];
       for (const gridType of valueTypes) {
@@ -46,8 +48,8 @@ describe.skipIf(!existsSync(validator))(`NanoVDB accepts files hs writes (needs 
         writeFileSync(files.at(-1)!, unwrap(writeNvdb(handle, 'zip')));
         handle.dispose();
       }
-      const report = execFileSync(validator, files, { encoding: 'utf8' });
-      expect(report.split('\n').filter((l) => l.includes('valid (CheckMode::Full)'))).toHaveLength(files.length);
+      const report = execFileSync(validator, [...files, twoHandles], { encoding: 'utf8' });
+      expect(report.split('\n').filter((l) => l.includes('valid (CheckMode::Full)'))).toHaveLength(files.length + 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
