@@ -48,7 +48,12 @@ describe.skipIf(!existsSync(validator))(`NanoVDB accepts files hs writes (needs 
         writeFileSync(files.at(-1)!, unwrap(writeNvdb(handle, 'zip')));
         handle.dispose();
       }
+      const longName = `${'a-long-name-'.repeat(25)}${'ü'.repeat(10)}`;
+      const named = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords, values: new Float32Array(4).fill(2) }, { gridType: GridType.Float, name: longName }));
+      files.push(join(dir, 'long-name.nvdb'));
+      writeFileSync(files.at(-1)!, unwrap(writeNvdb(named, 'zip')));
       const report = execFileSync(validator, [...files, twoHandles], { encoding: 'utf8' });
+      expect(report).toContain(`"${longName}"`); // NanoVDB's gridName() finds the whole name in the blind data
       expect(report.split('\n').filter((l) => l.includes('valid (CheckMode::Full)'))).toHaveLength(files.length + 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -101,3 +101,26 @@ describe('writeNvdb writes several handles into one file', () => {
     expect(writeNvdb([]).ok).toBe(false);
   });
 });
+
+describe('long grid names (256 UTF-8 bytes or more)', () => {
+  const name = `${'très-long-'.repeat(30)}end`; // 331 bytes
+  it('are written as GridName blind data and read back in full, through .nvdb too', () => {
+    const handle = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([1, 2, 3]), values: new Float32Array([4]) }, { gridType: GridType.Float, name }));
+    const g = handle.grid()!;
+    expect([g.name, g.flags & 1, g.blindMetadataCount]).toEqual([name, 1, 1]);
+    const bytes = unwrap(handle.hostBytes());
+    expect(Buffer.from(bytes.subarray(40, 40 + 256)).indexOf(0)).toBe(255); // the short field holds the first 255 bytes
+    const file = unwrap(writeNvdb(handle, 'zip'));
+    expect(unwrap(readNvdbMetadata(file))[0]!.name).toBe(name);
+    expect(unwrap(decodeNvdb(file))[0]!.grids[0]!.name).toBe(name);
+    expect(unwrap(decodeNvdbGrid(file, name)).grids[0]!.name).toBe(name);
+  });
+
+  it('a long-name flag without its blind data is a typed error naming the field', () => {
+    const handle = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([1, 2, 3]) }, { gridType: GridType.Mask }));
+    const bytes = unwrap(handle.hostBytes()).slice();
+    new DataView(bytes.buffer).setUint32(20, new DataView(bytes.buffer).getUint32(20, true) | 1, true);
+    const r = validateGrids(bytes, { checksum: false });
+    expect(r.ok ? '' : r.error.message).toContain('flags: HasLongGridName is set, but no blind data of class GridName');
+  });
+});

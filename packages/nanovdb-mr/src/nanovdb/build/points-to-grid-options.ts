@@ -20,10 +20,15 @@ export interface PointsToGridOptions {
 /** Resolved options: the grid settings and the checksum mode. */
 export interface ResolvedGridOptions extends GridSettings {
   readonly checksum: ChecksumMode;
+  /** The whole name when it is 256 UTF-8 bytes or longer (then `nameBytes` holds its first 255), for blind data. */
+  readonly longName?: Uint8Array;
 }
 
-/** Checks and defaults `options`; InvalidArgument naming the bad option, prefixed with `who`. */
-export function resolveGridOptions(who: string, options: PointsToGridOptions): Result<ResolvedGridOptions> {
+/**
+ * Checks and defaults `options`; InvalidArgument naming the bad option, prefixed with `who`. Names of 256 bytes or
+ * more are refused unless `longNames` (a builder that stores them as blind data).
+ */
+export function resolveGridOptions(who: string, options: PointsToGridOptions, longNames = false): Result<ResolvedGridOptions> {
   const layout = options?.gridType === GridType.Float ? FLOAT_LAYOUT : options?.gridType === GridType.OnIndex ? ON_INDEX_LAYOUT : undefined;
   if (layout === undefined) return err(ErrorCode.InvalidArgument, `${who}: gridType must be GridType.Float or GridType.OnIndex, got ${String(options?.gridType)}`);
   const voxelSize = options.voxelSize ?? 1;
@@ -32,11 +37,13 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions): R
   if (!Array.isArray(origin) || origin.length !== 3 || !origin.every((c) => typeof c === 'number' && Number.isFinite(c))) {
     return err(ErrorCode.InvalidArgument, `${who}: origin must be three finite numbers`);
   }
-  const nameBytes = new TextEncoder().encode(options.name ?? '');
-  if (nameBytes.length >= GRID_NAME_SIZE) return err(ErrorCode.InvalidArgument, `${who}: the name has ${nameBytes.length} UTF-8 bytes; at most ${GRID_NAME_SIZE - 1} fit`);
+  const fullName = new TextEncoder().encode(options.name ?? '');
+  const long = fullName.length >= GRID_NAME_SIZE;
+  if (long && !longNames) return err(ErrorCode.InvalidArgument, `${who}: the name has ${fullName.length} UTF-8 bytes; at most ${GRID_NAME_SIZE - 1} fit`);
+  const nameBytes = long ? fullName.subarray(0, GRID_NAME_SIZE - 1) : fullName;
   const checksum = options.checksum ?? 'full';
   if (checksum !== 'full' && checksum !== 'partial' && checksum !== 'disabled') return err(ErrorCode.InvalidArgument, `${who}: checksum must be 'full', 'partial' or 'disabled'`);
-  return ok({ layout, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum });
+  return ok({ layout, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, ...(long ? { longName: fullName } : {}) });
 }
 
 /**

@@ -3,7 +3,8 @@ import { ResourceBuffer } from '../../resource-buffer.js';
 import { isResource, type SyncResource } from '../../resource.js';
 import { GridHandle } from '../grid/grid-handle.js';
 import { computeChecksum, writeChecksum } from '../grid/grid-checksum.js';
-import { BLIND_METADATA_SIZE, DATA_ALIGNMENT, GRID_CLASS_END, Grid, GridClass, GridType, LeafKind, gridClassFitsType, valueLayoutOf } from '../grid/grid-layout.js';
+import { BlindDataClass, BlindDataSemantic, GRID_CLASS_END, Grid, GridClass, GridFlags, GridType, LeafKind, gridClassFitsType, valueLayoutOf } from '../grid/grid-layout.js';
+import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-writer.js';
 import { planGrid, writeGrid, gridTemplate } from './grid-writer.js';
 import { resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
 import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
@@ -45,8 +46,10 @@ export interface VoxelValues {
 }
 
 /** Options of `voxelsToGrid`. */
-export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType'> {
+export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType' | 'name'> {
   readonly gridType: ValueGridType;
+  /** Grid name, any length: 256 UTF-8 bytes or more are stored whole as GridName blind data (HasLongGridName); default empty. */
+  readonly name?: string;
   /** Value of every voxel not set, one number (scalar types) or `components` numbers; default 0. Int64: number or bigint. */
   readonly background?: number | bigint | readonly number[];
   /** Grid class; default Unknown (Topology for Mask). It must fit the type as NanoVDB requires (e.g. LevelSet: a float type). */
@@ -121,7 +124,7 @@ export function voxelsToGrid(
   if (!Number.isInteger(gridClass) || gridClass < 0 || gridClass >= GRID_CLASS_END || !gridClassFitsType(gridClass, layout.gridType)) {
     return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, Staggered a vector type, Topology Mask, ...)`);
   }
-  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float });
+  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float }, true);
   if (!settings.ok) return settings;
   const tolerance = options.tolerance ?? defaultTolerance(gridClass, Number(background[0]));
   if (typeof tolerance !== 'number' || !(tolerance >= 0)) return err(ErrorCode.InvalidArgument, `${who}: tolerance must be a non-negative number, got ${String(tolerance)}`);
@@ -147,7 +150,8 @@ export function voxelsToGrid(
     const writer = new VoxelValueWriter(layout, values, background, order, tolerance);
     const nodesEnd = counted.leafStart + writer.planLeaves(sorted, n, counted.leaves);
     if (points && mostPointsInALeaf(sorted, n) > 0xffff) return err(ErrorCode.InvalidArgument, `${who}: a PointIndex leaf holds more than 65535 points (its counts are u16); use smaller voxels`);
-    const plan = { ...counted, gridSize: points ? nodesEnd + BLIND_METADATA_SIZE + Math.ceil((4 * n) / DATA_ALIGNMENT) * DATA_ALIGNMENT : nodesEnd };
+    const blind = blindItems(points ? order : undefined, settings.value.longName);
+    const plan = { ...counted, gridSize: nodesEnd + blindDataBytes(blind) };
     const grid = ResourceBuffer.allocate(backend, resource, plan.gridSize, { alignment: 32 });
     if (!grid.ok) return grid;
     const gridView = grid.value.hostView();
@@ -157,7 +161,10 @@ export function voxelsToGrid(
     }
     const bytes = gridView.value;
     writeGrid(bytes, sorted, plan, layout, gridTemplate({ ...settings.value, layout, gridClass }), writer);
-    if (points) writePointIds(bytes, nodesEnd, order);
+    writeBlindData(bytes, nodesEnd, blind);
+    const header = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (points) header.setBigUint64(Grid.data1, BigInt(n), true); // the point count
+    if (settings.value.longName !== undefined) header.setUint32(Grid.flags, header.getUint32(Grid.flags, true) | GridFlags.HasLongGridName, true);
     writeChecksum(bytes, computeChecksum(bytes, plan.gridSize, settings.value.checksum));
     const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
     if (!handle.ok) grid.value.dispose();
@@ -186,21 +193,32 @@ function mostPointsInALeaf(sorted: Int32Array, count: number): number {
 }
 
 /**
- * Appends a PointIndex grid's one blind-data array at `at` (the end of its leaves): the metadata record (data right
- * after it, semantic PointId, class IndexArray, type UInt32, 4-byte values) and the u32 point indices in voxel order;
- * GridData's blind-metadata offset and count and data1 (the point count) follow.
+ * The grid's blind data: for a PointIndex grid the u32 indices of the caller's points in voxel order (semantic
+ * PointId, class IndexArray), and for a name of 256 bytes or more the whole name, NUL-terminated (class GridName).
  */
-function writePointIds(bytes: Uint8Array, at: number, order: Uint32Array): void {
-  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  v.setBigInt64(at, BigInt(BLIND_METADATA_SIZE), true);
-  v.setBigUint64(at + 8, BigInt(order.length), true);
-  v.setUint32(at + 16, 4, true);
-  v.setUint32(at + 20, 6, true); // GridBlindDataSemantic::PointId
-  v.setUint32(at + 24, 1, true); // GridBlindDataClass::IndexArray
-  v.setUint32(at + 28, GridType.UInt32, true);
-  bytes.set(new TextEncoder().encode('point indices'), at + 32);
-  for (let i = 0; i < order.length; i++) v.setUint32(at + BLIND_METADATA_SIZE + 4 * i, order[i] as number, true);
-  v.setBigInt64(Grid.blindMetadataOffset, BigInt(at), true);
-  v.setUint32(Grid.blindMetadataCount, 1, true);
-  v.setBigUint64(Grid.data1, BigInt(order.length), true);
+function blindItems(pointIds: Uint32Array | undefined, longName: Uint8Array | undefined): BlindItem[] {
+  const items: BlindItem[] = [];
+  if (pointIds !== undefined) {
+    items.push({
+      semantic: BlindDataSemantic.PointId,
+      dataClass: BlindDataClass.IndexArray,
+      dataType: GridType.UInt32,
+      valueSize: 4,
+      valueCount: pointIds.length,
+      name: 'point indices',
+      write: (v, at) => pointIds.forEach((id, i) => v.setUint32(at + 4 * i, id, true)),
+    });
+  }
+  if (longName !== undefined) {
+    items.push({
+      semantic: BlindDataSemantic.Unknown,
+      dataClass: BlindDataClass.GridName,
+      dataType: GridType.Unknown,
+      valueSize: 1,
+      valueCount: longName.length + 1,
+      name: 'grid name',
+      write: (v, at) => longName.forEach((c, i) => v.setUint8(at + i, c)),
+    });
+  }
+  return items;
 }

@@ -32,6 +32,24 @@ export const UPPER_SIZE = 270400;
 export const LOWER_SIZE = 33856;
 /** Bytes of a blind-metadata record. */
 export const BLIND_METADATA_SIZE = 288;
+/** Blind-metadata record field offsets (bytes from the record start). */
+export const BlindMeta = {
+  /** i64 offset of the data from this record. */
+  dataOffset: 0,
+  valueCount: 8,
+  valueSize: 16,
+  semantic: 20,
+  dataClass: 24,
+  dataType: 28,
+  /** NUL-terminated name, 256 bytes. */
+  name: 32,
+} as const;
+
+/** The blind-data classes hs writes (`GridBlindDataClass` codes). */
+export const BlindDataClass = { IndexArray: 1, GridName: 3 } as const;
+/** The blind-data semantics hs writes (`GridBlindDataSemantic` codes). */
+export const BlindDataSemantic = { Unknown: 0, PointId: 6 } as const;
+
 /** Bytes of the grid name field, NUL included. */
 export const GRID_NAME_SIZE = 256;
 

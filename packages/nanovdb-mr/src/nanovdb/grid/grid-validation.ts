@@ -3,6 +3,8 @@ import { popcount8 } from './bit-mask.js';
 import { CHECKSUM_NONE, computeChecksum, type ChecksumMode } from './grid-checksum.js';
 import {
   BLIND_METADATA_SIZE,
+  BlindDataClass,
+  BlindMeta,
   DATA_ALIGNMENT,
   FORMAT_MAJOR,
   GRID_DATA_SIZE,
@@ -53,7 +55,7 @@ export interface GridMetadata {
   readonly version: number;
   /** Bit set of `GridFlags`. */
   readonly flags: number;
-  /** Grid name (UTF-8, at most 255 bytes in the name field). */
+  /** Grid name (UTF-8): the name field, or for a grid flagged HasLongGridName the whole name from its GridName blind data. */
   readonly name: string;
   /** Leaf, lower, upper node counts. */
   readonly nodeCount: readonly [number, number, number];
@@ -194,7 +196,7 @@ function validateOne(
   const nameBytes = bytes.subarray(Grid.gridName, Grid.gridName + GRID_NAME_SIZE);
   const nul = nameBytes.indexOf(0);
   if (nul < 0) return new GridFault('gridName', 'not NUL-terminated within 256 bytes');
-  const name = new TextDecoder().decode(nameBytes.subarray(0, nul));
+  let name = new TextDecoder().decode(nameBytes.subarray(0, nul));
 
   const blindOffset = v.getBigInt64(Grid.blindMetadataOffset, true);
   const blindCount = v.getUint32(Grid.blindMetadataCount, true);
@@ -210,6 +212,11 @@ function validateOne(
     if (BigInt(record) + dataOffset < BigInt(ROOT_OFFSET) || end > gridSizeBig) {
       return new GridFault(`blindMetadata[${b}].dataOffset`, `${dataOffset} with ${valueCount} values of ${valueSize} bytes leaves the grid`);
     }
+  }
+  if ((flags & GridFlags.HasLongGridName) !== 0) {
+    const long = longGridName(v, bytes, Number(blindOffset), blindCount);
+    if (long instanceof GridFault) return long;
+    name = long;
   }
 
   const tree = GRID_DATA_SIZE;
@@ -437,4 +444,22 @@ function checkLeaves(v: DataView, bytes: Uint8Array, layout: ValueLayout, leaves
     voxels += inLeaf;
   }
   return voxels;
+}
+
+/**
+ * The full name of a grid flagged HasLongGridName: the NUL-terminated bytes of its first blind data of class
+ * GridName, as NanoVDB's `gridName()` reads it (the records were checked to lie in the grid).
+ */
+function longGridName(v: DataView, bytes: Uint8Array, blindOffset: number, blindCount: number): string | GridFault {
+  for (let b = 0; b < blindCount; b++) {
+    const record = blindOffset + b * BLIND_METADATA_SIZE;
+    if (v.getUint32(record + BlindMeta.dataClass, true) !== BlindDataClass.GridName) continue;
+    const start = record + Number(v.getBigInt64(record + BlindMeta.dataOffset, true));
+    const length = Number(v.getBigUint64(record + BlindMeta.valueCount, true)) * v.getUint32(record + BlindMeta.valueSize, true);
+    const text = bytes.subarray(start, start + length);
+    const nul = text.indexOf(0);
+    if (nul < 0) return new GridFault(`blindMetadata[${b}]`, 'the long grid name is not NUL-terminated within its blind data');
+    return new TextDecoder().decode(text.subarray(0, nul));
+  }
+  return new GridFault('flags', 'HasLongGridName is set, but no blind data of class GridName holds the name');
 }
