@@ -36,6 +36,8 @@ export type { GridStorage } from './nanovdb/grid/grid-handle.js';
 export { validateGrids } from './nanovdb/grid/grid-validation.js';
 export type { GridMetadata, Box3, ValidateOptions } from './nanovdb/grid/grid-validation.js';
 export { GridAccessor } from './nanovdb/grid/grid-accessor.js';
+export { gridStatistics } from './nanovdb/grid/grid-statistics.js';
+export type { GridStatistics } from './nanovdb/grid/grid-statistics.js';
 export type { ActiveVoxelVisitor, VectorOut } from './nanovdb/grid/grid-accessor.js';
 export { computeChecksum, CHECKSUM_NONE } from './nanovdb/grid/grid-checksum.js';
 export type { ChecksumMode, GridChecksum } from './nanovdb/grid/grid-checksum.js';

@@ -5,6 +5,7 @@ import { GridHandle } from '../grid/grid-handle.js';
 import { computeChecksum, writeChecksum } from '../grid/grid-checksum.js';
 import { BlindDataClass, BlindDataSemantic, GRID_CLASS_END, Grid, GridClass, GridFlags, GridType, LeafKind, gridClassFitsType, valueLayoutOf } from '../grid/grid-layout.js';
 import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-writer.js';
+import { hasStatistics, writeGridStatistics } from '../grid/grid-statistics.js';
 import { planGrid, writeGrid, gridTemplate } from './grid-writer.js';
 import { resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
 import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
@@ -59,6 +60,11 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
    * it. Default NanoVDB's: LevelSet `0.1 * background / 3`, FogVolume 0.01, otherwise 0 (exact, usually 16 bits).
    */
   readonly tolerance?: number;
+  /**
+   * Store NanoVDB's statistics (min, max, average, standard deviation) in every node and set HasMinMax, HasAverage and
+   * HasStdDeviation; default false. Float, Double, Int16, Int32, Int64, UInt32 and UInt8 grids only.
+   */
+  readonly statistics?: boolean;
 }
 
 /**
@@ -76,7 +82,8 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
  * Two allocations through `resource` (its synchronous pair; host-accessible): a workspace of 40 bytes per voxel plus
  * 256 KiB, returned before the call ends, and the grid.
  *
- * Errors: InvalidArgument for a grid type it does not write (Index, OnIndex), a negative or NaN `tolerance`, more
+ * Errors: InvalidArgument for a grid type it does not write (Index, OnIndex), `statistics` for a type without plain
+ * scalar values, a negative or NaN `tolerance`, more
  * than 65535 points in one PointIndex leaf (its counts are u16), a
  * `values` length that is not `components` per voxel, a background of the wrong length, a grid class outside 0-10 or
  * that does not fit the type, and the options `pointsToGrid` checks (voxel size, origin, name, checksum); NotSupported
@@ -124,6 +131,9 @@ export function voxelsToGrid(
   if (!Number.isInteger(gridClass) || gridClass < 0 || gridClass >= GRID_CLASS_END || !gridClassFitsType(gridClass, layout.gridType)) {
     return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, Staggered a vector type, Topology Mask, ...)`);
   }
+  if (options.statistics === true && !hasStatistics(layout.gridType)) {
+    return err(ErrorCode.InvalidArgument, `${who}: statistics are written for Float, Double, Int16, Int32, Int64, UInt32 and UInt8 grids, not ${GridType[layout.gridType]}`);
+  }
   const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float }, true);
   if (!settings.ok) return settings;
   const tolerance = options.tolerance ?? defaultTolerance(gridClass, Number(background[0]));
@@ -165,6 +175,7 @@ export function voxelsToGrid(
     const header = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (points) header.setBigUint64(Grid.data1, BigInt(n), true); // the point count
     if (settings.value.longName !== undefined) header.setUint32(Grid.flags, header.getUint32(Grid.flags, true) | GridFlags.HasLongGridName, true);
+    if (options.statistics === true) writeGridStatistics(bytes.subarray(0, plan.gridSize), layout.gridType);
     writeChecksum(bytes, computeChecksum(bytes, plan.gridSize, settings.value.checksum));
     const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
     if (!handle.ok) grid.value.dispose();

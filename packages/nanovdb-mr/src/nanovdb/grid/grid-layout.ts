@@ -253,6 +253,8 @@ export interface InternalLevel {
   readonly table: number;
   /** Bytes per table entry: the larger of the value and 8, aligned to 8 or the value's alignment. */
   readonly tableStride: number;
+  /** Offset of the average (then the standard deviation), after the minimum and maximum at `stats`. */
+  readonly average: number;
   /** Mask bytes (valueMask and childMask each). */
   readonly maskBytes: number;
 }
@@ -290,6 +292,12 @@ export interface ValueLayout {
   readonly quantBits: number;
   /** True for index grids (u64 values that index a side array). */
   readonly isIndex: boolean;
+  /** Offsets of the root's minimum (the maximum follows) and average (the standard deviation follows). */
+  readonly rootMinimum: number;
+  readonly rootAverage: number;
+  /** Value leaves: offsets of the leaf's minimum (the maximum follows) and average (the standard deviation follows). */
+  readonly leafMinimum: number;
+  readonly leafAverage: number;
 }
 
 /** Leaf field offsets shared by every value type. */
@@ -318,7 +326,8 @@ function internalLevel(log2Dim: number, childLog2: number, valueSize: number, va
   const table = alignUp(statsEnd(stats, 2, valueSize, valueAlign, statsSize), DATA_ALIGNMENT);
   const tableStride = alignUp(Math.max(valueSize, 8), Math.max(valueAlign, 8));
   const size = alignUp(table + (1 << (3 * log2Dim)) * tableStride, DATA_ALIGNMENT);
-  return { size, log2Dim, childLog2, childMask: 32 + maskBytes, stats, table, tableStride, maskBytes };
+  const average = alignUp(stats + 2 * valueSize, statsSize);
+  return { size, log2Dim, childLog2, childMask: 32 + maskBytes, stats, average, table, tableStride, maskBytes };
 }
 
 /**
@@ -375,6 +384,10 @@ function layoutOf(gridType: GridType, scalar: ScalarKind, components: number, le
     leafValues,
     quantBits,
     isIndex: leafKind === LeafKind.Index,
+    rootMinimum: rootBackground + valueSize,
+    rootAverage: alignUp(rootBackground + 3 * valueSize, statsSize),
+    leafMinimum: alignUp(80, align),
+    leafAverage: alignUp(alignUp(80, align) + 2 * valueSize, statsSize),
   };
 }
 
