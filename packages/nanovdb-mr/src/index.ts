@@ -62,3 +62,4 @@ export { readNvdbMetadata } from './nanovdb/io/nvdb-metadata.js';
 export type { NvdbGridInfo } from './nanovdb/io/nvdb-segment.js';
 export type { NvdbCodec, NvdbSegment } from './nanovdb/io/nvdb-codec.js';
 export { readNvdb, readNvdbGrid, writeNvdb } from './nanovdb/io/nvdb-io.js';
+export { decodeNvdbAsync, readNvdbAsync, writeNvdbAsync } from './nanovdb/io/nvdb-async.js';

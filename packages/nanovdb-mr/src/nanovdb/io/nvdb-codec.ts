@@ -28,7 +28,7 @@ export interface NvdbSegment {
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::writeGrid).
  */
 export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], codec: NvdbCodec = 'none', into?: Uint8Array): Result<Uint8Array> {
-  if (codec === 'blosc') return err(ErrorCode.NotSupported, 'encodeNvdb: blosc needs a codec hs does not ship; use zip or none');
+  if (codec === 'blosc') return err(ErrorCode.NotSupported, 'encodeNvdb: blosc is written by writeNvdbAsync (a WebAssembly codec loaded on demand); use zip or none here');
   if (codec !== 'none' && codec !== 'zip') return err(ErrorCode.InvalidArgument, `encodeNvdb: codec must be 'none' or 'zip', got ${String(codec)}`);
   if (grids.length === 0 || grids.length > 0xffff) return err(ErrorCode.InvalidArgument, `encodeNvdb: a segment holds 1 to 65535 grids, got ${grids.length}`);
   if (into !== undefined) {

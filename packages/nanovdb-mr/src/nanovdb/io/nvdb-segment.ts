@@ -9,7 +9,7 @@ import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { FILE_MAGIC, FORMAT_MAJOR, ROOT_OFFSET, type GridClass, type GridType } from '../grid/grid-layout.js';
 import type { Box3 } from '../grid/grid-validation.js';
 
-/** Payload compression of a `.nvdb` segment. `blosc` is read as NotSupported (no well-kept JS codec). */
+/** Payload compression of a `.nvdb` segment. `blosc` is decoded and encoded by the async readers and writers only. */
 export type NvdbCodec = 'none' | 'zip' | 'blosc';
 
 export const CODECS: readonly NvdbCodec[] = ['none', 'zip', 'blosc'];
@@ -133,7 +133,7 @@ export function readSegmentHeaders(file: Uint8Array, start: number, index: numbe
 export function decodePayload(file: Uint8Array, headers: SegmentHeaders, g: number, into: Uint8Array, index: number, start: number): Result<void> {
   const m = headers.grids[g] as NvdbGridInfo;
   const payload = file.subarray(headers.payloads[g] as number, (headers.payloads[g] as number) + m.fileSize);
-  if (headers.codec === 'blosc') return segmentFault(index, start, 'header.codec', 'blosc payloads need a codec hs does not ship; re-save with zip or none', ErrorCode.NotSupported);
+  if (headers.codec === 'blosc') return segmentFault(index, start, 'header.codec', 'blosc payloads are decoded by decodeNvdbAsync and readNvdbAsync (a WebAssembly codec loaded on demand)', ErrorCode.NotSupported);
   if (headers.codec === 'none') {
     if (m.fileSize !== m.gridSize) return segmentFault(index, start, `meta[${g}].fileSize`, `${m.fileSize} differs from gridSize ${m.gridSize} for an uncompressed grid`);
     into.set(payload);
