@@ -124,3 +124,15 @@ describe('long grid names (256 UTF-8 bytes or more)', () => {
     expect(r.ok ? '' : r.error.message).toContain('flags: HasLongGridName is set, but no blind data of class GridName');
   });
 });
+
+describe('grids larger than one host buffer', () => {
+  it('are listed by readNvdbMetadata and refused by the decoders with NotSupported naming the 2^32 - 1 limit', () => {
+    const handle = unwrap(grid(GridType.Float, 'big', 0));
+    const file = unwrap(writeNvdb(handle, 'zip')).slice();
+    new DataView(file.buffer).setBigUint64(16, 2n ** 32n, true); // meta[0].gridSize: 4 GiB
+    expect(unwrap(readNvdbMetadata(file))[0]!.gridSize).toBe(2 ** 32);
+    for (const r of [decodeNvdb(file), decodeNvdbGrid(file, 0)]) {
+      expect(r.ok ? '' : `${r.error.code} ${r.error.message}`).toMatch(/^NotSupported .*exceed 2\^32 - 1 \(4294967295\), the most one host buffer holds on Node 20/);
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import type { ChecksumMode } from '../grid/grid-checksum.js';
-import { FLOAT_LAYOUT, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridType } from '../grid/grid-layout.js';
+import { FLOAT_LAYOUT, GRID_CLASS_END, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridClass, GridType, gridClassFitsType } from '../grid/grid-layout.js';
 import type { GridSettings } from './grid-writer.js';
 
 /** Options of every PointsToGrid build (host, stream-ordered and capacity-bounded). */
@@ -15,6 +15,11 @@ export interface PointsToGridOptions {
   readonly name?: string;
   /** Checksum to store: `full` (default), `partial` (head only) or `disabled`. */
   readonly checksum?: ChecksumMode;
+  /**
+   * Grid class to declare; default IndexGrid for OnIndex, Unknown for Float. It must fit the type as NanoVDB requires:
+   * a Float grid may be LevelSet, FogVolume, VoxelVolume or any class without a type rule; OnIndex IndexGrid or TensorGrid.
+   */
+  readonly gridClass?: GridClass;
 }
 
 /** Resolved options: the grid settings and the checksum mode. */
@@ -41,9 +46,13 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions, lo
   const long = fullName.length >= GRID_NAME_SIZE;
   if (long && !longNames) return err(ErrorCode.InvalidArgument, `${who}: the name has ${fullName.length} UTF-8 bytes; at most ${GRID_NAME_SIZE - 1} fit`);
   const nameBytes = long ? fullName.subarray(0, GRID_NAME_SIZE - 1) : fullName;
+  const gridClass = options.gridClass ?? (layout.isIndex ? GridClass.IndexGrid : GridClass.Unknown);
+  if (!Number.isInteger(gridClass) || gridClass < 0 || gridClass >= GRID_CLASS_END || !gridClassFitsType(gridClass, layout.gridType)) {
+    return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, IndexGrid an index type, ...)`);
+  }
   const checksum = options.checksum ?? 'full';
   if (checksum !== 'full' && checksum !== 'partial' && checksum !== 'disabled') return err(ErrorCode.InvalidArgument, `${who}: checksum must be 'full', 'partial' or 'disabled'`);
-  return ok({ layout, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, ...(long ? { longName: fullName } : {}) });
+  return ok({ layout, gridClass, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, ...(long ? { longName: fullName } : {}) });
 }
 
 /**

@@ -134,7 +134,7 @@ export function voxelsToGrid(
   if (options.statistics === true && !hasStatistics(layout.gridType)) {
     return err(ErrorCode.InvalidArgument, `${who}: statistics are written for Float, Double, Int16, Int32, Int64, UInt32 and UInt8 grids, not ${GridType[layout.gridType]}`);
   }
-  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float }, true);
+  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float, gridClass: GridClass.Unknown }, true); // the class was checked above
   if (!settings.ok) return settings;
   const tolerance = options.tolerance ?? defaultTolerance(gridClass, Number(background[0]));
   if (typeof tolerance !== 'number' || !(tolerance >= 0)) return err(ErrorCode.InvalidArgument, `${who}: tolerance must be a non-negative number, got ${String(tolerance)}`);

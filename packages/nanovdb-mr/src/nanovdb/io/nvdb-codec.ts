@@ -4,7 +4,7 @@ import { CHECKSUM_NONE, computeChecksum } from '../grid/grid-checksum.js';
 import { FILE_MAGIC, FORMAT_VERSION, GRID_MAGIC, Grid, LEGACY_GRID_MAGIC } from '../grid/grid-layout.js';
 import { bytesArgumentProblem, validateGrids, type GridMetadata } from '../grid/grid-validation.js';
 import { readNvdbMetadata } from './nvdb-metadata.js';
-import { CODECS, HEADER_SIZE, MAX_GRID_SIZE, META_SIZE, decodePayload, readSegmentHeaders, segmentFault, type NvdbCodec, type NvdbGridInfo } from './nvdb-segment.js';
+import { CODECS, HEADER_SIZE, MAX_GRID_SIZE, META_SIZE, decodePayload, readSegmentHeaders, segmentFault, tooLargeForHost, type NvdbCodec, type NvdbGridInfo } from './nvdb-segment.js';
 
 export type { NvdbCodec } from './nvdb-segment.js';
 
@@ -137,7 +137,7 @@ function decodeSegment(file: Uint8Array, start: number, index: number): Result<{
   if (!headers.ok) return headers;
   const metas = headers.value.grids;
   const total = metas.reduce((n, m) => n + m.gridSize, 0);
-  if (total > MAX_GRID_SIZE) return segmentFault(index, start, 'meta', `the grids total ${total} bytes, more than one buffer holds`);
+  if (total > MAX_GRID_SIZE) return tooLargeForHost(`.nvdb segment ${index}`, total);
   const bytes = new Uint8Array(total);
   let into = 0;
   for (const [g, m] of metas.entries()) {
@@ -190,6 +190,7 @@ export function decodeNvdbGrid(file: Uint8Array, which: number | string): Result
     const names = all.map((g) => JSON.stringify(g.name)).join(', ');
     return err(ErrorCode.NotFound, `decodeNvdbGrid: no grid ${typeof which === 'string' ? `named ${JSON.stringify(which)}` : `at position ${which}`}; the file holds ${all.length}: ${names}`);
   }
+  if (info.gridSize > MAX_GRID_SIZE) return tooLargeForHost(`decodeNvdbGrid: grid ${n}`, info.gridSize);
   const bytes = new Uint8Array(info.gridSize);
   const magic = new DataView(file.buffer, file.byteOffset, Math.min(8, file.length)).getBigUint64(0, true);
   if (magic === GRID_MAGIC || magic === LEGACY_GRID_MAGIC) {

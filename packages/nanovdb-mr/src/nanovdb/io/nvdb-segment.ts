@@ -15,8 +15,13 @@ export type NvdbCodec = 'none' | 'zip' | 'blosc';
 export const CODECS: readonly NvdbCodec[] = ['none', 'zip', 'blosc'];
 export const HEADER_SIZE = 16;
 export const META_SIZE = 176;
-/** Largest grid a segment may declare, bytes (what one JS buffer can hold). */
-export const MAX_GRID_SIZE = 2 ** 32;
+/** Most bytes of grids one host buffer holds on Node 20 (one less than 4 GiB); larger grids are listed, not decoded. */
+export const MAX_GRID_SIZE = 2 ** 32 - 1;
+
+/** The NotSupported for `bytes` of grids that exceed one host buffer. */
+export function tooLargeForHost(who: string, bytes: number): Result<never> {
+  return err(ErrorCode.NotSupported, `${who}: ${bytes} bytes of grids exceed 2^32 - 1 (${MAX_GRID_SIZE}), the most one host buffer holds on Node 20; split the file into smaller grids`);
+}
 
 /** What a `.nvdb` file says about one grid without its payload being inflated (FileMetaData and the name). */
 export interface NvdbGridInfo {
@@ -94,7 +99,7 @@ export function readSegmentHeaders(file: Uint8Array, start: number, index: numbe
     const gridSize = v.getBigUint64(at, true);
     const fileSize = v.getBigUint64(at + 8, true);
     const nameSize = v.getUint32(at + 136, true);
-    if (gridSize < BigInt(ROOT_OFFSET) || gridSize > BigInt(MAX_GRID_SIZE)) return bad(`meta[${g}].gridSize`, `${gridSize} is outside ${ROOT_OFFSET}..2^32 bytes`);
+    if (gridSize < BigInt(ROOT_OFFSET) || gridSize > BigInt(Number.MAX_SAFE_INTEGER)) return bad(`meta[${g}].gridSize`, `${gridSize} is outside ${ROOT_OFFSET}..2^53 bytes`);
     if (fileSize > BigInt(file.length)) return bad(`meta[${g}].fileSize`, `${fileSize} bytes exceed the file`);
     if (v.getUint16(at + 168, true) !== codecCode) return bad(`meta[${g}].codec`, 'differs from the header codec');
     if (nameSize === 0 || at + META_SIZE + nameSize > file.length) return bad(`meta[${g}].nameSize`, `${nameSize} does not fit in the file`);
@@ -132,6 +137,7 @@ export function readSegmentHeaders(file: Uint8Array, start: number, index: numbe
 /** Decodes grid `g` of a segment's headers into `into` (its gridSize bytes); NotSupported for blosc. */
 export function decodePayload(file: Uint8Array, headers: SegmentHeaders, g: number, into: Uint8Array, index: number, start: number): Result<void> {
   const m = headers.grids[g] as NvdbGridInfo;
+  if (m.gridSize > MAX_GRID_SIZE) return tooLargeForHost(`.nvdb segment ${index}: grid ${g}`, m.gridSize);
   const payload = file.subarray(headers.payloads[g] as number, (headers.payloads[g] as number) + m.fileSize);
   if (headers.codec === 'blosc') return segmentFault(index, start, 'header.codec', 'blosc payloads are decoded by decodeNvdbAsync and readNvdbAsync (a WebAssembly codec loaded on demand)', ErrorCode.NotSupported);
   if (headers.codec === 'none') {
