@@ -14,10 +14,10 @@ import {
   rootKey,
   valueLayoutOf,
   type InternalLevel,
-  type ScalarKind,
   type ValueLayout,
 } from './grid-layout.js';
 import { popcount8, testBit } from './bit-mask.js';
+import { readExactScalar, readScalar } from './scalar-io.js';
 import type { GridMetadata } from './grid-validation.js';
 
 /** Called for each active voxel: its index coordinates and its value (as `getValue` gives it; 0 for vector grids). */
@@ -98,16 +98,15 @@ export class GridAccessor {
   /**
    * The value as a bigint, all 64 bits of Int64, index and PointIndex grids (other scalar grids: their integer value,
    * truncated toward zero).
-   * @throws HsError InvalidArgument for a vector grid.
+   * @throws HsError InvalidArgument for a vector grid, or a NaN or infinite value.
    */
   getBigValue(x: number, y: number, z: number): bigint {
     this.#scalarOnly('getBigValue');
     const at = this.#locate(x, y, z);
-    if (at >= 0 && (this.#layout.scalar === 'i64' || this.#layout.scalar === 'u64')) {
-      return this.#layout.scalar === 'i64' ? this.#v.getBigInt64(at, true) : this.#v.getBigUint64(at, true);
-    }
-    if (at < 0 && this.#layout.scalar === 'i64') return this.#v.getBigInt64(this.#foundLeaf + this.#layout.leafValues + 8 * this.#foundVoxel, true);
-    return BigInt(Math.trunc(at >= 0 ? this.#read(at) : this.#leafValue(this.#foundLeaf, this.#foundVoxel)));
+    const { scalar, leafKind, leafValues, valueSize } = this.#layout;
+    if (at >= 0) return toBig(readExactScalar(this.#v, at, scalar));
+    if (leafKind === LeafKind.Values) return toBig(readExactScalar(this.#v, this.#foundLeaf + leafValues + valueSize * this.#foundVoxel, scalar));
+    return toBig(this.#leafValue(this.#foundLeaf, this.#foundVoxel));
   }
 
   /**
@@ -257,38 +256,9 @@ export class GridAccessor {
   }
 }
 
-/** One stored scalar as a number (i64/u64 exact below 2^53; f16 decoded from IEEE 754 binary16; bool 1 or 0). */
-function readScalar(v: DataView, at: number, kind: ScalarKind): number {
-  switch (kind) {
-    case 'f32':
-      return v.getFloat32(at, true);
-    case 'f64':
-      return v.getFloat64(at, true);
-    case 'f16':
-      return halfToNumber(v.getUint16(at, true));
-    case 'i16':
-      return v.getInt16(at, true);
-    case 'i32':
-      return v.getInt32(at, true);
-    case 'i64':
-      return Number(v.getBigInt64(at, true));
-    case 'u8':
-      return v.getUint8(at);
-    case 'u32':
-      return v.getUint32(at, true);
-    case 'u64':
-      return Number(v.getBigUint64(at, true));
-    case 'bool':
-      return v.getUint8(at) !== 0 ? 1 : 0;
-  }
-}
-
-/** IEEE 754 binary16 bits as a number. */
-function halfToNumber(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const fraction = h & 0x3ff;
-  if (exponent === 0) return sign * fraction * 2 ** -24;
-  if (exponent === 31) return fraction === 0 ? sign * Infinity : NaN;
-  return sign * (1024 + fraction) * 2 ** (exponent - 25);
+/** A stored value as a bigint: 64-bit integers as they are, other numbers truncated toward zero. */
+function toBig(x: number | bigint): bigint {
+  if (typeof x === 'bigint') return x;
+  if (!Number.isFinite(x)) throw new HsError(ErrorCode.InvalidArgument, `GridAccessor.getBigValue: the value ${x} has no integer value; use getValue`);
+  return BigInt(Math.trunc(x));
 }

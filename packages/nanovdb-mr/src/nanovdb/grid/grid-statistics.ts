@@ -18,10 +18,10 @@ import {
   Root,
   valueLayoutOf,
   type InternalLevel,
-  type ScalarKind,
   type ValueLayout,
 } from './grid-layout.js';
 import type { GridMetadata } from './grid-validation.js';
+import { readExactScalar, writeScalar } from './scalar-io.js';
 
 /** Statistics of a grid's active values. */
 export interface GridStatistics {
@@ -90,44 +90,6 @@ class RunningStats {
   }
 }
 
-function read(v: DataView, at: number, kind: ScalarKind): number | bigint {
-  switch (kind) {
-    case 'f32':
-      return v.getFloat32(at, true);
-    case 'f64':
-      return v.getFloat64(at, true);
-    case 'i16':
-      return v.getInt16(at, true);
-    case 'i32':
-      return v.getInt32(at, true);
-    case 'i64':
-      return v.getBigInt64(at, true);
-    case 'u32':
-      return v.getUint32(at, true);
-    default:
-      return v.getUint8(at);
-  }
-}
-
-function write(v: DataView, at: number, kind: ScalarKind, value: number | bigint): void {
-  switch (kind) {
-    case 'f32':
-      return v.setFloat32(at, Number(value), true);
-    case 'f64':
-      return v.setFloat64(at, Number(value), true);
-    case 'i16':
-      return v.setInt16(at, Number(value), true);
-    case 'i32':
-      return v.setInt32(at, Number(value), true);
-    case 'i64':
-      return v.setBigInt64(at, BigInt(value), true);
-    case 'u32':
-      return v.setUint32(at, Number(value), true);
-    default:
-      return v.setUint8(at, Number(value));
-  }
-}
-
 /** Walks the tree in NanoVDB's order; with `store`, writes each node's statistics (min, max, avg, stddev) into it. */
 class StatisticsWalk {
   constructor(
@@ -139,17 +101,17 @@ class StatisticsWalk {
   #put(minAt: number, averageAt: number, s: RunningStats): void {
     if (!this.store || s.count === 0) return;
     const { scalar, valueSize, statsSize } = this.layout;
-    write(this.v, minAt, scalar, s.min as number | bigint);
-    write(this.v, minAt + valueSize, scalar, s.max as number | bigint);
+    writeScalar(this.v, minAt, scalar, s.min as number | bigint);
+    writeScalar(this.v, minAt + valueSize, scalar, s.max as number | bigint);
     const real = statsSize === 8 ? 'f64' : 'f32';
-    write(this.v, averageAt, real, s.average);
-    write(this.v, averageAt + statsSize, real, s.standardDeviation);
+    writeScalar(this.v, averageAt, real, s.average);
+    writeScalar(this.v, averageAt + statsSize, real, s.standardDeviation);
   }
 
   leaf(at: number): RunningStats {
     const s = new RunningStats();
     const { leafValues, valueSize, scalar } = this.layout;
-    for (let n = 0; n < 512; n++) if ((this.v.getUint8(at + Leaf.valueMask + (n >> 3)) & (1 << (n & 7))) !== 0) s.add(read(this.v, at + leafValues + valueSize * n, scalar));
+    for (let n = 0; n < 512; n++) if ((this.v.getUint8(at + Leaf.valueMask + (n >> 3)) & (1 << (n & 7))) !== 0) s.add(readExactScalar(this.v, at + leafValues + valueSize * n, scalar));
     this.#put(at + this.layout.leafMinimum, at + this.layout.leafAverage, s);
     return s;
   }
@@ -159,7 +121,7 @@ class StatisticsWalk {
     const v = this.v;
     const entries = 1 << (3 * level.log2Dim);
     for (let e = 0; e < entries; e++) {
-      if ((v.getUint8(at + Internal.valueMask + (e >> 3)) & (1 << (e & 7))) !== 0) s.addTile(read(v, at + level.table + level.tableStride * e, this.layout.scalar), childVoxels);
+      if ((v.getUint8(at + Internal.valueMask + (e >> 3)) & (1 << (e & 7))) !== 0) s.addTile(readExactScalar(v, at + level.table + level.tableStride * e, this.layout.scalar), childVoxels);
     }
     for (let e = 0; e < entries; e++) {
       if ((v.getUint8(at + level.childMask + (e >> 3)) & (1 << (e & 7))) !== 0) s.merge(child(at + Number(v.getBigInt64(at + level.table + level.tableStride * e, true))));
@@ -179,12 +141,12 @@ class StatisticsWalk {
       const tile = ROOT_OFFSET + layout.rootDataSize + t * layout.tileSize;
       const child = v.getBigInt64(tile + 8, true);
       if (child !== 0n) s.merge(upper(ROOT_OFFSET + Number(child)));
-      else if (v.getUint32(tile + 16, true) !== 0) s.addTile(read(v, tile + layout.tileValue, layout.scalar), 4096 ** 3);
+      else if (v.getUint32(tile + 16, true) !== 0) s.addTile(readExactScalar(v, tile + layout.tileValue, layout.scalar), 4096 ** 3);
     }
     if (this.store && s.count === 0) { // an empty root: NanoVDB stores the background as min and max, 0 as avg and stddev
-      const background = read(v, ROOT_OFFSET + layout.rootBackground, layout.scalar);
-      write(v, ROOT_OFFSET + layout.rootMinimum, layout.scalar, background);
-      write(v, ROOT_OFFSET + layout.rootMinimum + layout.valueSize, layout.scalar, background);
+      const background = readExactScalar(v, ROOT_OFFSET + layout.rootBackground, layout.scalar);
+      writeScalar(v, ROOT_OFFSET + layout.rootMinimum, layout.scalar, background);
+      writeScalar(v, ROOT_OFFSET + layout.rootMinimum + layout.valueSize, layout.scalar, background);
     }
     this.#put(ROOT_OFFSET + layout.rootMinimum, ROOT_OFFSET + layout.rootAverage, s);
     return s;
