@@ -4,7 +4,8 @@
  * leaves (Float to UInt8, Half, Vec3f/d, Vec4f/d, RGBA8), Mask (no values) and Boolean (a bit per voxel).
  * Spec: NANOVDB-FORMAT.md (leaves) and issue 23 (writing every value type).
  */
-import { GridType, Leaf, LeafKind, type ValueLayout } from '../grid/grid-layout.js';
+import { GridType, Leaf, LeafKind, leafIndex, type ValueLayout } from '../grid/grid-layout.js';
+import { sameNode, sameVoxel } from './voxel-order.js';
 import { writeScalar } from '../grid/scalar-io.js';
 import { fpnBits, quantizeLeaf } from './leaf-quantizer.js';
 
@@ -54,15 +55,13 @@ export class VoxelValueWriter {
       bytes += this.layout.leafSize + 64 * bits;
     };
     for (let i = 0; i < count; i++) {
-      const [x, y, z] = [sorted[3 * i] as number, sorted[3 * i + 1] as number, sorted[3 * i + 2] as number];
-      const first = i === 0;
-      if (!first && x === sorted[3 * i - 3] && y === sorted[3 * i - 2] && z === sorted[3 * i - 1]) continue;
-      if (first || x >> 3 !== (sorted[3 * i - 3] as number) >> 3 || y >> 3 !== (sorted[3 * i - 2] as number) >> 3 || z >> 3 !== (sorted[3 * i - 1] as number) >> 3) {
+      if (i > 0 && sameVoxel(sorted, i, i - 1)) continue;
+      if (i === 0 || !sameNode(sorted, i, i - 1, 3)) {
         close();
         leaf++;
         this.#leaf.fill(Number(this.background[0]));
       }
-      this.#leaf[((x & 7) << 6) | ((y & 7) << 3) | (z & 7)] = Number(this.values[this.order[i] as number]);
+      this.#leaf[leafIndex(sorted[3 * i] as number, sorted[3 * i + 1] as number, sorted[3 * i + 2] as number)] = Number(this.values[this.order[i] as number]);
     }
     close();
     return bytes;
@@ -126,9 +125,8 @@ export class VoxelValueWriter {
       return;
     }
     if (leafKind === LeafKind.Point) {
-      const s = this.#sorted;
       let end = i + 1;
-      while (3 * end < s.length && s[3 * end] === s[3 * i] && s[3 * end + 1] === s[3 * i + 1] && s[3 * end + 2] === s[3 * i + 2]) end++;
+      while (3 * end < this.#sorted.length && sameVoxel(this.#sorted, end, i)) end++;
       this.#inLeaf += end - i;
       v.setUint16(leaf + leafValues + 16 + 2 * n, this.#inLeaf, true);
       return;

@@ -8,7 +8,7 @@ import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-wri
 import { hasStatistics, writeGridStatistics } from '../grid/grid-statistics.js';
 import { planGrid, writeGrid, gridTemplate } from './grid-writer.js';
 import { resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
-import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sameNode, sortByBuildKey } from './voxel-order.js';
 import { VoxelValueWriter, type VoxelValueArray } from './voxel-values.js';
 
 /** Grid types `voxelsToGrid` writes: every type whose leaves hold plain values, Mask, Boolean and the quantized float types. */
@@ -196,8 +196,7 @@ function mostPointsInALeaf(sorted: Int32Array, count: number): number {
   let most = 0;
   let run = 0;
   for (let i = 0; i < count; i++) {
-    const same = i > 0 && [0, 1, 2].every((a) => (sorted[3 * i + a] as number) >> 3 === (sorted[3 * i - 3 + a] as number) >> 3);
-    run = same ? run + 1 : 1;
+    run = i > 0 && sameNode(sorted, i, i - 1, 3) ? run + 1 : 1;
     if (run > most) most = run;
   }
   return most;
