@@ -63,3 +63,5 @@ export type { NvdbGridInfo } from './nanovdb/io/nvdb-segment.js';
 export type { NvdbCodec, NvdbSegment } from './nanovdb/io/nvdb-codec.js';
 export { readNvdb, readNvdbGrid, writeNvdb } from './nanovdb/io/nvdb-io.js';
 export { decodeNvdbAsync, readNvdbAsync, writeNvdbAsync } from './nanovdb/io/nvdb-async.js';
+export { readNvdbFile, writeNvdbFile } from './nanovdb/io/nvdb-file.js';
+export type { ReadNvdbFileOptions } from './nanovdb/io/nvdb-file.js';

@@ -9,7 +9,7 @@ import { ErrorCode, HsError } from '@hs/streams';
 import { CODECS, HEADER_SIZE, META_SIZE, readSegmentHeaders } from './nvdb-segment.js';
 
 /** Bytes of the grid per BLOSC chunk (NanoVDB's limit). */
-const CHUNK = 2 ** 30;
+export const CHUNK = 2 ** 30;
 
 interface Codec {
   encode(data: Uint8Array): Uint8Array | Promise<Uint8Array>;
@@ -33,6 +33,16 @@ function blosc(): Promise<Codec> {
     },
   );
   return codec;
+}
+
+/** One decoded BLOSC frame of a `.nvdb` payload (rejects with InvalidArgument naming `where` when it does not decode). */
+export async function decodeBloscFrame(frame: Uint8Array, where: string): Promise<Uint8Array> {
+  const c = await blosc();
+  try {
+    return await c.decode(frame);
+  } catch (cause) {
+    throw new HsError(ErrorCode.InvalidArgument, `${where}: a BLOSC chunk does not decode`, { cause });
+  }
 }
 
 /** Appends `parts` into one array. */
@@ -65,7 +75,6 @@ export async function inflateBloscSegments(file: Uint8Array): Promise<Uint8Array
     const head = file.slice(start, payloads[0] as number);
     const v = new DataView(head.buffer);
     v.setUint16(14, CODECS.indexOf('none'), true);
-    const codecOf = await blosc();
     const inflated: Uint8Array[] = [];
     let meta = HEADER_SIZE;
     for (const [g, m] of grids.entries()) {
@@ -79,12 +88,7 @@ export async function inflateBloscSegments(file: Uint8Array): Promise<Uint8Array
         if (payloadEnd - at < 8) throw fault(index, start, `payload[${g}]`, 'a BLOSC chunk size is missing (truncated)');
         const size = Number(new DataView(file.buffer, file.byteOffset + at, 8).getBigUint64(0, true));
         if (size > payloadEnd - at - 8) throw fault(index, start, `payload[${g}].chunkSize`, `${size} bytes run past the payload`);
-        let chunk: Uint8Array;
-        try {
-          chunk = await codecOf.decode(file.subarray(at + 8, at + 8 + size));
-        } catch (cause) {
-          throw new HsError(ErrorCode.InvalidArgument, `.nvdb segment ${index}: payload[${g}]: a BLOSC chunk does not decode`, { cause });
-        }
+        const chunk = await decodeBloscFrame(file.subarray(at + 8, at + 8 + size), `.nvdb segment ${index}: payload[${g}]`);
         if (chunk.length !== Math.min(left, CHUNK)) throw fault(index, start, `payload[${g}]`, `a BLOSC chunk decodes to ${chunk.length} bytes, not ${Math.min(left, CHUNK)}`);
         chunks.push(chunk);
         at += 8 + size;

@@ -4,7 +4,7 @@ import { CHECKSUM_NONE, computeChecksum } from '../grid/grid-checksum.js';
 import { FILE_MAGIC, FORMAT_VERSION, GRID_MAGIC, Grid, LEGACY_GRID_MAGIC } from '../grid/grid-layout.js';
 import { bytesArgumentProblem, validateGrids, type GridMetadata } from '../grid/grid-validation.js';
 import { readNvdbMetadata } from './nvdb-metadata.js';
-import { CODECS, HEADER_SIZE, MAX_GRID_SIZE, META_SIZE, decodePayload, readSegmentHeaders, segmentFault, tooLargeForHost, type NvdbCodec, type NvdbGridInfo } from './nvdb-segment.js';
+import { CODECS, HEADER_SIZE, MAX_GRID_SIZE, META_SIZE, decodePayload, metadataMismatch, readSegmentHeaders, segmentFault, tooLargeForHost, type NvdbCodec, type NvdbGridInfo } from './nvdb-segment.js';
 
 export type { NvdbCodec } from './nvdb-segment.js';
 
@@ -147,13 +147,8 @@ function decodeSegment(file: Uint8Array, start: number, index: number): Result<{
   }
   const grids = validateGrids(bytes);
   if (!grids.ok) return errWithContext(grids.error, `.nvdb segment ${index}`);
-  for (const [g, m] of metas.entries()) {
-    const grid = grids.value[g];
-    if (grid === undefined || grid.gridSize !== m.gridSize || grid.gridType !== m.gridType || grid.name !== m.name) {
-      return segmentFault(index, start, `meta[${g}]`, 'gridSize, gridType or name differs from the grid it describes');
-    }
-  }
-  if (grids.value.length !== metas.length) return segmentFault(index, start, 'header.gridCount', `${metas.length} declared, the grid chain holds ${grids.value.length}`);
+  const mismatch = metadataMismatch(metas, grids.value, index, start);
+  if (mismatch !== null) return mismatch;
   return ok({ segment: { bytes, grids: grids.value }, end: headers.value.end });
 }
 

@@ -75,9 +75,10 @@ export function segmentFault(index: number, start: number, field: string, proble
 /**
  * Reads and checks the headers of the segment at `start` (the `index`-th of the file): magic, version, grid count,
  * codec, and per grid its gridSize, fileSize, codec, name, and that its payload lies inside the file. Blosc segments
- * are read like the others; only decoding them is NotSupported.
+ * are read like the others; only decoding them is NotSupported. `file` must hold the headers; `fileLength` is where
+ * the file ends (a reader of paths passes only the headers it read, and the file's size).
  */
-export function readSegmentHeaders(file: Uint8Array, start: number, index: number): Result<SegmentHeaders> {
+export function readSegmentHeaders(file: Uint8Array, start: number, index: number, fileLength = file.length): Result<SegmentHeaders> {
   const bad = (field: string, problem: string): Result<never> => segmentFault(index, start, field, problem);
   const v = new DataView(file.buffer, file.byteOffset, file.length);
   if (file.length - start < HEADER_SIZE) return bad('header', `only ${file.length - start} bytes remain of a 16-byte header (truncated)`);
@@ -100,7 +101,7 @@ export function readSegmentHeaders(file: Uint8Array, start: number, index: numbe
     const fileSize = v.getBigUint64(at + 8, true);
     const nameSize = v.getUint32(at + 136, true);
     if (gridSize < BigInt(ROOT_OFFSET) || gridSize > BigInt(Number.MAX_SAFE_INTEGER)) return bad(`meta[${g}].gridSize`, `${gridSize} is outside ${ROOT_OFFSET}..2^53 bytes`);
-    if (fileSize > BigInt(file.length)) return bad(`meta[${g}].fileSize`, `${fileSize} bytes exceed the file`);
+    if (fileSize > BigInt(fileLength)) return bad(`meta[${g}].fileSize`, `${fileSize} bytes exceed the file`);
     if (v.getUint16(at + 168, true) !== codecCode) return bad(`meta[${g}].codec`, 'differs from the header codec');
     if (nameSize === 0 || at + META_SIZE + nameSize > file.length) return bad(`meta[${g}].nameSize`, `${nameSize} does not fit in the file`);
     const nameBytes = file.subarray(at + META_SIZE, at + META_SIZE + nameSize);
@@ -127,7 +128,7 @@ export function readSegmentHeaders(file: Uint8Array, start: number, index: numbe
   }
   const payloads: number[] = [];
   for (const [g, m] of grids.entries()) {
-    if (at + m.fileSize > file.length) return bad(`payload[${g}]`, `${m.fileSize} bytes run past the end of the file (truncated)`);
+    if (at + m.fileSize > fileLength) return bad(`payload[${g}]`, `${m.fileSize} bytes run past the end of the file (truncated)`);
     payloads.push(at);
     at += m.fileSize;
   }
@@ -157,4 +158,16 @@ export function decodePayload(file: Uint8Array, headers: SegmentHeaders, g: numb
   if (raw.length !== m.gridSize) return segmentFault(index, start, `payload[${g}]`, `inflates to ${raw.length} bytes, not gridSize ${m.gridSize}`);
   into.set(raw);
   return ok(undefined);
+}
+
+/** Null when each validated grid is the one its FileMetaData describes (size, type, name), else the fault. */
+export function metadataMismatch(metas: readonly NvdbGridInfo[], grids: readonly { gridSize: number; gridType: number; name: string }[], index: number, start: number): Result<never> | null {
+  for (const [g, m] of metas.entries()) {
+    const grid = grids[g];
+    if (grid === undefined || grid.gridSize !== m.gridSize || grid.gridType !== m.gridType || grid.name !== m.name) {
+      return segmentFault(index, start, `meta[${g}]`, 'gridSize, gridType or name differs from the grid it describes');
+    }
+  }
+  if (grids.length !== metas.length) return segmentFault(index, start, 'header.gridCount', `${metas.length} declared, the grid chain holds ${grids.length}`);
+  return null;
 }
