@@ -76,8 +76,44 @@ describe('validateGrids names the first bad field', () => {
     void v;
   });
 
-  it('reports unsupported grid types as NotSupported', () => {
-    expectField(patched(636, (v) => v.setUint32(0, 2, true)), 'gridType', ErrorCode.NotSupported);
+  it('reports grid types without a grid layout as NotSupported, and codes past the enum as InvalidArgument', () => {
+    expectField(patched(636, (v) => v.setUint32(0, 24, true)), 'gridType', ErrorCode.NotSupported); // Vec3u8: blind data only
+    expectField(patched(636, (v) => v.setUint32(0, 21, true)), 'gridType', ErrorCode.NotSupported); // retired
+    expectField(patched(636, (v) => v.setUint32(0, 27, true)), 'gridType');
+  });
+
+  it('checks the grid class as NanoVDB does: its range and its fit with the grid type', () => {
+    expectField(patched(632, (v) => v.setUint32(0, 11, true)), 'gridClass');
+    expectField(patched(636, (v) => v.setUint32(0, 2, true)), 'gridClass'); // a Double grid of class IndexGrid
+    const [g] = unwrap(validateGrids(patched(632, (v) => v.setUint32(0, 10, true)), { checksum: false })); // VoxelBVH: any type
+    expect(g?.gridClass).toBe(10);
+  });
+
+  it('accepts the older "NanoVDB0" grid magic, as NanoVDB does', () => {
+    const [g] = unwrap(validateGrids(patched(0, (v) => v.setUint8(7, 0x30))));
+    expect(g?.gridType).toBe(GridType.OnIndex);
+  });
+
+  it('rejects leaves out of breadth-first order and, without the flag, two entries aliasing one node', () => {
+    const two = gridBytes(GridType.OnIndex, [0, 0, 0, 8, 0, 0]); // one lower node, two leaves
+    const v = new DataView(two.buffer);
+    const lower = 672 + Number(v.getBigInt64(672 + 8, true));
+    const entries: number[] = [];
+    for (let i = 0; i < 4096 && entries.length < 2; i++) if ((two[lower + 544 + (i >> 3)]! & (1 << (i & 7))) !== 0) entries.push(i);
+    const [a, b] = entries as [number, number];
+    const at = (e: number): number => lower + 1088 + 8 * e;
+    const swapped = two.slice();
+    const w = new DataView(swapped.buffer);
+    w.setBigInt64(at(a), v.getBigInt64(at(b), true), true); // child offsets are relative to the node
+    w.setBigInt64(at(b), v.getBigInt64(at(a), true), true);
+    expectField(swapped, `lower[0].table[${a}]`);
+    expect(validateGrids(swapped, { checksum: false }).ok ? '' : 'not stored in that order').toContain('not stored in that order');
+    const aliased = two.slice();
+    const x = new DataView(aliased.buffer);
+    x.setBigInt64(at(b), v.getBigInt64(at(a), true), true); // b points at a's leaf
+    x.setUint32(20, x.getUint32(20, true) & ~32, true); // not breadth-first
+    const r = validateGrids(aliased, { checksum: false });
+    expect(r.ok ? '' : r.error.message).toContain(`lower[0].table[${b}]: child offset points at node 0, which another entry already points at (aliasing)`);
   });
 
   it('validates a chain of two grids and rejects a broken link', () => {
@@ -186,7 +222,8 @@ describe('.nvdb files', () => {
   it('blosc is NotSupported', () => {
     expect(encodeNvdb(grid, [meta!], 'blosc').ok).toBe(false);
     const file = unwrap(encodeNvdb(grid, [meta!], 'none'));
-    new DataView(file.buffer).setUint16(14, 2, true);
+    new DataView(file.buffer).setUint16(14, 2, true); // header and grid codec: blosc
+    new DataView(file.buffer).setUint16(16 + 168, 2, true);
     const r = decodeNvdb(file);
     expect(!r.ok && r.error.code).toBe(ErrorCode.NotSupported);
   });

@@ -258,3 +258,23 @@ describe('GridHandle', () => {
     handle.dispose();
   });
 });
+
+describe('pointsToGrid gridClass option', () => {
+  const backend = new HostBackend();
+  const coords = new Int32Array([0, 0, 0, 3, 4, 5]);
+  it('declares the class it is given when it fits the type, and IndexGrid / Unknown by default', () => {
+    const fog = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float, gridClass: 2 }));
+    expect(fog.grid()!.gridClass).toBe(2);
+    const plain = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float }));
+    expect(plain.grid()!.gridClass).toBe(0);
+    const index = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.OnIndex }));
+    expect(index.grid()!.gridClass).toBe(8);
+  });
+
+  it('refuses a class that does not fit the type, or is out of range, naming the option', () => {
+    for (const gridClass of [1, 11]) {
+      const r = pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.OnIndex, gridClass });
+      expect(r.ok ? '' : r.error.message).toContain('pointsToGrid: gridClass');
+    }
+  });
+});

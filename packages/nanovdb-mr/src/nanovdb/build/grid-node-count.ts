@@ -25,15 +25,17 @@ function isCount(value: unknown): value is number {
  * Bytes of a breadth-first NanoVDB grid of `gridType` with these node counts, without blind data: GridData,
  * TreeData, the root with one tile per upper node, then the upper nodes, lower nodes and leaves
  * (NANOVDB-FORMAT.md, buffer order). For an OnIndex grid built by `pointsToGrid` this equals its `gridSize`.
- * @param gridType - `GridType.OnIndex`, `GridType.Index` or `GridType.Float`.
+ * @param gridType - any grid type with fixed-size leaves (every type but FpN, whose leaves vary with their code width).
  * @param nodes - non-negative integer node counts (a `LevelCounts` will do; its `voxels` is not needed).
  * @returns the size in bytes (a multiple of 32).
- * @throws HsError InvalidArgument for another grid type or a count that is not a non-negative safe integer.
+ * @throws HsError InvalidArgument for FpN, a code with no grid layout, or a count that is not a non-negative safe integer.
  * Spec: "Single-space grid storage" (nanovdb-memory-resources), sizing a grid before it is built.
  */
 export function gridByteSize(gridType: GridType, nodes: Pick<LevelCounts, 'uppers' | 'lowers' | 'leaves'>): number {
   const layout = valueLayoutOf(gridType);
-  if (layout === undefined) throw new HsError(ErrorCode.InvalidArgument, `gridByteSize: gridType must be GridType.OnIndex, GridType.Index or GridType.Float, got ${String(gridType)}`);
+  if (layout === undefined || gridType === GridType.FpN) {
+    throw new HsError(ErrorCode.InvalidArgument, `gridByteSize: gridType must be a grid type with fixed-size leaves (not FpN, Unknown or a blind-data type), got ${String(gridType)}`);
+  }
   if (!isCount(nodes?.uppers) || !isCount(nodes.lowers) || !isCount(nodes.leaves)) {
     throw new HsError(ErrorCode.InvalidArgument, 'gridByteSize: nodes must be { uppers, lowers, leaves }, each a non-negative integer');
   }

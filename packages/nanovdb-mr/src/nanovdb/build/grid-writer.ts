@@ -6,6 +6,7 @@
  * Spec: NANOVDB-FORMAT.md (buffer order, GridData, TreeData, RootData, nodes, leaves).
  */
 import { popcount8, setBit } from '../grid/bit-mask.js';
+import type { VoxelValueWriter } from './voxel-values.js';
 import {
   FORMAT_VERSION,
   GRID_DATA_SIZE,
@@ -14,23 +15,23 @@ import {
   GridClass,
   GridFlags,
   Internal,
-  LOWER,
   Leaf,
   ROOT_OFFSET,
-  ROOT_TILE_SIZE,
   Root,
   Tile,
   Tree,
-  UPPER,
   internalIndex,
+  type InternalLevel,
   leafIndex,
   rootKey,
   type ValueLayout,
 } from '../grid/grid-layout.js';
 
-/** What fixes the grid's static header: value layout, map and name. */
+/** What fixes the grid's static header: value layout, map, name and class. */
 export interface GridSettings {
   readonly layout: ValueLayout;
+  /** Grid class to declare; default IndexGrid for index grids, Unknown otherwise. */
+  readonly gridClass?: GridClass;
   /** World units per voxel. */
   readonly voxelSize: number;
   /** World position of voxel (0, 0, 0). */
@@ -65,7 +66,7 @@ export interface GridPlan {
 
 /** Bytes of a grid with these node counts. */
 export function gridBytes(layout: ValueLayout, tiles: number, lowers: number, leaves: number): number {
-  return ROOT_OFFSET + layout.rootDataSize + tiles * (ROOT_TILE_SIZE + UPPER.size) + lowers * LOWER.size + leaves * layout.leafSize;
+  return ROOT_OFFSET + layout.rootDataSize + tiles * (layout.tileSize + layout.upper.size) + lowers * layout.lower.size + leaves * layout.leafSize;
 }
 
 /**
@@ -105,9 +106,9 @@ export function planGrid(sorted: Int32Array, count: number, layout: ValueLayout,
   }
   const total = { tiles, lowers, leaves, voxels };
   const [t, lo, le, vo] = kept ?? [tiles, lowers, leaves, voxels];
-  const upperStart = ROOT_OFFSET + layout.rootDataSize + t * ROOT_TILE_SIZE;
-  const lowerStart = upperStart + t * UPPER.size;
-  const leafStart = lowerStart + lo * LOWER.size;
+  const upperStart = ROOT_OFFSET + layout.rootDataSize + t * layout.tileSize;
+  const lowerStart = upperStart + t * layout.upper.size;
+  const leafStart = lowerStart + lo * layout.lower.size;
   return { cut, tiles: t, lowers: lo, leaves: le, voxels: vo, upperStart, lowerStart, leafStart, gridSize: leafStart + le * layout.leafSize, total };
 }
 
@@ -139,7 +140,7 @@ export function gridTemplate(s: GridSettings): Uint8Array {
   }
   v.setFloat32(Grid.taperF, 1, true);
   v.setFloat64(Grid.taperD, 1, true);
-  v.setUint32(Grid.gridClass, layout.isIndex ? GridClass.IndexGrid : GridClass.Unknown, true);
+  v.setUint32(Grid.gridClass, s.gridClass ?? (layout.isIndex ? GridClass.IndexGrid : GridClass.Unknown), true);
   v.setUint32(Grid.gridType, layout.gridType, true);
   return bytes;
 }
@@ -200,11 +201,19 @@ function setI64(v: DataView, at: number, value: number): void {
 /**
  * Writes the grid of the first `plan.cut` sorted coordinates into `bytes[0, plan.gridSize)` (zeroed
  * first): `template` (from `gridTemplate`) as GridData, then TreeData, root, tiles, nodes and leaves,
- * everything but the checksum (left 0).
+ * everything but the checksum (left 0). Without `values`, Float voxels get 1.0 over a background of 0 (the
+ * points builders); with it, the background goes into the root, every table entry that is not a child and
+ * every inactive leaf voxel, and sorted voxel `i` gets its value from `values` (which also sizes each leaf and
+ * encodes quantized ones when the leaf closes); `plan.gridSize` must then count the leaves `values` sizes.
  */
-export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array): void {
+export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, values?: VoxelValueWriter): void {
   bytes.fill(0, 0, plan.gridSize);
   const v = new DataView(bytes.buffer, bytes.byteOffset, plan.gridSize);
+  const { upper: U, lower: L } = layout;
+  const fillTable = (node: number, level: InternalLevel): void => {
+    if (values === undefined) return;
+    for (let e = 0; e < 1 << (3 * level.log2Dim); e++) values.writeBackground(v, node + level.table + level.tableStride * e);
+  };
   const rootBox = new BBox();
   const upperBox = new BBox();
   const lowerBox = new BBox();
@@ -216,6 +225,7 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
   let lowerAt = 0;
   let leafAt = 0;
   let activeBefore = 0;
+  let nextLeafAt = plan.leafStart;
   const closeLeaf = (): void => {
     if (leaf < 0) return;
     v.setInt32(leafAt + Leaf.bboxMin, leafBox.x0, true);
@@ -225,6 +235,7 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
     bytes[leafAt + Leaf.bboxDif + 1] = leafBox.y1 - leafBox.y0;
     bytes[leafAt + Leaf.bboxDif + 2] = leafBox.z1 - leafBox.z0;
     bytes[leafAt + Leaf.flags] = GridFlags.HasBBox;
+    values?.closeLeaf(v, leafAt);
     if (layout.isIndex) {
       setU64(v, leafAt + layout.leafValues, activeBefore + 1);
       // seven cumulative 9-bit counts (after words 0..6) packed at bits 9w of a u64: two u32 halves
@@ -280,36 +291,42 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
     if (newTile) {
       closeUpper();
       tile++;
-      upperAt = plan.upperStart + tile * UPPER.size;
-      const tileAt = ROOT_OFFSET + layout.rootDataSize + tile * ROOT_TILE_SIZE;
+      upperAt = plan.upperStart + tile * U.size;
+      const tileAt = ROOT_OFFSET + layout.rootDataSize + tile * layout.tileSize;
       v.setBigUint64(tileAt + Tile.key, rootKey(x, y, z), true);
       setI64(v, tileAt + Tile.child, upperAt - ROOT_OFFSET);
       bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
+      fillTable(upperAt, U);
     }
     if (newLower) {
       lower++;
-      lowerAt = plan.lowerStart + lower * LOWER.size;
-      const entry = internalIndex(UPPER, x, y, z);
-      setBit(bytes, upperAt + UPPER.childMask, entry);
-      setI64(v, upperAt + UPPER.table + 8 * entry, lowerAt - upperAt);
+      lowerAt = plan.lowerStart + lower * L.size;
+      const entry = internalIndex(U, x, y, z);
+      setBit(bytes, upperAt + U.childMask, entry);
+      setI64(v, upperAt + U.table + U.tableStride * entry, lowerAt - upperAt);
       bytes[lowerAt + Internal.flags] = GridFlags.HasBBox;
+      fillTable(lowerAt, L);
     }
     if (newLeaf) {
       leaf++;
-      leafAt = plan.leafStart + leaf * layout.leafSize;
-      const entry = internalIndex(LOWER, x, y, z);
-      setBit(bytes, lowerAt + LOWER.childMask, entry);
-      setI64(v, lowerAt + LOWER.table + 8 * entry, leafAt - lowerAt);
+      leafAt = values === undefined ? plan.leafStart + leaf * layout.leafSize : nextLeafAt;
+      if (values !== undefined) nextLeafAt += values.leafBytes(leaf);
+      const entry = internalIndex(L, x, y, z);
+      setBit(bytes, lowerAt + L.childMask, entry);
+      setI64(v, lowerAt + L.table + L.tableStride * entry, leafAt - lowerAt);
+      values?.openLeaf(v, leafAt);
     }
     const n = leafIndex(x, y, z);
     setBit(bytes, leafAt + Leaf.valueMask, n);
-    if (!layout.isIndex) v.setFloat32(leafAt + layout.leafValues + 4 * n, 1, true);
+    if (values !== undefined) values.writeVoxel(v, leafAt, n, i);
+    else if (!layout.isIndex) v.setFloat32(leafAt + layout.leafValues + 4 * n, 1, true);
     leafBox.add(x, y, z);
   }
   closeLeaf();
   closeLower();
   closeUpper();
   writeDynamicHeader(v, bytes, plan, layout, template, rootBox);
+  values?.writeBackground(v, ROOT_OFFSET + layout.rootBackground);
 }
 
 function writeDynamicHeader(v: DataView, bytes: Uint8Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, rootBox: BBox): void {

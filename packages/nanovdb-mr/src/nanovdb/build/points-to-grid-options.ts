@@ -1,6 +1,6 @@
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import type { ChecksumMode } from '../grid/grid-checksum.js';
-import { FLOAT_LAYOUT, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridType } from '../grid/grid-layout.js';
+import { FLOAT_LAYOUT, GRID_CLASS_END, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridClass, GridType, gridClassFitsType } from '../grid/grid-layout.js';
 import type { GridSettings } from './grid-writer.js';
 
 /** Options of every PointsToGrid build (host, stream-ordered and capacity-bounded). */
@@ -15,15 +15,25 @@ export interface PointsToGridOptions {
   readonly name?: string;
   /** Checksum to store: `full` (default), `partial` (head only) or `disabled`. */
   readonly checksum?: ChecksumMode;
+  /**
+   * Grid class to declare; default IndexGrid for OnIndex, Unknown for Float. It must fit the type as NanoVDB requires:
+   * a Float grid may be LevelSet, FogVolume, VoxelVolume or any class without a type rule; OnIndex IndexGrid or TensorGrid.
+   */
+  readonly gridClass?: GridClass;
 }
 
 /** Resolved options: the grid settings and the checksum mode. */
 export interface ResolvedGridOptions extends GridSettings {
   readonly checksum: ChecksumMode;
+  /** The whole name when it is 256 UTF-8 bytes or longer (then `nameBytes` holds its first 255), for blind data. */
+  readonly longName?: Uint8Array;
 }
 
-/** Checks and defaults `options`; InvalidArgument naming the bad option, prefixed with `who`. */
-export function resolveGridOptions(who: string, options: PointsToGridOptions): Result<ResolvedGridOptions> {
+/**
+ * Checks and defaults `options`; InvalidArgument naming the bad option, prefixed with `who`. Names of 256 bytes or
+ * more are refused unless `longNames` (a builder that stores them as blind data).
+ */
+export function resolveGridOptions(who: string, options: PointsToGridOptions, longNames = false): Result<ResolvedGridOptions> {
   const layout = options?.gridType === GridType.Float ? FLOAT_LAYOUT : options?.gridType === GridType.OnIndex ? ON_INDEX_LAYOUT : undefined;
   if (layout === undefined) return err(ErrorCode.InvalidArgument, `${who}: gridType must be GridType.Float or GridType.OnIndex, got ${String(options?.gridType)}`);
   const voxelSize = options.voxelSize ?? 1;
@@ -32,11 +42,17 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions): R
   if (!Array.isArray(origin) || origin.length !== 3 || !origin.every((c) => typeof c === 'number' && Number.isFinite(c))) {
     return err(ErrorCode.InvalidArgument, `${who}: origin must be three finite numbers`);
   }
-  const nameBytes = new TextEncoder().encode(options.name ?? '');
-  if (nameBytes.length >= GRID_NAME_SIZE) return err(ErrorCode.InvalidArgument, `${who}: the name has ${nameBytes.length} UTF-8 bytes; at most ${GRID_NAME_SIZE - 1} fit`);
+  const fullName = new TextEncoder().encode(options.name ?? '');
+  const long = fullName.length >= GRID_NAME_SIZE;
+  if (long && !longNames) return err(ErrorCode.InvalidArgument, `${who}: the name has ${fullName.length} UTF-8 bytes; at most ${GRID_NAME_SIZE - 1} fit`);
+  const nameBytes = long ? fullName.subarray(0, GRID_NAME_SIZE - 1) : fullName;
+  const gridClass = options.gridClass ?? (layout.isIndex ? GridClass.IndexGrid : GridClass.Unknown);
+  if (!Number.isInteger(gridClass) || gridClass < 0 || gridClass >= GRID_CLASS_END || !gridClassFitsType(gridClass, layout.gridType)) {
+    return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, IndexGrid an index type, ...)`);
+  }
   const checksum = options.checksum ?? 'full';
   if (checksum !== 'full' && checksum !== 'partial' && checksum !== 'disabled') return err(ErrorCode.InvalidArgument, `${who}: checksum must be 'full', 'partial' or 'disabled'`);
-  return ok({ layout, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum });
+  return ok({ layout, gridClass, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, ...(long ? { longName: fullName } : {}) });
 }
 
 /**

@@ -96,3 +96,17 @@ export function sortByBuildKey(coords: Int32Array, keys: Uint32Array, order: Uin
   }
   return src;
 }
+
+/** True when sorted voxels `i` and `j` (x, y, z triplets in `sorted`) are the same voxel. */
+export function sameVoxel(sorted: Int32Array, i: number, j: number): boolean {
+  return sorted[3 * i] === sorted[3 * j] && sorted[3 * i + 1] === sorted[3 * j + 1] && sorted[3 * i + 2] === sorted[3 * j + 2];
+}
+
+/** True when sorted voxels `i` and `j` lie in the same node of `2^shift` voxels per side (3: leaf, 7: lower, 12: upper). */
+export function sameNode(sorted: Int32Array, i: number, j: number, shift: number): boolean {
+  return (
+    (sorted[3 * i] as number) >> shift === (sorted[3 * j] as number) >> shift &&
+    (sorted[3 * i + 1] as number) >> shift === (sorted[3 * j + 1] as number) >> shift &&
+    (sorted[3 * i + 2] as number) >> shift === (sorted[3 * j + 2] as number) >> shift
+  );
+}

@@ -3,22 +3,28 @@ import { popcount8 } from './bit-mask.js';
 import { CHECKSUM_NONE, computeChecksum, type ChecksumMode } from './grid-checksum.js';
 import {
   BLIND_METADATA_SIZE,
+  BlindDataClass,
+  BlindMeta,
   DATA_ALIGNMENT,
   FORMAT_MAJOR,
   GRID_DATA_SIZE,
+  GRID_CLASS_END,
   GRID_MAGIC,
   GRID_NAME_SIZE,
+  GRID_TYPE_END,
   Grid,
+  GridFlags,
   Internal,
-  LOWER,
+  LEGACY_GRID_MAGIC,
   Leaf,
+  LeafKind,
   ROOT_OFFSET,
-  ROOT_TILE_SIZE,
   Tree,
-  UPPER,
+  leafBytes,
   valueLayoutOf,
   GridType,
-  type GridClass,
+  GridClass,
+  gridClassFitsType,
   type InternalLevel,
   type ValueLayout,
 } from './grid-layout.js';
@@ -49,7 +55,7 @@ export interface GridMetadata {
   readonly version: number;
   /** Bit set of `GridFlags`. */
   readonly flags: number;
-  /** Grid name (UTF-8, at most 255 bytes in the name field). */
+  /** Grid name (UTF-8): the name field, or for a grid flagged HasLongGridName the whole name from its GridName blind data. */
   readonly name: string;
   /** Leaf, lower, upper node counts. */
   readonly nodeCount: readonly [number, number, number];
@@ -92,16 +98,28 @@ class GridFault {
 
 /**
  * Validates a buffer of one or more NanoVDB grids (the whole chain: each grid's gridIndex, gridCount and
- * gridSize place the next one) and returns their metadata. Every offset is checked to lie in its grid
- * before it is followed, so corrupted bytes never cause an out-of-bounds read. Checks, in order per grid:
- * size of the headers, magic, version, gridSize, gridIndex/gridCount, gridType, gridName, blind metadata,
- * tree node offsets and counts, root table, every child offset of every node, node counts, voxel count,
- * index-grid value offsets, and the checksum when one is stored.
+ * gridSize place the next one) and returns their metadata, for every grid type of NanoVDB 32.9 (Float to UInt8,
+ * quantized Fp4/Fp8/Fp16/FpN, Mask, Boolean, index and PointIndex grids). Every offset is checked to lie in its grid
+ * before it is followed, so corrupted bytes never cause an out-of-bounds read. Checks, in order per grid, with
+ * NanoVDB's `isValid` at `CheckMode::Full` as the floor: size of the headers, magic ("NanoVDB1", or the older
+ * "NanoVDB0"), version, gridSize, gridIndex/gridCount, grid class range, grid type, the class's fit with the type,
+ * gridName, blind metadata, tree node offsets and counts, root table, every child offset of every node (it must
+ * point at a node of the next level; in a breadth-first grid, the next one in buffer order; otherwise no node may be
+ * pointed at twice), FpN code widths, node counts, voxel count, index-grid value offsets, and the checksum when one
+ * is stored.
  *
  * Errors: InvalidArgument when `bytes` is not a Uint8Array, or naming the grid and the first bad field (for
- * example `grid 0: tree.nodeOffset[1]: …`; a buffer shorter than its gridSize is reported as truncated); NotSupported for a grid type hs does not read (Float, Index and
- * OnIndex are supported). Spec: "handle construction from host bytes now validates the whole grid chain"
- * (Progress, #2301).
+ * example `grid 0: tree.nodeOffset[1]: …`, `lower[0].table[17]: child offset …`; a buffer shorter than its gridSize is
+ * reported as truncated); NotSupported for a grid type code with no grid layout (Unknown, the retired 21 and 22, and
+ * the blind-data-only Vec3u8 and Vec3u16). Spec: "handle construction from host bytes now validates the whole grid
+ * chain" (Progress, #2301); issue 23 (value types, validation at NanoVDB's strength).
+ *
+ * @example
+ * ```ts
+ * const grids = validateGrids(bytes);
+ * if (!grids.ok) console.error(grids.error.message); // "NanoVDB grid 0 at byte 0: gridClass: ..."
+ * else console.log(grids.value[0].gridType, grids.value[0].voxelCount);
+ * ```
  */
 export function validateGrids(bytes: Uint8Array, options: ValidateOptions = {}): Result<GridMetadata[]> {
   const notBytes = bytesArgumentProblem('validateGrids', bytes);
@@ -143,7 +161,8 @@ function validateOne(
   if (v.byteLength < ROOT_OFFSET) {
     return new GridFault('gridSize', `only ${v.byteLength} bytes remain, fewer than the ${ROOT_OFFSET} of GridData and TreeData (truncated)`);
   }
-  if (v.getBigUint64(Grid.magic, true) !== GRID_MAGIC) return new GridFault('magic', 'expected "NanoVDB1"');
+  const magic = v.getBigUint64(Grid.magic, true);
+  if (magic !== GRID_MAGIC && magic !== LEGACY_GRID_MAGIC) return new GridFault('magic', 'expected "NanoVDB1" (or the older "NanoVDB0")');
   const version = v.getUint32(Grid.version, true);
   if (version >>> 21 !== FORMAT_MAJOR) return new GridFault('version', `major version ${version >>> 21}, hs reads ${FORMAT_MAJOR}`);
   const gridSizeBig = v.getBigUint64(Grid.gridSize, true);
@@ -160,13 +179,24 @@ function validateOne(
     return new GridFault('gridCount', `${gridCount}${expectedCount >= 0 ? `, but grid 0 declares ${expectedCount}` : ' (must be at least 1)'}`);
   }
   if (gridIndex !== index) return new GridFault('gridIndex', `${gridIndex}, expected ${index} (its position in the chain)`);
+  const gridClass = v.getUint32(Grid.gridClass, true);
+  if (gridClass >= GRID_CLASS_END) return new GridFault('gridClass', `${gridClass} is not a GridClass (0 to ${GRID_CLASS_END - 1})`);
   const gridType = v.getUint32(Grid.gridType, true);
+  if (gridType >= GRID_TYPE_END) return new GridFault('gridType', `${gridType} is not a GridType (0 to ${GRID_TYPE_END - 1})`);
   const layout = valueLayoutOf(gridType);
-  if (layout === undefined) return new GridFault('gridType', `type ${gridType} is not one hs reads (Float 1, Index 19, OnIndex 20)`, ErrorCode.NotSupported);
+  if (layout === undefined) {
+    return new GridFault('gridType', `type ${gridType} (${GridType[gridType] ?? 'retired'}) has no grid layout: Unknown, retired or blind-data only`, ErrorCode.NotSupported);
+  }
+  if (!gridClassFitsType(gridClass, gridType)) {
+    return new GridFault('gridClass', `${GridClass[gridClass]} (${gridClass}) does not go with grid type ${GridType[gridType]} (${gridType})`);
+  }
+  const flags = v.getUint32(Grid.flags, true);
+  const breadthFirst = (flags & GridFlags.IsBreadthFirst) !== 0;
+  if (gridType === GridType.FpN && !breadthFirst) return new GridFault('flags', 'FpN leaves vary in size, so they must be stored breadth-first (IsBreadthFirst)');
   const nameBytes = bytes.subarray(Grid.gridName, Grid.gridName + GRID_NAME_SIZE);
   const nul = nameBytes.indexOf(0);
   if (nul < 0) return new GridFault('gridName', 'not NUL-terminated within 256 bytes');
-  const name = new TextDecoder().decode(nameBytes.subarray(0, nul));
+  let name = new TextDecoder().decode(nameBytes.subarray(0, nul));
 
   const blindOffset = v.getBigInt64(Grid.blindMetadataOffset, true);
   const blindCount = v.getUint32(Grid.blindMetadataCount, true);
@@ -182,6 +212,11 @@ function validateOne(
     if (BigInt(record) + dataOffset < BigInt(ROOT_OFFSET) || end > gridSizeBig) {
       return new GridFault(`blindMetadata[${b}].dataOffset`, `${dataOffset} with ${valueCount} values of ${valueSize} bytes leaves the grid`);
     }
+  }
+  if ((flags & GridFlags.HasLongGridName) !== 0) {
+    const long = longGridName(v, bytes, Number(blindOffset), blindCount);
+    if (long instanceof GridFault) return long;
+    name = long;
   }
 
   const tree = GRID_DATA_SIZE;
@@ -200,9 +235,9 @@ function validateOne(
   }
   const root = ROOT_OFFSET;
   const tableSize = v.getUint32(root + 24, true);
-  const tilesEnd = root + layout.rootDataSize + tableSize * ROOT_TILE_SIZE;
+  const tilesEnd = root + layout.rootDataSize + tableSize * layout.tileSize;
   if (tilesEnd > gridSize) return new GridFault('root.tableSize', `${tableSize} tiles run past gridSize ${gridSize}`);
-  const sizes = [layout.leafSize, LOWER.size, UPPER.size];
+  const sizes = [layout.leafSize, layout.lower.size, layout.upper.size];
   const starts: number[] = [];
   for (let level = 0; level < 3; level++) {
     const rel = v.getBigInt64(tree + Tree.nodeOffset + 8 * level, true);
@@ -219,33 +254,34 @@ function validateOne(
   }
   const [leafStart, lowerStart, upperStart] = starts as [number, number, number];
 
-  // Root tiles: each child must be an upper node; count children and active value tiles.
-  let upperChildren = 0;
+  const levels = [nodeSpans(v, layout, leafStart, nodeCount[0], gridSize, 'leaf'), fixedSpans(lowerStart, nodeCount[1], layout.lower.size), fixedSpans(upperStart, nodeCount[2], layout.upper.size)];
+  if (levels[0] instanceof GridFault) return levels[0];
+  const [leafSpans, lowerSpans, upperSpans] = levels as [NodeSpans, NodeSpans, NodeSpans];
+
+  // Root tiles: each child must be an upper node (the next one, when breadth-first); count active value tiles.
+  const upperOrder = new ChildOrder(upperSpans, breadthFirst);
   let rootActive = 0;
   for (let t = 0; t < tableSize; t++) {
-    const tile = root + layout.rootDataSize + t * ROOT_TILE_SIZE;
+    const tile = root + layout.rootDataSize + t * layout.tileSize;
     const child = v.getBigInt64(tile + 8, true);
     if (child !== 0n) {
-      const target = BigInt(root) + child;
-      if (nodeCount[2] === 0 || target < BigInt(upperStart) || target >= BigInt(upperStart + nodeCount[2] * UPPER.size) || (target - BigInt(upperStart)) % BigInt(UPPER.size) !== 0n) {
-        return new GridFault(`root.tile[${t}].child`, `${child} does not point at an upper node`);
-      }
-      upperChildren++;
+      const problem = upperOrder.take(BigInt(root) + child);
+      if (problem !== null) return new GridFault(`root.tile[${t}].child`, `${child} ${problem}`);
     } else if (v.getUint32(tile + 16, true) !== 0) {
       rootActive++;
     }
   }
-  if (upperChildren !== nodeCount[2]) return new GridFault('tree.nodeCount[2]', `${nodeCount[2]} upper nodes declared, ${upperChildren} root tiles point at one`);
-  const upper = checkInternal(v, UPPER, upperStart, nodeCount[2], lowerStart, nodeCount[1], LOWER.size, 'upper');
+  if (upperOrder.taken !== nodeCount[2]) return new GridFault('tree.nodeCount[2]', `${nodeCount[2]} upper nodes declared, ${upperOrder.taken} root tiles point at one`);
+  const upper = checkInternal(v, layout.upper, upperSpans, lowerSpans, breadthFirst, 'upper');
   if (upper instanceof GridFault) return upper;
   if (upper.children !== nodeCount[1]) return new GridFault('tree.nodeCount[1]', `${nodeCount[1]} lower nodes declared, upper child masks hold ${upper.children}`);
-  const lower = checkInternal(v, LOWER, lowerStart, nodeCount[1], leafStart, nodeCount[0], layout.leafSize, 'lower');
+  const lower = checkInternal(v, layout.lower, lowerSpans, leafSpans, breadthFirst, 'lower');
   if (lower instanceof GridFault) return lower;
   if (lower.children !== nodeCount[0]) return new GridFault('tree.nodeCount[0]', `${nodeCount[0]} leaves declared, lower child masks hold ${lower.children}`);
   if (tileCount[0] !== lower.active || tileCount[1] !== upper.active || tileCount[2] !== rootActive) {
     return new GridFault('tree.tileCount', `[${tileCount.join(', ')}] declared, the nodes hold [${lower.active}, ${upper.active}, ${rootActive}] active tiles`);
   }
-  const leaves = checkLeaves(v, bytes, layout, leafStart, nodeCount[0], gridType, v.getBigUint64(Grid.data1, true));
+  const leaves = checkLeaves(v, bytes, layout, leafSpans, v.getBigUint64(Grid.data1, true));
   if (leaves instanceof GridFault) return leaves;
   const voxels = BigInt(leaves) + (BigInt(lower.active) << 9n) + (BigInt(upper.active) << 21n) + (BigInt(rootActive) << 36n);
   const voxelCount = v.getBigUint64(tree + Tree.voxelCount, true);
@@ -268,9 +304,9 @@ function validateOne(
     gridIndex,
     gridCount,
     gridType: gridType as GridType,
-    gridClass: v.getUint32(Grid.gridClass, true) as GridClass,
+    gridClass: gridClass as GridClass,
     version,
-    flags: v.getUint32(Grid.flags, true),
+    flags,
     name,
     nodeCount,
     tileCount,
@@ -289,22 +325,91 @@ interface InternalCounts {
   readonly active: number;
 }
 
+/** Where the nodes of one level start: at a fixed stride, or (FpN leaves) listed one by one. */
+interface NodeSpans {
+  readonly count: number;
+  /** Byte offset of node `i`. */
+  at(i: number): number;
+  /** Index of the node starting at `offset`, or -1 when no node starts there. */
+  indexOf(offset: number): number;
+}
 
-function checkInternal(
-  v: DataView,
-  level: InternalLevel,
-  start: number,
-  count: number,
-  childStart: number,
-  childCount: number,
-  childSize: number,
-  name: string,
-): InternalCounts | GridFault {
-  let children = 0;
+function fixedSpans(start: number, count: number, size: number): NodeSpans {
+  return {
+    count,
+    at: (i) => start + i * size,
+    indexOf: (offset) => (offset >= start && offset < start + count * size && (offset - start) % size === 0 ? (offset - start) / size : -1),
+  };
+}
+
+/** The leaves' spans; FpN leaves are walked one by one (each is 96 + 64 * bits bytes), checking each fits the grid. */
+function nodeSpans(v: DataView, layout: ValueLayout, start: number, count: number, gridSize: number, name: string): NodeSpans | GridFault {
+  if (layout.gridType !== GridType.FpN) return fixedSpans(start, count, layout.leafSize);
+  const starts = new Float64Array(count);
+  let at = start;
+  for (let i = 0; i < count; i++) {
+    if (at + layout.leafSize > gridSize) return new GridFault(`${name}[${i}]`, `starts at byte ${at}, past the end of the grid (gridSize ${gridSize})`);
+    const code = v.getUint8(at + Leaf.flags) >> 5;
+    if (code > 4) return new GridFault(`${name}[${i}].flags`, `FpN code width 2^${code} bits is not one of 1, 2, 4, 8, 16`);
+    starts[i] = at;
+    at += leafBytes(layout, v, at);
+    if (at > gridSize) return new GridFault(`${name}[${i}].flags`, `its ${1 << code}-bit codes run past the end of the grid (gridSize ${gridSize})`);
+  }
+  return {
+    count,
+    at: (i) => starts[i] as number,
+    indexOf: (offset) => {
+      let lo = 0;
+      let hi = count - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const s = starts[mid] as number;
+        if (s === offset) return mid;
+        if (s < offset) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      return -1;
+    },
+  };
+}
+
+/**
+ * Checks the child pointers into one level as NanoVDB's validator does at CheckMode::Full: each must point at a
+ * node of that level; in a breadth-first grid, children met in order (root tiles, then child masks node by node)
+ * must be the level's nodes in buffer order; otherwise no node may be the child of two entries (aliasing).
+ */
+class ChildOrder {
+  taken = 0;
+  readonly #seen: Uint8Array | null;
+  constructor(
+    readonly spans: NodeSpans,
+    readonly breadthFirst: boolean,
+  ) {
+    this.#seen = breadthFirst ? null : new Uint8Array(spans.count);
+  }
+
+  /** Null when `target` is acceptable as the next child, else the problem. */
+  take(target: bigint): string | null {
+    if (target < 0n || target > BigInt(Number.MAX_SAFE_INTEGER)) return 'does not point at a node of the next level';
+    const i = this.spans.indexOf(Number(target));
+    if (i < 0) return 'does not point at a node of the next level';
+    if (this.breadthFirst && i !== this.taken) {
+      return `points at node ${i} where node ${this.taken} comes next: the grid is flagged breadth-first, but its nodes are not stored in that order`;
+    }
+    if (this.#seen !== null) {
+      if (this.#seen[i] !== 0) return `points at node ${i}, which another entry already points at (aliasing)`;
+      this.#seen[i] = 1;
+    }
+    this.taken++;
+    return null;
+  }
+}
+
+function checkInternal(v: DataView, level: InternalLevel, nodes: NodeSpans, childNodes: NodeSpans, breadthFirst: boolean, name: string): InternalCounts | GridFault {
   let active = 0;
-  const childEnd = childStart + childCount * childSize;
-  for (let n = 0; n < count; n++) {
-    const node = start + n * level.size;
+  const order = new ChildOrder(childNodes, breadthFirst);
+  for (let n = 0; n < nodes.count; n++) {
+    const node = nodes.at(n);
     for (let byte = 0; byte < level.maskBytes; byte++) {
       const childBits = v.getUint8(node + level.childMask + byte);
       const valueBits = v.getUint8(node + Internal.valueMask + byte);
@@ -313,28 +418,25 @@ function checkInternal(
       for (let bit = 0; bit < 8; bit++) {
         if ((childBits & (1 << bit)) === 0) continue;
         const entry = byte * 8 + bit;
-        const target = node + Number(v.getBigInt64(node + level.table + 8 * entry, true));
-        if (childCount === 0 || target < childStart || target >= childEnd || (target - childStart) % childSize !== 0) {
-          return new GridFault(`${name}[${n}].table[${entry}]`, 'child offset does not point at a node of the next level');
-        }
-        children++;
+        const problem = order.take(BigInt(node) + v.getBigInt64(node + level.table + level.tableStride * entry, true));
+        if (problem !== null) return new GridFault(`${name}[${n}].table[${entry}]`, `child offset ${problem}`);
       }
     }
   }
-  return { children, active };
+  return { children: order.taken, active };
 }
 
 /** Active voxels of all leaves, or the fault; for index grids, checks each leaf's value offset. */
-function checkLeaves(v: DataView, bytes: Uint8Array, layout: ValueLayout, start: number, count: number, gridType: number, valueCount: bigint): number | GridFault {
+function checkLeaves(v: DataView, bytes: Uint8Array, layout: ValueLayout, leaves: NodeSpans, valueCount: bigint): number | GridFault {
   let voxels = 0;
-  for (let n = 0; n < count; n++) {
-    const leaf = start + n * layout.leafSize;
+  for (let n = 0; n < leaves.count; n++) {
+    const leaf = leaves.at(n);
     let inLeaf = 0;
     const mask = leaf + Leaf.valueMask;
     for (let byte = 0; byte < 64; byte++) inLeaf += popcount8(bytes[mask + byte] as number);
-    if (layout.isIndex) {
-      const offset = BigInt(v.getUint32(leaf + layout.leafValues, true)) + (BigInt(v.getUint32(leaf + layout.leafValues + 4, true)) << 32n);
-      const span = gridType === GridType.OnIndex ? BigInt(inLeaf) : 512n;
+    if (layout.leafKind === LeafKind.Index) {
+      const offset = v.getBigUint64(leaf + layout.leafValues, true);
+      const span = layout.gridType === GridType.OnIndex ? BigInt(inLeaf) : 512n;
       if (inLeaf > 0 && (offset < 1n || offset + span > valueCount)) {
         return new GridFault(`leaf[${n}].offset`, `${offset} with ${span} values runs past the ${valueCount} values the grid indexes (data1)`);
       }
@@ -342,4 +444,22 @@ function checkLeaves(v: DataView, bytes: Uint8Array, layout: ValueLayout, start:
     voxels += inLeaf;
   }
   return voxels;
+}
+
+/**
+ * The full name of a grid flagged HasLongGridName: the NUL-terminated bytes of its first blind data of class
+ * GridName, as NanoVDB's `gridName()` reads it (the records were checked to lie in the grid).
+ */
+function longGridName(v: DataView, bytes: Uint8Array, blindOffset: number, blindCount: number): string | GridFault {
+  for (let b = 0; b < blindCount; b++) {
+    const record = blindOffset + b * BLIND_METADATA_SIZE;
+    if (v.getUint32(record + BlindMeta.dataClass, true) !== BlindDataClass.GridName) continue;
+    const start = record + Number(v.getBigInt64(record + BlindMeta.dataOffset, true));
+    const length = Number(v.getBigUint64(record + BlindMeta.valueCount, true)) * v.getUint32(record + BlindMeta.valueSize, true);
+    const text = bytes.subarray(start, start + length);
+    const nul = text.indexOf(0);
+    if (nul < 0) return new GridFault(`blindMetadata[${b}]`, 'the long grid name is not NUL-terminated within its blind data');
+    return new TextDecoder().decode(text.subarray(0, nul));
+  }
+  return new GridFault('flags', 'HasLongGridName is set, but no blind data of class GridName holds the name');
 }

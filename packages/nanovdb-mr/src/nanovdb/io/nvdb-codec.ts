@@ -1,16 +1,12 @@
-import { deflateSync, inflateSync } from 'node:zlib';
+import { deflateSync } from 'node:zlib';
 import { ErrorCode, err, ok, type Result, errWithContext } from '@hs/streams';
-import { FILE_MAGIC, FORMAT_MAJOR, FORMAT_VERSION, GRID_MAGIC, ROOT_OFFSET } from '../grid/grid-layout.js';
+import { CHECKSUM_NONE, computeChecksum } from '../grid/grid-checksum.js';
+import { FILE_MAGIC, FORMAT_VERSION, GRID_MAGIC, Grid, LEGACY_GRID_MAGIC } from '../grid/grid-layout.js';
 import { bytesArgumentProblem, validateGrids, type GridMetadata } from '../grid/grid-validation.js';
+import { readNvdbMetadata } from './nvdb-metadata.js';
+import { CODECS, HEADER_SIZE, MAX_GRID_SIZE, META_SIZE, decodePayload, metadataMismatch, readSegmentHeaders, segmentFault, tooLargeForHost, type NvdbCodec, type NvdbGridInfo } from './nvdb-segment.js';
 
-/** Payload compression of a `.nvdb` segment. `blosc` is read as NotSupported (no well-kept JS codec). */
-export type NvdbCodec = 'none' | 'zip' | 'blosc';
-
-const CODECS: readonly NvdbCodec[] = ['none', 'zip', 'blosc'];
-const HEADER_SIZE = 16;
-const META_SIZE = 176;
-/** Largest grid a segment may declare, bytes (what one JS buffer can hold). */
-const MAX_GRID_SIZE = 2 ** 32;
+export type { NvdbCodec } from './nvdb-segment.js';
 
 /** One decoded segment: the grids' bytes back to back (one chain) and their metadata. */
 export interface NvdbSegment {
@@ -32,7 +28,7 @@ export interface NvdbSegment {
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::writeGrid).
  */
 export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], codec: NvdbCodec = 'none', into?: Uint8Array): Result<Uint8Array> {
-  if (codec === 'blosc') return err(ErrorCode.NotSupported, 'encodeNvdb: blosc needs a codec hs does not ship; use zip or none');
+  if (codec === 'blosc') return err(ErrorCode.NotSupported, 'encodeNvdb: blosc is written by writeNvdbAsync (a WebAssembly codec loaded on demand); use zip or none here');
   if (codec !== 'none' && codec !== 'zip') return err(ErrorCode.InvalidArgument, `encodeNvdb: codec must be 'none' or 'zip', got ${String(codec)}`);
   if (grids.length === 0 || grids.length > 0xffff) return err(ErrorCode.InvalidArgument, `encodeNvdb: a segment holds 1 to 65535 grids, got ${grids.length}`);
   if (into !== undefined) {
@@ -137,71 +133,93 @@ export function decodeNvdb(file: Uint8Array): Result<NvdbSegment[]> {
 }
 
 function decodeSegment(file: Uint8Array, start: number, index: number): Result<{ segment: NvdbSegment; end: number }> {
-  const bad = (field: string, problem: string, code = ErrorCode.InvalidArgument): Result<never> =>
-    err(code, `.nvdb segment ${index} at byte ${start}: ${field}: ${problem}`);
-  const v = new DataView(file.buffer, file.byteOffset, file.length);
-  if (file.length - start < HEADER_SIZE) return bad('header', `only ${file.length - start} bytes remain of a 16-byte header (truncated)`);
-  if (v.getBigUint64(start, true) !== FILE_MAGIC) return bad('header.magic', 'expected "NanoVDB2"');
-  const version = v.getUint32(start + 8, true);
-  if (version >>> 21 !== FORMAT_MAJOR) return bad('header.version', `major version ${version >>> 21}, hs reads ${FORMAT_MAJOR}`);
-  const gridCount = v.getUint16(start + 12, true);
-  if (gridCount === 0) return bad('header.gridCount', '0 grids');
-  const codecCode = v.getUint16(start + 14, true);
-  const codec = CODECS[codecCode];
-  if (codec === undefined) return bad('header.codec', `${codecCode} is not 0 (none), 1 (zip) or 2 (blosc)`);
-  if (codec === 'blosc') return bad('header.codec', 'blosc payloads need a codec hs does not ship; re-save with zip or none', ErrorCode.NotSupported);
-  let at = start + HEADER_SIZE;
-  const metas: { gridSize: number; fileSize: number; name: string; gridType: number }[] = [];
-  for (let g = 0; g < gridCount; g++) {
-    if (file.length - at < META_SIZE) return bad(`meta[${g}]`, 'truncated');
-    const gridSize = v.getBigUint64(at, true);
-    const fileSize = v.getBigUint64(at + 8, true);
-    const nameSize = v.getUint32(at + 136, true);
-    if (gridSize < BigInt(ROOT_OFFSET) || gridSize > BigInt(MAX_GRID_SIZE)) return bad(`meta[${g}].gridSize`, `${gridSize} is outside ${ROOT_OFFSET}..2^32 bytes`);
-    if (fileSize > BigInt(file.length)) return bad(`meta[${g}].fileSize`, `${fileSize} bytes exceed the file`);
-    if (v.getUint16(at + 168, true) !== codecCode) return bad(`meta[${g}].codec`, 'differs from the header codec');
-    if (nameSize === 0 || at + META_SIZE + nameSize > file.length) return bad(`meta[${g}].nameSize`, `${nameSize} does not fit in the file`);
-    const nameBytes = file.subarray(at + META_SIZE, at + META_SIZE + nameSize);
-    if (nameBytes[nameSize - 1] !== 0) return bad(`meta[${g}].name`, 'not NUL-terminated');
-    metas.push({ gridSize: Number(gridSize), fileSize: Number(fileSize), name: new TextDecoder().decode(nameBytes.subarray(0, nameSize - 1)), gridType: v.getUint32(at + 32, true) });
-    at += META_SIZE + nameSize;
-  }
+  const headers = readSegmentHeaders(file, start, index);
+  if (!headers.ok) return headers;
+  const metas = headers.value.grids;
   const total = metas.reduce((n, m) => n + m.gridSize, 0);
-  if (total > MAX_GRID_SIZE) return bad('meta', `the grids total ${total} bytes, more than one buffer holds`);
+  if (total > MAX_GRID_SIZE) return tooLargeForHost(`.nvdb segment ${index}`, total);
   const bytes = new Uint8Array(total);
   let into = 0;
   for (const [g, m] of metas.entries()) {
-    if (at + m.fileSize > file.length) return bad(`payload[${g}]`, `${m.fileSize} bytes run past the end of the file (truncated)`);
-    const payload = file.subarray(at, at + m.fileSize);
-    if (codec === 'none') {
-      if (m.fileSize !== m.gridSize) return bad(`meta[${g}].fileSize`, `${m.fileSize} differs from gridSize ${m.gridSize} for an uncompressed grid`);
-      bytes.set(payload, into);
-    } else {
-      if (payload.length < 8) return bad(`payload[${g}]`, 'missing the compressed size');
-      const packed = new DataView(payload.buffer, payload.byteOffset, 8).getBigUint64(0, true);
-      if (packed !== BigInt(payload.length - 8)) return bad(`payload[${g}].compressedSize`, `${packed} differs from the ${payload.length - 8} bytes that follow`);
-      let raw: Uint8Array;
-      try {
-        raw = inflateSync(payload.subarray(8), { maxOutputLength: m.gridSize });
-      } catch (cause) {
-        return err(ErrorCode.InvalidArgument, `.nvdb segment ${index}: payload[${g}]: the zlib stream is corrupt or inflates past gridSize ${m.gridSize}`, cause);
-      }
-      if (raw.length !== m.gridSize) return bad(`payload[${g}]`, `inflates to ${raw.length} bytes, not gridSize ${m.gridSize}`);
-      bytes.set(raw, into);
-    }
+    const decoded = decodePayload(file, headers.value, g, bytes.subarray(into, into + m.gridSize), index, start);
+    if (!decoded.ok) return decoded;
     into += m.gridSize;
-    at += m.fileSize;
   }
   const grids = validateGrids(bytes);
   if (!grids.ok) return errWithContext(grids.error, `.nvdb segment ${index}`);
-  for (const [g, m] of metas.entries()) {
-    const grid = grids.value[g];
-    if (grid === undefined || grid.gridSize !== m.gridSize || grid.gridType !== m.gridType || grid.name !== m.name) {
-      return bad(`meta[${g}]`, 'gridSize, gridType or name differs from the grid it describes');
-    }
+  const mismatch = metadataMismatch(metas, grids.value, index, start);
+  if (mismatch !== null) return mismatch;
+  return ok({ segment: { bytes, grids: grids.value }, end: headers.value.end });
+}
+
+/**
+ * Decodes one grid of a `.nvdb` file, inflating only its payload: `which` is its position among all the file's grids
+ * (segments in order, from 0) or its name (the first grid of that name). The grid is renumbered as the only one of its
+ * buffer (gridIndex 0, gridCount 1, the head checksum recomputed when one is stored), as NanoVDB's `readGrid` does,
+ * and then validated. Returns a one-grid segment.
+ *
+ * Errors: InvalidArgument when `file` is not a Uint8Array or `which` is neither a non-negative integer nor a string,
+ * or for a bad header or grid (naming the field, as `decodeNvdb`); NotFound when no grid has that position or name
+ * (naming how many and which the file holds); NotSupported for a blosc payload or a grid type without a layout.
+ * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::readGrid by index and by name); issue 23 item 3.
+ *
+ * @example
+ * ```ts
+ * const density = unwrap(decodeNvdbGrid(file, 'density'));  // by name
+ * const second = unwrap(decodeNvdbGrid(file, 1));          // by position
+ * new GridAccessor(density.bytes, density.grids[0]).getValue(0, 0, 0);
+ * ```
+ */
+export function decodeNvdbGrid(file: Uint8Array, which: number | string): Result<NvdbSegment> {
+  const notBytes = bytesArgumentProblem('decodeNvdbGrid', file);
+  if (notBytes !== null) return notBytes;
+  if (typeof which !== 'string' && !(Number.isSafeInteger(which) && which >= 0)) {
+    return err(ErrorCode.InvalidArgument, `decodeNvdbGrid: which must be a grid position (a non-negative integer) or a grid name, got ${String(which)}`);
   }
-  if (grids.value.length !== metas.length) return bad('header.gridCount', `${metas.length} declared, the grid chain holds ${grids.value.length}`);
-  return ok({ segment: { bytes, grids: grids.value }, end: at });
+  const listed = readNvdbMetadata(file);
+  if (!listed.ok) return listed;
+  const all = listed.value;
+  const n = typeof which === 'string' ? all.findIndex((g) => g.name === which) : which;
+  const info = all[n];
+  if (info === undefined) {
+    const names = all.map((g) => JSON.stringify(g.name)).join(', ');
+    return err(ErrorCode.NotFound, `decodeNvdbGrid: no grid ${typeof which === 'string' ? `named ${JSON.stringify(which)}` : `at position ${which}`}; the file holds ${all.length}: ${names}`);
+  }
+  if (info.gridSize > MAX_GRID_SIZE) return tooLargeForHost(`decodeNvdbGrid: grid ${n}`, info.gridSize);
+  const bytes = new Uint8Array(info.gridSize);
+  const magic = new DataView(file.buffer, file.byteOffset, Math.min(8, file.length)).getBigUint64(0, true);
+  if (magic === GRID_MAGIC || magic === LEGACY_GRID_MAGIC) {
+    const start = all.slice(0, n).reduce((at, g) => at + g.gridSize, 0);
+    bytes.set(file.subarray(start, start + info.gridSize));
+  } else {
+    const decoded = decodeListed(file, all, n, bytes);
+    if (!decoded.ok) return decoded;
+  }
+  renumberAsOnlyGrid(bytes);
+  const grids = validateGrids(bytes);
+  if (!grids.ok) return errWithContext(grids.error, `.nvdb segment ${info.segment} grid ${info.index}`);
+  return ok({ bytes, grids: grids.value });
+}
+
+/** Decodes listed grid `n` (of a file of segments) into `into`. */
+function decodeListed(file: Uint8Array, all: readonly NvdbGridInfo[], n: number, into: Uint8Array): Result<void> {
+  const info = all[n] as NvdbGridInfo;
+  let start = 0;
+  for (let segment = 0; ; segment++) {
+    const headers = readSegmentHeaders(file, start, segment);
+    if (!headers.ok) return headers;
+    if (segment === info.segment) return decodePayload(file, headers.value, info.index, into, segment, start);
+    start = headers.value.end;
+  }
+}
+
+/** Sets gridIndex 0 and gridCount 1 and, when a checksum is stored, recomputes its head (NanoVDB's updateGridCount). */
+function renumberAsOnlyGrid(bytes: Uint8Array): void {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (v.getUint32(Grid.gridIndex, true) === 0 && v.getUint32(Grid.gridCount, true) === 1) return;
+  v.setUint32(Grid.gridIndex, 0, true);
+  v.setUint32(Grid.gridCount, 1, true);
+  if (v.getUint32(Grid.checksum, true) !== CHECKSUM_NONE) v.setUint32(Grid.checksum, computeChecksum(bytes, bytes.length, 'partial').head, true);
 }
 
 /** NanoVDB's name key: `h = h * 67 + c + (h >> 56)` over the name's bytes, in u64 arithmetic. */

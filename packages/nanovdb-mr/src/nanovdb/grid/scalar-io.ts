@@ -1,0 +1,103 @@
+/**
+ * One stored value (or one component of a vector value) read and written by its `ScalarKind`, little-endian: the
+ * accessor, the builders' value writer and the statistics all go through these. 64-bit integers are read as numbers
+ * (exact below 2^53) by `readScalar` and as bigints by `readExactScalar`; binary16 is converted both ways here.
+ */
+import type { ScalarKind } from './grid-layout.js';
+
+/** One stored scalar as a number (i64/u64 exact below 2^53; f16 decoded from IEEE 754 binary16; bool 1 or 0). */
+export function readScalar(v: DataView, at: number, kind: ScalarKind): number {
+  switch (kind) {
+    case 'f32':
+      return v.getFloat32(at, true);
+    case 'f64':
+      return v.getFloat64(at, true);
+    case 'f16':
+      return halfToNumber(v.getUint16(at, true));
+    case 'i16':
+      return v.getInt16(at, true);
+    case 'i32':
+      return v.getInt32(at, true);
+    case 'i64':
+      return Number(v.getBigInt64(at, true));
+    case 'u8':
+      return v.getUint8(at);
+    case 'u32':
+      return v.getUint32(at, true);
+    case 'u64':
+      return Number(v.getBigUint64(at, true));
+    case 'bool':
+      return v.getUint8(at) !== 0 ? 1 : 0;
+  }
+}
+
+/** One stored scalar with 64-bit integers as bigints (every other kind as `readScalar` gives it). */
+export function readExactScalar(v: DataView, at: number, kind: ScalarKind): number | bigint {
+  if (kind === 'i64') return v.getBigInt64(at, true);
+  if (kind === 'u64') return v.getBigUint64(at, true);
+  return readScalar(v, at, kind);
+}
+
+/** IEEE 754 binary16 bits as a number. */
+export function halfToNumber(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exponent = (h >> 10) & 0x1f;
+  const fraction = h & 0x3ff;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 31) return fraction === 0 ? sign * Infinity : NaN;
+  return sign * (1024 + fraction) * 2 ** (exponent - 25);
+}
+
+const f32 = new Float32Array(1);
+const f32Bits = new Uint32Array(f32.buffer);
+
+/** `x` rounded to f32, then to the nearest IEEE 754 binary16 (ties to even; overflow to infinity), as bits. */
+export function numberToHalfBits(x: number): number {
+  f32[0] = x;
+  const b = f32Bits[0] as number;
+  const sign = (b >>> 16) & 0x8000;
+  const exp = (b >>> 23) & 0xff;
+  let mant = b & 0x7fffff;
+  if (exp === 255) return sign | 0x7c00 | (mant !== 0 ? 0x200 : 0);
+  const e = exp - 112; // rebias 127 -> 15
+  if (e >= 31) return sign | 0x7c00;
+  let shift = 13;
+  let base = e << 10;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    shift = 14 - e;
+    base = 0;
+  }
+  let half = base | (mant >>> shift);
+  const rem = mant & ((1 << shift) - 1);
+  const halfway = 1 << (shift - 1);
+  if (rem > halfway || (rem === halfway && (half & 1) !== 0)) half++;
+  return sign | half;
+}
+
+/** Writes one scalar of `kind` (numbers are converted as DataView converts them; Half rounds to nearest even). */
+export function writeScalar(v: DataView, at: number, kind: ScalarKind, value: number | bigint): void {
+  switch (kind) {
+    case 'f32':
+      return v.setFloat32(at, Number(value), true);
+    case 'f64':
+      return v.setFloat64(at, Number(value), true);
+    case 'f16':
+      return v.setUint16(at, numberToHalfBits(Number(value)), true);
+    case 'i16':
+      return v.setInt16(at, Number(value), true);
+    case 'i32':
+      return v.setInt32(at, Number(value), true);
+    case 'i64':
+      return v.setBigInt64(at, typeof value === 'bigint' ? value : BigInt(Math.trunc(value)), true);
+    case 'u8':
+      return v.setUint8(at, Number(value));
+    case 'u32':
+      return v.setUint32(at, Number(value), true);
+    case 'u64':
+      return v.setBigUint64(at, typeof value === 'bigint' ? value : BigInt(Math.trunc(value)), true);
+    case 'bool':
+      return v.setUint8(at, Number(value) !== 0 ? 1 : 0);
+  }
+}

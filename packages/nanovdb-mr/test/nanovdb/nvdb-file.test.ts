@@ -1,0 +1,64 @@
+// .nvdb files from and to paths, a chunk at a time.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { GridType, HostResource, decodeNvdb, encodeNvdb, readNvdbFile, validateGrids, voxelsToGrid, writeNvdbFile } from '../../src/index.js';
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
+const backend = new HostBackend();
+const resource = new HostResource(backend);
+const dir = mkdtempSync(join(tmpdir(), 'hs-nvdb-file-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
+
+describe('readNvdbFile', () => {
+  it.each(['float.nvdb', 'vec3d.nvdb', 'fpn.nvdb', 'float-blosc.nvdb'])('%s in 4 KiB chunks gives the grids decodeNvdb gives', async (name) => {
+    const [handle] = await readNvdbFile(backend, resource, join(FIXTURES, name), { chunkBytes: 4096 });
+    const zip = name.replace('-blosc', '');
+    const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, zip)))));
+    expect(same(unwrap(handle!.hostBytes()), segment!.bytes)).toBe(true);
+  });
+
+  it('reads uncompressed files and raw grid chains the same way', async () => {
+    const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, 'int32.nvdb')))));
+    const plain = join(dir, 'plain.nvdb');
+    writeFileSync(plain, unwrap(encodeNvdb(segment!.bytes, segment!.grids, 'none')));
+    const raw = join(dir, 'raw.nvdb');
+    writeFileSync(raw, segment!.bytes);
+    for (const path of [plain, raw]) {
+      const [handle] = await readNvdbFile(backend, resource, path, { chunkBytes: 1000 });
+      expect(same(unwrap(handle!.hostBytes()), segment!.bytes)).toBe(true);
+    }
+  });
+
+  it('a truncated or corrupt file rejects with a typed error naming the field', async () => {
+    const file = new Uint8Array(readFileSync(join(FIXTURES, 'float.nvdb')));
+    const cut = join(dir, 'cut.nvdb');
+    writeFileSync(cut, file.subarray(0, file.length - 40));
+    await expect(readNvdbFile(backend, resource, cut)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringContaining('payload[0]') });
+    const bad = file.slice();
+    bad[bad.length - 30] = (bad[bad.length - 30] as number) ^ 0xff;
+    const corrupt = join(dir, 'corrupt.nvdb');
+    writeFileSync(corrupt, bad);
+    await expect(readNvdbFile(backend, resource, corrupt)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+    await expect(readNvdbFile(backend, resource, cut, { chunkBytes: 0 })).rejects.toMatchObject({ message: expect.stringContaining('chunkBytes') });
+  });
+});
+
+describe('writeNvdbFile', () => {
+  it('writes one segment per handle that readNvdbFile reads back byte for byte, in every codec', async () => {
+    const handles = [GridType.Float, GridType.Int32].map((gridType, i) =>
+      unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([i, 0, 0, 90, 80, 70]), values: new Float32Array([1, 2]) }, { gridType: gridType as GridType.Float, name: `h${i}` })),
+    );
+    for (const codec of ['none', 'zip', 'blosc'] as const) {
+      const path = join(dir, `${codec}.nvdb`);
+      await writeNvdbFile(path, handles, codec);
+      const back = await readNvdbFile(backend, resource, path, { chunkBytes: 512 });
+      expect(back.map((h, i) => same(unwrap(h.hostBytes()), unwrap(handles[i]!.hostBytes())))).toEqual([true, true]);
+      expect(unwrap(validateGrids(unwrap(back[1]!.hostBytes())))[0]!.name).toBe('h1');
+    }
+  });
+});
