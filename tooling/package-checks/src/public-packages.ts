@@ -45,12 +45,3 @@ export function publicPackages(root: string = repositoryRoot): PublicPackage[] {
     .map((p) => ({ ...p, name: p.manifest.name }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
-
-/**
- * True when the package ships a CommonJS entry point (a `require` condition in its root export), so
- * CommonJS resolution must work too; ESM-only packages are checked for ESM and bundler resolution only.
- */
-export function shipsCommonJs(manifest: PackageManifest): boolean {
-  const root = (manifest.exports as Record<string, unknown> | undefined)?.['.'];
-  return typeof root === 'object' && root !== null && 'require' in root;
-}
