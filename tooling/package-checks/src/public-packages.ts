@@ -45,3 +45,11 @@ export function publicPackages(root: string = repositoryRoot): PublicPackage[] {
     .map((p) => ({ ...p, name: p.manifest.name }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
+
+/**
+ * True when the package has TypeScript sources (`src/`): every public package but the prebuilt platform
+ * packages, which carry only binaries.
+ */
+export function hasSources(pkg: PublicPackage): boolean {
+  return existsSync(join(pkg.dir, 'src'));
+}
