@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PREBUILT_FLOORS } from '@hs/native-addon';
+import { BUILD_TOOLS } from '@hs/native-addon/build';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { compileExamples, installTarballs, runExample, type ProjectExample } from '../src/fresh-project.js';
 import { tarballOf } from '../src/packed-tarball.js';
@@ -81,6 +83,24 @@ describe.skipIf(!registry.reachable)('README examples, from the packed tarballs 
     expect(run.stdout).toContain(`one instance of each of ${moduleEntries.length} entries; Graph.add took an operator from import()`);
     expect(moduleEntries).toEqual(expect.arrayContaining(['@hs/streams/test', '@hs/native-addon/build', '@hs/cli']));
   });
+
+  it('hs doctor there finds both addons in the prebuilt package and states its floors', () => {
+    const run = spawnSync('npx', ['--no-install', 'hs', 'doctor'], { cwd: projectDir, encoding: 'utf8', timeout: 60_000 });
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    const prebuilt = join(projectDir, 'node_modules', '@hs', 'native-linux-x64-gnu');
+    expect(run.stdout).toContain(`prebuilt addons: @hs/native-linux-x64-gnu for linux-x64-gnu: needs glibc ${PREBUILT_FLOORS.glibc} or newer and, for CUDA, an NVIDIA driver ${PREBUILT_FLOORS.nvidiaDriver} or newer`);
+    expect(run.stdout).toContain(`CUDA addon: loaded from ${join(prebuilt, 'hs_cuda.node')}`);
+    expect(run.stdout).toContain(`@hs/ipc: native addon loaded from ${join(prebuilt, 'hs_ipc.node')}`);
+  });
+
+  it('npx hs-build-addon ipc builds the IPC addon from the packed sources there, once the build tools are added (the documented path without a prebuilt)', () => {
+    const tools = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--save-dev', ...BUILD_TOOLS], { cwd: projectDir, encoding: 'utf8' });
+    expect(tools.status, tools.stderr).toBe(0);
+    const run = spawnSync('npx', ['--no-install', 'hs-build-addon', 'ipc'], { cwd: projectDir, encoding: 'utf8', timeout: 240_000 });
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/@hs\/ipc: built build\/hs_ipc\.node in [\d.]+ s\./);
+    expect(existsSync(join(projectDir, 'node_modules', '@hs', 'ipc', 'build', 'hs_ipc.node'))).toBe(true);
+  }, 300_000);
 
   for (const pkg of packages) {
     for (const example of pkg.examples) {
