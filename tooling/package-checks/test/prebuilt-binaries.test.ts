@@ -39,6 +39,10 @@ describe.skipIf(!binutils)(`the prebuilt addons in the packed ${PLATFORM_PACKAGE
     });
   }
 
+  it('hs_cuda.node carries no test kernel (the hs.test.* kernels live in the unpublished test addon)', () => {
+    expect(readFileSync(join(dir, 'package', 'hs_cuda.node')).includes('hs.test.')).toBe(false);
+  });
+
   it(`the newest glibc symbol version the addons import is PREBUILT_FLOORS.glibc (${PREBUILT_FLOORS.glibc}), which the READMEs and hs doctor state`, () => {
     const glibc = ADDONS.flatMap((addon) => execFileSync('objdump', ['-T', join(dir, 'package', addon)], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 }).match(/\bGLIBC_[0-9.]+/g) ?? [])
       .map((version) => version.slice('GLIBC_'.length))
