@@ -19,6 +19,21 @@ export function loadCudaTestAddon<Addon>(file: 'hs_cuda_test.node' | 'hs_abi_tes
   });
 }
 
+/** What `addCudaTestKernels()` did. */
+export type CudaTestKernels =
+  | {
+      /** The test kernels are in the registry. */
+      readonly ok: true;
+      /** How many this call added (0 when an earlier call already had). */
+      readonly added: number;
+    }
+  | {
+      /** The CUDA addon or the test addon is unavailable. */
+      readonly ok: false;
+      /** Which one, why, and what builds it. */
+      readonly reason: string;
+    };
+
 /**
  * Adds the `hs.test.*` kernels of the test addon to the CUDA addon's registry (once per thread; a second
  * call adds nothing), for the GPU test suites and the backend conformance suite on CUDA: the published
@@ -31,7 +46,7 @@ export function loadCudaTestAddon<Addon>(file: 'hs_cuda_test.node' | 'hs_abi_tes
  * if (!kernels.ok) console.log(`CUDA kernel tests skipped: ${kernels.reason}`);
  * ```
  */
-export function addCudaTestKernels(): { readonly ok: true; readonly added: number } | { readonly ok: false; readonly reason: string } {
+export function addCudaTestKernels(): CudaTestKernels {
   const cuda = loadCudaNative();
   if (!cuda.ok) return cuda;
   const test = loadCudaTestAddon<{ kernelTable(): object }>('hs_cuda_test.node');
