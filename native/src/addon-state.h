@@ -5,9 +5,11 @@
 #include <napi.h>
 
 #include <memory>
+#include <vector>
 
 #include "deferred-release.h"
 #include "host-callbacks.h"
+#include "kernel-registry.h"
 
 namespace hs {
 
@@ -15,6 +17,8 @@ struct AddonState {
   /** Created by `setHostCallDispatcher`; shared with callbacks still in flight. */
   std::shared_ptr<HostCallChannel> channel;
   DeferredRelease deferredRelease;
+  /** Kernels other addons added (`addKernels`), after the built-in ones in registry order. */
+  std::vector<KernelEntry> addedKernels;
 
   ~AddonState();
 };

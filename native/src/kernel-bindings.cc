@@ -1,4 +1,8 @@
 // kernelNames() and launchKernel(): the JS side resolves a name to its index once, then launches by index.
+// addKernels(table) appends another addon's kernels (the test addon's hs.test.*) to this environment's
+// registry; a CudaBackend created afterwards sees them.
+#include <cstring>
+
 #include "addon-state.h"
 #include "cuda-status.h"
 #include "kernel-registry.h"
@@ -8,25 +12,57 @@ namespace hs {
 namespace {
 
 const KernelEntry kKernels[] = {
-    {"hs.rgbaToGray", LaunchRgbaToGray},     {"hs.downscale2x", LaunchDownscale2x}, {"hs.test.addScalar", LaunchTestAddScalar},
-    {"hs.test.fill", LaunchTestFill},        {"hs.test.spinFill", LaunchTestSpinFill}, {"hs.test.copy", LaunchTestCopy},
-    {"hs.test.shape", nullptr},              {"hs.gridPreview", LaunchGridPreview},
+    {"hs.rgbaToGray", LaunchRgbaToGray},     {"hs.downscale2x", LaunchDownscale2x}, {"hs.gridPreview", LaunchGridPreview},
     {"hs.nanovdb.pointsToGrid.sort", LaunchPointsToGridSort}, {"hs.nanovdb.pointsToGrid.write", LaunchPointsToGridWrite},
     {"hs.nanovdb.gridChecksum", LaunchGridChecksum},
 };
-constexpr int kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
+constexpr int kBuiltInCount = sizeof(kKernels) / sizeof(kKernels[0]);
+
+int KernelCount(Napi::Env env) { return kBuiltInCount + static_cast<int>(StateOf(env).addedKernels.size()); }
+
+const KernelEntry& KernelAt(Napi::Env env, int index) {
+  return index < kBuiltInCount ? kKernels[index] : StateOf(env).addedKernels[static_cast<size_t>(index - kBuiltInCount)];
+}
 
 Napi::Value KernelNames(const Napi::CallbackInfo& info) {
-  Napi::Array names = Napi::Array::New(info.Env(), kKernelCount);
-  for (int i = 0; i < kKernelCount; i++) names.Set(i, kKernels[i].name);
+  int count = KernelCount(info.Env());
+  Napi::Array names = Napi::Array::New(info.Env(), count);
+  for (int i = 0; i < count; i++) names.Set(i, KernelAt(info.Env(), i).name);
   return names;
 }
 
 /** kernelHostStaged() -> boolean[]: per registry index, true when the kernel runs host-staged (no device launcher). */
 Napi::Value KernelHostStaged(const Napi::CallbackInfo& info) {
-  Napi::Array staged = Napi::Array::New(info.Env(), kKernelCount);
-  for (int i = 0; i < kKernelCount; i++) staged.Set(i, Napi::Boolean::New(info.Env(), kKernels[i].launch == nullptr));
+  int count = KernelCount(info.Env());
+  Napi::Array staged = Napi::Array::New(info.Env(), count);
+  for (int i = 0; i < count; i++) staged.Set(i, Napi::Boolean::New(info.Env(), KernelAt(info.Env(), i).launch == nullptr));
   return staged;
+}
+
+/**
+ * addKernels(table) -> number of kernels added: `table` is another addon's external tagged
+ * kKernelTableTypeTag (`kernelTable()` of hs_cuda_test.node). Names already registered are skipped, so
+ * adding the same table twice adds nothing.
+ */
+Napi::Value AddKernels(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsExternal() || !info[0].As<Napi::External<KernelTable>>().CheckTypeTag(&kKernelTableTypeTag)) {
+    throw Napi::TypeError::New(env, "addKernels: expected the kernel table external of a kernels addon (kernelTable())");
+  }
+  const KernelTable* table = info[0].As<Napi::External<KernelTable>>().Data();
+  if (table == nullptr || table->size != sizeof(KernelTable) || (table->count > 0 && table->entries == nullptr)) {
+    throw Napi::TypeError::New(env, "addKernels: the kernel table was built against another kernel-registry.h");
+  }
+  int added = 0;
+  for (uint32_t i = 0; i < table->count; i++) {
+    const KernelEntry& entry = table->entries[i];
+    bool known = false;
+    for (int k = 0; k < KernelCount(env) && !known; k++) known = std::strcmp(KernelAt(env, k).name, entry.name) == 0;
+    if (known) continue;
+    StateOf(env).addedKernels.push_back(entry);
+    added++;
+  }
+  return Napi::Number::New(env, added);
 }
 
 /**
@@ -36,8 +72,9 @@ Napi::Value KernelHostStaged(const Napi::CallbackInfo& info) {
 Napi::Value LaunchKernel(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   int index = ToInt(info[0], "index");
-  if (index < 0 || index >= kKernelCount) throw Napi::RangeError::New(env, "launchKernel: unknown kernel index");
-  if (kKernels[index].launch == nullptr) throw Napi::RangeError::New(env, "launchKernel: this kernel is host-staged and has no device launcher");
+  if (index < 0 || index >= KernelCount(env)) throw Napi::RangeError::New(env, "launchKernel: unknown kernel index");
+  const KernelEntry& kernel = KernelAt(env, index);
+  if (kernel.launch == nullptr) throw Napi::RangeError::New(env, "launchKernel: this kernel is host-staged and has no device launcher");
   auto stream = ToHandle<cudaStream_t>(info[1], "stream");
   auto addresses = info[2].As<Napi::TypedArrayOf<uint64_t>>();
   auto lengths = info[3].As<Napi::Float64Array>();
@@ -63,7 +100,7 @@ Napi::Value LaunchKernel(const Napi::CallbackInfo& info) {
   args.readCount = readCount;
   args.writeCount = writeCount;
   args.paramCount = paramCount;
-  return StatusValue(env, kKernels[index].launch(args, stream));
+  return StatusValue(env, kernel.launch(args, stream));
 }
 
 }  // namespace
@@ -72,6 +109,7 @@ void RegisterKernelBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("kernelNames", Napi::Function::New(env, KernelNames, "kernelNames"));
   exports.Set("kernelHostStaged", Napi::Function::New(env, KernelHostStaged, "kernelHostStaged"));
   exports.Set("launchKernel", Napi::Function::New(env, LaunchKernel, "launchKernel"));
+  exports.Set("addKernels", Napi::Function::New(env, AddKernels, "addKernels"));
 }
 
 }  // namespace hs

@@ -3,6 +3,7 @@
 // scalar params in the same order. A launcher validates what it needs and returns a cudaError_t.
 #pragma once
 #include <cuda_runtime_api.h>
+#include <js_native_api_types.h>
 
 #include <cstdint>
 
@@ -43,11 +44,21 @@ cudaError_t LaunchGridPreview(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridSort(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchGridChecksum(const KernelArgs& args, cudaStream_t stream);
-// test-kernels.cu (used by the GPU test suites)
-cudaError_t LaunchTestAddScalar(const KernelArgs& args, cudaStream_t stream);
-cudaError_t LaunchTestFill(const KernelArgs& args, cudaStream_t stream);
-cudaError_t LaunchTestSpinFill(const KernelArgs& args, cudaStream_t stream);
-cudaError_t LaunchTestCopy(const KernelArgs& args, cudaStream_t stream);
+
+/**
+ * Kernels another addon adds to the registry (`addKernels(table)`; the test addon's hs.test.*, see
+ * test-addon/test-kernels.cu). `size` is `sizeof(KernelTable)` of the addon that made it; the entries and
+ * their names stay valid for the life of the process (static storage of an addon, never unloaded). Both
+ * addons are built from this header, so `KernelArgs` is laid out the same on both sides.
+ */
+struct KernelTable {
+  uint32_t size;
+  uint32_t count;
+  const KernelEntry* entries;
+};
+
+/** The type tag of the Node-API external that carries a `const KernelTable*`. */
+constexpr napi_type_tag kKernelTableTypeTag = {0x6873'6b65'726e'656cULL, 0x7461'626c'6576'3031ULL};
 
 /** True when `value` is an integer in [min, 2^31). */
 inline bool IsIntParam(double value, double min) { return value >= min && value < 2147483648.0 && value == static_cast<double>(static_cast<int64_t>(value)); }

@@ -23,9 +23,10 @@ out="${OUT:-gpu-out}"
 mkdir -p "$out"
 if [[ -z "${unpacked:-}" ]]; then unpack_node || exit 1; fi
 export PATH=/tmp:$PATH
-# Bundles that include the loader itself find the addon here.
-export HS_CUDA_NATIVE_PATH="$PWD/.gpu/bundles/node_modules/@hs/cuda-native/build/hs_cuda.node"
-export HS_IPC_NATIVE_PATH="$PWD/.gpu/bundles/node_modules/@hs/ipc/build/hs_ipc.node"
+# Bundles that include the loader itself find the addon here, unless the caller names another (the prebuilt
+# from a packed @hs/native-linux-x64-gnu, for example).
+export HS_CUDA_NATIVE_PATH="${HS_CUDA_NATIVE_PATH:-$PWD/.gpu/bundles/node_modules/@hs/cuda-native/build/hs_cuda.node}"
+export HS_IPC_NATIVE_PATH="${HS_IPC_NATIVE_PATH:-$PWD/.gpu/bundles/node_modules/@hs/ipc/build/hs_ipc.node}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 status=0
 if [[ ${#only[@]} -eq 0 ]]; then mapfile -t only < <(node tooling/gpu/src/gpu-suites.mjs names); fi

@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { loadAddon } from '@hs/native-addon';
+import { PREBUILT_FLOORS, PREBUILT_PLATFORMS, loadAddon, prebuiltPackage, prebuiltPlatform } from '@hs/native-addon';
 import { type Backend, type CudaDeviceProperties, type CudaReport, Device, MemoryKind, cudaReport, selectBackend } from '@hs/streams';
 import { findInAncestors } from './checkout-search.js';
 
@@ -39,7 +38,8 @@ const HANDLE_TYPES: readonly (readonly [number, string])[] = [
 
 /**
  * Runs every check of `hs doctor`: Node, the backend `selectBackend()` picks (honouring `HS_BACKEND` in
- * `env`), a host-backend round trip (stream, allocation, fill, copy back, compare), the CUDA addon and its
+ * `env`), a host-backend round trip (stream, allocation, fill, copy back, compare), whether this platform has
+ * prebuilt addons and what they need (glibc, NVIDIA driver), the CUDA addon and its
  * runtime and driver versions, each device with its memory-pool and IPC support, a CUDA-backend round
  * trip when a device is visible, and the `@hs/ipc` package with its native addon (looked up from `cwd`).
  * Never throws for a missing piece: each becomes a check with what to do.
@@ -66,6 +66,7 @@ export async function runDoctorChecks(env: Readonly<Record<string, string | unde
   const host = await roundTrip('host', Device.cuda(0));
   checks.push(host);
 
+  checks.push(prebuiltCheck());
   const cuda = cudaReport();
   checks.push(...cudaChecks(cuda));
   if (cuda.addon === 'loaded' && cuda.devices.length > 0) checks.push(await roundTrip('cuda', Device.cuda(0)));
@@ -123,8 +124,25 @@ async function fillAndReadBack(backend: Backend, device: Device): Promise<string
   }
 }
 
-const REINSTALL = 'reinstall hs (pnpm install); the host backend is pure TypeScript and should always work: report this as a bug';
-const CUDA_REBUILD = 'rebuild the addon (pnpm --filter @hs/cuda-native run build:addon) and check the driver with nvidia-smi; HS_BACKEND=host runs everything without CUDA';
+const REINSTALL = 'reinstall hs (npm install); the host backend is pure TypeScript and should always work: report this as a bug';
+const CUDA_REBUILD = `check the driver with nvidia-smi (the prebuilt addon needs ${PREBUILT_FLOORS.nvidiaDriver} or newer), or build the addon for this machine (npx hs-build-addon cuda); HS_BACKEND=host runs everything without CUDA`;
+
+/**
+ * Whether this platform has hs's prebuilt addons, and what they need of the machine: glibc and the NVIDIA
+ * driver (`PREBUILT_FLOORS` of `@hs/native-addon`, read from the binaries by the packaging test).
+ */
+export function prebuiltCheck(): DoctorCheck {
+  const name = 'prebuilt addons';
+  const platform = prebuiltPlatform();
+  const floors = `needs glibc ${PREBUILT_FLOORS.glibc} or newer and, for CUDA, an NVIDIA driver ${PREBUILT_FLOORS.nvidiaDriver} or newer (CUDA ${PREBUILT_FLOORS.cuda})`;
+  if (PREBUILT_PLATFORMS.includes(platform)) return { name, status: 'ok', detail: `${prebuiltPackage()} for ${platform}: ${floors}` };
+  return {
+    name,
+    status: 'missing',
+    detail: `hs publishes no prebuilt addon for ${platform} yet (only for ${PREBUILT_PLATFORMS.join(', ')})`,
+    todo: 'build the addons from source in your project: install the CUDA toolkit (nvcc), cmake and a C++ compiler, then run npx hs-build-addon',
+  };
+}
 
 /**
  * The CUDA part of the report from `cudaReport()` of `@hs/streams`: the addon, runtime and driver
@@ -196,17 +214,17 @@ async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
     return { name, status: 'missing', detail: 'not installed here', todo: 'for cross-process topics add @hs/ipc to your project (pnpm add @hs/ipc)' };
   }
   const dir = dirname(manifest);
-  const buildCommand = 'pnpm --filter @hs/ipc run build:addon';
+  const buildCommand = 'npx hs-build-addon ipc';
   const native = loadAddon<{ watchDoorbell?: unknown }>({
     name: '@hs/ipc addon',
     packageRoot: dir,
     file: join('build', 'hs_ipc.node'),
+    prebuilt: 'hs_ipc.node',
     buildCommand,
     buildRequires: 'cmake and a C++ compiler',
   });
   if (!native.ok) {
-    const built = existsSync(join(dir, 'build', 'hs_ipc.node'));
-    return built
+    return native.cause !== undefined
       ? { name, status: 'failed', detail: `found at ${dir}: ${native.reason}`, todo: `rebuild it: ${buildCommand}` }
       : { name, status: 'missing', detail: `found at ${dir}: ${native.reason}`, todo: `install cmake and a C++ compiler, then: ${buildCommand}` };
   }

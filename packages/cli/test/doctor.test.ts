@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaDeviceFault, CudaDeviceProperties, CudaReport } from '@hs/streams';
-import { cudaChecks } from '../src/doctor-checks.js';
+import { PREBUILT_FLOORS, PREBUILT_PLATFORMS, prebuiltPlatform } from '@hs/native-addon';
+import { cudaChecks, prebuiltCheck } from '../src/doctor-checks.js';
 import { ExitCode } from '../src/index.js';
 import { hs, spawnHs } from './run-hs.js';
 
@@ -69,7 +70,7 @@ describe('hs doctor', () => {
     });
     const here = await report({ HS_BACKEND: 'host' });
     const ipc = here.checks.find((c) => c.name === '@hs/ipc')?.detail;
-    expect(ipc).toMatch(/native addon loaded from|addon is not built/);
+    expect(ipc).toMatch(/native addon loaded from|addon is not installed/);
     if (ipc?.startsWith('native addon loaded')) expect(ipc).toMatch(/; topic mailboxes (available|unavailable \(built without libuv)/);
   });
 
@@ -83,13 +84,26 @@ describe('hs doctor', () => {
     const ipcCheck = async (project: string) => (await report({ HS_BACKEND: 'host' }, join(outside, project))).checks.find((c) => c.name === '@hs/ipc');
     const unbuilt = await installIpc('unbuilt');
     const missing = await ipcCheck('unbuilt');
-    expect(missing).toMatchObject({ status: 'missing', todo: 'install cmake and a C++ compiler, then: pnpm --filter @hs/ipc run build:addon' });
+    expect(missing).toMatchObject({ status: 'missing', todo: 'install cmake and a C++ compiler, then: npx hs-build-addon ipc' });
     expect(missing?.detail).toContain(`${join(unbuilt, 'build', 'hs_ipc.node')} is missing`);
     // One process keeps the first outcome per path, so the broken addon lives in another project.
     await writeFile(join(await installIpc('broken'), 'build', 'hs_ipc.node'), 'not an ELF file');
     const broken = await ipcCheck('broken');
-    expect(broken).toMatchObject({ status: 'failed', todo: 'rebuild it: pnpm --filter @hs/ipc run build:addon' });
+    expect(broken).toMatchObject({ status: 'failed', todo: 'rebuild it: npx hs-build-addon ipc' });
     expect(broken?.detail).toContain('failed to load');
+  });
+
+  it('states the prebuilt addons\' floors (glibc, NVIDIA driver) on a platform that has them, and the source build elsewhere', () => {
+    const check = prebuiltCheck();
+    if (PREBUILT_PLATFORMS.includes(prebuiltPlatform())) {
+      expect(check).toEqual({
+        name: 'prebuilt addons',
+        status: 'ok',
+        detail: `@hs/native-${prebuiltPlatform()} for ${prebuiltPlatform()}: needs glibc ${PREBUILT_FLOORS.glibc} or newer and, for CUDA, an NVIDIA driver ${PREBUILT_FLOORS.nvidiaDriver} or newer (CUDA ${PREBUILT_FLOORS.cuda})`,
+      });
+    } else {
+      expect(check).toMatchObject({ status: 'missing', detail: `hs publishes no prebuilt addon for ${prebuiltPlatform()} yet (only for linux-x64-gnu)`, todo: expect.stringContaining('npx hs-build-addon') });
+    }
   });
 
   it('prints aligned lines as the built bin, exit code 0', async () => {

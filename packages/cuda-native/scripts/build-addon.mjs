@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Builds the native addon with cmake-js at install time. It never fails the install: without nvcc or
-// cmake it skips the addon, and a failed build leaves the log behind; each case prints one line. A build
-// announces itself in one line first (it takes minutes); HS_SKIP_NATIVE=1 skips it.
-// `--verbose` streams the build output (pnpm --filter @hs/cuda-native run build:addon).
-// The build itself is @hs/native-addon's build helper, which @hs/ipc's install uses too.
+// Builds hs_cuda.node from source with cmake-js into build/: `npx hs-build-addon cuda` in a user's project
+// (no install script runs it), the repository's `pnpm build` with `--optional` (then a machine without nvcc
+// or cmake skips it and still passes). Without nvcc or cmake it skips, and a failed build leaves the log
+// behind; each case prints one line, and exits 1 unless `--optional`. A build announces itself in one line
+// first (it takes minutes); HS_SKIP_NATIVE=1 skips it. `--verbose` streams the build output.
+// The build itself is @hs/native-addon's build helper, which @hs/ipc's uses too.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';

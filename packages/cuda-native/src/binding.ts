@@ -215,6 +215,13 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
     params: Float64Array,
     paramCount: number,
   ): number;
+  /**
+   * Appends another addon's kernels to this thread's registry (after the built-in ones): `table` is the
+   * kernel table external of a kernels addon (`kernelTable()` of the test addon, `build/hs_cuda_test.node`).
+   * Names already registered are skipped; returns how many were added. A `CudaBackend` created afterwards
+   * finds them by name. Throws a TypeError for anything else.
+   */
+  addKernels(table: object): number;
 }
 
 /**

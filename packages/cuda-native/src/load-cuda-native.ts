@@ -29,9 +29,10 @@ export type CudaNativeLoad =
 const withRuntime = new WeakMap<AddonLoad<CudaNativeBinding>, CudaNativeLoad>();
 
 /**
- * Loads `build/hs_cuda.node` once per thread and reports whether a device is usable. Never throws: a
- * missing or broken addon, or a machine without a driver or GPU, comes back as a value whose text says
- * what to do. `HS_CUDA_NATIVE_PATH` overrides the addon's path.
+ * Loads `hs_cuda.node` once per thread, from the prebuilt platform package (`@hs/native-linux-x64-gnu`), else
+ * from a local build (`build/hs_cuda.node`, made by `npx hs-build-addon cuda`), and reports whether a
+ * device is usable. Never throws: a missing or broken addon, or a machine without a driver or GPU, comes
+ * back as a value whose text says what to do. `HS_CUDA_NATIVE_PATH` overrides the addon's path.
  *
  * @example
  * ```ts
@@ -45,9 +46,10 @@ export function loadCudaNative(): CudaNativeLoad {
     // dist/index.js or src/load-cuda-native.ts: the package root is one folder up.
     packageRoot: fileURLToPath(new URL('..', import.meta.url)),
     file: 'build/hs_cuda.node',
+    prebuilt: 'hs_cuda.node',
     envOverride: 'HS_CUDA_NATIVE_PATH',
-    buildCommand: 'pnpm --filter @hs/cuda-native run build:addon',
-    buildRequires: 'the CUDA toolkit (nvcc) and cmake',
+    buildCommand: 'npx hs-build-addon cuda',
+    buildRequires: 'the CUDA toolkit (nvcc), cmake and a C++ compiler',
     meanwhile: 'until then use the host backend',
   });
   if (!native.ok) return native;

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { CudaStatus, loadCudaNative } from '../src/index.js';
+import { CudaStatus, addCudaTestKernels, loadCudaNative } from '../src/index.js';
 
 const loaded = loadCudaNative();
-const hasDevice = loaded.ok && loaded.hasDevice;
+// hs.test.spinFill, the producer, comes from the test addon.
+const kernels = addCudaTestKernels();
+const hasDevice = loaded.ok && loaded.hasDevice && kernels.ok;
 if (!hasDevice) console.log(`CUDA IPC two-process test skipped: ${loaded.ok ? loaded.deviceProblem : loaded.reason}`);
 
 /** Bytes process A shares: the first half A's kernel fills, the second half process B fills. */

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { CudaStatus, loadCudaNative } from '../src/index.js';
+import { CudaStatus, addCudaTestKernels, loadCudaNative, loadCudaTestAddon } from '../src/index.js';
 
 const loaded = loadCudaNative();
 const binding = loaded.ok ? loaded.binding : null;
@@ -12,7 +12,7 @@ describe('loadCudaNative', () => {
   it('never throws and says what to do when the addon is unusable', () => {
     const again = loadCudaNative();
     expect(again).toBe(loaded);
-    if (!again.ok) expect(again.reason).toMatch(/build:addon|host backend/);
+    if (!again.ok) expect(again.reason).toMatch(/npx hs-build-addon cuda/);
   });
 
   it.skipIf(binding === null)('loads the addon and reports "no device" or a device count', () => {
@@ -21,6 +21,19 @@ describe('loadCudaNative', () => {
     if (loaded.hasDevice) expect(loaded.deviceProblem).toBe('');
     else expect(loaded.deviceProblem).toMatch(/^no device: cudaError/);
     expect(loaded.binding.kernelNames()).toEqual(expect.arrayContaining(['hs.rgbaToGray', 'hs.downscale2x']));
+  });
+
+  it.skipIf(binding === null || !loadCudaTestAddon('hs_cuda_test.node').ok)('carries no test kernel: addCudaTestKernels() adds the hs.test.* ones from the test addon, once', () => {
+    if (!loaded.ok) return;
+    const before = loaded.binding.kernelNames();
+    expect(before.filter((name) => name.startsWith('hs.test.'))).toEqual([]);
+    expect(addCudaTestKernels()).toEqual({ ok: true, added: 5 });
+    expect(addCudaTestKernels()).toEqual({ ok: true, added: 0 });
+    const after = loaded.binding.kernelNames();
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length)).toEqual(['hs.test.addScalar', 'hs.test.fill', 'hs.test.spinFill', 'hs.test.copy', 'hs.test.shape']);
+    expect(loaded.binding.kernelHostStaged().slice(before.length)).toEqual([false, false, false, false, true]);
+    expect(() => loaded.binding.addKernels({})).toThrow(/addKernels: expected the kernel table external/);
   });
 
   it.skipIf(binding === null)('loads in worker threads and tears down with them (context-aware, cleanup per environment)', async () => {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Builds the @hs/ipc addon (C++ only, no CUDA) with cmake-js at install time. It never fails the install:
-// without cmake or a C++ compiler, or when the build fails, it prints one line and IPC calls return
-// NotSupported at use. `--verbose` streams the build output (pnpm --filter @hs/ipc run build:addon).
-// The build itself is @hs/native-addon's build helper, which @hs/cuda-native's install uses too.
+// Builds the @hs/ipc addon (C++ only, no CUDA) from source with cmake-js into build/: `npx hs-build-addon ipc`
+// in a user's project (no install script runs it), the repository's `pnpm build` with `--optional`. Without
+// cmake or a C++ compiler, or when the build fails, it prints one line (and exits 1 unless `--optional`);
+// IPC calls then return NotSupported at use. `--verbose` streams the build output.
+// The build itself is @hs/native-addon's build helper, which @hs/cuda-native's uses too.
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

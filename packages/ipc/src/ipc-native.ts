@@ -42,9 +42,10 @@ export type DoorbellBinding = Required<Pick<IpcNativeBinding, 'createDoorbell' |
 const asResult = new WeakMap<AddonLoad<IpcNativeBinding>, Result<IpcNativeBinding>>();
 
 /**
- * Loads `build/hs_ipc.node` once. A missing or broken addon (no C++ compiler at install time, a platform
- * without POSIX shared memory) is `NotSupported` whose text says how to build it; nothing throws.
- * `HS_IPC_NATIVE_PATH` overrides the addon's path.
+ * Loads `hs_ipc.node` once, from the prebuilt platform package (`@hs/native-linux-x64-gnu`), else from a local
+ * build (`build/hs_ipc.node`, made by `npx hs-build-addon ipc`). A missing or broken addon (a platform
+ * without a prebuilt and no local build, a platform without POSIX shared memory) is `NotSupported` whose
+ * text says how to build it; nothing throws. `HS_IPC_NATIVE_PATH` overrides the addon's path.
  */
 export function loadIpcNative(): Result<IpcNativeBinding> {
   const native = loadAddon<IpcNativeBinding>({
@@ -52,8 +53,9 @@ export function loadIpcNative(): Result<IpcNativeBinding> {
     // dist/index.js or src/ipc-native.ts: the package root is one folder up.
     packageRoot: fileURLToPath(new URL('..', import.meta.url)),
     file: 'build/hs_ipc.node',
+    prebuilt: 'hs_ipc.node',
     envOverride: 'HS_IPC_NATIVE_PATH',
-    buildCommand: 'pnpm --filter @hs/ipc run build:addon',
+    buildCommand: 'npx hs-build-addon ipc',
     buildRequires: 'cmake and a C++ compiler',
   });
   let result = asResult.get(native);

@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { which } from '../scripts/build-from-source.cjs';
+import { BUILD_TOOLS, which } from '../scripts/build-from-source.mjs';
 
-const helper = pathToFileURL(resolve(dirname(fileURLToPath(import.meta.url)), '../scripts/build-from-source.cjs')).href;
+const helper = pathToFileURL(resolve(dirname(fileURLToPath(import.meta.url)), '../scripts/build-from-source.mjs')).href;
 const ADDON = { label: '@hs/demo', addon: 'demo addon', fallback: 'demo runs without it' };
 
 /**
@@ -37,6 +37,8 @@ function fakePackage({ ninja = false } = {}): { dir: string; env: NodeJS.Process
   }
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: join(dir, 'bin') };
   delete env['HS_SKIP_NATIVE'];
+  // pnpm's scripts set NODE_PATH to the workspace's hoisted packages, where the real cmake-js is.
+  delete env['NODE_PATH'];
   return { dir, env };
 }
 
@@ -58,16 +60,29 @@ describe('startAddonBuild', () => {
     expect(existsSync(join(dir, 'cmake-js-args.json'))).toBe(false);
   });
 
-  it('skip prints the reason, the addon and the fallback in one line and exits 0', () => {
+  it('skip prints the reason, the addon and the fallback in one line and exits 1, or 0 with --optional', () => {
     const { dir, env } = fakePackage();
-    const r = runIn(dir, env, `${START}\nbuild.say('checking');\nbuild.skip('cmake not found');\nbuild.say('not reached');`);
-    expect(r).toMatchObject({ status: 0, lines: ['@hs/demo: checking', '@hs/demo: cmake not found, the demo addon was skipped; demo runs without it.'] });
+    const body = `${START}\nbuild.say('checking');\nbuild.skip('cmake not found');\nbuild.say('not reached');`;
+    const lines = ['@hs/demo: checking', '@hs/demo: cmake not found, the demo addon was skipped; demo runs without it.'];
+    expect(runIn(dir, env, body)).toMatchObject({ status: 1, lines });
+    expect(runIn(dir, env, body, ['--optional'])).toMatchObject({ status: 0, lines });
   });
 
-  it('compile runs cmake-js compile on the package with the definitions, logs its output and reports a failure without failing', () => {
+  it('compile skips with the install line of the build tools when cmake-js is not installed', () => {
+    const { dir, env } = fakePackage();
+    rmSync(join(dir, 'node_modules'), { recursive: true });
+    const r = runIn(dir, env, `${START}\nbuild.compile({ output: 'demo.node' });`);
+    expect(BUILD_TOOLS).toEqual(['cmake-js@8.0.0', 'node-addon-api@8.9.2']);
+    expect(r).toMatchObject({
+      status: 1,
+      lines: [`@hs/demo: cmake-js is not installed (add the build tools to your project: npm install --save-dev ${BUILD_TOOLS.join(' ')}), the demo addon was skipped; demo runs without it.`],
+    });
+  });
+
+  it('compile runs cmake-js compile on the package with the definitions, logs its output and reports a failure with exit code 1 (0 with --optional)', () => {
     const { dir, env } = fakePackage();
     const r = runIn(dir, env, `${START}\nbuild.compile({ output: 'demo.node', defines: ['FOO=1', 'BAR=two words'] });`);
-    expect(r.status).toBe(0);
+    expect(r.status).toBe(1);
     expect(JSON.parse(readFileSync(join(dir, 'cmake-js-args.json'), 'utf8'))).toEqual([
       'compile',
       '--directory', dir,
@@ -81,6 +96,7 @@ describe('startAddonBuild', () => {
     const log = join(dir, 'build', 'addon-build.log');
     expect(r.lines).toEqual([`@hs/demo: the demo addon build failed (see ${log}); demo runs without it.`]);
     expect(readFileSync(log, 'utf8')).toContain('fake cmake-js ran');
+    expect(runIn(dir, env, `${START}\nbuild.compile({ output: 'demo.node' });`, ['--optional']).status).toBe(0);
   });
 
   it('compile uses Ninja when ninja is on the PATH', () => {

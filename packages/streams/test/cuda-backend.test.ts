@@ -1,9 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadCudaNative } from '@hs/cuda-native';
+import { addCudaTestKernels, loadCudaNative } from '@hs/cuda-native';
 import { CudaBackend, Device, ErrorCode, MemoryKind, unwrap, type DeviceMemory, type MemoryRange, type Stream } from '../src/index.js';
 
-const gpu = CudaBackend.available();
-if (!gpu) console.log('CudaBackend tests skipped: no CUDA device or @hs/cuda-native not built');
+// The hs.test.* kernels come from the test addon (the published hs_cuda.node has none).
+const kernels = addCudaTestKernels();
+const gpu = CudaBackend.available() && kernels.ok;
+if (!gpu) console.log(`CudaBackend tests skipped: ${kernels.ok ? 'no CUDA device or @hs/cuda-native not built' : kernels.reason}`);
 
 const whole = (memory: DeviceMemory, label = 'range'): MemoryRange => ({ memory, byteOffset: 0, byteLength: memory.byteSize, label });
 

@@ -17,7 +17,7 @@ export function builtSelfReference() {
         if (packageDir === undefined) return undefined;
         const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
         if (manifest.name !== args.path) return undefined;
-        return { path: join(packageDir, manifest.exports['.'].import.default) };
+        return { path: join(packageDir, manifest.exports['.'].default) };
       });
     },
   };

@@ -55,8 +55,11 @@ mkdirSync(join(nativeDir, 'build'), { recursive: true });
 cpSync(join(root, 'packages/cuda-native/dist'), join(nativeDir, 'dist'), { recursive: true });
 copyFileSync(join(root, 'packages/cuda-native/package.json'), join(nativeDir, 'package.json'));
 copyFileSync(addon, join(nativeDir, 'build/hs_cuda.node'));
-const abiTestAddon = join(root, 'packages/cuda-native/build/hs_abi_test.node');
-if (existsSync(abiTestAddon)) copyFileSync(abiTestAddon, join(nativeDir, 'build/hs_abi_test.node'));
+// The test addons (the hs.test.* kernels, the C ABI's downstream addon), which the suites load from there.
+for (const testAddon of ['hs_cuda_test.node', 'hs_abi_test.node']) {
+  const built = join(root, 'packages/cuda-native/build', testAddon);
+  if (existsSync(built)) copyFileSync(built, join(nativeDir, 'build', testAddon));
+}
 // The external @hs/cuda-native loads its addon through @hs/native-addon, so that package sits beside it.
 const loaderDir = join(out, 'bundles/node_modules/@hs/native-addon');
 rmSync(loaderDir, { recursive: true, force: true });

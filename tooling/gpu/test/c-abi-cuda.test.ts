@@ -1,12 +1,13 @@
-import { loadCudaNative } from '@hs/cuda-native';
+import { addCudaTestKernels, loadCudaTestAddon } from '@hs/cuda-native';
 import { CudaBackend, Device, MemoryKind, unwrap, type DeviceMemory, type MemoryRange, type NativeTensorSource } from '@hs/streams';
 import { DType, Tensor } from '@hs/tensor';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const gpu = CudaBackend.available();
-if (!gpu) console.log('C ABI GPU tests skipped: no CUDA device or @hs/cuda-native not built');
+// hs.test.spinFill, the producer, comes from the test addon; the downstream addon is the other test addon.
+const kernels = addCudaTestKernels();
+const abiAddon = loadCudaTestAddon<AbiTestAddon>('hs_abi_test.node');
+const gpu = CudaBackend.available() && kernels.ok && abiAddon.ok;
+if (!gpu) console.log(`C ABI GPU tests skipped: ${!kernels.ok ? kernels.reason : !abiAddon.ok ? abiAddon.reason : 'no CUDA device or @hs/cuda-native not built'}`);
 
 interface AbiTestAddon {
   addOne(input: bigint, output: bigint): number;
@@ -14,8 +15,7 @@ interface AbiTestAddon {
 
 describe.skipIf(!gpu)('C ABI (native/include/hs/hs.h) with a downstream test addon', () => {
   const backend = gpu ? unwrap(CudaBackend.create()) : (null as never);
-  const loaded = loadCudaNative();
-  const addon = (gpu && loaded.ok ? createRequire(import.meta.url)(join(dirname(loaded.path), 'hs_abi_test.node')) : null) as AbiTestAddon;
+  const addon = (abiAddon.ok ? abiAddon.addon : null) as AbiTestAddon;
   afterAll(() => backend?.dispose());
 
   it('the addon waits on the readiness event, runs its kernel on the given stream and names its readiness stream', async () => {

@@ -27,32 +27,26 @@ export interface PackedTarball {
   readonly tarball: string;
 }
 
-/** The one install script the fresh project does not run: nvcc for five architectures takes minutes. */
-export const SKIPPED_INSTALL_SCRIPTS: ReadonlySet<string> = new Set(['@hs/cuda-native']);
-
 /**
  * Creates a project in `dir` the way a user would: an empty ESM package.json, then one `npm install` of
- * every tarball together plus `@types/node` from the registry. The install runs with `--ignore-scripts`,
- * then `npm rebuild` runs the install scripts of every hs package except those in
- * `SKIPPED_INSTALL_SCRIPTS`: compiling the CUDA addon from the `@hs/cuda-native` tarball takes about two
- * minutes on a 2-core machine, so its loader reports "not built", which its README example prints.
- * Other native parts (the IPC addon) are built from their tarballs as a user's install would.
- * @throws Error with npm's output when the install or a script fails.
+ * every tarball together plus `@types/node` and the `extra` packages (`name@version`) from the registry.
+ * No hs package has an install script, so nothing builds: the addons come from the prebuilt platform
+ * package among the tarballs.
+ * @throws Error with npm's output when the install fails.
  */
-export function installTarballs(dir: string, packed: readonly PackedTarball[], typesNodeVersion: string): void {
+export function installTarballs(dir: string, packed: readonly PackedTarball[], typesNodeVersion: string, extra: readonly string[] = []): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'hs-fresh-project', private: true, type: 'module' }, null, 2));
-  const npm = (args: string[], what: string): void => {
-    try {
-      execFileSync('npm', args, { cwd: dir, stdio: 'pipe', encoding: 'utf8' });
-    } catch (error) {
-      const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-      throw new Error(`${what} failed:\n${stdout ?? ''}${stderr ?? ''}`);
-    }
-  };
-  npm(['install', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts', ...packed.map((p) => p.tarball), `@types/node@${typesNodeVersion}`], 'npm install of the packed tarballs');
-  const scripted = packed.map((p) => p.name).filter((name) => !SKIPPED_INSTALL_SCRIPTS.has(name));
-  npm(['rebuild', '--loglevel=error', ...scripted], `the install scripts of ${scripted.join(', ')}`);
+  try {
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...packed.map((p) => p.tarball), `@types/node@${typesNodeVersion}`, ...extra], {
+      cwd: dir,
+      stdio: 'pipe',
+      encoding: 'utf8',
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`npm install of the packed tarballs failed:\n${stdout ?? ''}${stderr ?? ''}`);
+  }
 }
 
 /**

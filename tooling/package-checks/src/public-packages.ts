@@ -47,10 +47,9 @@ export function publicPackages(root: string = repositoryRoot): PublicPackage[] {
 }
 
 /**
- * True when the package ships a CommonJS entry point (a `require` condition in its root export), so
- * CommonJS resolution must work too; ESM-only packages are checked for ESM and bundler resolution only.
+ * True when the package has TypeScript sources (`src/`): every public package but the prebuilt platform
+ * packages, which carry only binaries.
  */
-export function shipsCommonJs(manifest: PackageManifest): boolean {
-  const root = (manifest.exports as Record<string, unknown> | undefined)?.['.'];
-  return typeof root === 'object' && root !== null && 'require' in root;
+export function hasSources(pkg: PublicPackage): boolean {
+  return existsSync(join(pkg.dir, 'src'));
 }

@@ -15,10 +15,10 @@ const checksManifest = readManifest(fileURLToPath(new URL('..', import.meta.url)
 const typesNodeVersion = checksManifest.devDependencies!['@types/node']!;
 const vitestVersion = checksManifest.devDependencies!['vitest']!;
 
-/** The files a subpath's `import` and `require` conditions name, relative to the package folder. */
+/** The file a subpath's export names (ES modules only: one file), relative to the package folder. */
 function entryFiles(manifest: PackageManifest, subpath: string): string[] {
-  const entry = (manifest.exports as Record<string, Record<string, { default: string }>> | undefined)?.[subpath];
-  return entry === undefined ? [] : [entry['import']!.default, entry['require']!.default];
+  const entry = (manifest.exports as Record<string, { default: string }> | undefined)?.[subpath];
+  return entry === undefined ? [] : [entry.default];
 }
 
 /** Module specifiers a built file loads: static and dynamic imports, re-exports and requires. */

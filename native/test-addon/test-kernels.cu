@@ -1,5 +1,9 @@
-// Small kernels the GPU test suites launch by name (hs.test.*): arithmetic that shows ordering, and a
-// long-running producer for the readiness-wait test.
+// The test kernels addon (build/hs_cuda_test.node, never published): small kernels the GPU test suites
+// launch by name (hs.test.*): arithmetic that shows ordering, a long-running producer for the
+// readiness-wait test, and the host-staged hs.test.shape. `kernelTable()` hands them to hs_cuda.node's
+// registry (`addKernels`), so the published addon carries no test kernel.
+#include <napi.h>
+
 #include "kernel-registry.h"
 
 namespace hs {
@@ -82,4 +86,29 @@ cudaError_t LaunchTestCopy(const KernelArgs& a, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+const KernelEntry kTestKernels[] = {
+    {"hs.test.addScalar", LaunchTestAddScalar}, {"hs.test.fill", LaunchTestFill}, {"hs.test.spinFill", LaunchTestSpinFill},
+    {"hs.test.copy", LaunchTestCopy},           {"hs.test.shape", nullptr},
+};
+const KernelTable kTestKernelTable = {sizeof(KernelTable), sizeof(kTestKernels) / sizeof(kTestKernels[0]), kTestKernels};
+
 }  // namespace hs
+
+namespace {
+
+/** kernelTable() -> External: the hs.test.* entries, for hs_cuda.node's addKernels(). */
+Napi::Value KernelTableBinding(const Napi::CallbackInfo& info) {
+  // The table is static and read-only; Node-API externals carry a non-const pointer.
+  auto table = Napi::External<hs::KernelTable>::New(info.Env(), const_cast<hs::KernelTable*>(&hs::kTestKernelTable));
+  table.TypeTag(&hs::kKernelTableTypeTag);
+  return table;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("kernelTable", Napi::Function::New(env, KernelTableBinding, "kernelTable"));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(hs_cuda_test, Init)

@@ -1,11 +1,11 @@
-// Types and contract of build-from-source.cjs (`@hs/native-addon/build`): build tooling for the install,
+// Types and contract of build-from-source.mjs (`@hs/native-addon/build`): build tooling for the
 // build:addon, prepack and postpack scripts of a package that ships a cmake-js addon.
 
 /** What `startAddonBuild()` needs to know about the package whose addon it builds. */
 export interface AddonPackage {
   /**
    * Absolute path of the package. Its `CMakeLists.txt` is the cmake-js entry, `cmake-js` is resolved from
-   * it (so the package lists cmake-js, node-addon-api and node-api-headers itself, and `"binary":
+   * it, else from the current folder (a user's project that added `BUILD_TOOLS`; the package has `"binary":
    * { "napi_versions": [8] }` so that cmake-js needs no download), and the addon and the log go to its
    * `build/` folder.
    */
@@ -32,15 +32,19 @@ export interface AddonCompile {
 export interface AddonBuild {
   /** Prints one line. */
   say(text: string): void;
-  /** Prints `<reason>, the <addon> was skipped; <fallback>.` and exits the process with 0. */
+  /**
+   * Prints `<reason>, the <addon> was skipped; <fallback>.` and exits the process: with 1, or with 0 when
+   * `--optional` is on the command line (the repository's build, which must pass on a machine without the
+   * toolchain).
+   */
   skip(reason: string): never;
   /**
    * Runs `cmake-js compile` on the package: out of source in `build/cmake`, on every core, Ninja when
    * `ninja` is on the PATH, `HS_ADDON_OUTPUT_DIR` set to `build/`. Prints `built build/<output><toolchain>
    * in <seconds> s.` when cmake-js exits 0 and the output exists, else `the <addon> build failed (see
    * <log>); <fallback>.`. cmake-js's output goes to `build/addon-build.log`, or to this process's output
-   * when `--verbose` is on the command line. Never throws for a failed build and never sets a failing
-   * exit code: an install must not fail because an optional addon did not build.
+   * when `--verbose` is on the command line. When cmake-js cannot be resolved it skips with the install line
+   * of `BUILD_TOOLS`. A failed build sets exit code 1 (0 with `--optional`); it never throws.
    */
   compile(build: AddonCompile): void;
 }
@@ -59,6 +63,12 @@ export interface AddonBuild {
  * ```
  */
 export function startAddonBuild(addonPackage: AddonPackage): AddonBuild;
+
+/**
+ * The build tools a project adds before building from source, pinned: `['cmake-js@8.0.0', ...]` (this
+ * package's optional peer dependencies).
+ */
+export const BUILD_TOOLS: readonly string[];
 
 /** The absolute path of `tool` on the PATH, or null when there is none. */
 export function which(tool: string): string | null;
