@@ -5,7 +5,20 @@ import { Writable } from 'node:stream';
 import { runHs, type CliIo } from '@hs/cli';
 import { type ExecutionContext, type ExecutionPlan, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
 import { ChannelRuntime, DeviceTopicPublisher, IpcBoundaries, TopicPublisher, ipcAvailability } from '@hs/ipc';
-import { AsyncFromSync, BoundedPointsToGrid, DeviceResource, GridType, HostResource, pointsToGridAsync } from '@hs/nanovdb-mr';
+import {
+  AsyncFromSync,
+  BoundedPointsToGrid,
+  DeviceResource,
+  GridType,
+  HostResource,
+  decodeNvdbAsync,
+  pointsToGridAsync,
+  readNvdbAsync,
+  readNvdbFile,
+  voxelsToGrid,
+  writeNvdbAsync,
+  writeNvdbFile,
+} from '@hs/nanovdb-mr';
 import { makeHostHarness } from '@hs/pool/test';
 import {
   type BoundaryPublication,
@@ -214,6 +227,38 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
         const stream = unwrap(backend.createStream(Device.cuda(0)));
         const syncOnly = new HostResource(backend) as unknown as AsyncFromSync<HostResource>;
         return pointsToGridAsync(backend, stream, syncOnly, { space: 'index', coords: new Int32Array(3) } as never, { gridType: GridType.OnIndex });
+      }),
+  },
+
+  '@hs/nanovdb-mr:decodeNvdbAsync': {
+    rejects: ErrorCode.InvalidArgument,
+    message: '.nvdb segment 0',
+    run: () => decodeNvdbAsync(new Uint8Array(40)),
+  },
+  '@hs/nanovdb-mr:readNvdbAsync': {
+    rejects: ErrorCode.InvalidArgument,
+    run: () => onHost(async (backend) => readNvdbAsync(backend, new HostResource(backend), 'not bytes' as unknown as Uint8Array)),
+  },
+  '@hs/nanovdb-mr:readNvdbFile': {
+    rejects: ErrorCode.NotFound,
+    message: 'missing.nvdb',
+    run: (scratch) => onHost(async (backend) => readNvdbFile(backend, new HostResource(backend), join(scratch, 'missing.nvdb'))),
+  },
+  '@hs/nanovdb-mr:writeNvdbAsync': {
+    rejects: ErrorCode.InvalidArgument,
+    run: () => writeNvdbAsync([]),
+  },
+  '@hs/nanovdb-mr:writeNvdbFile': {
+    rejects: ErrorCode.NotFound,
+    message: 'no-such-folder',
+    run: (scratch) =>
+      onHost(async (backend) => {
+        const grid = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([0, 0, 0]), values: new Float32Array([1]) }, { gridType: GridType.Float }));
+        try {
+          return await writeNvdbFile(join(scratch, 'no-such-folder', 'grid.nvdb'), grid);
+        } finally {
+          grid.dispose();
+        }
       }),
   },
 

@@ -48,6 +48,7 @@ export interface VoxelValues {
 
 /** Options of `voxelsToGrid`. */
 export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType' | 'name'> {
+  /** The value type of the grid written (every NanoVDB type but Index and OnIndex, which `pointsToGrid` builds). */
   readonly gridType: ValueGridType;
   /** Grid name, any length: 256 UTF-8 bytes or more are stored whole as GridName blind data (HasLongGridName); default empty. */
   readonly name?: string;

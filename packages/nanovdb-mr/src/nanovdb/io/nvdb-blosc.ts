@@ -29,7 +29,7 @@ function blosc(): Promise<Codec> {
     (m) => m.default.fromConfig({ id: 'blosc', clevel: 9, cname: 'lz4', shuffle: 1, blocksize: 1 << 18 }),
     (cause: unknown) => {
       codec = undefined;
-      throw new HsError(ErrorCode.NotSupported, 'BLOSC .nvdb files need the numcodecs package (a WebAssembly c-blosc); install it beside @hs/nanovdb-mr', { cause });
+      throw new HsError(ErrorCode.NotSupported, 'BLOSC .nvdb files need the optional numcodecs package (a WebAssembly c-blosc): npm install numcodecs beside @hs/nanovdb-mr', { cause });
     },
   );
   return codec;

@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import { open, type FileHandle } from 'node:fs/promises';
 import { createInflate } from 'node:zlib';
-import { ErrorCode, HsError, unwrap, type Backend } from '@hs/streams';
+import { ErrorCode, type FileSystemAction, HsError, fileSystemError, unwrap, type Backend } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import type { SyncResource } from '../../resource.js';
 import { GridHandle } from '../grid/grid-handle.js';
@@ -22,7 +22,15 @@ export interface ReadNvdbFileOptions {
   readonly chunkBytes?: number;
 }
 
-type Handle = GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>;
+
+/** Runs one file-system call on `path`, turning what Node throws into the HsError `fileSystemError` names (ENOENT: NotFound, ...). */
+async function fileCall<T>(action: FileSystemAction, path: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (thrown) {
+    throw thrown instanceof HsError ? thrown : fileSystemError(action, path, thrown).error;
+  }
+}
 
 /** Reads exactly `length` bytes at `position` into `into`. @throws HsError InvalidArgument naming `what` when the file ends first. */
 async function readExactly(fh: FileHandle, into: Uint8Array, position: number, what: string): Promise<void> {
@@ -123,7 +131,7 @@ function hostBuffer(backend: Backend, resource: SyncResource, size: number): { b
 }
 
 /** Validates `buffer` as a grid chain and wraps it, freeing it on failure. */
-function adopt(backend: Backend, buffer: ResourceBuffer<SyncResource, Uint8ArrayConstructor>, context: string): Handle {
+function adopt(backend: Backend, buffer: ResourceBuffer<SyncResource, Uint8ArrayConstructor>, context: string): GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>> {
   const handle = GridHandle.fromHostBytes(backend, buffer);
   if (handle.ok) return handle.value;
   buffer.dispose();
@@ -138,7 +146,8 @@ function adopt(backend: Backend, buffer: ResourceBuffer<SyncResource, Uint8Array
  *
  * Rejects with HsError: InvalidArgument naming the segment, grid and field of a bad or truncated header, payload or
  * grid, or a bad `chunkBytes`; NotSupported for more than 2^32 - 1 bytes of grids in one segment, a resource the host
- * cannot write, or BLOSC without numcodecs; the resource's errors; the file system's (ENOENT, ...) as they are.
+ * cannot write, or BLOSC without numcodecs; the resource's errors; NotFound (ENOENT), PermissionDenied (EACCES, EPERM) or InvalidArgument (EISDIR, ...) for a
+ * file that cannot be read, the OS error as the cause.
  * Nothing is left allocated on failure.
  *
  * @example
@@ -147,11 +156,16 @@ function adopt(backend: Backend, buffer: ResourceBuffer<SyncResource, Uint8Array
  * unwrap(handles[0].accessor()).getValue(0, 0, 0);
  * ```
  */
-export async function readNvdbFile(backend: Backend, resource: SyncResource, path: string, options: ReadNvdbFileOptions = {}): Promise<Handle[]> {
+export async function readNvdbFile(backend: Backend, resource: SyncResource, path: string, options: ReadNvdbFileOptions = {}): Promise<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
   const chunk = options.chunkBytes ?? 16 * 2 ** 20;
   if (!Number.isSafeInteger(chunk) || chunk < 1) throw new HsError(ErrorCode.InvalidArgument, `readNvdbFile: chunkBytes must be a positive integer, got ${String(chunk)}`);
+  return fileCall('read', path, () => readHandles(backend, resource, path, chunk));
+}
+
+/** `readNvdbFile` past its argument checks. */
+async function readHandles(backend: Backend, resource: SyncResource, path: string, chunk: number): Promise<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
   const fh = await open(path, 'r');
-  const handles: Handle[] = [];
+  const handles: GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[] = [];
   try {
     const size = (await fh.stat()).size;
     if (size === 0) throw new HsError(ErrorCode.InvalidArgument, `readNvdbFile: ${path} is empty`);
@@ -228,7 +242,8 @@ async function chainLength(fh: FileHandle, start: number, size: number): Promise
 
 /**
  * Writes the handles to `path` as a `.nvdb` file, one segment per handle, each encoded and written before the next
- * (see `writeNvdbAsync`; codecs none, zip and BLOSC). Rejects with the errors of `writeNvdbAsync` and the file system's.
+ * (see `writeNvdbAsync`; codecs none, zip and BLOSC). Rejects with the errors of `writeNvdbAsync`, and
+ * NotFound, PermissionDenied or InvalidArgument (ENOSPC, EISDIR, ...) for a file that cannot be created or written.
  *
  * @example
  * ```ts
@@ -238,9 +253,12 @@ async function chainLength(fh: FileHandle, start: number, size: number): Promise
 export async function writeNvdbFile(path: string, handles: GridHandle | readonly GridHandle[], codec: NvdbCodec = 'none'): Promise<void> {
   const list = Array.isArray(handles) ? (handles as readonly GridHandle[]) : [handles as GridHandle];
   if (list.length === 0) throw new HsError(ErrorCode.InvalidArgument, 'writeNvdbFile: no handles to write');
-  const fh = await open(path, 'w');
+  const fh = await fileCall('create', path, () => open(path, 'w'));
   try {
-    for (const handle of list) await fh.write(await writeNvdbAsync(handle, codec));
+    for (const handle of list) {
+      const bytes = await writeNvdbAsync(handle, codec);
+      await fileCall('write', path, () => fh.write(bytes));
+    }
   } finally {
     await fh.close();
   }

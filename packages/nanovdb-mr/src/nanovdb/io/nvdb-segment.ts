@@ -31,7 +31,9 @@ export interface NvdbGridInfo {
   readonly index: number;
   /** Grid name (UTF-8; long names in full). */
   readonly name: string;
+  /** The grid's value type (GridData's `mGridType`). */
   readonly gridType: GridType;
+  /** The grid's class (GridData's `mGridClass`): level set, fog volume, topology, ... */
   readonly gridClass: GridClass;
   /** Payload compression. */
   readonly codec: NvdbCodec;
