@@ -151,5 +151,6 @@ export async function checkExactFiveSecondRun(backend: 'host' | Backend, outDir:
       expect(line['yaw']).toBe(yawOfFrame[k - 1]);
     }
     expect(fusion.totalYaw).toBeCloseTo(yawOfFrame.reduce((a, b) => a + b, 0), 12);
+    expect(fusion.integratedSeconds).toBeCloseTo(SECONDS, 12);
     expect(Math.abs(fusion.totalYaw - DEFAULT_MOTION.yawRate * SECONDS)).toBeLessThan(0.005);
 }

@@ -36,6 +36,8 @@ export class Fusion extends Operator {
   droppedResults = 0;
   /** Yaw integrated over every frame so far, rad. */
   totalYaw = 0;
+  /** Time the integrated samples span, s: the sum of every sample's dt. */
+  integratedSeconds = 0;
   private readonly imuPeriodNs: number;
   private lastSampleNs = -1;
   private readonly stamp = new Float64Array(FrameStamp.values);
@@ -84,6 +86,7 @@ export class Fusion extends Operator {
       const t = s[ImuSample.timeNs]!;
       const dt = (this.lastSampleNs < 0 ? this.imuPeriodNs : t - this.lastSampleNs) / 1e9;
       this.lastSampleNs = t;
+      this.integratedSeconds += dt;
       out[FusionResult.roll]! += s[ImuSample.gyro]! * dt;
       out[FusionResult.pitch]! += s[ImuSample.gyro + 1]! * dt;
       out[FusionResult.yaw]! += s[ImuSample.gyro + 2]! * dt;
