@@ -127,6 +127,17 @@ describe('hs plan', () => {
     expect(nodes).toEqual(expect.arrayContaining(['source', 'grayscale', 'downscale', 'png-writer', 'statistics', 'pool:grayscale.gray']));
   });
 
+  it('draws the sensor-fusion example: its four operators and the IMU edge sized 34 from the rates', async () => {
+    const { exitCode, out } = await hs(['plan', 'sensor-fusion', '--svg']);
+    expect(exitCode).toBe(0);
+    const drawn = groups(out.join('\n'));
+    const nodes = drawn.filter((g) => g.cls === 'node').map((n) => n.title);
+    expect(nodes).toEqual(expect.arrayContaining(['camera', 'imu', 'fusion', 'recorder', 'pool:imu.samples']));
+    const edge = (title: string) => drawn.find((g) => g.cls === 'edge' && g.title === title)?.texts;
+    expect(edge('imu->fusion')).toEqual(expect.arrayContaining(['samples -> imu', 'queue 34 (automatic)']));
+    expect(edge('fusion->recorder')).toEqual(expect.arrayContaining(['queue 4 (explicit)', 'drop policy dropOldest']));
+  });
+
   it('answers usage errors with exit code 2 and one line saying what to do', async () => {
     const both = await hs(['plan', FIXTURE, '--svg', '--dot']);
     expect(both.exitCode).toBe(ExitCode.Usage);
