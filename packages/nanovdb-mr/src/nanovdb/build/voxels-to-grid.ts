@@ -47,7 +47,7 @@ export interface VoxelValues {
 }
 
 /** Options of `voxelsToGrid`. */
-export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType' | 'name'> {
+export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType' | 'name' | 'background'> {
   readonly gridType: ValueGridType;
   /** Grid name, any length: 256 UTF-8 bytes or more are stored whole as GridName blind data (HasLongGridName); default empty. */
   readonly name?: string;
@@ -135,7 +135,7 @@ export function voxelsToGrid(
   if (options.statistics === true && !hasStatistics(layout.gridType)) {
     return err(ErrorCode.InvalidArgument, `${who}: statistics are written for grids with values (scalar, vector and quantized), not ${GridType[layout.gridType]}`);
   }
-  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float, gridClass: GridClass.Unknown }, true); // the class was checked above
+  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float, gridClass: GridClass.Unknown, background: 0 }, true); // the class and background were checked above
   if (!settings.ok) return settings;
   const tolerance = options.tolerance ?? defaultTolerance(gridClass, Number(background[0]));
   if (typeof tolerance !== 'number' || !(tolerance >= 0)) return err(ErrorCode.InvalidArgument, `${who}: tolerance must be a non-negative number, got ${String(tolerance)}`);
