@@ -45,8 +45,8 @@ export const BlindMeta = {
   name: 32,
 } as const;
 
-/** The blind-data classes hs writes (`GridBlindDataClass` codes). */
-export const BlindDataClass = { IndexArray: 1, GridName: 3 } as const;
+/** `GridBlindDataClass` codes. */
+export const BlindDataClass = { Unknown: 0, IndexArray: 1, AttributeArray: 2, GridName: 3, ChannelArray: 4 } as const;
 /** The blind-data semantics hs writes (`GridBlindDataSemantic` codes). */
 export const BlindDataSemantic = { Unknown: 0, PointId: 6 } as const;
 
