@@ -38,6 +38,8 @@ export type { GridMetadata, Box3, ValidateOptions } from './nanovdb/grid/grid-va
 export { GridAccessor } from './nanovdb/grid/grid-accessor.js';
 export { gridStatistics } from './nanovdb/grid/grid-statistics.js';
 export type { GridStatistics } from './nanovdb/grid/grid-statistics.js';
+export { gridBlindMetadata, readBlindData } from './nanovdb/grid/grid-blind-data.js';
+export type { BlindDataArray, BlindMetadata } from './nanovdb/grid/grid-blind-data.js';
 export type { ActiveVoxelVisitor, VectorOut } from './nanovdb/grid/grid-accessor.js';
 export { computeChecksum, CHECKSUM_NONE } from './nanovdb/grid/grid-checksum.js';
 export type { ChecksumMode, GridChecksum } from './nanovdb/grid/grid-checksum.js';

@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import { GridType, HostResource, decodeNvdb, gridStatistics, validateGrids, voxelsToGrid } from '../../src/index.js';
 import { writeGridStatistics } from '../../src/nanovdb/grid/grid-statistics.js';
-import { valueLayoutOf } from '../../src/nanovdb/grid/grid-layout.js';
+import { LeafKind, leafBytes, valueLayoutOf } from '../../src/nanovdb/grid/grid-layout.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
 
-describe.each(['float', 'double', 'int16', 'int32', 'int64', 'uint32', 'uint8'])('statistics of NanoVDB\'s %s grid', (name) => {
+describe.each(['float', 'double', 'int16', 'int32', 'int64', 'uint32', 'uint8', 'vec3f', 'vec3d', 'vec4f', 'vec4d', 'rgba8', 'fp4', 'fp8', 'fp16', 'fpn'])('statistics of NanoVDB\'s %s grid', (name) => {
   const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, `${name}.nvdb`)))));
   const bytes = segment!.bytes;
   const g = segment!.grids[0]!;
@@ -25,11 +25,12 @@ describe.each(['float', 'double', 'int16', 'int32', 'int64', 'uint32', 'uint8'])
     let differ = 0;
     for (let i = 0; i < copy.length; i++) if (copy[i] !== bytes[i]) differ++;
     expect(differ).toBe(0);
-    // and hs does write: zeroing the root's statistics, they come back
+    // and hs does write: zeroing the statistics of the root and of every node, they come back byte for byte
     const layout = valueLayoutOf(g.gridType)!;
     copy.fill(0, 736 + layout.rootMinimum, 736 + layout.rootDataSize);
+    for (const [from, to] of statisticsRanges(copy, g.gridType).values()) copy.fill(0, from, to);
     writeGridStatistics(copy, g.gridType);
-    expect(Buffer.from(copy.subarray(736, 736 + layout.rootDataSize)).equals(Buffer.from(bytes.subarray(736, 736 + layout.rootDataSize)))).toBe(true);
+    expect(Buffer.from(copy).equals(Buffer.from(bytes))).toBe(true);
   });
 
   it('gridStatistics equals the root statistics, before they were rounded to the stored type', () => {
@@ -44,8 +45,8 @@ describe.each(['float', 'double', 'int16', 'int32', 'int64', 'uint32', 'uint8'])
 });
 
 describe('gridStatistics refusals', () => {
-  it('NotSupported for grids without plain scalar values, InvalidArgument for no active value', () => {
-    const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, 'vec3f.nvdb')))));
+  it('NotSupported for grids without statistics, InvalidArgument for no active value', () => {
+    const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, 'mask.nvdb')))));
     const r = gridStatistics(segment!.bytes, segment!.grids[0]!);
     expect(r.ok ? '' : r.error.code).toBe(ErrorCode.NotSupported);
     const backend = new HostBackend();
@@ -58,13 +59,15 @@ describe('gridStatistics refusals', () => {
 
 describe('voxelsToGrid with statistics', () => {
   const backend = new HostBackend();
-  it.each(['float', 'int64', 'uint8'])('%s: every node holds the statistics NanoVDB stored in its own grid of the same voxels', (name) => {
-    const expected = JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as { gridType: GridType; gridClass: number; background: number | string; samples: [number, number, number, boolean, number | string][] };
+  it.each(['float', 'int64', 'uint8', 'vec3f', 'vec3d', 'vec4f', 'vec4d', 'rgba8'])('%s: every node holds the statistics NanoVDB stored in its own grid of the same voxels', (name) => {
+    type Value = number | string | (number | string)[];
+    const expected = JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as { gridType: GridType; gridClass: number; background: Value; samples: [number, number, number, boolean, Value][] };
     const active = expected.samples.filter((s) => s[3]);
     const int64 = expected.gridType === GridType.Int64;
-    const values = int64 ? new BigInt64Array(active.map((s) => BigInt(s[4]))) : new Float64Array(active.map((s) => Number(s[4])));
+    const values = int64 ? new BigInt64Array(active.map((s) => BigInt(s[4] as string))) : new Float64Array(active.flatMap((s) => [s[4]].flat().map(Number)));
+    const background = int64 ? BigInt(expected.background as string) : Array.isArray(expected.background) ? expected.background.map(Number) : Number(expected.background);
     const built = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array(active.flatMap((s) => s.slice(0, 3) as number[])), values }, {
-      gridType: expected.gridType as GridType.Float, gridClass: expected.gridClass, background: int64 ? BigInt(expected.background) : Number(expected.background), statistics: true,
+      gridType: expected.gridType as GridType.Float, gridClass: expected.gridClass, background, statistics: true,
     }));
     const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, `${name}.nvdb`)))));
     const stats = (bytes: Uint8Array): Map<string, string> => nodeStatistics(bytes, expected.gridType);
@@ -77,7 +80,50 @@ describe('voxelsToGrid with statistics', () => {
     expect(built.grid()!.flags & 28).toBe(28);
   });
 
-  it('refuses statistics for a type without plain scalar values', () => {
+  it.each([
+    ['fp4', GridType.Fp4],
+    ['fp8', GridType.Fp8],
+    ['fp16', GridType.Fp16],
+    ['fpn', GridType.FpN],
+  ] as const)('%s: every node, quantized leaves included, holds the statistics NanoVDB stored in its grid of the same floats', (name, gridType) => {
+    const source = JSON.parse(readFileSync(join(FIXTURES, 'quantized-source.json'), 'utf8')) as { background: number; tolerance: number; voxels: [number, number, number, number][] };
+    const built = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array(source.voxels.flatMap((s) => s.slice(0, 3))), values: new Float32Array(source.voxels.map((s) => s[3])) }, {
+      gridType, background: source.background, gridClass: 2, tolerance: source.tolerance, statistics: true,
+    }));
+    const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, `${name}.nvdb`)))));
+    const ours = nodeStatistics(unwrap(built.hostBytes()), gridType);
+    expect(ours.size).toBeGreaterThan(5);
+    expect(ours).toEqual(nodeStatistics(segment!.bytes, gridType));
+    const layout = valueLayoutOf(gridType)!;
+    const root = (b: Uint8Array): string => Buffer.from(b.subarray(736 + layout.rootMinimum, 736 + layout.rootDataSize)).toString('hex');
+    expect(root(unwrap(built.hostBytes()))).toBe(root(segment!.bytes));
+  });
+
+  it('Half: f16 extrema, f32 average and deviation of the values as numbers', () => {
+    const values = new Float32Array([0.5, -2, 65504, 0.099975586]);
+    const built = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([0, 0, 0, 1, 0, 0, 9, 9, 9, 4000, 0, 0]), values }, { gridType: GridType.Half, statistics: true }));
+    const s = unwrap(gridStatistics(unwrap(built.hostBytes()), built.grid()!));
+    const mean = values.reduce((a, x) => a + x, 0) / 4;
+    expect([s.min, s.max, s.count]).toEqual([-2, 65504, 4]);
+    expect(s.average).toBeCloseTo(mean, 6);
+    const v = new DataView(unwrap(built.hostBytes()).buffer);
+    const layout = valueLayoutOf(GridType.Half)!;
+    expect([v.getUint16(736 + layout.rootMinimum, true), v.getUint16(736 + layout.rootMinimum + 2, true)]).toEqual([0xc000, 0x7bff]);
+    expect(v.getFloat32(736 + layout.rootAverage, true)).toBe(Math.fround(s.average));
+  });
+
+  it('gridStatistics of a vector grid: the vectors of least and greatest squared length, the mean of squared lengths', () => {
+    const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, 'vec3d.nvdb')))));
+    const expected = JSON.parse(readFileSync(join(FIXTURES, 'vec3d.json'), 'utf8')) as { samples: [number, number, number, boolean, number[]][] };
+    const vectors = expected.samples.filter((s) => s[3]).map((s) => s[4]);
+    const sq = vectors.map((x) => x[0]! * x[0]! + x[1]! * x[1]! + x[2]! * x[2]!);
+    const s = unwrap(gridStatistics(segment!.bytes, segment!.grids[0]!));
+    expect(s.min).toEqual(vectors[sq.indexOf(Math.min(...sq))]);
+    expect(s.max).toEqual(vectors[sq.indexOf(Math.max(...sq))]);
+    expect(s.average / (sq.reduce((a, x) => a + x, 0) / sq.length)).toBeCloseTo(1, 12);
+  });
+
+  it('refuses statistics for a type without values', () => {
     const r = voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([0, 0, 0]) }, { gridType: GridType.Mask, statistics: true });
     expect(r.ok ? '' : r.error.message).toContain('voxelsToGrid: statistics');
   });
@@ -85,21 +131,27 @@ describe('voxelsToGrid with statistics', () => {
 
 /** Node origin -> its statistics bytes (min, max, avg, stddev), for every leaf, lower and upper node. */
 function nodeStatistics(bytes: Uint8Array, gridType: GridType): Map<string, string> {
+  const hex = ([a, b]: readonly [number, number]): string => Buffer.from(bytes.subarray(a, b)).toString('hex');
+  return new Map([...statisticsRanges(bytes, gridType)].map(([node, range]) => [node, hex(range)]));
+}
+
+/** Node origin -> the byte range of its statistics (quantized leaves: the u16 codes), for every leaf, lower and upper node. */
+function statisticsRanges(bytes: Uint8Array, gridType: GridType): Map<string, readonly [number, number]> {
   const layout = valueLayoutOf(gridType)!;
-  const [g] = unwrap(validateGrids(bytes));
+  const [g] = unwrap(validateGrids(bytes, { checksum: false }));
   const v = new DataView(bytes.buffer, bytes.byteOffset);
-  const out = new Map<string, string>();
-  const hex = (a: number, b: number): string => Buffer.from(bytes.subarray(a, b)).toString('hex');
+  const out = new Map<string, readonly [number, number]>();
+  const quantized = layout.leafKind === LeafKind.Quantized;
   const levels = [
-    [0, layout.leafSize, layout.leafMinimum, layout.leafAverage + 2 * layout.statsSize, ~7],
-    [8, layout.lower.size, layout.lower.stats, layout.lower.average + 2 * layout.statsSize, ~127],
-    [16, layout.upper.size, layout.upper.stats, layout.upper.average + 2 * layout.statsSize, ~4095],
+    [0, quantized ? 88 : layout.leafMinimum, quantized ? 96 : layout.leafAverage + 2 * layout.statsSize, ~7],
+    [8, layout.lower.stats, layout.lower.average + 2 * layout.statsSize, ~127],
+    [16, layout.upper.stats, layout.upper.average + 2 * layout.statsSize, ~4095],
   ] as const;
-  levels.forEach(([offsetAt, size, from, to, mask], level) => {
-    const start = 672 + Number(v.getBigInt64(672 + offsetAt, true));
+  levels.forEach(([offsetAt, from, to, mask], level) => {
+    let node = 672 + Number(v.getBigInt64(672 + offsetAt, true));
     for (let n = 0; n < g!.nodeCount[level]!; n++) {
-      const node = start + n * size;
-      out.set(`${level}:${[0, 4, 8].map((a) => v.getInt32(node + a, true) & mask).join(',')}`, hex(node + from, node + to));
+      out.set(`${level}:${[0, 4, 8].map((a) => v.getInt32(node + a, true) & mask).join(',')}`, [node + from, node + to]);
+      node += level === 0 ? leafBytes(layout, v, node) : level === 1 ? layout.lower.size : layout.upper.size;
     }
   });
   return out;

@@ -11,6 +11,7 @@ import {
   StatisticsResource,
   pointsToGrid,
   validateGrids,
+  voxelsToGrid,
   type SyncResource,
 } from '../../src/index.js';
 
@@ -275,6 +276,37 @@ describe('pointsToGrid gridClass option', () => {
     for (const gridClass of [1, 11]) {
       const r = pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.OnIndex, gridClass });
       expect(r.ok ? '' : r.error.message).toContain('pointsToGrid: gridClass');
+    }
+  });
+});
+
+describe('pointsToGrid background option', () => {
+  const backend = new HostBackend();
+  // voxels in one leaf, in other leaves of the same lower node, and in other root tiles
+  const coords = new Int32Array([0, 0, 0, 3, 4, 5, 20, 0, 0, 300, 0, 0, -5000, 4100, 9000]);
+
+  it('writes the background where NanoVDB writes it, and the accessor reads it for every inactive voxel', () => {
+    const grid = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float, background: -3.25 }));
+    const a = unwrap(grid.accessor());
+    expect([a.getValue(0, 0, 0), a.getValue(3, 4, 5), a.getValue(-5000, 4100, 9000)]).toEqual([1, 1, 1]);
+    // inactive: in a populated leaf, in a lower node's tile, in an upper node's tile, outside every root tile
+    expect([a.getValue(1, 1, 1), a.getValue(60, 0, 0), a.getValue(1000, 0, 0), a.getValue(100000, 5, 5)]).toEqual([-3.25, -3.25, -3.25, -3.25]);
+    // byte for byte the Float grid voxelsToGrid writes of the same voxels, 1.0 each, over the same background
+    const same = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords, values: new Float32Array(5).fill(1) }, { gridType: GridType.Float, background: -3.25 }));
+    expect(Buffer.from(unwrap(grid.hostBytes())).equals(Buffer.from(unwrap(same.hostBytes())))).toBe(true);
+    grid.dispose();
+    same.dispose();
+  });
+
+  it('rounds to f32, defaults to 0 and refuses a non-finite one or one on an OnIndex grid, naming the option', () => {
+    const g = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float, background: 0.1 }));
+    expect(unwrap(g.accessor()).getValue(1, 1, 1)).toBe(Math.fround(0.1));
+    const plain = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float }));
+    expect(unwrap(plain.accessor()).getValue(1, 1, 1)).toBe(0);
+    for (const options of [{ gridType: GridType.Float, background: Number.NaN }, { gridType: GridType.OnIndex, background: 2 }] as const) {
+      const r = pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, options);
+      expect(r.ok ? '' : r.error.code).toBe(ErrorCode.InvalidArgument);
+      expect(r.ok ? '' : r.error.message).toContain('pointsToGrid: background');
     }
   });
 });

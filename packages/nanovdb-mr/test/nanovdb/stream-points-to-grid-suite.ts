@@ -183,6 +183,21 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       }
     }
 
+    it('a background: the host builder\'s bytes on the host backend, NotSupported on a device (its kernels write 0)', async () => {
+      const points = new Int32Array([5000, 0, 0, -1, 0, 0, 7, 7, 7, -4097, -9000, 3]);
+      const options: PointsToGridOptions = { gridType: GridType.Float, background: -3.5 };
+      if (backend.name === 'host') {
+        expectSameBytes(await streamGridBytes(points, options), hostGridBytes(points, options));
+        return;
+      }
+      const input = upload(points);
+      try {
+        await expect(pointsToGridAsync(backend, stream, deviceResource, spanOf(input, points), options)).rejects.toMatchObject({ code: ErrorCode.NotSupported });
+      } finally {
+        input.dispose();
+      }
+    });
+
     it('partial and disabled checksums match the host builder too', async () => {
       const points = indexPoints(Math.min(scale, 5000), 'uniform', 500, 9);
       for (const checksum of ['partial', 'disabled'] as const) {

@@ -201,18 +201,20 @@ function setI64(v: DataView, at: number, value: number): void {
 /**
  * Writes the grid of the first `plan.cut` sorted coordinates into `bytes[0, plan.gridSize)` (zeroed
  * first): `template` (from `gridTemplate`) as GridData, then TreeData, root, tiles, nodes and leaves,
- * everything but the checksum (left 0). Without `values`, Float voxels get 1.0 over a background of 0 (the
- * points builders); with it, the background goes into the root, every table entry that is not a child and
+ * everything but the checksum (left 0). Without `values`, Float voxels get 1.0 over `background` (the points
+ * builders: it goes into the root, every table entry that is not a child and every inactive leaf voxel); with it, the background goes into the root, every table entry that is not a child and
  * every inactive leaf voxel, and sorted voxel `i` gets its value from `values` (which also sizes each leaf and
  * encodes quantized ones when the leaf closes); `plan.gridSize` must then count the leaves `values` sizes.
  */
-export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, values?: VoxelValueWriter): void {
+export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, values?: VoxelValueWriter, background = 0): void {
   bytes.fill(0, 0, plan.gridSize);
   const v = new DataView(bytes.buffer, bytes.byteOffset, plan.gridSize);
   const { upper: U, lower: L } = layout;
+  const writeBackground =
+    values !== undefined ? (at: number): void => values.writeBackground(v, at) : background !== 0 ? (at: number): void => v.setFloat32(at, background, true) : undefined;
   const fillTable = (node: number, level: InternalLevel): void => {
-    if (values === undefined) return;
-    for (let e = 0; e < 1 << (3 * level.log2Dim); e++) values.writeBackground(v, node + level.table + level.tableStride * e);
+    if (writeBackground === undefined) return;
+    for (let e = 0; e < 1 << (3 * level.log2Dim); e++) writeBackground(node + level.table + level.tableStride * e);
   };
   const rootBox = new BBox();
   const upperBox = new BBox();
@@ -314,7 +316,8 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
       const entry = internalIndex(L, x, y, z);
       setBit(bytes, lowerAt + L.childMask, entry);
       setI64(v, lowerAt + L.table + L.tableStride * entry, leafAt - lowerAt);
-      values?.openLeaf(v, leafAt);
+      if (values !== undefined) values.openLeaf(v, leafAt);
+      else if (writeBackground !== undefined) for (let m = 0; m < 512; m++) writeBackground(leafAt + layout.leafValues + 4 * m);
     }
     const n = leafIndex(x, y, z);
     setBit(bytes, leafAt + Leaf.valueMask, n);
@@ -326,7 +329,7 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
   closeLower();
   closeUpper();
   writeDynamicHeader(v, bytes, plan, layout, template, rootBox);
-  values?.writeBackground(v, ROOT_OFFSET + layout.rootBackground);
+  writeBackground?.(ROOT_OFFSET + layout.rootBackground);
 }
 
 function writeDynamicHeader(v: DataView, bytes: Uint8Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, rootBox: BBox): void {

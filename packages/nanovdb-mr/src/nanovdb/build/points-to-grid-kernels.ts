@@ -47,8 +47,9 @@ export function sortArgs(p: SortParams): number[] {
 }
 
 /** Scalar parameters of the write kernel. */
-export function writeArgs(used: number, layout: ValueLayout, capacity: NodeCapacity): number[] {
-  return [used, layout.gridType, capacity.uppers, capacity.lowers, capacity.leaves];
+export function writeArgs(used: number, layout: ValueLayout, capacity: NodeCapacity, background = 0): number[] {
+  const args = [used, layout.gridType, capacity.uppers, capacity.lowers, capacity.leaves];
+  return background === 0 ? args : [...args, background]; // a sixth parameter only the host implementation takes
 }
 
 /** Scalar parameters of the checksum kernel. */
@@ -68,12 +69,12 @@ export function sortLaunch(points: MemoryRange, workspace: MemoryRange, p: SortP
 }
 
 /** The write launch: reads and writes the workspace (report words), writes the grid into `output`. */
-export function writeLaunch(workspace: MemoryRange, output: MemoryRange, used: number, layout: ValueLayout, capacity: NodeCapacity): KernelLaunch {
+export function writeLaunch(workspace: MemoryRange, output: MemoryRange, used: number, layout: ValueLayout, capacity: NodeCapacity, background = 0): KernelLaunch {
   return {
     name: 'hs.nanovdb.pointsToGrid.write',
     reads: [],
     writes: [workspace, output],
-    params: writeArgs(used, layout, capacity),
+    params: writeArgs(used, layout, capacity, background),
     host: writeOnHost,
   };
 }
@@ -153,7 +154,7 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
 
 /** Host implementation of `hs.nanovdb.pointsToGrid.write` (see the module comment). */
 export function writeOnHost(_reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
-  const [used, gridType, uppers, lowers, leaves] = params as [number, number, number, number, number];
+  const [used, gridType, uppers, lowers, leaves, background = 0] = params as [number, number, number, number, number, number?];
   const ws = writes[0] as Uint8Array;
   const out = writes[1] as Uint8Array;
   const layout = valueLayoutOf(gridType) as ValueLayout;
@@ -161,7 +162,7 @@ export function writeOnHost(_reads: readonly Uint8Array[], writes: readonly Uint
   const valid = w[ReportWord.valid] as number;
   const sorted = new Int32Array(ws.buffer, ws.byteOffset + hostRegions(used).keys, 3 * valid);
   const plan = planGrid(sorted, valid, layout, { uppers, lowers, leaves });
-  writeGrid(out, sorted, plan, layout, ws.subarray(TEMPLATE_OFFSET, TEMPLATE_OFFSET + GRID_DATA_SIZE));
+  writeGrid(out, sorted, plan, layout, ws.subarray(TEMPLATE_OFFSET, TEMPLATE_OFFSET + GRID_DATA_SIZE), undefined, background);
   w[ReportWord.voxels] = plan.voxels;
   w[ReportWord.leaves] = plan.leaves;
   w[ReportWord.lowers] = plan.lowers;

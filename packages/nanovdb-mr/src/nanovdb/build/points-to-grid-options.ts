@@ -5,7 +5,7 @@ import type { GridSettings } from './grid-writer.js';
 
 /** Options of every PointsToGrid build (host, stream-ordered and capacity-bounded). */
 export interface PointsToGridOptions {
-  /** `GridType.OnIndex` (value indices of active voxels) or `GridType.Float` (1.0 at active voxels, background 0). */
+  /** `GridType.OnIndex` (value indices of active voxels) or `GridType.Float` (1.0 at active voxels over `background`). */
   readonly gridType: GridType.Float | GridType.OnIndex;
   /** World units per voxel, a positive finite number; default 1. */
   readonly voxelSize?: number;
@@ -20,6 +20,14 @@ export interface PointsToGridOptions {
    * a Float grid may be LevelSet, FogVolume, VoxelVolume or any class without a type rule; OnIndex IndexGrid or TensorGrid.
    */
   readonly gridClass?: GridClass;
+  /**
+   * Float grids only: the value of every inactive voxel (rounded to f32), written where NanoVDB writes it: the root's
+   * background, every internal-node table entry that is not a child, and every inactive voxel of a leaf; so the
+   * accessor reads it for any inactive voxel. Default 0, as NanoVDB's PointsToGrid writes. The stream-ordered and
+   * capacity-bounded builders take a non-zero one on the host backend only (on CUDA: NotSupported, as filling the
+   * tables is kernel work).
+   */
+  readonly background?: number;
 }
 
 /** Resolved options: the grid settings and the checksum mode. */
@@ -27,6 +35,8 @@ export interface ResolvedGridOptions extends GridSettings {
   readonly checksum: ChecksumMode;
   /** The whole name when it is 256 UTF-8 bytes or longer (then `nameBytes` holds its first 255), for blind data. */
   readonly longName?: Uint8Array;
+  /** The f32 background of a Float grid (0 for OnIndex). */
+  readonly background: number;
 }
 
 /**
@@ -50,9 +60,18 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions, lo
   if (!Number.isInteger(gridClass) || gridClass < 0 || gridClass >= GRID_CLASS_END || !gridClassFitsType(gridClass, layout.gridType)) {
     return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, IndexGrid an index type, ...)`);
   }
+  const background = options.background ?? 0;
+  if (typeof background !== 'number' || !Number.isFinite(background)) return err(ErrorCode.InvalidArgument, `${who}: background must be a finite number, got ${String(background)}`);
+  if (layout.isIndex && background !== 0) return err(ErrorCode.InvalidArgument, `${who}: background is for Float grids; an OnIndex grid's background is value index 0`);
   const checksum = options.checksum ?? 'full';
   if (checksum !== 'full' && checksum !== 'partial' && checksum !== 'disabled') return err(ErrorCode.InvalidArgument, `${who}: checksum must be 'full', 'partial' or 'disabled'`);
-  return ok({ layout, gridClass, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, ...(long ? { longName: fullName } : {}) });
+  return ok({ layout, gridClass, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, background: Math.fround(background), ...(long ? { longName: fullName } : {}) });
+}
+
+/** NotSupported when a non-zero background is asked of a build on a backend other than the host (see `background`). */
+export function backgroundOnBackend(who: string, backendName: string, settings: ResolvedGridOptions): Result<void> {
+  if (settings.background === 0 || backendName === 'host') return ok(undefined);
+  return err(ErrorCode.NotSupported, `${who}: a non-zero background is written on the host backend only (the ${backendName} kernels write 0); build on the host, or use pointsToGrid`);
 }
 
 /**

@@ -88,7 +88,7 @@ export function pointsToGrid(
       return err(ErrorCode.NotSupported, 'pointsToGrid: the host builder needs a host-accessible resource (host, pinned or managed memory)', gridView.error);
     }
     ws.set(gridTemplate(settings.value), TEMPLATE_OFFSET);
-    writeOnHost([], [ws, gridView.value], writeArgs(n, layout, report.total));
+    writeOnHost([], [ws, gridView.value], writeArgs(n, layout, report.total, settings.value.background));
     checksumOnHost([], [gridView.value], checksumArgs(checksum));
     const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
     if (!handle.ok) grid.value.dispose();

@@ -47,7 +47,7 @@ export interface VoxelValues {
 }
 
 /** Options of `voxelsToGrid`. */
-export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType' | 'name'> {
+export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType' | 'name' | 'background'> {
   /** The value type of the grid written (every NanoVDB type but Index and OnIndex, which `pointsToGrid` builds). */
   readonly gridType: ValueGridType;
   /** Grid name, any length: 256 UTF-8 bytes or more are stored whole as GridName blind data (HasLongGridName); default empty. */
@@ -63,7 +63,8 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
   readonly tolerance?: number;
   /**
    * Store NanoVDB's statistics (min, max, average, standard deviation) in every node and set HasMinMax, HasAverage and
-   * HasStdDeviation; default false. Float, Double, Int16, Int32, Int64, UInt32 and UInt8 grids only.
+   * HasStdDeviation; default false. Every type with values (scalar, Half, vector, RGBA8, Fp4/Fp8/Fp16/FpN); not Mask,
+   * Boolean or PointIndex. Vectors by NanoVDB's convention (`gridStatistics`); quantized leaves as u16 codes.
    */
   readonly statistics?: boolean;
 }
@@ -83,8 +84,8 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
  * Two allocations through `resource` (its synchronous pair; host-accessible): a workspace of 40 bytes per voxel plus
  * 256 KiB, returned before the call ends, and the grid.
  *
- * Errors: InvalidArgument for a grid type it does not write (Index, OnIndex), `statistics` for a type without plain
- * scalar values, a negative or NaN `tolerance`, more
+ * Errors: InvalidArgument for a grid type it does not write (Index, OnIndex), `statistics` for a type without
+ * statistics (Mask, Boolean, PointIndex), a negative or NaN `tolerance`, more
  * than 65535 points in one PointIndex leaf (its counts are u16), a
  * `values` length that is not `components` per voxel, a background of the wrong length, a grid class outside 0-10 or
  * that does not fit the type, and the options `pointsToGrid` checks (voxel size, origin, name, checksum); NotSupported
@@ -133,9 +134,9 @@ export function voxelsToGrid(
     return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[layout.gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, Staggered a vector type, Topology Mask, ...)`);
   }
   if (options.statistics === true && !hasStatistics(layout.gridType)) {
-    return err(ErrorCode.InvalidArgument, `${who}: statistics are written for Float, Double, Int16, Int32, Int64, UInt32 and UInt8 grids, not ${GridType[layout.gridType]}`);
+    return err(ErrorCode.InvalidArgument, `${who}: statistics are written for grids with values (scalar, vector and quantized), not ${GridType[layout.gridType]}`);
   }
-  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float, gridClass: GridClass.Unknown }, true); // the class was checked above
+  const settings = resolveGridOptions(who, { ...options, gridType: GridType.Float, gridClass: GridClass.Unknown, background: 0 }, true); // the class and background were checked above
   if (!settings.ok) return settings;
   const tolerance = options.tolerance ?? defaultTolerance(gridClass, Number(background[0]));
   if (typeof tolerance !== 'number' || !(tolerance >= 0)) return err(ErrorCode.InvalidArgument, `${who}: tolerance must be a non-negative number, got ${String(tolerance)}`);

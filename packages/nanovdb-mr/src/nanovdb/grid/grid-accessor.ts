@@ -10,14 +10,13 @@ import {
   internalIndex,
   leafBytes,
   leafIndex,
-  quantBitsOf,
   rootKey,
   valueLayoutOf,
   type InternalLevel,
   type ValueLayout,
 } from './grid-layout.js';
 import { popcount8, testBit } from './bit-mask.js';
-import { readExactScalar, readScalar } from './scalar-io.js';
+import { readExactScalar, readQuantized, readScalar } from './scalar-io.js';
 import type { GridMetadata } from './grid-validation.js';
 
 /** Called for each active voxel: its index coordinates and its value (as `getValue` gives it; 0 for vector grids). */
@@ -205,12 +204,8 @@ export class GridAccessor {
         return testBit(v, leaf + Leaf.valueMask, n) ? 1 : 0;
       case LeafKind.Bits:
         return testBit(v, leaf + layout.leafValues, n) ? 1 : 0;
-      case LeafKind.Quantized: {
-        const bits = quantBitsOf(layout, v, leaf);
-        const bit = n * bits;
-        const code = bits === 16 ? v.getUint16(leaf + layout.leafValues + 2 * n, true) : (v.getUint8(leaf + layout.leafValues + (bit >> 3)) >> (bit & 7)) & ((1 << bits) - 1);
-        return Math.fround(Math.fround(code * v.getFloat32(leaf + Leaf.quantQuantum, true)) + v.getFloat32(leaf + Leaf.quantMinimum, true));
-      }
+      case LeafKind.Quantized:
+        return readQuantized(v, layout, leaf, n);
       case LeafKind.Point:
         return v.getUint16(leaf + layout.leafValues + 16 + 2 * n, true);
       case LeafKind.Index:

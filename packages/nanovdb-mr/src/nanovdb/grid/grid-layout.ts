@@ -45,8 +45,8 @@ export const BlindMeta = {
   name: 32,
 } as const;
 
-/** The blind-data classes hs writes (`GridBlindDataClass` codes). */
-export const BlindDataClass = { IndexArray: 1, GridName: 3 } as const;
+/** `GridBlindDataClass` codes. */
+export const BlindDataClass = { Unknown: 0, IndexArray: 1, AttributeArray: 2, GridName: 3, ChannelArray: 4 } as const;
 /** The blind-data semantics hs writes (`GridBlindDataSemantic` codes). */
 export const BlindDataSemantic = { Unknown: 0, PointId: 6 } as const;
 
@@ -309,6 +309,8 @@ export const Leaf = {
   /** Quantized leaves: f32 minimum, f32 quantum, then u16 min/max/avg/dev codes. */
   quantMinimum: 80,
   quantQuantum: 84,
+  /** Quantized leaves: u16 codes of the min, max, average (each `(x - minimum) / quantum`) and deviation (`/ quantum`). */
+  quantStats: 88,
 } as const;
 
 const SCALAR_BYTES: Record<ScalarKind, number> = { f32: 4, f64: 8, f16: 2, i16: 2, i32: 4, i64: 8, u8: 1, u32: 4, u64: 8, bool: 1 };

@@ -3,7 +3,7 @@
  * accessor, the builders' value writer and the statistics all go through these. 64-bit integers are read as numbers
  * (exact below 2^53) by `readScalar` and as bigints by `readExactScalar`; binary16 is converted both ways here.
  */
-import type { ScalarKind } from './grid-layout.js';
+import { Leaf, quantBitsOf, type ScalarKind, type ValueLayout } from './grid-layout.js';
 
 /** One stored scalar as a number (i64/u64 exact below 2^53; f16 decoded from IEEE 754 binary16; bool 1 or 0). */
 export function readScalar(v: DataView, at: number, kind: ScalarKind): number {
@@ -36,6 +36,14 @@ export function readExactScalar(v: DataView, at: number, kind: ScalarKind): numb
   if (kind === 'i64') return v.getBigInt64(at, true);
   if (kind === 'u64') return v.getBigUint64(at, true);
   return readScalar(v, at, kind);
+}
+
+/** Voxel `n` of the quantized leaf at `leaf` dequantized as NanoVDB does: `f32(f32(code * quantum) + minimum)`. */
+export function readQuantized(v: DataView, layout: ValueLayout, leaf: number, n: number): number {
+  const bits = quantBitsOf(layout, v, leaf);
+  const bit = n * bits;
+  const code = bits === 16 ? v.getUint16(leaf + layout.leafValues + 2 * n, true) : (v.getUint8(leaf + layout.leafValues + (bit >> 3)) >> (bit & 7)) & ((1 << bits) - 1);
+  return Math.fround(Math.fround(code * v.getFloat32(leaf + Leaf.quantQuantum, true)) + v.getFloat32(leaf + Leaf.quantMinimum, true));
 }
 
 /** IEEE 754 binary16 bits as a number. */
