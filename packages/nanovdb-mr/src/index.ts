@@ -1,6 +1,9 @@
 export { DEFAULT_ALIGNMENT, isResource, isAsyncResource, hostAccessible, deviceAccessible } from './resource.js';
 export type { SyncResource, AsyncResource, MemoryBlock } from './resource.js';
 export { defaultResource } from './default-resource.js';
+export { currentDeviceResource, setCurrentDeviceResource } from './current-device-resource.js';
+export { resourceOrigin } from './resource-origin.js';
+export type { ResourceOrigin } from './resource-origin.js';
 export { BackendResource } from './resources/backend-resource.js';
 export { HostResource } from './resources/host-resource.js';
 export { PinnedResource } from './resources/pinned-resource.js';

@@ -1,5 +1,6 @@
-import { defaultResource, type MemoryBlock, type SyncResource } from '@hs/nanovdb-mr';
+import type { AsyncResource, MemoryBlock, SyncResource } from '@hs/nanovdb-mr';
 import { ErrorCode, err, ok, type Backend, type DeviceMemory, type Event, type Result } from '@hs/streams';
+import { needsStreamOrder, poolResource } from './pool-resource.js';
 import type { ResolvedPoolSpec } from './pool-spec.js';
 
 /**
@@ -11,6 +12,8 @@ import type { ResolvedPoolSpec } from './pool-spec.js';
 export interface PoolInventory {
   /** The resource the backing came from and returns to. */
   readonly resource: SyncResource;
+  /** True when the backing was allocated (and returns) in stream order on the producer stream: cudaDevice pools. */
+  readonly streamOrdered: boolean;
   /** The backing block: `totalBytes` bytes at `block.byteOffset` of `block.memory`. */
   readonly block: MemoryBlock;
   /** The allocation the block lies in (`block.memory`). */
@@ -22,23 +25,27 @@ export interface PoolInventory {
 }
 
 /**
- * Makes a pool's inventory: the backing from the spec's resource (or the memory kind's default resource
- * of `backend`), then the events. InvalidArgument when the resource hands out a block of another memory
- * kind or device than the spec's; otherwise the resource's and backend's errors. On any failure it
- * destroys the events already created, returns the block and reports that failure: nothing is left behind.
+ * Makes a pool's inventory: the backing from the spec's resource (or, when none was injected, the current
+ * device resource for cudaDevice memory and the memory kind's default resource of `backend` otherwise),
+ * then the events. A cudaDevice pool's backing is stream-ordered: `allocateAsync` on the producer stream
+ * at materialization, `deallocateAsync` there at disposal. Before anything is allocated, InvalidArgument
+ * when the resource declares (`resourceOrigin`) another memory kind, device or backend than the pool's, or
+ * is synchronous where the pool needs stream order; after allocation, InvalidArgument when the block it
+ * handed out is not of the pool's kind and device (returned first); otherwise the resource's and backend's
+ * errors. On any failure it destroys the events already created, returns the block and reports that
+ * failure: nothing is left behind.
  */
 export function materializeInventory(backend: Backend, spec: ResolvedPoolSpec): Result<PoolInventory> {
-  let resource = spec.resource;
-  if (resource === null) {
-    const fallback = defaultResource(backend, spec.memoryKind, spec.device);
-    if (!fallback.ok) return fallback;
-    resource = fallback.value;
-  }
-  const allocated = resource.allocate(spec.totalBytes, spec.alignment);
+  const chosen = poolResource(backend, spec, spec.resource);
+  if (!chosen.ok) return chosen;
+  const resource = chosen.value;
+  const streamOrdered = needsStreamOrder(spec.memoryKind) && spec.producerStream !== null;
+  const producer = spec.producerStream;
+  const allocated = streamOrdered && producer !== null ? (resource as AsyncResource).allocateAsync(spec.totalBytes, spec.alignment, producer) : resource.allocate(spec.totalBytes, spec.alignment);
   if (!allocated.ok) return allocated;
   const block = allocated.value;
   if (block === null || block.memory.kind !== spec.memoryKind || block.memory.device !== spec.device || block.byteLength < spec.totalBytes) {
-    if (block !== null) resource.deallocate(block, spec.totalBytes, spec.alignment);
+    if (block !== null) returnBacking(resource, streamOrdered, spec, block);
     return err(
       ErrorCode.InvalidArgument,
       `pool "${spec.name}": the resource returned ${block === null ? 'no block' : `${block.byteLength} bytes of ${block.memory.kind} memory on ${block.memory.device.toString()}`} for ${spec.totalBytes} bytes of ${spec.memoryKind} memory on ${spec.device.toString()}; inject a resource of the pool's memory kind and device`,
@@ -46,7 +53,7 @@ export function materializeInventory(backend: Backend, spec: ResolvedPoolSpec): 
   }
   const readinessEvents: Event[] = [];
   const releaseEvents: Event[] = [];
-  const inventory: PoolInventory = Object.freeze({ resource, block, memory: block.memory, readinessEvents, releaseEvents });
+  const inventory: PoolInventory = Object.freeze({ resource, streamOrdered, block, memory: block.memory, readinessEvents, releaseEvents });
   const unwind = (): void => releaseInventory(backend, spec, inventory);
   const eventDevice = spec.eventDevice;
   if (eventDevice === null) return ok(inventory);
@@ -75,5 +82,12 @@ export function materializeInventory(backend: Backend, spec: ResolvedPoolSpec): 
 export function releaseInventory(backend: Backend, spec: ResolvedPoolSpec, inventory: PoolInventory): void {
   for (const e of inventory.readinessEvents) backend.destroyEvent(e);
   for (const e of inventory.releaseEvents) backend.destroyEvent(e);
-  inventory.resource.deallocate(inventory.block, spec.totalBytes, spec.alignment);
+  returnBacking(inventory.resource, inventory.streamOrdered, spec, inventory.block);
+}
+
+/** Returns the backing: stream-ordered on the producer stream while it lives, else through the synchronous pair. */
+function returnBacking(resource: SyncResource, streamOrdered: boolean, spec: ResolvedPoolSpec, block: MemoryBlock): void {
+  const producer = spec.producerStream;
+  if (streamOrdered && producer !== null && !producer.destroyed) (resource as AsyncResource).deallocateAsync(block, spec.totalBytes, spec.alignment, producer);
+  else resource.deallocate(block, spec.totalBytes, spec.alignment);
 }

@@ -49,9 +49,12 @@ export interface TensorPoolSpec {
   readonly eventDevice?: Device;
   /**
    * Where the backing allocation comes from: any resource (a class of `@hs/nanovdb-mr`, an adaptor chain
-   * or a plain JS object) whose blocks are `memoryKind` memory on `device`. Default:
-   * `defaultResource(backend, memoryKind, device)`. The pool allocates once through the synchronous
-   * `allocate` at materialization and returns the block with `deallocate` at `dispose()`.
+   * or a plain JS object) whose blocks are `memoryKind` memory on `device`. cudaDevice memory needs a
+   * stream-ordered resource: the pool allocates its backing with `allocateAsync` on the producer stream and
+   * returns it with `deallocateAsync` there at `dispose()` (a synchronous resource is refused; lift it with
+   * `AsyncFromSync`). Other kinds allocate once with `allocate` and return with `deallocate`. Default: the
+   * current device resource (`currentDeviceResource`) for cudaDevice memory, else
+   * `defaultResource(backend, memoryKind, device)`.
    */
   readonly resource?: SyncResource;
 }

@@ -94,11 +94,13 @@ export class TensorPool implements Disposable {
 
   /**
    * Validates `spec` and makes the pool's whole inventory: one backing block from the spec's resource
-   * (default: `defaultResource(backend, memoryKind, device)` of `@hs/nanovdb-mr`), `slotCount` slots of
+   * (see `TensorPoolSpec.resource`: stream-ordered on the producer stream for cudaDevice memory; default the
+   * current device resource or the kind's default resource of `@hs/nanovdb-mr`), `slotCount` slots of
    * `slotByteSpan` bytes rounded up to `alignment`, one readiness event per
    * slot and `maxReleaseStreams` release events per slot, plus all slot records. Errors are those of
-   * the spec check (`InvalidArgument`, `ArithmeticOverflow`), `InvalidArgument` for a resource whose block is not
-   * of the pool's memory kind and device, and whatever the resource (`OutOfMemory`, …) and backend return; on any
+   * the spec check (`InvalidArgument`, `ArithmeticOverflow`), `InvalidArgument` for a resource that declares or
+   * hands out another memory kind, device or backend than the pool's or a synchronous one for cudaDevice
+   * memory (checked before allocating where the resource declares its origin), and whatever the resource (`OutOfMemory`, …) and backend return; on any
    * failure everything already made is destroyed and freed before the error is returned.
    * @throws HsError `InvalidArgument` for wrong argument types in `spec`.
    * Spec: "Sized cold, borrowed hot".

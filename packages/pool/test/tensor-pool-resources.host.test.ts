@@ -88,13 +88,34 @@ describe('TensorPool backing from injected resources', () => {
     expect(stats.statistics.allocations.total).toBe(0);
   });
 
-  it('rejects a resource of another memory kind and returns its block', () => {
+  it('refuses a resource that declares another memory kind before allocating from it', () => {
     const backend = make();
     const wrongKind = new StatisticsResource(new DeviceResource(backend, cuda0));
     const r = TensorPool.materialize(backend, spec(wrongKind));
     expect(code(r)).toBe(ErrorCode.InvalidArgument);
+    if (!r.ok) expect(r.error.message).toContain('hands out cudaDevice memory on cuda:0');
+    expect(wrongKind.statistics.allocations.total).toBe(0);
+  });
+
+  it('returns the block of an undeclared resource that handed out the wrong memory kind', () => {
+    const backend = make();
+    const device = new DeviceResource(backend, cuda0);
+    let live = 0;
+    const plain: SyncResource = {
+      allocate: (bytes, alignment) => {
+        const made = device.allocate(bytes, alignment);
+        if (made.ok) live++;
+        return made;
+      },
+      deallocate: (block, bytes, alignment) => {
+        live--;
+        return device.deallocate(block, bytes, alignment);
+      },
+    };
+    const r = TensorPool.materialize(backend, spec(plain));
+    expect(code(r)).toBe(ErrorCode.InvalidArgument);
     if (!r.ok) expect(r.error.message).toContain('inject a resource of the pool');
-    expect(wrongKind.statistics.bytes.current).toBe(0);
+    expect(live).toBe(0);
   });
 
   it('throws for a resource that is not one', () => {

@@ -53,6 +53,13 @@ export type TensorOutputSpec =
       readonly bounds?: TensorBounds;
       /** Slots come from a pool the plan sizes and the runtime materializes. */
       readonly storage: 'runtimePool';
+      /**
+       * The provider the pool's backing comes from, by name (letters, digits, `_`, `-`): `RunSession.create`
+       * binds it to a resource through `RunSessionOptions.resources.providers[provider]`. Pools that name one
+       * provider share one binding (they must have one memory kind and device). Default: the pool id
+       * (`pool:<operator>.<port>`). Spec: "Sized cold, borrowed hot" (the plan names each pool's provider).
+       */
+      readonly provider?: string;
     }
   | {
       /** Memory kind, dtype and rank of the published tensors. */
@@ -102,7 +109,11 @@ export interface DeclaredTensorOutput {
   readonly byteSpan: TensorByteSpanExpression | null;
   /** The memory-kind derivation, or `null`. */
   readonly memoryKind: ParameterMemoryKind | null;
+  /** The declared provider name, or `null` for the pool id. */
+  readonly provider: string | null;
 }
+
+const PROVIDER_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]*$/;
 
 /**
  * Validates the argument types of a `TensorOutputSpec` and returns a frozen copy with defaults
@@ -135,6 +146,13 @@ export function declareTensorOutput(where: string, spec: TensorOutputSpec, deriv
     fail(`storage ${JSON.stringify(storage)} is not 'runtimePool' or 'passThrough'`);
   }
   if (derived.byteSpan !== undefined && storage !== 'runtimePool') fail("derives its byte span, which needs storage 'runtimePool'");
+  const provider = (spec as { provider?: unknown }).provider;
+  if (provider !== undefined) {
+    if (storage !== 'runtimePool') fail("names a provider, which needs storage 'runtimePool' (a pass-through output has no pool)");
+    if (typeof provider !== 'string' || !PROVIDER_PATTERN.test(provider)) {
+      fail(`provider ${JSON.stringify(provider)} is not a name of letters, digits, '_' and '-' (not starting with '-'), for example 'frames'`);
+    }
+  }
   let bounds: DeclaredTensorOutput['bounds'] = null;
   if (spec.bounds !== undefined) {
     const { maxByteSpan, maxRank } = spec.bounds;
@@ -153,5 +171,6 @@ export function declareTensorOutput(where: string, spec: TensorOutputSpec, deriv
     storage,
     byteSpan: derived.byteSpan ?? null,
     memoryKind: derived.memoryKind ?? null,
+    provider: (provider as string | undefined) ?? null,
   });
 }

@@ -40,7 +40,7 @@ export interface AllocationInputs {
  * pass-through output gets its own boundary pool `boundary:<topic>` that its tensors are copied into
  * (it has no local consumers). Arithmetic is exact (BigInt); a result beyond 2^53 - 1 is reported as
  * `ARITHMETIC_OVERFLOW` and no record is made. A pool without consumers or topic is reported as
- * `UNCONSUMED_POOL` (warning).
+ * `UNCONSUMED_POOL` (warning); pools naming one provider with different memory, `PROVIDER_MEMORY_MISMATCH`.
  * Spec: "Sized cold, borrowed hot", "Size queue entries from nominal rates" (slot-count terms),
  * "Crossing process boundaries: the generation fence" (the warning on returning slots).
  */
@@ -97,6 +97,7 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
       const cap = releaseStreamCap(op, eventDevice(device, producerStream === null ? null : (inputs.operatorDevice.get(op) ?? null), consumers, inputs.operatorDevice), inputs.operatorDevice, cudaOperatorsOn);
       records.set(port, {
         id,
+        provider: staged ? id : (tensor.provider ?? id),
         producer: { operator: op.name, port: port.name },
         memoryKind: kind.memoryKind,
         memoryKindSource: kind.source,
@@ -127,7 +128,27 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
       });
     }
   }
+  checkSharedProviders(records, log);
   return records;
+}
+
+/** Reports `PROVIDER_MEMORY_MISMATCH` for each pool whose provider another pool of other memory already names. */
+function checkSharedProviders(records: ReadonlyMap<OutputPort, TensorAllocationRecord>, log: DiagnosticLog): void {
+  const first = new Map<string, TensorAllocationRecord>();
+  for (const record of records.values()) {
+    const seen = first.get(record.provider);
+    if (seen === undefined) {
+      first.set(record.provider, record);
+      continue;
+    }
+    if (seen.memoryKind === record.memoryKind && seen.device === record.device) continue;
+    log.error(
+      DiagnosticCode.ProviderMemoryMismatch,
+      { kind: 'port', operator: record.producer.operator, port: record.producer.port },
+      `provider '${record.provider}' backs ${seen.id} (${seen.memoryKind} on ${seen.device.toString()}) and ${record.id} (${record.memoryKind} on ${record.device.toString()}); ` +
+        'one resource hands out one memory kind on one device: give the outputs different providers',
+    );
+  }
 }
 
 function boundaryInfo(publication: ResolvedPublication, staged: boolean, producerStream: string | null): BoundaryPoolInfo {

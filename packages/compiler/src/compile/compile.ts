@@ -1,4 +1,4 @@
-import { ErrorCode, HsError, ok, type Err, type MemoryKind, type Result } from '@hs/streams';
+import { ErrorCode, HsError, ok, type Err, MemoryKind, type Result } from '@hs/streams';
 import { Graph } from '../authoring/graph.js';
 import type { Operator } from '../authoring/operator.js';
 import type { OutputPort } from '../authoring/ports.js';
@@ -109,6 +109,10 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
       })),
       providerAllocationPlans: poolRecords.map((p) => ({
         pool: p.id,
+        provider: p.provider,
+        memoryKind: p.memoryKind,
+        device: p.device,
+        tier: p.memoryKind === MemoryKind.CudaDevice ? ('streamOrdered' as const) : ('synchronous' as const),
         slotBytes: p.slotBytes,
         alignment: p.alignment,
         slots: p.slotCount,

@@ -38,6 +38,8 @@ export enum DiagnosticCode {
   DeviceConflict = 'DEVICE_CONFLICT',
   /** A CUDA-device tensor flows into a host-only operator, which has no stream to copy it (warning). */
   DeviceTensorToHostOnlyOperator = 'DEVICE_TENSOR_TO_HOST_ONLY_OPERATOR',
+  /** Pools that name one provider differ in memory kind or device, so no one resource can back them all. */
+  ProviderMemoryMismatch = 'PROVIDER_MEMORY_MISMATCH',
   /** A runtime-pool output has no consumer, so its pool is reserved for nothing (warning). */
   UnconsumedPool = 'UNCONSUMED_POOL',
   /** A compile option has a value outside its domain. */

@@ -98,6 +98,11 @@ export interface SlotCountDerivation {
 export interface TensorAllocationRecord {
   /** `pool:operator.port`. */
   readonly id: string;
+  /**
+   * The provider `RunSession.create` binds to a resource: the output's declared `provider`, else the pool
+   * id. A boundary pool's provider is its pool id; its memory comes from the boundary provider, never a binding.
+   */
+  readonly provider: string;
   /** The output whose tensors live in the pool. */
   readonly producer: PortRef;
   /** Memory kind of the pool's backing allocation. */
@@ -374,6 +379,17 @@ export interface PoolCapacityDependency {
 export interface ProviderAllocationPlan {
   /** Pool id. */
   readonly pool: string;
+  /** The provider the reservation comes from (see `TensorAllocationRecord.provider`). */
+  readonly provider: string;
+  /** Memory kind of the reservation. */
+  readonly memoryKind: MemoryKind;
+  /** Device of the reservation. */
+  readonly device: Device;
+  /**
+   * The resource tier the provider must have: `streamOrdered` for cudaDevice memory (allocated on the
+   * producer stream with `allocateAsync`), `synchronous` otherwise (`allocate` once, before the graph runs).
+   */
+  readonly tier: 'streamOrdered' | 'synchronous';
   /** Bytes per slot (the byte span rounded up to `alignment`). */
   readonly slotBytes: number;
   /** Slot alignment, bytes. */

@@ -39,7 +39,7 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
   lines.push(`pools (${plan.pools.length}):`);
   for (const p of plan.pools) {
     lines.push(
-      `  ${p.id}: ${p.memoryKind} on ${p.device.toString()}, ${p.dtype.name}, maxRank ${p.maxRank}, ` +
+      `  ${p.id}: ${p.memoryKind} on ${p.device.toString()}${p.provider === p.id ? '' : `, provider ${p.provider}`}, ${p.dtype.name}, maxRank ${p.maxRank}, ` +
         `${p.slotBytes} B x ${p.slotCount} slots = ${p.totalBytes} B, producer stream ${p.producerStream ?? 'none (host writer)'}, ` +
         `maxReleaseStreams ${p.maxReleaseStreams}, consumers ${p.consumers.length === 0 ? 'none' : p.consumers.join(', ')}`,
     );

@@ -11,7 +11,7 @@ export interface BackendTally {
 
 /**
  * Wraps a backend to count live allocations and events and `queryEvents` calls, and to make the
- * `failAt`-th resource creation (allocate or createEvent, counted together, 1-based) fail with
+ * `failAt`-th resource creation (allocate, allocateAsync or createEvent, counted together, 1-based) fail with
  * `DeviceError`. Works over any backend.
  */
 export function countingBackend(inner: Backend, failAt = 0): { backend: Backend; tally: BackendTally } {
@@ -29,9 +29,23 @@ export function countingBackend(inner: Backend, failAt = 0): { backend: Backend;
             if (r.ok) tally.liveAllocations++;
             return r;
           };
+        case 'allocateAsync':
+          return (...args: Parameters<Backend['allocateAsync']>) => {
+            tally.allocateCalls++;
+            if (++creations === failAt) return injected();
+            const r = target.allocateAsync(...args);
+            if (r.ok) tally.liveAllocations++;
+            return r;
+          };
         case 'free':
           return (...args: Parameters<Backend['free']>) => {
             const r = target.free(...args);
+            if (r.ok) tally.liveAllocations--;
+            return r;
+          };
+        case 'freeAsync':
+          return (...args: Parameters<Backend['freeAsync']>) => {
+            const r = target.freeAsync(...args);
             if (r.ok) tally.liveAllocations--;
             return r;
           };

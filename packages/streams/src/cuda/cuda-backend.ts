@@ -34,24 +34,10 @@ import { CudaStreamMemoryOps } from './cuda-stream-memory-ops.js';
 import { CudaStreamTable } from './cuda-stream-table.js';
 import { HostCallRegistry } from './host-call-registry.js';
 import { loadCudaBinding, type LoadedCudaAddon } from './load-cuda-binding.js';
+import { type CudaBackendOptions, checkCudaBackendOptions } from './cuda-backend-options.js';
 
-/** Options for `CudaBackend.create`. */
-export interface CudaBackendOptions {
-  /**
-   * Bytes each device's default memory pool keeps cached after frees instead of returning them to the
-   * driver (`cudaMemPoolAttrReleaseThreshold`); default: keep everything (fast `allocateAsync` reuse).
-   */
-  readonly poolReleaseThreshold?: number;
-  /** Called when a host function throws; the error (DeviceError) is also returned by later synchronizations of its stream. */
-  readonly onFault?: (error: HsError, stream: Stream) => void;
-  /**
-   * `blocking` (default): later work on a stream waits until a host function returned (the Backend
-   * contract). `queued`: host functions still run in stream order after earlier work, but later work does
-   * not wait for them; only for tools that serialize the CUDA API (compute-sanitizer), where a waiting
-   * callback thread deadlocks. Default from `HS_CUDA_HOST_FUNCTIONS`.
-   */
-  readonly hostFunctions?: 'blocking' | 'queued';
-}
+export type { CudaBackendOptions } from './cuda-backend-options.js';
+
 
 /**
  * The Backend contract on real CUDA devices, through `@hs/cuda-native`: non-blocking streams with
@@ -108,7 +94,10 @@ export class CudaBackend implements Backend, Disposable {
     const isDisposed = (): boolean => this.disposed;
     const blocking = (options.hostFunctions ?? process.env['HS_CUDA_HOST_FUNCTIONS'] ?? 'blocking') !== 'queued';
     this.streams = new CudaStreamTable(cuda, errors, this);
-    this.memory = new CudaMemoryTable(cuda, errors, this, this.devices, this.streams, options.poolReleaseThreshold ?? Number.MAX_SAFE_INTEGER);
+    this.memory = new CudaMemoryTable(cuda, errors, this, this.devices, this.streams, {
+      releaseThreshold: options.poolReleaseThreshold ?? Number.MAX_SAFE_INTEGER,
+      enabled: options.memoryPools !== false,
+    });
     this.host = new CudaHostFunctions(cuda, errors, HostCallRegistry.of(cuda), this.devices, blocking, options.onFault, isDisposed);
     this.copier = new CudaCopier(cuda, errors, this.devices, this.memory, this.host);
     this.kernels = new CudaKernelLauncher(cuda, errors, this, this.host, this.copier, isDisposed);
@@ -128,15 +117,8 @@ export class CudaBackend implements Backend, Disposable {
    * built, or no device is usable; InvalidArgument for bad options; DeviceError when CUDA refuses.
    */
   static create(options: CudaBackendOptions = {}): Result<CudaBackend> {
-    const { poolReleaseThreshold, onFault } = options;
-    if (poolReleaseThreshold !== undefined && (!Number.isSafeInteger(poolReleaseThreshold) || poolReleaseThreshold < 0)) {
-      return err(ErrorCode.InvalidArgument, `CudaBackend: poolReleaseThreshold must be a non-negative integer number of bytes, got ${String(poolReleaseThreshold)}`);
-    }
-    if (onFault !== undefined && typeof onFault !== 'function') return err(ErrorCode.InvalidArgument, 'CudaBackend: onFault must be a function');
-    const hostFunctions = options.hostFunctions;
-    if (hostFunctions !== undefined && hostFunctions !== 'blocking' && hostFunctions !== 'queued') {
-      return err(ErrorCode.InvalidArgument, `CudaBackend: hostFunctions must be 'blocking' or 'queued', got ${String(hostFunctions)}`);
-    }
+    const checked = checkCudaBackendOptions(options);
+    if (!checked.ok) return checked;
     const load = loadCudaBinding();
     if (!load.ok) return load;
     try {

@@ -36,11 +36,11 @@ export class CudaMemoryTable {
     private readonly owner: object,
     private readonly devices: readonly Device[],
     private readonly streams: CudaStreamTable,
-    poolReleaseThreshold: number,
+    memoryPools: { readonly releaseThreshold: number; readonly enabled: boolean },
   ) {
-    this.poolsSupported = devices.map((d) => cuda.deviceProperties(d.id).memoryPoolsSupported);
+    this.poolsSupported = devices.map((d) => memoryPools.enabled && cuda.deviceProperties(d.id).memoryPoolsSupported);
     this.releaseStreams = devices.map((d) => {
-      if (this.poolsSupported[d.id]) cuda.setPoolReleaseThreshold(d.id, poolReleaseThreshold);
+      if (this.poolsSupported[d.id]) cuda.setPoolReleaseThreshold(d.id, memoryPools.releaseThreshold);
       return cuda.streamCreate(d.id, 0);
     });
   }

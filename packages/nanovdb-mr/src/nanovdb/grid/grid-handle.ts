@@ -2,6 +2,7 @@ import { Device, ErrorCode, MemoryKind, err, ok, type Backend, type Result, type
 import { ResourceBuffer } from '../../resource-buffer.js';
 import type { BufferView } from '../../buffer-view.js';
 import { defaultResource } from '../../default-resource.js';
+import { currentDeviceResource } from '../../current-device-resource.js';
 import { isAsyncResource, type MemoryBlock, type SyncResource } from '../../resource.js';
 import { GridAccessor } from './grid-accessor.js';
 import { validateGrids, type GridMetadata, type ValidateOptions } from './grid-validation.js';
@@ -92,7 +93,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
 
   /**
    * Copies the grids into memory from `resource` with one stream-ordered copy on `stream` (no kernel; the
-   * metadata is reused, not re-validated). Default resource: device memory of the stream's device when the
+   * metadata is reused, not re-validated). Default resource: the current device resource of the stream's device (`setCurrentDeviceResource`) when the
    * bytes are host-accessible, pinned host memory when they are device memory. The new handle owns its
    * buffer (retained on `stream` when the resource is async). Read it on the host only after synchronizing
    * `stream`. Errors: the resource's (`OutOfMemory`, …) and the backend's; nothing leaks on failure.
@@ -104,7 +105,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
     let target = resource;
     if (target === undefined) {
       const toDevice = src.memory.kind !== MemoryKind.CudaDevice;
-      const made = defaultResource(this.#backend, toDevice ? MemoryKind.CudaDevice : MemoryKind.PinnedHost, toDevice ? stream.device : Device.cpu());
+      const made = toDevice ? currentDeviceResource(this.#backend, stream.device) : defaultResource(this.#backend, MemoryKind.PinnedHost, Device.cpu());
       if (!made.ok) return made;
       target = made.value;
     }

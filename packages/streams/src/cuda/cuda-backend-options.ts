@@ -1,0 +1,45 @@
+import { ErrorCode, OK_VOID, err, type HsError, type Result } from '../errors.js';
+import type { Stream } from '../backend.js';
+
+/** Options for `CudaBackend.create`. */
+export interface CudaBackendOptions {
+  /**
+   * Bytes each device's default memory pool keeps cached after frees instead of returning them to the
+   * driver (`cudaMemPoolAttrReleaseThreshold`); default: keep everything (fast `allocateAsync` reuse).
+   */
+  readonly poolReleaseThreshold?: number;
+  /** Called when a host function throws; the error (DeviceError) is also returned by later synchronizations of its stream. */
+  readonly onFault?: (error: HsError, stream: Stream) => void;
+  /**
+   * `blocking` (default): later work on a stream waits until a host function returned (the Backend
+   * contract). `queued`: host functions still run in stream order after earlier work, but later work does
+   * not wait for them; only for tools that serialize the CUDA API (compute-sanitizer), where a waiting
+   * callback thread deadlocks. Default from `HS_CUDA_HOST_FUNCTIONS`.
+   */
+  readonly hostFunctions?: 'blocking' | 'queued';
+  /**
+   * Whether the backend uses the devices' stream-ordered memory pools; default true where a device
+   * supports them. `false` forces the pool-less path on every device, as on a device without
+   * `cudaDevAttrMemoryPoolsSupported`: `supportsMemoryPools` is false and `allocateAsync` returns
+   * NotSupported, so device memory must come from a synchronous resource lifted with `AsyncFromSync`
+   * (`new AsyncFromSync(backend, new MallocResource(backend, device))` of `@hs/nanovdb-mr`).
+   */
+  readonly memoryPools?: boolean;
+}
+
+/** InvalidArgument naming the first option of the wrong type or out of range. */
+export function checkCudaBackendOptions(options: CudaBackendOptions): Result<void> {
+  const { poolReleaseThreshold, onFault } = options;
+  if (poolReleaseThreshold !== undefined && (!Number.isSafeInteger(poolReleaseThreshold) || poolReleaseThreshold < 0)) {
+    return err(ErrorCode.InvalidArgument, `CudaBackend: poolReleaseThreshold must be a non-negative integer number of bytes, got ${String(poolReleaseThreshold)}`);
+  }
+  if (onFault !== undefined && typeof onFault !== 'function') return err(ErrorCode.InvalidArgument, 'CudaBackend: onFault must be a function');
+  if (options.memoryPools !== undefined && typeof options.memoryPools !== 'boolean') {
+    return err(ErrorCode.InvalidArgument, `CudaBackend: memoryPools must be a boolean, got ${String(options.memoryPools)}`);
+  }
+  const hostFunctions = options.hostFunctions;
+  if (hostFunctions !== undefined && hostFunctions !== 'blocking' && hostFunctions !== 'queued') {
+    return err(ErrorCode.InvalidArgument, `CudaBackend: hostFunctions must be 'blocking' or 'queued', got ${String(hostFunctions)}`);
+  }
+  return OK_VOID;
+}
