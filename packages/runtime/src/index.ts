@@ -1,6 +1,7 @@
 export { RunSession } from './run-session.js';
 export { isInsideCompute } from './compute-scope.js';
-export type { RunSessionOptions, RunOptions, RunSessionEvents } from './run-session.js';
+export type { RunSessionOptions, RunOptions, RunSessionEvents } from './run-session-options.js';
+export type { PoolResourceBindings } from './pool-resource-bindings.js';
 export type { SessionClock } from './session-clock.js';
 export { ManualClock } from './manual-clock.js';
 export type { OutputTap, TapOptions } from './output-tap.js';

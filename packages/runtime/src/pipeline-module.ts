@@ -1,7 +1,7 @@
 import type { CompileOptions, Graph } from '@hs/compiler';
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import type { RunMetrics } from './run-metrics.js';
-import type { RunSessionOptions } from './run-session.js';
+import type { RunSessionOptions } from './run-session-options.js';
 
 /** Where a pipeline module writes lines of text: one call per line, without the trailing newline. */
 export interface PipelineOutput {

@@ -9,9 +9,8 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type HostBackendOptions, type Result, ErrorCode, HsError, err, ok, selectBackend, unwrap } from '@hs/streams';
+import { type Backend, type Result, ErrorCode, HsError, err, ok, selectBackend, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
-import type { BoundaryProvider } from './boundary-provider.js';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import type { InputRequirement } from './input-binding.js';
@@ -21,83 +20,10 @@ import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
 import { Scheduler } from './scheduler.js';
 import { type SessionClock, monotonicClock } from './session-clock.js';
+import type { RunOptions, RunSessionEvents, RunSessionOptions } from './run-session-options.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
-
-/** Options for `RunSession.create`. */
-export interface RunSessionOptions {
-  /**
-   * The backend, or its name; default: `selectBackend()` (explicit option, then `HS_BACKEND`, then
-   * auto-detect). A backend passed in stays owned by the caller; one the session selects is disposed with it.
-   */
-  readonly backend?: Backend | 'host' | 'cuda';
-  /** Options for a host backend the session creates. */
-  readonly hostOptions?: HostBackendOptions;
-  /**
-   * Diagnostic mode: ignore the plan's fusion evidence and keep every fence (readiness records,
-   * self-waits, release registrations) on every edge, to isolate an ordering problem or measure what
-   * the elision saves. Default `false`: proven edges run without those fences.
-   * Spec: "When the fences disappear: proven linear chains".
-   */
-  readonly fullFences?: boolean;
-  /**
-   * Milliseconds between `'metrics'` events while a run is in progress (default 1000; a positive
-   * finite number). The timer only snapshots when a listener is registered, off the hot path.
-   */
-  readonly metricsIntervalMs?: number;
-  /**
-   * The process-boundary provider (`@hs/ipc`), needed when the plan has external topics
-   * (`plan.topics`): it materializes boundary pools in shared memory and feeds subscribed inputs.
-   * Imported tensors follow the in-process contract: a device tensor is ordered after the publisher's
-   * generation fence on the consumer's stream (no host wait on either side), a host-written one has no
-   * fence, and a slot returns to its publisher when the consumer's release stream passed it.
-   * Spec: "Crossing process boundaries: the generation fence".
-   */
-  readonly boundaries?: BoundaryProvider;
-  /**
-   * The clock the session schedules by: clock triggers tick at t0 + k/rate on it (t0: when `run()`
-   * starts scheduling), `deferUntil()` and `ExecutionContext.activationTime` use it. Default: the
-   * monotonic clock (`process.hrtime`, Node timers). Inject `ManualClock` to
-   * make a test exact. Spec: "Size queue entries from nominal rates".
-   * @example
-   * import { ManualClock } from '@hs/runtime';
-   * const clock = new ManualClock();
-   * const session = unwrap(RunSession.create(plan, { clock }));
-   * const running = session.run();
-   * clock.advanceTo(1_000_000n); // every timer due by t = 1 ms fires, in time order
-   */
-  readonly clock?: SessionClock;
-  /**
-   * The scenario whose windows and selectors the operators read by (queues are sized for every
-   * scenario; the plan's `schedule` records list each retention's scenario). Default `default`.
-   * Spec: "Size queue entries from nominal rates" (mutually exclusive scenarios).
-   */
-  readonly scenario?: string;
-}
-
-/** Events of a `RunSession`. */
-export interface RunSessionEvents {
-  /**
-   * A metrics snapshot, every `metricsIntervalMs` during a run and once when it ended (after the
-   * slots came back). A listener that throws does not crash the process: the error is caught, the run
-   * is stopped (drained, every slot returned) and `run()` rejects with `InvalidState` naming the listener's error.
-   */
-  metrics: (metrics: RunMetrics) => void;
-}
-
-/** Options for `RunSession.run`. */
-export interface RunOptions {
-  /** Aborting stops the session as `stop()` does: sources end, the graph drains, every slot returns. */
-  readonly signal?: AbortSignal;
-  /**
-   * How long, in milliseconds, the graph gets to drain after `stop()` (or an abort), and then the end of
-   * a run waits for every pool slot to come back after the operators' `stop()` (default 10 000 each). Past
-   * either bound `run()` rejects with `InvalidState` naming what was stuck, so `stop()` returns within about
-   * twice this bound even when device work never completes.
-   */
-  readonly drainTimeoutMs?: number;
-}
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 const DEFAULT_METRICS_INTERVAL_MS = 1000;
@@ -153,7 +79,10 @@ export class RunSession {
    *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number, a `clock` without
    *   `now`/`setTimer`/`clearTimer`, a `scenario` no contract of the plan names, or an input with both a
    *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with
-   *   external topics and no `boundaries` provider; the provider's errors.
+   *   external topics and no `boundaries` provider; the provider's errors; the pool bindings' errors
+   *   (`resources`: a provider the plan does not have, a resource of the wrong kind, device, backend or
+   *   tier, naming the pool, checked before anything is allocated).
+   * @throws HsError InvalidArgument when `resources` holds something that is not a resource.
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
     const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
@@ -178,7 +107,11 @@ export class RunSession {
       backend = selected.value;
     }
     const wakeHook: { scheduler: Scheduler | null } = { scheduler: null };
-    const materialized = SessionResources.materialize(plan, backend, options.boundaries ?? null, () => wakeHook.scheduler?.wake());
+    const materialized = SessionResources.materialize(plan, backend, {
+      boundaries: options.boundaries ?? null,
+      resources: options.resources,
+      wake: () => wakeHook.scheduler?.wake(),
+    });
     if (!materialized.ok) {
       if (ownsBackend) backend.dispose();
       return materialized;

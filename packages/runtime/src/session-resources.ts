@@ -3,6 +3,17 @@ import { TensorPool } from '@hs/pool';
 import { type Backend, type Device, type Result, type Stream, ErrorCode, err, ok, errWithContext } from '@hs/streams';
 import type { BoundaryProvider, BoundaryPublication, BoundarySubscription } from './boundary-provider.js';
 import { Channel } from './channel.js';
+import { bindPoolResources, type PoolResourceBindings } from './pool-resource-bindings.js';
+
+/** What `SessionResources.materialize` takes besides the plan and backend. */
+export interface MaterializeOptions {
+  /** The process-boundary provider, or `null`. */
+  readonly boundaries: BoundaryProvider | null;
+  /** The session's pool resource bindings. */
+  readonly resources: PoolResourceBindings | undefined;
+  /** Called by boundaries when a descriptor or release arrives. */
+  readonly wake: () => void;
+}
 
 /** One subscribed input: the provider's subscription and the local channel it fills. */
 export interface ImportedTopic {
@@ -32,13 +43,18 @@ export class SessionResources {
   ) {}
 
   /**
-   * Materializes every stream, pool and channel the plan names; boundary pools and subscribed inputs
-   * through `boundaries` (`wake` is handed to them to call when a descriptor or release arrives).
-   * @returns `DeviceError`/`ResourceExhausted`/`InvalidArgument` from the backend or a pool, with the
+   * Materializes every stream, pool and channel the plan names; pool backings from the resources bound
+   * to their providers (all bindings checked first, before anything is allocated); boundary pools and
+   * subscribed inputs through `boundaries` (`wake` is handed to them to call when a descriptor or release
+   * arrives).
+   * @returns the binding errors of `bindPoolResources`; `DeviceError`/`ResourceExhausted`/`InvalidArgument` from the backend or a pool, with the
    *   failing pool or stream named; `NotSupported` when the plan has topic endpoints and no provider was
    *   given; the provider's errors; everything made before the failure is released first.
    */
-  static materialize(plan: ExecutionPlan, backend: Backend, boundaries: BoundaryProvider | null, wake: () => void): Result<SessionResources> {
+  static materialize(plan: ExecutionPlan, backend: Backend, options: MaterializeOptions): Result<SessionResources> {
+    const { boundaries, wake } = options;
+    const bound = bindPoolResources(plan, backend, options.resources);
+    if (!bound.ok) return bound;
     const streams = new Map<string, Stream>();
     const pools = new Map<string, TensorPool>();
     const publications = new Map<string, BoundaryPublication>();
@@ -98,6 +114,7 @@ export class SessionResources {
         alignment: record.alignment,
         producerStream,
         ...(eventDevice.value === null ? {} : { eventDevice: eventDevice.value }),
+        resource: bound.value.get(record.id)!,
       });
       if (!made.ok) {
         release();

@@ -1,0 +1,86 @@
+import type { Backend, HostBackendOptions } from '@hs/streams';
+import type { BoundaryProvider } from './boundary-provider.js';
+import type { PoolResourceBindings } from './pool-resource-bindings.js';
+import type { RunMetrics } from './run-metrics.js';
+import type { SessionClock } from './session-clock.js';
+
+/** Options for `RunSession.create`. */
+export interface RunSessionOptions {
+  /**
+   * The backend, or its name; default: `selectBackend()` (explicit option, then `HS_BACKEND`, then
+   * auto-detect). A backend passed in stays owned by the caller; one the session selects is disposed with it.
+   */
+  readonly backend?: Backend | 'host' | 'cuda';
+  /** Options for a host backend the session creates. */
+  readonly hostOptions?: HostBackendOptions;
+  /**
+   * Diagnostic mode: ignore the plan's fusion evidence and keep every fence (readiness records,
+   * self-waits, release registrations) on every edge, to isolate an ordering problem or measure what
+   * the elision saves. Default `false`: proven edges run without those fences.
+   * Spec: "When the fences disappear: proven linear chains".
+   */
+  readonly fullFences?: boolean;
+  /**
+   * Milliseconds between `'metrics'` events while a run is in progress (default 1000; a positive
+   * finite number). The timer only snapshots when a listener is registered, off the hot path.
+   */
+  readonly metricsIntervalMs?: number;
+  /**
+   * The process-boundary provider (`@hs/ipc`), needed when the plan has external topics
+   * (`plan.topics`): it materializes boundary pools in shared memory and feeds subscribed inputs.
+   * Imported tensors follow the in-process contract: a device tensor is ordered after the publisher's
+   * generation fence on the consumer's stream (no host wait on either side), a host-written one has no
+   * fence, and a slot returns to its publisher when the consumer's release stream passed it.
+   * Spec: "Crossing process boundaries: the generation fence".
+   */
+  readonly boundaries?: BoundaryProvider;
+  /**
+   * The clock the session schedules by: clock triggers tick at t0 + k/rate on it (t0: when `run()`
+   * starts scheduling), `deferUntil()` and `ExecutionContext.activationTime` use it. Default: the
+   * monotonic clock (`process.hrtime`, Node timers). Inject `ManualClock` to
+   * make a test exact. Spec: "Size queue entries from nominal rates".
+   * @example
+   * import { ManualClock } from '@hs/runtime';
+   * const clock = new ManualClock();
+   * const session = unwrap(RunSession.create(plan, { clock }));
+   * const running = session.run();
+   * clock.advanceTo(1_000_000n); // every timer due by t = 1 ms fires, in time order
+   */
+  readonly clock?: SessionClock;
+  /**
+   * The scenario whose windows and selectors the operators read by (queues are sized for every
+   * scenario; the plan's `schedule` records list each retention's scenario). Default `default`.
+   * Spec: "Size queue entries from nominal rates" (mutually exclusive scenarios).
+   */
+  readonly scenario?: string;
+  /**
+   * Which resource each graph pool's backing comes from (per provider, per memory kind, a default; see
+   * `PoolResourceBindings`), checked at `create()` before anything is allocated. Default: the current
+   * device resource for cudaDevice pools, the memory kind's default resource otherwise.
+   * Spec: "Sized cold, borrowed hot".
+   */
+  readonly resources?: PoolResourceBindings;
+}
+
+/** Events of a `RunSession`. */
+export interface RunSessionEvents {
+  /**
+   * A metrics snapshot, every `metricsIntervalMs` during a run and once when it ended (after the
+   * slots came back). A listener that throws does not crash the process: the error is caught, the run
+   * is stopped (drained, every slot returned) and `run()` rejects with `InvalidState` naming the listener's error.
+   */
+  metrics: (metrics: RunMetrics) => void;
+}
+
+/** Options for `RunSession.run`. */
+export interface RunOptions {
+  /** Aborting stops the session as `stop()` does: sources end, the graph drains, every slot returns. */
+  readonly signal?: AbortSignal;
+  /**
+   * How long, in milliseconds, the graph gets to drain after `stop()` (or an abort), and then the end of
+   * a run waits for every pool slot to come back after the operators' `stop()` (default 10 000 each). Past
+   * either bound `run()` rejects with `InvalidState` naming what was stuck, so `stop()` returns within about
+   * twice this bound even when device work never completes.
+   */
+  readonly drainTimeoutMs?: number;
+}
