@@ -114,6 +114,8 @@ export interface TensorAllocationRecord {
   readonly memoryKindSource: string;
   /** Largest rank a slot's tensor may have (sizes the shape storage of each slot). */
   readonly maxRank: number;
+  /** The output's declared representation rank: exact, every allocation from the pool must have it (`maxRank` is the storage bound). */
+  readonly rank: number;
   /** Slot alignment in bytes (256). */
   readonly alignment: number;
   /** Bytes per slot: `maxByteSpan` rounded up to `alignment`. */
