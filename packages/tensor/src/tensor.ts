@@ -18,6 +18,7 @@ import {
   type Stream,
 } from '@hs/streams';
 import { DType } from './dtype.js';
+import { ImportBacking } from './import-backing.js';
 import type { TensorBacking } from './tensor-backing.js';
 import {
   assertNumberList,
@@ -60,7 +61,10 @@ export interface TensorImportOptions {
   readonly byteOffset?: number;
   /** Diagnostics label; default `imported <memory label>`. */
   readonly name?: string;
-  /** Called once by `dispose()`: the foreign owner's release hook (DLPack's deleter). */
+  /**
+   * Called once when the last holder dropped (the importer's `dispose()` and every read lease) and the
+   * streams those leases were released on passed: the foreign owner's release hook (DLPack's deleter).
+   */
   readonly deleter?: () => void;
 }
 
@@ -109,6 +113,8 @@ export class Tensor {
   #hostComplete = false;
   #ownedEvent: Event | null = null;
   #deleter: (() => void) | null = null;
+  /** The reference count of an import (also its `backing`); `null` for other tensors. */
+  #importRef: ImportBacking | null = null;
 
   /**
    * Creates an unbound tensor over `init.memory`: stale (accessors report `InvalidState`) until a
@@ -169,7 +175,11 @@ export class Tensor {
       );
     }
 
-    const tensor = new Tensor({ backend, memory, backing: null, name });
+    // The backing calls back once the last holder dropped; `tensor` is assigned before anyone can hold it.
+    let tensor: Tensor | null = null;
+    const backing = new ImportBacking(backend, name, () => (tensor as Tensor).#end());
+    tensor = new Tensor({ backend, memory, backing, name });
+    tensor.#importRef = backing;
     tensor.#setLayout(dtype, Object.freeze(shape.slice()), Object.isFrozen(strides) ? strides : Object.freeze(strides.slice()), byteOffset, byteSize);
     tensor.#foreign = true;
     tensor.#readOnly = true;
@@ -214,7 +224,10 @@ export class Tensor {
   get memory(): DeviceMemory {
     return this.#memory;
   }
-  /** Release-stream and lease tracking of the storage; `null` for imported tensors. */
+  /**
+   * Release-stream and lease tracking of the storage: the pool slot, or for an import its reference
+   * count (a lease keeps the import alive past the importer's `dispose()`); `null` when nothing tracks it.
+   */
   get backing(): TensorBacking | null {
     return this.#backing;
   }
@@ -423,12 +436,18 @@ export class Tensor {
   }
 
   /**
-   * Ends an imported tensor: destroys the readiness event it created and runs the import's deleter
-   * once; the handle turns stale. For a pool tensor it does nothing: its slot is returned through its
-   * leases and release events (`backing`). Idempotent.
+   * Drops the importer's reference to an imported tensor. When no read lease is held either (and the
+   * streams leases were released on passed), the import ends: its readiness event is destroyed, the
+   * handle turns stale and the deleter runs once; otherwise that happens when the last lease is
+   * released. For a pool tensor it does nothing: its slot is returned through its leases and release
+   * events (`backing`). Idempotent. Spec: "Foreign tensors imported through DLPack".
    */
   dispose(): void {
-    if (!this.#foreign || !this.#valid) return;
+    this.#importRef?.drop();
+  }
+
+  /** The last holder of an import dropped: destroy the readiness event, go stale, run the deleter. */
+  #end(): void {
     this.#valid = false;
     this.#readiness = null;
     if (this.#ownedEvent !== null) {
