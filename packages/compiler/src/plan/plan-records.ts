@@ -206,6 +206,13 @@ export interface TopicEndpointRecord {
    * Spec: "Derive slot bytes from deployment parameters" (an imported external-topic bound).
    */
   readonly maxByteSpan: number | null;
+  /**
+   * Release streams tracked per slot: publish, the boundary pool's `maxReleaseStreams`; subscribe, the
+   * device-wide bound for an imported slot in this process (two per CUDA-active operator on the
+   * consumer's device, see `importedReleaseStreamCap`; 1 for a host-only consumer).
+   * Spec: "Fanout release-stream caps".
+   */
+  readonly maxReleaseStreams: number;
 }
 
 /** How one output's slot byte bound was derived. Spec: "Derive slot bytes from deployment parameters". */
