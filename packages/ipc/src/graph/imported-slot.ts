@@ -88,7 +88,12 @@ export class ImportedSlot implements TensorBacking {
       if (this.#streams[i] === null && free < 0) free = i;
     }
     if (free < 0) {
-      return err(ErrorCode.ResourceExhausted, `${this.tensor.name}: already tracks ${cap} distinct release streams, the plan's device-wide bound for this subscription; the extra consumer stream is rejected`);
+      return err(
+        ErrorCode.ResourceExhausted,
+        cap === 0
+          ? `${this.tensor.name}: the subscription has no CUDA stream, so it made no release events and cannot track stream "${stream.label}"`
+          : `${this.tensor.name}: already tracks ${cap} distinct release streams, the plan's device-wide bound for this subscription; the extra consumer stream is rejected`,
+      );
     }
     this.#streams[free] = stream;
     return OK_VOID;
