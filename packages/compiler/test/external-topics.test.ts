@@ -75,6 +75,7 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
         dtype: DType.uint8,
         rank: 2,
         maxByteSpan: 1000,
+        maxReleaseStreams: pool?.maxReleaseStreams,
       },
     ]);
   });
@@ -213,8 +214,19 @@ describe('external topics: subscription', () => {
         dtype: DType.uint8,
         rank: 2,
         maxByteSpan: null,
+        maxReleaseStreams: 2,
       },
     ]);
+  });
+
+  // Spec: "Fanout release-stream caps": an imported slot's bound is device-wide, like a pool's.
+  it('bounds the release streams of an imported slot by every CUDA-active operator on the consumer device', () => {
+    const { graph, input } = consumerGraph(DEVICE_FRAMES_IN);
+    for (const name of ['a', 'b']) graph.add(new ScriptedOperator(name, (s) => s.requireCudaStream()));
+    graph.subscribe('camera.frames', input);
+    const device = Device.cuda(0);
+    const plan = compileOk(graph, { deployment: { bindTopicDevice: { 'camera.frames': device }, bindOperatorDevice: { a: device, b: device } } });
+    expect(plan.topic('camera.frames')[0]).toMatchObject({ direction: 'subscribe', maxReleaseStreams: 6 });
   });
 
   it('imports pinnedHost on a planned stream and host memory with none', () => {
@@ -227,7 +239,8 @@ describe('external topics: subscription', () => {
     host.graph.subscribe('h', host.input);
     const hostPlan = compileOk(host.graph);
     expect(hostPlan.operator('sink')).toMatchObject({ cudaActive: false, stream: null });
-    expect(hostPlan.topic('h')[0]).toMatchObject({ device: Device.cpu(), transport: 'posixShm', queueDepth: 2, queueDepthSource: 'default' });
+    expect(hostPlan.topic('h')[0]).toMatchObject({ device: Device.cpu(), transport: 'posixShm', queueDepth: 2, queueDepthSource: 'default', maxReleaseStreams: 1 });
+    expect(plan.topic('p')[0]).toMatchObject({ maxReleaseStreams: 2 });
   });
 
   it("gives inputMaxByteSpan of a subscribed input the topic's declared bound (spec: an imported external-topic bound)", () => {

@@ -3,10 +3,10 @@ import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { ImportedSlot } from '../src/graph/imported-slot.js';
 
-function fixture(withEvents: boolean) {
+function fixture(withEvents: boolean, releaseStreams = 2) {
   const backend = new HostBackend({ scheduling: 'manual' });
   const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 4096 }));
-  const events: Event[] = withEvents ? [0, 1].map((i) => unwrap(backend.createEvent(Device.cuda(0), { label: `release ${i}` }))) : [];
+  const events: Event[] = withEvents ? Array.from({ length: releaseStreams }, (_, i) => unwrap(backend.createEvent(Device.cuda(0), { label: `release ${i}` }))) : [];
   const returned: number[] = [];
   const slot = new ImportedSlot(backend, memory, 'topic t[slot 1]', events, () => returned.push(1));
   return { backend, memory, slot, returned };
@@ -68,5 +68,27 @@ describe('ImportedSlot: an exporter slot held in the importing process', () => {
     unwrap(slot.lend(DType.uint8, [16], 0, 4096, null));
     const registered = slot.registerReleaseStream(unwrap(backend.createStream(Device.cuda(0))));
     expect(registered.ok ? null : registered.error.code).toBe(ErrorCode.ResourceExhausted);
+  });
+
+  // Spec: "Fanout release-stream caps": the bound is device-wide, so forwarding one import to several
+  // CUDA consumers stays inside it (the plan gives a subscribe endpoint two streams per CUDA operator).
+  it('tracks as many release streams as the plan bound: an import forwarded to three CUDA-stream consumers returns once all three passed', () => {
+    const { backend, memory, slot, returned } = fixture(true, 6);
+    const consumers = [0, 1, 2].map((i) => unwrap(backend.createStream(Device.cuda(0), { label: `consumer ${i}` })));
+    unwrap(slot.lend(DType.uint8, [64], 0, 4096, null));
+    for (const stream of consumers) {
+      unwrap(slot.registerReleaseStream(stream));
+      unwrap(slot.acquireLease());
+      unwrap(backend.memsetAsync(stream, { memory, byteOffset: 1024, byteLength: 64, label: 'consumer work' }, 1));
+    }
+    slot.releaseLease(null); // the channel's own lease
+    for (const stream of consumers.slice(0, 2)) slot.releaseLease(stream);
+    expect(slot.inUse).toBe(true);
+    slot.releaseLease(consumers[2]!);
+    expect(slot.poll()).toBe(false);
+    expect(returned).toEqual([]);
+    backend.runUntilIdle();
+    expect(slot.poll()).toBe(true);
+    expect(returned).toEqual([1]);
   });
 });

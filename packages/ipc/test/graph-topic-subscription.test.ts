@@ -33,6 +33,7 @@ const endpoint: TopicEndpointRecord = {
   dtype: DType.uint8,
   rank: 1,
   maxByteSpan: null,
+  maxReleaseStreams: 2,
 };
 
 function helloFrame(edit?: (view: DataView) => void): Buffer {

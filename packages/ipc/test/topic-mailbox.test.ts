@@ -211,6 +211,7 @@ function hostInput(topic: string): TopicEndpointRecord {
     dtype: DType.uint8,
     rank: 1,
     maxByteSpan: null,
+    maxReleaseStreams: 1,
   };
 }
 

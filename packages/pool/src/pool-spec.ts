@@ -32,6 +32,12 @@ export interface TensorPoolSpec {
   readonly slotByteSpan: number;
   /** Largest rank a request may have; 0 makes the pool reject every allocation. */
   readonly maxRank: number;
+  /**
+   * The exact rank every request must have (a graph output's declared representation rank; `maxRank`
+   * still bounds it); when omitted any rank up to `maxRank` is accepted. Spec: "Derive slot bytes from
+   * deployment parameters" (the representation rank is exact).
+   */
+  readonly rank?: number;
   /** The only dtype requests may use; any dtype when omitted. */
   readonly dtype?: DType;
   /** Cap on distinct release streams per slot, a positive safe integer; default 8. */
@@ -67,6 +73,8 @@ export interface ResolvedPoolSpec {
   readonly slotCount: number;
   readonly slotByteSpan: number;
   readonly maxRank: number;
+  /** Exact rank of every request, or `null` for any rank up to `maxRank`. */
+  readonly rank: number | null;
   readonly dtype: DType | null;
   readonly maxReleaseStreams: number;
   readonly alignment: number;
@@ -118,6 +126,8 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
   if (!isCount(slotCount, 1)) return bad(`slotCount is ${String(slotCount)}; it must be a positive safe integer`);
   if (!isCount(slotByteSpan, 0)) return bad(`slotByteSpan is ${String(slotByteSpan)}; it must be a non-negative safe integer (bytes)`);
   if (!isCount(maxRank, 0)) return bad(`maxRank is ${String(maxRank)}; it must be a non-negative safe integer`);
+  const rank = spec.rank ?? null;
+  if (rank !== null && !isCount(rank, 0)) return bad(`rank is ${String(rank)}; it must be a non-negative safe integer`);
   if (!isCount(maxReleaseStreams, 1)) return bad(`maxReleaseStreams is ${String(maxReleaseStreams)}; it must be a positive safe integer`);
   if (!isCount(alignment, 1) || (alignment & (alignment - 1)) !== 0 || alignment > 2 ** 30) {
     return bad(`alignment is ${String(alignment)}; it must be a power of two up to 2^30 (bytes)`);
@@ -162,6 +172,7 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
       slotCount,
       slotByteSpan,
       maxRank,
+      rank,
       dtype: spec.dtype ?? null,
       maxReleaseStreams,
       alignment,

@@ -21,7 +21,7 @@ import type { TensorLoan } from './tensor-loan.js';
 
 /** What `TensorPool.allocateTensor` is asked for. */
 export interface TensorRequest {
-  /** Elements per dimension; rank at most the pool's `maxRank`; each a non-negative safe integer. */
+  /** Elements per dimension; rank exactly the pool's declared `rank` when it has one, else at most `maxRank`; each a non-negative safe integer. */
   readonly shape: readonly number[];
   /** Element type; must be the pool's declared dtype when it has one. */
   readonly dtype: DType;
@@ -191,7 +191,8 @@ export class TensorPool implements Disposable {
    * Lends a free slot as a tensor of `shape` and `dtype` (packed row-major at the slot's start).
    * Never waits. Returns `ResourceExhausted` when no slot is free (a shared, preallocated error);
    * `InvalidArgument` when the pool has a zero `maxRank` or `slotByteSpan` (it rejects every
-   * allocation), the rank exceeds `maxRank`, the dtype differs from the declared one, a dimension is
+   * allocation), the rank differs from the pool's declared `rank` (naming pool, declared and requested
+   * rank) or exceeds `maxRank`, the dtype differs from the declared one, a dimension is
    * not a non-negative safe integer, or the tensor needs more than `slotByteSpan` bytes;
    * `ArithmeticOverflow` when its size is not a safe integer; `InvalidState` after `dispose()`.
    * Rank, dtype and zero bounds are checked first; the shape's values are checked when a slot is free.
@@ -205,6 +206,10 @@ export class TensorPool implements Disposable {
     const { shape, dtype } = request;
     if (!(dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request dtype must be a DType`);
     if (!Array.isArray(shape)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request shape must be an array of numbers`);
+    const rank = this.#spec.rank;
+    if (rank !== null && shape.length !== rank) {
+      return err(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": shape has rank ${shape.length}, but the output is declared with rank ${rank}; request a rank-${rank} shape`);
+    }
     if (shape.length > this.#spec.maxRank) {
       return err(
         ErrorCode.InvalidArgument,

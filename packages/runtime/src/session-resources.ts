@@ -109,6 +109,7 @@ export class SessionResources {
         slotCount: record.slotCount,
         slotByteSpan: record.maxByteSpan,
         maxRank: record.maxRank,
+        rank: record.rank,
         dtype: record.dtype,
         maxReleaseStreams: record.maxReleaseStreams,
         alignment: record.alignment,

@@ -60,7 +60,7 @@ export interface DLPackTensorFields {
 /**
  * A DLPack `DLManagedTensorVersioned` in JavaScript terms: what `exportDLPack` produces and
  * `importDLPack` consumes. `deleter` is the producer's release hook; the consumer calls it exactly once
- * when done (an import runs it when the tensor is disposed).
+ * when done (an import runs it once its last holder dropped: `dispose()` and every read lease).
  */
 export interface DLPackManagedTensor {
   /** DLPack version of the producer; hs writes `DLPACK_VERSION`. */
@@ -158,7 +158,9 @@ export interface DLPackImportOptions {
  * Wraps a DLPack managed tensor that lives in `options.memory` as a `Tensor`: honours `byteOffset`,
  * `null` strides (compact row-major), size-0 dimensions (no bytes) and size-1 dimensions (their strides
  * do not matter). The result is read-only forever, whatever the flags say, has no readiness contract
- * until `setReadinessStream()`, and runs the DLPack deleter once when disposed. Errors: NotSupported for
+ * until `setReadinessStream()`, and is reference counted: its `backing` takes read leases, and the
+ * DLPack deleter runs once when the last holder dropped (`dispose()` and every lease, after the streams
+ * those leases were released on passed). Errors: NotSupported for
  * another DLPack major version; InvalidArgument for a device that does not match the memory, an unknown
  * dtype, a rank mismatch, negative strides, or data outside the memory; as `Tensor.import` otherwise.
  * Spec: "Foreign tensors imported through DLPack".

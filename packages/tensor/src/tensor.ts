@@ -18,6 +18,7 @@ import {
   type Stream,
 } from '@hs/streams';
 import { DType } from './dtype.js';
+import { ImportBacking } from './import-backing.js';
 import type { TensorBacking } from './tensor-backing.js';
 import {
   assertNumberList,
@@ -60,7 +61,10 @@ export interface TensorImportOptions {
   readonly byteOffset?: number;
   /** Diagnostics label; default `imported <memory label>`. */
   readonly name?: string;
-  /** Called once by `dispose()`: the foreign owner's release hook (DLPack's deleter). */
+  /**
+   * Called once when the last holder dropped (the importer's `dispose()` and every read lease) and the
+   * streams those leases were released on passed: the foreign owner's release hook (DLPack's deleter).
+   */
   readonly deleter?: () => void;
 }
 
@@ -109,6 +113,8 @@ export class Tensor {
   #hostComplete = false;
   #ownedEvent: Event | null = null;
   #deleter: (() => void) | null = null;
+  /** The reference count of an import (also its `backing`); `null` for other tensors. */
+  #importRef: ImportBacking | null = null;
 
   /**
    * Creates an unbound tensor over `init.memory`: stale (accessors report `InvalidState`) until a
@@ -169,7 +175,11 @@ export class Tensor {
       );
     }
 
-    const tensor = new Tensor({ backend, memory, backing: null, name });
+    // The backing calls back once the last holder dropped; `tensor` is assigned before anyone can hold it.
+    let tensor: Tensor | null = null;
+    const backing = new ImportBacking(backend, name, () => (tensor as Tensor).#end());
+    tensor = new Tensor({ backend, memory, backing, name });
+    tensor.#importRef = backing;
     tensor.#setLayout(dtype, Object.freeze(shape.slice()), Object.isFrozen(strides) ? strides : Object.freeze(strides.slice()), byteOffset, byteSize);
     tensor.#foreign = true;
     tensor.#readOnly = true;
@@ -214,7 +224,10 @@ export class Tensor {
   get memory(): DeviceMemory {
     return this.#memory;
   }
-  /** Release-stream and lease tracking of the storage; `null` for imported tensors. */
+  /**
+   * Release-stream and lease tracking of the storage: the pool slot, or for an import its reference
+   * count (a lease keeps the import alive past the importer's `dispose()`); `null` when nothing tracks it.
+   */
   get backing(): TensorBacking | null {
     return this.#backing;
   }
@@ -349,37 +362,56 @@ export class Tensor {
    * ```
    */
   async copyToHost(dst: Uint8Array, stream: Stream): Promise<void> {
-    const enqueued = this.copyToHostAsync(dst, stream);
-    if (!enqueued.ok) throw enqueued.error;
-    await this.#backend.synchronizeStream(stream);
+    const refused = this.#checkCopy(dst);
+    if (refused !== null) throw refused.error;
+    const backing = this.#backing;
+    // A lease (not a release stream) keeps the storage until the wait below returned: a finished blocking
+    // copy leaves no obligation on `stream`. Spec: "Fanout release-stream caps".
+    if (backing !== null) {
+      const leased = backing.acquireLease();
+      if (!leased.ok) throw leased.error;
+    }
+    try {
+      const enqueued = this.#enqueueCopyToHost(dst, stream);
+      if (!enqueued.ok) throw enqueued.error;
+      await this.#backend.synchronizeStream(stream);
+    } finally {
+      backing?.releaseLease(null);
+    }
   }
 
   /**
    * Enqueues, on `stream`, a wait on the readiness event and then a copy of the tensor's `byteSize`
    * bytes into the start of `dst`; returns at once. Read `dst` only after you synchronized `stream`.
+   * `stream` becomes a release (deallocation) stream of the tensor's backing and its release event is
+   * recorded right after the copy, so a pool slot (or an import) is not reused before the copy ran; a
+   * stream already registered uses no capacity. Nothing is enqueued when this fails.
    * Returns `InvalidArgument` when `dst` is shorter than `byteSize`, `InvalidState` when stale or
-   * without a readiness contract; backend errors are passed through. A `dst` longer than `byteSize`
-   * costs one `subarray` view per call. Spec: "Host access".
+   * without a readiness contract, `ResourceExhausted` naming the cap when `stream` would exceed the
+   * backing's distinct release streams, `NotSupported` when the backing cannot track `stream` (a
+   * host-only pool, or another device; use `copyToHost`); backend errors are passed through. A `dst`
+   * longer than `byteSize` costs one `subarray` view per call; otherwise it allocates nothing.
+   * Spec: "Host access", "Fanout release-stream caps" (asynchronous copies retain their stream).
    * @throws HsError `InvalidArgument` when `dst` is not a `Uint8Array`.
    */
   copyToHostAsync(dst: Uint8Array, stream: Stream): Result<void> {
-    if (!(dst instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyToHost destination must be a Uint8Array');
-    const blocked = this.#checkReadable();
-    if (blocked !== null) return blocked;
-    if (dst.byteLength < this.#byteSize) {
-      return err(
-        ErrorCode.InvalidArgument,
-        `tensor "${this.#name}" spans ${this.#byteSize} bytes but the destination holds ${dst.byteLength}; pass a larger Uint8Array`,
-      );
+    const refused = this.#checkCopy(dst);
+    if (refused !== null) return refused;
+    const backing = this.#backing;
+    if (backing === null) return this.#enqueueCopyToHost(dst, stream);
+    const registered = backing.registerReleaseStream(stream);
+    if (!registered.ok) return registered;
+    const leased = backing.acquireLease();
+    if (!leased.ok) return leased;
+    const enqueued = this.#enqueueCopyToHost(dst, stream);
+    // Records the stream's release event after the copy (or after nothing, when enqueueing failed).
+    try {
+      backing.releaseLease(stream);
+    } catch (cause) {
+      if (cause instanceof HsError) return { ok: false, error: cause };
+      throw cause;
     }
-    const readiness = this.readinessFor(stream);
-    if (!readiness.ok) return readiness;
-    if (readiness.value !== null) {
-      const waited = this.#backend.streamWaitEvent(stream, readiness.value);
-      if (!waited.ok) return waited;
-    }
-    const target = dst.byteLength === this.#byteSize ? dst : dst.subarray(0, this.#byteSize);
-    return this.#backend.copyToHostAsync(stream, target, this.#range);
+    return enqueued;
   }
 
   /**
@@ -404,12 +436,18 @@ export class Tensor {
   }
 
   /**
-   * Ends an imported tensor: destroys the readiness event it created and runs the import's deleter
-   * once; the handle turns stale. For a pool tensor it does nothing: its slot is returned through its
-   * leases and release events (`backing`). Idempotent.
+   * Drops the importer's reference to an imported tensor. When no read lease is held either (and the
+   * streams leases were released on passed), the import ends: its readiness event is destroyed, the
+   * handle turns stale and the deleter runs once; otherwise that happens when the last lease is
+   * released. For a pool tensor it does nothing: its slot is returned through its leases and release
+   * events (`backing`). Idempotent. Spec: "Foreign tensors imported through DLPack".
    */
   dispose(): void {
-    if (!this.#foreign || !this.#valid) return;
+    this.#importRef?.drop();
+  }
+
+  /** The last holder of an import dropped: destroy the readiness event, go stale, run the deleter. */
+  #end(): void {
     this.#valid = false;
     this.#readiness = null;
     if (this.#ownedEvent !== null) {
@@ -482,6 +520,35 @@ export class Tensor {
     this.#readiness = null;
     this.#pendingOn = null;
     this.#hostComplete = false;
+  }
+
+  /**
+   * Why a copy into `dst` cannot start (stale, no readiness contract, `dst` too short), or `null`.
+   * @throws HsError `InvalidArgument` when `dst` is not a `Uint8Array`.
+   */
+  #checkCopy(dst: Uint8Array): Err | null {
+    if (!(dst instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'copyToHost destination must be a Uint8Array');
+    const blocked = this.#checkReadable();
+    if (blocked !== null) return blocked;
+    if (dst.byteLength < this.#byteSize) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `tensor "${this.#name}" spans ${this.#byteSize} bytes but the destination holds ${dst.byteLength}; pass a larger Uint8Array`,
+      );
+    }
+    return null;
+  }
+
+  /** The copy itself, after `#checkCopy`: readiness wait and copy on `stream`; no lease, no release stream. */
+  #enqueueCopyToHost(dst: Uint8Array, stream: Stream): Result<void> {
+    const readiness = this.readinessFor(stream);
+    if (!readiness.ok) return readiness;
+    if (readiness.value !== null) {
+      const waited = this.#backend.streamWaitEvent(stream, readiness.value);
+      if (!waited.ok) return waited;
+    }
+    const target = dst.byteLength === this.#byteSize ? dst : dst.subarray(0, this.#byteSize);
+    return this.#backend.copyToHostAsync(stream, target, this.#range);
   }
 
   #setLayout(dtype: DType, shape: readonly number[], strides: readonly number[], byteOffset: number, byteSize: number): void {

@@ -106,6 +106,7 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         maxByteSpan: span.bytes,
         byteSpanSource: span.derivation === null ? 'declared' : 'derived',
         maxRank: tensor.bounds.maxRank,
+        rank: tensor.representation.rank,
         alignment: SLOT_ALIGNMENT,
         slotBytes: Number(slotBytes),
         slotCount: Number(slotCount),

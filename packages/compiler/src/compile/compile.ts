@@ -85,7 +85,7 @@ export function compile(graph: Graph, options?: CompileOptions): Result<Executio
       partitions: planPartitions(partitioning, streams),
       streams: streams.streams.map((s) => ({ id: s.id, device: s.device, partitions: [...s.partitions] })),
       pools: poolRecords,
-      topics: buildTopicEndpoints(topics, placement.topicDevice, streams.streamOf, pools),
+      topics: buildTopicEndpoints(topics, placement.topicDevice, streams.streamOf, pools, placement.operatorDevice),
       params: planParams(index, order),
       portRates: portRateRecords(index, order, rates),
       byteSpanDerivations: order.flatMap((op) =>

@@ -34,6 +34,18 @@ export function releaseStreamCap(
   };
 }
 
+/**
+ * The per-slot release-stream bound of an imported topic slot in the consuming process: the same
+ * device-wide domain as a pool's cap, with no producer stream in this process, so two streams for every
+ * CUDA-active operator on `domain` (a forwarded import can reach any of them). 1 for a consumer without
+ * a CUDA stream domain (`null`). Spec: "Fanout release-stream caps" (imported buffers track every
+ * registered consumer stream).
+ */
+export function importedReleaseStreamCap(domain: Device | null, cudaOperatorsOn: ReadonlyMap<Device, number>): number {
+  if (domain === null) return 1;
+  return Math.max(1, (cudaOperatorsOn.get(domain) ?? 0) * STREAMS_PER_OTHER_OPERATOR);
+}
+
 /** CUDA-active operators per device (the domains of `releaseStreamCap`). */
 export function countCudaOperators(operatorDevice: ReadonlyMap<Operator, Device | null>): Map<Device, number> {
   const counts = new Map<Device, number>();

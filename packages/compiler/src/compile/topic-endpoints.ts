@@ -3,6 +3,7 @@ import type { Operator } from '../authoring/operator.js';
 import type { OutputPort } from '../authoring/ports.js';
 import type { TensorAllocationRecord, TopicEndpointRecord } from '../plan/plan-records.js';
 import type { ResolvedTopics } from './resolve-topics.js';
+import { countCudaOperators, importedReleaseStreamCap } from './release-stream-caps.js';
 import { compareText } from './text-order.js';
 
 /**
@@ -16,7 +17,9 @@ export function buildTopicEndpoints(
   topicDevice: ReadonlyMap<string, Device | null>,
   streamOf: ReadonlyMap<Operator, string>,
   pools: ReadonlyMap<OutputPort, TensorAllocationRecord>,
+  operatorDevice: ReadonlyMap<Operator, Device | null>,
 ): TopicEndpointRecord[] {
+  const cudaOperatorsOn = countCudaOperators(operatorDevice);
   const records: TopicEndpointRecord[] = [];
   const transport = (kind: MemoryKind): 'posixShm' | 'cudaIpc' => (kind === MemoryKind.CudaDevice ? 'cudaIpc' : 'posixShm');
   for (const p of topics.publications.values()) {
@@ -38,6 +41,7 @@ export function buildTopicEndpoints(
       dtype: p.output.tensor?.representation.dtype ?? null,
       rank: p.output.tensor?.representation.rank ?? null,
       maxByteSpan: pool.maxByteSpan,
+      maxReleaseStreams: pool.maxReleaseStreams,
     });
   }
   for (const s of topics.subscriptions.values()) {
@@ -58,6 +62,7 @@ export function buildTopicEndpoints(
       dtype: s.input.requirements.dtype ?? null,
       rank: s.input.requirements.rank ?? null,
       maxByteSpan: s.maxByteSpan,
+      maxReleaseStreams: importedReleaseStreamCap(operatorDevice.get(s.input.operator) ?? null, cudaOperatorsOn),
     });
   }
   return records.sort((a, b) => compareText(a.topic, b.topic) || compareText(a.direction, b.direction) || compareText(`${a.port.operator}.${a.port.port}`, `${b.port.operator}.${b.port.port}`));

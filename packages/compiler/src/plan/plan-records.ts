@@ -119,6 +119,8 @@ export interface TensorAllocationRecord {
   readonly memoryKindSource: string;
   /** Largest rank a slot's tensor may have (sizes the shape storage of each slot). */
   readonly maxRank: number;
+  /** The output's declared representation rank: exact, every allocation from the pool must have it (`maxRank` is the storage bound). */
+  readonly rank: number;
   /** Slot alignment in bytes (256). */
   readonly alignment: number;
   /** Bytes per slot: `maxByteSpan` rounded up to `alignment`. */
@@ -209,6 +211,13 @@ export interface TopicEndpointRecord {
    * Spec: "Derive slot bytes from deployment parameters" (an imported external-topic bound).
    */
   readonly maxByteSpan: number | null;
+  /**
+   * Release streams tracked per slot: publish, the boundary pool's `maxReleaseStreams`; subscribe, the
+   * device-wide bound for an imported slot in this process (two per CUDA-active operator on the
+   * consumer's device, see `importedReleaseStreamCap`; 1 for a host-only consumer).
+   * Spec: "Fanout release-stream caps".
+   */
+  readonly maxReleaseStreams: number;
 }
 
 /** How one output's slot byte bound was derived. Spec: "Derive slot bytes from deployment parameters". */

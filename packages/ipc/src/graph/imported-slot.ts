@@ -1,9 +1,6 @@
 import { ErrorCode, HsError, OK_VOID, err, type Backend, type DeviceMemory, type Event, type Result, type Stream } from '@hs/streams';
 import { Tensor, type DType, type TensorBacking, type TensorInit } from '@hs/tensor';
 
-/** Most release streams one imported slot tracks (a consumer stream and one application stream). */
-const MAX_RELEASE_STREAMS = 2;
-
 /**
  * The read-only tensor a graph subscription lends for one slot of a publisher's boundary pool, rebound
  * to each descriptor's layout (no copy, no allocation per frame) over the mapped pool memory.
@@ -30,16 +27,19 @@ export class ImportedSlotTensor extends Tensor {
  * One slot of a publisher's boundary pool as this process holds it: the tensor lent to the consumer
  * graph and the `TensorBacking` that counts its read leases and release streams. When the last lease is
  * released, the slot goes back to the publisher (`returnSlot`) once every release stream passed its
- * release event (polled by `poll()`, never waited for). The publisher recycles it only then.
+ * release event (polled by `poll()`, never waited for). The publisher recycles it only then. It tracks
+ * as many distinct release streams as it was given release events: the plan's device-wide bound for
+ * the subscribe endpoint (`TopicEndpointRecord.maxReleaseStreams`), so a forwarded import reaches every
+ * CUDA consumer the bound admits.
  * Spec: "Crossing process boundaries: the generation fence" (release follows the same discipline).
  */
 export class ImportedSlot implements TensorBacking {
   readonly tensor: ImportedSlotTensor;
   readonly #backend: Backend;
-  readonly #streams: (Stream | null)[] = new Array<Stream | null>(MAX_RELEASE_STREAMS).fill(null);
+  readonly #streams: (Stream | null)[];
   readonly #releaseEvents: Event[];
-  readonly #recorded = new Uint8Array(MAX_RELEASE_STREAMS);
-  readonly #completed = new Uint8Array(MAX_RELEASE_STREAMS);
+  readonly #recorded: Uint8Array;
+  readonly #completed: Uint8Array;
   readonly #pendingEvents: Event[] = [];
   #leases = 0;
   #published = false;
@@ -49,19 +49,17 @@ export class ImportedSlot implements TensorBacking {
     backend: Backend,
     memory: DeviceMemory,
     name: string,
-    /** Release events (`MAX_RELEASE_STREAMS`, created by the subscription on the consumer's device), or none for a host-only consumer. */
+    /** One release event per admitted release stream (the endpoint's bound, created by the subscription on the consumer's device), or none for a host-only consumer. */
     releaseEvents: readonly Event[],
     /** Sends the slot back to its publisher (a RELEASE frame). */
     private readonly returnSlot: () => void,
   ) {
     this.#backend = backend;
     this.#releaseEvents = [...releaseEvents];
+    this.#streams = new Array<Stream | null>(releaseEvents.length).fill(null);
+    this.#recorded = new Uint8Array(releaseEvents.length);
+    this.#completed = new Uint8Array(releaseEvents.length);
     this.tensor = new ImportedSlotTensor({ backend, memory, backing: this, name });
-  }
-
-  /** Events each imported slot needs for its release streams. */
-  static get releaseEventCount(): number {
-    return MAX_RELEASE_STREAMS;
   }
 
   /** True while the slot is lent to the graph (bound and not yet returned). */
@@ -84,12 +82,18 @@ export class ImportedSlot implements TensorBacking {
   registerReleaseStream(stream: Stream): Result<void> {
     if (!this.#published) return err(ErrorCode.InvalidState, `${this.tensor.name} is not lent`);
     let free = -1;
-    for (let i = 0; i < MAX_RELEASE_STREAMS; i++) {
+    const cap = this.#releaseEvents.length;
+    for (let i = 0; i < cap; i++) {
       if (this.#streams[i] === stream) return OK_VOID;
       if (this.#streams[i] === null && free < 0) free = i;
     }
-    if (free < 0 || this.#releaseEvents.length === 0) {
-      return err(ErrorCode.ResourceExhausted, `${this.tensor.name}: more than ${this.#releaseEvents.length === 0 ? 0 : MAX_RELEASE_STREAMS} release streams`);
+    if (free < 0) {
+      return err(
+        ErrorCode.ResourceExhausted,
+        cap === 0
+          ? `${this.tensor.name}: the subscription has no CUDA stream, so it made no release events and cannot track stream "${stream.label}"`
+          : `${this.tensor.name}: already tracks ${cap} distinct release streams, the plan's device-wide bound for this subscription; the extra consumer stream is rejected`,
+      );
     }
     this.#streams[free] = stream;
     return OK_VOID;
@@ -123,7 +127,7 @@ export class ImportedSlot implements TensorBacking {
     if (!this.#returning) return false;
     const pending = this.#pendingEvents;
     pending.length = 0;
-    for (let i = 0; i < MAX_RELEASE_STREAMS; i++) if (this.#recorded[i] === 1) pending.push(this.#releaseEvents[i] as Event);
+    for (let i = 0; i < this.#releaseEvents.length; i++) if (this.#recorded[i] === 1) pending.push(this.#releaseEvents[i] as Event);
     if (pending.length > 0 && this.#backend.queryEvents(pending, this.#completed) < pending.length) return false;
     this.#recorded.fill(0);
     this.#streams.fill(null);

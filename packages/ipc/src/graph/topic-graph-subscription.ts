@@ -182,7 +182,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const mapped = device ? this.#mapDevice(view, peer.value.pid) : this.#mapSegment(view, peer.value.pid);
     if (!mapped.ok) return mapped;
     const topic = mapped.value;
-    const per = ImportedSlot.releaseEventCount;
+    const per = this.endpoint.maxReleaseStreams;
     const stream = this.consumerStream;
     const events: Event[] = [];
     // Device topics: a readiness event per slot, then the release events; a host-only consumer has neither.
