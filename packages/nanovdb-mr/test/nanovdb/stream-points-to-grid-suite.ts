@@ -183,19 +183,17 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       }
     }
 
-    it('a background: the host builder\'s bytes on the host backend, NotSupported on a device (its kernels write 0)', async () => {
+    it('a non-zero background: the host builder\'s bytes on every backend (root, tables, inactive voxels)', async () => {
       const points = new Int32Array([5000, 0, 0, -1, 0, 0, 7, 7, 7, -4097, -9000, 3]);
-      const options: PointsToGridOptions = { gridType: GridType.Float, background: -3.5 };
-      if (backend.name === 'host') {
-        expectSameBytes(await streamGridBytes(points, options), hostGridBytes(points, options));
-        return;
+      for (const background of [-3.5, 0.1, 1e30]) {
+        const options: PointsToGridOptions = { gridType: GridType.Float, background };
+        const bytes = await streamGridBytes(points, options);
+        expectSameBytes(bytes, hostGridBytes(points, options));
+        expect(unwrap(validateGrids(bytes))[0]?.gridType).toBe(GridType.Float);
       }
-      const input = upload(points);
-      try {
-        await expect(pointsToGridAsync(backend, stream, deviceResource, spanOf(input, points), options)).rejects.toMatchObject({ code: ErrorCode.NotSupported });
-      } finally {
-        input.dispose();
-      }
+      const cloud = Float32Array.from(indexPoints(Math.min(scale, 5000), 'clustered', 300, 14), (c) => c * 0.05 + 0.5);
+      const options: PointsToGridOptions = { gridType: GridType.Float, background: 2.25, voxelSize: 0.05, origin: [0.5, 0.5, 0.5] };
+      expectSameBytes(await streamGridBytes(cloud, options), hostGridBytes(cloud, options));
     });
 
     it('partial and disabled checksums match the host builder too', async () => {
@@ -320,8 +318,7 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       ] as const) {
         it(`overflowing ${level}: a clamped prefix grid that validates and equals the host grid of the kept voxels; overflow reported`, async () => {
           const points = indexPoints(Math.min(scale, 1000), 'uniform', 3000, 7);
-          for (const gridType of [GridType.OnIndex, GridType.Float] as const) {
-            const options: PointsToGridOptions = { gridType };
+          for (const options of [{ gridType: GridType.OnIndex }, { gridType: GridType.Float }, { gridType: GridType.Float, background: -0.75 }] as const) {
             const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, capacity, options));
             const input = upload(points);
             unwrap(build.encode(stream, spanOf(input, points)));

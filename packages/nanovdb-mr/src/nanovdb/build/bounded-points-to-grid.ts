@@ -5,7 +5,7 @@ import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../res
 import { GRID_DATA_SIZE, type ValueLayout } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
-import { backgroundOnBackend, resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
+import { resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
 import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { MAX_DEVICE_POINTS, pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
 
@@ -142,8 +142,6 @@ export class BoundedPointsToGrid implements Disposable {
     if (bad !== null) return bad;
     const settings = resolveGridOptions(WHO, options);
     if (!settings.ok) return settings;
-    const onBackend = backgroundOnBackend(WHO, backend.name, settings.value);
-    if (!onBackend.ok) return onBackend;
     const bytes = blockBytes(backend, capacity, settings.value.layout);
     let owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
     let block: MemoryBlock;

@@ -4,7 +4,7 @@ import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../res
 import { GRID_DATA_SIZE } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch } from './points-to-grid-kernels.js';
-import { backgroundOnBackend, invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
+import { invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
 import { REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
 
@@ -66,8 +66,6 @@ export async function pointsToGridAsync(
   if (misaligned !== null) throw misaligned.error;
   const settings = resolveGridOptions(who, options);
   if (!settings.ok) throw settings.error;
-  const onBackend = backgroundOnBackend(who, backend.name, settings.value);
-  if (!onBackend.ok) throw onBackend.error;
   const { layout, checksum } = settings.value;
   const n = source.value.count;
 

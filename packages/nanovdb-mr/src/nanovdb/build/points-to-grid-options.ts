@@ -23,9 +23,8 @@ export interface PointsToGridOptions {
   /**
    * Float grids only: the value of every inactive voxel (rounded to f32), written where NanoVDB writes it: the root's
    * background, every internal-node table entry that is not a child, and every inactive voxel of a leaf; so the
-   * accessor reads it for any inactive voxel. Default 0, as NanoVDB's PointsToGrid writes. The stream-ordered and
-   * capacity-bounded builders take a non-zero one on the host backend only (on CUDA: NotSupported, as filling the
-   * tables is kernel work).
+   * accessor reads it for any inactive voxel. Default 0, as NanoVDB's PointsToGrid writes. Every builder and backend
+   * writes it (the CUDA write kernel takes it as a parameter): the grids are byte-identical.
    */
   readonly background?: number;
 }
@@ -66,12 +65,6 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions, lo
   const checksum = options.checksum ?? 'full';
   if (checksum !== 'full' && checksum !== 'partial' && checksum !== 'disabled') return err(ErrorCode.InvalidArgument, `${who}: checksum must be 'full', 'partial' or 'disabled'`);
   return ok({ layout, gridClass, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, background: Math.fround(background), ...(long ? { longName: fullName } : {}) });
-}
-
-/** NotSupported when a non-zero background is asked of a build on a backend other than the host (see `background`). */
-export function backgroundOnBackend(who: string, backendName: string, settings: ResolvedGridOptions): Result<void> {
-  if (settings.background === 0 || backendName === 'host') return ok(undefined);
-  return err(ErrorCode.NotSupported, `${who}: a non-zero background is written on the host backend only (the ${backendName} kernels write 0); build on the host, or use pointsToGrid`);
 }
 
 /**
