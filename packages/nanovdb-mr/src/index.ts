@@ -47,6 +47,7 @@ export { GridType, GridClass, GridFlags } from './nanovdb/grid/grid-layout.js';
 export { pointsToGrid, MAX_POINTS } from './nanovdb/build/points-to-grid.js';
 export type { IndexPoints, WorldPoints } from './nanovdb/build/points-to-grid.js';
 export type { PointsToGridOptions } from './nanovdb/build/points-to-grid-options.js';
+export { DEFAULT_CLI_MAX_GRID_BYTES } from './nanovdb/build/points-to-grid-options.js';
 export { pointsToGridAsync } from './nanovdb/build/points-to-grid-async.js';
 export type { StreamGrid } from './nanovdb/build/points-to-grid-async.js';
 export { MAX_DEVICE_POINTS } from './nanovdb/build/point-spans.js';

@@ -196,6 +196,67 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       expectSameBytes(await streamGridBytes(cloud, options), hostGridBytes(cloud, options));
     });
 
+    /** `deviceResource` with every allocation it makes listed by size (sync and async), and its frees counted. */
+    function countingResource(): { resource: DeviceResource; allocated: number[]; freed: () => number } {
+      const allocated: number[] = [];
+      let freed = 0;
+      const resource = {
+        hostAccessible: deviceResource.hostAccessible,
+        deviceAccessible: deviceResource.deviceAccessible,
+        allocate: (bytes: number, alignment: number) => (allocated.push(bytes), deviceResource.allocate(bytes, alignment)),
+        deallocate: (block: MemoryBlock, bytes: number, alignment: number) => (freed++, deviceResource.deallocate(block, bytes, alignment)),
+        allocateAsync: (bytes: number, alignment: number, s: Stream) => (allocated.push(bytes), deviceResource.allocateAsync(bytes, alignment, s)),
+        deallocateAsync: (block: MemoryBlock | null, bytes: number, alignment: number, s: Stream) => (freed++, deviceResource.deallocateAsync(block, bytes, alignment, s)),
+      } as unknown as DeviceResource;
+      return { resource, allocated, freed: () => freed };
+    }
+
+    it('maxGridBytes: a grid above the cap rejects with InvalidArgument naming its bytes and the cap; the grid is never allocated', async () => {
+      // two voxels in two root tiles: 2 upper, 2 lower nodes, 2 leaves of an OnIndex grid
+      const points = new Int32Array([0, 0, 0, 5000, 0, 0]);
+      const size = 736 + 96 + 2 * (32 + 270400) + 2 * 33856 + 2 * 96;
+      const exact = hostGridBytes(points, { gridType: GridType.OnIndex });
+      expect(exact.length).toBe(size);
+      const { resource, allocated, freed } = countingResource();
+      const input = upload(points);
+      try {
+        await expect(pointsToGridAsync(backend, stream, resource, spanOf(input, points), { gridType: GridType.OnIndex, maxGridBytes: size - 1 })).rejects.toMatchObject({
+          code: ErrorCode.InvalidArgument,
+          message: expect.stringMatching(new RegExp(`^InvalidArgument: pointsToGridAsync: the grid takes ${size} bytes \\(0\\.6 MiB: 2 upper, 2 lower nodes, 2 leaves\\), above maxGridBytes ${size - 1}; use a larger voxel size`)),
+        });
+        // only the workspace was allocated (device points are counted by the sort kernel), and it was freed
+        expect(allocated).toHaveLength(1);
+        expect(allocated[0]).toBeLessThan(size);
+        expect(freed()).toBe(1);
+        // at the cap exactly: the host builder's grid
+        const built = await pointsToGridAsync(backend, stream, deviceResource, spanOf(input, points), { gridType: GridType.OnIndex, maxGridBytes: size });
+        expectSameBytes(await download(built.buffer.data as MemoryBlock, built.gridSize), exact);
+        built.buffer.dispose();
+      } finally {
+        input.dispose();
+      }
+    });
+
+    it('maxGridBytes: BoundedPointsToGrid refuses a grid capacity above the cap before allocating anything', () => {
+      const capacity = { points: 10, uppers: 1, lowers: 1, leaves: 1 };
+      const { resource, allocated } = countingResource();
+      const capacityBytes = 736 + 64 + 32 + 270400 + 33856 + 2144; // Float
+      const r = BoundedPointsToGrid.create(backend, stream, resource, capacity, { gridType: GridType.Float, maxGridBytes: capacityBytes - 32 });
+      expect(r.ok ? '' : `${r.error.code} ${r.error.message}`).toBe(
+        `InvalidArgument InvalidArgument: BoundedPointsToGrid: the grid takes ${capacityBytes} bytes (0.3 MiB: 1 upper, 1 lower nodes, 1 leaves), above maxGridBytes ${capacityBytes - 32}; use a larger voxel size or fewer points, or raise maxGridBytes`,
+      );
+      expect(allocated).toEqual([]);
+      const fits = unwrap(BoundedPointsToGrid.create(backend, stream, resource, capacity, { gridType: GridType.Float, maxGridBytes: capacityBytes }));
+      expect(fits.gridCapacityBytes).toBe(capacityBytes);
+      expect(allocated).toHaveLength(1);
+      fits.dispose();
+      for (const maxGridBytes of [0, -1, 1.5, Number.NaN]) {
+        const bad = BoundedPointsToGrid.create(backend, stream, resource, capacity, { gridType: GridType.Float, maxGridBytes });
+        expect(bad.ok ? '' : bad.error.message).toContain('maxGridBytes must be a positive integer');
+      }
+      expect(allocated).toHaveLength(1);
+    });
+
     it('partial and disabled checksums match the host builder too', async () => {
       const points = indexPoints(Math.min(scale, 5000), 'uniform', 500, 9);
       for (const checksum of ['partial', 'disabled'] as const) {
