@@ -55,6 +55,8 @@ export type { IndexPointSpan, WorldPointSpan } from './nanovdb/build/point-spans
 export type { LevelCounts } from './nanovdb/build/points-to-grid-workspace.js';
 export { countGridNodes, gridByteSize } from './nanovdb/build/grid-node-count.js';
 export { voxelsToGrid } from './nanovdb/build/voxels-to-grid.js';
+export { pointAttributesToGrid } from './nanovdb/build/point-attributes.js';
+export type { AttributeGridType, PointAttributeArray, PointAttributes, PointAttributesToGridOptions, PointReduction } from './nanovdb/build/point-attributes.js';
 export type { ValueGridType, VoxelValues, VoxelsToGridOptions } from './nanovdb/build/voxels-to-grid.js';
 export type { VoxelValueArray } from './nanovdb/build/voxel-values.js';
 export type { CountGridNodesOptions } from './nanovdb/build/grid-node-count.js';
