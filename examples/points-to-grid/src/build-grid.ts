@@ -13,6 +13,8 @@ export interface BuildRequest {
   /** Where the `.nvdb` file goes. */
   readonly output: string;
   readonly codec: NvdbCodec;
+  /** The most bytes the grid may take (`--max-grid-bytes`): a larger grid is refused before anything is allocated. */
+  readonly maxGridBytes: number;
 }
 
 /**
@@ -21,7 +23,8 @@ export interface BuildRequest {
  * a `HostResource`, and writes it as `.nvdb`. The grid and backend are released on every path.
  * @returns the report lines: grid statistics, then allocation statistics once everything was returned.
  * @throws HsError (the promise rejects) `InvalidArgument` `--output: cannot create <folder>: <code>` when the
- *   folder cannot be made (a parent under `/proc`, a file in the way); the errors of `pointsToGrid` and
+ *   folder cannot be made (a parent under `/proc`, a file in the way); the errors of `pointsToGrid` (among them
+ *   InvalidArgument naming the grid's bytes and the cap for a grid above `maxGridBytes`, nothing allocated) and
  *   `writeNvdb`; `fileSystemError`'s when the file cannot be written (a directory, a full device).
  */
 export async function buildGrid(request: BuildRequest): Promise<string[]> {
@@ -36,6 +39,7 @@ export async function buildGrid(request: BuildRequest): Promise<string[]> {
     gridType: GridType.OnIndex,
     voxelSize: request.voxelSize,
     name: 'points',
+    maxGridBytes: request.maxGridBytes,
   });
   if (!built.ok) {
     backend.dispose();

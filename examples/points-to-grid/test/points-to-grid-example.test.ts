@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), 'hs-points-to-grid-'));
 describe('points-to-grid example', () => {
   it('builds the bunny, writes a .nvdb that reads back, and returns every allocation', async () => {
     const output = join(dir, 'new', 'deeper', 'bunny.nvdb');
-    const lines = await buildGrid({ cloud: bunnyPoints(), voxelSize: 0.1, output: join(dir, 'new', 'deeper', 'bunny.nvdb'), codec: 'zip' });
+    const lines = await buildGrid({ cloud: bunnyPoints(), voxelSize: 0.1, output: join(dir, 'new', 'deeper', 'bunny.nvdb'), codec: 'zip', maxGridBytes: 256 * 2 ** 20 });
     const text = lines.join('\n');
     expect(text).toContain('points: 1839 from Stanford bunny');
     expect(text).toMatch(/OnIndex, voxel size 0.1, \d+ active voxels/);
@@ -26,7 +26,7 @@ describe('points-to-grid example', () => {
   });
 
   it('reports a non-finite coordinate with the point number', async () => {
-    const r = buildGrid({ cloud: { positions: new Float64Array([1, 2, 3, Infinity, 0, 0]), source: 'test' }, voxelSize: 1, output: join(dir, 'nan.nvdb'), codec: 'none' });
+    const r = buildGrid({ cloud: { positions: new Float64Array([1, 2, 3, Infinity, 0, 0]), source: 'test' }, voxelSize: 1, output: join(dir, 'nan.nvdb'), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
     await expect(r).rejects.toThrow('point 1 has a non-finite coordinate');
   });
 
@@ -34,7 +34,7 @@ describe('points-to-grid example', () => {
     ['a directory', () => dir, 'EISDIR'],
     ...(existsSync('/dev/full') ? [['a full device', () => '/dev/full', 'ENOSPC'] as const] : []),
   ] as const)('an unwritable --output (%s) is a one-line typed error with the OS code', async (_, output, code) => {
-    const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output: output(), codec: 'none' });
+    const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output: output(), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
     await expect(r).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(new RegExp(`^InvalidArgument: cannot write [^\\n]+: (${code})\\b[^\\n]*$`)) });
   });
 
@@ -42,18 +42,35 @@ describe('points-to-grid example', () => {
     ['a path under a file', (): string => join(writeFile('plain.txt', 'x'), 'out.nvdb'), 'ENOTDIR'],
     ['a folder under /proc (Node\'s recursive mkdir would spin there)', (): string => '/proc/hs-points-to-grid-nope/g.nvdb', 'ENOENT'],
   ] as const)('an --output folder that cannot be made (%s) is a one-line typed error, before any grid is built', async (_, output, code) => {
-    const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output: output(), codec: 'none' });
+    const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output: output(), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
     await expect(r).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(new RegExp(`^InvalidArgument: --output: cannot create .+: ${code}$`)) });
   });
 
   it('validates --voxel-size as a plain positive decimal number, naming the flag and the text', () => {
     expect(unwrap(parseCliOptions(['--voxel-size', '0.25'])).voxelSize).toBe(0.25);
-    expect(unwrap(parseCliOptions([]))).toEqual({ input: undefined, voxelSize: 0.1, output: 'out/points.nvdb', codec: 'zip' });
+    expect(unwrap(parseCliOptions([]))).toEqual({ input: undefined, voxelSize: 0.1, output: 'out/points.nvdb', codec: 'zip', maxGridBytes: 268435456 });
     for (const text of ['', 'abc', '0x10', '-1', '0', 'Infinity', '1e3', ' 1']) {
       expectMessage(parseCliOptions([`--voxel-size=${text}`]), `--voxel-size: expected a positive decimal number such as 0.1, got "${text}"`);
     }
     expectMessage(parseCliOptions(['--codec', 'blosc']), '--codec: expected zip or none, got "blosc"');
-    expectMessage(parseCliOptions(['--colour', 'red']), 'options are --input, --voxel-size, --output, --codec');
+    expectMessage(parseCliOptions(['--colour', 'red']), 'options are --input, --voxel-size, --output, --codec, --max-grid-bytes');
+  });
+
+  it('--max-grid-bytes defaults to 256 MiB, as scan-to-volume\'s, and takes a decimal integer of bytes', () => {
+    expect(unwrap(parseCliOptions(['--max-grid-bytes', '1000000'])).maxGridBytes).toBe(1_000_000);
+    for (const text of ['', '0', '-1', '1.5', '1e6', '0x10', '9007199254740992']) {
+      expectMessage(parseCliOptions([`--max-grid-bytes=${text}`]), `--max-grid-bytes: expected a decimal integer from 1 to 2^53 - 1 (bytes), got "${text}"`);
+    }
+  });
+
+  it('refuses a grid above --max-grid-bytes, naming its size and the cap, and writes no file', async () => {
+    // the voxel size of issue 24's 2.46 GB grid, on the bunny
+    const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 1e-7, output: join(dir, 'huge.nvdb'), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
+    await expect(r).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringMatching(/^InvalidArgument: pointsToGrid: the grid takes \d+ bytes \(\d+\.\d MiB: \d+ upper, \d+ lower nodes, \d+ leaves\), above maxGridBytes 268435456; use a larger voxel size/),
+    });
+    expect(existsSync(join(dir, 'huge.nvdb'))).toBe(false);
   });
 });
 

@@ -1,10 +1,10 @@
 import type { PointCloud } from '@hs/example-point-cloud-input';
-import { GridType, HostResource, countGridNodes, gridByteSize, pointsToGrid } from '@hs/nanovdb-mr';
+import { DEFAULT_CLI_MAX_GRID_BYTES, GridType, HostResource, countGridNodes, gridByteSize, pointsToGrid } from '@hs/nanovdb-mr';
 import { ErrorCode, HostBackend, err, errWithContext, ok, type Result } from '@hs/streams';
 import type { PreviewBox } from './grid-preview-kernel.js';
 
-/** Default cap on the bytes of the volume's grid (`--max-grid-bytes`): 256 MiB. */
-export const DEFAULT_MAX_GRID_BYTES = 256 * 2 ** 20;
+/** Default cap on the bytes of the volume's grid (`--max-grid-bytes`): 256 MiB, the default of every hs command line. */
+export const DEFAULT_MAX_GRID_BYTES = DEFAULT_CLI_MAX_GRID_BYTES;
 
 /** The final volume of a whole cloud: what sizes the grid pool and frames the preview camera. */
 export interface VolumeSizing {

@@ -84,6 +84,8 @@ constexpr uint8_t kHasBBox = 2;
 constexpr uint32_t kGridTypeFloat = 1;
 constexpr uint32_t kGridTypeOnIndex = 20;
 constexpr uint64_t kFloatRootDataSize = 64;
+/** f32 background, from the RootData start. */
+constexpr uint64_t kFloatRootBackground = 28;
 constexpr uint64_t kFloatLeafSize = 2144;
 /** f32[512] voxel values. */
 constexpr uint64_t kFloatLeafValues = 96;

@@ -1,12 +1,16 @@
 // The write stage of the device PointsToGrid build, `hs.nanovdb.pointsToGrid.write`: from the sorted
 // keys and node starts the sort stage left in the workspace, the grid of the longest sorted prefix whose
 // node counts fit the capacities: plan, zero, tiles, internal nodes, leaves and voxels, then bounding
-// boxes bottom-up and the headers (GridData from the template in the workspace). The CUDA side of
+// boxes bottom-up and the headers (GridData from the template in the workspace). A Float grid's
+// background goes where the host writer puts it: the root's background, every internal-node table
+// entry (child entries are overwritten with offsets after), every leaf voxel (active ones get 1.0 after). The CUDA side of
 // `writeLaunch` in packages/nanovdb-mr/src/nanovdb/build/points-to-grid-kernels.ts; the grid bytes equal
 // the host writer's (grid-writer.ts). Layout facts: grid-layout.h; workspace: points-to-grid-workspace.h.
 //
 // The launcher only enqueues kernels on its stream (no allocation, no host synchronization). Counts
 // stay on the device: the node kernels are launched over the capacities and read the counts.
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 
 #include "kernel-registry.h"
@@ -88,6 +92,27 @@ __global__ void ZeroGrid(uint8_t* out, const uint32_t* report) {
   uint64_t words = U64(report, kGridSize) / 16;
   uint4* o = reinterpret_cast<uint4*>(out);
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < words; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) o[i] = make_uint4(0, 0, 0, 0);
+}
+
+// The background of a Float grid (not launched for a zero background: ZeroGrid wrote it): the root's,
+// then every table entry of the planned upper and lower nodes and every voxel of the planned leaves, as
+// the f32 at the entry's start (the entry's other 4 bytes stay 0, as on the host).
+__global__ void FillBackground(uint8_t* out, float background, Layout layout, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, const uint32_t* report) {
+  uint32_t tiles = report[kTiles] < capUppers ? report[kTiles] : capUppers;
+  uint32_t lowers = report[kLowers] < capLowers ? report[kLowers] : capLowers;
+  uint32_t leaves = report[kLeaves] < capLeaves ? report[kLeaves] : capLeaves;
+  uint64_t upperStart = U64(report, kUpperStart), lowerStart = U64(report, kLowerStart), leafStart = U64(report, kLeafStart);
+  constexpr uint64_t kUpperEntries = 1ull << (3 * kUpperLog2Dim), kLowerEntries = 1ull << (3 * kLowerLog2Dim), kLeafVoxels = 1ull << (3 * kLeafLog2Dim);
+  uint64_t upperEnd = tiles * kUpperEntries, lowerEnd = upperEnd + lowers * kLowerEntries, end = lowerEnd + leaves * kLeafVoxels;
+  uint64_t first = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
+  if (first == 0) *reinterpret_cast<float*>(out + kRootOffset + kFloatRootBackground) = background;
+  for (uint64_t i = first; i < end; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint64_t at;
+    if (i < upperEnd) at = upperStart + (i / kUpperEntries) * kUpperSize + kUpperTable + 8 * (i % kUpperEntries);
+    else if (i < lowerEnd) at = lowerStart + ((i - upperEnd) / kLowerEntries) * kLowerSize + kLowerTable + 8 * ((i - upperEnd) % kLowerEntries);
+    else at = leafStart + ((i - lowerEnd) / kLeafVoxels) * layout.leafSize + kFloatLeafValues + 4 * ((i - lowerEnd) % kLeafVoxels);
+    *reinterpret_cast<float*>(out + at) = background;
+  }
 }
 
 __device__ __forceinline__ void SetI64(uint8_t* at, int64_t v) { *reinterpret_cast<int64_t*>(at) = v; }
@@ -264,6 +289,13 @@ __global__ void FinishHeader(uint8_t* out, const uint8_t* __restrict__ tmpl, Lay
   *reinterpret_cast<uint32_t*>(out + kRootOffset + kRootDataTableSize) = tiles;
 }
 
+// A background the kernel writes as given: a finite double that is an f32 (the TypeScript side rounds
+// it with Math.fround), and 0 for an index grid.
+bool IsF32Background(double v, const Layout& l) {
+  if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(FLT_MAX) || static_cast<double>(static_cast<float>(v)) != v) return false;
+  return !l.isIndex || v == 0.0;
+}
+
 uint64_t GridBytes(const Layout& l, uint64_t uppers, uint64_t lowers, uint64_t leaves) {
   return kRootOffset + l.rootDataSize + uppers * (kRootTileSize + kUpperSize) + lowers * kLowerSize + leaves * l.leafSize;
 }
@@ -272,12 +304,13 @@ uint64_t GridBytes(const Layout& l, uint64_t uppers, uint64_t lowers, uint64_t l
 
 /**
  * hs.nanovdb.pointsToGrid.write: writes [workspace, grid]; params [used, gridType (1 Float, 20
- * OnIndex), capacity uppers, lowers, leaves]. The grid range must hold a grid of the capacities.
+ * OnIndex), capacity uppers, lowers, leaves, background (a finite f32 value; 0 for OnIndex)]. The grid
+ * range must hold a grid of the capacities.
  */
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
   Layout layout;
-  if (a.readCount != 0 || a.writeCount != 2 || a.paramCount != 5 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
-      !IsCount(a.params[3]) || !IsCount(a.params[4])) {
+  if (a.readCount != 0 || a.writeCount != 2 || a.paramCount != 6 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
+      !IsCount(a.params[3]) || !IsCount(a.params[4]) || !IsF32Background(a.params[5], layout)) {
     return cudaErrorInvalidValue;
   }
   uint32_t used = static_cast<uint32_t>(a.params[0]);
@@ -290,6 +323,8 @@ cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
   PlanGrid<<<1, 1, 0, stream>>>(w.ids, layout, capU, capL, capF, w.report);
   unsigned zeroBlocks = Blocks(a.writeBytes[1] / 16, 256);
   ZeroGrid<<<zeroBlocks < 2048 ? zeroBlocks : 2048, 256, 0, stream>>>(out, w.report);
+  float background = static_cast<float>(a.params[5]);
+  if (background != 0.0f) FillBackground<<<2048, 256, 0, stream>>>(out, background, layout, capU, capL, capF, w.report);
   WriteTiles<<<Blocks(capU, 128), 128, 0, stream>>>(out, w.keysA, w.tileFirst, layout, capU, w.report);
   WriteLowers<<<Blocks(capL, 128), 128, 0, stream>>>(out, w.valsA, w.ids, w.lowerFirst, capL, w.report);
   WriteLeaves<<<Blocks(capF, 256), 256, 0, stream>>>(out, w.valsA, w.ids, w.leafFirst, layout, capF, w.report);

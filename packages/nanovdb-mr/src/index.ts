@@ -50,6 +50,7 @@ export { GridType, GridClass, GridFlags } from './nanovdb/grid/grid-layout.js';
 export { pointsToGrid, MAX_POINTS } from './nanovdb/build/points-to-grid.js';
 export type { IndexPoints, WorldPoints } from './nanovdb/build/points-to-grid.js';
 export type { PointsToGridOptions } from './nanovdb/build/points-to-grid-options.js';
+export { DEFAULT_CLI_MAX_GRID_BYTES } from './nanovdb/build/points-to-grid-options.js';
 export { pointsToGridAsync } from './nanovdb/build/points-to-grid-async.js';
 export type { StreamGrid } from './nanovdb/build/points-to-grid-async.js';
 export { MAX_DEVICE_POINTS } from './nanovdb/build/point-spans.js';
@@ -57,6 +58,8 @@ export type { IndexPointSpan, WorldPointSpan } from './nanovdb/build/point-spans
 export type { LevelCounts } from './nanovdb/build/points-to-grid-workspace.js';
 export { countGridNodes, gridByteSize } from './nanovdb/build/grid-node-count.js';
 export { voxelsToGrid } from './nanovdb/build/voxels-to-grid.js';
+export { pointAttributesToGrid } from './nanovdb/build/point-attributes.js';
+export type { AttributeGridType, PointAttributeArray, PointAttributes, PointAttributesToGridOptions, PointReduction } from './nanovdb/build/point-attributes.js';
 export type { ValueGridType, VoxelValues, VoxelsToGridOptions } from './nanovdb/build/voxels-to-grid.js';
 export type { VoxelValueArray } from './nanovdb/build/voxel-values.js';
 export type { CountGridNodesOptions } from './nanovdb/build/grid-node-count.js';

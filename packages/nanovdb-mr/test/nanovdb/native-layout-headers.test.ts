@@ -176,6 +176,7 @@ describe('native/src/nanovdb/grid-layout.h', () => {
       kGridTypeFloat: GridType.Float,
       kGridTypeOnIndex: GridType.OnIndex,
       kFloatRootDataSize: FLOAT_LAYOUT.rootDataSize,
+      kFloatRootBackground: FLOAT_LAYOUT.rootBackground,
       kFloatLeafSize: FLOAT_LAYOUT.leafSize,
       kFloatLeafValues: FLOAT_LAYOUT.leafValues,
       kOnIndexRootDataSize: ON_INDEX_LAYOUT.rootDataSize,

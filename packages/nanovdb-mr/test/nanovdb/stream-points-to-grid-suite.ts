@@ -183,19 +183,78 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       }
     }
 
-    it('a background: the host builder\'s bytes on the host backend, NotSupported on a device (its kernels write 0)', async () => {
+    it('a non-zero background: the host builder\'s bytes on every backend (root, tables, inactive voxels)', async () => {
       const points = new Int32Array([5000, 0, 0, -1, 0, 0, 7, 7, 7, -4097, -9000, 3]);
-      const options: PointsToGridOptions = { gridType: GridType.Float, background: -3.5 };
-      if (backend.name === 'host') {
-        expectSameBytes(await streamGridBytes(points, options), hostGridBytes(points, options));
-        return;
+      for (const background of [-3.5, 0.1, 1e30]) {
+        const options: PointsToGridOptions = { gridType: GridType.Float, background };
+        const bytes = await streamGridBytes(points, options);
+        expectSameBytes(bytes, hostGridBytes(points, options));
+        expect(unwrap(validateGrids(bytes))[0]?.gridType).toBe(GridType.Float);
       }
+      const cloud = Float32Array.from(indexPoints(Math.min(scale, 5000), 'clustered', 300, 14), (c) => c * 0.05 + 0.5);
+      const options: PointsToGridOptions = { gridType: GridType.Float, background: 2.25, voxelSize: 0.05, origin: [0.5, 0.5, 0.5] };
+      expectSameBytes(await streamGridBytes(cloud, options), hostGridBytes(cloud, options));
+    });
+
+    /** `deviceResource` with every allocation it makes listed by size (sync and async), and its frees counted. */
+    function countingResource(): { resource: DeviceResource; allocated: number[]; freed: () => number } {
+      const allocated: number[] = [];
+      let freed = 0;
+      const resource = {
+        hostAccessible: deviceResource.hostAccessible,
+        deviceAccessible: deviceResource.deviceAccessible,
+        allocate: (bytes: number, alignment: number) => (allocated.push(bytes), deviceResource.allocate(bytes, alignment)),
+        deallocate: (block: MemoryBlock, bytes: number, alignment: number) => (freed++, deviceResource.deallocate(block, bytes, alignment)),
+        allocateAsync: (bytes: number, alignment: number, s: Stream) => (allocated.push(bytes), deviceResource.allocateAsync(bytes, alignment, s)),
+        deallocateAsync: (block: MemoryBlock | null, bytes: number, alignment: number, s: Stream) => (freed++, deviceResource.deallocateAsync(block, bytes, alignment, s)),
+      } as unknown as DeviceResource;
+      return { resource, allocated, freed: () => freed };
+    }
+
+    it('maxGridBytes: a grid above the cap rejects with InvalidArgument naming its bytes and the cap; the grid is never allocated', async () => {
+      // two voxels in two root tiles: 2 upper, 2 lower nodes, 2 leaves of an OnIndex grid
+      const points = new Int32Array([0, 0, 0, 5000, 0, 0]);
+      const size = 736 + 96 + 2 * (32 + 270400) + 2 * 33856 + 2 * 96;
+      const exact = hostGridBytes(points, { gridType: GridType.OnIndex });
+      expect(exact.length).toBe(size);
+      const { resource, allocated, freed } = countingResource();
       const input = upload(points);
       try {
-        await expect(pointsToGridAsync(backend, stream, deviceResource, spanOf(input, points), options)).rejects.toMatchObject({ code: ErrorCode.NotSupported });
+        await expect(pointsToGridAsync(backend, stream, resource, spanOf(input, points), { gridType: GridType.OnIndex, maxGridBytes: size - 1 })).rejects.toMatchObject({
+          code: ErrorCode.InvalidArgument,
+          message: expect.stringMatching(new RegExp(`^InvalidArgument: pointsToGridAsync: the grid takes ${size} bytes \\(0\\.6 MiB: 2 upper, 2 lower nodes, 2 leaves\\), above maxGridBytes ${size - 1}; use a larger voxel size`)),
+        });
+        // only the workspace was allocated (device points are counted by the sort kernel), and it was freed
+        expect(allocated).toHaveLength(1);
+        expect(allocated[0]).toBeLessThan(size);
+        expect(freed()).toBe(1);
+        // at the cap exactly: the host builder's grid
+        const built = await pointsToGridAsync(backend, stream, deviceResource, spanOf(input, points), { gridType: GridType.OnIndex, maxGridBytes: size });
+        expectSameBytes(await download(built.buffer.data as MemoryBlock, built.gridSize), exact);
+        built.buffer.dispose();
       } finally {
         input.dispose();
       }
+    });
+
+    it('maxGridBytes: BoundedPointsToGrid refuses a grid capacity above the cap before allocating anything', () => {
+      const capacity = { points: 10, uppers: 1, lowers: 1, leaves: 1 };
+      const { resource, allocated } = countingResource();
+      const capacityBytes = 736 + 64 + 32 + 270400 + 33856 + 2144; // Float
+      const r = BoundedPointsToGrid.create(backend, stream, resource, capacity, { gridType: GridType.Float, maxGridBytes: capacityBytes - 32 });
+      expect(r.ok ? '' : `${r.error.code} ${r.error.message}`).toBe(
+        `InvalidArgument InvalidArgument: BoundedPointsToGrid: the grid takes ${capacityBytes} bytes (0.3 MiB: 1 upper, 1 lower nodes, 1 leaves), above maxGridBytes ${capacityBytes - 32}; use a larger voxel size or fewer points, or raise maxGridBytes`,
+      );
+      expect(allocated).toEqual([]);
+      const fits = unwrap(BoundedPointsToGrid.create(backend, stream, resource, capacity, { gridType: GridType.Float, maxGridBytes: capacityBytes }));
+      expect(fits.gridCapacityBytes).toBe(capacityBytes);
+      expect(allocated).toHaveLength(1);
+      fits.dispose();
+      for (const maxGridBytes of [0, -1, 1.5, Number.NaN]) {
+        const bad = BoundedPointsToGrid.create(backend, stream, resource, capacity, { gridType: GridType.Float, maxGridBytes });
+        expect(bad.ok ? '' : bad.error.message).toContain('maxGridBytes must be a positive integer');
+      }
+      expect(allocated).toHaveLength(1);
     });
 
     it('partial and disabled checksums match the host builder too', async () => {
@@ -320,8 +379,7 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       ] as const) {
         it(`overflowing ${level}: a clamped prefix grid that validates and equals the host grid of the kept voxels; overflow reported`, async () => {
           const points = indexPoints(Math.min(scale, 1000), 'uniform', 3000, 7);
-          for (const gridType of [GridType.OnIndex, GridType.Float] as const) {
-            const options: PointsToGridOptions = { gridType };
+          for (const options of [{ gridType: GridType.OnIndex }, { gridType: GridType.Float }, { gridType: GridType.Float, background: -0.75 }] as const) {
             const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, capacity, options));
             const input = upload(points);
             unwrap(build.encode(stream, spanOf(input, points)));

@@ -5,7 +5,7 @@ import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../res
 import { GRID_DATA_SIZE, type ValueLayout } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
-import { backgroundOnBackend, resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
+import { checkGridBytes, resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
 import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { MAX_DEVICE_POINTS, pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
 
@@ -125,7 +125,9 @@ export class BoundedPointsToGrid implements Disposable {
    * Prepares a bounded build: allocates its one block from `target` on `stream` (an async resource), or
    * uses `target` (a `BufferView` of at least `requiredBytes`, its address a multiple of 256, owned by
    * the caller), and enqueues the upload of the 672-byte GridData template on `stream`.
-   * Errors: InvalidArgument for bad capacities, options, or a view that is too small or misaligned;
+   * Errors: InvalidArgument for bad capacities, options, or a view that is too small or misaligned, and
+   * for a grid capacity (`gridCapacityBytes` of these node capacities) above `maxGridBytes`, refused before
+   * anything is allocated (naming the bytes, the node capacities and the cap);
    * the resource's (`OutOfMemory`, …) and the backend's. Nothing is left allocated on failure.
    * @throws HsError InvalidArgument when `target` is neither an async resource nor a BufferView.
    */
@@ -142,9 +144,10 @@ export class BoundedPointsToGrid implements Disposable {
     if (bad !== null) return bad;
     const settings = resolveGridOptions(WHO, options);
     if (!settings.ok) return settings;
-    const onBackend = backgroundOnBackend(WHO, backend.name, settings.value);
-    if (!onBackend.ok) return onBackend;
-    const bytes = blockBytes(backend, capacity, settings.value.layout);
+    const { layout } = settings.value;
+    const capped = checkGridBytes(WHO, gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves), capacity, settings.value);
+    if (!capped.ok) return capped;
+    const bytes = blockBytes(backend, capacity, layout);
     let owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
     let block: MemoryBlock;
     if (isView) {

@@ -63,18 +63,26 @@ export function countGridNodes(positions: Float32Array | Float64Array, options: 
   if (positions.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: positions holds ${positions.length} numbers, not a multiple of 3 (x, y, z per point)`);
   const settings = resolveGridOptions(who, { gridType: GridType.OnIndex, ...options });
   if (!settings.ok) return settings;
-  const inv = 1 / settings.value.voxelSize;
-  const origin = settings.value.origin;
+  return countVoxelNodes(who, positions, settings.value.voxelSize, settings.value.origin);
+}
+
+/**
+ * The counts of `countGridNodes` for index coordinates (an Int32Array, used as they are) or world positions (mapped
+ * by `voxelSize` and `origin`); InvalidArgument, prefixed with `who`, naming the first point that maps to no voxel.
+ */
+export function countVoxelNodes(who: string, points: Int32Array | Float32Array | Float64Array, voxelSize: number, origin: readonly [number, number, number]): Result<LevelCounts> {
+  const inv = 1 / voxelSize;
+  const index = points instanceof Int32Array;
   const uppers = new Set<string>();
   const lowers = new Set<string>();
   const leaves = new Set<string>();
   const voxels = new Set<string>();
   const c = [0, 0, 0];
-  for (let i = 0; i < positions.length / 3; i++) {
+  for (let i = 0; i < points.length / 3; i++) {
     for (let a = 0; a < 3; a++) {
-      const v = voxelCoordinate(positions[3 * i + a] as number, origin[a] as number, inv);
+      const v = index ? (points[3 * i + a] as number) : voxelCoordinate(points[3 * i + a] as number, origin[a] as number, inv);
       if (!(v >= -2147483648 && v <= 2147483647)) {
-        const point = { coordinates: [...positions.subarray(3 * i, 3 * i + 3)], voxelSize: settings.value.voxelSize };
+        const point = { coordinates: [...points.subarray(3 * i, 3 * i + 3)], voxelSize };
         return err(ErrorCode.InvalidArgument, invalidPointMessage(who, i, point));
       }
       c[a] = v;

@@ -4,7 +4,7 @@ import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../res
 import { GRID_DATA_SIZE } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch } from './points-to-grid-kernels.js';
-import { backgroundOnBackend, invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
+import { checkGridBytes, invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
 import { REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
 
@@ -33,10 +33,15 @@ export interface StreamGrid {
  * and the grid. The JS thread never blocks: the one host read-back is the 64-byte build report after the
  * sort (the node counts fix the grid's size, which the allocation needs), awaited through
  * `synchronizeStream`. For a build without any read-back (graph capture), see `BoundedPointsToGrid`.
+ * With `maxGridBytes`, a grid above the cap is refused after that read-back and before the grid is
+ * allocated (points in backend memory are counted by the sort kernel, which needs the workspace; the
+ * workspace is freed before the promise rejects). To refuse before any allocation, size host points with
+ * `countGridNodes` and `gridByteSize` first, or use `BoundedPointsToGrid`, whose capacities fix the size.
  *
  * Resolves with the grid once its work is enqueued (read its bytes after `stream`'s work, as above).
  * Rejects with an `HsError` (nothing is left allocated): InvalidArgument for a bad span, options,
- * misaligned points, or a point that is NaN, infinite or maps outside the 32-bit index range (named),
+ * misaligned points, a point that is NaN, infinite or maps outside the 32-bit index range (named), or a
+ * grid above `maxGridBytes` (naming its bytes, node counts and the cap),
  * and when `resource` is not an async resource or `points` is malformed; the resource's errors
  * (`OutOfMemory`, …); the backend's, including the read-back's wait (`DeviceError` when work on `stream`
  * faulted, `InvalidState` for a destroyed stream or a backend disposed meanwhile). The input must stay
@@ -66,8 +71,6 @@ export async function pointsToGridAsync(
   if (misaligned !== null) throw misaligned.error;
   const settings = resolveGridOptions(who, options);
   if (!settings.ok) throw settings.error;
-  const onBackend = backgroundOnBackend(who, backend.name, settings.value);
-  if (!onBackend.ok) throw onBackend.error;
   const { layout, checksum } = settings.value;
   const n = source.value.count;
 
@@ -102,6 +105,8 @@ export async function pointsToGridAsync(
   if (report.firstInvalid !== undefined) throw fail(new HsError(ErrorCode.InvalidArgument, invalidPointMessage(who, report.firstInvalid)));
 
   const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);
+  const capped = checkGridBytes(who, size, report.total, settings.value);
+  if (!capped.ok) throw fail(capped.error);
   const allocated = ResourceBuffer.allocateAsync(backend, stream, resource, size, { noInit: true });
   if (!allocated.ok) throw fail(allocated.error);
   grid = allocated.value;

@@ -9,7 +9,8 @@
  *   rounded), invalid points dropped and the first one reported, voxels sorted into build order,
  *   level totals counted.
  * - `write`: the grid of the longest sorted prefix whose node counts fit the capacities, written into
- *   the output range (GridData from the template the caller put in the workspace).
+ *   the output range (GridData from the template the caller put in the workspace), a Float grid's
+ *   f32 background in the root, the tables and the inactive voxels.
  * - `checksum`: the CRC32 checksum in the requested mode.
  */
 import type { KernelLaunch, MemoryRange } from '@hs/streams';
@@ -47,9 +48,8 @@ export function sortArgs(p: SortParams): number[] {
 }
 
 /** Scalar parameters of the write kernel. */
-export function writeArgs(used: number, layout: ValueLayout, capacity: NodeCapacity, background = 0): number[] {
-  const args = [used, layout.gridType, capacity.uppers, capacity.lowers, capacity.leaves];
-  return background === 0 ? args : [...args, background]; // a sixth parameter only the host implementation takes
+export function writeArgs(used: number, layout: ValueLayout, capacity: NodeCapacity, background: number): number[] {
+  return [used, layout.gridType, capacity.uppers, capacity.lowers, capacity.leaves, background];
 }
 
 /** Scalar parameters of the checksum kernel. */
@@ -69,7 +69,7 @@ export function sortLaunch(points: MemoryRange, workspace: MemoryRange, p: SortP
 }
 
 /** The write launch: reads and writes the workspace (report words), writes the grid into `output`. */
-export function writeLaunch(workspace: MemoryRange, output: MemoryRange, used: number, layout: ValueLayout, capacity: NodeCapacity, background = 0): KernelLaunch {
+export function writeLaunch(workspace: MemoryRange, output: MemoryRange, used: number, layout: ValueLayout, capacity: NodeCapacity, background: number): KernelLaunch {
   return {
     name: 'hs.nanovdb.pointsToGrid.write',
     reads: [],
@@ -154,7 +154,7 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
 
 /** Host implementation of `hs.nanovdb.pointsToGrid.write` (see the module comment). */
 export function writeOnHost(_reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
-  const [used, gridType, uppers, lowers, leaves, background = 0] = params as [number, number, number, number, number, number?];
+  const [used, gridType, uppers, lowers, leaves, background] = params as [number, number, number, number, number, number];
   const ws = writes[0] as Uint8Array;
   const out = writes[1] as Uint8Array;
   const layout = valueLayoutOf(gridType) as ValueLayout;

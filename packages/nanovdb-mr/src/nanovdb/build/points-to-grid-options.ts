@@ -3,6 +3,12 @@ import type { ChecksumMode } from '../grid/grid-checksum.js';
 import { FLOAT_LAYOUT, GRID_CLASS_END, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridClass, GridType, gridClassFitsType } from '../grid/grid-layout.js';
 import type { GridSettings } from './grid-writer.js';
 
+/**
+ * The `maxGridBytes` the hs command lines pass by default (`--max-grid-bytes`): 256 MiB (268 435 456 bytes), so every
+ * entry point refuses the same grids. The builders themselves have no cap unless given one.
+ */
+export const DEFAULT_CLI_MAX_GRID_BYTES = 256 * 2 ** 20;
+
 /** Options of every PointsToGrid build (host, stream-ordered and capacity-bounded). */
 export interface PointsToGridOptions {
   /** `GridType.OnIndex` (value indices of active voxels) or `GridType.Float` (1.0 at active voxels over `background`). */
@@ -23,11 +29,16 @@ export interface PointsToGridOptions {
   /**
    * Float grids only: the value of every inactive voxel (rounded to f32), written where NanoVDB writes it: the root's
    * background, every internal-node table entry that is not a child, and every inactive voxel of a leaf; so the
-   * accessor reads it for any inactive voxel. Default 0, as NanoVDB's PointsToGrid writes. The stream-ordered and
-   * capacity-bounded builders take a non-zero one on the host backend only (on CUDA: NotSupported, as filling the
-   * tables is kernel work).
+   * accessor reads it for any inactive voxel. Default 0, as NanoVDB's PointsToGrid writes. Every builder and backend
+   * writes it (the CUDA write kernel takes it as a parameter): the grids are byte-identical.
    */
   readonly background?: number;
+  /**
+   * The most bytes the grid may take, a positive integer; default no cap. A build whose grid would be larger fails
+   * with InvalidArgument naming the grid's size, its node counts and the cap, before the grid is allocated (see each
+   * builder for what it allocates before it knows the size). The CLIs pass 256 MiB (`--max-grid-bytes`).
+   */
+  readonly maxGridBytes?: number;
 }
 
 /** Resolved options: the grid settings and the checksum mode. */
@@ -37,6 +48,8 @@ export interface ResolvedGridOptions extends GridSettings {
   readonly longName?: Uint8Array;
   /** The f32 background of a Float grid (0 for OnIndex). */
   readonly background: number;
+  /** The cap on the grid's bytes; `Infinity` for none. */
+  readonly maxGridBytes: number;
 }
 
 /**
@@ -63,15 +76,27 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions, lo
   const background = options.background ?? 0;
   if (typeof background !== 'number' || !Number.isFinite(background)) return err(ErrorCode.InvalidArgument, `${who}: background must be a finite number, got ${String(background)}`);
   if (layout.isIndex && background !== 0) return err(ErrorCode.InvalidArgument, `${who}: background is for Float grids; an OnIndex grid's background is value index 0`);
+  const maxGridBytes = options.maxGridBytes ?? Number.POSITIVE_INFINITY;
+  if (maxGridBytes !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(maxGridBytes) && maxGridBytes > 0)) {
+    return err(ErrorCode.InvalidArgument, `${who}: maxGridBytes must be a positive integer (bytes), got ${String(options.maxGridBytes)}`);
+  }
   const checksum = options.checksum ?? 'full';
   if (checksum !== 'full' && checksum !== 'partial' && checksum !== 'disabled') return err(ErrorCode.InvalidArgument, `${who}: checksum must be 'full', 'partial' or 'disabled'`);
-  return ok({ layout, gridClass, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, background: Math.fround(background), ...(long ? { longName: fullName } : {}) });
+  return ok({ layout, gridClass, voxelSize, origin: origin as readonly [number, number, number], nameBytes, checksum, background: Math.fround(background), maxGridBytes, ...(long ? { longName: fullName } : {}) });
 }
 
-/** NotSupported when a non-zero background is asked of a build on a backend other than the host (see `background`). */
-export function backgroundOnBackend(who: string, backendName: string, settings: ResolvedGridOptions): Result<void> {
-  if (settings.background === 0 || backendName === 'host') return ok(undefined);
-  return err(ErrorCode.NotSupported, `${who}: a non-zero background is written on the host backend only (the ${backendName} kernels write 0); build on the host, or use pointsToGrid`);
+/**
+ * InvalidArgument when a grid of `bytes` bytes (`nodes` its upper, lower and leaf counts) is above the resolved
+ * `maxGridBytes`: `<who>: the grid takes <n> bytes (<MiB> MiB: <u> upper, <l> lower nodes, <f> leaves), above
+ * maxGridBytes <cap>; use a larger voxel size or fewer points, or raise maxGridBytes`.
+ */
+export function checkGridBytes(who: string, bytes: number, nodes: { readonly uppers: number; readonly lowers: number; readonly leaves: number }, settings: ResolvedGridOptions): Result<void> {
+  if (bytes <= settings.maxGridBytes) return ok(undefined);
+  const { uppers, lowers, leaves } = nodes;
+  return err(
+    ErrorCode.InvalidArgument,
+    `${who}: the grid takes ${bytes} bytes (${(bytes / 2 ** 20).toFixed(1)} MiB: ${uppers} upper, ${lowers} lower nodes, ${leaves} leaves), above maxGridBytes ${settings.maxGridBytes}; use a larger voxel size or fewer points, or raise maxGridBytes`,
+  );
 }
 
 /**

@@ -3,7 +3,8 @@ import { ResourceBuffer } from '../../resource-buffer.js';
 import { isResource, type SyncResource } from '../../resource.js';
 import { GridHandle } from '../grid/grid-handle.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
-import { resolveGridOptions, invalidPointMessage, type PointsToGridOptions } from './points-to-grid-options.js';
+import { countVoxelNodes } from './grid-node-count.js';
+import { checkGridBytes, resolveGridOptions, invalidPointMessage, type PointsToGridOptions } from './points-to-grid-options.js';
 import { PointEncoding, checksumArgs, checksumOnHost, sortArgs, sortOnHost, writeArgs, writeOnHost } from './points-to-grid-kernels.js';
 import { TEMPLATE_OFFSET, readReport, workspaceBytes } from './points-to-grid-workspace.js';
 
@@ -38,9 +39,13 @@ export const MAX_POINTS = 2 ** 32;
  * 257 KiB: coordinates, sort keys and order, digit histogram), returned before the call ends on success
  * and failure alike, and the grid itself. The resource must be host-accessible.
  *
+ * With `maxGridBytes` the grid's node counts are taken from the points first (`countGridNodes`, host memory
+ * only) and a grid above the cap is refused before anything is allocated through `resource`.
+ *
  * Errors: InvalidArgument for more than 2^32 points, a coordinate array whose length is not a multiple
  * of 3, a NaN or infinite world coordinate or a voxel outside the 32-bit index range (naming the first
- * such point), a bad voxel size, origin or name; NotSupported for a resource the host cannot read; the
+ * such point), a bad voxel size, origin, name or `maxGridBytes`, a grid above `maxGridBytes` (naming its
+ * bytes, node counts and the cap); NotSupported for a resource the host cannot read; the
  * resource's `OutOfMemory`. Nothing is left allocated on failure.
  * @throws HsError InvalidArgument when `resource` is not a resource or `points` is malformed.
  * Spec: PointsToGrid (OnIndex and Float, index- or world-space points) with scratch and output through
@@ -65,6 +70,14 @@ export function pointsToGrid(
   const settings = resolveGridOptions('pointsToGrid', options);
   if (!settings.ok) return settings;
   const n = data.length / 3;
+  const { layout, checksum, maxGridBytes } = settings.value;
+  if (maxGridBytes !== Number.POSITIVE_INFINITY) {
+    // the cap is checked before anything is allocated: the node counts straight from the points
+    const counts = countVoxelNodes('pointsToGrid', data, settings.value.voxelSize, settings.value.origin);
+    if (!counts.ok) return counts;
+    const capped = checkGridBytes('pointsToGrid', gridBytes(layout, counts.value.uppers, counts.value.lowers, counts.value.leaves), counts.value, settings.value);
+    if (!capped.ok) return capped;
+  }
   const encoding = data instanceof Int32Array ? PointEncoding.IndexInt32 : data instanceof Float32Array ? PointEncoding.WorldFloat32 : PointEncoding.WorldFloat64;
 
   const made = ResourceBuffer.allocate(backend, resource, workspaceBytes(n, 'host'));
@@ -78,7 +91,6 @@ export function pointsToGrid(
     sortOnHost([input], [ws], sortArgs({ given: n, used: n, encoding, inverseVoxelSize: 1 / settings.value.voxelSize, origin: settings.value.origin }));
     const report = readReport(ws);
     if (report.firstInvalid !== undefined) return err(ErrorCode.InvalidArgument, invalidPointMessage('pointsToGrid', report.firstInvalid));
-    const { layout, checksum } = settings.value;
     const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);
     const grid = ResourceBuffer.allocate(backend, resource, size, { alignment: 32 });
     if (!grid.ok) return grid;

@@ -6,8 +6,9 @@ import { computeChecksum, writeChecksum } from '../grid/grid-checksum.js';
 import { BlindDataClass, BlindDataSemantic, GRID_CLASS_END, Grid, GridClass, GridFlags, GridType, LeafKind, gridClassFitsType, valueLayoutOf } from '../grid/grid-layout.js';
 import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-writer.js';
 import { hasStatistics, writeGridStatistics } from '../grid/grid-statistics.js';
-import { planGrid, writeGrid, gridTemplate } from './grid-writer.js';
-import { resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
+import { countVoxelNodes } from './grid-node-count.js';
+import { gridBytes, planGrid, writeGrid, gridTemplate } from './grid-writer.js';
+import { checkGridBytes, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
 import { KEY_WORDS, sameNode, sortByBuildKey } from './voxel-order.js';
 import { VoxelValueWriter, type VoxelValueArray } from './voxel-values.js';
 
@@ -82,13 +83,16 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
  * byte), so `getValue` returns `f32(code * quantum + minimum)`.
  *
  * Two allocations through `resource` (its synchronous pair; host-accessible): a workspace of 40 bytes per voxel plus
- * 256 KiB, returned before the call ends, and the grid.
+ * 256 KiB, returned before the call ends, and the grid. With `maxGridBytes`, the nodes' bytes (fixed-size leaves;
+ * an FpN leaf without its codes) are counted from `coords` and a grid above the cap is refused before anything is
+ * allocated; the exact size (FpN codes, blind data) is checked again before the grid is allocated.
  *
  * Errors: InvalidArgument for a grid type it does not write (Index, OnIndex), `statistics` for a type without
  * statistics (Mask, Boolean, PointIndex), a negative or NaN `tolerance`, more
  * than 65535 points in one PointIndex leaf (its counts are u16), a
  * `values` length that is not `components` per voxel, a background of the wrong length, a grid class outside 0-10 or
- * that does not fit the type, and the options `pointsToGrid` checks (voxel size, origin, name, checksum); NotSupported
+ * that does not fit the type, a grid above `maxGridBytes` (naming its bytes, node counts and the cap), and the options
+ * `pointsToGrid` checks (voxel size, origin, name, checksum, `maxGridBytes`); NotSupported
  * for a resource the host cannot read; the resource's `OutOfMemory`. Nothing is left allocated on failure.
  * @throws HsError InvalidArgument when `resource` is not a resource or `voxels.coords` is not an Int32Array.
  * Spec: issue 23 (write every value type); NANOVDB-FORMAT.md (buffer order, leaves).
@@ -141,6 +145,13 @@ export function voxelsToGrid(
   const tolerance = options.tolerance ?? defaultTolerance(gridClass, Number(background[0]));
   if (typeof tolerance !== 'number' || !(tolerance >= 0)) return err(ErrorCode.InvalidArgument, `${who}: tolerance must be a non-negative number, got ${String(tolerance)}`);
 
+  if (settings.value.maxGridBytes !== Number.POSITIVE_INFINITY) {
+    // before anything is allocated: the nodes' bytes from the coordinates (every leaf at its fixed size, an FpN leaf without codes)
+    const counts = countVoxelNodes(who, coords, 1, [0, 0, 0]);
+    if (!counts.ok) return counts;
+    const capped = checkGridBytes(who, gridBytes(layout, counts.value.uppers, counts.value.lowers, counts.value.leaves), counts.value, settings.value);
+    if (!capped.ok) return capped;
+  }
   const made = ResourceBuffer.allocate(backend, resource, 4 * (KEY_WORDS * n + 5 * n + 65536));
   if (!made.ok) return made;
   const workspace = made.value;
@@ -164,6 +175,9 @@ export function voxelsToGrid(
     if (points && mostPointsInALeaf(sorted, n) > 0xffff) return err(ErrorCode.InvalidArgument, `${who}: a PointIndex leaf holds more than 65535 points (its counts are u16); use smaller voxels`);
     const blind = blindItems(points ? order : undefined, settings.value.longName);
     const plan = { ...counted, gridSize: nodesEnd + blindDataBytes(blind) };
+    // FpN codes and blind data are known only now: the exact size, before the grid is allocated
+    const capped = checkGridBytes(who, plan.gridSize, { uppers: counted.tiles, lowers: counted.lowers, leaves: counted.leaves }, settings.value);
+    if (!capped.ok) return capped;
     const grid = ResourceBuffer.allocate(backend, resource, plan.gridSize, { alignment: 32 });
     if (!grid.ok) return grid;
     const gridView = grid.value.hostView();
