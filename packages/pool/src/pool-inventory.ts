@@ -1,4 +1,4 @@
-import type { AsyncResource, MemoryBlock, SyncResource } from '@hs/nanovdb-mr';
+import { isAsyncResource, type AsyncResource, type MemoryBlock, type SyncResource } from '@hs/nanovdb-mr';
 import { ErrorCode, err, ok, type Backend, type DeviceMemory, type Event, type Result } from '@hs/streams';
 import { needsStreamOrder, poolResource } from './pool-resource.js';
 import type { ResolvedPoolSpec } from './pool-spec.js';
@@ -28,18 +28,20 @@ export interface PoolInventory {
  * Makes a pool's inventory: the backing from the spec's resource (or, when none was injected, the current
  * device resource for cudaDevice memory and the memory kind's default resource of `backend` otherwise),
  * then the events. A cudaDevice pool's backing is stream-ordered: `allocateAsync` on the producer stream
- * at materialization, `deallocateAsync` there at disposal. Before anything is allocated, InvalidArgument
- * when the resource declares (`resourceOrigin`) another memory kind, device or backend than the pool's, or
- * is synchronous where the pool needs stream order; after allocation, InvalidArgument when the block it
+ * at materialization, `deallocateAsync` there at disposal, when its resource is async (a synchronous one
+ * is used through `allocate`/`deallocate`). Before anything is allocated, InvalidArgument when the
+ * resource declares (`resourceOrigin`) another memory kind, device or backend than the pool's; after allocation, InvalidArgument when the block it
  * handed out is not of the pool's kind and device (returned first); otherwise the resource's and backend's
  * errors. On any failure it destroys the events already created, returns the block and reports that
  * failure: nothing is left behind.
  */
 export function materializeInventory(backend: Backend, spec: ResolvedPoolSpec): Result<PoolInventory> {
-  const chosen = poolResource(backend, spec, spec.resource);
+  // A standalone pool also takes a synchronous resource (its blocks are valid on every stream at once,
+  // as a pre-exported IPC region's are); the graph bindings of @hs/runtime require the async tier.
+  const chosen = poolResource(backend, spec, spec.resource, false);
   if (!chosen.ok) return chosen;
   const resource = chosen.value;
-  const streamOrdered = needsStreamOrder(spec.memoryKind) && spec.producerStream !== null;
+  const streamOrdered = needsStreamOrder(spec.memoryKind) && spec.producerStream !== null && isAsyncResource(resource);
   const producer = spec.producerStream;
   const allocated = streamOrdered && producer !== null ? (resource as AsyncResource).allocateAsync(spec.totalBytes, spec.alignment, producer) : resource.allocate(spec.totalBytes, spec.alignment);
   if (!allocated.ok) return allocated;

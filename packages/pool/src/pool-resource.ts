@@ -24,12 +24,13 @@ export function needsStreamOrder(kind: MemoryKind): boolean {
  * `resource` when given, else the current device resource (`currentDeviceResource` of `@hs/nanovdb-mr`)
  * for cudaDevice memory and `defaultResource(backend, kind, device)` for the other kinds.
  * @returns InvalidArgument when the resource declares (`resourceOrigin`) another memory kind, device or
- *   backend than the pool's, or is synchronous for cudaDevice memory (lift it with `AsyncFromSync`);
+ *   backend than the pool's, or (with `requireStreamOrder`, the default) is synchronous for cudaDevice
+ *   memory (lift it with `AsyncFromSync`);
  *   NotSupported when the default device resource meets a device without stream-ordered memory pools;
  *   the default resource's errors (a device the backend does not have).
  * Spec: "Resource (allocator): two tiers" (nanovdb-memory-resources), "Sized cold, borrowed hot".
  */
-export function poolResource(backend: Backend, memory: PoolMemory, resource: SyncResource | null): Result<SyncResource> {
+export function poolResource(backend: Backend, memory: PoolMemory, resource: SyncResource | null, requireStreamOrder = true): Result<SyncResource> {
   const pool = `pool "${memory.name}"`;
   let chosen: SyncResource;
   if (resource !== null) chosen = resource;
@@ -54,7 +55,7 @@ export function poolResource(backend: Backend, memory: PoolMemory, resource: Syn
   if (origin !== null && origin.backend !== null && origin.backend !== backend) {
     return err(ErrorCode.InvalidArgument, `${pool}: its resource allocates from another backend than the pool's; make the resource with the backend the pool runs on`);
   }
-  if (needsStreamOrder(memory.memoryKind) && !isAsyncResource(chosen)) {
+  if (requireStreamOrder && needsStreamOrder(memory.memoryKind) && !isAsyncResource(chosen)) {
     return err(
       ErrorCode.InvalidArgument,
       `${pool} holds ${memory.memoryKind} memory written on its producer stream, which needs a stream-ordered resource (allocateAsync and deallocateAsync); this one is synchronous: lift it with new AsyncFromSync(backend, resource)`,

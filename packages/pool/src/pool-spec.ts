@@ -55,10 +55,10 @@ export interface TensorPoolSpec {
   readonly eventDevice?: Device;
   /**
    * Where the backing allocation comes from: any resource (a class of `@hs/nanovdb-mr`, an adaptor chain
-   * or a plain JS object) whose blocks are `memoryKind` memory on `device`. cudaDevice memory needs a
-   * stream-ordered resource: the pool allocates its backing with `allocateAsync` on the producer stream and
-   * returns it with `deallocateAsync` there at `dispose()` (a synchronous resource is refused; lift it with
-   * `AsyncFromSync`). Other kinds allocate once with `allocate` and return with `deallocate`. Default: the
+   * or a plain JS object) whose blocks are `memoryKind` memory on `device`. For cudaDevice memory an async
+   * resource is used in stream order: `allocateAsync` on the producer stream, `deallocateAsync` there at
+   * `dispose()`. Otherwise the pool allocates once with `allocate` and returns with `deallocate` (graph
+   * pools of `@hs/runtime` require the async tier for cudaDevice memory). Default: the
    * current device resource (`currentDeviceResource`) for cudaDevice memory, else
    * `defaultResource(backend, memoryKind, device)`.
    */

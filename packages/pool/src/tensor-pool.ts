@@ -99,8 +99,8 @@ export class TensorPool implements Disposable {
    * `slotByteSpan` bytes rounded up to `alignment`, one readiness event per
    * slot and `maxReleaseStreams` release events per slot, plus all slot records. Errors are those of
    * the spec check (`InvalidArgument`, `ArithmeticOverflow`), `InvalidArgument` for a resource that declares or
-   * hands out another memory kind, device or backend than the pool's or a synchronous one for cudaDevice
-   * memory (checked before allocating where the resource declares its origin), and whatever the resource (`OutOfMemory`, …) and backend return; on any
+   * hands out another memory kind, device or backend than the pool's (checked before allocating where the
+   * resource declares its origin), and whatever the resource (`OutOfMemory`, …) and backend return; on any
    * failure everything already made is destroyed and freed before the error is returned.
    * @throws HsError `InvalidArgument` for wrong argument types in `spec`.
    * Spec: "Sized cold, borrowed hot".

@@ -29,13 +29,13 @@ describe('a cudaDevice pool takes its backing in stream order', () => {
     ...(resource === undefined ? {} : { resource }),
   });
 
-  it('refuses a synchronous resource before allocating, naming the lift', () => {
+  it('uses a synchronous resource through allocate and deallocate (a standalone pool; graph pools require the async tier)', () => {
     const { backend, producer } = make();
     const sync = new StatisticsResource(new MallocResource(backend, cuda0));
-    const r = TensorPool.materialize(backend, spec(producer, sync));
-    expect(code(r)).toBe(ErrorCode.InvalidArgument);
-    if (!r.ok) expect(r.error.message).toMatch(/pool "frames" .*needs a stream-ordered resource.*AsyncFromSync/);
-    expect(sync.statistics.allocations.total).toBe(0);
+    const pool = unwrap(TensorPool.materialize(backend, spec(producer, sync)));
+    expect(sync.statistics.allocations.current).toBe(1);
+    pool.dispose();
+    expect(sync.statistics.allocations.current).toBe(0);
   });
 
   it('runs without memory pools through AsyncFromSync(MallocResource) and returns the block after the producer stream drained', () => {
