@@ -8,7 +8,7 @@ import { runSummaryLines } from './run-summary.js';
 /**
  * The flagship as a `PipelineModule`, for `hs run scan-to-volume -- [options]`, `hs plan scan-to-volume`
  * and `pnpm run main`: loads the cloud (the bundled bunny or `--input`), builds the graph
- * (`buildScanToVolumeGraph`), creates the output folder when a run is prepared, and after the run prints
+ * (`buildScanToVolumeGraph`; its pools allocate through `poolResources`), creates the output folder when a run is prepared, and after the run prints
  * `runSummaryLines` (the `.nvdb` file re-read and validated, the preview, the builder's report, the resource
  * statistics); a written file that does not read back is the summary's error, so the run exits non-zero.
  */
@@ -22,7 +22,7 @@ const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
     return {
       graph: graph.graph,
       compileOptions: graph.compileOptions,
-      sessionOptions: options.backend === undefined ? {} : { backend: options.backend },
+      sessionOptions: { ...(options.backend === undefined ? {} : { backend: options.backend }), resources: graph.poolResources },
       expectedFrames: graph.frames,
       prepareRun: () => createOutputDirectory(options.outDir, '--out'),
       summary: () => runSummaryLines(graph, cloud.source, options.rateHz),

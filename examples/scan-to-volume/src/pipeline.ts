@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { type CompileOptions, Graph } from '@hs/compiler';
 import type { PointCloud } from '@hs/example-point-cloud-input';
-import { DeviceResource, HostResource, StatisticsResource, type NvdbCodec, type SyncResource } from '@hs/nanovdb-mr';
-import { type Backend, Device, ErrorCode, err, ok, type Result } from '@hs/streams';
+import { DeviceResource, HostResource, PinnedResource, StatisticsResource, currentDeviceResource, type NvdbCodec, type SyncResource } from '@hs/nanovdb-mr';
+import type { PoolResourceBindings } from '@hs/runtime';
+import { type Backend, Device, ErrorCode, MemoryKind, err, ok, unwrap, type Result } from '@hs/streams';
 import { previewCamera, type PreviewCamera } from './grid-preview-kernel.js';
 import { GridPreview } from './operators/grid-preview.js';
 import { NvdbWriter } from './operators/nvdb-writer.js';
@@ -55,7 +56,21 @@ export interface ScanToVolumeOptions {
    * wrapped in a `StatisticsResource`.
    */
   readonly upstream?: (backend: Backend, device: Device) => SyncResource;
+  /**
+   * The upstream resource of the graph's pools of each memory kind (the scan and grid slots are
+   * pinnedHost, the preview slots cudaDevice on `Device.cuda(0)`), made from the session's backend when
+   * the session is created (`ScanToVolumeGraph.poolResources`); default `new PinnedResource(backend)` and
+   * the current device resource of `Device.cuda(0)` (`currentDeviceResource`). The cudaDevice one must be
+   * stream-ordered: on a device without memory pools pass `new AsyncFromSync(backend, new
+   * MallocResource(backend, Device.cuda(0)))`. Each is wrapped in a `StatisticsResource`.
+   */
+  readonly poolUpstream?: (backend: Backend, memoryKind: FlagshipPoolMemoryKind) => SyncResource;
 }
+
+/** The memory kinds of the flagship's pools: the scan and grid slots (pinnedHost) and the preview slots (cudaDevice). */
+export type FlagshipPoolMemoryKind = MemoryKind.PinnedHost | MemoryKind.CudaDevice;
+
+const FLAGSHIP_POOL_MEMORY_KINDS: readonly FlagshipPoolMemoryKind[] = [MemoryKind.PinnedHost, MemoryKind.CudaDevice];
 
 /** The PointsToGrid builders the flagship offers (see `ScanToVolumeOptions.builder`). */
 export type GridBuilderKind = 'stream' | 'host';
@@ -78,6 +93,15 @@ export interface ScanToVolumeGraph {
   readonly frames: number;
   /** The statistics adaptor the builder allocates through, once the run made it (`null` before). */
   readonly statistics: () => StatisticsResource<SyncResource> | null;
+  /**
+   * `RunSessionOptions.resources` for this graph: every pool's backing through a `StatisticsResource` per
+   * memory kind over `ScanToVolumeOptions.poolUpstream`, made fresh for each session.
+   * @throws HsError InvalidArgument when the default cudaDevice resource cannot be had on the backend (no
+   *   `Device.cuda(0)`, or a current device resource of another backend).
+   */
+  readonly poolResources: (backend: Backend) => PoolResourceBindings;
+  /** The pool statistics adaptors of the last session made with `poolResources`, by memory kind (empty before). */
+  readonly poolStatistics: () => ReadonlyMap<FlagshipPoolMemoryKind, StatisticsResource<SyncResource>>;
 }
 
 /**
@@ -111,6 +135,14 @@ export function buildScanToVolumeGraph(options: ScanToVolumeOptions): Result<Sca
     options.upstream ?? (builderKind === 'stream' ? (backend: Backend, device: Device) => new DeviceResource(backend, device) : (backend: Backend) => new HostResource(backend));
   let statistics: StatisticsResource<SyncResource> | null = null;
   const resource = (backend: Backend, device: Device): SyncResource => (statistics = new StatisticsResource(upstream(backend, device)));
+  const poolUpstream =
+    options.poolUpstream ??
+    ((backend: Backend, kind: FlagshipPoolMemoryKind) => (kind === MemoryKind.PinnedHost ? new PinnedResource(backend) : unwrap(currentDeviceResource(backend, Device.cuda(0)))));
+  let poolStatistics = new Map<FlagshipPoolMemoryKind, StatisticsResource<SyncResource>>();
+  const poolResources = (backend: Backend): PoolResourceBindings => {
+    poolStatistics = new Map(FLAGSHIP_POOL_MEMORY_KINDS.map((kind) => [kind, new StatisticsResource(poolUpstream(backend, kind))]));
+    return { memoryKinds: Object.fromEntries(poolStatistics) };
+  };
 
   const graph = new Graph('scan-to-volume');
   const source = graph.add(new ScanSource('scan-source', { sweep, sweeps: options.sweeps, rateHz: options.rateHz }));
@@ -162,5 +194,7 @@ export function buildScanToVolumeGraph(options: ScanToVolumeOptions): Result<Sca
     camera,
     frames: source.frames,
     statistics: () => statistics,
+    poolResources,
+    poolStatistics: () => poolStatistics,
   });
 }

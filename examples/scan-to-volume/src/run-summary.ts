@@ -79,6 +79,11 @@ export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz
         `peak ${stats.bytes.peak} bytes, total ${stats.bytes.total} bytes, ${stats.bytes.current} bytes outstanding`,
     );
   }
+  const pools = [...built.poolStatistics()].map(([kind, counted]) => {
+    const { allocations, bytes } = counted.statistics;
+    return `${kind} ${allocations.total} allocations, ${bytes.total} bytes`;
+  });
+  if (pools.length > 0) lines.push(`pool backings (StatisticsResource per memory kind): ${pools.join('; ')}`);
   return ok(lines);
 }
 

@@ -39,6 +39,7 @@ describe('scan-to-volume on the bundled bunny (host backend)', () => {
     expect(text).toMatch(/re-read by hs: grid "scan-to-volume", \d+ voxels, \d+ bytes, checksum and structure valid/);
     expect(text).toMatch(/resource \(StatisticsResource\): \d+ allocations \(0 outstanding\), peak \d+ bytes, total \d+ bytes, 0 bytes outstanding/);
     expect(text).toContain('9 previews rendered');
+    expect(text).toMatch(/pool backings \(StatisticsResource per memory kind\): pinnedHost 2 allocations, \d+ bytes; cudaDevice 1 allocations, \d+ bytes/);
     expect(text).toMatch(/pool:points-to-grid\.grid +high-water \d\/\d slots +outstanding 0/);
     expect(text).toContain(`builder: stream, one bounded build per scan (capacity 1839 points, `);
     expect(text).toContain(`last build read 1839 of 1839 points, wrote ${expected} voxels`);

@@ -56,10 +56,13 @@ export interface RunSessionOptions {
   /**
    * Which resource each graph pool's backing comes from (per provider, per memory kind, a default; see
    * `PoolResourceBindings`), checked at `create()` before anything is allocated. Default: the current
-   * device resource for cudaDevice pools, the memory kind's default resource otherwise.
+   * device resource for cudaDevice pools, the memory kind's default resource otherwise. A function is
+   * called once with the session's backend (the one passed in, or the one the session selected) and
+   * returns the bindings: the form to use when the backend is chosen by `HS_BACKEND` or auto-detection
+   * and the resources must be made on it.
    * Spec: "Sized cold, borrowed hot".
    */
-  readonly resources?: PoolResourceBindings;
+  readonly resources?: PoolResourceBindings | ((backend: Backend) => PoolResourceBindings);
 }
 
 /** Events of a `RunSession`. */

@@ -24,6 +24,7 @@ import type { RunOptions, RunSessionEvents, RunSessionOptions } from './run-sess
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
+import type { PoolResourceBindings } from './pool-resource-bindings.js';
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 const DEFAULT_METRICS_INTERVAL_MS = 1000;
@@ -82,7 +83,8 @@ export class RunSession {
    *   external topics and no `boundaries` provider; the provider's errors; the pool bindings' errors
    *   (`resources`: a provider the plan does not have, a resource of the wrong kind, device, backend or
    *   tier, naming the pool, checked before anything is allocated).
-   * @throws HsError InvalidArgument when `resources` holds something that is not a resource.
+   * @throws HsError InvalidArgument when `resources` holds something that is not a resource; what a
+   *   `resources` function throws (a backend the session selected is disposed first).
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
     const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
@@ -107,9 +109,16 @@ export class RunSession {
       backend = selected.value;
     }
     const wakeHook: { scheduler: Scheduler | null } = { scheduler: null };
+    let bindings: PoolResourceBindings | undefined;
+    try {
+      bindings = typeof options.resources === 'function' ? options.resources(backend) : options.resources;
+    } catch (thrown) {
+      if (ownsBackend) backend.dispose();
+      throw thrown;
+    }
     const materialized = SessionResources.materialize(plan, backend, {
       boundaries: options.boundaries ?? null,
-      resources: options.resources,
+      resources: bindings,
       wake: () => wakeHook.scheduler?.wake(),
     });
     if (!materialized.ok) {

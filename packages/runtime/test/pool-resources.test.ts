@@ -1,24 +1,13 @@
-import { Graph, compile, type ExecutionPlan } from '@hs/compiler';
 import { AsyncFromSync, DeviceResource, MallocResource, PinnedResource, StatisticsResource, setCurrentDeviceResource, type SyncResource } from '@hs/nanovdb-mr';
 import { type Backend, Device, ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RunSession, type PoolResourceBindings } from '../src/index.js';
-import { AddOne, CollectSink, FillSource } from './test-operators.js';
+import { deviceChain } from './device-chain.js';
 
 const FRAMES = 12;
 const cuda0 = Device.cuda(0);
 
-/** source -> add -> sink, all cudaDevice pools on cuda:0; a fresh sink each call. */
-function chain(): { plan: ExecutionPlan; sink: CollectSink } {
-  const graph = new Graph('bound');
-  const sink = new CollectSink('sink');
-  const source = graph.add(new FillSource('source', FRAMES));
-  const add = graph.add(new AddOne('add'));
-  graph.addFlow(source.frames, add.input);
-  graph.addFlow(add.output, graph.add(sink).input);
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: cuda0, add: cuda0, sink: cuda0 } } }));
-  return { plan, sink };
-}
+const chain = (): ReturnType<typeof deviceChain> => deviceChain(FRAMES);
 
 /** Spies on everything `create()` could allocate; `made()` is how many such calls happened. */
 function allocationCalls(backend: Backend): () => number {
@@ -73,6 +62,42 @@ describe('graph pools from injected resources', () => {
     expect(sink.firstBytes).toEqual(expected);
     session.dispose();
     expect(counted.statistics.bytes.current).toBe(0);
+  });
+
+  it('calls a resources function once with the backend the session selected, and binds what it returns', async () => {
+    const seen: Backend[] = [];
+    let counted: StatisticsResource<SyncResource> | null = null;
+    const { plan, sink } = chain();
+    const session = unwrap(
+      RunSession.create(plan, {
+        backend: 'host',
+        resources: (backend) => {
+          seen.push(backend);
+          counted = new StatisticsResource(new DeviceResource(backend, cuda0));
+          return { default: counted };
+        },
+      }),
+    );
+    expect(seen).toEqual([session.backend]);
+    expect(counted!.statistics.allocations.current).toBe(2);
+    await session.run();
+    expect(sink.firstBytes).toEqual(expected);
+    session.dispose();
+    expect(counted!.statistics.allocations.current).toBe(0);
+  });
+
+  it('disposes the backend it selected when the resources function throws, and rethrows', () => {
+    const disposed = vi.spyOn(HostBackend.prototype, 'dispose');
+    expect(() =>
+      RunSession.create(chain().plan, {
+        backend: 'host',
+        resources: () => {
+          throw new Error('no resource today');
+        },
+      }),
+    ).toThrow('no resource today');
+    expect(disposed).toHaveBeenCalledTimes(1);
+    disposed.mockRestore();
   });
 
   it('takes the process-wide current device resource when nothing is bound', () => {

@@ -1,12 +1,15 @@
 import { Graph, compile } from '@hs/compiler';
-import { CudaBackend, Device, MemoryKind, unwrap } from '@hs/streams';
-import { describe, expect, it } from 'vitest';
+import { AsyncFromSync, MallocResource, StatisticsResource } from '@hs/nanovdb-mr';
+import { CudaBackend, Device, ErrorCode, MemoryKind, unwrap } from '@hs/streams';
+import { describe, expect, it, vi } from 'vitest';
 import { RunSession } from '../src/index.js';
+import { deviceChain } from './device-chain.js';
 import { CollectSink, FillSource } from './test-operators.js';
 import { HostFrameReader } from './host-frame-reader.js';
 
 // The runtime's device-facing behaviours on a real GPU: the host wait before a stream-less consumer,
-// and a drop policy enforced while device work is really in flight.
+// a drop policy enforced while device work is really in flight, and graph pools on a device without
+// memory pools (forced with CudaBackend.create({ memoryPools: false })) through AsyncFromSync(MallocResource).
 if (CudaBackend.available()) {
   describe('RunSession on CudaBackend', () => {
     it('a host-only consumer after a device producer reads the bytes the stream wrote (plan marks the host wait)', async () => {
@@ -40,6 +43,26 @@ if (CudaBackend.available()) {
       expect(sink.firstBytes.length + edge.dropped).toBe(200);
       expect(sink.firstBytes).toEqual([...sink.firstBytes].sort((a, b) => a - b));
       console.log(`cuda dropNewest: delivered ${sink.firstBytes.length}, dropped ${edge.dropped}`);
+    });
+
+    it('memoryPools: false: the default cudaDevice resource is refused, AsyncFromSync(MallocResource) runs the graph, every block returned', async () => {
+      const backend = unwrap(CudaBackend.create({ memoryPools: false }));
+      const refused = RunSession.create(deviceChain(64).plan, { backend });
+      expect(refused.ok).toBe(false);
+      if (!refused.ok) {
+        expect(refused.error.code).toBe(ErrorCode.NotSupported);
+        expect(refused.error.message).toContain('memoryKinds.cudaDevice');
+      }
+      const malloc = new StatisticsResource(new MallocResource(backend, Device.cuda(0)));
+      const { plan, sink } = deviceChain(64);
+      const session = unwrap(RunSession.create(plan, { backend, resources: { memoryKinds: { cudaDevice: new AsyncFromSync(backend, malloc) } } }));
+      expect(malloc.statistics.allocations.current).toBe(2);
+      await session.run();
+      session.dispose();
+      await vi.waitFor(() => expect(malloc.statistics.allocations.current).toBe(0));
+      backend.dispose();
+      expect(sink.firstBytes).toEqual(Array.from({ length: 64 }, (_, i) => (i + 2) & 0xff));
+      console.log(`cuda memoryPools=false: ${sink.firstBytes.length} frames through AsyncFromSync(MallocResource), ${malloc.statistics.bytes.total} bytes in ${malloc.statistics.allocations.total} allocations, 0 outstanding`);
     });
   });
 } else {
