@@ -17,6 +17,11 @@ export interface TopicPublisherOptions {
   readonly slotByteSpan: number;
   /** Largest rank, 1..8. */
   readonly maxRank: number;
+  /**
+   * The exact rank every tensor of the topic must have (a graph output's declared rank), 0..`maxRank`;
+   * any rank up to `maxRank` when omitted. The boundary pool refuses another rank at allocation.
+   */
+  readonly rank?: number;
   /** The only dtype tensors may have; any when omitted. */
   readonly dtype?: DType;
   /** Most subscribers at once (more are refused with a GOODBYE); default 8. */
@@ -70,6 +75,8 @@ export interface ResolvedTopicPublisherOptions extends SubscriberLimits {
   readonly slotCount: number;
   readonly slotByteSpan: number;
   readonly maxRank: number;
+  /** Exact rank of every tensor, or `null` for any up to `maxRank`. */
+  readonly rank: number | null;
   /** `host` or `pinnedHost`. */
   readonly memoryKind: MemoryKind;
 }
@@ -89,13 +96,17 @@ function positiveInteger(value: unknown, what: string, max = Number.MAX_SAFE_INT
  * timeout, 250 ms liveness period). The backend is not checked here (`create` returns `NotSupported` for one
  * that cannot adopt shared memory).
  * @throws HsError `InvalidArgument` for a malformed topic name, a count out of its range, a lease timeout that
- *   is not a positive number of ms (or `Infinity`), or a memory kind other than host and pinnedHost.
+ *   is not a positive number of ms (or `Infinity`), a `rank` outside 0..`maxRank`, or a memory kind other than host and pinnedHost.
  */
 export function resolveTopicPublisherOptions(options: TopicPublisherOptions): ResolvedTopicPublisherOptions {
   const topic = checkTopicName(options.topic, 'TopicPublisher.create');
   const slotCount = positiveInteger(options.slotCount, 'slotCount', MAX_SLOTS);
   const slotByteSpan = positiveInteger(options.slotByteSpan, 'slotByteSpan');
   const maxRank = positiveInteger(options.maxRank, 'maxRank', MAX_DESCRIPTOR_RANK);
+  const rank = options.rank ?? null;
+  if (rank !== null && (typeof rank !== 'number' || !Number.isSafeInteger(rank) || rank < 0 || rank > maxRank)) {
+    throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: rank must be an integer in 0..maxRank (${maxRank}), got ${String(rank)}`);
+  }
   const maxSubscribers = positiveInteger(options.maxSubscribers ?? 8, 'maxSubscribers', 1024);
   const livenessIntervalMs = positiveInteger(options.livenessIntervalMs ?? 250, 'livenessIntervalMs', 60_000);
   const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
@@ -106,7 +117,7 @@ export function resolveTopicPublisherOptions(options: TopicPublisherOptions): Re
   if (memoryKind !== MemoryKind.Host && memoryKind !== MemoryKind.PinnedHost) {
     throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: memoryKind must be host or pinnedHost, got ${String(memoryKind)} (managed memory never crosses a process)`);
   }
-  return { topic, slotCount, slotByteSpan, maxRank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind };
+  return { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind };
 }
 
 /**

@@ -168,7 +168,7 @@ export class TopicPublisher extends EventEmitter {
   }
 
   static async #create(options: TopicPublisherOptions): Promise<Result<TopicPublisher>> {
-    const { topic, slotCount, slotByteSpan, maxRank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind: kind } = resolveTopicPublisherOptions(options);
+    const { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind: kind } = resolveTopicPublisherOptions(options);
     const backend = options.backend;
     if (typeof backend.adoptHostMemory !== 'function') {
       return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory), so it cannot back a boundary pool`);
@@ -204,6 +204,7 @@ export class TopicPublisher extends EventEmitter {
       slotCount,
       slotByteSpan,
       maxRank,
+      ...(rank === null ? {} : { rank }),
       ...(options.dtype === undefined ? {} : { dtype: options.dtype }),
       alignment: DEFAULT_ALIGNMENT,
       producerStream: null,

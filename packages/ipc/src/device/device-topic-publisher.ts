@@ -23,6 +23,8 @@ export interface DeviceTopicPoolSpec {
   readonly slotByteSpan: number;
   /** Largest rank an allocation may have. */
   readonly maxRank: number;
+  /** The exact rank every allocation must have (0..`maxRank`, checked by the pool); any up to `maxRank` when omitted. */
+  readonly rank?: number;
   /** The only dtype allocations may use; any dtype when omitted. */
   readonly dtype?: DType;
   /** Release streams per slot for in-process consumers of the same pool (default 8). */
@@ -131,6 +133,7 @@ export class DeviceTopicPublisher extends EventEmitter {
       slotCount: spec.slotCount,
       slotByteSpan: spec.slotByteSpan,
       maxRank: spec.maxRank,
+      ...(spec.rank === undefined ? {} : { rank: spec.rank }),
       ...(spec.dtype === undefined ? {} : { dtype: spec.dtype }),
       ...(spec.maxReleaseStreams === undefined ? {} : { maxReleaseStreams: spec.maxReleaseStreams }),
       alignment: SLOT_ALIGNMENT,

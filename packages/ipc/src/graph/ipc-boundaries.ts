@@ -115,6 +115,7 @@ export class IpcBoundaries implements BoundaryProvider {
           slotCount: record.slotCount,
           slotByteSpan: record.maxByteSpan,
           maxRank: record.maxRank,
+          rank: record.rank,
           dtype: record.dtype,
           maxSubscribers: boundary.maxSubscribers,
           // In-process consumers on CUDA streams (a published output also read locally) register release
@@ -156,6 +157,7 @@ export class IpcBoundaries implements BoundaryProvider {
         slotCount: record.slotCount,
         slotByteSpan: record.maxByteSpan,
         maxRank: record.maxRank,
+        rank: record.rank,
         dtype: record.dtype,
         maxReleaseStreams: record.maxReleaseStreams,
       });
