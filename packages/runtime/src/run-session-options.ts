@@ -1,3 +1,4 @@
+import type { RateParameterValue } from '@hs/compiler';
 import type { Backend, HostBackendOptions } from '@hs/streams';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
@@ -63,6 +64,24 @@ export interface RunSessionOptions {
    * Spec: "Sized cold, borrowed hot".
    */
   readonly resources?: PoolResourceBindings | ((backend: Backend) => PoolResourceBindings);
+  /**
+   * The session's first rate candidate: values for runtime rate parameters, each
+   * `{ parameter: 'op.params.field', rate: Rate }` (a `Rate` in hertz, e.g. `Rate.hz(120)`); parameters it
+   * does not name keep the plan's values. `create()` evaluates it exactly as `updateRateParameters()`
+   * evaluates a later candidate (each value within its field's admitted domain, every active depth within
+   * its edge's admitted depth). Accepted, it is the published generation 0. Rejected (`InvalidArgument`,
+   * `NotFound` or `ResourceExhausted`), the session is still created, nothing published:
+   * `captureRateGenerations()` has `published: null` and the rejection in `lastRejected`, and `run()`
+   * rejects with `InvalidState` naming the parameters and why until `updateRateParameters()` publishes an
+   * admissible candidate. Default: the plan's values are generation 0. Not an array of
+   * `{ parameter: string, rate }`: `create()` returns `InvalidArgument` before anything is allocated.
+   * Spec: "Size queue entries from nominal rates" (the first lifecycle candidate).
+   * @example
+   * const session = unwrap(RunSession.create(plan, { rateParameters: [{ parameter: 'camera.params.frameRate', rate: Rate.hz(120) }] }));
+   * const { published, lastRejected } = session.captureRateGenerations();
+   * if (published === null) console.error(`rejected: ${lastRejected!.reason}`);
+   */
+  readonly rateParameters?: readonly RateParameterValue[];
 }
 
 /** Events of a `RunSession`. */

@@ -18,6 +18,7 @@ import { OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
+import { ownedRateGeneration, rejectedRateGeneration } from './rate-evidence.js';
 import { Scheduler } from './scheduler.js';
 import { type SessionClock, monotonicClock } from './session-clock.js';
 import type { RunOptions, RunSessionEvents, RunSessionOptions } from './run-session-options.js';
@@ -66,11 +67,10 @@ export class RunSession {
     /** Where boundary callbacks find the running scheduler to wake. */
     private readonly wakeHook: { scheduler: Scheduler | null },
     private readonly clock: SessionClock,
+    firstCandidate: readonly RateParameterValue[],
   ) {
     this.rateValues = generationZeroRates(plan);
-    const zero = evaluateRateGeneration(plan, 0, this.rateValues, []);
-    if (zero.ok) this.publish(zero.value);
-    else this.lastRejected = { rateGeneration: 0, parameters: [], code: zero.error.code, reason: zero.error.message };
+    this.propose(0, firstCandidate);
   }
 
   /**
@@ -82,7 +82,9 @@ export class RunSession {
    *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with
    *   external topics and no `boundaries` provider; the provider's errors; the pool bindings' errors
    *   (`resources`: a provider the plan does not have, a resource of the wrong kind, device, backend or
-   *   tier, naming the pool, checked before anything is allocated).
+   *   tier, naming the pool, checked before anything is allocated); `InvalidArgument` for `rateParameters`
+   *   that is not an array of `{ parameter: string, rate }`. A `rateParameters` candidate the plan does not
+   *   admit still creates the session, with no generation published (see `RunSessionOptions.rateParameters`).
    * @throws HsError InvalidArgument when `resources` holds something that is not a resource; what a
    *   `resources` function throws (a backend the session selected is disposed first).
    */
@@ -94,6 +96,10 @@ export class RunSession {
     const clock = options.clock ?? monotonicClock;
     if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {
       return err(ErrorCode.InvalidArgument, 'RunSessionOptions.clock needs now(), setTimer(atNs, callback) and clearTimer(timer) (a SessionClock)');
+    }
+    const firstCandidate: unknown = options.rateParameters ?? [];
+    if (!Array.isArray(firstCandidate) || !firstCandidate.every((v: unknown) => typeof v === 'object' && v !== null && typeof (v as RateParameterValue).parameter === 'string')) {
+      return err(ErrorCode.InvalidArgument, 'RunSessionOptions.rateParameters must be an array of { parameter: "op.params.field", rate: Rate }');
     }
     const scenario = options.scenario ?? DEFAULT_SCENARIO;
     const reads = inputReads(plan, scenario);
@@ -169,7 +175,7 @@ export class RunSession {
       const producer = runners.find((r) => r.name === edge.producer.operator)!;
       producerOf.set(resources.channels.get(edge.id)!, producer);
     }
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock, firstCandidate as readonly RateParameterValue[]));
   }
 
   /**
@@ -178,34 +184,44 @@ export class RunSession {
    * generation (new active queue depths and `ctx.rate()` values; nothing is reallocated), otherwise it
    * becomes the last rejected generation and the published one stays in force. Cold: call it between
    * activations, not from the hot path.
-   * @returns the published generation; `InvalidArgument`/`NotFound`/`ResourceExhausted` for a rejected candidate;
-   *   `InvalidState` after dispose().
+   * This is also how a session whose first candidate (`RunSessionOptions.rateParameters`) was rejected
+   * gets a generation to run with.
+   * @returns the published generation (deep-frozen); `InvalidArgument`/`NotFound`/`ResourceExhausted` for a
+   *   rejected candidate; `InvalidState` after dispose().
    */
   updateRateParameters(candidate: readonly RateParameterValue[]): Result<RateGeneration> {
     if (this.state === 'disposed') return err(ErrorCode.InvalidState, 'session is disposed');
-    const number = this.nextGeneration++;
-    const evaluated = evaluateRateGeneration(this.plan, number, this.rateValues, candidate);
-    if (!evaluated.ok) {
-      this.lastRejected = Object.freeze({ rateGeneration: number, parameters: Object.freeze([...candidate]), code: evaluated.error.code, reason: evaluated.error.message });
-      return evaluated;
-    }
-    for (const p of evaluated.value.parameters) this.rateValues.set(p.parameter, p.rate);
-    this.publish(evaluated.value);
-    return evaluated;
+    return this.propose(this.nextGeneration++, candidate);
   }
 
-  /** The published rate generation and the last rejected candidate, each `null` when there is none. */
+  /**
+   * The published rate generation and the last rejected candidate, each `null` when there is none
+   * (`published` is `null` while a rejected first candidate left nothing in force). Owning and
+   * deep-frozen: later candidates do not change a snapshot already captured, and it cannot be mutated.
+   */
   captureRateGenerations(): RateGenerationSnapshot {
     return Object.freeze({ published: this.published, lastRejected: this.lastRejected });
   }
 
-  private publish(generation: RateGeneration): void {
+  /**
+   * Evaluates `candidate` as generation `rateGeneration` over the values in force and publishes it (new
+   * active depths and port rates), or records it as the last rejected one. Cold.
+   */
+  private propose(rateGeneration: number, candidate: readonly RateParameterValue[]): Result<RateGeneration> {
+    const evaluated = evaluateRateGeneration(this.plan, rateGeneration, this.rateValues, candidate);
+    if (!evaluated.ok) {
+      this.lastRejected = rejectedRateGeneration(rateGeneration, candidate, evaluated.error);
+      return evaluated;
+    }
+    const generation = ownedRateGeneration(evaluated.value);
+    for (const p of generation.parameters) this.rateValues.set(p.parameter, p.rate);
     for (const edge of generation.edges) {
       const channel = this.resources.channels.get(edge.edge);
       if (channel !== undefined) channel.activeDepth = edge.activeDepth;
     }
     this.rateViews.publish(generation);
     this.published = generation;
+    return ok(generation);
   }
 
   /**
@@ -227,13 +243,16 @@ export class RunSession {
    *   code an operator's `compute()`, `start()` or `stop()` returned or rejected with (`InvalidState` when
    *   one threw something other than an `HsError`; `ProtocolError` for a `compute()` that returned a value
    *   that is not a `Result`); `InvalidState` when the session already ran or was disposed, when a
-   *   `'metrics'` listener threw, or when slots did not come back within `drainTimeoutMs`; `DeviceError`
+   *   `'metrics'` listener threw, or when slots did not come back within `drainTimeoutMs`; `InvalidState`
+   *   naming the rejected parameters and why when no rate generation is published (the first candidate,
+   *   `RunSessionOptions.rateParameters`, was rejected; publish one with `updateRateParameters()`); `DeviceError`
    *   when a planned stream faulted; a boundary's start error (`NotFound`, `ProtocolError`, ...).
    */
   run(options: RunOptions = {}): Promise<RunMetrics> {
     if (this.state !== 'ready') {
       return Promise.reject(new HsError(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
+    if (this.published === null) return Promise.reject(this.unpublished());
     this.state = 'running';
     const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
     this.scheduler = scheduler;
@@ -281,6 +300,20 @@ export class RunSession {
       return ok(this.metrics());
     })();
     return this.running.then((outcome) => unwrap(outcome));
+  }
+
+  /**
+   * Why `run()` refuses a session with no published rate generation, naming the last rejected candidate
+   * (there is one: `create()` publishes its first candidate or records it as rejected).
+   */
+  private unpublished(): HsError {
+    const rejected = this.lastRejected!;
+    const values = rejected.parameters.length === 0 ? "the plan's own rate values" : rejected.parameters.map((p) => `${p.parameter} = ${String(p.rate)}`).join(', ');
+    return new HsError(
+      ErrorCode.InvalidState,
+      `no rate generation is published: candidate ${rejected.rateGeneration} (${values}) was rejected (${rejected.code}: ${rejected.reason}); ` +
+        'publish an admissible candidate with session.updateRateParameters() before run()',
+    );
   }
 
   /**

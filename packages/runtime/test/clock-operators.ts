@@ -80,17 +80,17 @@ export const settle = async (): Promise<void> => {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
+/** How a manual-clock loop moves time: `late` jumps to a later time than a timer's (a late loop), `step` observes each turn. */
+export interface ClockTurns {
+  late?: (next: bigint) => bigint | null;
+  step?: (now: bigint) => void;
+}
+
 /**
- * Runs `plan` on a manual clock: fires each clock timer at its exact time (or, with `late`, jumps there
- * as a late loop would) and lets the graph settle after each, until the run ends.
+ * Runs `session` on its manual `clock`: fires each clock timer at its exact time (or, with `late`, jumps
+ * there as a late loop would) and lets the graph settle after each, until the run ends.
  */
-export async function runOnClock(
-  plan: ExecutionPlan,
-  options: Omit<RunSessionOptions, 'clock'> & { late?: (next: bigint) => bigint | null; step?: (now: bigint) => void } = {},
-): Promise<RunMetrics> {
-  const clock = new ManualClock();
-  const { late, step, ...sessionOptions } = options;
-  const session = unwrap(RunSession.create(plan, { backend: 'host', ...sessionOptions, clock }));
+export async function runSessionOnClock(session: RunSession, clock: ManualClock, { late, step }: ClockTurns = {}): Promise<RunMetrics> {
   let done = false;
   const running = session.run().finally(() => {
     done = true;
@@ -105,7 +105,15 @@ export async function runOnClock(
     step?.(clock.now());
     await settle();
   }
-  const metrics = await running;
+  return running;
+}
+
+/** Creates a host session for `plan` on a new manual clock, runs it with `runSessionOnClock`, and disposes it. */
+export async function runOnClock(plan: ExecutionPlan, options: Omit<RunSessionOptions, 'clock'> & ClockTurns = {}): Promise<RunMetrics> {
+  const clock = new ManualClock();
+  const { late, step, ...sessionOptions } = options;
+  const session = unwrap(RunSession.create(plan, { backend: 'host', ...sessionOptions, clock }));
+  const metrics = await runSessionOnClock(session, clock, { late, step });
   session.dispose();
   return metrics;
 }

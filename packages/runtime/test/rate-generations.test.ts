@@ -7,15 +7,19 @@ import {
   type OutputPort,
   type PortRateView,
   Rate,
+  type RateParameterValue,
   compile,
   paramSchema,
   rateParam,
   renderRateQueueInspection,
 } from '@hs/compiler';
+import { HostResource, StatisticsResource } from '@hs/nanovdb-mr';
 import { ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
-import { RunSession } from '../src/index.js';
+import { ManualClock, RunSession } from '../src/index.js';
+import { runSessionOnClock } from './clock-operators.js';
+import { rejectionOf } from './rejection.js';
 
 const CameraParams = paramSchema('com.hs.test.Camera', 1, { frameRate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime() });
 
@@ -119,6 +123,142 @@ describe('rate generations', () => {
     const missing = session.updateRateParameters([{ parameter: 'camera.params.nothing', rate: Rate.hz(30) }]);
     expect(!missing.ok && missing.error.code).toBe(ErrorCode.NotFound);
     expect(session.captureRateGenerations().published?.rateGeneration).toBe(0);
+    session.dispose();
+  });
+
+  describe('the first candidate (rateParameters)', () => {
+    const FRAME_RATE = 'camera.params.frameRate';
+    const EDGE = 'camera.frames->recorder.frames';
+
+    /** A host session of a 3-frame lifecycle on a manual clock, its pool counted, created with `rateParameters`. */
+    function firstCandidate(rateParameters: readonly RateParameterValue[]): {
+      session: RunSession;
+      camera: Camera;
+      clock: ManualClock;
+      counted: StatisticsResource<HostResource>;
+      backend: HostBackend;
+    } {
+      const { graph, camera } = lifecycle();
+      const backend = new HostBackend();
+      const counted = new StatisticsResource(new HostResource(backend));
+      const clock = new ManualClock();
+      const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend, clock, resources: { default: counted }, rateParameters }));
+      return { session, camera, clock, counted, backend };
+    }
+
+    it('rejected: the session exists with nothing published, run() refuses naming it until an admissible candidate is published', async () => {
+      const { session, camera, clock, counted, backend } = firstCandidate([{ parameter: FRAME_RATE, rate: Rate.hz(240) }]);
+      const snapshot = session.captureRateGenerations();
+      expect(snapshot.published).toBeNull();
+      expect(snapshot.lastRejected).toMatchObject({ rateGeneration: 0, parameters: [{ parameter: FRAME_RATE }], code: ErrorCode.InvalidArgument });
+      expect(snapshot.lastRejected?.reason).toContain('outside its admitted domain');
+      const json = JSON.parse(unwrap(renderRateQueueInspection(session.plan, snapshot, 0, EDGE, 'json'))) as Record<string, unknown>;
+      expect(json).toMatchObject({ activeDepth: null, generation: { status: 'rejected' } });
+
+      const refused = await rejectionOf(session.run());
+      expect(refused.code).toBe(ErrorCode.InvalidState);
+      expect(refused.message).toContain(`candidate 0 (${FRAME_RATE} = 240 Hz) was rejected (InvalidArgument: `);
+      expect(refused.message).toContain('outside its admitted domain');
+      expect(refused.message).toContain('publish an admissible candidate with session.updateRateParameters() before run()');
+      expect(camera.seen).toEqual([]);
+      expect(session.metrics().pools.map((p) => p.outstanding)).toEqual([0]);
+
+      const published = unwrap(session.updateRateParameters([{ parameter: FRAME_RATE, rate: Rate.hz(30) }]));
+      expect(published.rateGeneration).toBe(1);
+      expect(session.captureRateGenerations()).toMatchObject({ published: { rateGeneration: 1 }, lastRejected: { rateGeneration: 0 } });
+      const metrics = await runSessionOnClock(session, clock);
+      expect(camera.seen).toEqual(['30@1', '30@1', '30@1']);
+      expect(metrics.pools.map((p) => p.outstanding)).toEqual([0]);
+      session.dispose();
+      expect(counted.statistics.allocations.current).toBe(0);
+      backend.dispose();
+    });
+
+    it('rejected and never run: dispose() returns everything the session allocated', async () => {
+      const { session, counted, backend } = firstCandidate([{ parameter: 'camera.params.nothing', rate: Rate.hz(30) }]);
+      expect(session.captureRateGenerations()).toMatchObject({ published: null, lastRejected: { rateGeneration: 0, code: ErrorCode.NotFound } });
+      expect(counted.statistics.allocations.current).toBe(1);
+      expect((await rejectionOf(session.run())).message).toContain('camera.params.nothing = 30 Hz');
+      expect(session.metrics().pools.map((p) => p.outstanding)).toEqual([0]);
+      session.dispose();
+      expect(counted.statistics.allocations.current).toBe(0);
+      backend.dispose();
+    });
+
+    it('accepted: it is the published generation 0, and the next candidate is generation 1', async () => {
+      const { session, camera, clock, backend } = firstCandidate([{ parameter: FRAME_RATE, rate: Rate.hz(120) }]);
+      const snapshot = session.captureRateGenerations();
+      expect(snapshot.lastRejected).toBeNull();
+      expect(snapshot.published).toMatchObject({ rateGeneration: 0, edges: [{ edge: EDGE, activeDepth: 16, nominalArrivals: 8, recommendation: 16 }] });
+      expect(snapshot.published?.parameters.map((p) => `${p.parameter} = ${String(p.rate)}`)).toEqual([`${FRAME_RATE} = 120 Hz`]);
+      expect(session.metrics().edges[0]?.queueDepth).toBe(16);
+      await runSessionOnClock(session, clock);
+      expect(camera.seen).toEqual(['120@0', '120@0', '120@0']);
+      const rejected = session.updateRateParameters([{ parameter: FRAME_RATE, rate: Rate.hz(240) }]);
+      expect(!rejected.ok && rejected.error.code).toBe(ErrorCode.InvalidArgument);
+      expect(session.captureRateGenerations()).toMatchObject({ published: { rateGeneration: 0 }, lastRejected: { rateGeneration: 1 } });
+      session.dispose();
+      backend.dispose();
+    });
+
+    it('without rateParameters the plan values are generation 0, as before', () => {
+      const { graph } = lifecycle();
+      const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
+      expect(session.captureRateGenerations()).toMatchObject({ published: { rateGeneration: 0, edges: [{ activeDepth: 8 }] }, lastRejected: null });
+      session.dispose();
+    });
+
+    it('refuses rateParameters that are not an array of { parameter, rate } before anything is allocated', () => {
+      const { graph } = lifecycle();
+      const plan = unwrap(compile(graph));
+      const backend = new HostBackend();
+      const counted = new StatisticsResource(new HostResource(backend));
+      for (const rateParameters of [Rate.hz(60), [null], [{ rate: Rate.hz(60) }]]) {
+        const created = RunSession.create(plan, { backend, resources: { default: counted }, rateParameters: rateParameters as unknown as RateParameterValue[] });
+        expect(!created.ok && created.error.code).toBe(ErrorCode.InvalidArgument);
+      }
+      expect(counted.statistics.allocations.total).toBe(0);
+      backend.dispose();
+    });
+  });
+
+  it('captures owning, deep-frozen evidence: later candidates and mutation attempts leave a snapshot as it was', () => {
+    const { graph } = lifecycle();
+    const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
+    const first = session.captureRateGenerations();
+    const candidate = { parameter: 'camera.params.frameRate', rate: Rate.hz(240) };
+    expect(session.updateRateParameters([candidate]).ok).toBe(false);
+    const rejected = session.captureRateGenerations();
+    unwrap(session.updateRateParameters([{ parameter: 'camera.params.frameRate', rate: Rate.hz(120) }]));
+
+    // A later publish replaced nothing inside the snapshots already captured.
+    expect(first).toMatchObject({ published: { rateGeneration: 0, edges: [{ activeDepth: 8 }] }, lastRejected: null });
+    expect(rejected.published?.rateGeneration).toBe(0);
+    expect(session.captureRateGenerations().published?.rateGeneration).toBe(2);
+
+    // The caller's candidate object is not the evidence: changing it changes nothing captured.
+    candidate.parameter = 'camera.params.other';
+    candidate.rate = Rate.hz(1);
+    expect(rejected.lastRejected?.parameters.map((p) => `${p.parameter} = ${String(p.rate)}`)).toEqual(['camera.params.frameRate = 240 Hz']);
+
+    // Every level is frozen: a mutation throws (test modules are strict) and the value stays.
+    const published = first.published!;
+    const attempts: (() => void)[] = [
+      () => ((first as { published: unknown }).published = null),
+      () => ((published as { rateGeneration: number }).rateGeneration = 7),
+      () => ((published.edges[0] as { activeDepth: number }).activeDepth = 99),
+      () => (published.edges as unknown[]).push({}),
+      () => ((published.parameters[0] as { rate: Rate }).rate = Rate.hz(1)),
+      () => ((published.parameters[0]!.rate.hz as { n: bigint }).n = 1n),
+      () => ((published.ports[0]!.port as { operator: string }).operator = 'other'),
+      () => ((rejected.lastRejected!.parameters[0] as { parameter: string }).parameter = 'other'),
+      () => ((rejected.lastRejected as { reason: string }).reason = ''),
+    ];
+    for (const attempt of attempts) expect(attempt).toThrow(TypeError);
+    expect(first).toMatchObject({ published: { rateGeneration: 0, edges: [{ activeDepth: 8 }] }, lastRejected: null });
+    expect(published.ports[0]?.port).toEqual({ operator: 'camera', port: 'frames' });
+    expect(published.parameters.map((p) => `${p.parameter} = ${String(p.rate)}`)).toEqual(['camera.params.frameRate = 60 Hz']);
+    expect(rejected.lastRejected).toMatchObject({ rateGeneration: 1, parameters: [{ parameter: 'camera.params.frameRate' }] });
     session.dispose();
   });
 });

@@ -16,11 +16,12 @@ export interface RateParameterValue {
 
 /**
  * A published rate generation: new active queue depths and port rates, within the plan's admitted
- * capacities (nothing is reallocated). Generation 0 is the plan's generation-zero values.
+ * capacities (nothing is reallocated). Generation 0 is a session's first candidate: the plan's
+ * generation-zero values unless the session was created with others.
  * Spec: "Size queue entries from nominal rates".
  */
 export interface RateGeneration {
-  /** Generation number: 0 for the plan's values, then one more per published candidate. */
+  /** Generation number: 0 for the first candidate, then one more per later candidate (published or rejected). */
   readonly rateGeneration: number;
   /** Every runtime rate parameter's value in this generation, sorted by key. */
   readonly parameters: readonly RateParameterValue[];

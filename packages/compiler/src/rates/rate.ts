@@ -18,7 +18,8 @@ export class Rate {
   readonly hz: Rational;
 
   private constructor(hz: Rational) {
-    this.hz = hz;
+    // A copy, frozen with the rate: a Rate is an exact value and nothing can change it afterwards.
+    this.hz = Object.freeze({ n: hz.n, d: hz.d });
     Object.freeze(this);
   }
 
