@@ -3,14 +3,14 @@
 // SIGBUS). Every case here used to abort the process (a double free in the addon) or kill it with SIGBUS.
 import { spawnSync } from 'node:child_process';
 import { constants } from 'node:buffer';
-import { existsSync, mkdtempSync, rmSync, truncateSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
-import { ChannelRuntime, FRAME_BYTES, SharedSegment, WireMemoryKind, encodeHello, ipcAvailability } from '../src/index.js';
+import { ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+import { ChannelRuntime, FRAME_BYTES, SharedSegment, TopicPublisher, WireMemoryKind, encodeHello, ipcAvailability } from '../src/index.js';
 import { loadIpcNative } from '../src/ipc-native.js';
 
 const available = ipcAvailability();
@@ -90,6 +90,15 @@ describe.skipIf(!available.available)('segment sizes', () => {
     }
     unwrap(created.unlink());
     created.close();
+  });
+
+  it.skipIf(8 * GiB <= constants.MAX_LENGTH)('rejects a topic of 8 x 1 GiB slots with InvalidArgument before making its segment (skipped where MAX_LENGTH is 8 GiB or more)', async () => {
+    const backend = new HostBackend();
+    await expect(
+      TopicPublisher.create({ backend, topic: 'sizes-8g', memoryKind: MemoryKind.Host, slotCount: 8, slotByteSpan: GiB, maxRank: 1, runtimeDirectory: dir }),
+    ).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, detail: expect.stringMatching(/largest ArrayBuffer this Node\.js can map/) });
+    expect(readdirSync('/dev/shm').filter((entry) => entry.startsWith(`hs.${uid}.${process.pid}.`))).toEqual([]);
+    backend.dispose();
   });
 
   it('refuses a segment whose file is smaller than announced, naming both sizes', () => {
