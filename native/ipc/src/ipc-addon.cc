@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -26,9 +27,16 @@ struct AddonState {
   std::unordered_map<void*, Mapping*> mappings;
 };
 
-struct FinalizeHint {
+// One mapping with exactly one owner at a time: the binding's unique_ptr from before the mmap until an
+// ArrayBuffer is made over it, then that buffer's finalizer (this is its hint). Destruction unmaps, so
+// every error path releases the mapping once and nothing else does.
+struct ExternalMapping {
   AddonState* state;
-  Mapping* mapping;
+  Mapping mapping;
+  explicit ExternalMapping(AddonState* owner) : state(owner) {}
+  ExternalMapping(const ExternalMapping&) = delete;
+  ExternalMapping& operator=(const ExternalMapping&) = delete;
+  ~ExternalMapping() { UnmapSegment(&mapping); }
 };
 
 const char* ErrnoName(int code) {
@@ -40,6 +48,7 @@ const char* ErrnoName(int code) {
     case EINVAL: return "EINVAL";
     case ENOMEM: return "ENOMEM";
     case ENOSPC: return "ENOSPC";
+    case EFBIG: return "EFBIG";
     case EMFILE: return "EMFILE";
     case ENFILE: return "ENFILE";
     case ENAMETOOLONG: return "ENAMETOOLONG";
@@ -51,11 +60,16 @@ const char* ErrnoName(int code) {
   }
 }
 
-[[noreturn]] void ThrowErrno(Napi::Env env, const std::string& what, int code) {
-  Napi::Error error = Napi::Error::New(env, what + ": " + std::strerror(code));
+// Throws `message` as is, with `code` (the errno name) and `errno` set.
+[[noreturn]] void ThrowCoded(Napi::Env env, const std::string& message, int code) {
+  Napi::Error error = Napi::Error::New(env, message);
   error.Set("code", Napi::String::New(env, ErrnoName(code)));
   error.Set("errno", Napi::Number::New(env, code));
   throw error;
+}
+
+[[noreturn]] void ThrowErrno(Napi::Env env, const std::string& what, int code) {
+  ThrowCoded(env, what + ": " + std::strerror(code), code);
 }
 
 std::string SegmentName(const Napi::CallbackInfo& info) {
@@ -74,57 +88,87 @@ std::size_t ByteCount(const Napi::CallbackInfo& info, std::size_t index) {
   return static_cast<std::size_t>(value);
 }
 
-void FinalizeMapping(napi_env, void*, void* hint) {
-  auto* finalize = static_cast<FinalizeHint*>(hint);
-  {
-    std::lock_guard<std::mutex> guard(finalize->state->lock);
-    if (finalize->mapping->address != nullptr) finalize->state->mappings.erase(finalize->mapping->address);
-    UnmapSegment(finalize->mapping);
+// The size to map (argument 1), checked before anything is mapped against the largest ArrayBuffer this
+// Node.js can make (argument 2, buffer.constants.MAX_LENGTH): Node-API would refuse a larger one.
+std::size_t MappableByteCount(const Napi::CallbackInfo& info, const std::string& what) {
+  std::size_t byteSize = ByteCount(info, 1);
+  std::size_t maxByteSize = ByteCount(info, 2);
+  if (byteSize > maxByteSize) {
+    ThrowCoded(info.Env(),
+               what + ": " + std::to_string(byteSize) + " bytes are more than the largest ArrayBuffer this Node.js can make (" +
+                   std::to_string(maxByteSize) + " bytes, buffer.constants.MAX_LENGTH)",
+               EINVAL);
   }
-  delete finalize->mapping;
-  delete finalize;
+  return byteSize;
+}
+
+void FinalizeMapping(napi_env, void*, void* hint) {
+  std::unique_ptr<ExternalMapping> owned(static_cast<ExternalMapping*>(hint));
+  std::lock_guard<std::mutex> guard(owned->state->lock);
+  if (owned->mapping.address != nullptr) owned->state->mappings.erase(owned->mapping.address);
+  UnmapSegment(&owned->mapping);
 }
 
 // { buffer: ArrayBuffer over the whole mapping, address: bigint, byteSize: number }
-Napi::Object WrapMapping(Napi::Env env, const Mapping& mapped) {
-  auto* state = env.GetInstanceData<AddonState>();
-  auto* mapping = new Mapping(mapped);
-  auto* hint = new FinalizeHint{state, mapping};
+Napi::Object WrapMapping(Napi::Env env, std::unique_ptr<ExternalMapping> owned) {
+  void* address = owned->mapping.address;
+  std::size_t byteSize = owned->mapping.byteSize;
   napi_value buffer;
-  napi_status status = napi_create_external_arraybuffer(env, mapping->address, mapping->byteSize, FinalizeMapping, hint, &buffer);
+  napi_status status = napi_create_external_arraybuffer(env, address, byteSize, FinalizeMapping, owned.get(), &buffer);
   if (status != napi_ok) {
-    UnmapSegment(mapping);
-    delete mapping;
-    delete hint;
-    throw Napi::Error::New(env, "this Node.js runtime does not allow external ArrayBuffers, so shared memory cannot be mapped");
+    // Node-API returns these two before it takes the finalizer, so `owned` still unmaps. On any later
+    // failure it has taken it and runs FinalizeMapping itself (node::Buffer::New does for a length above
+    // its limit, which MappableByteCount rules out): the mapping is then that call's to release, not ours.
+    // A status that does not tell (a pending exception) counts as taken: a leak at worst, never a second unmap.
+    bool kept = status == napi_no_external_buffers_allowed || status == napi_invalid_arg;
+    if (!kept) static_cast<void>(owned.release());
+    if (status == napi_no_external_buffers_allowed) {
+      ThrowErrno(env, "this Node.js runtime does not allow external ArrayBuffers, so shared memory cannot be mapped", ENOTSUP);
+    }
+    throw Napi::Error::New(env, "cannot make an ArrayBuffer over the shared memory mapping (Node-API status " + std::to_string(status) + ")");
   }
   {
-    std::lock_guard<std::mutex> guard(state->lock);
-    state->mappings[mapping->address] = mapping;
+    std::lock_guard<std::mutex> guard(owned->state->lock);
+    owned->state->mappings[address] = &owned->mapping;
   }
+  static_cast<void>(owned.release());  // the buffer's finalizer owns it now
   Napi::Object result = Napi::Object::New(env);
   result.Set("buffer", Napi::Value(env, buffer));
-  result.Set("address", Napi::BigInt::New(env, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(mapping->address))));
-  result.Set("byteSize", Napi::Number::New(env, static_cast<double>(mapping->byteSize)));
+  result.Set("address", Napi::BigInt::New(env, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(address))));
+  result.Set("byteSize", Napi::Number::New(env, static_cast<double>(byteSize)));
   return result;
 }
 
+// createSegment(name, byteSize, maxByteSize): a new segment of byteSize bytes, every page allocated.
 Napi::Value CreateSegmentBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
   std::string name = SegmentName(info);
-  std::size_t byteSize = ByteCount(info, 1);
-  Mapping mapped;
-  int code = CreateSegment(name.c_str(), byteSize, &mapped);
-  if (code != 0) ThrowErrno(info.Env(), "cannot create shared memory segment \"" + name + "\"", code);
-  return WrapMapping(info.Env(), mapped);
+  std::string what = "cannot create shared memory segment \"" + name + "\"";
+  std::size_t byteSize = MappableByteCount(info, what);
+  auto owned = std::make_unique<ExternalMapping>(env.GetInstanceData<AddonState>());
+  int code = CreateSegment(name.c_str(), byteSize, &owned->mapping);
+  if (code != 0) ThrowErrno(env, what + " of " + std::to_string(byteSize) + " bytes", code);
+  return WrapMapping(env, std::move(owned));
 }
 
+// openSegment(name, byteSize, maxByteSize): maps the first byteSize bytes (the size its creator announced)
+// of an existing segment; a file smaller than that is refused, a larger one is mapped only that far.
 Napi::Value OpenSegmentBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
   std::string name = SegmentName(info);
-  std::size_t minByteSize = ByteCount(info, 1);
-  Mapping mapped;
-  int code = OpenSegment(name.c_str(), minByteSize, &mapped);
-  if (code != 0) ThrowErrno(info.Env(), "cannot open shared memory segment \"" + name + "\"", code);
-  return WrapMapping(info.Env(), mapped);
+  std::string what = "cannot open shared memory segment \"" + name + "\"";
+  std::size_t byteSize = MappableByteCount(info, what);
+  auto owned = std::make_unique<ExternalMapping>(env.GetInstanceData<AddonState>());
+  std::size_t fileByteSize = 0;
+  int code = OpenSegment(name.c_str(), byteSize, &owned->mapping, &fileByteSize);
+  if (code == EINVAL && byteSize > 0 && fileByteSize < byteSize) {
+    ThrowCoded(env,
+               what + ": its file holds " + std::to_string(fileByteSize) + " bytes, fewer than the " + std::to_string(byteSize) +
+                   " bytes announced for it",
+               EINVAL);
+  }
+  if (code != 0) ThrowErrno(env, what, code);
+  return WrapMapping(env, std::move(owned));
 }
 
 // unlinkSegment(name) -> true when removed, false when it did not exist.
@@ -191,7 +235,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef HS_IPC_DOORBELLS
   RegisterDoorbellBindings(env, exports);
 #endif
-  exports.Set("abiVersion", Napi::Number::New(env, 2));
+  exports.Set("abiVersion", Napi::Number::New(env, 3));
   return exports;
 }
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <limits>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@ namespace hs::ipc {
 namespace {
 
 constexpr std::size_t kMaxNameLength = 200;
+// Largest size an off_t holds: the bound of a file's size.
+constexpr std::size_t kMaxFileSize = static_cast<std::size_t>(std::numeric_limits<off_t>::max());
 
 bool NameCharacter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
@@ -38,23 +41,28 @@ bool ValidSegmentName(const char* name) {
 }
 
 int CreateSegment(const char* name, std::size_t byteSize, Mapping* out) {
-  if (!ValidSegmentName(name) || byteSize == 0 || out == nullptr) return EINVAL;
+  if (!ValidSegmentName(name) || byteSize == 0 || byteSize > kMaxFileSize || out == nullptr) return EINVAL;
   int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, S_IRUSR | S_IWUSR);
   if (fd < 0) return errno;
   int status = 0;
   // The umask can only remove bits; fchmod makes the mode exactly 0600 either way.
-  if (fchmod(fd, S_IRUSR | S_IWUSR) != 0 || ftruncate(fd, static_cast<off_t>(byteSize)) != 0) {
+  if (fchmod(fd, S_IRUSR | S_IWUSR) != 0) {
     status = errno;
   } else {
-    status = MapDescriptor(fd, byteSize, out);
+    // Allocate every page now (ftruncate alone leaves the file sparse): a full /dev/shm is ENOSPC here,
+    // not a SIGBUS at the first write into a page it cannot back. posix_fallocate returns the error.
+    do {
+      status = posix_fallocate(fd, 0, static_cast<off_t>(byteSize));
+    } while (status == EINTR);
+    if (status == 0) status = MapDescriptor(fd, byteSize, out);
   }
   close(fd);
   if (status != 0) shm_unlink(name);
   return status;
 }
 
-int OpenSegment(const char* name, std::size_t minByteSize, Mapping* out) {
-  if (!ValidSegmentName(name) || out == nullptr) return EINVAL;
+int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_t* fileByteSize) {
+  if (!ValidSegmentName(name) || byteSize == 0 || byteSize > kMaxFileSize || out == nullptr || fileByteSize == nullptr) return EINVAL;
   int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return errno;
   struct stat info {};
@@ -63,10 +71,11 @@ int OpenSegment(const char* name, std::size_t minByteSize, Mapping* out) {
     status = errno;
   } else if (info.st_uid != geteuid() || (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
     status = EACCES;
-  } else if (info.st_size <= 0 || static_cast<std::size_t>(info.st_size) < minByteSize) {
-    status = EINVAL;
   } else {
-    status = MapDescriptor(fd, static_cast<std::size_t>(info.st_size), out);
+    *fileByteSize = info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
+    // Never map past the end of the file (touching those pages is SIGBUS); a larger file is mapped only
+    // up to the size its creator announced.
+    status = *fileByteSize < byteSize ? EINVAL : MapDescriptor(fd, byteSize, out);
   }
   close(fd);
   return status;

@@ -15,13 +15,17 @@ struct Mapping {
   std::size_t byteSize = 0;
 };
 
-// Creates `name` exclusively (O_CREAT | O_EXCL, mode 0600), sizes it to `byteSize` (> 0) bytes and maps it
-// read/write. On failure nothing is left behind (the name is unlinked again). EEXIST when the name exists.
+// Creates `name` exclusively (O_CREAT | O_EXCL, mode 0600), allocates all `byteSize` (> 0) bytes of it
+// (posix_fallocate: no sparse file, so a full /dev/shm is ENOSPC or ENOMEM here instead of SIGBUS on a
+// later write; EFBIG above a file-size limit) and maps it read/write. On failure nothing is left behind
+// (the name is unlinked again). EEXIST when the name exists.
 int CreateSegment(const char* name, std::size_t byteSize, Mapping* out);
 
-// Opens an existing segment and maps all of it read/write. Refuses (EACCES) a segment that another user
-// owns or that group/others may access, and (EINVAL) one smaller than `minByteSize` or empty.
-int OpenSegment(const char* name, std::size_t minByteSize, Mapping* out);
+// Opens an existing segment and maps its first `byteSize` (> 0) bytes read/write: the size its creator
+// announced, never the file's own size (a larger file is mapped only that far). Refuses (EACCES) a segment
+// that another user owns or that group/others may access, and (EINVAL) one whose file is smaller than
+// `byteSize`. `*fileByteSize` receives the file's size once it is known (fstat), so callers can name it.
+int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_t* fileByteSize);
 
 // Removes the name; mappings stay valid until unmapped. ENOENT when it does not exist.
 int UnlinkSegment(const char* name);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <thread>
@@ -85,12 +86,25 @@ int main() {
   Mapping again;
   Check(CreateSegment(name.c_str(), 4096, &again) == EEXIST, "a second create of the same name is EEXIST");
 
+  struct stat createdInfo {};
+  const int createdFd = shm_open(name.c_str(), O_RDONLY, 0);
+  Check(createdFd >= 0 && fstat(createdFd, &createdInfo) == 0 && createdInfo.st_blocks * 512 >= 4096, "create allocates every page (no sparse file)");
+  if (createdFd >= 0) close(createdFd);
+
   std::memset(created.address, 0x5a, created.byteSize);
   Mapping opened;
-  Check(OpenSegment(name.c_str(), 4096, &opened) == 0, "open succeeds");
+  std::size_t fileByteSize = 0;
+  Check(OpenSegment(name.c_str(), 4096, &opened, &fileByteSize) == 0, "open succeeds");
   Check(opened.byteSize == 4096 && static_cast<unsigned char*>(opened.address)[4095] == 0x5a, "open sees the creator's bytes");
   Mapping tooSmall;
-  Check(OpenSegment(name.c_str(), 8192, &tooSmall) == EINVAL, "open with a larger minimum is EINVAL");
+  fileByteSize = 0;
+  Check(OpenSegment(name.c_str(), 8192, &tooSmall, &fileByteSize) == EINVAL && tooSmall.address == nullptr, "open of more than the file holds is EINVAL");
+  Check(fileByteSize == 4096, "a refused open reports the file's size");
+  Mapping prefix;
+  Check(OpenSegment(name.c_str(), 1024, &prefix, &fileByteSize) == 0 && prefix.byteSize == 1024, "open of a larger file maps only the size asked for");
+  Check(UnmapSegment(&prefix) == 0, "unmap the prefix mapping");
+  Mapping empty;
+  Check(OpenSegment(name.c_str(), 0, &empty, &fileByteSize) == EINVAL, "open of zero bytes is EINVAL");
 
   Check(UnlinkSegment(name.c_str()) == 0, "unlink succeeds");
   Check(UnlinkSegment(name.c_str()) == ENOENT, "a second unlink is ENOENT");
@@ -100,7 +114,7 @@ int main() {
   Check(UnmapSegment(&created) == 0, "unmap is idempotent");
   Check(UnmapSegment(&opened) == 0, "unmap the opened mapping");
   Mapping missing;
-  Check(OpenSegment(name.c_str(), 0, &missing) == ENOENT, "open of a removed name is ENOENT");
+  Check(OpenSegment(name.c_str(), 4096, &missing, &fileByteSize) == ENOENT, "open of a removed name is ENOENT");
 
   int pair[2];
   Check(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0, "socketpair");

@@ -174,7 +174,7 @@ export class ChannelRuntime {
     if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
       return fail(err(ErrorCode.ProtocolError, `topic ${topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`));
     }
-    const segment = SharedSegment.open({ name: h.segmentName, minByteSize: h.slotCount * h.slotStride });
+    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes });
     if (!segment.ok) return fail(segment);
     const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
     const memory = backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${topic} segment` });

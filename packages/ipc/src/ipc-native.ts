@@ -12,10 +12,15 @@ export interface NativeMapping {
   readonly byteSize: number;
 }
 
-/** The functions of `build/hs_ipc.node` (native/ipc/src/ipc-addon.cc). Errors throw with an errno `code`. */
+/**
+ * The functions of `build/hs_ipc.node` (native/ipc/src/ipc-addon.cc). Errors throw with an errno `code`.
+ * `maxByteSize` is `buffer.constants.MAX_LENGTH`: the addon refuses (EINVAL) a larger size before mapping.
+ */
 export interface IpcNativeBinding {
-  createSegment(name: string, byteSize: number): NativeMapping;
-  openSegment(name: string, minByteSize: number): NativeMapping;
+  /** A new segment of `byteSize` bytes, every page allocated (ENOSPC or ENOMEM when /dev/shm is full). */
+  createSegment(name: string, byteSize: number, maxByteSize: number): NativeMapping;
+  /** The first `byteSize` bytes of an existing segment; EINVAL when its file is smaller. */
+  openSegment(name: string, byteSize: number, maxByteSize: number): NativeMapping;
   unlinkSegment(name: string): boolean;
   closeSegment(buffer: ArrayBuffer): boolean;
   peerCredentials(fd: number): { uid: number; gid: number; pid: number };

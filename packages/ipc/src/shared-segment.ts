@@ -1,3 +1,4 @@
+import { constants } from 'node:buffer';
 import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
 import { errnoCode, loadIpcNative, type IpcNativeBinding } from './ipc-native.js';
 
@@ -5,7 +6,7 @@ import { errnoCode, loadIpcNative, type IpcNativeBinding } from './ipc-native.js
 export interface SharedSegmentCreateOptions {
   /** POSIX shm name: `/` then 1..200 characters of `[A-Za-z0-9._-]`. */
   readonly name: string;
-  /** Size in bytes, a positive safe integer. */
+  /** Size in bytes, a positive safe integer; at most `buffer.constants.MAX_LENGTH` (the largest ArrayBuffer). */
   readonly byteSize: number;
 }
 
@@ -13,11 +14,17 @@ export interface SharedSegmentCreateOptions {
 export interface SharedSegmentOpenOptions {
   /** POSIX shm name, as given to `create`. */
   readonly name: string;
-  /** Smallest acceptable size in bytes (the segment may be larger); default 1. */
-  readonly minByteSize?: number;
+  /**
+   * Bytes to map: the size the creator announced (a topic's HELLO segment bytes), a positive safe integer.
+   * The segment's file must hold at least that many; a larger file is mapped only this far, never beyond.
+   */
+  readonly byteSize: number;
 }
 
 const SEGMENT_NAME = /^\/[A-Za-z0-9._-]{1,200}$/;
+
+/** Where POSIX shared memory lives on Linux (shm_open), named by the errors that concern its room. */
+const SHM_DIRECTORY = '/dev/shm';
 
 function osError(thrown: unknown, what: string): Result<never> {
   const code = errnoCode(thrown);
@@ -34,7 +41,9 @@ function osError(thrown: unknown, what: string): Result<never> {
       return err(ErrorCode.InvalidArgument, detail, thrown);
     case 'ENOMEM':
     case 'ENOSPC':
-      return err(ErrorCode.OutOfMemory, `${detail}; /dev/shm is full or the size is too large`, thrown);
+      return err(ErrorCode.OutOfMemory, `${detail}; ${SHM_DIRECTORY} cannot hold it: free room there (\`df -h ${SHM_DIRECTORY}\`, remove stale segments) or make it smaller (fewer or smaller slots)`, thrown);
+    case 'EFBIG':
+      return err(ErrorCode.ResourceExhausted, `${detail}; the size is above this process's file-size limit (\`ulimit -f\`)`, thrown);
     case 'ENOTSUP':
       return err(ErrorCode.NotSupported, detail, thrown);
     default:
@@ -48,11 +57,20 @@ function checkName(name: unknown, who: string): void {
   }
 }
 
-function checkSize(value: unknown, what: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new HsError(ErrorCode.InvalidArgument, `${what} must be a safe integer >= ${min} (bytes), got ${String(value)}`);
+function checkSize(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new HsError(ErrorCode.InvalidArgument, `${what} must be a safe integer >= 1 (bytes), got ${String(value)}`);
   }
   return value;
+}
+
+/** A mapping is one external ArrayBuffer, so it cannot be larger than the largest one Node.js makes. */
+function tooLarge(name: string, byteSize: number, who: string): Result<never> | null {
+  if (byteSize <= constants.MAX_LENGTH) return null;
+  return err(
+    ErrorCode.InvalidArgument,
+    `${who}: segment ${name} of ${byteSize} bytes is larger than the largest ArrayBuffer this Node.js can map (${constants.MAX_LENGTH} bytes, buffer.constants.MAX_LENGTH); use fewer or smaller slots`,
+  );
 }
 
 /**
@@ -85,17 +103,22 @@ export class SharedSegment {
   }
 
   /**
-   * Creates and maps a new segment (O_EXCL, mode 0600). Returns `AlreadyExists` when the name is taken,
-   * `OutOfMemory` when /dev/shm cannot hold it, `NotSupported` when the IPC addon is unavailable.
+   * Creates and maps a new segment (O_EXCL, mode 0600) with every page allocated up front, so a full
+   * /dev/shm is an error here and never a SIGBUS at a later write. Returns `AlreadyExists` when the name is
+   * taken, `OutOfMemory` when /dev/shm cannot hold it (ENOSPC, ENOMEM), `ResourceExhausted` above the
+   * process's file-size limit (EFBIG), `InvalidArgument` above `buffer.constants.MAX_LENGTH`,
+   * `NotSupported` when the IPC addon is unavailable. Nothing is left behind on failure.
    * @throws HsError `InvalidArgument` for a malformed name or size.
    */
   static create(options: SharedSegmentCreateOptions): Result<SharedSegment> {
     checkName(options.name, 'SharedSegment.create');
-    const byteSize = checkSize(options.byteSize, 'SharedSegment.create byteSize', 1);
+    const byteSize = checkSize(options.byteSize, 'SharedSegment.create byteSize');
+    const refused = tooLarge(options.name, byteSize, 'SharedSegment.create');
+    if (refused !== null) return refused;
     const native = loadIpcNative();
     if (!native.ok) return native;
     try {
-      const m = native.value.createSegment(options.name, byteSize);
+      const m = native.value.createSegment(options.name, byteSize, constants.MAX_LENGTH);
       return ok(new SharedSegment(native.value, options.name, m.buffer, m.address, m.byteSize));
     } catch (thrown) {
       return osError(thrown, 'SharedSegment.create');
@@ -103,17 +126,21 @@ export class SharedSegment {
   }
 
   /**
-   * Maps an existing segment. Returns `NotFound` when it does not exist, `PermissionDenied` when another
-   * user owns it or its mode lets others in, `InvalidArgument` when it is smaller than `minByteSize`.
+   * Maps the first `byteSize` bytes of an existing segment (a larger file is mapped only that far).
+   * Returns `NotFound` when it does not exist, `PermissionDenied` when another user owns it or its mode
+   * lets others in, `InvalidArgument` when its file is smaller than `byteSize` (naming both sizes) or
+   * `byteSize` is above `buffer.constants.MAX_LENGTH`.
    * @throws HsError `InvalidArgument` for a malformed name or size.
    */
   static open(options: SharedSegmentOpenOptions): Result<SharedSegment> {
     checkName(options.name, 'SharedSegment.open');
-    const minByteSize = checkSize(options.minByteSize ?? 1, 'SharedSegment.open minByteSize', 1);
+    const byteSize = checkSize(options.byteSize, 'SharedSegment.open byteSize');
+    const refused = tooLarge(options.name, byteSize, 'SharedSegment.open');
+    if (refused !== null) return refused;
     const native = loadIpcNative();
     if (!native.ok) return native;
     try {
-      const m = native.value.openSegment(options.name, minByteSize);
+      const m = native.value.openSegment(options.name, byteSize, constants.MAX_LENGTH);
       return ok(new SharedSegment(native.value, options.name, m.buffer, m.address, m.byteSize));
     } catch (thrown) {
       return osError(thrown, 'SharedSegment.open');

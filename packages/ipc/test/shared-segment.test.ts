@@ -14,16 +14,17 @@ describe.skipIf(!available.available)('SharedSegment', () => {
     expect((statSync(`/dev/shm${name('a')}`).mode & 0o777).toString(8)).toBe('600');
     const again = SharedSegment.create({ name: name('a'), byteSize: 8192 });
     expect(again.ok ? null : again.error.code).toBe(ErrorCode.AlreadyExists);
-    const b = SharedSegment.open({ name: name('a'), minByteSize: 4096 });
+    const b = SharedSegment.open({ name: name('a'), byteSize: 8192 });
     if (!b.ok) throw b.error;
     a.value.bytes[100] = 42;
     expect(b.value.bytes[100]).toBe(42);
     expect(b.value.byteSize).toBe(8192);
-    const tooSmall = SharedSegment.open({ name: name('a'), minByteSize: 8193 });
+    const tooSmall = SharedSegment.open({ name: name('a'), byteSize: 8193 });
     expect(tooSmall.ok ? null : tooSmall.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(tooSmall.ok ? '' : tooSmall.error.message).toMatch(/holds 8192 bytes, fewer than the 8193 bytes announced/);
     expect(a.value.unlink()).toEqual({ ok: true, value: true });
     expect(a.value.unlink()).toEqual({ ok: true, value: false });
-    const gone = SharedSegment.open({ name: name('a') });
+    const gone = SharedSegment.open({ name: name('a'), byteSize: 8192 });
     expect(gone.ok ? null : gone.error.code).toBe(ErrorCode.NotFound);
     // Mappings outlive the name; close() detaches so stale views read as empty instead of crashing.
     expect(b.value.bytes[100]).toBe(42);
@@ -53,7 +54,8 @@ describe.skipIf(!available.available)('SharedSegment', () => {
     expect(() => SharedSegment.create({ name: 'no-slash', byteSize: 10 })).toThrow(HsError);
     expect(() => SharedSegment.create({ name: '/a/b', byteSize: 10 })).toThrow(HsError);
     expect(() => SharedSegment.create({ name: name('z'), byteSize: 0 })).toThrow(HsError);
-    expect(() => SharedSegment.open({ name: name('z'), minByteSize: -1 })).toThrow(HsError);
+    expect(() => SharedSegment.open({ name: name('z'), byteSize: -1 })).toThrow(HsError);
+    expect(() => SharedSegment.open({ name: name('z'), byteSize: 0 })).toThrow(HsError);
   });
 });
 

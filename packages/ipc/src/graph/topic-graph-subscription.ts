@@ -253,7 +253,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher sends ${kind} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
     }
     if (typeof this.backend.adoptHostMemory !== 'function') return err(ErrorCode.NotSupported, `topic ${this.endpoint.topic}: the ${this.backend.name} backend cannot adopt shared memory`);
-    const segment = SharedSegment.open({ name: h.segmentName, minByteSize: h.slotCount * h.slotStride });
+    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes });
     if (!segment.ok) return segment;
     const memory = this.backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${this.endpoint.topic} segment` });
     if (!memory.ok) {

@@ -151,7 +151,7 @@ export class TopicMailbox {
     if (!support.ok) return support;
     const native = support.value;
     const capacity = mailboxCapacity(address.slotCount);
-    const segment = SharedSegment.open({ name: mailboxSegmentName(address, token), minByteSize: mailboxByteSize(capacity) });
+    const segment = SharedSegment.open({ name: mailboxSegmentName(address, token), byteSize: mailboxByteSize(capacity) });
     if (!segment.ok) return segment;
     const header = new DataView(segment.value.bytes.buffer, segment.value.bytes.byteOffset, RING_ENTRIES);
     const bad =
