@@ -99,10 +99,12 @@ export interface RunOptions {
   /** Aborting stops the session as `stop()` does: sources end, the graph drains, every slot returns. */
   readonly signal?: AbortSignal;
   /**
-   * How long, in milliseconds, the graph gets to drain after `stop()` (or an abort), and then the end of
-   * a run waits for every pool slot to come back after the operators' `stop()` (default 10 000 each). Past
-   * either bound `run()` rejects with `InvalidState` naming what was stuck, so `stop()` returns within about
-   * twice this bound even when device work never completes.
+   * How long, in milliseconds, each operator's `start()` and `stop()` may take to settle, the graph gets
+   * to drain after `stop()` (or an abort), and the end of a run waits for every pool slot to come back
+   * after the operators' `stop()` (default 10 000 each). Past any bound `run()` rejects with
+   * `InvalidState` naming what was stuck (the operator and hook, or the operators still active). A
+   * `compute()` that never settles is reported at the drain bound: the run does not then wait for its
+   * slots a second time.
    */
   readonly drainTimeoutMs?: number;
 }

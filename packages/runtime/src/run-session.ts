@@ -264,16 +264,19 @@ export class RunSession {
     const ticker = setInterval(this.tick, this.metricsIntervalMs);
     ticker.unref();
     this.running = (async (): Promise<Result<RunMetrics>> => {
+      const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
       const attached = await startBoundaries(this.resources);
-      const started = attached.ok ? await callLifecycle(this.runners, 'start') : attached;
+      const started = attached.ok ? await callLifecycle(this.runners, 'start', drainTimeoutMs) : attached;
       const outcome = started.ok ? await scheduler.run() : started;
       // Taps: after a failure nobody will read on, so give their entries back; else let loops drain.
       for (const tap of this.taps) {
         if (outcome.ok) tap.end();
         else tap.close();
       }
-      const stopped = await callLifecycle(this.runners, 'stop');
-      const drained = await scheduler.drainSlots(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+      const stopped = await callLifecycle(this.runners, 'stop', drainTimeoutMs);
+      // An abandoned graph already spent the bound: an activation that never settled still holds its
+      // slots, so take back what has returned and report at once rather than wait the bound again.
+      const drained = await scheduler.drainSlots(scheduler.abandoned ? 0 : drainTimeoutMs);
       // Subscribers see the end of each topic only once every slot came back (or was reclaimed).
       await Promise.all([...this.resources.publications.values()].map((p) => p.finish()));
       this.wakeHook.scheduler = null;
@@ -291,7 +294,7 @@ export class RunSession {
       if (!drained) {
         return err(
           ErrorCode.InvalidState,
-          `the run ended but slots did not come back within ${options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS} ms (${this.resources.describeOutstanding()}); ` +
+          `the run ended but slots did not come back within ${drainTimeoutMs} ms (${this.resources.describeOutstanding()}); ` +
             'an operator kept a lease past its stop(), or device work behind a release event never completed',
         );
       }

@@ -31,6 +31,7 @@ export class Scheduler {
   private timerIsImmediate = false;
 
   private stopDeadline: NodeJS.Timeout | null = null;
+  #abandoned = false;
   /** The armed session-clock timer and the time (ns) it fires at. */
   private clockTimer: unknown = null;
   private clockTimerAt = Infinity;
@@ -57,6 +58,11 @@ export class Scheduler {
       for (const runner of this.runners) runner.startClock(t0);
       this.schedule(true);
     });
+  }
+
+  /** True once the run was abandoned at the stop bound (an activation never settled). */
+  get abandoned(): boolean {
+    return this.#abandoned;
   }
 
   /** Stops activating sources; the graph drains and the run settles once every slot is back. */
@@ -215,6 +221,7 @@ export class Scheduler {
   private readonly abandon = (): void => {
     this.stopDeadline = null;
     if (this.settle === null) return;
+    this.#abandoned = true;
     const busy = this.runners.filter((r) => r.busy || !r.finished).map((r) => r.name);
     for (const runner of this.runners) if (!runner.busy) runner.abandonPending();
     this.discardQueued();

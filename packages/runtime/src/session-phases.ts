@@ -25,12 +25,21 @@ export async function startBoundaries(resources: SessionResources): Promise<Resu
 
 /**
  * Calls each operator's `start()` or `stop()` in plan order; the first failure named by operator: the
- * error it returned or rejected with (its code kept), `InvalidState` for anything else it threw.
+ * error it returned or rejected with (its code kept), `InvalidState` for anything else it threw, and
+ * `InvalidState` for a hook whose promise did not settle within `timeoutMs` (the hook is left pending:
+ * a promise cannot be cancelled; the later operators' hooks of that phase are not called).
  */
-export async function callLifecycle(runners: readonly OperatorRunner[], phase: 'start' | 'stop'): Promise<Result<void>> {
+export async function callLifecycle(runners: readonly OperatorRunner[], phase: 'start' | 'stop', timeoutMs: number): Promise<Result<void>> {
   for (const runner of runners) {
     try {
-      const returned = await runner.operator[phase]?.();
+      const returned = await withinTimeout(runner.operator[phase]?.(), timeoutMs);
+      if (returned === HOOK_TIMED_OUT) {
+        return err(
+          ErrorCode.InvalidState,
+          `operator ${runner.name}: ${phase}() did not settle within ${timeoutMs} ms (RunOptions.drainTimeoutMs); ` +
+            `make it resolve (or reject) once its work is done, or raise drainTimeoutMs`,
+        );
+      }
       if (returned !== undefined && !returned.ok) return errWithContext(returned.error, `operator ${runner.name}: ${phase}() failed`);
     } catch (thrown) {
       if (thrown instanceof HsError) return errWithContext(thrown, `operator ${runner.name}: ${phase}() failed`);
@@ -39,6 +48,23 @@ export async function callLifecycle(runners: readonly OperatorRunner[], phase: '
     }
   }
   return OK_VOID;
+}
+
+/** What `withinTimeout` gives when the hook's promise had not settled in time. */
+const HOOK_TIMED_OUT: unique symbol = Symbol('hook timed out');
+
+/** `value` itself when it is not a promise; else the promise raced against a `timeoutMs` timer (cleared when it settles). */
+async function withinTimeout<T>(value: T | Promise<T>, timeoutMs: number): Promise<T | typeof HOOK_TIMED_OUT> {
+  if (!(value instanceof Promise) || !Number.isFinite(timeoutMs)) return value;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof HOOK_TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(HOOK_TIMED_OUT), timeoutMs);
+  });
+  try {
+    return await Promise.race([value, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
