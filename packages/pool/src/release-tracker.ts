@@ -17,7 +17,8 @@ export class ReleaseTracker {
   /** This slot's events inside the pool's release-event list: `[first, first + cap)`. */
   readonly #events: readonly Event[];
   readonly #first: number;
-  readonly #exhausted: Err;
+  /** The cap's error, made at the first refusal and returned from then on (a shared value, no allocation per call). */
+  #exhausted: Err | null = null;
   #count = 0;
 
   constructor(backend: Backend, label: string, events: readonly Event[], first: number, cap: number) {
@@ -27,10 +28,6 @@ export class ReleaseTracker {
     this.#first = first;
     this.#streams = new Array<Stream | null>(cap).fill(null);
     this.#recorded = new Uint8Array(cap);
-    this.#exhausted = err(
-      ErrorCode.ResourceExhausted,
-      `${label}: already tracks ${cap} distinct release streams, its cap; the extra consumer stream is rejected (raise maxReleaseStreams or share a stream)`,
-    );
   }
 
   /** Distinct streams registered since the last reset. */
@@ -48,7 +45,13 @@ export class ReleaseTracker {
       this.#recorded[at] = 0;
       return OK_VOID;
     }
-    if (this.#count === this.#streams.length) return this.#exhausted;
+    if (this.#count === this.#streams.length) {
+      this.#exhausted ??= err(
+        ErrorCode.ResourceExhausted,
+        `${this.#label}: already tracks ${this.#streams.length} distinct release streams, its cap; the extra consumer stream is rejected (raise maxReleaseStreams or share a stream)`,
+      );
+      return this.#exhausted;
+    }
     this.#streams[this.#count] = stream;
     this.#recorded[this.#count] = 0;
     this.#count++;

@@ -66,7 +66,8 @@ export class TensorPool implements Disposable {
   readonly #slots: readonly PoolSlot[];
   /** Completion flags written by the batched release-event query; one byte per release event. */
   readonly #completed: Uint8Array;
-  readonly #exhausted: Err;
+  /** The exhaustion error, made at the first refusal and shared from then on (no allocation per refusal). */
+  #exhausted: Err | null = null;
   readonly #rejectAll: Err | null;
   #disposed = false;
 
@@ -79,10 +80,6 @@ export class TensorPool implements Disposable {
     for (let i = 0; i < spec.slotCount; i++) slots.push(new PoolSlot(backend, spec, inventory, this.#ledger, i));
     this.#slots = slots;
     this.#completed = new Uint8Array(inventory.releaseEvents.length);
-    this.#exhausted = err(
-      ErrorCode.ResourceExhausted,
-      `pool "${spec.name}": all ${spec.slotCount} slots are in use; drop or degrade this frame, or raise the pool's bounds (allocation never waits)`,
-    );
     this.#rejectAll =
       spec.maxRank === 0 || spec.slotByteSpan === 0
         ? err(
@@ -221,7 +218,13 @@ export class TensorPool implements Disposable {
       return err(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": dtype ${dtype.name} requested, but the pool is declared for ${declared.name}`);
     }
     const index = this.#ledger.take();
-    if (index < 0) return this.#exhausted;
+    if (index < 0) {
+      this.#exhausted ??= err(
+        ErrorCode.ResourceExhausted,
+        `pool "${this.#spec.name}": all ${this.#spec.slotCount} slots are in use; drop or degrade this frame, or raise the pool's bounds (allocation never waits)`,
+      );
+      return this.#exhausted;
+    }
     const slot = this.#slots[index] as PoolSlot;
     let lent: Result<void>;
     try {

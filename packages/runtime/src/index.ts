@@ -1,4 +1,4 @@
-export { RunSession } from './run-session.js';
+export { MAX_SESSION_OPERATORS, RunSession } from './run-session.js';
 export { isInsideCompute } from './compute-scope.js';
 export type { RunSessionOptions, RunOptions, RunSessionEvents } from './run-session-options.js';
 export type { PoolResourceBindings } from './pool-resource-bindings.js';

@@ -1,9 +1,15 @@
+/** Samples an operator's latency percentiles are computed over: its most recent activations. */
+export const LATENCY_WINDOW_SAMPLES = 1024;
+
+const NO_SAMPLES = new Float64Array(0);
+
 /**
- * A fixed ring of the most recent latency samples (milliseconds), allocated once, with percentiles
- * computed on demand off the hot path.
+ * A fixed ring of the most recent latency samples (milliseconds; `LATENCY_WINDOW_SAMPLES` by default,
+ * 8 KiB per operator), allocated once by `reserve()` when a run starts (so creating a large session
+ * allocates none), with percentiles computed on demand off the hot path.
  */
 export class LatencyWindow {
-  private readonly samples: Float64Array;
+  private samples: Float64Array = NO_SAMPLES;
   private next = 0;
   private filled = 0;
   /** Samples recorded in total. */
@@ -13,11 +19,14 @@ export class LatencyWindow {
   /** Largest sample (ms). */
   maxMs = 0;
 
-  constructor(capacity = 8192) {
-    this.samples = new Float64Array(capacity);
+  constructor(private readonly capacity = LATENCY_WINDOW_SAMPLES) {}
+
+  /** Allocates the ring (once; later calls do nothing). Call before the first `record()`. */
+  reserve(): void {
+    if (this.samples.length === 0) this.samples = new Float64Array(this.capacity);
   }
 
-  /** Records one sample in milliseconds. Allocates nothing. */
+  /** Records one sample in milliseconds (after `reserve()`). Allocates nothing. */
   record(ms: number): void {
     this.samples[this.next] = ms;
     this.next = (this.next + 1) % this.samples.length;

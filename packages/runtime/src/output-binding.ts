@@ -77,8 +77,8 @@ export class OutputBinding {
   pending: TensorLoan | undefined = undefined;
   /** The pending loan handed back to the current retry activation. */
   offered: TensorLoan | undefined = undefined;
-  /** The shared `Backpressured` result of this output (made once, so a refused emit allocates nothing). */
-  readonly backpressured: Result<never>;
+  /** The shared `Backpressured` result of this output, made at the first refusal (so a refused emit allocates nothing after it). */
+  #backpressured: Result<never> | null = null;
 
   /**
    * @param operator the producing operator's name (for error texts).
@@ -95,10 +95,15 @@ export class OutputBinding {
     this.pool = wiring.pool;
     this.fused = wiring.fused;
     this.publication = wiring.publication;
-    this.backpressured = err(
+  }
+
+  /** The shared `Backpressured` result, made at the first refusal. */
+  private backpressuredResult(): Result<never> {
+    this.#backpressured ??= err(
       ErrorCode.Backpressured,
-      `output ${operator}.${wiring.name}: an edge is full; nothing was published — keep the loan with ctx.retainPending() and emit ctx.pendingLoan() on the retry activation, or let it go`,
+      `output ${this.operator}.${this.name}: an edge is full; nothing was published — keep the loan with ctx.retainPending() and emit ctx.pendingLoan() on the retry activation, or let it go`,
     );
+    return this.#backpressured;
   }
 
   /**
@@ -131,7 +136,7 @@ export class OutputBinding {
   emit(loan: TensorLoan, loans: ActivationLoans): Result<void> {
     const index = loans.indexOf(loan);
     if (index < 0) return this.#foreignLoan();
-    if (this.refused(true)) return this.backpressured;
+    if (this.refused(true)) return this.backpressuredResult();
     const published = loan.emit();
     if (!published.ok) return published;
     loans.removeAt(index);
@@ -152,7 +157,7 @@ export class OutputBinding {
       const mismatch = describeMismatch(tensor, requirement);
       if (mismatch !== null) return err(ErrorCode.ProtocolError, `output ${this.operator}.${this.name}: ${mismatch}`);
     }
-    if (this.refused(true)) return this.backpressured;
+    if (this.refused(true)) return this.backpressuredResult();
     return this.publish(tensor);
   }
 

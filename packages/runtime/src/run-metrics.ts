@@ -19,9 +19,9 @@ export interface OperatorMetrics {
   readonly skippedTicks: number;
   /** Mean compute() wall time, in milliseconds. */
   readonly latencyMeanMs: number;
-  /** Median compute() wall time, in milliseconds. */
+  /** Median compute() wall time over the operator's last 1 024 activations, in milliseconds. */
   readonly latencyP50Ms: number;
-  /** 99th-percentile compute() wall time, in milliseconds. */
+  /** 99th-percentile compute() wall time over the operator's last 1 024 activations, in milliseconds. */
   readonly latencyP99Ms: number;
   /** Longest compute() wall time, in milliseconds. */
   readonly latencyMaxMs: number;

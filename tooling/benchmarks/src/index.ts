@@ -1,5 +1,6 @@
 import { BENCH_SECTIONS, type BenchSection, parseBenchSections } from '@hs/cli';
 import { measureCompileScale } from './compile-scale.js';
+import { measureSessionCreate } from './session-create-scale.js';
 import { nodeStreamNsPerFrame } from './node-stream-baseline.js';
 import { type HopCosts, measurePoolHop, poolHopHeapGrowth } from './pool-hop.js';
 import { measurePointsToGrid } from './points-to-grid.js';
@@ -34,6 +35,16 @@ if (SECTIONS.has('compile')) {
   console.log(`compile() of a ${scale.operators}-operator graph (${scale.edges} edges; derived byte spans, rates, temporal contracts), median of ${COMPILE_RUNS}:`);
   console.log(`  build the graph (authoring + every setup(), baseline)   ${scale.buildMs.toFixed(1).padStart(6)} ms   1.00x`);
   console.log(`  compile()                                              ${scale.compileMs.toFixed(1).padStart(6)} ms   ${(scale.compileMs / scale.buildMs).toFixed(2)}x\n`);
+  // Goal (issue 22): RunSession.create of 40 000 chained operators under 5 s and 1 GB.
+  console.log('RunSession.create() of a chain of N host operators (one pool each), against compile() of the same plan (baseline):');
+  for (const operators of [5_000, 20_000, 40_000]) {
+    const r = measureSessionCreate(operators);
+    console.log(
+      `  ${String(operators).padStart(6)} operators: compile() ${r.compileMs.toFixed(0).padStart(6)} ms   create() ${r.createMs.toFixed(0).padStart(6)} ms   ` +
+        `${(r.createMs / r.compileMs).toFixed(2)}x   heap +${r.createHeapMiB.toFixed(0)} MiB   rss ${r.rssMiB.toFixed(0)} MiB`,
+    );
+  }
+  console.log('');
 }
 
 if (SECTIONS.has('chain')) {
