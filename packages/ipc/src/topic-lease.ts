@@ -8,11 +8,12 @@ import type { Tensor } from '@hs/tensor';
  *
  * The publisher may reclaim the slot first: it drops a subscriber that held a lease past its
  * `leaseTimeoutMs` (GOODBYE lease timeout) or broke the protocol, and any connection that ends without a
- * GOODBYE closed (its own crash, or a drop) ends this process's claim too. From then on the slot can be
- * rewritten, so the tensor's accessors (`hostView()`, `copyToHost()`, ...) return `InvalidState` naming the
- * topic, the slot and why, `reclaimed` is true and `release()` returns ok without sending anything. A view
- * taken from the tensor BEFORE the reclaim (a `Uint8Array` from `hostView()`) is not protected: it still
- * reads the segment, whose bytes may change under it. Copy what must outlive the lease.
+ * GOODBYE closed (its crash, or a drop) ends this process's claim too. From then on the slot can be
+ * rewritten, so the tensor's accessors return `InvalidState` naming the topic, the slot and why
+ * (`hostView()`; `copyToHost()` and `synchronizeForHost()` reject with it), `reclaimed` is true and
+ * `release()` returns ok without sending anything. A view taken from the tensor BEFORE the reclaim (a
+ * `Uint8Array` from `hostView()`) is not protected: it still reads the segment, whose bytes may change
+ * under it. Copy what must outlive the lease.
  * Spec: "Crossing process boundaries: the generation fence" (an importer's claim on an exporter slot).
  */
 export class TopicLease {
