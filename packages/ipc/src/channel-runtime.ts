@@ -8,7 +8,7 @@ import { SharedSegment } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { TopicLease } from './topic-lease.js';
-import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, type TopicHello } from './wire/control-frames.js';
+import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText, type TopicHello } from './wire/control-frames.js';
 import { DescriptorDecoder } from './wire/descriptor-codec.js';
 import { readFrameHeader } from './wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from './wire/frame-layout.js';
@@ -37,8 +37,12 @@ interface Pending {
  * (checking that it runs as this user and is the process that announced the segment), maps its boundary
  * segment, and hands out each published tensor as a read-only `TopicLease` whose tensor IS the shared slot
  * (no copy). Every descriptor is validated before use; a malformed one ends the channel with
- * `ProtocolError` and nothing it names is exposed. When the publisher goes away, tensors already received
- * are still handed out, then `receive()` rejects with `InvalidState`; `close()` stales every lease and unmaps.
+ * `ProtocolError` and nothing it names is exposed. When the publisher closes the topic (GOODBYE closed),
+ * tensors already received are still handed out, then `receive()` rejects with `InvalidState`. When it
+ * reclaims this subscriber's slots instead (GOODBYE lease timeout or protocol violation, a connection that
+ * drops without a GOODBYE, or a frame this side rejected), every lease held or queued is reclaimed at once:
+ * its tensor returns `InvalidState` naming the topic, the slot and why, and `release()` is a no-op (see
+ * `TopicLease`; views taken before are not protected). `close()` stales every lease and unmaps.
  *
  * Inside an operator's `compute()` it refuses to connect (`InvalidState`): graphs talk through ports.
  * Spec: "Crossing process boundaries: the generation fence", warning "One graph, one vocabulary".
@@ -101,14 +105,17 @@ export class ChannelRuntime {
     this.#tensors = [];
     this.#leases = [];
     for (let slot = 0; slot < hello.slotCount; slot++) {
-      const tensor = new ChannelTensor({ backend, memory, backing: null, name: `topic slot ${slot}` });
+      const tensor = new ChannelTensor({ backend, memory, backing: null, name: `topic ${topic} slot ${slot}` });
       this.#tensors.push(tensor);
       this.#leases.push(new TopicLease(this.#releaseSlot, slot, tensor));
     }
     reader.onFrameHandler = (view) => this.#onFrame(view);
     socket.on('close', () => {
-      mailbox?.drain(); // descriptors already in the ring are still handed out
-      this.#shutdown(new HsError(ErrorCode.InvalidState, `the publisher (pid ${hello.producerPid}) went away`), false);
+      // A GOODBYE, close() or a rejected frame ended the channel already; else the connection dropped, so
+      // whatever this channel holds is reclaimed (a publisher that dropped it may rewrite the slots).
+      if (this.#closedError !== null) return;
+      this.#reclaim(`the connection to the publisher (pid ${hello.producerPid}) dropped without a GOODBYE (the publisher is gone or dropped this subscriber)`);
+      this.#shutdown(new HsError(ErrorCode.InvalidState, `topic ${topic}: the publisher (pid ${hello.producerPid}) went away`), false);
     });
   }
 
@@ -312,15 +319,12 @@ export class ChannelRuntime {
     const type = readFrameHeader(view, 0, this.#hello.topicId);
     if (typeof type !== 'number') return this.#reject(type.error);
     if (type === FrameType.Goodbye) {
-      this.#mailbox?.drain(); // descriptors sent before the GOODBYE are still handed out
       const reason = goodbyeReason(view, 0);
-      const why =
-        reason === GoodbyeReason.LeaseTimeout
-          ? 'reclaimed this subscriber\'s slots (a lease was held past its timeout)'
-          : reason === GoodbyeReason.ProtocolViolation
-            ? 'dropped this subscriber for a protocol violation'
-            : 'closed the topic';
-      this.#shutdown(new HsError(ErrorCode.InvalidState, `topic ${this.topic}: the publisher (pid ${this.#hello.producerPid}) ${why}`), false);
+      const why = `the publisher (pid ${this.#hello.producerPid}) ${publisherGoodbyeText(reason)}`;
+      // Descriptors sent before a closing GOODBYE are still handed out; after a reclaim none is readable.
+      if (reason === GoodbyeReason.Closed) this.#mailbox?.drain();
+      else this.#reclaim(why);
+      this.#shutdown(new HsError(ErrorCode.InvalidState, `topic ${this.topic}: ${why}`), false);
       return false;
     }
     if (type !== FrameType.Descriptor) return this.#reject(new HsError(ErrorCode.ProtocolError, `unexpected ${FrameType[type]} frame from the publisher`));
@@ -354,13 +358,31 @@ export class ChannelRuntime {
   #reject(error: HsError): boolean {
     const bye = goodbyeFrame(this.#hello.topicId, GoodbyeReason.ProtocolViolation);
     if (!this.#socket.destroyed) this.#socket.end(bye);
+    this.#reclaim(`this channel rejected a frame from the publisher (${error.detail}) and said goodbye, which ends its claims`);
     this.#shutdown(new HsError(error.code, `topic ${this.topic}: ${error.detail}; the channel was closed`, { cause: error }), false);
     return false;
   }
 
   /**
-   * Records why the channel ended and fails a pending receive. Leases already received stay valid (the
-   * mapping is this process's own) until `close()`, which (`local`) stales them and unmaps the segment.
+   * Ends every claim of this channel, held or queued, because the publisher reclaims (or reclaimed) its
+   * slots: each lease is marked reclaimed and its tensor stale with `why` (the slot may be rewritten now).
+   */
+  #reclaim(why: string): void {
+    for (const lease of this.#leases) {
+      if (!lease.held) continue;
+      lease.reclaim();
+      this.#tensors[lease.slot]!.retire(
+        `${why}; slot ${lease.slot} of topic ${this.topic} was reclaimed and may be rewritten, so its lease gives no access any more ` +
+          '(views taken before are not protected: copy what must outlive a lease)',
+      );
+    }
+    this.#count = 0;
+  }
+
+  /**
+   * Records why the channel ended and fails a pending receive. Leases still held after a GOODBYE closed stay
+   * valid (the mapping is this process's own and nobody writes the slots any more) until `close()`, which
+   * (`local`) stales them and unmaps the segment.
    */
   #shutdown(error: HsError, local: boolean): void {
     // No frame is taken after this; the mailbox's doorbell watch would keep the event loop alive.

@@ -20,8 +20,11 @@ export class ChannelTensor extends Tensor {
     return bound;
   }
 
-  /** Makes the handle stale (the lease was released or the channel closed). */
-  retire(): void {
-    this.invalidate();
+  /**
+   * Makes the handle stale (the lease was released, the channel closed, or the publisher reclaimed the
+   * slot); `why` is the reason its accessors' `InvalidState` gives (null: the generic one).
+   */
+  retire(why: string | null = null): void {
+    this.invalidate(why);
   }
 }

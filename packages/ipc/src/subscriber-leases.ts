@@ -83,18 +83,38 @@ export class SubscriberLeases {
 
 /** Why a periodic liveness check drops a subscriber. */
 export interface LivenessLoss {
-  /** Its process is gone, or it held a slot past the lease timeout. */
-  readonly reason: 'processGone' | 'leaseTimeout';
-  /** `InvalidState` (process gone) or `ResourceExhausted` (lease timeout), naming the topic, pid and slot. */
+  /** Its process is gone, it sent no ATTACH within the attach timeout, or it held a slot past the lease timeout. */
+  readonly reason: 'processGone' | 'attachTimeout' | 'leaseTimeout';
+  /**
+   * `InvalidState` (process gone), `ProtocolError` (attach timeout) or `ResourceExhausted` (lease timeout),
+   * naming the topic, the pid, and the timeout or the slot.
+   */
   readonly error: HsError;
 }
 
+/** The limits one liveness pass applies (ms; `Infinity`: no limit). */
+export interface LivenessLimits {
+  /** Longest a connection may stay unattached (with the `hello` handshake every subscriber is attached at once). */
+  readonly attachTimeoutMs: number;
+  /** Longest one lease may be held. */
+  readonly leaseTimeoutMs: number;
+}
+
 /**
- * The liveness verdict on one subscriber of `topic`: null while its process `pid` exists and no lease is
- * older than `leaseTimeoutMs` (`Infinity` disables the age limit), else why it must be dropped.
+ * The liveness verdict on one subscriber of `topic`: null while its process exists, it attached within
+ * `attachTimeoutMs` of being accepted, and no lease is older than `leaseTimeoutMs`, else why it must be dropped.
  */
-function livenessLoss(topic: string, pid: number, leases: SubscriberLeases, nowMs: number, leaseTimeoutMs: number): LivenessLoss | null {
+function livenessLoss(topic: string, sub: LeaseHolder, nowMs: number, limits: LivenessLimits): LivenessLoss | null {
+  const { pid, leases } = sub;
   if (!processAlive(pid)) return { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${topic}: subscriber process ${pid} is gone`) };
+  if (!sub.attached) {
+    if (!(nowMs - sub.acceptedAtMs > limits.attachTimeoutMs)) return null;
+    return {
+      reason: 'attachTimeout',
+      error: new HsError(ErrorCode.ProtocolError, `topic ${topic}: the connection of pid ${pid} sent no ATTACH within attachTimeoutMs (${limits.attachTimeoutMs} ms) of its HELLO; it was dropped to free its place`),
+    };
+  }
+  const leaseTimeoutMs = limits.leaseTimeoutMs;
   if (leases.count === 0 || !Number.isFinite(leaseTimeoutMs)) return null;
   const slot = leases.overdueSlot(nowMs, leaseTimeoutMs);
   if (slot < 0) return null;
@@ -108,21 +128,25 @@ function livenessLoss(topic: string, pid: number, leases: SubscriberLeases, nowM
 export interface LeaseHolder {
   readonly socket: Socket;
   readonly pid: number;
+  /** False until its ATTACH arrived (an unattached connection holds no lease). */
+  readonly attached: boolean;
+  /** When its connection was accepted (ms, `performance.now()`). */
+  readonly acceptedAtMs: number;
   readonly leases: SubscriberLeases;
 }
 
 /**
- * One liveness pass over a publisher's subscribers: a subscriber whose process is gone has its socket
- * destroyed, one holding a slot past `leaseTimeoutMs` is sent a GOODBYE (`LeaseTimeout`); both are handed
- * to `drop` with the loss, which reclaims their leases.
+ * One liveness pass over a publisher's subscribers at `nowMs`: a subscriber whose process is gone has its
+ * socket destroyed, a connection unattached past `attachTimeoutMs` is sent a GOODBYE (`AttachTimeout`), one
+ * holding a slot past `leaseTimeoutMs` a GOODBYE (`LeaseTimeout`); each is handed to `drop` with the loss,
+ * which reclaims its leases.
  */
-export function dropLapsedSubscribers<S extends LeaseHolder>(subscribers: Iterable<S>, topic: string, topicId: number, leaseTimeoutMs: number, drop: (sub: S, loss: LivenessLoss) => void): void {
-  const now = performance.now();
+export function dropLapsedSubscribers<S extends LeaseHolder>(subscribers: Iterable<S>, topic: string, topicId: number, limits: LivenessLimits, drop: (sub: S, loss: LivenessLoss) => void, nowMs = performance.now()): void {
   for (const sub of subscribers) {
-    const loss = livenessLoss(topic, sub.pid, sub.leases, now, leaseTimeoutMs);
+    const loss = livenessLoss(topic, sub, nowMs, limits);
     if (loss === null) continue;
-    if (loss.reason === 'leaseTimeout') sub.socket.end(goodbyeFrame(topicId, GoodbyeReason.LeaseTimeout));
-    else sub.socket.destroy();
+    if (loss.reason === 'processGone') sub.socket.destroy();
+    else sub.socket.end(goodbyeFrame(topicId, loss.reason === 'leaseTimeout' ? GoodbyeReason.LeaseTimeout : GoodbyeReason.AttachTimeout));
     drop(sub, loss);
   }
 }

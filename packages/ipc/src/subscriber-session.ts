@@ -14,18 +14,19 @@ import { FrameType, GoodbyeReason } from './wire/frame-layout.js';
  * Why a subscriber's slots were reclaimed. `mailboxFailed` is the publisher's own failure: the subscriber
  * attached through its mailbox, but this process could not watch the mailbox's doorbell (for example out of
  * file descriptors); the subscriber is told `GOODBYE` closed, not accused of a protocol violation.
+ * `attachTimeout`: a connection of a host topic sent no ATTACH within `attachTimeoutMs` (it held no lease).
  */
-export type SubscriberLossReason = 'closed' | 'processGone' | 'leaseTimeout' | 'protocolViolation' | 'mailboxFailed';
+export type SubscriberLossReason = 'closed' | 'processGone' | 'attachTimeout' | 'leaseTimeout' | 'protocolViolation' | 'mailboxFailed';
 
 /** The `subscriberLost` event of both publishers: a subscriber went away or was dropped and its slots came back. */
 export interface SubscriberLost {
   /** The subscriber's process id (from SO_PEERCRED). */
   readonly pid: number;
-  /** What ended it: the socket closed, the process vanished, a lease timed out, a bad frame, or this publisher could not serve its mailbox. */
+  /** What ended it: the socket closed, the process vanished, no ATTACH in time, a lease timed out, a bad frame, or this publisher could not serve its mailbox. */
   readonly reason: SubscriberLossReason;
   /** Read leases that were reclaimed (slots the subscriber still held). */
   readonly reclaimedLeases: number;
-  /** `InvalidState` (closed, process gone, mailbox failed), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
+  /** `InvalidState` (closed, process gone, mailbox failed), `ResourceExhausted` (lease timeout) or `ProtocolError` (a bad frame, no ATTACH in time). */
   readonly error: HsError;
 }
 
@@ -34,14 +35,13 @@ export interface SubscriberSession {
   readonly socket: Socket;
   /** Its process id (from SO_PEERCRED). */
   readonly pid: number;
-  /** False until its ATTACH arrived (host topics): nothing is sent to it and it does not count in `attachedCount`. */
-  attached: boolean;
   /**
-   * Descriptors published between its HELLO and its ATTACH (at most one per slot, each holding its lease),
-   * sent through the path the ATTACH picks, so a tensor published right after the subscriber's `connect()`
-   * returned reaches it although its ATTACH was not read yet.
+   * False until its ATTACH arrived (host topics): it is sent no descriptor, lent no lease, and does not count
+   * in `attachedCount`; it takes a place under `maxSubscribers` only until `attachTimeoutMs` passed.
    */
-  readonly early: Buffer[];
+  attached: boolean;
+  /** When its connection was accepted (ms, `performance.now()`): the start of its attach deadline. */
+  readonly acceptedAtMs: number;
   /** The mailbox offered to it (kept when it attached through it), or null: descriptors go over the socket. */
   mailbox: TopicMailbox | null;
   /** The read leases it holds, by slot. */
@@ -63,12 +63,17 @@ export type SubscriberHandshake = 'attach' | 'hello';
  * What differs between the publishers that share `SubscriberSessions`, besides their limits (`topic`, in
  * every error text; `maxSubscribers`, attached or on their way, one more is refused by destroying its socket;
  * `leaseTimeoutMs`, past which a subscriber holding one slot is dropped, `Infinity` for none;
- * `livenessIntervalMs`, the period of the pid and lease-age checks).
+ * `livenessIntervalMs`, the period of the pid, attach-deadline and lease-age checks).
  */
 export interface SubscriberSessionsOptions extends SubscriberLimits {
   /** The topic id every frame carries. */
   readonly topicId: number;
   readonly handshake: SubscriberHandshake;
+  /**
+   * With the `attach` handshake, how long (ms) a connection may go without ATTACH after its HELLO before it
+   * is dropped (GOODBYE attach timeout), checked every `livenessIntervalMs`; default 2000. Unused with `hello`.
+   */
+  readonly attachTimeoutMs?: number;
   /** Offers a new subscriber a mailbox, or null (then descriptors go over its socket); omitted: never. */
   readonly offerMailbox?: (slotCount: number) => TopicMailbox | null;
   /** A subscriber was sent its HELLO. */
@@ -92,8 +97,9 @@ type Loss = { readonly reason: SubscriberLossReason; readonly error: HsError };
  * The publisher side of the subscriber protocol, shared by `TopicPublisher` (host topics) and
  * `DeviceTopicPublisher` (device topics): accept a connection (same-user peer check, subscriber limit),
  * send HELLO, read the subscriber's frames (ATTACH where the handshake has one, RELEASE, GOODBYE; through
- * its mailbox or its socket), lend and release read leases, and drop a subscriber (closed socket, GOODBYE,
- * protocol violation, vanished process, lease timeout) with every lease it held reclaimed and reported.
+ * its mailbox or its socket), lend and release read leases (to attached subscribers only), and drop a
+ * subscriber (closed socket, GOODBYE, protocol violation, vanished process, no ATTACH within the attach
+ * timeout, lease timeout) with every lease it held reclaimed and reported.
  * The publisher keeps its pool and its descriptor fan-out; this keeps who holds what.
  * Spec: "Crossing process boundaries: the generation fence", warning "Returning slots across processes can
  * limit throughput" (a dead or hung importer is reclaimed). Wire: docs/ipc-wire-protocol.md, "Lifecycle".
@@ -114,7 +120,8 @@ export class SubscriberSessions {
 
   constructor(options: SubscriberSessionsOptions) {
     this.#options = options;
-    this.#liveness = setInterval(() => dropLapsedSubscribers(this.#subscribers, options.topic, options.topicId, options.leaseTimeoutMs, (sub, loss) => this.#drop(sub, loss)), options.livenessIntervalMs);
+    const limits = { attachTimeoutMs: options.attachTimeoutMs ?? 2000, leaseTimeoutMs: options.leaseTimeoutMs };
+    this.#liveness = setInterval(() => dropLapsedSubscribers(this.#subscribers, options.topic, options.topicId, limits, (sub, loss) => this.#drop(sub, loss)), options.livenessIntervalMs);
     this.#liveness.unref();
   }
 
@@ -140,11 +147,11 @@ export class SubscriberSessions {
   }
 
   /**
-   * Takes one read lease of `generation` of `slot` on `backing` for `sub`; false (nothing taken) for a
-   * subscriber being dropped or a backing that refuses the lease.
+   * Takes one read lease of `generation` of `slot` on `backing` for `sub`; false (nothing taken, nothing to
+   * send) for a subscriber not attached yet or being dropped, or a backing that refuses the lease.
    */
   lend(sub: SubscriberSession, backing: TensorBacking, slot: number, generation: number, nowMs: number): boolean {
-    if (sub.gone || !backing.acquireLease().ok) return false;
+    if (sub.gone || !sub.attached || !backing.acquireLease().ok) return false;
     sub.leases.hold(slot, generation, nowMs);
     return true;
   }
@@ -179,7 +186,7 @@ export class SubscriberSessions {
       socket,
       pid: peer.value.pid,
       attached,
-      early: [],
+      acceptedAtMs: performance.now(),
       mailbox: this.#options.offerMailbox?.(slotCount) ?? null,
       leases: new SubscriberLeases(slotCount),
       gone: false,
@@ -248,7 +255,7 @@ export class SubscriberSessions {
     return this.#release(sub, view);
   }
 
-  /** ATTACH: the subscriber starts receiving descriptors, through its mailbox or the socket. */
+  /** ATTACH: the subscriber receives the descriptors published from now on, through its mailbox or the socket. */
   #attach(sub: SubscriberSession, view: DataView): boolean {
     const usesMailbox = attachUsesMailbox(view, 0);
     if (typeof usesMailbox !== 'boolean') return this.violation(sub, usesMailbox.error.detail);
@@ -269,10 +276,6 @@ export class SubscriberSessions {
     }
     sub.attached = true;
     this.#attachedCount++;
-    for (const frame of sub.early.splice(0)) {
-      if (sub.mailbox === null) sub.socket.write(frame);
-      else if (!sub.mailbox.send(frame)) return this.violation(sub, 'its descriptor ring is full (it released slots it had not read)');
-    }
     return true;
   }
 

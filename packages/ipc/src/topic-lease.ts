@@ -5,11 +5,21 @@ import type { Tensor } from '@hs/tensor';
  * One received tensor, held until `release()`. The tensor is read-only and lives in the publisher's shared
  * segment (zero copy); after `release()` (or the channel closing) it turns stale and its accessors report
  * `InvalidState`. Each slot reuses one lease object, so do not keep it past `release()`.
+ *
+ * The publisher may reclaim the slot first: it drops a subscriber that held a lease past its
+ * `leaseTimeoutMs` (GOODBYE lease timeout) or broke the protocol, and any connection that ends without a
+ * GOODBYE closed (its crash, or a drop) ends this process's claim too. From then on the slot can be
+ * rewritten, so the tensor's accessors return `InvalidState` naming the topic, the slot and why
+ * (`hostView()`; `copyToHost()` and `synchronizeForHost()` reject with it), `reclaimed` is true and
+ * `release()` returns ok without sending anything. A view taken from the tensor BEFORE the reclaim (a
+ * `Uint8Array` from `hostView()`) is not protected: it still reads the segment, whose bytes may change
+ * under it. Copy what must outlive the lease.
  * Spec: "Crossing process boundaries: the generation fence" (an importer's claim on an exporter slot).
  */
 export class TopicLease {
   #generation = 0;
   #held = false;
+  #reclaimed = false;
 
   /** @internal Made by `ChannelRuntime`, one per slot; `onRelease` sends the RELEASE frame. */
   constructor(
@@ -30,10 +40,22 @@ export class TopicLease {
     return this.#held;
   }
 
+  /** True once the publisher reclaimed the slot while this lease held it (see the class note). */
+  get reclaimed(): boolean {
+    return this.#reclaimed;
+  }
+
   /** @internal For the channel: the lease now carries `generation`. */
   hold(generation: number): void {
     this.#generation = generation;
     this.#held = true;
+    this.#reclaimed = false;
+  }
+
+  /** @internal For the channel: the publisher reclaimed the slot; `release()` is a no-op from now on. */
+  reclaim(): void {
+    this.#held = false;
+    this.#reclaimed = true;
   }
 
   /** @internal For the channel: the lease ends without a release frame (the channel closed). */
@@ -42,10 +64,12 @@ export class TopicLease {
   }
 
   /**
-   * Returns the slot to the publisher (a RELEASE frame); the tensor turns stale. `InvalidState` when the
-   * lease was already released or its channel closed.
+   * Returns the slot to the publisher (a RELEASE frame); the tensor turns stale. Ok and nothing sent when
+   * the publisher already reclaimed it (`reclaimed`); `InvalidState` when the lease was already released
+   * or its channel closed.
    */
   release(): Result<void> {
+    if (this.#reclaimed) return OK_VOID;
     if (!this.#held) return err(ErrorCode.InvalidState, `lease of slot ${this.slot} generation ${this.#generation} was already released (or its channel closed)`);
     this.#held = false;
     this.onRelease(this.slot, this.#generation);

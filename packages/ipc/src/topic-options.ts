@@ -24,14 +24,26 @@ export interface TopicPublisherOptions {
   readonly rank?: number;
   /** The only dtype tensors may have; any when omitted. */
   readonly dtype?: DType;
-  /** Most subscribers at once (more are refused with a GOODBYE); default 8. */
+  /**
+   * Most subscribers at once, attached or still on their way (more are refused: the connection is closed
+   * before its HELLO); default 8. A connection that has not attached counts only until `attachTimeoutMs`.
+   */
   readonly maxSubscribers?: number;
+  /**
+   * Longest a connection may go without sending ATTACH after its HELLO, in ms, before it is dropped with a
+   * GOODBYE (attach timeout) and a `subscriberLost` event (`attachTimeout`, `ProtocolError`); default 2000.
+   * Checked every `livenessIntervalMs`, so a silent connection is dropped within `attachTimeoutMs +
+   * livenessIntervalMs`. Until it attached a connection is sent no descriptor and holds no lease, so
+   * connections that never attach cannot pin slots, only take places under `maxSubscribers` until then.
+   * A positive finite number (hs subscribers attach as soon as they mapped the segment).
+   */
+  readonly attachTimeoutMs?: number;
   /**
    * Longest a subscriber may hold one tensor, in ms, before it is dropped and its slots reclaimed (a hung
    * importer); default 5000. `Infinity` disables the limit (a dead importer is still reclaimed).
    */
   readonly leaseTimeoutMs?: number;
-  /** How often subscriber pids and lease ages are checked, in ms; default 250. */
+  /** How often subscriber pids, attach deadlines and lease ages are checked, in ms; default 250. */
   readonly livenessIntervalMs?: number;
   /** Directory of the topic socket; default the per-user runtime directory (see `topicDirectory`). */
   readonly runtimeDirectory?: string;
@@ -72,6 +84,8 @@ export interface SubscriberLimits {
 
 /** `TopicPublisherOptions` checked, with the defaults applied. */
 export interface ResolvedTopicPublisherOptions extends SubscriberLimits {
+  /** Longest a connection may stay unattached, in ms. */
+  readonly attachTimeoutMs: number;
   readonly slotCount: number;
   readonly slotByteSpan: number;
   readonly maxRank: number;
@@ -92,11 +106,12 @@ function positiveInteger(value: unknown, what: string, max = Number.MAX_SAFE_INT
 }
 
 /**
- * Checks the options of `TopicPublisher.create` and applies their defaults (8 subscribers, 5000 ms lease
- * timeout, 250 ms liveness period). The backend is not checked here (`create` returns `NotSupported` for one
- * that cannot adopt shared memory).
- * @throws HsError `InvalidArgument` for a malformed topic name, a count out of its range, a lease timeout that
- *   is not a positive number of ms (or `Infinity`), a `rank` outside 0..`maxRank`, or a memory kind other than host and pinnedHost.
+ * Checks the options of `TopicPublisher.create` and applies their defaults (8 subscribers, 2000 ms attach
+ * timeout, 5000 ms lease timeout, 250 ms liveness period). The backend is not checked here (`create` returns
+ * `NotSupported` for one that cannot adopt shared memory).
+ * @throws HsError `InvalidArgument` for a malformed topic name, a count out of its range, an attach timeout
+ *   that is not a positive finite number of ms, a lease timeout that is not a positive number of ms (or
+ *   `Infinity`), a `rank` outside 0..`maxRank`, or a memory kind other than host and pinnedHost.
  */
 export function resolveTopicPublisherOptions(options: TopicPublisherOptions): ResolvedTopicPublisherOptions {
   const topic = checkTopicName(options.topic, 'TopicPublisher.create');
@@ -109,6 +124,10 @@ export function resolveTopicPublisherOptions(options: TopicPublisherOptions): Re
   }
   const maxSubscribers = positiveInteger(options.maxSubscribers ?? 8, 'maxSubscribers', 1024);
   const livenessIntervalMs = positiveInteger(options.livenessIntervalMs ?? 250, 'livenessIntervalMs', 60_000);
+  const attachTimeoutMs = options.attachTimeoutMs ?? 2000;
+  if (typeof attachTimeoutMs !== 'number' || !(attachTimeoutMs > 0) || !Number.isFinite(attachTimeoutMs)) {
+    throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: attachTimeoutMs must be a positive finite number of ms (a deadline for ATTACH), got ${String(attachTimeoutMs)}`);
+  }
   const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
   if (typeof leaseTimeoutMs !== 'number' || !(leaseTimeoutMs > 0)) {
     throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: leaseTimeoutMs must be a positive number of ms (or Infinity), got ${String(leaseTimeoutMs)}`);
@@ -117,7 +136,7 @@ export function resolveTopicPublisherOptions(options: TopicPublisherOptions): Re
   if (memoryKind !== MemoryKind.Host && memoryKind !== MemoryKind.PinnedHost) {
     throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: memoryKind must be host or pinnedHost, got ${String(memoryKind)} (managed memory never crosses a process)`);
   }
-  return { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind };
+  return { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, attachTimeoutMs, leaseTimeoutMs, memoryKind };
 }
 
 /**

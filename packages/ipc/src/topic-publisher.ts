@@ -26,7 +26,9 @@ const DEFAULT_ALIGNMENT = 256;
  * A producer that outruns slot return gets `ResourceExhausted` from `pool.allocateTensor()` at once. A
  * subscriber that closes its socket, whose process dies, that holds a tensor past `leaseTimeoutMs` or that
  * sends a malformed frame is dropped and its leases reclaimed within `livenessIntervalMs` (socket close:
- * at once), with a `subscriberLost` event. Subscribers must run as the same user (SO_PEERCRED).
+ * at once), with a `subscriberLost` event; so is a connection that sends no ATTACH within `attachTimeoutMs`
+ * (it holds no lease and takes a place under `maxSubscribers` only until then). Subscribers must run as
+ * the same user (SO_PEERCRED).
  *
  * Events: `subscriberLost` (a `SubscriberLost`), and `slotsReturned` (the number of slots a release or a
  * reclaim just freed), so a producer that got `ResourceExhausted` can resume without polling.
@@ -91,6 +93,7 @@ export class TopicPublisher extends EventEmitter {
     memoryKind: WireMemoryKind;
     maxRank: number;
     maxSubscribers: number;
+    attachTimeoutMs: number;
     leaseTimeoutMs: number;
     livenessIntervalMs: number;
   }) {
@@ -119,6 +122,7 @@ export class TopicPublisher extends EventEmitter {
       topic,
       topicId,
       maxSubscribers: init.maxSubscribers,
+      attachTimeoutMs: init.attachTimeoutMs,
       leaseTimeoutMs: init.leaseTimeoutMs,
       livenessIntervalMs: init.livenessIntervalMs,
       handshake: 'attach',
@@ -168,7 +172,7 @@ export class TopicPublisher extends EventEmitter {
   }
 
   static async #create(options: TopicPublisherOptions): Promise<Result<TopicPublisher>> {
-    const { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, leaseTimeoutMs, memoryKind: kind } = resolveTopicPublisherOptions(options);
+    const { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, attachTimeoutMs, leaseTimeoutMs, memoryKind: kind } = resolveTopicPublisherOptions(options);
     const backend = options.backend;
     if (typeof backend.adoptHostMemory !== 'function') {
       return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory), so it cannot back a boundary pool`);
@@ -231,6 +235,7 @@ export class TopicPublisher extends EventEmitter {
         memoryKind: kind === MemoryKind.PinnedHost ? WireMemoryKind.PinnedHost : WireMemoryKind.Host,
         maxRank,
         maxSubscribers,
+        attachTimeoutMs,
         leaseTimeoutMs,
         livenessIntervalMs,
       }),
@@ -243,8 +248,10 @@ export class TopicPublisher extends EventEmitter {
   }
 
   /**
-   * Subscribers that attached (connected, checked and sent ATTACH). One still on its way (its ATTACH not
-   * read yet) is not counted, but what is published meanwhile is held for it and sent once it attached.
+   * Subscribers that attached (connected, checked and sent ATTACH, and this publisher read it). One still
+   * on its way is not counted and is sent nothing: it receives what is published after its ATTACH was read
+   * (wait for this count before publishing what a new subscriber must see). A connection that sends no
+   * ATTACH within `attachTimeoutMs` is dropped.
    */
   get subscriberCount(): number {
     return this.#sessions.attachedCount;
@@ -267,8 +274,8 @@ export class TopicPublisher extends EventEmitter {
 
   /**
    * Publishes a tensor just emitted from `pool`: sends its descriptor (slot, generation, layout, host-writer
-   * flag) to every subscriber and takes one read lease for each (a subscriber whose ATTACH was not read yet
-   * gets it right after). Returns the number of subscribers it went to; with none, the slot recycles at the
+   * flag) to every attached subscriber and takes one read lease for each (a connection whose ATTACH was not
+   * read yet gets nothing and holds nothing). Returns the number of subscribers it went to; with none, the slot recycles at the
    * next `retire()`. `InvalidArgument` for a tensor of another pool or layout the wire cannot carry,
    * `InvalidState` after `close()` or for a tensor not in its published state. Never waits and never copies
    * tensor bytes.
@@ -305,10 +312,6 @@ export class TopicPublisher extends EventEmitter {
     for (const sub of this.#sessions.subscribers) {
       if (!this.#sessions.lend(sub, backing, slot, generation, now)) continue;
       sent++;
-      if (!sub.attached) {
-        sub.early.push(Buffer.from(this.#frame));
-        continue;
-      }
       if (sub.mailbox !== null) {
         // A full descriptor ring means the subscriber released slots it never read: it is dropped below.
         if (!sub.mailbox.send(this.#frame)) this.#overflowed.push(sub);

@@ -49,6 +49,28 @@ describe('ImportedSlot: an exporter slot held in the importing process', () => {
     expect(slot.poll()).toBe(false);
   });
 
+  it('reclaim(): the lent tensor reports why (InvalidState), the leases still out release as no-ops, nothing is returned; the next lend serves again', () => {
+    const { backend, slot, returned } = fixture(true);
+    const stream = unwrap(backend.createStream(Device.cuda(0)));
+    unwrap(slot.lend(DType.uint8, [16], 0, 4096, null));
+    unwrap(slot.acquireLease());
+    unwrap(slot.registerReleaseStream(stream));
+    slot.reclaim('the publisher reclaimed this subscriber\'s slots');
+    expect(slot.inUse).toBe(false);
+    const view = slot.tensor.hostView();
+    expect(view.ok ? null : [view.error.code, view.error.message]).toEqual([ErrorCode.InvalidState, expect.stringContaining("the publisher reclaimed this subscriber's slots")]);
+    const more = slot.acquireLease();
+    expect(more.ok ? null : more.error.message).toContain("not lent: the publisher reclaimed this subscriber's slots");
+    slot.releaseLease(stream); // the consumer finishing: no release event recorded, nothing returned
+    slot.releaseLease(null);
+    expect(() => slot.releaseLease(null)).toThrow(/without a lease/);
+    expect(slot.poll()).toBe(false);
+    expect(returned).toEqual([]);
+    unwrap(slot.lend(DType.uint8, [16], 0, 4096, null));
+    slot.releaseLease(null);
+    expect(returned).toEqual([1]);
+  });
+
   it('caps distinct release streams, refuses unregistered ones, and abandon() returns nothing', () => {
     const { backend, slot, returned } = fixture(true);
     const [a, b, c] = [0, 1, 2].map(() => unwrap(backend.createStream(Device.cuda(0))));

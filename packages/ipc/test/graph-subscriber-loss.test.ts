@@ -92,6 +92,14 @@ describe.skipIf(!available.available)('a producing session sees the subscribers 
     expect(source.sent).toBe(final.frames);
     // The subscriber was told too: its next receive() fails with a typed error.
     expect((await hold).code).toBe(ErrorCode.InvalidState);
+    // The producer rewrites the reclaimed slots, so the leases the subscriber still holds give no access.
+    expect(held.length).toBeGreaterThan(0);
+    for (const lease of held) {
+      expect(lease.reclaimed).toBe(true);
+      const view = lease.tensor.hostView();
+      expect(view.ok ? null : view.error.code).toBe(ErrorCode.InvalidState);
+      expect(lease.release().ok).toBe(true);
+    }
     channel.close();
     session.dispose();
   });

@@ -22,13 +22,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SLOT_STRIDE = 1024;
 const SLOTS = 4;
 
-/**
- * A fake publisher in this process (so SO_PEERCRED matches): sends a valid HELLO for a real segment, then
- * the given frames, and reports what the subscriber did.
- */
-async function serveFrames(topic: string, frames: Uint8Array[]): Promise<{ received: number; code: ErrorCode | null }> {
+/** A fake publisher's segment (named as this process's publisher would), filled with 0xab. */
+function fakeSegment(topic: string): SharedSegment {
   const segment = unwrap(SharedSegment.create({ name: `/hs.${process.getuid!()}.${process.pid}.f.${topic}`, byteSize: SLOTS * SLOT_STRIDE }));
   segment.bytes.fill(0xab);
+  return segment;
+}
+
+/**
+ * Serves `topic` as a fake publisher in this process (so SO_PEERCRED matches): each connection is sent a
+ * valid HELLO for `segment`, then `frames`; what it sends is read and dropped so the connection can end.
+ */
+async function serveHello(topic: string, segment: SharedSegment, frames: Uint8Array[], onSocket: (socket: Socket) => void = () => undefined) {
   const server = createServer((socket: Socket) => {
     const hello = new DataView(new ArrayBuffer(FRAME_BYTES));
     encodeHello(hello, 0, {
@@ -43,11 +48,23 @@ async function serveFrames(topic: string, frames: Uint8Array[]): Promise<{ recei
       mailboxToken: null,
     });
     socket.on('error', () => undefined);
-    socket.resume(); // read (and drop) RELEASE/GOODBYE so the connection can end
+    socket.resume();
     socket.write(new Uint8Array(hello.buffer));
     for (const frame of frames) socket.write(frame);
+    onSocket(socket);
   });
   await new Promise<void>((resolve) => server.listen(join(dir, `${topic}.sock`), resolve));
+  return server;
+}
+
+/**
+ * Sends a valid HELLO, then the given frames, and reports what the subscriber did: descriptors it accepted,
+ * leases it handed out (a rejected frame reclaims the ones still queued: the channel said goodbye), and the
+ * error it ended with.
+ */
+async function serveFrames(topic: string, frames: Uint8Array[]): Promise<{ accepted: number; received: number; code: ErrorCode | null }> {
+  const segment = fakeSegment(topic);
+  const server = await serveHello(topic, segment, frames);
   const backend = new HostBackend();
   const channel = await ChannelRuntime.connect({ backend, topic, runtimeDirectory: dir });
   let received = 0;
@@ -65,13 +82,14 @@ async function serveFrames(topic: string, frames: Uint8Array[]): Promise<{ recei
     expect(view.every((b) => b === 0xab)).toBe(true);
     unwrap(r.release());
   }
+  const accepted = channel.receivedCount;
   channel.close();
   backend.dispose();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   segment.unlink();
   expect([...segment.bytes.subarray(0, 16)].every((b) => b === 0xab)).toBe(true);
   segment.close();
-  return { received, code };
+  return { accepted, received, code };
 }
 
 function validFrame(slot: number, generation: number): Uint8Array {
@@ -92,15 +110,38 @@ function validFrame(slot: number, generation: number): Uint8Array {
 }
 
 describe.skipIf(!ipcAvailability().available)('ChannelRuntime against a hostile publisher', () => {
-  it('accepts valid descriptors and closes with ProtocolError on a replayed generation', async () => {
+  it('accepts valid descriptors and closes with ProtocolError on a replayed generation, reclaiming what it still queued', async () => {
+    // All three arrive in one read: the two valid ones are queued when the replay ends the channel.
     const r = await serveFrames('replay', [validFrame(0, 1), validFrame(1, 1), validFrame(1, 1)]);
-    expect(r).toEqual({ received: 2, code: ErrorCode.ProtocolError });
+    expect(r).toEqual({ accepted: 2, received: 0, code: ErrorCode.ProtocolError });
+  });
+
+  it('a connection that drops without a GOODBYE reclaims the lease held: its tensor returns InvalidState (topic, slot, why), release() is a no-op', async () => {
+    const segment = fakeSegment('drop');
+    const sockets: Socket[] = [];
+    const server = await serveHello('drop', segment, [validFrame(1, 1)], (socket) => sockets.push(socket));
+    const backend = new HostBackend();
+    const channel = await ChannelRuntime.connect({ backend, topic: 'drop', runtimeDirectory: dir });
+    const lease = await channel.receive();
+    expect(unwrap(lease.tensor.hostView()).every((b) => b === 0xab)).toBe(true);
+    for (const socket of sockets) socket.destroy(); // no GOODBYE: a publisher that dropped this subscriber, or died
+    await expect(channel.receive()).rejects.toMatchObject({ code: ErrorCode.InvalidState, message: expect.stringContaining('went away') });
+    const view = lease.tensor.hostView();
+    expect(view.ok ? null : view.error.code).toBe(ErrorCode.InvalidState);
+    expect(view.ok ? '' : view.error.message).toMatch(/topic drop slot 1.*dropped without a GOODBYE.*slot 1 of topic drop was reclaimed/);
+    expect(lease.reclaimed).toBe(true);
+    expect(lease.release().ok).toBe(true);
+    channel.close();
+    backend.dispose();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    segment.unlink();
+    segment.close();
   });
 
   it('refuses a descriptor for a slot it still holds', async () => {
     // Both frames arrive before the first lease is released: the second names a held slot.
     const r = await serveFrames('held', [validFrame(2, 1), validFrame(2, 2)]);
-    expect(r).toEqual({ received: 1, code: ErrorCode.ProtocolError });
+    expect(r).toEqual({ accepted: 1, received: 0, code: ErrorCode.ProtocolError });
   });
 
   it('never crashes on mutated descriptors and only exposes bytes inside the segment (fast-check, fixed seed)', async () => {

@@ -334,10 +334,13 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(shmMailboxNames()).toEqual([]);
   }, 60_000);
 
-  it('a tensor published as soon as connect() returned (before the publisher read the ATTACH) is received', async () => {
+  it('a tensor published before the publisher read the ATTACH goes to nobody (no lease); the first one after it is received', async () => {
     const t = await openTopic('mb-early-publish');
     const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
     expect(t.pub.subscriberCount).toBe(0); // its ATTACH is still in the socket
+    expect(publishOne(t.pub, 6, 64)).toBe(true);
+    expect(t.pub.occupancy).toBe(0); // an unattached connection holds no lease: the slot recycled at once
+    await until(() => t.pub.subscriberCount === 1, 'attach');
     expect(publishOne(t.pub, 7, 64)).toBe(true);
     expect(t.pub.occupancy).toBe(1);
     const lease = await channel.receive();
@@ -361,10 +364,10 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     // Offered: the segment and both doorbells exist until the subscriber attaches.
     expect(readdirSync(t.dir).sort()).toEqual([`${t.topic}.${process.pid}.${token}.pub`, `${t.topic}.${process.pid}.${token}.sub`, `${t.topic}.sock`]);
     expect(shmMailboxNames()).toEqual([`${segmentPrefix(process.pid).slice(1)}${hello.topicId.toString(16)}.m${token}`]);
-    // Not attached yet: it is not counted and sent nothing, but a tensor published now waits for it.
-    expect(publishOne(t.pub, 1, 100)).toBe(true);
+    // Not attached yet: it is not counted, sent nothing and lent nothing.
+    expect(publishOne(t.pub, 0, 100)).toBe(true);
     expect(t.pub.subscriberCount).toBe(0);
-    expect(t.pub.occupancy).toBe(1);
+    expect(t.pub.occupancy).toBe(0);
     raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, false)));
     await until(() => t.pub.subscriberCount === 1, 'attach');
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
@@ -373,10 +376,10 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
 
     const decoder = new DescriptorDecoder(hello);
     const d = new TensorDescriptor();
-    for (let i = 2; i <= 3; i++) expect(publishOne(t.pub, i, 100 * i)).toBe(true);
+    for (let i = 1; i <= 3; i++) expect(publishOne(t.pub, i, 100 * i)).toBe(true);
     expect(t.pub.occupancy).toBe(3);
     const held: [number, number][] = [];
-    // The one published before the ATTACH comes first, over the socket the ATTACH chose.
+    // Only what was published after the ATTACH, over the socket the ATTACH chose.
     for (let i = 1; i <= 3; i++) {
       const view = (await raw.next())!;
       unwrap(decoder.decode(view, 0, d));

@@ -23,14 +23,22 @@ export const PREBUILT_FLOORS = {
   cuda: '13.0',
 } as const;
 
+/** This process's platform, found once: `process.report.getReport()` writes a whole diagnostic report (~ms to 100 ms). */
+let platform: string | null = null;
+
 /**
  * This process's platform as hs's prebuilt packages name it: `linux-x64-gnu`, `linux-arm64-gnu`,
- * `linux-x64-musl`, `darwin-arm64`, ... (the C library is named on Linux only: glibc is `gnu`).
+ * `linux-x64-musl`, `darwin-arm64`, ... (the C library is named on Linux only: glibc is `gnu`). Found on
+ * the first call and remembered: every native call of an addon package looks its addon up through it.
  */
 export function prebuiltPlatform(): string {
-  if (process.platform !== 'linux') return `${process.platform}-${process.arch}`;
-  const header = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header;
-  return `linux-${process.arch}-${header?.glibcVersionRuntime === undefined ? 'musl' : 'gnu'}`;
+  if (platform !== null) return platform;
+  if (process.platform !== 'linux') platform = `${process.platform}-${process.arch}`;
+  else {
+    const header = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header;
+    platform = `linux-${process.arch}-${header?.glibcVersionRuntime === undefined ? 'musl' : 'gnu'}`;
+  }
+  return platform;
 }
 
 /** The prebuilt package for this process's platform: `@hs/native-linux-x64-gnu`. */

@@ -105,6 +105,8 @@ export class Tensor {
   #hostView: Ok<Uint8Array> | null = null;
 
   #valid = false;
+  /** Why the handle went stale, when its backing said (see `invalidate`); null: the generic reason. */
+  #staleWhy: string | null = null;
   #readOnly = true;
   #foreign = false;
   #readiness: Event | null = null;
@@ -513,8 +515,13 @@ export class Tensor {
     this.#readOnly = true;
   }
 
-  /** For backings: marks this handle stale (its slot was recycled or abandoned, or the pool disposed). */
-  protected invalidate(): void {
+  /**
+   * For backings: marks this handle stale (its slot was recycled or abandoned, or the pool disposed).
+   * `why`, when given, replaces the generic reason in the `InvalidState` its accessors return until the
+   * next bind (say what happened to the storage and what to do).
+   */
+  protected invalidate(why: string | null = null): void {
+    this.#staleWhy = why;
     this.#valid = false;
     this.#readOnly = true;
     this.#readiness = null;
@@ -616,7 +623,7 @@ export class Tensor {
   #staleError(): Err {
     return err(
       ErrorCode.InvalidState,
-      `tensor "${this.#name}" is stale: its storage was recycled, abandoned or disposed; keep a tensor only while you hold a read lease on it`,
+      `tensor "${this.#name}" is stale: ${this.#staleWhy ?? 'its storage was recycled, abandoned or disposed; keep a tensor only while you hold a read lease on it'}`,
     );
   }
 

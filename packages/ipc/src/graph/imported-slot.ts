@@ -17,9 +17,9 @@ export class ImportedSlotTensor extends Tensor {
     return bound;
   }
 
-  /** Makes the handle stale once the slot went back to its publisher. */
-  retire(): void {
-    this.invalidate();
+  /** Makes the handle stale once the slot went back to its publisher; `why` names a reclaim (null: a return). */
+  retire(why: string | null = null): void {
+    this.invalidate(why);
   }
 }
 
@@ -30,7 +30,10 @@ export class ImportedSlotTensor extends Tensor {
  * release event (polled by `poll()`, never waited for). The publisher recycles it only then. It tracks
  * as many distinct release streams as it was given release events: the plan's device-wide bound for
  * the subscribe endpoint (`TopicEndpointRecord.maxReleaseStreams`), so a forwarded import reaches every
- * CUDA consumer the bound admits.
+ * CUDA consumer the bound admits. When the publisher reclaims the slot first (`reclaim()`: it dropped
+ * this subscriber, or the connection ended), the tensor turns stale at once with the reason, so a reader
+ * gets `InvalidState` instead of bytes the publisher may rewrite; leases still out then release as no-ops.
+ * A host view taken before the reclaim is not protected.
  * Spec: "Crossing process boundaries: the generation fence" (release follows the same discipline).
  */
 export class ImportedSlot implements TensorBacking {
@@ -44,6 +47,8 @@ export class ImportedSlot implements TensorBacking {
   #leases = 0;
   #published = false;
   #returning = false;
+  /** Why the publisher took the slot back while it was lent (see `reclaim`), or null. */
+  #reclaimedWhy: string | null = null;
 
   constructor(
     backend: Backend,
@@ -75,12 +80,13 @@ export class ImportedSlot implements TensorBacking {
     const bound = this.tensor.bind(dtype, shape, byteOffset, byteLimit, readiness);
     if (!bound.ok) return bound;
     this.#published = true;
+    this.#reclaimedWhy = null;
     this.#leases = 1;
     return OK_VOID;
   }
 
   registerReleaseStream(stream: Stream): Result<void> {
-    if (!this.#published) return err(ErrorCode.InvalidState, `${this.tensor.name} is not lent`);
+    if (!this.#published) return this.#notLent();
     let free = -1;
     const cap = this.#releaseEvents.length;
     for (let i = 0; i < cap; i++) {
@@ -100,13 +106,17 @@ export class ImportedSlot implements TensorBacking {
   }
 
   acquireLease(): Result<void> {
-    if (!this.#published) return err(ErrorCode.InvalidState, `${this.tensor.name} is not lent`);
+    if (!this.#published) return this.#notLent();
     this.#leases++;
     return OK_VOID;
   }
 
   releaseLease(releaseStream: Stream | null): void {
     if (this.#leases === 0) throw new HsError(ErrorCode.InvalidState, `${this.tensor.name}: releaseLease() without a lease`);
+    if (this.#reclaimedWhy !== null) {
+      this.#leases--; // the publisher took the slot back already: nothing to record or return
+      return;
+    }
     if (releaseStream !== null) {
       const i = this.#streams.indexOf(releaseStream);
       if (i < 0) throw new HsError(ErrorCode.InvalidState, `${this.tensor.name}: release stream ${releaseStream.label} was never registered`);
@@ -134,6 +144,25 @@ export class ImportedSlot implements TensorBacking {
     this.#returning = false;
     this.returnSlot();
     return true;
+  }
+
+  /**
+   * The publisher reclaimed the slot while it was lent or on its way back (`why`: when and why, for the
+   * tensor's `InvalidState`): the tensor turns stale now, nothing is returned, and the leases still out
+   * release as no-ops. Nothing for a slot not in use.
+   */
+  reclaim(why: string): void {
+    if (!this.inUse) return;
+    this.#reclaimedWhy = why;
+    this.#published = false;
+    this.#returning = false;
+    this.#recorded.fill(0);
+    this.#streams.fill(null);
+    this.tensor.retire(why);
+  }
+
+  #notLent(): Result<never> {
+    return err(ErrorCode.InvalidState, `${this.tensor.name} is not lent${this.#reclaimedWhy === null ? '' : `: ${this.#reclaimedWhy}`}`);
   }
 
   /** Forgets the slot without returning it (the channel closed; the publisher reclaims it). */

@@ -32,6 +32,8 @@ export interface IpcBoundariesOptions {
   readonly connectTimeoutMs?: number;
   /** Longest a subscriber may hold one slot before the publisher reclaims it, in ms; default 5000. */
   readonly leaseTimeoutMs?: number;
+  /** Host topics: longest a connection may go without ATTACH before it is dropped, in ms; default 2000 (see `TopicPublisherOptions.attachTimeoutMs`). */
+  readonly attachTimeoutMs?: number;
   /** How often a publisher checks its subscribers' liveness, in ms; default 250. */
   readonly livenessIntervalMs?: number;
 }
@@ -121,6 +123,7 @@ export class IpcBoundaries implements BoundaryProvider {
           // In-process consumers on CUDA streams (a published output also read locally) register release
           // streams on the pool: its events live on their device, as the plan's release-stream cap says.
           ...localReleaseOrdering(record),
+          ...(options.attachTimeoutMs === undefined ? {} : { attachTimeoutMs: options.attachTimeoutMs }),
           ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
           ...(options.livenessIntervalMs === undefined ? {} : { livenessIntervalMs: options.livenessIntervalMs }),
           ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),

@@ -10,7 +10,7 @@ import { TopicMailbox } from '../mailbox/topic-mailbox.js';
 import { SharedSegment } from '../shared-segment.js';
 import { checkedSocketPeer } from '../socket-peer.js';
 import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
-import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason } from '../wire/control-frames.js';
+import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText } from '../wire/control-frames.js';
 import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from '../wire/frame-layout.js';
@@ -164,9 +164,11 @@ export class TopicGraphSubscription implements BoundarySubscription {
       socket.on('data', (chunk: Buffer) => reader.push(chunk));
       socket.on('close', () => {
         settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic}: the publisher closed the connection before its HELLO`));
-        this.#mailbox?.drain(); // descriptors already in the ring still count
         this.#mailbox?.close();
-        if (this.#topic !== null && !this.#ended) this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher (pid ${this.#topic.producerPid}) went away`));
+        // Without a GOODBYE closed first, the publisher is gone or dropped this subscriber: its slots are reclaimed.
+        if (this.#topic !== null && !this.#ended) {
+          this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher (pid ${this.#topic.producerPid}) went away (the connection dropped without a GOODBYE)`));
+        }
       });
     });
   }
@@ -309,9 +311,11 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const type = readFrameHeader(view, 0, topic.topicId);
     if (typeof type !== 'number') return this.#reject(type.error);
     if (type === FrameType.Goodbye) {
-      this.#mailbox?.drain(); // descriptors sent before the GOODBYE are still taken
-      if (goodbyeReason(view, 0) === GoodbyeReason.Closed) this.#ended = true;
-      else this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher dropped this subscriber (goodbye reason ${goodbyeReason(view, 0)})`));
+      const reason = goodbyeReason(view, 0);
+      if (reason === GoodbyeReason.Closed) {
+        this.#mailbox?.drain(); // descriptors sent before a closing GOODBYE are still taken
+        this.#ended = true;
+      } else this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher (pid ${topic.producerPid}) ${publisherGoodbyeText(reason)}`));
       this.wake();
       return false;
     }
@@ -385,9 +389,16 @@ export class TopicGraphSubscription implements BoundarySubscription {
     return false;
   }
 
+  /**
+   * Ends the subscription with `error` (the first one stays): the publisher reclaims every slot this side
+   * holds (it dropped this subscriber, went away, or reads the GOODBYE this side sent), so each slot in use
+   * is reclaimed and its tensor reports `InvalidState` with `error`'s text instead of bytes that may change.
+   */
   #fail(error: HsError): void {
     this.#failure ??= error;
     this.#mailbox?.close(); // no frame is taken after a failure; the doorbell watch would keep the loop alive
+    const why = `${error.detail}; the slot was reclaimed and may be rewritten, so its tensor gives no access any more (views taken before are not protected)`;
+    for (const slot of this.#slots) slot.reclaim(why);
     this.wake();
   }
 }

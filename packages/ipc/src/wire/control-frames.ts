@@ -185,3 +185,22 @@ export function releaseGeneration(view: DataView, offset: number, slotCount: num
 export function goodbyeReason(view: DataView, offset: number): number {
   return view.getUint32(offset + Offset.reason, true);
 }
+
+/**
+ * What a publisher's GOODBYE `reason` did, as a phrase after "the publisher (pid N)" in a subscriber's
+ * error texts. Every reason but `Closed` means the publisher reclaimed the subscriber's slots.
+ */
+export function publisherGoodbyeText(reason: number): string {
+  switch (reason) {
+    case GoodbyeReason.Closed:
+      return 'closed the topic';
+    case GoodbyeReason.ProtocolViolation:
+      return 'dropped this subscriber for a protocol violation and reclaimed its slots';
+    case GoodbyeReason.LeaseTimeout:
+      return "reclaimed this subscriber's slots: it held a lease past the publisher's leaseTimeoutMs";
+    case GoodbyeReason.AttachTimeout:
+      return "dropped this connection: its ATTACH did not arrive within the publisher's attachTimeoutMs";
+    default:
+      return `said goodbye (unknown reason ${reason}) and reclaimed this subscriber's slots`;
+  }
+}

@@ -70,6 +70,8 @@ export enum GoodbyeReason {
   ProtocolViolation = 2,
   /** The publisher reclaimed this subscriber's slots because it held one past the lease timeout. */
   LeaseTimeout = 3,
+  /** The publisher dropped a connection that sent no ATTACH within its attach timeout (host topics). */
+  AttachTimeout = 4,
 }
 
 /** Byte offsets inside a frame. */
