@@ -1,6 +1,7 @@
-import { ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, OK_VOID, err, leakTracker, ok, type Backend, type Result, type Stream } from '@hs/streams';
 import type { ElementSpan } from './element-span.js';
 import { isElementType, type ElementArrayOf, type ElementType } from './element-type.js';
+import { resourceOrigin } from './resource-origin.js';
 import { DEFAULT_ALIGNMENT, isAsyncResource, isResource, type AsyncResource, type MemoryBlock, type SyncResource } from './resource.js';
 
 /** Options of the synchronous `ResourceBuffer.allocate`. */
@@ -49,24 +50,22 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
   implements ElementSpan<E>, Disposable
 {
   readonly #backend: Backend;
-  #resource: R;
-  #element: E;
-  #alignment: number;
-  #stream: Stream | null;
-  #block: MemoryBlock | null;
-  #size: number;
-  /** True while the buffer holds an allocation (a 0-element buffer holds a `null` one until destroyed). */
-  #held: boolean;
+  /** Everything the buffer owns, in one record its leak report can release without the buffer. */
+  readonly #a: BufferState<R, E>;
+  /** Unregisters the buffer from the leak report (`destroy()`); a fresh one per registration. */
+  #leakToken: object | null = null;
 
   private constructor(backend: Backend, resource: R, element: E, alignment: number, stream: Stream | null, block: MemoryBlock | null, size: number) {
     this.#backend = backend;
-    this.#resource = resource;
-    this.#element = element;
-    this.#alignment = alignment;
-    this.#stream = stream;
-    this.#block = block;
-    this.#size = size;
-    this.#held = true;
+    this.#a = { resource, element, alignment, stream, block, size, held: true };
+    this.#track();
+  }
+
+  /** Registers the held allocation with the leak report: freed on the retained stream, or (host memory) synchronously, if the buffer is collected undisposed. */
+  #track(): void {
+    const state = this.#a;
+    this.#leakToken = {};
+    leaks.track(this, { label: `${this.sizeBytes} bytes`, release: () => releaseLeaked(state) }, this.#leakToken);
   }
 
   /**
@@ -119,35 +118,35 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
 
   /** The owned bytes, `null` when empty. */
   get data(): MemoryBlock | null {
-    return this.#block;
+    return this.#a.block;
   }
   /** Element type. */
   get element(): E {
-    return this.#element;
+    return this.#a.element;
   }
   /** Length in elements. */
   get size(): number {
-    return this.#size;
+    return this.#a.size;
   }
   /** Length in bytes. */
   get sizeBytes(): number {
-    return this.#size * this.#element.BYTES_PER_ELEMENT;
+    return this.#a.size * this.#a.element.BYTES_PER_ELEMENT;
   }
   /** True when the buffer holds no elements (after `destroy`, or allocated with count 0). */
   get empty(): boolean {
-    return this.#size === 0;
+    return this.#a.size === 0;
   }
   /** The resource the block came from and returns to. */
   get resource(): R {
-    return this.#resource;
+    return this.#a.resource;
   }
   /** Alignment of the block, bytes. */
   get alignment(): number {
-    return this.#alignment;
+    return this.#a.alignment;
   }
   /** The retained stream the block is freed on; `null` for a synchronous buffer. */
   get stream(): Stream | null {
-    return this.#stream;
+    return this.#a.stream;
   }
 
   /**
@@ -156,8 +155,8 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    * synchronous buffer.
    */
   setStream<A extends AsyncResource>(this: ResourceBuffer<A, E>, stream: Stream): Result<void> {
-    if (this.#stream === null) return syncOnly('setStream');
-    this.#stream = stream;
+    if (this.#a.stream === null) return syncOnly('setStream');
+    this.#a.stream = stream;
     return OK_VOID;
   }
 
@@ -168,34 +167,35 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    * Errors as `allocateAsync`, plus the backend's copy errors; NotSupported on a synchronous buffer.
    */
   resize<A extends AsyncResource>(this: ResourceBuffer<A, E>, count: number, stream: Stream): Result<void> {
-    if (this.#stream === null) return syncOnly('resize');
-    if (count === this.#size && this.#held) return OK_VOID;
-    const shape = resolveShape('ResourceBuffer.resize', count, { element: this.#element, alignment: this.#alignment });
+    if (this.#a.stream === null) return syncOnly('resize');
+    if (count === this.#a.size && this.#a.held) return OK_VOID;
+    const shape = resolveShape('ResourceBuffer.resize', count, { element: this.#a.element, alignment: this.#a.alignment });
     if (!shape.ok) return shape;
-    const resource = this.#resource;
+    const resource = this.#a.resource;
     const newBytes = shape.value.bytes;
-    const made = resource.allocateAsync(newBytes, this.#alignment, stream);
+    const made = resource.allocateAsync(newBytes, this.#a.alignment, stream);
     if (!made.ok) return made;
     const fresh = made.value;
-    const old = this.#block;
+    const old = this.#a.block;
     const oldBytes = this.sizeBytes;
     const common = Math.min(oldBytes, newBytes);
     if (common > 0 && old !== null && fresh !== null) {
       const copied = this.#backend.memcpyAsync(stream, { ...fresh, byteLength: common }, { ...old, byteLength: common });
       if (!copied.ok) {
-        resource.deallocateAsync(fresh, newBytes, this.#alignment, stream);
+        resource.deallocateAsync(fresh, newBytes, this.#a.alignment, stream);
         return copied;
       }
     }
-    const freed = this.#held ? resource.deallocateAsync(old, oldBytes, this.#alignment, stream) : OK_VOID;
+    const freed = this.#a.held ? resource.deallocateAsync(old, oldBytes, this.#a.alignment, stream) : OK_VOID;
     if (!freed.ok) {
-      resource.deallocateAsync(fresh, newBytes, this.#alignment, stream);
+      resource.deallocateAsync(fresh, newBytes, this.#a.alignment, stream);
       return freed;
     }
-    this.#block = fresh;
-    this.#size = count;
-    this.#stream = stream;
-    this.#held = true;
+    this.#a.block = fresh;
+    this.#a.size = count;
+    this.#a.stream = stream;
+    this.#a.held = true;
+    if (this.#leakToken === null) this.#track();
     return OK_VOID;
   }
 
@@ -205,15 +205,15 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    * failure. NotSupported on a synchronous buffer.
    */
   copy<A extends AsyncResource>(this: ResourceBuffer<A, E>, stream: Stream): Result<ResourceBuffer<A, E>> {
-    if (this.#stream === null) return syncOnly('copy');
-    const made = ResourceBuffer.allocateAsync(this.#backend, stream, this.#resource, this.#size, {
+    if (this.#a.stream === null) return syncOnly('copy');
+    const made = ResourceBuffer.allocateAsync(this.#backend, stream, this.#a.resource, this.#a.size, {
       noInit: true,
-      element: this.#element,
-      alignment: this.#alignment,
+      element: this.#a.element,
+      alignment: this.#a.alignment,
     });
-    if (!made.ok || this.#block === null) return made;
+    if (!made.ok || this.#a.block === null) return made;
     const copy = made.value;
-    const copied = this.#backend.memcpyAsync(stream, copy.data as MemoryBlock, this.#block);
+    const copied = this.#backend.memcpyAsync(stream, copy.data as MemoryBlock, this.#a.block);
     if (!copied.ok) {
       copy.destroy(stream);
       return copied;
@@ -227,17 +227,19 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    * resource's; on failure the buffer is unchanged. Destroying an empty buffer is a no-op.
    */
   destroy(stream?: Stream): Result<void> {
-    if (!this.#held) return OK_VOID;
-    const on = stream ?? this.#stream;
+    if (!this.#a.held) return OK_VOID;
+    const on = stream ?? this.#a.stream;
     const bytes = this.sizeBytes;
     const done =
       on === null
-        ? this.#resource.deallocate(this.#block, bytes, this.#alignment)
-        : (this.#resource as unknown as AsyncResource).deallocateAsync(this.#block, bytes, this.#alignment, on);
+        ? this.#a.resource.deallocate(this.#a.block, bytes, this.#a.alignment)
+        : (this.#a.resource as unknown as AsyncResource).deallocateAsync(this.#a.block, bytes, this.#a.alignment, on);
     if (!done.ok) return done;
-    this.#block = null;
-    this.#size = 0;
-    this.#held = false;
+    this.#a.block = null;
+    this.#a.size = 0;
+    this.#a.held = false;
+    if (this.#leakToken !== null) leaks.untrack(this.#leakToken);
+    this.#leakToken = null;
     return OK_VOID;
   }
 
@@ -248,13 +250,16 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    */
   swap(other: ResourceBuffer<R, E>): void {
     if (other.#backend !== this.#backend) throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.swap: the buffers belong to different backends');
-    [this.#resource, other.#resource] = [other.#resource, this.#resource];
-    [this.#element, other.#element] = [other.#element, this.#element];
-    [this.#alignment, other.#alignment] = [other.#alignment, this.#alignment];
-    [this.#stream, other.#stream] = [other.#stream, this.#stream];
-    [this.#block, other.#block] = [other.#block, this.#block];
-    [this.#size, other.#size] = [other.#size, this.#size];
-    [this.#held, other.#held] = [other.#held, this.#held];
+    const mine = { ...this.#a };
+    Object.assign(this.#a, other.#a);
+    Object.assign(other.#a, mine);
+    [this.#leakToken, other.#leakToken] = [other.#leakToken, this.#leakToken];
+    // Each record stays registered with its own buffer; re-register so the labels follow the contents.
+    for (const buffer of [this, other]) {
+      if (buffer.#leakToken !== null) leaks.untrack(buffer.#leakToken);
+      buffer.#leakToken = null;
+      if (buffer.#a.held) buffer.#track();
+    }
   }
 
   /**
@@ -263,12 +268,12 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    * Read it only after the writes were synchronized for the host.
    */
   hostView(): Result<ElementArrayOf<E>> {
-    const block = this.#block;
-    const El = this.#element as unknown as new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => ElementArrayOf<E>;
+    const block = this.#a.block;
+    const El = this.#a.element as unknown as new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => ElementArrayOf<E>;
     if (block === null) return ok(new El(new ArrayBuffer(0)));
     const view = this.#backend.hostView(block.memory);
     if (!view.ok) return view;
-    return ok(new El(view.value.buffer, view.value.byteOffset + block.byteOffset, this.#size));
+    return ok(new El(view.value.buffer, view.value.byteOffset + block.byteOffset, this.#a.size));
   }
 
   /**
@@ -308,4 +313,34 @@ function resolveShape(who: string, count: number, options: ResourceBufferOptions
   const bytes = count * element.BYTES_PER_ELEMENT;
   if (!Number.isSafeInteger(bytes)) return err(ErrorCode.ArithmeticOverflow, `${who}: ${count} elements of ${element.BYTES_PER_ELEMENT} bytes exceed 2^53 bytes`);
   return ok({ element, alignment, bytes });
+}
+
+/** The owned state of a `ResourceBuffer`. */
+interface BufferState<R extends SyncResource, E extends ElementType> {
+  resource: R;
+  element: E;
+  alignment: number;
+  stream: Stream | null;
+  block: MemoryBlock | null;
+  size: number;
+  /** True while the buffer holds an allocation (a 0-element buffer holds a `null` one until destroyed). */
+  held: boolean;
+}
+
+const leaks = leakTracker('ResourceBuffer');
+
+/**
+ * Frees the allocation of a buffer collected without `dispose()`: stream-ordered on its retained stream, or
+ * synchronously when it is host memory; a synchronous buffer of device memory is left to its resource (a
+ * free on the JS thread could block on the device).
+ * @throws HsError the resource's error, for the leak report.
+ */
+function releaseLeaked(state: BufferState<SyncResource, ElementType>): void {
+  if (!state.held) return;
+  const bytes = state.size * state.element.BYTES_PER_ELEMENT;
+  let done: Result<void> = OK_VOID;
+  if (state.stream !== null) done = (state.resource as unknown as AsyncResource).deallocateAsync(state.block, bytes, state.alignment, state.stream);
+  else if (resourceOrigin(state.resource)?.kind === MemoryKind.Host) done = state.resource.deallocate(state.block, bytes, state.alignment);
+  if (!done.ok) throw done.error;
+  state.held = false;
 }

@@ -2,6 +2,7 @@ import {
   ErrorCode,
   HsError,
   err,
+  leakTracker,
   ok,
   type Backend,
   type Device,
@@ -44,6 +45,12 @@ export interface TensorPoolStats {
 }
 
 /**
+ * Pools collected without `dispose()` are reported; their backing stays with the backend until it is
+ * disposed (a release stream may still read a slot, so nothing is freed behind it).
+ */
+const poolLeaks = leakTracker('TensorPool');
+
+/**
  * A runtime tensor pool: one backing allocation cut into `slotCount` slots of `slotByteSpan` bytes,
  * materialized cold and only borrowed while the graph runs.
  *
@@ -70,6 +77,8 @@ export class TensorPool implements Disposable {
   #exhausted: Err | null = null;
   readonly #rejectAll: Err | null;
   #disposed = false;
+  /** Unregisters the pool from the leak report at `dispose()`. */
+  readonly #leakToken = {};
 
   private constructor(backend: Backend, spec: ResolvedPoolSpec, inventory: PoolInventory) {
     this.#backend = backend;
@@ -80,6 +89,7 @@ export class TensorPool implements Disposable {
     for (let i = 0; i < spec.slotCount; i++) slots.push(new PoolSlot(backend, spec, inventory, this.#ledger, i));
     this.#slots = slots;
     this.#completed = new Uint8Array(inventory.releaseEvents.length);
+    poolLeaks.track(this, { label: `pool "${spec.name}" (${spec.slotCount} slots)` }, this.#leakToken);
     this.#rejectAll =
       spec.maxRank === 0 || spec.slotByteSpan === 0
         ? err(
@@ -279,6 +289,7 @@ export class TensorPool implements Disposable {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    poolLeaks.untrack(this.#leakToken);
     for (const slot of this.#slots) slot.shutdown();
     releaseInventory(this.#backend, this.#spec, this.#inventory);
   }

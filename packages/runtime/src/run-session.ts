@@ -10,7 +10,7 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type Result, ErrorCode, HsError, err, ok, selectBackend, unwrap } from '@hs/streams';
+import { type Backend, type Result, ErrorCode, HsError, err, leakTracker, ok, selectBackend, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
@@ -40,6 +40,9 @@ type SessionState = 'ready' | 'running' | 'stopped' | 'disposed';
  * bench`); the bound keeps one session's metrics and scheduler sweep within what a JS thread turns over.
  */
 export const MAX_SESSION_OPERATORS = 100_000;
+
+/** Sessions collected without `dispose()` are reported (their pools and streams stay with the backend until it is disposed). */
+const sessionLeaks = leakTracker('RunSession');
 
 /**
  * Runs an `ExecutionPlan`. `create()` materializes every stream, pool and channel before the graph is
@@ -79,7 +82,11 @@ export class RunSession {
   ) {
     this.rateValues = generationZeroRates(plan);
     this.propose(0, firstCandidate);
+    sessionLeaks.track(this, { label: `plan ${plan.name}` }, this.leakToken);
   }
+
+  /** Unregisters the session from the leak report at `dispose()`. */
+  private readonly leakToken = {};
 
   /**
    * Materializes the plan on a backend.
@@ -487,6 +494,7 @@ export class RunSession {
       throw new HsError(ErrorCode.InvalidState, 'session is running; await stop() before dispose()');
     }
     for (const tap of this.taps) tap.close();
+    sessionLeaks.untrack(this.leakToken);
     this.resources.dispose();
     if (this.ownsBackend) this.backend.dispose();
     this.state = 'disposed';
