@@ -109,10 +109,11 @@ void FinalizeMapping(napi_env, void*, void* hint) {
   UnmapSegment(&owned->mapping);
 }
 
-// { buffer: ArrayBuffer over the whole mapping, address: bigint, byteSize: number }
+// { buffer: ArrayBuffer over the whole mapping, address: bigint, byteSize: number, writable: boolean }
 Napi::Object WrapMapping(Napi::Env env, std::unique_ptr<ExternalMapping> owned) {
   void* address = owned->mapping.address;
   std::size_t byteSize = owned->mapping.byteSize;
+  bool writable = owned->mapping.writable;
   napi_value buffer;
   napi_status status = napi_create_external_arraybuffer(env, address, byteSize, FinalizeMapping, owned.get(), &buffer);
   if (status != napi_ok) {
@@ -136,6 +137,7 @@ Napi::Object WrapMapping(Napi::Env env, std::unique_ptr<ExternalMapping> owned) 
   result.Set("buffer", Napi::Value(env, buffer));
   result.Set("address", Napi::BigInt::New(env, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(address))));
   result.Set("byteSize", Napi::Number::New(env, static_cast<double>(byteSize)));
+  result.Set("writable", Napi::Boolean::New(env, writable));
   return result;
 }
 
@@ -151,8 +153,9 @@ Napi::Value CreateSegmentBinding(const Napi::CallbackInfo& info) {
   return WrapMapping(env, std::move(owned));
 }
 
-// openSegment(name, byteSize, maxByteSize): maps the first byteSize bytes (the size its creator announced)
-// of an existing segment; a file smaller than that is refused, a larger one is mapped only that far.
+// openSegment(name, byteSize, maxByteSize, writable): maps the first byteSize bytes (the size its creator
+// announced) of an existing segment, read-only unless `writable` is true; a file smaller than that is
+// refused, a larger one is mapped only that far.
 Napi::Value OpenSegmentBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string name = SegmentName(info);
@@ -160,7 +163,9 @@ Napi::Value OpenSegmentBinding(const Napi::CallbackInfo& info) {
   std::size_t byteSize = MappableByteCount(info, what);
   auto owned = std::make_unique<ExternalMapping>(env.GetInstanceData<AddonState>());
   std::size_t fileByteSize = 0;
-  int code = OpenSegment(name.c_str(), byteSize, &owned->mapping, &fileByteSize);
+  // Argument 3: true maps read/write; false or absent maps read-only (PROT_READ), failing closed.
+  bool writable = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
+  int code = OpenSegment(name.c_str(), byteSize, writable, &owned->mapping, &fileByteSize);
   if (code == EINVAL && byteSize > 0 && fileByteSize < byteSize) {
     ThrowCoded(env,
                what + ": its file holds " + std::to_string(fileByteSize) + " bytes, fewer than the " + std::to_string(byteSize) +
@@ -235,7 +240,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef HS_IPC_DOORBELLS
   RegisterDoorbellBindings(env, exports);
 #endif
-  exports.Set("abiVersion", Napi::Number::New(env, 3));
+  exports.Set("abiVersion", Napi::Number::New(env, 4));
   return exports;
 }
 

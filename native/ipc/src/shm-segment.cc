@@ -20,11 +20,12 @@ bool NameCharacter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 }
 
-int MapDescriptor(int fd, std::size_t byteSize, Mapping* out) {
-  void* address = mmap(nullptr, byteSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+int MapDescriptor(int fd, std::size_t byteSize, bool writable, Mapping* out) {
+  void* address = mmap(nullptr, byteSize, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (address == MAP_FAILED) return errno;
   out->address = address;
   out->byteSize = byteSize;
+  out->writable = writable;
   return 0;
 }
 
@@ -54,16 +55,17 @@ int CreateSegment(const char* name, std::size_t byteSize, Mapping* out) {
     do {
       status = posix_fallocate(fd, 0, static_cast<off_t>(byteSize));
     } while (status == EINTR);
-    if (status == 0) status = MapDescriptor(fd, byteSize, out);
+    if (status == 0) status = MapDescriptor(fd, byteSize, true, out);
   }
   close(fd);
   if (status != 0) shm_unlink(name);
   return status;
 }
 
-int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_t* fileByteSize) {
+int OpenSegment(const char* name, std::size_t byteSize, bool writable, Mapping* out, std::size_t* fileByteSize) {
   if (!ValidSegmentName(name) || byteSize == 0 || byteSize > kMaxFileSize || out == nullptr || fileByteSize == nullptr) return EINVAL;
-  int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  // A read-only opener asks for no write access at all: neither the descriptor nor the pages can write.
+  int fd = shm_open(name, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0);
   if (fd < 0) return errno;
   struct stat info {};
   int status = 0;
@@ -75,7 +77,7 @@ int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_
     *fileByteSize = info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
     // Never map past the end of the file (touching those pages is SIGBUS); a larger file is mapped only
     // up to the size its creator announced.
-    status = *fileByteSize < byteSize ? EINVAL : MapDescriptor(fd, byteSize, out);
+    status = *fileByteSize < byteSize ? EINVAL : MapDescriptor(fd, byteSize, writable, out);
   }
   close(fd);
   return status;
@@ -91,6 +93,7 @@ int UnmapSegment(Mapping* mapping) {
   int status = munmap(mapping->address, mapping->byteSize) == 0 ? 0 : errno;
   mapping->address = nullptr;
   mapping->byteSize = 0;
+  mapping->writable = false;
   return status;
 }
 

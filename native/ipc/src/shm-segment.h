@@ -13,6 +13,8 @@ bool ValidSegmentName(const char* name);
 struct Mapping {
   void* address = nullptr;
   std::size_t byteSize = 0;
+  // False for a PROT_READ mapping: a store into it faults (SIGSEGV).
+  bool writable = false;
 };
 
 // Creates `name` exclusively (O_CREAT | O_EXCL, mode 0600), allocates all `byteSize` (> 0) bytes of it
@@ -21,11 +23,13 @@ struct Mapping {
 // (the name is unlinked again). EEXIST when the name exists.
 int CreateSegment(const char* name, std::size_t byteSize, Mapping* out);
 
-// Opens an existing segment and maps its first `byteSize` (> 0) bytes read/write: the size its creator
-// announced, never the file's own size (a larger file is mapped only that far). Refuses (EACCES) a segment
+// Opens an existing segment and maps its first `byteSize` (> 0) bytes: the size its creator announced,
+// never the file's own size (a larger file is mapped only that far). `writable` false opens the file
+// O_RDONLY and maps it PROT_READ (subscribers: a stray store faults instead of corrupting the publisher's
+// slots); true maps it read/write (the shared mailbox, whose rings both sides advance). Refuses (EACCES) a segment
 // that another user owns or that group/others may access, and (EINVAL) one whose file is smaller than
 // `byteSize`. `*fileByteSize` receives the file's size once it is known (fstat), so callers can name it.
-int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_t* fileByteSize);
+int OpenSegment(const char* name, std::size_t byteSize, bool writable, Mapping* out, std::size_t* fileByteSize);
 
 // Removes the name; mappings stay valid until unmapped. ENOENT when it does not exist.
 int UnlinkSegment(const char* name);

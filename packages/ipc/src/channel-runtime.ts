@@ -4,7 +4,7 @@ import { ErrorCode, HsError, MemoryKind, err, ok, unwrap, type Backend, type Dev
 import { ChannelTensor } from './channel-tensor.js';
 import { FrameReader } from './frame-reader.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
-import { SharedSegment } from './shared-segment.js';
+import { SharedSegment, subscriberSegmentAccess } from './shared-segment.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { TopicLease } from './topic-lease.js';
@@ -174,9 +174,9 @@ export class ChannelRuntime {
     if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
       return fail(err(ErrorCode.ProtocolError, `topic ${topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`));
     }
-    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes });
-    if (!segment.ok) return fail(segment);
     const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
+    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
+    if (!segment.ok) return fail(segment);
     const memory = backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${topic} segment` });
     if (!memory.ok) {
       segment.value.close();

@@ -10,6 +10,8 @@ export interface NativeMapping {
   readonly address: bigint;
   /** Size of the mapping in bytes. */
   readonly byteSize: number;
+  /** False for a read-only (PROT_READ) mapping: a store into it faults (SIGSEGV). */
+  readonly writable: boolean;
 }
 
 /**
@@ -19,8 +21,11 @@ export interface NativeMapping {
 export interface IpcNativeBinding {
   /** A new segment of `byteSize` bytes, every page allocated (ENOSPC or ENOMEM when /dev/shm is full). */
   createSegment(name: string, byteSize: number, maxByteSize: number): NativeMapping;
-  /** The first `byteSize` bytes of an existing segment; EINVAL when its file is smaller. */
-  openSegment(name: string, byteSize: number, maxByteSize: number): NativeMapping;
+  /**
+   * The first `byteSize` bytes of an existing segment; EINVAL when its file is smaller. Read-only (O_RDONLY,
+   * PROT_READ) unless `writable` is true.
+   */
+  openSegment(name: string, byteSize: number, maxByteSize: number, writable: boolean): NativeMapping;
   unlinkSegment(name: string): boolean;
   closeSegment(buffer: ArrayBuffer): boolean;
   peerCredentials(fd: number): { uid: number; gid: number; pid: number };

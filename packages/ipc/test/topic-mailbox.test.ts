@@ -531,7 +531,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const token = hello.mailboxToken!;
       const address: MailboxAddress = { directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount };
       const mailbox = unwrap(TopicMailbox.open(address, token));
-      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)) }));
+      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       const native = unwrap(support);
       const bell = native.openDoorbell(join(t.dir, `${t.topic}.${process.pid}.${token}.pub`));
       const descriptors: number[] = [];
@@ -703,7 +703,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         const hello = await helloOf(raw);
         const token = hello.mailboxToken!;
         const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token));
-        const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)) }));
+        const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
         e.write(mailbox, alias, hello);
         raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
         await until(() => t.lost.length === 1, 'dropped');
@@ -731,7 +731,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const hello = await helloOf(raw);
       const token = hello.mailboxToken!;
       const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token));
-      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)) }));
+      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
       peers.push({ raw, hello, mailbox, alias });
     }
@@ -811,7 +811,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         code: ErrorCode.ProtocolError,
         detail: /has a header that does not match the topic/,
         tamper: (m) => {
-          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64 }));
+          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64, access: 'readWrite' }));
           new DataView(alias.bytes.buffer, alias.bytes.byteOffset).setUint32(MailboxHeader.magic, MAILBOX_MAGIC ^ 1, true);
           alias.close();
         },
@@ -821,7 +821,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         code: ErrorCode.ProtocolError,
         detail: /does not match the topic \(magic, version, 4 entries/,
         tamper: (m) => {
-          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64 }));
+          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64, access: 'readWrite' }));
           new DataView(alias.bytes.buffer, alias.bytes.byteOffset).setUint32(MailboxHeader.capacity, 1 << 30, true);
           alias.close();
         },
@@ -869,7 +869,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     it('rejects a ring tail the publisher pushed beyond the capacity (ProtocolError) and says so on the socket', async () => {
       const { f, backend, channel } = await attachedToFake('mb-fake-corrupt');
       const native = unwrap(support);
-      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES }));
+      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES, access: 'readWrite' }));
       const bell = native.openDoorbell(f.subBell);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 1000);
       native.ringDoorbell(bell);
@@ -891,7 +891,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       await until(() => f.got.length === 1, 'ATTACH');
       expect(f.got[0]!.getUint32(Offset.attachFlags, true)).toBe(1);
       const native = unwrap(support);
-      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES }));
+      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES, access: 'readWrite' }));
       const bell = native.openDoorbell(f.subBell);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 0xfffffff0);
       native.ringDoorbell(bell);

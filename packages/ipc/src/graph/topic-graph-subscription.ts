@@ -7,7 +7,7 @@ import { CudaIpcImport } from '../device/cuda-ipc-import.js';
 import { decodeDeviceHello } from '../device/device-hello.js';
 import { FrameReader } from '../frame-reader.js';
 import { TopicMailbox } from '../mailbox/topic-mailbox.js';
-import { SharedSegment } from '../shared-segment.js';
+import { SharedSegment, subscriberSegmentAccess } from '../shared-segment.js';
 import { checkedSocketPeer } from '../socket-peer.js';
 import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason } from '../wire/control-frames.js';
@@ -253,7 +253,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher sends ${kind} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
     }
     if (typeof this.backend.adoptHostMemory !== 'function') return err(ErrorCode.NotSupported, `topic ${this.endpoint.topic}: the ${this.backend.name} backend cannot adopt shared memory`);
-    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes });
+    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
     if (!segment.ok) return segment;
     const memory = this.backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${this.endpoint.topic} segment` });
     if (!memory.ok) {

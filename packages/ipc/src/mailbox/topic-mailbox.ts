@@ -151,7 +151,8 @@ export class TopicMailbox {
     if (!support.ok) return support;
     const native = support.value;
     const capacity = mailboxCapacity(address.slotCount);
-    const segment = SharedSegment.open({ name: mailboxSegmentName(address, token), byteSize: mailboxByteSize(capacity) });
+    // Read/write: the subscriber advances the release ring and parks on the descriptor ring.
+    const segment = SharedSegment.open({ name: mailboxSegmentName(address, token), byteSize: mailboxByteSize(capacity), access: 'readWrite' });
     if (!segment.ok) return segment;
     const header = new DataView(segment.value.bytes.buffer, segment.value.bytes.byteOffset, RING_ENTRIES);
     const bad =
