@@ -26,6 +26,39 @@ export async function claimTopicSocket(runtimeDirectory: string | undefined, top
 }
 
 /**
+ * Cleanup hooks of every live publisher of this process, run by one shared `exit` listener: ten or more
+ * publishers each adding their own listener tripped Node's MaxListenersExceededWarning. The listener is
+ * installed with the first hook and removed with the last; a hook that throws does not stop the others.
+ */
+const exitHooks = new Set<() => void>();
+
+function runExitHooks(): void {
+  for (const hook of exitHooks) {
+    try {
+      hook();
+    } catch {
+      // The process is exiting: nothing can be reported; the other publishers still clean up.
+    }
+  }
+}
+
+/** Adds a hook run when the process exits (`process.on('exit')`, one listener for all of them). */
+export function addExitHook(hook: () => void): void {
+  if (exitHooks.size === 0) process.on('exit', runExitHooks);
+  exitHooks.add(hook);
+}
+
+/** Removes a hook of `addExitHook` (idempotent); the shared listener goes with the last one. */
+export function removeExitHook(hook: () => void): void {
+  if (exitHooks.delete(hook) && exitHooks.size === 0) process.off('exit', runExitHooks);
+}
+
+/** Hooks registered now (for tests). @internal */
+export function exitHookCount(): number {
+  return exitHooks.size;
+}
+
+/**
  * A publisher's listening topic socket: the server on the claimed path, the process `exit` hook that
  * removes the path (and whatever else the publisher names) when the process ends without `close()`, and
  * `close()`, which stops listening and removes the path.
@@ -51,7 +84,8 @@ export class TopicSocket {
 
   /**
    * Hands every new connection to `onConnection`, and installs the exit hook: `beforeExit` (the publisher's
-   * own names: a segment, mailboxes), then the socket path is removed. Call it once.
+   * own names: a segment, mailboxes), then the socket path is removed. Call it once. The hook joins the
+   * module's one `exit` listener (`addExitHook`), so any number of publishers add one listener in all.
    */
   serve(onConnection: (socket: Socket) => void, beforeExit: () => void = () => undefined): void {
     this.server.on('connection', onConnection);
@@ -59,12 +93,12 @@ export class TopicSocket {
       beforeExit();
       removeSocketFile(this.socketPath);
     };
-    process.on('exit', this.#onExit);
+    addExitHook(this.#onExit);
   }
 
   /** Removes the exit hook, stops listening (resolves once the server closed) and removes the socket path. */
   async close(): Promise<void> {
-    if (this.#onExit !== null) process.off('exit', this.#onExit);
+    if (this.#onExit !== null) removeExitHook(this.#onExit);
     this.#onExit = null;
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     removeSocketFile(this.socketPath);

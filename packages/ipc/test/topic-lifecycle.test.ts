@@ -24,6 +24,27 @@ describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', 
     backend.dispose();
   });
 
+  it('twelve publishers add one process exit listener in all, and no MaxListenersExceededWarning', async () => {
+    const backend = new HostBackend();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    const before = process.listenerCount('exit');
+    try {
+      const pubs = await Promise.all(Array.from({ length: 12 }, (_, i) => TopicPublisher.create({ backend, ...options(`many-${i}`) })));
+      expect(process.listenerCount('exit')).toBe(before + 1);
+      for (const pub of pubs.slice(0, 11)) await pub.close();
+      expect(process.listenerCount('exit')).toBe(before + 1); // the last publisher still needs it
+      await pubs[11]!.close();
+      expect(process.listenerCount('exit')).toBe(before);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      backend.dispose();
+    }
+  });
+
   it('delivers in place, refuses foreign tensors and double releases, and stales leases on close', async () => {
     const backend = new HostBackend();
     const pub = await TopicPublisher.create({ backend, ...options('life') });
