@@ -109,20 +109,32 @@ function removeSocketFile(socketPath: string): void {
   if (existsSync(socketPath)) unlinkSync(socketPath);
 }
 
+/**
+ * Makes `path` free for a new publisher. Only a socket nobody listens on (connect fails with ECONNREFUSED, or
+ * the path is not a socket) is stale and removed; a listener that answers, or whose backlog is full
+ * (EAGAIN), is a live publisher (`AlreadyExists`); any other failure to probe is `PermissionDenied` naming
+ * the code, and the path is left alone.
+ */
 async function claimSocketPath(path: string, topic: string): Promise<Result<void>> {
   if (!existsSync(path)) return OK_VOID;
-  const live = await new Promise<boolean>((resolve) => {
-    const probe = createConnection(path);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
+  const probe = await new Promise<'live' | string>((resolve) => {
+    const socket = createConnection(path);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('live');
     });
-    probe.once('error', () => resolve(false));
+    socket.once('error', (cause: NodeJS.ErrnoException) => resolve(cause.code ?? cause.message));
   });
-  if (live) return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path})`);
+  if (probe === 'live') return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path})`);
+  if (probe === 'EAGAIN') return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher listens on ${path}; its connection backlog is full)`);
+  if (probe === 'ENOENT') return OK_VOID; // removed meanwhile
+  if (probe !== 'ECONNREFUSED' && probe !== 'ENOTSOCK') {
+    return err(ErrorCode.PermissionDenied, `topic ${topic}: cannot tell whether ${path} belongs to a live publisher (${probe}); remove it if no publisher of the topic runs`);
+  }
   try {
     unlinkSync(path);
   } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return OK_VOID;
     return err(ErrorCode.PermissionDenied, `topic ${topic}: the stale socket ${path} cannot be removed: ${(cause as Error).message}`, cause);
   }
   return OK_VOID;

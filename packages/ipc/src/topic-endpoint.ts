@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
@@ -24,38 +24,71 @@ function currentUid(): number {
   return process.getuid?.() ?? 0;
 }
 
+/** `uid 1001 (alice)`: the uid, with its user name when /etc/passwd names it. */
+function describeUid(uid: number): string {
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const [name, , id] = line.split(':');
+      if (name !== undefined && name !== '' && Number(id) === uid) return `uid ${uid} (${name})`;
+    }
+  } catch {
+    // No /etc/passwd to read: the number alone.
+  }
+  return `uid ${uid}`;
+}
+
 /**
- * The per-user directory topic sockets live in: `override`, else `$XDG_RUNTIME_DIR/hs-ipc`, else
- * `<tmpdir>/hs-ipc-<uid>`. Only that last level is created (mode 0700, one non-recursive `mkdir`); its parent
- * must already exist, so a parent that refuses children (a path under `/proc`) is an error, never a hang.
+ * The per-user directory topic sockets live in: `override`, else `$XDG_RUNTIME_DIR/hs-ipc` when
+ * `XDG_RUNTIME_DIR` is set (a directory only this user can enter, so nobody else can take the name), else
+ * `<tmpdir>/hs-ipc-<uid>`. Only that last level is created (mode 0700, one non-recursive `mkdir`); its
+ * parent must already exist, so a parent that refuses children (a path under `/proc`) is an error, never
+ * a hang. What can be repaired safely is: a default directory of this user whose mode is not 0700 is
+ * `chmod`ed to 0700 (an `override` is the caller's and is only reported). Another user's directory (the
+ * predictable `/tmp` name taken first) is never used; the error names the directory, its owner and the fix.
  *
  * @returns the directory, or `NotFound` when its parent does not exist (the message names the path and
  *   says to create the parent or set `XDG_RUNTIME_DIR` / `runtimeDirectory` to an existing place),
  *   `InvalidArgument` when the parent is not a directory, or `PermissionDenied` when the directory cannot
- *   be created or read, or is a symlink, not a directory, owned by another user, or open to group or others.
+ *   be created or read, or is a symlink, not a directory, owned by another user (naming the owner and
+ *   saying to set `XDG_RUNTIME_DIR` or pass `runtimeDirectory`), or (an `override`) open to group or others.
  */
 export function topicDirectory(override?: string): Result<string> {
   const xdg = process.env['XDG_RUNTIME_DIR'];
   const dir = override ?? (xdg !== undefined && xdg !== '' ? join(xdg, 'hs-ipc') : join(tmpdir(), `hs-ipc-${currentUid()}`));
+  const fix =
+    override === undefined
+      ? 'set XDG_RUNTIME_DIR to a directory of yours (mode 0700, for example /run/user/<uid>) or pass runtimeDirectory to every publisher and subscriber of the topic'
+      : 'pass a runtimeDirectory of yours (mode 0700) to every publisher and subscriber of the topic';
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     const parent = dirname(dir);
-    const fix = override === undefined ? 'create it or set XDG_RUNTIME_DIR to an existing directory' : 'create it or pass a runtimeDirectory whose parent exists';
-    if (code === 'ENOENT') return err(ErrorCode.NotFound, `topic directory ${dir} cannot be created: its parent ${parent} does not exist or refuses new entries; ${fix}`, cause);
-    if (code === 'ENOTDIR') return err(ErrorCode.InvalidArgument, `topic directory ${dir} cannot be created: its parent ${parent} is not a directory; ${fix}`, cause);
-    if (code !== 'EEXIST') return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be created: ${code ?? 'unknown error'}`, cause);
+    const create = override === undefined ? 'create it or set XDG_RUNTIME_DIR to an existing directory' : 'create it or pass a runtimeDirectory whose parent exists';
+    if (code === 'ENOENT') return err(ErrorCode.NotFound, `topic directory ${dir} cannot be created: its parent ${parent} does not exist or refuses new entries; ${create}`, cause);
+    if (code === 'ENOTDIR') return err(ErrorCode.InvalidArgument, `topic directory ${dir} cannot be created: its parent ${parent} is not a directory; ${create}`, cause);
+    if (code !== 'EEXIST') return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be created: ${code ?? 'unknown error'}; ${fix}`, cause);
   }
   try {
     const info = lstatSync(dir);
-    if (!info.isDirectory() || info.isSymbolicLink()) return err(ErrorCode.PermissionDenied, `topic directory ${dir} is not a plain directory`);
-    if (info.uid !== currentUid()) return err(ErrorCode.PermissionDenied, `topic directory ${dir} belongs to uid ${info.uid}, not this user (${currentUid()})`);
-    if ((info.mode & 0o077) !== 0) {
-      return err(ErrorCode.PermissionDenied, `topic directory ${dir} has mode ${(info.mode & 0o777).toString(8)}; it must be 0700 (chmod 700 it)`);
+    if (!info.isDirectory() || info.isSymbolicLink()) return err(ErrorCode.PermissionDenied, `topic directory ${dir} is not a plain directory (a symlink or a file took its name); remove it, or ${fix}`);
+    if (info.uid !== currentUid()) {
+      return err(
+        ErrorCode.PermissionDenied,
+        `topic directory ${dir} belongs to ${describeUid(info.uid)}, not this user (${describeUid(currentUid())}): another user took the name first, and hs never uses it; ${fix}`,
+      );
+    }
+    const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
+    if (override !== undefined && (info.mode & 0o077) !== 0) {
+      return err(ErrorCode.PermissionDenied, `topic directory ${dir} has mode ${mode}; it must be 0700 (chmod 700 ${dir})`);
+    }
+    if (override === undefined && (info.mode & 0o777) !== 0o700) {
+      // Ours, so only its mode is wrong (an older umask, a hand-made directory): repair it. Entries other
+      // users put in it meanwhile stay harmless: every peer's uid is checked (SO_PEERCRED) before use.
+      chmodSync(dir, 0o700);
     }
   } catch (cause) {
-    return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be read: ${(cause as NodeJS.ErrnoException).code ?? 'unknown error'}`, cause);
+    return err(ErrorCode.PermissionDenied, `topic directory ${dir} cannot be read or repaired: ${(cause as NodeJS.ErrnoException).code ?? 'unknown error'}; ${fix}`, cause);
   }
   return ok(dir);
 }

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,23 @@ describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', 
     const pub = await TopicPublisher.create({ backend, ...options('stale') });
     await expect(TopicPublisher.create({ backend, ...options('stale') })).rejects.toMatchObject({ code: ErrorCode.AlreadyExists });
     await pub.close();
+    backend.dispose();
+  });
+
+  it('reaps the socket a killed publisher left (nobody listens: ECONNREFUSED) when a publisher creates the topic', async () => {
+    const path = join(dir, 'killed.sock');
+    // A publisher killed by SIGKILL runs no exit hook: its socket file stays, with no listener behind it.
+    const script = `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`;
+    const killed = spawnSync(process.execPath, ['-e', script], { timeout: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(lstatSync(path).isSocket()).toBe(true);
+    const backend = new HostBackend();
+    const pub = await TopicPublisher.create({ backend, ...options('killed') });
+    const channel = await ChannelRuntime.connect({ backend, topic: 'killed', runtimeDirectory: dir });
+    expect(channel.producerPid).toBe(process.pid);
+    channel.close();
+    await pub.close();
+    expect(existsSync(path)).toBe(false);
     backend.dispose();
   });
 
