@@ -14,6 +14,7 @@
 #ifdef HS_IPC_DOORBELLS
 #include "doorbell-watch.h"
 #endif
+#include "errno-name.h"
 #include "peer-process.h"
 #include "shm-segment.h"
 
@@ -38,27 +39,6 @@ struct ExternalMapping {
   ExternalMapping& operator=(const ExternalMapping&) = delete;
   ~ExternalMapping() { UnmapSegment(&mapping); }
 };
-
-const char* ErrnoName(int code) {
-  switch (code) {
-    case EEXIST: return "EEXIST";
-    case ENOENT: return "ENOENT";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case EINVAL: return "EINVAL";
-    case ENOMEM: return "ENOMEM";
-    case ENOSPC: return "ENOSPC";
-    case EFBIG: return "EFBIG";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case ENAMETOOLONG: return "ENAMETOOLONG";
-    case EBADF: return "EBADF";
-    case ENOTSOCK: return "ENOTSOCK";
-    case ENOTSUP: return "ENOTSUP";
-    case EPROTO: return "EPROTO";
-    default: return "EUNKNOWN";
-  }
-}
 
 // Throws `message` as is, with `code` (the errno name) and `errno` set.
 [[noreturn]] void ThrowCoded(Napi::Env env, const std::string& message, int code) {

@@ -103,3 +103,40 @@ export function errnoCode(thrown: unknown): string | undefined {
   const code = (thrown as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }
+
+/**
+ * The `ErrorCode` of an errno name an addon call threw with, the same for every binding (segments,
+ * sockets, doorbells): EEXIST `AlreadyExists`; ENOENT `NotFound`; EACCES, EPERM, ELOOP (a symlink where none
+ * may be), EROFS `PermissionDenied`; EINVAL, ENAMETOOLONG, ENOTDIR `InvalidArgument`; ENOMEM, ENOSPC, EDQUOT
+ * (no room: memory, a file system, a quota) `OutOfMemory`; EFBIG (a file-size limit), EMFILE, ENFILE
+ * (descriptor limits) `ResourceExhausted`; ENOTSUP `NotSupported`; anything else `InvalidState`.
+ */
+export function errnoErrorCode(code: string | undefined): ErrorCode {
+  switch (code) {
+    case 'EEXIST':
+      return ErrorCode.AlreadyExists;
+    case 'ENOENT':
+      return ErrorCode.NotFound;
+    case 'EACCES':
+    case 'EPERM':
+    case 'ELOOP':
+    case 'EROFS':
+      return ErrorCode.PermissionDenied;
+    case 'EINVAL':
+    case 'ENAMETOOLONG':
+    case 'ENOTDIR':
+      return ErrorCode.InvalidArgument;
+    case 'ENOMEM':
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return ErrorCode.OutOfMemory;
+    case 'EFBIG':
+    case 'EMFILE':
+    case 'ENFILE':
+      return ErrorCode.ResourceExhausted;
+    case 'ENOTSUP':
+      return ErrorCode.NotSupported;
+    default:
+      return ErrorCode.InvalidState;
+  }
+}

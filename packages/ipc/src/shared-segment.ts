@@ -1,6 +1,6 @@
 import { constants } from 'node:buffer';
 import { ErrorCode, HsError, MemoryKind, err, ok, type Result } from '@hs/streams';
-import { errnoCode, loadIpcNative, type IpcNativeBinding } from './ipc-native.js';
+import { errnoCode, errnoErrorCode, loadIpcNative, type IpcNativeBinding } from './ipc-native.js';
 
 /** Options of `SharedSegment.create`. */
 export interface SharedSegmentCreateOptions {
@@ -48,25 +48,26 @@ const SHM_DIRECTORY = '/dev/shm';
 function osError(thrown: unknown, what: string): Result<never> {
   const code = errnoCode(thrown);
   const detail = `${what}: ${(thrown as Error).message}`;
+  const errorCode = errnoErrorCode(code);
   switch (code) {
     case 'EEXIST':
-      return err(ErrorCode.AlreadyExists, `${detail}; pick another name or unlink the stale one`, thrown);
+      return err(errorCode, `${detail}; pick another name or unlink the stale one`, thrown);
     case 'ENOENT':
-      return err(ErrorCode.NotFound, `${detail}; is the publisher running?`, thrown);
+      return err(errorCode, `${detail}; is the publisher running?`, thrown);
     case 'EACCES':
     case 'EPERM':
-      return err(ErrorCode.PermissionDenied, `${detail}; segments must belong to this user with mode 0600`, thrown);
-    case 'EINVAL':
-      return err(ErrorCode.InvalidArgument, detail, thrown);
+      return err(errorCode, `${detail}; segments must belong to this user with mode 0600`, thrown);
     case 'ENOMEM':
     case 'ENOSPC':
-      return err(ErrorCode.OutOfMemory, `${detail}; ${SHM_DIRECTORY} cannot hold it: free room there (\`df -h ${SHM_DIRECTORY}\`, remove stale segments) or make it smaller (fewer or smaller slots)`, thrown);
+    case 'EDQUOT':
+      return err(errorCode, `${detail}; ${SHM_DIRECTORY} cannot hold it: free room there (\`df -h ${SHM_DIRECTORY}\`, remove stale segments) or make it smaller (fewer or smaller slots)`, thrown);
     case 'EFBIG':
-      return err(ErrorCode.ResourceExhausted, `${detail}; the size is above this process's file-size limit (\`ulimit -f\`)`, thrown);
-    case 'ENOTSUP':
-      return err(ErrorCode.NotSupported, detail, thrown);
+      return err(errorCode, `${detail}; the size is above this process's file-size limit (\`ulimit -f\`)`, thrown);
+    case 'EMFILE':
+    case 'ENFILE':
+      return err(errorCode, `${detail}; too many open files (\`ulimit -n\`)`, thrown);
     default:
-      return err(ErrorCode.InvalidState, detail, thrown);
+      return err(errorCode, detail, thrown);
   }
 }
 

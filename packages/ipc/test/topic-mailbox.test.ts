@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ import { FrameReader } from '../src/frame-reader.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
 import { FrameRing } from '../src/mailbox/frame-ring.js';
 import { DESCRIPTOR_RING_CONTROL, MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RING_ENTRIES, RingWord, mailboxByteSize, mailboxCapacity, releaseEntries } from '../src/mailbox/mailbox-layout.js';
-import { TopicMailbox, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
+import { TopicMailbox, doorbellError, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
 import { segmentPrefix } from '../src/topic-endpoint.js';
 import { encodeGoodbye, encodeRelease } from '../src/wire/control-frames.js';
 import { Offset } from '../src/wire/frame-layout.js';
@@ -444,6 +444,39 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(made.ok ? null : made.error.code).toBe(ErrorCode.NotFound);
     expect(shmMailboxNames()).toEqual([]);
     expect(mappings(process.pid)).toEqual([]);
+  });
+
+  it('a full runtime directory file system (mkfifo ENOSPC) is OutOfMemory naming the directory, and leaves nothing behind (a tmpfs out of inodes; needs root to mount, skipped otherwise)', (context) => {
+    const full = join(base, 'full-fs');
+    mkdirSync(full);
+    // nr_inodes=3: the root directory and two files fill it, so the first doorbell's mkfifo is ENOSPC.
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,nr_inodes=3,mode=0700', 'tmpfs', full], { encoding: 'utf8' });
+    if (process.getuid?.() !== 0 || mounted.status !== 0) {
+      context.skip(`cannot mount a tmpfs here (${mounted.stderr?.trim() || 'not root'})`);
+      return;
+    }
+    try {
+      for (const name of ['a', 'b']) closeSync(openSync(join(full, name), 'w'));
+      const made = TopicMailbox.create({ directory: full, topic: 'mb-full', topicId: 11, publisherPid: process.pid, slotCount: 4 });
+      expect(made.ok ? null : made.error.code).toBe(ErrorCode.OutOfMemory);
+      expect(made.ok ? '' : made.error.message).toContain(`df -i ${full}`);
+      expect(readdirSync(full).sort()).toEqual(['a', 'b']);
+      expect(shmMailboxNames()).toEqual([]);
+    } finally {
+      spawnSync('umount', [full]);
+    }
+  });
+
+  it('doorbell errors map errno names as segments do: ENOSPC OutOfMemory, EFBIG ResourceExhausted', () => {
+    const thrown = (code: string): Error => Object.assign(new Error(`cannot create doorbell: ${code}`), { code });
+    const codeOf = (r: { ok: false; error: { code: ErrorCode } }): ErrorCode => r.error.code;
+    expect(codeOf(doorbellError(thrown('ENOSPC'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.OutOfMemory);
+    expect(codeOf(doorbellError(thrown('EDQUOT'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.OutOfMemory);
+    expect(codeOf(doorbellError(thrown('EFBIG'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.ResourceExhausted);
+    expect(codeOf(doorbellError(thrown('EMFILE'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.ResourceExhausted);
+    expect(codeOf(doorbellError(thrown('EEXIST'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.AlreadyExists);
+    expect(codeOf(doorbellError(thrown('EACCES'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.PermissionDenied);
+    expect(codeOf(doorbellError(thrown('EUNKNOWN'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.InvalidState);
   });
 
   describe('protocol violations before and around ATTACH drop the subscriber and remove its mailbox', () => {
