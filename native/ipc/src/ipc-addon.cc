@@ -209,6 +209,35 @@ Napi::Value ProcessAliveBinding(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, ProcessAlive(info[0].As<Napi::Number>().Int32Value()));
 }
 
+// holdLivenessLock(name) -> fd: a shared lock on this process's liveness file, kept until exit.
+Napi::Value HoldLivenessLockBinding(const Napi::CallbackInfo& info) {
+  std::string name = SegmentName(info);
+  int fd = -1;
+  int code = HoldLivenessLock(name.c_str(), &fd);
+  if (code != 0) ThrowErrno(info.Env(), "cannot hold the liveness lock \"" + name + "\"", code);
+  return Napi::Number::New(info.Env(), fd);
+}
+
+// tryReapLock(name) -> fd (>= 0) when no process holds it, -1 while one does, -2 when there is no such lock.
+Napi::Value TryReapLockBinding(const Napi::CallbackInfo& info) {
+  std::string name = SegmentName(info);
+  int fd = -1;
+  int code = TryReapLock(name.c_str(), &fd);
+  if (code == EWOULDBLOCK) return Napi::Number::New(info.Env(), -1);
+  if (code == ENOENT) return Napi::Number::New(info.Env(), -2);
+  if (code != 0) ThrowErrno(info.Env(), "cannot probe the liveness lock \"" + name + "\"", code);
+  return Napi::Number::New(info.Env(), fd);
+}
+
+// releaseReapLock(name, fd): removes the lock's name and closes the descriptor of tryReapLock.
+Napi::Value ReleaseReapLockBinding(const Napi::CallbackInfo& info) {
+  std::string name = SegmentName(info);
+  if (info.Length() < 2 || !info[1].IsNumber()) throw Napi::TypeError::New(info.Env(), "releaseReapLock needs (name, fd)");
+  int code = ReleaseReapLock(name.c_str(), info[1].As<Napi::Number>().Int32Value());
+  if (code != 0) ThrowErrno(info.Env(), "cannot remove the liveness lock \"" + name + "\"", code);
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonState>(new AddonState());
   exports.Set("createSegment", Napi::Function::New(env, CreateSegmentBinding, "createSegment"));
@@ -217,6 +246,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("closeSegment", Napi::Function::New(env, CloseSegmentBinding, "closeSegment"));
   exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentialsBinding, "peerCredentials"));
   exports.Set("processAlive", Napi::Function::New(env, ProcessAliveBinding, "processAlive"));
+  exports.Set("holdLivenessLock", Napi::Function::New(env, HoldLivenessLockBinding, "holdLivenessLock"));
+  exports.Set("tryReapLock", Napi::Function::New(env, TryReapLockBinding, "tryReapLock"));
+  exports.Set("releaseReapLock", Napi::Function::New(env, ReleaseReapLockBinding, "releaseReapLock"));
 #ifdef HS_IPC_DOORBELLS
   RegisterDoorbellBindings(env, exports);
 #endif

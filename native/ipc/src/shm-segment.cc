@@ -4,8 +4,10 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace hs::ipc {
@@ -95,6 +97,73 @@ int UnmapSegment(Mapping* mapping) {
   mapping->byteSize = 0;
   mapping->writable = false;
   return status;
+}
+
+namespace {
+
+// This user's file, closed to group and others.
+int CheckOwnFile(int fd, struct stat* info) {
+  if (fstat(fd, info) != 0) return errno;
+  if (info->st_uid != geteuid() || (info->st_mode & (S_IRWXG | S_IRWXO)) != 0) return EACCES;
+  return 0;
+}
+
+}  // namespace
+
+int HoldLivenessLock(const char* name, int* fd) {
+  if (!ValidSegmentName(name) || fd == nullptr) return EINVAL;
+  // A reaper holds its exclusive lock only while it unlinks a few names: wait up to ~1 s for it.
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int opened = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (opened < 0) return errno;
+    struct stat held {};
+    int status = CheckOwnFile(opened, &held);
+    if (status != 0) {
+      close(opened);
+      return status;
+    }
+    if (flock(opened, LOCK_SH | LOCK_NB) != 0) {
+      status = errno;
+      close(opened);
+      if (status != EWOULDBLOCK && status != EINTR) return status;
+      struct timespec pause {0, 5 * 1000 * 1000};
+      nanosleep(&pause, nullptr);
+      continue;
+    }
+    // Locked; but a reaper may have unlinked the name between our open and our lock. Then the lock is on a
+    // file nobody will look at: drop it and take the one under the name now.
+    int current = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    struct stat named {};
+    bool same = current >= 0 && fstat(current, &named) == 0 && named.st_ino == held.st_ino && named.st_dev == held.st_dev;
+    if (current >= 0) close(current);
+    if (same) {
+      *fd = opened;
+      return 0;
+    }
+    close(opened);
+  }
+  return EAGAIN;
+}
+
+int TryReapLock(const char* name, int* fd) {
+  if (!ValidSegmentName(name) || fd == nullptr) return EINVAL;
+  int opened = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  if (opened < 0) return errno;
+  struct stat info {};
+  int status = CheckOwnFile(opened, &info);
+  if (status == 0 && flock(opened, LOCK_EX | LOCK_NB) != 0) status = errno == EAGAIN ? EWOULDBLOCK : errno;
+  if (status != 0) {
+    close(opened);
+    return status;
+  }
+  *fd = opened;
+  return 0;
+}
+
+int ReleaseReapLock(const char* name, int fd) {
+  int status = ValidSegmentName(name) && shm_unlink(name) != 0 ? errno : 0;
+  if (fd >= 0) close(fd);
+  return status == ENOENT ? 0 : status;
 }
 
 }  // namespace hs::ipc

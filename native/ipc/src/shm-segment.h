@@ -37,4 +37,25 @@ int UnlinkSegment(const char* name);
 // Unmaps a mapping (idempotent: a mapping with a null address is left alone).
 int UnmapSegment(Mapping* mapping);
 
+// Liveness locks: a proof that a publisher process is alive which works across PID namespaces, where
+// kill(pid, 0) asks about another process with the same number. A publisher holds a shared flock on the
+// shm file `name` (`/hs.<uid>.lock.<pid>`) from before its first segment until it exits; the kernel drops
+// the lock when the process dies, however it dies. Publishers of two namespaces with the same pid share
+// the file, each holding its own shared lock.
+
+// Creates `name` (mode 0600) or opens this user's existing one, takes a shared lock and checks that the
+// file locked is still the one under the name (a reaper may have removed it meanwhile; then it retries).
+// `*fd` receives the descriptor to keep open (closing it drops the lock). EAGAIN when a reaper held it for
+// over a second; EACCES for another user's file or one open to group/others.
+int HoldLivenessLock(const char* name, int* fd);
+
+// Tries to take `name`'s lock exclusively without waiting: 0 with `*fd` set when no process holds it (its
+// publishers are all gone; keep the fd while removing their segments, then ReleaseReapLock), EWOULDBLOCK
+// while a publisher holds it, ENOENT when there is no such lock (a publisher of an older version), EACCES
+// for another user's file.
+int TryReapLock(const char* name, int* fd);
+
+// Removes the lock's name, then closes `fd` (dropping the exclusive lock).
+int ReleaseReapLock(const char* name, int fd);
+
 }  // namespace hs::ipc

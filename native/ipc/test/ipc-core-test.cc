@@ -121,6 +121,20 @@ int main() {
   Mapping missing;
   Check(OpenSegment(name.c_str(), 4096, true, &missing, &fileByteSize) == ENOENT, "open of a removed name is ENOENT");
 
+  const std::string lock = "/hs-core-test-lock-" + std::to_string(getpid());
+  int held = -1;
+  Check(HoldLivenessLock(lock.c_str(), &held) == 0 && held >= 0, "a publisher takes its liveness lock");
+  int sharer = -1;
+  Check(HoldLivenessLock(lock.c_str(), &sharer) == 0, "a second publisher of the same pid shares it");
+  int reaper = -1;
+  Check(TryReapLock(lock.c_str(), &reaper) == EWOULDBLOCK, "a reaper cannot take a held lock");
+  close(sharer);
+  Check(TryReapLock(lock.c_str(), &reaper) == EWOULDBLOCK, "nor while one holder is left");
+  close(held);
+  Check(TryReapLock(lock.c_str(), &reaper) == 0 && reaper >= 0, "a reaper takes the lock once its holders are gone");
+  Check(ReleaseReapLock(lock.c_str(), reaper) == 0, "the reaper removes the lock");
+  Check(TryReapLock(lock.c_str(), &reaper) == ENOENT, "a removed lock is ENOENT");
+
   int pair[2];
   Check(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0, "socketpair");
   PeerCredentials credentials;

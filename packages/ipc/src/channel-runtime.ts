@@ -5,7 +5,7 @@ import { ChannelTensor } from './channel-tensor.js';
 import { FrameReader } from './frame-reader.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment, subscriberSegmentAccess } from './shared-segment.js';
-import { checkedSocketPeer } from './socket-peer.js';
+import { checkHelloPid, checkedSocketPeer } from './socket-peer.js';
 import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { TopicLease } from './topic-lease.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, type TopicHello } from './wire/control-frames.js';
@@ -170,7 +170,8 @@ export class ChannelRuntime {
     const peer = checkedSocketPeer(socket);
     if (!peer.ok) return fail(peer);
     const h = hello.value;
-    if (peer.value.pid !== h.producerPid) return fail(err(ErrorCode.ProtocolError, `topic ${topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peer.value.pid}`));
+    const samePublisher = checkHelloPid(topic, h.producerPid, peer.value.pid);
+    if (!samePublisher.ok) return fail(samePublisher);
     if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
       return fail(err(ErrorCode.ProtocolError, `topic ${topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`));
     }

@@ -30,6 +30,15 @@ export interface IpcNativeBinding {
   closeSegment(buffer: ArrayBuffer): boolean;
   peerCredentials(fd: number): { uid: number; gid: number; pid: number };
   processAlive(pid: number): boolean;
+  /**
+   * Liveness locks (native/ipc/src/shm-segment.h), absent in an addon older than ABI 4: a shared flock on
+   * the shm file `name` held until exit (returns the fd to keep open).
+   */
+  readonly holdLivenessLock?: (name: string) => number;
+  /** An exclusive lock on `name` without waiting: the fd when nobody holds it, -1 while a process does, -2 when there is no such file. */
+  readonly tryReapLock?: (name: string) => number;
+  /** Removes `name` and closes the fd of `tryReapLock`. */
+  readonly releaseReapLock?: (name: string, fd: number) => void;
   readonly abiVersion: number;
   /**
    * Topic mailbox doorbells (native/ipc/src/doorbell-watch.cc); absent when the addon was built without

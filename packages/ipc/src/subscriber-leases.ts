@@ -94,7 +94,9 @@ export interface LivenessLoss {
  * older than `leaseTimeoutMs` (`Infinity` disables the age limit), else why it must be dropped.
  */
 function livenessLoss(topic: string, pid: number, leases: SubscriberLeases, nowMs: number, leaseTimeoutMs: number): LivenessLoss | null {
-  if (!processAlive(pid)) return { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${topic}: subscriber process ${pid} is gone`) };
+  // Pid 0: the kernel has no number for a subscriber of an ancestor PID namespace (SO_PEERCRED); kill() cannot
+  // ask about it, and the end of its connection reports its death instead.
+  if (pid !== 0 && !processAlive(pid)) return { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${topic}: subscriber process ${pid} is gone`) };
   if (leases.count === 0 || !Number.isFinite(leaseTimeoutMs)) return null;
   const slot = leases.overdueSlot(nowMs, leaseTimeoutMs);
   if (slot < 0) return null;

@@ -1,8 +1,8 @@
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
-import { loadIpcNative } from './ipc-native.js';
+import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '@hs/streams';
+import { errnoCode, errnoErrorCode, loadIpcNative } from './ipc-native.js';
 import { SharedSegment } from './shared-segment.js';
 
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -108,9 +108,49 @@ export function segmentPrefix(pid: number): string {
 }
 
 /**
- * Unlinks boundary-pool segments this user's crashed publishers left in /dev/shm (names
- * `hs.<uid>.<pid>.…` whose pid is no longer alive). Returns how many were removed; 0 where /dev/shm
- * cannot be listed. Never touches segments of live processes or other users.
+ * The liveness lock of this user's publisher process `pid`: the shm name `/hs.<uid>.lock.<pid>`. Not under
+ * `segmentPrefix(pid)`, so a reaper of an older version (which removes every `hs.<uid>.<pid>.*` whose pid
+ * `kill` cannot find) leaves it alone.
+ */
+export function livenessLockName(pid: number): string {
+  return `/hs.${currentUid()}.lock.${pid}`;
+}
+
+/** The descriptor of this process's liveness lock once held; kept open until the process exits. */
+let livenessFd: number | null = null;
+
+/**
+ * Takes this process's liveness lock (once; later calls return at once): a shared `flock` on
+ * `livenessLockName(process.pid)` that the kernel holds until the process exits, however it exits. A
+ * publisher takes it before it creates its first segment, so `reapStaleSegments` can tell that it is alive
+ * even from another PID namespace, where its pid names another process or none. The lock's file is left
+ * at exit (a publisher with the same pid in another namespace may share it); the next reaper removes it.
+ * With an addon older than ABI 4 (no locks) it does nothing.
+ * @returns nothing, or the error of the lock (`PermissionDenied` for another user's file, `ResourceExhausted`
+ *   when a reaper held it for over a second, `OutOfMemory` when /dev/shm is full).
+ */
+export function holdPublisherLiveness(): Result<void> {
+  if (livenessFd !== null) return OK_VOID;
+  const native = loadIpcNative();
+  if (!native.ok) return native;
+  if (typeof native.value.holdLivenessLock !== 'function') return OK_VOID;
+  const name = livenessLockName(process.pid);
+  try {
+    livenessFd = native.value.holdLivenessLock(name);
+    return OK_VOID;
+  } catch (thrown) {
+    const code = errnoCode(thrown);
+    return err(code === 'EAGAIN' ? ErrorCode.ResourceExhausted : errnoErrorCode(code), `publisher liveness lock ${name}: ${(thrown as Error).message}`, thrown);
+  }
+}
+
+/**
+ * Unlinks boundary-pool segments (and mailboxes) this user's crashed publishers left in /dev/shm (names
+ * `hs.<uid>.<pid>.…`). A publisher is proven gone when its liveness lock (`livenessLockName(pid)`) can be
+ * taken exclusively: no process holds it, in any PID namespace; its segments and the lock's file are then
+ * removed while the lock is held. Segments without a lock file (a publisher of an older version) fall back
+ * to `kill(pid, 0)`, which cannot see other PID namespaces. Returns how many segments were removed; 0 where
+ * /dev/shm cannot be listed. Never touches segments of live publishers, of this process or of other users.
  */
 export function reapStaleSegments(): number {
   const native = loadIpcNative();
@@ -122,13 +162,49 @@ export function reapStaleSegments(): number {
     return 0;
   }
   const mine = `hs.${currentUid()}.`;
-  let removed = 0;
+  const locks = `${mine}lock.`;
+  const byPid = new Map<number, string[]>();
+  const locked = new Set<number>();
   for (const name of names) {
     if (!name.startsWith(mine)) continue;
-    const pid = Number(name.slice(mine.length).split('.', 1)[0]);
-    if (!Number.isSafeInteger(pid) || pid <= 0 || native.value.processAlive(pid)) continue;
-    const r = SharedSegment.unlinkName(`/${name}`);
-    if (r.ok && r.value) removed++;
+    const isLock = name.startsWith(locks);
+    const pid = Number(isLock ? name.slice(locks.length) : name.slice(mine.length).split('.', 1)[0]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    if (isLock) locked.add(pid);
+    if (!byPid.has(pid)) byPid.set(pid, []);
+    if (!isLock) byPid.get(pid)!.push(name);
+  }
+  const n = native.value;
+  let removed = 0;
+  const unlinkAll = (segments: readonly string[]): void => {
+    for (const name of segments) {
+      const r = SharedSegment.unlinkName(`/${name}`);
+      if (r.ok && r.value) removed++;
+    }
+  };
+  for (const [pid, segments] of byPid) {
+    const lock = livenessLockName(pid);
+    if (locked.has(pid) && typeof n.tryReapLock === 'function' && typeof n.releaseReapLock === 'function') {
+      let fd: number;
+      try {
+        fd = n.tryReapLock(lock);
+      } catch {
+        continue; // another user's lock file, or unreadable: leave everything of that pid alone
+      }
+      if (fd === -1) continue; // a live publisher holds it
+      if (fd >= 0) {
+        unlinkAll(segments);
+        try {
+          n.releaseReapLock(lock, fd);
+        } catch {
+          // Removed meanwhile by another reaper.
+        }
+        continue;
+      }
+      // -2: the lock's file went away meanwhile; judge by the pid as for an older publisher.
+    }
+    if (segments.length === 0 || n.processAlive(pid)) continue;
+    unlinkAll(segments);
   }
   return removed;
 }

@@ -8,7 +8,7 @@ import { decodeDeviceHello } from '../device/device-hello.js';
 import { FrameReader } from '../frame-reader.js';
 import { TopicMailbox } from '../mailbox/topic-mailbox.js';
 import { SharedSegment, subscriberSegmentAccess } from '../shared-segment.js';
-import { checkedSocketPeer } from '../socket-peer.js';
+import { checkHelloPid, checkedSocketPeer } from '../socket-peer.js';
 import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason } from '../wire/control-frames.js';
 import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
@@ -229,7 +229,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const hello = decodeDeviceHello(view, 0);
     if (!hello.ok) return hello;
     const h = hello.value;
-    if (peerPid !== h.producerPid) return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peerPid}`);
+    const samePublisher = checkHelloPid(this.endpoint.topic, h.producerPid, peerPid);
+    if (!samePublisher.ok) return samePublisher;
     if (h.deviceOrdinal !== this.endpoint.device.id) {
       return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic} lives on cuda:${h.deviceOrdinal} but input ${this.#input} is bound to ${this.endpoint.device.toString()}; hs never copies across devices`);
     }
@@ -244,7 +245,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const hello = decodeHello(view, 0);
     if (!hello.ok) return hello;
     const h = hello.value;
-    if (peerPid !== h.producerPid) return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peerPid}`);
+    const samePublisher = checkHelloPid(this.endpoint.topic, h.producerPid, peerPid);
+    if (!samePublisher.ok) return samePublisher;
     if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`);
     }
