@@ -9,9 +9,17 @@ publisher can reuse the slot. A GOODBYE ends the run.
 
     python3 consume.py --topic camera.frames [--frames N] [--check hs-pattern] [--dir DIR]
 
+    [--hello-timeout SECONDS] [--read-timeout SECONDS]
+
 Prints one JSON line: frames read, bad frames (and the first one: which bytes were found against the
 pattern), the fence mode, the device and why the run ended. Exit status 0 when every frame passed the
-check, 1 otherwise, 2 for a usage or protocol error.
+check, 1 otherwise, 2 for a usage or protocol error or a timeout.
+
+Timeouts (socket.settimeout): connecting and the HELLO must complete within --hello-timeout seconds
+(default 5; a publisher that accepts but never sends HELLO, for example one stopped in a debugger or out of
+subscriber places); after HELLO, each frame must arrive (and each RELEASE be sent) within --read-timeout
+seconds (default 30; 0 waits forever, for topics that may stay idle longer). A timeout ends the run with
+one line naming the topic, the socket path and what to check, and exit status 2.
 """
 import argparse
 import json
@@ -160,12 +168,36 @@ def frame_count(text):
     return value
 
 
-def connect_topic(topic, directory):
-    """A socket connected to the topic's Unix socket; ConnectionError naming both when nobody serves it."""
+def timeout_seconds(text):
+    """argparse type of --hello-timeout and --read-timeout: a non-negative number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number of seconds, got {text!r}")
+    return value
+
+
+class TopicTimeout(ConnectionError):
+    """The publisher did not answer within a --hello-timeout or --read-timeout."""
+
+
+def connect_topic(topic, directory, hello_timeout):
+    """A socket connected to the topic's Unix socket; ConnectionError naming both when nobody serves it.
+
+    The socket times out after `hello_timeout` seconds (0: never), for the connect and the HELLO read."""
     path = topic_socket(topic, directory)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(hello_timeout or None)
     try:
         sock.connect(path)
+    except socket.timeout:
+        sock.close()
+        raise TopicTimeout(
+            f"topic {topic!r}: connecting to {path} took more than {hello_timeout:g} s (--hello-timeout); "
+            "its publisher is not accepting connections: is it stopped, overloaded or hung?"
+        ) from None
     except (FileNotFoundError, ConnectionRefusedError) as error:
         sock.close()
         raise ConnectionError(
@@ -181,6 +213,8 @@ def main():
     parser.add_argument("--frames", type=frame_count, default=0, help="stop after N frames (0: until GOODBYE)")
     parser.add_argument("--check", choices=["none", "hs-pattern"], default="none")
     parser.add_argument("--dir", default=None, help="topic socket directory (default: the per-user one)")
+    parser.add_argument("--hello-timeout", type=timeout_seconds, default=5.0, help="seconds to connect and receive HELLO (default 5; 0: no limit)")
+    parser.add_argument("--read-timeout", type=timeout_seconds, default=30.0, help="seconds to wait for each frame after HELLO (default 30; 0: no limit)")
     args = parser.parse_args()
     import_cupy()
 
@@ -193,12 +227,22 @@ def main():
         hs_pattern_mismatch(cp.zeros(2, dtype=cp.uint8), 0)
         cp.cuda.Stream.null.synchronize()
 
-    sock = connect_topic(args.topic, args.dir)
+    sock = connect_topic(args.topic, args.dir, args.hello_timeout)
     pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
     if uid != os.getuid():
         raise ProtocolError(f"the topic's publisher runs as uid {uid}, not as this user")
 
-    kind, topic_id, hello = read_frame(sock)
+    try:
+        kind, topic_id, hello = read_frame(sock)
+    except socket.timeout:
+        sock.close()
+        raise TopicTimeout(
+            f"topic {args.topic!r}: no HELLO from the publisher (pid {pid}) on {topic_socket(args.topic, args.dir)} within "
+            f"{args.hello_timeout:g} s (--hello-timeout); check that it is running and not stopped, and that it has room "
+            "for another subscriber"
+        ) from None
+    # Frames after HELLO: a publisher that stops sending (and stops reading RELEASEs) ends the run.
+    sock.settimeout(args.read_timeout or None)
     if kind != HELLO:
         raise ProtocolError(f"expected HELLO, got frame type {kind}")
     slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
@@ -268,6 +312,12 @@ def main():
                 # The publisher closed the topic after its last frame; nothing is left to return.
                 end = "connection closed"
                 break
+    except socket.timeout:
+        raise TopicTimeout(
+            f"topic {args.topic!r}: no frame from the publisher (pid {pid}) within {args.read_timeout:g} s after "
+            f"{received} frames (--read-timeout; 0 waits forever): is it still producing, or stopped or hung? "
+            "An idle topic needs a longer --read-timeout"
+        ) from None
     finally:
         stream.synchronize()
         cp.cuda.runtime.ipcCloseMemHandle(base)

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "doorbell.h"
+#include "errno-name.h"
 #include "ring-control.h"
 
 namespace hs::ipc {
@@ -20,7 +21,9 @@ namespace {
 
 [[noreturn]] void ThrowCode(Napi::Env env, const std::string& what, int code) {
   Napi::Error error = Napi::Error::New(env, what + ": " + std::strerror(code));
-  error.Set("code", Napi::String::New(env, code == EEXIST ? "EEXIST" : code == ENOENT ? "ENOENT" : code == EPERM ? "EPERM" : code == EACCES ? "EACCES" : "EUNKNOWN"));
+  // The shared table (errno-name.h): ENOSPC, EFBIG, EMFILE, ... keep their names, so the TypeScript layer maps
+  // them as it maps a segment's (OutOfMemory, ResourceExhausted) instead of an unknown InvalidState.
+  error.Set("code", Napi::String::New(env, ErrnoName(code)));
   error.Set("errno", Napi::Number::New(env, code));
   throw error;
 }

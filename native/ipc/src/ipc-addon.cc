@@ -14,6 +14,7 @@
 #ifdef HS_IPC_DOORBELLS
 #include "doorbell-watch.h"
 #endif
+#include "errno-name.h"
 #include "peer-process.h"
 #include "shm-segment.h"
 
@@ -38,27 +39,6 @@ struct ExternalMapping {
   ExternalMapping& operator=(const ExternalMapping&) = delete;
   ~ExternalMapping() { UnmapSegment(&mapping); }
 };
-
-const char* ErrnoName(int code) {
-  switch (code) {
-    case EEXIST: return "EEXIST";
-    case ENOENT: return "ENOENT";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case EINVAL: return "EINVAL";
-    case ENOMEM: return "ENOMEM";
-    case ENOSPC: return "ENOSPC";
-    case EFBIG: return "EFBIG";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case ENAMETOOLONG: return "ENAMETOOLONG";
-    case EBADF: return "EBADF";
-    case ENOTSOCK: return "ENOTSOCK";
-    case ENOTSUP: return "ENOTSUP";
-    case EPROTO: return "EPROTO";
-    default: return "EUNKNOWN";
-  }
-}
 
 // Throws `message` as is, with `code` (the errno name) and `errno` set.
 [[noreturn]] void ThrowCoded(Napi::Env env, const std::string& message, int code) {
@@ -109,10 +89,11 @@ void FinalizeMapping(napi_env, void*, void* hint) {
   UnmapSegment(&owned->mapping);
 }
 
-// { buffer: ArrayBuffer over the whole mapping, address: bigint, byteSize: number }
+// { buffer: ArrayBuffer over the whole mapping, address: bigint, byteSize: number, writable: boolean }
 Napi::Object WrapMapping(Napi::Env env, std::unique_ptr<ExternalMapping> owned) {
   void* address = owned->mapping.address;
   std::size_t byteSize = owned->mapping.byteSize;
+  bool writable = owned->mapping.writable;
   napi_value buffer;
   napi_status status = napi_create_external_arraybuffer(env, address, byteSize, FinalizeMapping, owned.get(), &buffer);
   if (status != napi_ok) {
@@ -136,6 +117,7 @@ Napi::Object WrapMapping(Napi::Env env, std::unique_ptr<ExternalMapping> owned) 
   result.Set("buffer", Napi::Value(env, buffer));
   result.Set("address", Napi::BigInt::New(env, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(address))));
   result.Set("byteSize", Napi::Number::New(env, static_cast<double>(byteSize)));
+  result.Set("writable", Napi::Boolean::New(env, writable));
   return result;
 }
 
@@ -151,8 +133,9 @@ Napi::Value CreateSegmentBinding(const Napi::CallbackInfo& info) {
   return WrapMapping(env, std::move(owned));
 }
 
-// openSegment(name, byteSize, maxByteSize): maps the first byteSize bytes (the size its creator announced)
-// of an existing segment; a file smaller than that is refused, a larger one is mapped only that far.
+// openSegment(name, byteSize, maxByteSize, writable): maps the first byteSize bytes (the size its creator
+// announced) of an existing segment, read-only unless `writable` is true; a file smaller than that is
+// refused, a larger one is mapped only that far.
 Napi::Value OpenSegmentBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string name = SegmentName(info);
@@ -160,7 +143,9 @@ Napi::Value OpenSegmentBinding(const Napi::CallbackInfo& info) {
   std::size_t byteSize = MappableByteCount(info, what);
   auto owned = std::make_unique<ExternalMapping>(env.GetInstanceData<AddonState>());
   std::size_t fileByteSize = 0;
-  int code = OpenSegment(name.c_str(), byteSize, &owned->mapping, &fileByteSize);
+  // Argument 3: true maps read/write; false or absent maps read-only (PROT_READ), failing closed.
+  bool writable = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
+  int code = OpenSegment(name.c_str(), byteSize, writable, &owned->mapping, &fileByteSize);
   if (code == EINVAL && byteSize > 0 && fileByteSize < byteSize) {
     ThrowCoded(env,
                what + ": its file holds " + std::to_string(fileByteSize) + " bytes, fewer than the " + std::to_string(byteSize) +
@@ -224,6 +209,35 @@ Napi::Value ProcessAliveBinding(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, ProcessAlive(info[0].As<Napi::Number>().Int32Value()));
 }
 
+// holdLivenessLock(name) -> fd: a shared lock on this process's liveness file, kept until exit.
+Napi::Value HoldLivenessLockBinding(const Napi::CallbackInfo& info) {
+  std::string name = SegmentName(info);
+  int fd = -1;
+  int code = HoldLivenessLock(name.c_str(), &fd);
+  if (code != 0) ThrowErrno(info.Env(), "cannot hold the liveness lock \"" + name + "\"", code);
+  return Napi::Number::New(info.Env(), fd);
+}
+
+// tryReapLock(name) -> fd (>= 0) when no process holds it, -1 while one does, -2 when there is no such lock.
+Napi::Value TryReapLockBinding(const Napi::CallbackInfo& info) {
+  std::string name = SegmentName(info);
+  int fd = -1;
+  int code = TryReapLock(name.c_str(), &fd);
+  if (code == EWOULDBLOCK) return Napi::Number::New(info.Env(), -1);
+  if (code == ENOENT) return Napi::Number::New(info.Env(), -2);
+  if (code != 0) ThrowErrno(info.Env(), "cannot probe the liveness lock \"" + name + "\"", code);
+  return Napi::Number::New(info.Env(), fd);
+}
+
+// releaseReapLock(name, fd): removes the lock's name and closes the descriptor of tryReapLock.
+Napi::Value ReleaseReapLockBinding(const Napi::CallbackInfo& info) {
+  std::string name = SegmentName(info);
+  if (info.Length() < 2 || !info[1].IsNumber()) throw Napi::TypeError::New(info.Env(), "releaseReapLock needs (name, fd)");
+  int code = ReleaseReapLock(name.c_str(), info[1].As<Napi::Number>().Int32Value());
+  if (code != 0) ThrowErrno(info.Env(), "cannot remove the liveness lock \"" + name + "\"", code);
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonState>(new AddonState());
   exports.Set("createSegment", Napi::Function::New(env, CreateSegmentBinding, "createSegment"));
@@ -232,10 +246,13 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("closeSegment", Napi::Function::New(env, CloseSegmentBinding, "closeSegment"));
   exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentialsBinding, "peerCredentials"));
   exports.Set("processAlive", Napi::Function::New(env, ProcessAliveBinding, "processAlive"));
+  exports.Set("holdLivenessLock", Napi::Function::New(env, HoldLivenessLockBinding, "holdLivenessLock"));
+  exports.Set("tryReapLock", Napi::Function::New(env, TryReapLockBinding, "tryReapLock"));
+  exports.Set("releaseReapLock", Napi::Function::New(env, ReleaseReapLockBinding, "releaseReapLock"));
 #ifdef HS_IPC_DOORBELLS
   RegisterDoorbellBindings(env, exports);
 #endif
-  exports.Set("abiVersion", Napi::Number::New(env, 3));
+  exports.Set("abiVersion", Napi::Number::New(env, 4));
   return exports;
 }
 

@@ -4,8 +4,10 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace hs::ipc {
@@ -20,11 +22,12 @@ bool NameCharacter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 }
 
-int MapDescriptor(int fd, std::size_t byteSize, Mapping* out) {
-  void* address = mmap(nullptr, byteSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+int MapDescriptor(int fd, std::size_t byteSize, bool writable, Mapping* out) {
+  void* address = mmap(nullptr, byteSize, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (address == MAP_FAILED) return errno;
   out->address = address;
   out->byteSize = byteSize;
+  out->writable = writable;
   return 0;
 }
 
@@ -54,16 +57,17 @@ int CreateSegment(const char* name, std::size_t byteSize, Mapping* out) {
     do {
       status = posix_fallocate(fd, 0, static_cast<off_t>(byteSize));
     } while (status == EINTR);
-    if (status == 0) status = MapDescriptor(fd, byteSize, out);
+    if (status == 0) status = MapDescriptor(fd, byteSize, true, out);
   }
   close(fd);
   if (status != 0) shm_unlink(name);
   return status;
 }
 
-int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_t* fileByteSize) {
+int OpenSegment(const char* name, std::size_t byteSize, bool writable, Mapping* out, std::size_t* fileByteSize) {
   if (!ValidSegmentName(name) || byteSize == 0 || byteSize > kMaxFileSize || out == nullptr || fileByteSize == nullptr) return EINVAL;
-  int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  // A read-only opener asks for no write access at all: neither the descriptor nor the pages can write.
+  int fd = shm_open(name, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0);
   if (fd < 0) return errno;
   struct stat info {};
   int status = 0;
@@ -75,7 +79,7 @@ int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_
     *fileByteSize = info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
     // Never map past the end of the file (touching those pages is SIGBUS); a larger file is mapped only
     // up to the size its creator announced.
-    status = *fileByteSize < byteSize ? EINVAL : MapDescriptor(fd, byteSize, out);
+    status = *fileByteSize < byteSize ? EINVAL : MapDescriptor(fd, byteSize, writable, out);
   }
   close(fd);
   return status;
@@ -91,7 +95,75 @@ int UnmapSegment(Mapping* mapping) {
   int status = munmap(mapping->address, mapping->byteSize) == 0 ? 0 : errno;
   mapping->address = nullptr;
   mapping->byteSize = 0;
+  mapping->writable = false;
   return status;
+}
+
+namespace {
+
+// This user's file, closed to group and others.
+int CheckOwnFile(int fd, struct stat* info) {
+  if (fstat(fd, info) != 0) return errno;
+  if (info->st_uid != geteuid() || (info->st_mode & (S_IRWXG | S_IRWXO)) != 0) return EACCES;
+  return 0;
+}
+
+}  // namespace
+
+int HoldLivenessLock(const char* name, int* fd) {
+  if (!ValidSegmentName(name) || fd == nullptr) return EINVAL;
+  // A reaper holds its exclusive lock only while it unlinks a few names: wait up to ~1 s for it.
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int opened = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (opened < 0) return errno;
+    struct stat held {};
+    int status = CheckOwnFile(opened, &held);
+    if (status != 0) {
+      close(opened);
+      return status;
+    }
+    if (flock(opened, LOCK_SH | LOCK_NB) != 0) {
+      status = errno;
+      close(opened);
+      if (status != EWOULDBLOCK && status != EINTR) return status;
+      struct timespec pause {0, 5 * 1000 * 1000};
+      nanosleep(&pause, nullptr);
+      continue;
+    }
+    // Locked; but a reaper may have unlinked the name between our open and our lock. Then the lock is on a
+    // file nobody will look at: drop it and take the one under the name now.
+    int current = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    struct stat named {};
+    bool same = current >= 0 && fstat(current, &named) == 0 && named.st_ino == held.st_ino && named.st_dev == held.st_dev;
+    if (current >= 0) close(current);
+    if (same) {
+      *fd = opened;
+      return 0;
+    }
+    close(opened);
+  }
+  return EAGAIN;
+}
+
+int TryReapLock(const char* name, int* fd) {
+  if (!ValidSegmentName(name) || fd == nullptr) return EINVAL;
+  int opened = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  if (opened < 0) return errno;
+  struct stat info {};
+  int status = CheckOwnFile(opened, &info);
+  if (status == 0 && flock(opened, LOCK_EX | LOCK_NB) != 0) status = errno == EAGAIN ? EWOULDBLOCK : errno;
+  if (status != 0) {
+    close(opened);
+    return status;
+  }
+  *fd = opened;
+  return 0;
+}
+
+int ReleaseReapLock(const char* name, int fd) {
+  int status = ValidSegmentName(name) && shm_unlink(name) != 0 ? errno : 0;
+  if (fd >= 0) close(fd);
+  return status == ENOENT ? 0 : status;
 }
 
 }  // namespace hs::ipc

@@ -13,6 +13,8 @@ bool ValidSegmentName(const char* name);
 struct Mapping {
   void* address = nullptr;
   std::size_t byteSize = 0;
+  // False for a PROT_READ mapping: a store into it faults (SIGSEGV).
+  bool writable = false;
 };
 
 // Creates `name` exclusively (O_CREAT | O_EXCL, mode 0600), allocates all `byteSize` (> 0) bytes of it
@@ -21,16 +23,39 @@ struct Mapping {
 // (the name is unlinked again). EEXIST when the name exists.
 int CreateSegment(const char* name, std::size_t byteSize, Mapping* out);
 
-// Opens an existing segment and maps its first `byteSize` (> 0) bytes read/write: the size its creator
-// announced, never the file's own size (a larger file is mapped only that far). Refuses (EACCES) a segment
+// Opens an existing segment and maps its first `byteSize` (> 0) bytes: the size its creator announced,
+// never the file's own size (a larger file is mapped only that far). `writable` false opens the file
+// O_RDONLY and maps it PROT_READ (subscribers: a stray store faults instead of corrupting the publisher's
+// slots); true maps it read/write (the shared mailbox, whose rings both sides advance). Refuses (EACCES) a segment
 // that another user owns or that group/others may access, and (EINVAL) one whose file is smaller than
 // `byteSize`. `*fileByteSize` receives the file's size once it is known (fstat), so callers can name it.
-int OpenSegment(const char* name, std::size_t byteSize, Mapping* out, std::size_t* fileByteSize);
+int OpenSegment(const char* name, std::size_t byteSize, bool writable, Mapping* out, std::size_t* fileByteSize);
 
 // Removes the name; mappings stay valid until unmapped. ENOENT when it does not exist.
 int UnlinkSegment(const char* name);
 
 // Unmaps a mapping (idempotent: a mapping with a null address is left alone).
 int UnmapSegment(Mapping* mapping);
+
+// Liveness locks: a proof that a publisher process is alive which works across PID namespaces, where
+// kill(pid, 0) asks about another process with the same number. A publisher holds a shared flock on the
+// shm file `name` (`/hs.<uid>.lock.<pid>`) from before its first segment until it exits; the kernel drops
+// the lock when the process dies, however it dies. Publishers of two namespaces with the same pid share
+// the file, each holding its own shared lock.
+
+// Creates `name` (mode 0600) or opens this user's existing one, takes a shared lock and checks that the
+// file locked is still the one under the name (a reaper may have removed it meanwhile; then it retries).
+// `*fd` receives the descriptor to keep open (closing it drops the lock). EAGAIN when a reaper held it for
+// over a second; EACCES for another user's file or one open to group/others.
+int HoldLivenessLock(const char* name, int* fd);
+
+// Tries to take `name`'s lock exclusively without waiting: 0 with `*fd` set when no process holds it (its
+// publishers are all gone; keep the fd while removing their segments, then ReleaseReapLock), EWOULDBLOCK
+// while a publisher holds it, ENOENT when there is no such lock (a publisher of an older version), EACCES
+// for another user's file.
+int TryReapLock(const char* name, int* fd);
+
+// Removes the lock's name, then closes `fd` (dropping the exclusive lock).
+int ReleaseReapLock(const char* name, int fd);
 
 }  // namespace hs::ipc

@@ -94,17 +94,22 @@ int main() {
   std::memset(created.address, 0x5a, created.byteSize);
   Mapping opened;
   std::size_t fileByteSize = 0;
-  Check(OpenSegment(name.c_str(), 4096, &opened, &fileByteSize) == 0, "open succeeds");
+  Check(OpenSegment(name.c_str(), 4096, true, &opened, &fileByteSize) == 0 && opened.writable, "open succeeds");
   Check(opened.byteSize == 4096 && static_cast<unsigned char*>(opened.address)[4095] == 0x5a, "open sees the creator's bytes");
   Mapping tooSmall;
   fileByteSize = 0;
-  Check(OpenSegment(name.c_str(), 8192, &tooSmall, &fileByteSize) == EINVAL && tooSmall.address == nullptr, "open of more than the file holds is EINVAL");
+  Check(OpenSegment(name.c_str(), 8192, true, &tooSmall, &fileByteSize) == EINVAL && tooSmall.address == nullptr, "open of more than the file holds is EINVAL");
   Check(fileByteSize == 4096, "a refused open reports the file's size");
   Mapping prefix;
-  Check(OpenSegment(name.c_str(), 1024, &prefix, &fileByteSize) == 0 && prefix.byteSize == 1024, "open of a larger file maps only the size asked for");
+  Check(OpenSegment(name.c_str(), 1024, true, &prefix, &fileByteSize) == 0 && prefix.byteSize == 1024, "open of a larger file maps only the size asked for");
   Check(UnmapSegment(&prefix) == 0, "unmap the prefix mapping");
+  Mapping readOnly;
+  Check(OpenSegment(name.c_str(), 4096, false, &readOnly, &fileByteSize) == 0 && !readOnly.writable, "a read-only open maps the segment");
+  Check(static_cast<unsigned char*>(readOnly.address)[4095] == 0x5a, "a read-only mapping sees the creator's bytes");
+  Check(mprotect(readOnly.address, 4096, PROT_READ | PROT_WRITE) != 0 && errno == EACCES, "a read-only mapping cannot be made writable (O_RDONLY descriptor)");
+  Check(UnmapSegment(&readOnly) == 0 && !readOnly.writable, "unmap the read-only mapping");
   Mapping empty;
-  Check(OpenSegment(name.c_str(), 0, &empty, &fileByteSize) == EINVAL, "open of zero bytes is EINVAL");
+  Check(OpenSegment(name.c_str(), 0, true, &empty, &fileByteSize) == EINVAL, "open of zero bytes is EINVAL");
 
   Check(UnlinkSegment(name.c_str()) == 0, "unlink succeeds");
   Check(UnlinkSegment(name.c_str()) == ENOENT, "a second unlink is ENOENT");
@@ -114,7 +119,21 @@ int main() {
   Check(UnmapSegment(&created) == 0, "unmap is idempotent");
   Check(UnmapSegment(&opened) == 0, "unmap the opened mapping");
   Mapping missing;
-  Check(OpenSegment(name.c_str(), 4096, &missing, &fileByteSize) == ENOENT, "open of a removed name is ENOENT");
+  Check(OpenSegment(name.c_str(), 4096, true, &missing, &fileByteSize) == ENOENT, "open of a removed name is ENOENT");
+
+  const std::string lock = "/hs-core-test-lock-" + std::to_string(getpid());
+  int held = -1;
+  Check(HoldLivenessLock(lock.c_str(), &held) == 0 && held >= 0, "a publisher takes its liveness lock");
+  int sharer = -1;
+  Check(HoldLivenessLock(lock.c_str(), &sharer) == 0, "a second publisher of the same pid shares it");
+  int reaper = -1;
+  Check(TryReapLock(lock.c_str(), &reaper) == EWOULDBLOCK, "a reaper cannot take a held lock");
+  close(sharer);
+  Check(TryReapLock(lock.c_str(), &reaper) == EWOULDBLOCK, "nor while one holder is left");
+  close(held);
+  Check(TryReapLock(lock.c_str(), &reaper) == 0 && reaper >= 0, "a reaper takes the lock once its holders are gone");
+  Check(ReleaseReapLock(lock.c_str(), reaper) == 0, "the reaper removes the lock");
+  Check(TryReapLock(lock.c_str(), &reaper) == ENOENT, "a removed lock is ENOENT");
 
   int pair[2];
   Check(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0, "socketpair");

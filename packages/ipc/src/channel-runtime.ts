@@ -4,8 +4,8 @@ import { ErrorCode, HsError, MemoryKind, err, ok, unwrap, type Backend, type Dev
 import { ChannelTensor } from './channel-tensor.js';
 import { FrameReader } from './frame-reader.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
-import { SharedSegment } from './shared-segment.js';
-import { checkedSocketPeer } from './socket-peer.js';
+import { SharedSegment, subscriberSegmentAccess } from './shared-segment.js';
+import { checkHelloPid, checkedSocketPeer } from './socket-peer.js';
 import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { TopicLease } from './topic-lease.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText, type TopicHello } from './wire/control-frames.js';
@@ -177,13 +177,14 @@ export class ChannelRuntime {
     const peer = checkedSocketPeer(socket);
     if (!peer.ok) return fail(peer);
     const h = hello.value;
-    if (peer.value.pid !== h.producerPid) return fail(err(ErrorCode.ProtocolError, `topic ${topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peer.value.pid}`));
+    const samePublisher = checkHelloPid(topic, h.producerPid, peer.value.pid);
+    if (!samePublisher.ok) return fail(samePublisher);
     if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
       return fail(err(ErrorCode.ProtocolError, `topic ${topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`));
     }
-    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes });
-    if (!segment.ok) return fail(segment);
     const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
+    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
+    if (!segment.ok) return fail(segment);
     const memory = backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${topic} segment` });
     if (!memory.ok) {
       segment.value.close();

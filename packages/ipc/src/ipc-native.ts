@@ -10,6 +10,8 @@ export interface NativeMapping {
   readonly address: bigint;
   /** Size of the mapping in bytes. */
   readonly byteSize: number;
+  /** False for a read-only (PROT_READ) mapping: a store into it faults (SIGSEGV). */
+  readonly writable: boolean;
 }
 
 /**
@@ -19,12 +21,24 @@ export interface NativeMapping {
 export interface IpcNativeBinding {
   /** A new segment of `byteSize` bytes, every page allocated (ENOSPC or ENOMEM when /dev/shm is full). */
   createSegment(name: string, byteSize: number, maxByteSize: number): NativeMapping;
-  /** The first `byteSize` bytes of an existing segment; EINVAL when its file is smaller. */
-  openSegment(name: string, byteSize: number, maxByteSize: number): NativeMapping;
+  /**
+   * The first `byteSize` bytes of an existing segment; EINVAL when its file is smaller. Read-only (O_RDONLY,
+   * PROT_READ) unless `writable` is true.
+   */
+  openSegment(name: string, byteSize: number, maxByteSize: number, writable: boolean): NativeMapping;
   unlinkSegment(name: string): boolean;
   closeSegment(buffer: ArrayBuffer): boolean;
   peerCredentials(fd: number): { uid: number; gid: number; pid: number };
   processAlive(pid: number): boolean;
+  /**
+   * Liveness locks (native/ipc/src/shm-segment.h), absent in an addon older than ABI 4: a shared flock on
+   * the shm file `name` held until exit (returns the fd to keep open).
+   */
+  readonly holdLivenessLock?: (name: string) => number;
+  /** An exclusive lock on `name` without waiting: the fd when nobody holds it, -1 while a process does, -2 when there is no such file. */
+  readonly tryReapLock?: (name: string) => number;
+  /** Removes `name` and closes the fd of `tryReapLock`. */
+  readonly releaseReapLock?: (name: string, fd: number) => void;
   readonly abiVersion: number;
   /**
    * Topic mailbox doorbells (native/ipc/src/doorbell-watch.cc); absent when the addon was built without
@@ -97,4 +111,41 @@ export function ipcAvailability(): IpcAvailability {
 export function errnoCode(thrown: unknown): string | undefined {
   const code = (thrown as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The `ErrorCode` of an errno name an addon call threw with, the same for every binding (segments,
+ * sockets, doorbells): EEXIST `AlreadyExists`; ENOENT `NotFound`; EACCES, EPERM, ELOOP (a symlink where none
+ * may be), EROFS `PermissionDenied`; EINVAL, ENAMETOOLONG, ENOTDIR `InvalidArgument`; ENOMEM, ENOSPC, EDQUOT
+ * (no room: memory, a file system, a quota) `OutOfMemory`; EFBIG (a file-size limit), EMFILE, ENFILE
+ * (descriptor limits) `ResourceExhausted`; ENOTSUP `NotSupported`; anything else `InvalidState`.
+ */
+export function errnoErrorCode(code: string | undefined): ErrorCode {
+  switch (code) {
+    case 'EEXIST':
+      return ErrorCode.AlreadyExists;
+    case 'ENOENT':
+      return ErrorCode.NotFound;
+    case 'EACCES':
+    case 'EPERM':
+    case 'ELOOP':
+    case 'EROFS':
+      return ErrorCode.PermissionDenied;
+    case 'EINVAL':
+    case 'ENAMETOOLONG':
+    case 'ENOTDIR':
+      return ErrorCode.InvalidArgument;
+    case 'ENOMEM':
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return ErrorCode.OutOfMemory;
+    case 'EFBIG':
+    case 'EMFILE':
+    case 'ENFILE':
+      return ErrorCode.ResourceExhausted;
+    case 'ENOTSUP':
+      return ErrorCode.NotSupported;
+    default:
+      return ErrorCode.InvalidState;
+  }
 }

@@ -26,6 +26,39 @@ export async function claimTopicSocket(runtimeDirectory: string | undefined, top
 }
 
 /**
+ * Cleanup hooks of every live publisher of this process, run by one shared `exit` listener: ten or more
+ * publishers each adding their own listener tripped Node's MaxListenersExceededWarning. The listener is
+ * installed with the first hook and removed with the last; a hook that throws does not stop the others.
+ */
+const exitHooks = new Set<() => void>();
+
+function runExitHooks(): void {
+  for (const hook of exitHooks) {
+    try {
+      hook();
+    } catch {
+      // The process is exiting: nothing can be reported; the other publishers still clean up.
+    }
+  }
+}
+
+/** Adds a hook run when the process exits (`process.on('exit')`, one listener for all of them). */
+export function addExitHook(hook: () => void): void {
+  if (exitHooks.size === 0) process.on('exit', runExitHooks);
+  exitHooks.add(hook);
+}
+
+/** Removes a hook of `addExitHook` (idempotent); the shared listener goes with the last one. */
+export function removeExitHook(hook: () => void): void {
+  if (exitHooks.delete(hook) && exitHooks.size === 0) process.off('exit', runExitHooks);
+}
+
+/** Hooks registered now (for tests). @internal */
+export function exitHookCount(): number {
+  return exitHooks.size;
+}
+
+/**
  * A publisher's listening topic socket: the server on the claimed path, the process `exit` hook that
  * removes the path (and whatever else the publisher names) when the process ends without `close()`, and
  * `close()`, which stops listening and removes the path.
@@ -51,7 +84,8 @@ export class TopicSocket {
 
   /**
    * Hands every new connection to `onConnection`, and installs the exit hook: `beforeExit` (the publisher's
-   * own names: a segment, mailboxes), then the socket path is removed. Call it once.
+   * own names: a segment, mailboxes), then the socket path is removed. Call it once. The hook joins the
+   * module's one `exit` listener (`addExitHook`), so any number of publishers add one listener in all.
    */
   serve(onConnection: (socket: Socket) => void, beforeExit: () => void = () => undefined): void {
     this.server.on('connection', onConnection);
@@ -59,12 +93,12 @@ export class TopicSocket {
       beforeExit();
       removeSocketFile(this.socketPath);
     };
-    process.on('exit', this.#onExit);
+    addExitHook(this.#onExit);
   }
 
   /** Removes the exit hook, stops listening (resolves once the server closed) and removes the socket path. */
   async close(): Promise<void> {
-    if (this.#onExit !== null) process.off('exit', this.#onExit);
+    if (this.#onExit !== null) removeExitHook(this.#onExit);
     this.#onExit = null;
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     removeSocketFile(this.socketPath);
@@ -75,20 +109,32 @@ function removeSocketFile(socketPath: string): void {
   if (existsSync(socketPath)) unlinkSync(socketPath);
 }
 
+/**
+ * Makes `path` free for a new publisher. Only a socket nobody listens on (connect fails with ECONNREFUSED, or
+ * the path is not a socket) is stale and removed; a listener that answers, or whose backlog is full
+ * (EAGAIN), is a live publisher (`AlreadyExists`); any other failure to probe is `PermissionDenied` naming
+ * the code, and the path is left alone.
+ */
 async function claimSocketPath(path: string, topic: string): Promise<Result<void>> {
   if (!existsSync(path)) return OK_VOID;
-  const live = await new Promise<boolean>((resolve) => {
-    const probe = createConnection(path);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
+  const probe = await new Promise<'live' | string>((resolve) => {
+    const socket = createConnection(path);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('live');
     });
-    probe.once('error', () => resolve(false));
+    socket.once('error', (cause: NodeJS.ErrnoException) => resolve(cause.code ?? cause.message));
   });
-  if (live) return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path})`);
+  if (probe === 'live') return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher answers on ${path})`);
+  if (probe === 'EAGAIN') return err(ErrorCode.AlreadyExists, `topic ${topic} is already published (a live publisher listens on ${path}; its connection backlog is full)`);
+  if (probe === 'ENOENT') return OK_VOID; // removed meanwhile
+  if (probe !== 'ECONNREFUSED' && probe !== 'ENOTSOCK') {
+    return err(ErrorCode.PermissionDenied, `topic ${topic}: cannot tell whether ${path} belongs to a live publisher (${probe}); remove it if no publisher of the topic runs`);
+  }
   try {
     unlinkSync(path);
   } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return OK_VOID;
     return err(ErrorCode.PermissionDenied, `topic ${topic}: the stale socket ${path} cannot be removed: ${(cause as Error).message}`, cause);
   }
   return OK_VOID;

@@ -1,6 +1,6 @@
 import { constants } from 'node:buffer';
-import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
-import { errnoCode, loadIpcNative, type IpcNativeBinding } from './ipc-native.js';
+import { ErrorCode, HsError, MemoryKind, err, ok, type Result } from '@hs/streams';
+import { errnoCode, errnoErrorCode, loadIpcNative, type IpcNativeBinding } from './ipc-native.js';
 
 /** Options of `SharedSegment.create`. */
 export interface SharedSegmentCreateOptions {
@@ -19,6 +19,25 @@ export interface SharedSegmentOpenOptions {
    * The segment's file must hold at least that many; a larger file is mapped only this far, never beyond.
    */
   readonly byteSize: number;
+  /**
+   * `'read'` (the default) opens the file read-only and maps it `PROT_READ`: a subscriber can read the
+   * publisher's slots but a stray store faults (SIGSEGV) instead of corrupting them. `'readWrite'` maps it
+   * read/write, for memory both sides write (the topic mailbox's rings).
+   */
+  readonly access?: SegmentAccess;
+}
+
+/** How `SharedSegment.open` maps a segment: read-only or read/write. */
+export type SegmentAccess = 'read' | 'readWrite';
+
+/**
+ * How a subscriber maps a publisher's data segment: read-only, as it only ever reads the slots (what it
+ * writes, the release ring, lives in the mailbox segment or goes over the socket). Pinned-host segments are
+ * the exception: `cudaHostRegister` page-locks only writable pages, so they stay read/write.
+ * @internal
+ */
+export function subscriberSegmentAccess(kind: MemoryKind): SegmentAccess {
+  return kind === MemoryKind.PinnedHost ? 'readWrite' : 'read';
 }
 
 const SEGMENT_NAME = /^\/[A-Za-z0-9._-]{1,200}$/;
@@ -29,25 +48,26 @@ const SHM_DIRECTORY = '/dev/shm';
 function osError(thrown: unknown, what: string): Result<never> {
   const code = errnoCode(thrown);
   const detail = `${what}: ${(thrown as Error).message}`;
+  const errorCode = errnoErrorCode(code);
   switch (code) {
     case 'EEXIST':
-      return err(ErrorCode.AlreadyExists, `${detail}; pick another name or unlink the stale one`, thrown);
+      return err(errorCode, `${detail}; pick another name or unlink the stale one`, thrown);
     case 'ENOENT':
-      return err(ErrorCode.NotFound, `${detail}; is the publisher running?`, thrown);
+      return err(errorCode, `${detail}; is the publisher running?`, thrown);
     case 'EACCES':
     case 'EPERM':
-      return err(ErrorCode.PermissionDenied, `${detail}; segments must belong to this user with mode 0600`, thrown);
-    case 'EINVAL':
-      return err(ErrorCode.InvalidArgument, detail, thrown);
+      return err(errorCode, `${detail}; segments must belong to this user with mode 0600`, thrown);
     case 'ENOMEM':
     case 'ENOSPC':
-      return err(ErrorCode.OutOfMemory, `${detail}; ${SHM_DIRECTORY} cannot hold it: free room there (\`df -h ${SHM_DIRECTORY}\`, remove stale segments) or make it smaller (fewer or smaller slots)`, thrown);
+    case 'EDQUOT':
+      return err(errorCode, `${detail}; ${SHM_DIRECTORY} cannot hold it: free room there (\`df -h ${SHM_DIRECTORY}\`, remove stale segments) or make it smaller (fewer or smaller slots)`, thrown);
     case 'EFBIG':
-      return err(ErrorCode.ResourceExhausted, `${detail}; the size is above this process's file-size limit (\`ulimit -f\`)`, thrown);
-    case 'ENOTSUP':
-      return err(ErrorCode.NotSupported, detail, thrown);
+      return err(errorCode, `${detail}; the size is above this process's file-size limit (\`ulimit -f\`)`, thrown);
+    case 'EMFILE':
+    case 'ENFILE':
+      return err(errorCode, `${detail}; too many open files (\`ulimit -n\`)`, thrown);
     default:
-      return err(ErrorCode.InvalidState, detail, thrown);
+      return err(errorCode, detail, thrown);
   }
 }
 
@@ -74,9 +94,10 @@ function tooLarge(name: string, byteSize: number, who: string): Result<never> | 
 }
 
 /**
- * One POSIX shared-memory segment mapped into this process, read/write, as a zero-copy `Uint8Array`.
- * `create` makes it exclusively with mode 0600; `open` maps an existing one after checking that this user
- * owns it and nobody else may access it. `close()` unmaps at once and detaches the buffer, so views over
+ * One POSIX shared-memory segment mapped into this process as a zero-copy `Uint8Array`.
+ * `create` makes it exclusively with mode 0600 and maps it read/write; `open` maps an existing one after
+ * checking that this user owns it and nobody else may access it, read-only unless asked for `'readWrite'`
+ * (`writable` says which). `close()` unmaps at once and detaches the buffer, so views over
  * it read as empty instead of touching unmapped memory; `unlink()` removes the name (mappings stay valid).
  *
  * Spec: "Crossing process boundaries: the generation fence" (the boundary pool's host storage).
@@ -96,6 +117,8 @@ export class SharedSegment {
     readonly address: bigint,
     /** Size of the mapping in bytes. */
     readonly byteSize: number,
+    /** False for a read-only mapping (`open` with access `'read'`): writing its bytes kills the process (SIGSEGV). */
+    readonly writable: boolean,
   ) {
     this.#native = native;
     this.#buffer = buffer;
@@ -119,7 +142,7 @@ export class SharedSegment {
     if (!native.ok) return native;
     try {
       const m = native.value.createSegment(options.name, byteSize, constants.MAX_LENGTH);
-      return ok(new SharedSegment(native.value, options.name, m.buffer, m.address, m.byteSize));
+      return ok(new SharedSegment(native.value, options.name, m.buffer, m.address, m.byteSize, true));
     } catch (thrown) {
       return osError(thrown, 'SharedSegment.create');
     }
@@ -129,19 +152,26 @@ export class SharedSegment {
    * Maps the first `byteSize` bytes of an existing segment (a larger file is mapped only that far).
    * Returns `NotFound` when it does not exist, `PermissionDenied` when another user owns it or its mode
    * lets others in, `InvalidArgument` when its file is smaller than `byteSize` (naming both sizes) or
-   * `byteSize` is above `buffer.constants.MAX_LENGTH`.
-   * @throws HsError `InvalidArgument` for a malformed name or size.
+   * `byteSize` is above `buffer.constants.MAX_LENGTH`. The mapping is read-only (`PROT_READ`, `writable`
+   * false) unless `access` is `'readWrite'`: never write into `bytes` of a read-only segment, the store
+   * faults and kills the process.
+   * @throws HsError `InvalidArgument` for a malformed name, size or access.
    */
   static open(options: SharedSegmentOpenOptions): Result<SharedSegment> {
     checkName(options.name, 'SharedSegment.open');
     const byteSize = checkSize(options.byteSize, 'SharedSegment.open byteSize');
+    const access = options.access ?? 'read';
+    if (access !== 'read' && access !== 'readWrite') {
+      throw new HsError(ErrorCode.InvalidArgument, `SharedSegment.open: access must be 'read' or 'readWrite', got ${JSON.stringify(access)}`);
+    }
     const refused = tooLarge(options.name, byteSize, 'SharedSegment.open');
     if (refused !== null) return refused;
     const native = loadIpcNative();
     if (!native.ok) return native;
     try {
-      const m = native.value.openSegment(options.name, byteSize, constants.MAX_LENGTH);
-      return ok(new SharedSegment(native.value, options.name, m.buffer, m.address, m.byteSize));
+      const m = native.value.openSegment(options.name, byteSize, constants.MAX_LENGTH, access === 'readWrite');
+      // An addon older than ABI 4 ignores the flag and maps read/write: report what it did, not what was asked.
+      return ok(new SharedSegment(native.value, options.name, m.buffer, m.address, m.byteSize, m.writable ?? true));
     } catch (thrown) {
       return osError(thrown, 'SharedSegment.open');
     }

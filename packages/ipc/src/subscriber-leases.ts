@@ -106,7 +106,9 @@ export interface LivenessLimits {
  */
 function livenessLoss(topic: string, sub: LeaseHolder, nowMs: number, limits: LivenessLimits): LivenessLoss | null {
   const { pid, leases } = sub;
-  if (!processAlive(pid)) return { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${topic}: subscriber process ${pid} is gone`) };
+  // Pid 0: the kernel has no number for a subscriber of an ancestor PID namespace (SO_PEERCRED); kill() cannot
+  // ask about it, and the end of its connection reports its death instead.
+  if (pid !== 0 && !processAlive(pid)) return { reason: 'processGone', error: new HsError(ErrorCode.InvalidState, `topic ${topic}: subscriber process ${pid} is gone`) };
   if (!sub.attached) {
     if (!(nowMs - sub.acceptedAtMs > limits.attachTimeoutMs)) return null;
     return {

@@ -8,7 +8,7 @@ import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { TopicSocket, claimTopicSocket } from './publisher-socket.js';
 import { SharedSegment } from './shared-segment.js';
 import { SubscriberSessions, type SubscriberSession } from './subscriber-session.js';
-import { reapStaleDoorbells, reapStaleSegments, segmentPrefix } from './topic-endpoint.js';
+import { holdPublisherLiveness, reapStaleDoorbells, reapStaleSegments, segmentPrefix } from './topic-endpoint.js';
 import { resolveTopicPublisherOptions, type TopicPublisherOptions } from './topic-options.js';
 import { encodeHello, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
@@ -181,6 +181,9 @@ export class TopicPublisher extends EventEmitter {
     const claimed = await claimTopicSocket(options.runtimeDirectory, topic);
     if (!claimed.ok) return claimed;
     const { directory, socketPath } = claimed.value;
+    // The liveness lock before the first segment: reapers of any PID namespace then see this process alive.
+    const liveness = holdPublisherLiveness();
+    if (!liveness.ok) return liveness;
     reapStaleSegments();
     reapStaleDoorbells(directory);
 

@@ -104,7 +104,7 @@ describe('DeviceGraphPublication: a foreign device tensor at a device-contract b
 
   it("reports the publisher's dropped subscribers in stats() (the session's RunMetrics.topics)", () => {
     const { publisher, publication } = setup();
-    expect(publication.stats()).toEqual({ subscribers: 1, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null });
+    expect(publication.stats()).toEqual({ subscribers: 1, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null, losses: [] });
     publisher.subscriberCount = 0;
     const lost: SubscriberLost = { pid: 77, reason: 'processGone', reclaimedLeases: 3, error: new HsError(ErrorCode.InvalidState, 'topic device-frames: subscriber process 77 is gone') };
     publisher.emit('subscriberLost', lost);
@@ -113,6 +113,7 @@ describe('DeviceGraphPublication: a foreign device tensor at a device-contract b
       subscribersLost: 1,
       reclaimedLeases: 3,
       lastLoss: { pid: 77, reason: 'processGone', code: ErrorCode.InvalidState, detail: 'topic device-frames: subscriber process 77 is gone' },
+      losses: [{ pid: 77, reason: 'processGone', code: ErrorCode.InvalidState, detail: 'topic device-frames: subscriber process 77 is gone' }],
     });
   });
 });

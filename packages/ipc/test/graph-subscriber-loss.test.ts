@@ -69,7 +69,7 @@ describe.skipIf(!available.available)('a producing session sees the subscribers 
     const { plan, source } = producerPlan('loss-hung');
     const boundaries = await IpcBoundaries.prepare(plan, { backend, runtimeDirectory: dir, awaitSubscribers: 1, leaseTimeoutMs: 100, livenessIntervalMs: 20 });
     const session = unwrap(RunSession.create(plan, { backend, boundaries, metricsIntervalMs: 5 }));
-    expect(session.metrics().topics).toEqual([{ topic: 'loss-hung', poolId: 'pool:source.frames', subscribers: 0, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null }]);
+    expect(session.metrics().topics).toEqual([{ topic: 'loss-hung', poolId: 'pool:source.frames', subscribers: 0, subscribersLost: 0, reclaimedLeases: 0, lastLoss: null, losses: [] }]);
     const channel = await ChannelRuntime.connect({ backend, topic: 'loss-hung', runtimeDirectory: dir });
     // The subscriber takes every tensor and never releases one: the producer runs out of slots until the drop.
     const held: TopicLease[] = [];
@@ -86,6 +86,7 @@ describe.skipIf(!available.available)('a producing session sees the subscribers 
     expect(dropped.reclaimedLeases).toBe(held.length);
     expect(dropped.lastLoss).toMatchObject({ pid: process.pid, reason: 'leaseTimeout', code: ErrorCode.ResourceExhausted });
     expect(dropped.lastLoss?.detail).toContain('longer than 100 ms; its slots were reclaimed');
+    expect(dropped.losses).toEqual([dropped.lastLoss]);
     expect(final.frames).toBeGreaterThanOrEqual(atDrop.frames + 50);
     expect(final.topics[0]).toMatchObject({ subscribersLost: 1, reclaimedLeases: held.length });
     expect(final.pools).toEqual([expect.objectContaining({ id: 'pool:source.frames', outstanding: 0 })]);

@@ -86,7 +86,7 @@ describe.skipIf(!available.available)('segment sizes', () => {
       const whole = SharedSegment.open({ name: name('large'), byteSize: OVERSIZE });
       expect(whole.ok ? null : whole.error.code).toBe(ErrorCode.InvalidArgument);
       const native = unwrap(loadIpcNative());
-      expect(() => native.openSegment(name('large'), OVERSIZE, constants.MAX_LENGTH)).toThrow(expect.objectContaining({ code: 'EINVAL' }));
+      expect(() => native.openSegment(name('large'), OVERSIZE, constants.MAX_LENGTH, false)).toThrow(expect.objectContaining({ code: 'EINVAL' }));
     }
     unwrap(created.unlink());
     created.close();

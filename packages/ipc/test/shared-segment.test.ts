@@ -1,11 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, HsError, unwrap } from '@hs/streams';
 import { SharedSegment, ipcAvailability, reapStaleSegments } from '../src/index.js';
 
 const available = ipcAvailability();
 const name = (tag: string): string => `/hs-test-${process.pid}-${tag}`;
+/** The addon the tests load (a local build unless HS_IPC_NATIVE_PATH names another), for child processes. */
+const addonPath = process.env.HS_IPC_NATIVE_PATH ?? fileURLToPath(new URL('../build/hs_ipc.node', import.meta.url));
 
 describe.skipIf(!available.available)('SharedSegment', () => {
   it('creates 0600, maps zero copy in a second mapping, refuses a second create, unlinks', () => {
@@ -34,6 +37,44 @@ describe.skipIf(!available.available)('SharedSegment', () => {
     expect(view[100]).toBeUndefined();
     a.value.close();
     b.value.close();
+  });
+
+  it('open maps read-only by default: writable is false, and a store into it kills the writer (SIGSEGV), not the segment', () => {
+    const a = unwrap(SharedSegment.create({ name: name('ro'), byteSize: 4096 }));
+    expect(a.writable).toBe(true);
+    a.bytes[7] = 9;
+    const reader = unwrap(SharedSegment.open({ name: name('ro'), byteSize: 4096 }));
+    expect(reader.writable).toBe(false);
+    expect(reader.bytes[7]).toBe(9);
+    const writer = unwrap(SharedSegment.open({ name: name('ro'), byteSize: 4096, access: 'readWrite' }));
+    expect(writer.writable).toBe(true);
+    writer.bytes[8] = 10;
+    expect(reader.bytes[8]).toBe(10);
+    writer.close();
+    reader.close();
+    expect(() => SharedSegment.open({ name: name('ro'), byteSize: 4096, access: 'write' as never })).toThrow(HsError);
+    a.close();
+    unwrap(SharedSegment.unlinkName(name('ro')));
+  });
+
+  it.skipIf(!existsSync(addonPath))('a read-only mapping cannot be written: the writing process dies with SIGSEGV, the segment is untouched', () => {
+    const a = unwrap(SharedSegment.create({ name: name('segv'), byteSize: 4096 }));
+    try {
+      a.bytes[0] = 1;
+      // The child maps the segment as a subscriber does (writable = false) and stores into it.
+      const script = `const a = require(${JSON.stringify(addonPath)});
+        const m = a.openSegment(${JSON.stringify(name('segv'))}, 4096, 4096, false);
+        process.stdout.write('mapped writable=' + m.writable + ';');
+        new Uint8Array(m.buffer)[0] = 99;
+        process.stdout.write('survived');`;
+      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+      expect(child.stdout).toBe('mapped writable=false;');
+      expect(child.signal).toBe('SIGSEGV');
+      expect(a.bytes[0]).toBe(1);
+    } finally {
+      a.close();
+      unwrap(SharedSegment.unlinkName(name('segv')));
+    }
   });
 
   it('reapStaleSegments unlinks boundary segments of dead publishers of this user, and only those', () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,49 @@ describe('topicDirectory', () => {
     spawnSync('chmod', ['755', dir]);
     const r = topicDirectory(dir);
     expect(r.ok ? undefined : r.error.code).toBe(ErrorCode.PermissionDenied);
+  });
+
+  /** Runs `body` with XDG_RUNTIME_DIR set to `value`, restoring it after. */
+  function withXdg<T>(value: string, body: () => T): T {
+    const saved = process.env['XDG_RUNTIME_DIR'];
+    process.env['XDG_RUNTIME_DIR'] = value;
+    try {
+      return body();
+    } finally {
+      if (saved === undefined) delete process.env['XDG_RUNTIME_DIR'];
+      else process.env['XDG_RUNTIME_DIR'] = saved;
+    }
+  }
+
+  it('prefers $XDG_RUNTIME_DIR/hs-ipc when XDG_RUNTIME_DIR is set', () => {
+    const xdg = mkdtempSync(join(base, 'xdg-'));
+    expect(withXdg(xdg, () => topicDirectory())).toEqual({ ok: true, value: join(xdg, 'hs-ipc') });
+    expect(statSync(join(xdg, 'hs-ipc')).mode & 0o777).toBe(0o700);
+  });
+
+  it('repairs the mode of a default directory of this user (chmod 0700) instead of refusing it', () => {
+    const xdg = mkdtempSync(join(base, 'xdg-mode-'));
+    mkdirSync(join(xdg, 'hs-ipc'));
+    chmodSync(join(xdg, 'hs-ipc'), 0o755);
+    expect(withXdg(xdg, () => topicDirectory())).toEqual({ ok: true, value: join(xdg, 'hs-ipc') });
+    expect(statSync(join(xdg, 'hs-ipc')).mode & 0o777).toBe(0o700);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('refuses a directory another user took first, naming it, its owner and the fix (needs root to chown; skipped otherwise)', () => {
+    const xdg = mkdtempSync(join(base, 'xdg-squat-'));
+    mkdirSync(join(xdg, 'hs-ipc'), { mode: 0o700 });
+    chownSync(join(xdg, 'hs-ipc'), 65534, 65534);
+    for (const r of [withXdg(xdg, () => topicDirectory()), topicDirectory(join(xdg, 'hs-ipc'))]) {
+      expect(r.ok ? undefined : r.error.code).toBe(ErrorCode.PermissionDenied);
+      const message = r.ok ? '' : r.error.message;
+      expect(message).toContain(join(xdg, 'hs-ipc'));
+      expect(message).toMatch(/belongs to uid 65534\b/);
+      expect(message).toContain('runtimeDirectory');
+    }
+    const viaDefault = withXdg(xdg, () => topicDirectory());
+    expect(viaDefault.ok ? '' : viaDefault.error.message).toContain('set XDG_RUNTIME_DIR');
+    // Never taken over: its owner and mode are unchanged.
+    expect(statSync(join(xdg, 'hs-ipc')).uid).toBe(65534);
   });
 
   it('returns NotFound for XDG_RUNTIME_DIR under /proc instead of spinning (checked in a child with a time limit)', () => {

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,44 @@ describe.skipIf(!ipcAvailability().available)('topic lifecycle in one process', 
     await expect(TopicPublisher.create({ backend, ...options('stale') })).rejects.toMatchObject({ code: ErrorCode.AlreadyExists });
     await pub.close();
     backend.dispose();
+  });
+
+  it('reaps the socket a killed publisher left (nobody listens: ECONNREFUSED) when a publisher creates the topic', async () => {
+    const path = join(dir, 'killed.sock');
+    // A publisher killed by SIGKILL runs no exit hook: its socket file stays, with no listener behind it.
+    const script = `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`;
+    const killed = spawnSync(process.execPath, ['-e', script], { timeout: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(lstatSync(path).isSocket()).toBe(true);
+    const backend = new HostBackend();
+    const pub = await TopicPublisher.create({ backend, ...options('killed') });
+    const channel = await ChannelRuntime.connect({ backend, topic: 'killed', runtimeDirectory: dir });
+    expect(channel.producerPid).toBe(process.pid);
+    channel.close();
+    await pub.close();
+    expect(existsSync(path)).toBe(false);
+    backend.dispose();
+  });
+
+  it('twelve publishers add one process exit listener in all, and no MaxListenersExceededWarning', async () => {
+    const backend = new HostBackend();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    const before = process.listenerCount('exit');
+    try {
+      const pubs = await Promise.all(Array.from({ length: 12 }, (_, i) => TopicPublisher.create({ backend, ...options(`many-${i}`) })));
+      expect(process.listenerCount('exit')).toBe(before + 1);
+      for (const pub of pubs.slice(0, 11)) await pub.close();
+      expect(process.listenerCount('exit')).toBe(before + 1); // the last publisher still needs it
+      await pubs[11]!.close();
+      expect(process.listenerCount('exit')).toBe(before);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      backend.dispose();
+    }
   });
 
   it('delivers in place, refuses foreign tensors and double releases, and stales leases on close', async () => {

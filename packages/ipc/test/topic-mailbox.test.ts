@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ import { FrameReader } from '../src/frame-reader.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
 import { FrameRing } from '../src/mailbox/frame-ring.js';
 import { DESCRIPTOR_RING_CONTROL, MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RING_ENTRIES, RingWord, mailboxByteSize, mailboxCapacity, releaseEntries } from '../src/mailbox/mailbox-layout.js';
-import { TopicMailbox, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
+import { TopicMailbox, doorbellError, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
 import { segmentPrefix } from '../src/topic-endpoint.js';
 import { encodeGoodbye, encodeRelease } from '../src/wire/control-frames.js';
 import { Offset } from '../src/wire/frame-layout.js';
@@ -449,6 +449,39 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(mappings(process.pid)).toEqual([]);
   });
 
+  it('a full runtime directory file system (mkfifo ENOSPC) is OutOfMemory naming the directory, and leaves nothing behind (a tmpfs out of inodes; needs root to mount, skipped otherwise)', (context) => {
+    const full = join(base, 'full-fs');
+    mkdirSync(full);
+    // nr_inodes=3: the root directory and two files fill it, so the first doorbell's mkfifo is ENOSPC.
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,nr_inodes=3,mode=0700', 'tmpfs', full], { encoding: 'utf8' });
+    if (process.getuid?.() !== 0 || mounted.status !== 0) {
+      context.skip(`cannot mount a tmpfs here (${mounted.stderr?.trim() || 'not root'})`);
+      return;
+    }
+    try {
+      for (const name of ['a', 'b']) closeSync(openSync(join(full, name), 'w'));
+      const made = TopicMailbox.create({ directory: full, topic: 'mb-full', topicId: 11, publisherPid: process.pid, slotCount: 4 });
+      expect(made.ok ? null : made.error.code).toBe(ErrorCode.OutOfMemory);
+      expect(made.ok ? '' : made.error.message).toContain(`df -i ${full}`);
+      expect(readdirSync(full).sort()).toEqual(['a', 'b']);
+      expect(shmMailboxNames()).toEqual([]);
+    } finally {
+      spawnSync('umount', [full]);
+    }
+  });
+
+  it('doorbell errors map errno names as segments do: ENOSPC OutOfMemory, EFBIG ResourceExhausted', () => {
+    const thrown = (code: string): Error => Object.assign(new Error(`cannot create doorbell: ${code}`), { code });
+    const codeOf = (r: { ok: false; error: { code: ErrorCode } }): ErrorCode => r.error.code;
+    expect(codeOf(doorbellError(thrown('ENOSPC'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.OutOfMemory);
+    expect(codeOf(doorbellError(thrown('EDQUOT'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.OutOfMemory);
+    expect(codeOf(doorbellError(thrown('EFBIG'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.ResourceExhausted);
+    expect(codeOf(doorbellError(thrown('EMFILE'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.ResourceExhausted);
+    expect(codeOf(doorbellError(thrown('EEXIST'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.AlreadyExists);
+    expect(codeOf(doorbellError(thrown('EACCES'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.PermissionDenied);
+    expect(codeOf(doorbellError(thrown('EUNKNOWN'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.InvalidState);
+  });
+
   describe('protocol violations before and around ATTACH drop the subscriber and remove its mailbox', () => {
     const cases: { name: string; detail: RegExp; frames: (hello: TopicHello) => Buffer[]; publishFirst?: boolean }[] = [
       {
@@ -534,7 +567,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const token = hello.mailboxToken!;
       const address: MailboxAddress = { directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount };
       const mailbox = unwrap(TopicMailbox.open(address, token));
-      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)) }));
+      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       const native = unwrap(support);
       const bell = native.openDoorbell(join(t.dir, `${t.topic}.${process.pid}.${token}.pub`));
       const descriptors: number[] = [];
@@ -706,7 +739,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         const hello = await helloOf(raw);
         const token = hello.mailboxToken!;
         const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token));
-        const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)) }));
+        const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
         e.write(mailbox, alias, hello);
         raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
         await until(() => t.lost.length === 1, 'dropped');
@@ -734,7 +767,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const hello = await helloOf(raw);
       const token = hello.mailboxToken!;
       const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token));
-      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)) }));
+      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
       peers.push({ raw, hello, mailbox, alias });
     }
@@ -814,7 +847,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         code: ErrorCode.ProtocolError,
         detail: /has a header that does not match the topic/,
         tamper: (m) => {
-          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64 }));
+          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64, access: 'readWrite' }));
           new DataView(alias.bytes.buffer, alias.bytes.byteOffset).setUint32(MailboxHeader.magic, MAILBOX_MAGIC ^ 1, true);
           alias.close();
         },
@@ -824,7 +857,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         code: ErrorCode.ProtocolError,
         detail: /does not match the topic \(magic, version, 4 entries/,
         tamper: (m) => {
-          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64 }));
+          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64, access: 'readWrite' }));
           new DataView(alias.bytes.buffer, alias.bytes.byteOffset).setUint32(MailboxHeader.capacity, 1 << 30, true);
           alias.close();
         },
@@ -872,7 +905,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     it('rejects a ring tail the publisher pushed beyond the capacity (ProtocolError) and says so on the socket', async () => {
       const { f, backend, channel } = await attachedToFake('mb-fake-corrupt');
       const native = unwrap(support);
-      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES }));
+      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES, access: 'readWrite' }));
       const bell = native.openDoorbell(f.subBell);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 1000);
       native.ringDoorbell(bell);
@@ -894,7 +927,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       await until(() => f.got.length === 1, 'ATTACH');
       expect(f.got[0]!.getUint32(Offset.attachFlags, true)).toBe(1);
       const native = unwrap(support);
-      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES }));
+      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES, access: 'readWrite' }));
       const bell = native.openDoorbell(f.subBell);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 0xfffffff0);
       native.ringDoorbell(bell);

@@ -50,8 +50,14 @@ export interface BoundaryPublicationStats {
   readonly subscribersLost: number;
   /** Read leases reclaimed from dropped subscribers (one per slot a subscriber still held), in total. */
   readonly reclaimedLeases: number;
-  /** The latest drop, or `null` when no subscriber was dropped. */
+  /** The latest drop, or `null` when no subscriber was dropped (the last entry of `losses`). */
   readonly lastLoss: TopicSubscriberLoss | null;
+  /**
+   * The latest drops, oldest first, a bounded number of them (`@hs/ipc`: 64): a burst of drops keeps
+   * every cause, not only the last. `subscribersLost` is the total, so `subscribersLost - losses.length`
+   * drops are no longer listed. Optional for other providers; `@hs/ipc` always reports it.
+   */
+  readonly losses?: readonly TopicSubscriberLoss[];
 }
 
 /**

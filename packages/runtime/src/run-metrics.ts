@@ -65,7 +65,8 @@ export interface EdgeMetrics {
 /**
  * Per-topic figures of a run: one entry per output the plan publishes to an external topic. A subscriber
  * the publisher dropped (its process died, it closed, it held a slot past the lease timeout, or it sent
- * a malformed frame) is counted here with the typed error of the latest drop; the producer keeps running.
+ * a malformed frame) is counted here with the typed errors of the latest drops (`losses`, bounded; `lastLoss`
+ * the newest); the producer keeps running.
  * Spec: "Crossing process boundaries: the generation fence".
  */
 export interface TopicMetrics extends BoundaryPublicationStats {

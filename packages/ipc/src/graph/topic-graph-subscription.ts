@@ -7,8 +7,8 @@ import { CudaIpcImport } from '../device/cuda-ipc-import.js';
 import { decodeDeviceHello } from '../device/device-hello.js';
 import { FrameReader } from '../frame-reader.js';
 import { TopicMailbox } from '../mailbox/topic-mailbox.js';
-import { SharedSegment } from '../shared-segment.js';
-import { checkedSocketPeer } from '../socket-peer.js';
+import { SharedSegment, subscriberSegmentAccess } from '../shared-segment.js';
+import { checkHelloPid, checkedSocketPeer } from '../socket-peer.js';
 import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText } from '../wire/control-frames.js';
 import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
@@ -231,7 +231,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const hello = decodeDeviceHello(view, 0);
     if (!hello.ok) return hello;
     const h = hello.value;
-    if (peerPid !== h.producerPid) return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peerPid}`);
+    const samePublisher = checkHelloPid(this.endpoint.topic, h.producerPid, peerPid);
+    if (!samePublisher.ok) return samePublisher;
     if (h.deviceOrdinal !== this.endpoint.device.id) {
       return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic} lives on cuda:${h.deviceOrdinal} but input ${this.#input} is bound to ${this.endpoint.device.toString()}; hs never copies across devices`);
     }
@@ -246,7 +247,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const hello = decodeHello(view, 0);
     if (!hello.ok) return hello;
     const h = hello.value;
-    if (peerPid !== h.producerPid) return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: HELLO names pid ${h.producerPid}, but the socket's peer is pid ${peerPid}`);
+    const samePublisher = checkHelloPid(this.endpoint.topic, h.producerPid, peerPid);
+    if (!samePublisher.ok) return samePublisher;
     if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`);
     }
@@ -255,7 +257,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher sends ${kind} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
     }
     if (typeof this.backend.adoptHostMemory !== 'function') return err(ErrorCode.NotSupported, `topic ${this.endpoint.topic}: the ${this.backend.name} backend cannot adopt shared memory`);
-    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes });
+    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
     if (!segment.ok) return segment;
     const memory = this.backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${this.endpoint.topic} segment` });
     if (!memory.ok) {

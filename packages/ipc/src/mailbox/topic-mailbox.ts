@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '@hs/streams';
-import { errnoCode, loadIpcNative, type DoorbellBinding } from '../ipc-native.js';
+import { errnoCode, errnoErrorCode, loadIpcNative, type DoorbellBinding } from '../ipc-native.js';
 import { SharedSegment } from '../shared-segment.js';
 import { segmentPrefix } from '../topic-endpoint.js';
 import { FRAME_BYTES } from '../wire/frame-layout.js';
@@ -47,13 +47,22 @@ export function mailboxSupport(): Result<DoorbellBinding> {
   return ok(n as DoorbellBinding);
 }
 
-function doorbellError(thrown: unknown, path: string): Result<never> {
+/**
+ * The typed error of a doorbell call, by the errno name (`errnoErrorCode`, as for segments): ENOSPC or
+ * EDQUOT (the runtime directory's file system has no room or no inodes left) `OutOfMemory`, EFBIG, EMFILE,
+ * ENFILE `ResourceExhausted`, each with what to check. @internal (exported for tests)
+ */
+export function doorbellError(thrown: unknown, path: string): Result<never> {
   const code = errnoCode(thrown);
   const what = `mailbox doorbell ${path}: ${(thrown as Error).message}`;
-  if (code === 'EPERM' || code === 'EACCES') return err(ErrorCode.PermissionDenied, `${what}; a doorbell must be a FIFO of this user with mode 0600`, thrown);
-  if (code === 'ENOENT') return err(ErrorCode.NotFound, `${what}; the publisher removed it (attach again)`, thrown);
-  if (code === 'EEXIST') return err(ErrorCode.AlreadyExists, what, thrown);
-  return err(ErrorCode.InvalidState, what, thrown);
+  const errorCode = errnoErrorCode(code);
+  if (code === 'EPERM' || code === 'EACCES' || code === 'ELOOP') return err(errorCode, `${what}; a doorbell must be a FIFO of this user with mode 0600`, thrown);
+  if (code === 'ENOENT') return err(errorCode, `${what}; the publisher removed it (attach again)`, thrown);
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return err(errorCode, `${what}; the file system of ${dirname(path)} has no room or no inodes left (\`df -h ${dirname(path)}\`, \`df -i ${dirname(path)}\`)`, thrown);
+  }
+  if (code === 'EMFILE' || code === 'ENFILE') return err(errorCode, `${what}; too many open files (\`ulimit -n\`)`, thrown);
+  return err(errorCode, what, thrown);
 }
 
 /**
@@ -151,7 +160,8 @@ export class TopicMailbox {
     if (!support.ok) return support;
     const native = support.value;
     const capacity = mailboxCapacity(address.slotCount);
-    const segment = SharedSegment.open({ name: mailboxSegmentName(address, token), byteSize: mailboxByteSize(capacity) });
+    // Read/write: the subscriber advances the release ring and parks on the descriptor ring.
+    const segment = SharedSegment.open({ name: mailboxSegmentName(address, token), byteSize: mailboxByteSize(capacity), access: 'readWrite' });
     if (!segment.ok) return segment;
     const header = new DataView(segment.value.bytes.buffer, segment.value.bytes.byteOffset, RING_ENTRIES);
     const bad =
