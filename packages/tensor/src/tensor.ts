@@ -5,6 +5,7 @@ import {
   OK_VOID,
   err,
   isHostAccessible,
+  leakTracker,
   ok,
   type Backend,
   type Device,
@@ -69,6 +70,9 @@ export interface TensorImportOptions {
 }
 
 const EMPTY_DIMS: readonly number[] = Object.freeze([] as number[]);
+
+/** DLPack imports collected without `dispose()` (and held by no lease) are reported and their deleter run. */
+const importLeaks = leakTracker('Tensor (DLPack import)');
 
 /**
  * A typed, shaped view of bytes in one backend allocation, with the stream contract that orders
@@ -187,6 +191,8 @@ export class Tensor {
     tensor.#readOnly = true;
     tensor.#valid = true;
     tensor.#deleter = options.deleter ?? null;
+    // Dropped without dispose() and held by no lease: the last reference is gone, so the deleter runs (DLPack).
+    importLeaks.track(tensor, { label: `imported tensor "${name}"`, ...(options.deleter === undefined ? {} : { release: options.deleter }) }, backing);
     return ok(tensor);
   }
 
@@ -450,6 +456,7 @@ export class Tensor {
 
   /** The last holder of an import dropped: destroy the readiness event, go stale, run the deleter. */
   #end(): void {
+    if (this.#importRef !== null) importLeaks.untrack(this.#importRef);
     this.#valid = false;
     this.#readiness = null;
     if (this.#ownedEvent !== null) {

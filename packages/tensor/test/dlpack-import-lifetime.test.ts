@@ -1,5 +1,7 @@
-import { Device, ErrorCode, HostBackend, MemoryKind, unwrap, type DeviceMemory } from '@hs/streams';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Device, ErrorCode, HostBackend, MemoryKind, leakCounts, unwrap, type DeviceMemory } from '@hs/streams';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DLDeviceType, importDLPack, type DLPackManagedTensor } from '../src/index.js';
 
 /** Spec: "Foreign tensors imported through DLPack": the deleter runs when the last reference drops. */
@@ -63,5 +65,35 @@ describe('DLPack imports are reference counted', () => {
     expect(deleted).toBe(0);
     t.dispose();
     expect(deleted).toBe(1);
+  });
+});
+
+describe('a DLPack import dropped without dispose()', () => {
+  it('runs its deleter once after collection and is counted; a disposed one is not', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const warned = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const backend = new HostBackend();
+    const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 64, label: 'foreign' }));
+    let deleted = 0;
+    const managed = (): DLPackManagedTensor => ({
+      version: { major: 1, minor: 0 },
+      flags: 0,
+      deleter: () => deleted++,
+      dlTensor: { data: memory.address, device: { deviceType: DLDeviceType.Cuda, deviceId: 0 }, ndim: 1, dtype: { code: 1, bits: 8, lanes: 1 }, shape: [64], strides: null, byteOffset: 0 },
+    });
+    unwrap(importDLPack(managed(), { backend, memory })).dispose();
+    expect(deleted).toBe(1);
+    const before = leakCounts()['Tensor (DLPack import)'] ?? 0;
+    (() => void unwrap(importDLPack(managed(), { backend, memory })))();
+    for (let round = 0; round < 50 && deleted < 2; round++) {
+      gc();
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(deleted).toBe(2);
+    expect(leakCounts()['Tensor (DLPack import)']).toBe(before + 1);
+    await vi.waitFor(() => expect(warned).toHaveBeenCalledWith(expect.stringContaining('Tensor (DLPack import) object(s) were garbage-collected without dispose()'), { code: 'HS_LEAK' }));
+    backend.dispose();
+    warned.mockRestore();
   });
 });
