@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { TensorPool } from '@hs/pool';
-import { Device, ErrorCode, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type Result } from '@hs/streams';
+import { Device, ErrorCode, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type MemoryRange, type Result, type Stream, type StreamMemoryOperations } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { RegionResource } from '@hs/nanovdb-mr';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { TopicSocket, claimTopicSocket } from './publisher-socket.js';
 import { SharedSegment } from './shared-segment.js';
+import { fenceCounterBytes, fenceCounterRanges } from './device/fence-counters.js';
 import { SubscriberSessions, type SubscriberSession } from './subscriber-session.js';
 import { reapStaleDoorbells, reapStaleSegments, segmentPrefix } from './topic-endpoint.js';
 import { resolveTopicPublisherOptions, type TopicPublisherOptions } from './topic-options.js';
@@ -54,6 +55,12 @@ export class TopicPublisher extends EventEmitter {
   readonly #socket: TopicSocket;
   readonly #topicId: number;
   readonly #slotStride: number;
+  /** The CUDA-stream writer's stream (pinnedHost), or `null` for the host writer. */
+  readonly #producerStream: Stream | null;
+  /** The stream memory operations that record its fences (with `#producerStream`). */
+  readonly #memoryOps: StreamMemoryOperations | null;
+  /** Per slot, the 8-byte range of its fence counter in the segment (pinnedHost; empty for host topics). */
+  readonly #counters: readonly MemoryRange[];
   /** Accept, HELLO, ATTACH, releases, liveness and drops of the subscribers; the mailbox each is offered. */
   readonly #sessions: SubscriberSessions;
   /** HELLO of this topic without a mailbox; each subscriber's HELLO adds its mailbox token. */
@@ -93,8 +100,14 @@ export class TopicPublisher extends EventEmitter {
     maxSubscribers: number;
     leaseTimeoutMs: number;
     livenessIntervalMs: number;
+    producerStream: Stream | null;
+    memoryOps: StreamMemoryOperations | null;
+    counters: readonly MemoryRange[];
   }) {
     super();
+    this.#producerStream = init.producerStream;
+    this.#memoryOps = init.memoryOps;
+    this.#counters = init.counters;
     this.topic = init.topic;
     this.#backend = init.backend;
     this.#segment = init.segment;
@@ -173,6 +186,14 @@ export class TopicPublisher extends EventEmitter {
     if (typeof backend.adoptHostMemory !== 'function') {
       return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory), so it cannot back a boundary pool`);
     }
+    const producerStream = options.producerStream ?? null;
+    const memoryOps = producerStream === null ? null : (backend.streamMemoryOps ?? null);
+    if (producerStream !== null && kind !== MemoryKind.PinnedHost) {
+      return err(ErrorCode.InvalidArgument, `TopicPublisher: topic ${topic} is ${kind} memory, which only the host writer fills; a producerStream (the CUDA-stream writer) needs pinnedHost memory`);
+    }
+    if (producerStream !== null && memoryOps === null) {
+      return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend has no stream memory operations, so a CUDA-stream writer cannot record generation fences on topic ${topic}; use the host writer (producerStream null)`);
+    }
 
     const claimed = await claimTopicSocket(options.runtimeDirectory, topic);
     if (!claimed.ok) return claimed;
@@ -182,9 +203,12 @@ export class TopicPublisher extends EventEmitter {
 
     const slotStride = Math.ceil(slotByteSpan / DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT;
     const totalBytes = slotStride * slotCount;
+    // A pinnedHost segment holds one generation-fence counter per slot after the slots (zero from the
+    // start: a new segment is zero-filled), whichever writer fills it; a host segment holds the slots only.
+    const segmentBytes = totalBytes + (kind === MemoryKind.PinnedHost ? fenceCounterBytes(slotCount) : 0);
     const topicId = randomBytes(4).readUInt32LE(0) || 1;
     const segmentName = `${segmentPrefix(process.pid)}${topicId.toString(16)}.${randomBytes(4).toString('hex')}`;
-    const segment = SharedSegment.create({ name: segmentName, byteSize: totalBytes });
+    const segment = SharedSegment.create({ name: segmentName, byteSize: segmentBytes });
     if (!segment.ok) return segment;
     const cleanup: (() => void)[] = [() => segment.value.close(), () => segment.value.unlink()];
     const fail = <T>(failure: Result<T>): Result<never> => {
@@ -207,7 +231,7 @@ export class TopicPublisher extends EventEmitter {
       ...(rank === null ? {} : { rank }),
       ...(options.dtype === undefined ? {} : { dtype: options.dtype }),
       alignment: DEFAULT_ALIGNMENT,
-      producerStream: null,
+      producerStream,
       resource,
       ...(options.eventDevice === undefined ? {} : { eventDevice: options.eventDevice }),
       ...(options.maxReleaseStreams === undefined ? {} : { maxReleaseStreams: options.maxReleaseStreams }),
@@ -233,11 +257,17 @@ export class TopicPublisher extends EventEmitter {
         maxSubscribers,
         leaseTimeoutMs,
         livenessIntervalMs,
+        producerStream,
+        memoryOps,
+        counters: kind === MemoryKind.PinnedHost ? fenceCounterRanges(adopted.value, slotCount, slotStride) : [],
       }),
     );
   }
 
-  /** The boundary pool: `allocateTensor` -> `write(null)` -> `commit()` -> `emit()`, then `publish()`. */
+  /**
+   * The boundary pool: `allocateTensor` -> `write(null)` (host writer) or `write(producerStream)` (the
+   * CUDA-stream writer) -> `commit()` -> `emit()`, then `publish()`.
+   */
   get pool(): TensorPool {
     return this.#pool;
   }
@@ -284,12 +314,22 @@ export class TopicPublisher extends EventEmitter {
     const own = backing.acquireLease();
     if (!own.ok) return own;
     const generation = this.#sessions.nextGeneration(slot);
+    const producer = this.#producerStream;
+    if (producer !== null) {
+      // The generation fence, on the producer stream after the writes its commit covered: the slot's
+      // counter in the segment becomes `generation` once they completed. Importers wait for it on their stream.
+      const fenced = (this.#memoryOps as StreamMemoryOperations).writeValue64(producer, this.#counters[slot] as MemoryRange, BigInt(generation));
+      if (!fenced.ok) {
+        backing.releaseLease(null);
+        return err(fenced.error.code, `topic ${this.topic}: generation fence write (slot ${slot}, generation ${generation}): ${fenced.error.message}`, fenced.error);
+      }
+    }
     encodeDescriptor(new DataView(this.#frame.buffer, this.#frame.byteOffset, FRAME_BYTES), 0, {
       topicId: this.#topicId,
       slot,
       generation,
-      fenceValue: 0,
-      flags: DescriptorFlag.HostWriter,
+      fenceValue: producer === null ? 0 : generation,
+      flags: producer === null ? DescriptorFlag.HostWriter : DescriptorFlag.DeviceFence,
       dtype: tensor.dtype,
       shape: tensor.shape,
       strides: tensor.strides,
