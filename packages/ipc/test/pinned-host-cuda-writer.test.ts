@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TopicEndpointRecord } from '@hs/compiler';
-import { Device, ErrorCode, HostBackend, MemoryKind, unwrap, type Stream } from '@hs/streams';
+import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, compile, type TopicEndpointRecord } from '@hs/compiler';
+import { RunSession } from '@hs/runtime';
+import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap, type Stream } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TopicPublisher, ipcAvailability } from '../src/index.js';
+import { IpcBoundaries, TopicPublisher, ipcAvailability } from '../src/index.js';
 import { fenceCounterOffset } from '../src/device/fence-counters.js';
 import type { ImportedSlot } from '../src/graph/imported-slot.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
@@ -50,7 +51,7 @@ interface Pair {
   close(): Promise<void>;
 }
 
-async function pair(cudaWriter: boolean): Promise<Pair> {
+async function pair(cudaWriter: boolean, consumerHasStream = true): Promise<Pair> {
   const topic = `pinned-${process.pid}-${topicCounter++}`;
   const producer = new HostBackend({ scheduling: 'manual' });
   const consumer = new HostBackend();
@@ -67,7 +68,7 @@ async function pair(cudaWriter: boolean): Promise<Pair> {
     producerStream: cudaWriter ? producerStream : null,
   });
   let waiting: (() => void) | null = null;
-  const subscription = new TopicGraphSubscription(consumer, endpoint(topic), consumerStream, { runtimeDirectory: dir, connectTimeoutMs: 5000 }, () => waiting?.());
+  const subscription = new TopicGraphSubscription(consumer, endpoint(topic), consumerHasStream ? consumerStream : null, { runtimeDirectory: dir, connectTimeoutMs: 5000 }, () => waiting?.());
   await subscription.start();
   const attached = Date.now();
   while (publisher.subscriberCount === 0 && Date.now() - attached < 5000) await new Promise((r) => setTimeout(r, 5));
@@ -91,7 +92,79 @@ async function pair(cudaWriter: boolean): Promise<Pair> {
   return { producer, consumer, producerStream, consumerStream, publisher, subscription, next, close };
 }
 
+/** A graph input of a pinnedHost topic on a planned stream: checks every byte after the host-access wait. */
+class PinnedSink extends Operator {
+  in!: InputPort;
+  received = 0;
+  wrong = 0;
+  fenced = 0;
+  constructor() {
+    super('sink');
+  }
+  setup(spec: OperatorSpec): void {
+    this.in = spec.input('frames', { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 1 });
+    spec.requireCudaStream();
+  }
+  async compute(ctx: ExecutionContext): Promise<Result<void>> {
+    const tensor = ctx.receive(this.in)!;
+    if (unwrap(tensor.readinessFor(null)) !== null) this.fenced += 1;
+    await tensor.synchronizeForHost();
+    const view = unwrap(tensor.hostView());
+    for (let k = 0; k < view.length; k++) if (view[k] !== ((this.received * 7 + k) & 0xff)) this.wrong += 1;
+    this.received += 1;
+    return OK_VOID;
+  }
+}
+
 describe.skipIf(!ipcAvailability().available)('pinnedHost topics: the CUDA-stream writer and its generation fence', () => {
+  it('feeds a graph input: the consumer session waits for each fence on its own stream and reads exact bytes', async () => {
+    const topic = `pinned-graph-${process.pid}`;
+    const producer = new HostBackend();
+    const consumer = new HostBackend();
+    const stream = unwrap(producer.createStream(Device.cuda(0), { label: 'producer' }));
+    const publisher = await TopicPublisher.create({ backend: producer, topic, memoryKind: MemoryKind.PinnedHost, slotCount: 3, slotByteSpan: 256, maxRank: 1, runtimeDirectory: dir, producerStream: stream });
+    const graph = new Graph('pinned-consumer');
+    const sink = graph.add(new PinnedSink());
+    graph.subscribe(topic, sink.in);
+    const plan = unwrap(compile(graph, { deployment: { bindTopicDevice: { [topic]: Device.cuda(0) } } }));
+    expect(plan.topic(topic)[0]).toMatchObject({ memoryKind: MemoryKind.PinnedHost, transport: 'posixShm' });
+    expect(plan.topic(topic)[0]?.stream).not.toBeNull();
+    const session = unwrap(RunSession.create(plan, { backend: consumer, boundaries: await IpcBoundaries.prepare(plan, { backend: consumer, runtimeDirectory: dir }) }));
+    const run = session.run();
+    const frames = 30;
+    const attached = Date.now();
+    while (publisher.subscriberCount === 0 && Date.now() - attached < 5000) await new Promise((r) => setTimeout(r, 5));
+    for (let frame = 0; frame < frames; ) {
+      const loan = publisher.pool.allocateTensor({ shape: [200], dtype: DType.uint8 });
+      if (!loan.ok) {
+        await new Promise((r) => setTimeout(r, 2));
+        continue;
+      }
+      const guard = unwrap(loan.value.write(stream));
+      const range = unwrap(guard.tensor.mutableData());
+      const value = frame;
+      // The "kernel": runs on the producer stream 2 ms after publish() returned, so only the fence orders the reader.
+      unwrap(producer.launchHostFunc(stream, () => {
+        const until = Date.now() + 2;
+        while (Date.now() < until);
+        const bytes = unwrap(producer.hostView(range.memory)).subarray(range.byteOffset, range.byteOffset + range.byteLength);
+        for (let k = 0; k < bytes.length; k++) bytes[k] = (value * 7 + k) & 0xff;
+      }));
+      unwrap(guard.commit());
+      unwrap(publisher.publish(unwrap(loan.value.emit())));
+      frame++;
+      await new Promise((r) => setImmediate(r));
+    }
+    await producer.synchronizeStream(stream);
+    await new Promise((r) => setTimeout(r, 50));
+    await publisher.close();
+    await run;
+    expect([sink.received, sink.wrong, sink.fenced]).toEqual([frames, 0, frames]);
+    session.dispose();
+    producer.dispose();
+    consumer.dispose();
+  }, 30_000);
+
   it('records the fence on the producer stream at publish; the consumer stream waits for it, and host readers see exact bytes only after', async () => {
     const p = await pair(true);
     try {
@@ -160,6 +233,19 @@ describe.skipIf(!ipcAvailability().available)('pinnedHost topics: the CUDA-strea
       expect(new DataView(segment.buffer, segment.byteOffset).getBigUint64(fenceCounterOffset(2, 256, 0), true)).toBe(0n);
       (received.backing as ImportedSlot).releaseLease(null);
     } finally {
+      await p.close();
+    }
+  });
+
+  it('refuses a fenced descriptor for an input without a stream (NotSupported, what to do)', async () => {
+    const p = await pair(true, false);
+    try {
+      const loan = unwrap(p.publisher.pool.allocateTensor({ shape: [8], dtype: DType.uint8 }));
+      unwrap(unwrap(loan.write(p.producerStream)).commit());
+      unwrap(p.publisher.publish(unwrap(loan.emit())));
+      await expect(p.next()).rejects.toMatchObject({ code: ErrorCode.NotSupported, message: expect.stringContaining('has no stream to wait on it') });
+    } finally {
+      p.producer.runUntilIdle();
       await p.close();
     }
   });
