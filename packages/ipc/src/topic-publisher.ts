@@ -29,6 +29,12 @@ const DEFAULT_ALIGNMENT = 256;
  * sends a malformed frame is dropped and its leases reclaimed within `livenessIntervalMs` (socket close:
  * at once), with a `subscriberLost` event. Subscribers must run as the same user (SO_PEERCRED).
  *
+ * Readiness follows the writer: by default the host writer fills the slots (`write(null)`; descriptors
+ * carry fence 0). A pinnedHost publisher created with `producerStream` is the CUDA-stream writer: loans are
+ * written with `write(producerStream)`, and `publish()` enqueues the slot's generation fence on that stream
+ * (a 64-bit stream memory write into the slot's counter, which lies after the slots in the segment) before
+ * the descriptor goes out, carrying fence value = generation; importers wait for it on their own stream.
+ *
  * Events: `subscriberLost` (a `SubscriberLost`), and `slotsReturned` (the number of slots a release or a
  * reclaim just freed), so a producer that got `ResourceExhausted` can resume without polling.
  *

@@ -46,7 +46,9 @@ export interface IpcBoundariesOptions {
  * Host and pinnedHost topics written by a host writer travel through POSIX shared memory
  * (`TopicPublisher`, `ChannelRuntime`); cudaDevice topics through one CUDA IPC allocation per pool with a
  * generation fence per slot (`DeviceTopicPublisher`; the importer waits on its own stream). A pinnedHost
- * boundary is host-written (the compiler plans it so): its descriptors carry no fence.
+ * boundary of a graph is host-written (the compiler plans it so): its descriptors carry no fence. A
+ * subscribed pinnedHost input also reads topics a standalone `TopicPublisher` writes on a CUDA stream
+ * (fenced descriptors): it waits for each fence on its own stream.
  * Spec: "Crossing process boundaries: the generation fence".
  *
  * @example

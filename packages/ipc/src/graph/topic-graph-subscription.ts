@@ -37,9 +37,13 @@ interface AttachedTopic extends TopicGeometry {
 
 /**
  * A graph input fed by a topic of another process, for both transports. A host or pinnedHost topic: the
- * publisher's shared segment is mapped and adopted by the backend; its descriptors come from a host
- * writer, so the slot tensor is host-complete (a host reader's `synchronizeForHost()` returns at once,
- * a stream waits for nothing). A device topic: the publisher's one CUDA IPC allocation is mapped once
+ * publisher's shared segment is mapped and adopted by the backend; a host writer's descriptor (fence 0)
+ * makes the slot tensor host-complete (a host reader's `synchronizeForHost()` returns at once, a stream
+ * waits for nothing). A pinnedHost descriptor of a CUDA-stream writer (DEVICE_FENCE, on a segment with
+ * fence counters) is handled like a device topic's: the consumer stream waits for the slot's counter in
+ * the segment to reach the fence (`streamMemoryOps.waitValue64`), a readiness event is recorded after the
+ * wait, and `synchronizeForHost()` resolves once the bytes are complete; an input without a stream refuses
+ * it (`NotSupported`). A device topic: the publisher's one CUDA IPC allocation is mapped once
  * (`CudaIpcImport`); for each descriptor the consumer's own stream waits on the device for the slot's
  * generation fence, a readiness event is recorded on that stream right after the wait, and the slot's
  * tensor is handed to the graph, so the consumer's work is ordered after the producer's writes without a
