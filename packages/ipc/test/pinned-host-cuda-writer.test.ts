@@ -6,7 +6,7 @@ import { RunSession } from '@hs/runtime';
 import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap, type Stream } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IpcBoundaries, TopicPublisher, ipcAvailability } from '../src/index.js';
+import { ChannelRuntime, IpcBoundaries, TopicPublisher, ipcAvailability } from '../src/index.js';
 import { fenceCounterOffset } from '../src/device/fence-counters.js';
 import type { ImportedSlot } from '../src/graph/imported-slot.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
@@ -234,6 +234,48 @@ describe.skipIf(!ipcAvailability().available)('pinnedHost topics: the CUDA-strea
       (received.backing as ImportedSlot).releaseLease(null);
     } finally {
       await p.close();
+    }
+  });
+
+  it('ChannelRuntime hands out a CUDA-written slot only once its fence counter was reached, in publish order', async () => {
+    const topic = `pinned-channel-${process.pid}`;
+    const producer = new HostBackend({ scheduling: 'manual' });
+    const consumer = new HostBackend();
+    const stream = unwrap(producer.createStream(Device.cuda(0), { label: 'producer' }));
+    const publisher = await TopicPublisher.create({ backend: producer, topic, memoryKind: MemoryKind.PinnedHost, slotCount: 3, slotByteSpan: 256, maxRank: 1, runtimeDirectory: dir, producerStream: stream });
+    const channel = await ChannelRuntime.connect({ backend: consumer, topic, runtimeDirectory: dir });
+    try {
+      const attached = Date.now();
+      while (publisher.subscriberCount === 0 && Date.now() - attached < 5000) await new Promise((r) => setTimeout(r, 5));
+      for (let frame = 0; frame < 2; frame++) {
+        const loan = unwrap(publisher.pool.allocateTensor({ shape: [16], dtype: DType.uint8 }));
+        const guard = unwrap(loan.write(stream));
+        unwrap(producer.memsetAsync(stream, unwrap(guard.tensor.mutableData()), 0x40 + frame));
+        unwrap(guard.commit());
+        unwrap(publisher.publish(unwrap(loan.emit())));
+      }
+      let got = 0;
+      const first = channel.receive().then((lease) => {
+        got++;
+        return lease;
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      // Both descriptors arrived; neither fence ran (manual producer): nothing is handed out.
+      expect(got).toBe(0);
+      expect(channel.receivedCount).toBe(2);
+      expect(unwrap(channel.tryReceive())).toBeNull();
+      producer.runUntilIdle();
+      const a = await first;
+      expect(Array.from(unwrap(a.tensor.hostView()))).toEqual(new Array(16).fill(0x40));
+      const b = await channel.receive();
+      expect(Array.from(unwrap(b.tensor.hostView()))).toEqual(new Array(16).fill(0x41));
+      a.release();
+      b.release();
+    } finally {
+      channel.close();
+      await publisher.close();
+      producer.dispose();
+      consumer.dispose();
     }
   });
 
