@@ -56,15 +56,17 @@ export class TopicPublisher extends EventEmitter {
   readonly #backend: Backend;
   readonly #segment: SharedSegment;
   readonly #memory: DeviceMemory;
-  readonly #pool: TensorPool;
+  #pool: TensorPool;
+  /** Materializes a boundary pool over the segment with the given producer stream (see `bindProducerStream`). */
+  readonly #makePool: (producerStream: Stream | null) => Result<TensorPool>;
   /** The listening socket, with the exit hook that removes the names of the topic. */
   readonly #socket: TopicSocket;
   readonly #topicId: number;
   readonly #slotStride: number;
   /** The CUDA-stream writer's stream (pinnedHost), or `null` for the host writer. */
-  readonly #producerStream: Stream | null;
+  #producerStream: Stream | null;
   /** The stream memory operations that record its fences (with `#producerStream`). */
-  readonly #memoryOps: StreamMemoryOperations | null;
+  #memoryOps: StreamMemoryOperations | null;
   /** Per slot, the 8-byte range of its fence counter in the segment (pinnedHost; empty for host topics). */
   readonly #counters: readonly MemoryRange[];
   /** Accept, HELLO, ATTACH, releases, liveness and drops of the subscribers; the mailbox each is offered. */
@@ -97,6 +99,7 @@ export class TopicPublisher extends EventEmitter {
     segment: SharedSegment;
     memory: DeviceMemory;
     pool: TensorPool;
+    makePool: (producerStream: Stream | null) => Result<TensorPool>;
     socket: TopicSocket;
     runtimeDirectory: string;
     topicId: number;
@@ -119,6 +122,7 @@ export class TopicPublisher extends EventEmitter {
     this.#segment = init.segment;
     this.#memory = init.memory;
     this.#pool = init.pool;
+    this.#makePool = init.makePool;
     this.#socket = init.socket;
     this.#topicId = init.topicId;
     this.#slotStride = init.slotStride;
@@ -227,7 +231,7 @@ export class TopicPublisher extends EventEmitter {
     cleanup.push(() => backend.free(adopted.value));
     // The pool takes the whole segment as its one backing block: slot i at byte i * slotStride (the wire's layout).
     const resource = new RegionResource({ memory: adopted.value, byteOffset: 0, byteLength: totalBytes, label: `topic ${topic} slots` }, { label: `topic ${topic} slots` });
-    const pool = TensorPool.materialize(backend, {
+    const makePool = (writer: Stream | null): Result<TensorPool> => TensorPool.materialize(backend, {
       name: `topic ${topic}`,
       memoryKind: kind,
       device: Device.cpu(),
@@ -237,11 +241,12 @@ export class TopicPublisher extends EventEmitter {
       ...(rank === null ? {} : { rank }),
       ...(options.dtype === undefined ? {} : { dtype: options.dtype }),
       alignment: DEFAULT_ALIGNMENT,
-      producerStream,
+      producerStream: writer,
       resource,
       ...(options.eventDevice === undefined ? {} : { eventDevice: options.eventDevice }),
       ...(options.maxReleaseStreams === undefined ? {} : { maxReleaseStreams: options.maxReleaseStreams }),
     });
+    const pool = makePool(producerStream);
     if (!pool.ok) return fail(pool);
     cleanup.push(() => pool.value.dispose());
 
@@ -254,6 +259,7 @@ export class TopicPublisher extends EventEmitter {
         segment: segment.value,
         memory: adopted.value,
         pool: pool.value,
+        makePool,
         socket: socket.value,
         runtimeDirectory: directory,
         topicId,
@@ -276,6 +282,38 @@ export class TopicPublisher extends EventEmitter {
    */
   get pool(): TensorPool {
     return this.#pool;
+  }
+
+  /**
+   * Makes this pinnedHost publisher the CUDA-stream writer after `create()` (a graph session lends it once
+   * the producer's planned stream exists): the boundary pool is materialized again over the same segment
+   * with `stream` as its producer stream, so `pool` changes; publishes then record generation fences on
+   * `stream`. Only before the first `allocateTensor()`: `InvalidState` once a slot was lent or published,
+   * or after `close()`; `InvalidArgument` for a host topic or when a producer stream is already bound;
+   * `NotSupported` without `backend.streamMemoryOps`; the pool's errors (a stream of another device than
+   * `eventDevice`). On failure the host writer's pool is made again.
+   */
+  bindProducerStream(stream: Stream): Result<void> {
+    if (this.#closed) return err(ErrorCode.InvalidState, `topic ${this.topic}: bindProducerStream() after close()`);
+    if (this.#counters.length === 0) return err(ErrorCode.InvalidArgument, `topic ${this.topic} is host memory, which only the host writer fills`);
+    if (this.#producerStream !== null) return err(ErrorCode.InvalidArgument, `topic ${this.topic} is already written on stream "${this.#producerStream.label}"`);
+    if (this.#publishedTotal > 0 || this.#pool.available !== this.#pool.slotCount) {
+      return err(ErrorCode.InvalidState, `topic ${this.topic}: bindProducerStream() after slots were lent or published; bind the writer before the first allocateTensor()`);
+    }
+    const ops = this.#backend.streamMemoryOps;
+    if (ops === undefined) return err(ErrorCode.NotSupported, `topic ${this.topic}: the ${this.#backend.name} backend has no stream memory operations, so a CUDA-stream writer cannot record generation fences`);
+    // The segment's region backs one pool at a time: the host-writer pool goes first.
+    this.#pool.dispose();
+    const pool = this.#makePool(stream);
+    if (!pool.ok) {
+      const restored = this.#makePool(null);
+      if (restored.ok) this.#pool = restored.value;
+      return pool;
+    }
+    this.#pool = pool.value;
+    this.#producerStream = stream;
+    this.#memoryOps = ops;
+    return { ok: true, value: undefined };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, compile, type TopicEndpointRecord } from '@hs/compiler';
+import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile, type TopicEndpointRecord } from '@hs/compiler';
 import { RunSession } from '@hs/runtime';
 import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap, type Stream } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
@@ -116,7 +116,67 @@ class PinnedSink extends Operator {
   }
 }
 
+/** A graph producer of a pinnedHost output written on its planned stream, 2 ms after compute() returned. */
+class StreamWrittenSource extends Operator {
+  out!: OutputPort;
+  sent = 0;
+  constructor(readonly frames: number) {
+    super('source');
+  }
+  setup(spec: OperatorSpec): void {
+    this.out = spec.output('frames').producesTensor({
+      representation: { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 1 },
+      bounds: { maxByteSpan: 200 },
+      storage: 'runtimePool',
+    });
+    spec.requireCudaStream();
+  }
+  compute(ctx: ExecutionContext): Result<void> {
+    const loan = ctx.allocateTensor(this.out, { shape: [200], dtype: DType.uint8 });
+    if (!loan.ok) return loan;
+    const stream = ctx.cudaStream();
+    const guard = unwrap(loan.value.write(stream));
+    const range = unwrap(guard.tensor.mutableData());
+    const value = this.sent;
+    const backend = ctx.backend;
+    unwrap(backend.launchHostFunc(stream, () => {
+      const until = Date.now() + 2;
+      while (Date.now() < until);
+      const bytes = unwrap(backend.hostView(range.memory)).subarray(range.byteOffset, range.byteOffset + range.byteLength);
+      for (let k = 0; k < bytes.length; k++) bytes[k] = (value * 7 + k) & 0xff;
+    }));
+    unwrap(guard.commit());
+    this.sent += 1;
+    if (this.sent === this.frames) ctx.finish();
+    return ctx.emit(this.out, loan.value);
+  }
+}
+
 describe.skipIf(!ipcAvailability().available)('pinnedHost topics: the CUDA-stream writer and its generation fence', () => {
+  it("carries a graph's CUDA-written pinnedHost output to a consumer session: fenced descriptors, exact bytes", async () => {
+    const topic = `pinned-graphs-${process.pid}`;
+    const producerBackend = new HostBackend();
+    const consumerBackend = new HostBackend();
+    const pg = new Graph('pinned-producer');
+    const source = pg.add(new StreamWrittenSource(40));
+    pg.publish(source.out, topic, { pinnedHostWriter: 'cudaStream', subscriberQueueDepth: 2 });
+    const pplan = unwrap(compile(pg, { deployment: { bindTopicDevice: { [topic]: Device.cuda(0) } } }));
+    expect(pplan.pool('pool:source.frames')?.boundary).toMatchObject({ transport: 'posixShm', fence: 'generation' });
+    const cg = new Graph('pinned-consumer');
+    const sink = cg.add(new PinnedSink());
+    cg.subscribe(topic, sink.in);
+    const cplan = unwrap(compile(cg, { deployment: { bindTopicDevice: { [topic]: Device.cuda(0) } } }));
+    const pub = unwrap(RunSession.create(pplan, { backend: producerBackend, boundaries: await IpcBoundaries.prepare(pplan, { backend: producerBackend, runtimeDirectory: dir, awaitSubscribers: 1 }) }));
+    const sub = unwrap(RunSession.create(cplan, { backend: consumerBackend, boundaries: await IpcBoundaries.prepare(cplan, { backend: consumerBackend, runtimeDirectory: dir }) }));
+    const [produced] = await Promise.all([pub.run(), sub.run()]);
+    expect([sink.received, sink.wrong, sink.fenced]).toEqual([40, 0, 40]);
+    expect(produced.pools).toEqual([expect.objectContaining({ id: 'pool:source.frames', outstanding: 0 })]);
+    pub.dispose();
+    sub.dispose();
+    producerBackend.dispose();
+    consumerBackend.dispose();
+  }, 30_000);
+
   it('feeds a graph input: the consumer session waits for each fence on its own stream and reads exact bytes', async () => {
     const topic = `pinned-graph-${process.pid}`;
     const producer = new HostBackend();
