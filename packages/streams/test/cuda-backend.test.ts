@@ -354,8 +354,10 @@ describe.skipIf(!gpu)('CudaBackend capabilities: stream memory operations and CU
     const ops = backend.streamMemoryOps;
     if (ops === undefined) return;
     const own = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 64 }));
+    const native = loadCudaNative();
+    if (!native.ok) throw new Error('the addon loaded for CudaBackend.available() but not here');
     const mapping = new Uint8Array(new ArrayBuffer(1 << 16));
-    const adopted = unwrap(backend.adoptHostMemory({ bytes: mapping, kind: MemoryKind.PinnedHost, address: 0n }));
+    const adopted = unwrap(backend.adoptHostMemory({ bytes: mapping, kind: MemoryKind.PinnedHost, address: native.binding.addressOf(mapping) }));
     const data = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 256 }));
     const producer = unwrap(backend.createStream(device, { label: 'producer' }));
     const consumer = unwrap(backend.createStream(device, { label: 'consumer' }));
