@@ -12,6 +12,10 @@ import type { HostStreamWork } from './host-stream-work.js';
  * by another stream of this backend, by host code or by another process (a shared-memory mapping adopted
  * as pinnedHost memory), so in auto mode the scheduler re-checks blocked value waits on a timer while any
  * exist; in manual mode they are re-checked only by `step()`/`runUntilIdle()`.
+ *
+ * The ordering checker sees a write-value op as a write of its 8 bytes and a wait-value op as no access;
+ * a value wait does not order later work for the checker (events do), so work on one backend's streams that
+ * relies on a value wait alone may be reported. Across backends (processes) the checker sees neither side.
  */
 export class HostStreamMemoryOps implements StreamMemoryOperations {
   constructor(
