@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Attach to an hs device topic from Python and read its tensors with CuPy.
+"""Attach to an hs device or pinnedHost topic from Python and read its tensors (CuPy, or NumPy for pinnedHost).
 
 Speaks the hs wire protocol (docs/ipc-wire-protocol.md): connect to the topic's Unix socket, read the
-HELLO (slot geometry and the CUDA IPC handle of the publisher's one boundary allocation), open that
-allocation with cupy.cuda.runtime.ipcOpenMemHandle, then for every DESCRIPTOR wait for the generation
-fence on our own stream, view the slot as a cupy.ndarray (no copy), use it, and send RELEASE so the
-publisher can reuse the slot. A GOODBYE ends the run.
+HELLO. A device topic: the HELLO carries the CUDA IPC handle of the publisher's one boundary allocation,
+opened with cupy.cuda.runtime.ipcOpenMemHandle; for every DESCRIPTOR wait for the generation fence on our
+own stream, view the slot as a cupy.ndarray (no copy), use it, and send RELEASE so the publisher can
+reuse the slot. A pinnedHost topic: map the publisher's shared-memory segment, send ATTACH (descriptors
+over the socket, no mailbox), and for every DESCRIPTOR of a CUDA-stream writer (DEVICE_FENCE, fence > 0)
+poll the slot's fence counter in the mapped segment (a little-endian u64 after the slots) from the host
+until it reaches the fence value, with a timeout (--fence-timeout, ProtocolError when it passes): a
+host-side poll, which blocks this Python thread, unlike hs's own importer, which waits on its stream. A
+host writer's descriptor (HOST_WRITER, fence 0) is read at once. The slot is viewed as a numpy.ndarray
+over the mapping (no copy). A GOODBYE ends the run.
 
-    python3 consume.py --topic camera.frames [--frames N] [--check hs-pattern] [--dir DIR]
+    python3 consume.py --topic camera.frames [--frames N] [--check hs-pattern] [--dir DIR] [--memory pinnedHost] [--fence-timeout S]
 
     [--hello-timeout SECONDS] [--read-timeout SECONDS]
 
@@ -23,10 +29,12 @@ one line naming the topic, the socket path and what to check, and exit status 2.
 """
 import argparse
 import json
+import mmap
 import os
 import socket
 import struct
 import sys
+import time
 
 # CuPy and NumPy are imported by import_cupy() once the arguments are parsed, so that --help and usage
 # errors work (and a missing CuPy is one line) on a machine without them.
@@ -39,7 +47,9 @@ VERSION = 1
 HELLO, DESCRIPTOR, RELEASE, GOODBYE = 1, 2, 3, 4
 HOST_WRITER, DEVICE_FENCE = 1, 2
 GOODBYE_REASONS = {1: "goodbye: closed", 2: "goodbye: protocol violation", 3: "goodbye: lease timeout", 4: "goodbye: attach timeout"}
+WIRE_PINNED_HOST = 1
 WIRE_CUDA_DEVICE = 2
+ATTACH = 5
 MAX_RANK = 8
 CU_STREAM_WAIT_VALUE_GEQ = 0
 
@@ -49,6 +59,17 @@ DTYPE_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 
 class ProtocolError(Exception):
     """The publisher sent a frame this consumer must not trust."""
+
+
+def import_numpy():
+    """Imports NumPy as this module's `np` (all a pinnedHost topic needs); one line and exit status 2 when missing."""
+    global np
+    try:
+        import numpy
+    except ImportError as error:
+        print(f"consume.py: NumPy is required ({error}): pip install numpy", file=sys.stderr)
+        sys.exit(2)
+    np = numpy
 
 
 def import_cupy():
@@ -157,6 +178,123 @@ def hs_pattern_mismatch(array, frame):
     return {"frame": frame, "wrongBytes": count, "first": int(flat[0]), "last": int(flat[-1]), "want": want}
 
 
+def fence_counter_bytes(slot_count):
+    """Bytes of the fence-counter area: one u64 per slot, rounded up to 256 bytes."""
+    return (slot_count * 8 + 255) // 256 * 256
+
+
+def host_pattern_mismatch(array, frame):
+    """As hs_pattern_mismatch, for a numpy.ndarray over the mapped segment."""
+    want = [(frame * 7 + 1) & 0xFF, (frame * 13 + 5) & 0xFF]
+    if array.dtype != np.uint8 or not array.flags.c_contiguous:
+        return {"frame": frame, "wrongBytes": array.nbytes, "layout": f"{array.dtype} strides {array.strides}, not contiguous uint8", "want": want}
+    flat = array.reshape(-1)
+    half = flat.size // 2
+    count = int(np.count_nonzero(flat[:half] != want[0])) + int(np.count_nonzero(flat[half:] != want[1]))
+    if count == 0:
+        return None
+    return {"frame": frame, "wrongBytes": count, "first": int(flat[0]), "last": int(flat[-1]), "want": want}
+
+
+def wait_segment_fence(segment, offset, value, timeout_s):
+    """Polls the little-endian u64 at `offset` of the mapped segment until it is >= `value`; False on timeout.
+
+    The producer's stream writes the counter (cuStreamWriteValue64 into the registered segment, or hs's host
+    backend emulation) after the slot's bytes; a load that sees the value sees those bytes too (x86-64 and
+    AArch64 order these loads; the value only grows, so a torn read can only be smaller)."""
+    deadline = time.monotonic() + timeout_s
+    spins = 0
+    while struct.unpack_from("<Q", segment, offset)[0] < value:
+        if time.monotonic() >= deadline:
+            return False
+        spins += 1
+        if spins > 1000:
+            time.sleep(0.0001)
+    return True
+
+
+def consume_pinned_host(args, sock, pid, topic_id, hello, slot_count, slot_stride, segment_bytes):
+    """The pinnedHost side: map the segment, ATTACH, wait on fences from the host, read, RELEASE."""
+    name = hello[56:120].split(b"\0", 1)[0].decode("ascii")
+    if not name.startswith("/") or "/" in name[1:]:
+        raise ProtocolError(f"HELLO names segment {name!r}")
+    has_counters = segment_bytes >= slot_count * slot_stride + fence_counter_bytes(slot_count)
+    fd = os.open(os.path.join("/dev/shm", name[1:]), os.O_RDONLY)
+    try:
+        if os.fstat(fd).st_size < segment_bytes:
+            raise ProtocolError(f"segment {name} holds fewer than the {segment_bytes} bytes HELLO announced")
+        segment = mmap.mmap(fd, segment_bytes, mmap.MAP_SHARED, mmap.PROT_READ)
+    finally:
+        os.close(fd)
+    counters = slot_count * slot_stride
+    last_generation = [0] * slot_count
+    received = bad = fenced = 0
+    first_bad = None
+    end = "frame count reached"
+    sock.sendall(struct.pack("<IHHII", MAGIC, VERSION, ATTACH, topic_id, 0).ljust(FRAME, b"\0"))
+    try:
+        while args.frames == 0 or received < args.frames:
+            kind, frame_topic, frame = read_frame(sock)
+            if frame_topic != topic_id:
+                raise ProtocolError("frame of another topic")
+            if kind == GOODBYE:
+                end = GOODBYE_REASONS.get(struct.unpack_from("<I", frame, 12)[0], "goodbye")
+                break
+            if kind != DESCRIPTOR:
+                raise ProtocolError(f"unexpected frame type {kind}")
+            slot, generation, fence, flags = struct.unpack_from("<IQQI", frame, 12)
+            code, bits, lanes, rank = struct.unpack_from("<BBHI", frame, 36)
+            byte_offset, byte_length = struct.unpack_from("<QQ", frame, 48)
+            shape = struct.unpack_from("<8Q", frame, 64)[:rank] if rank <= MAX_RANK else ()
+            strides = struct.unpack_from("<8Q", frame, 128)[:rank] if rank <= MAX_RANK else ()
+            dtype = numpy_dtype(code, bits, lanes)
+            span = 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * dtype.itemsize
+            if slot >= slot_count or rank > MAX_RANK or generation <= last_generation[slot]:
+                raise ProtocolError(f"descriptor rejected: slot {slot}, rank {rank}, generation {generation}")
+            if flags not in (HOST_WRITER, DEVICE_FENCE) or span != byte_length or byte_offset + byte_length > slot_stride:
+                raise ProtocolError(f"descriptor rejected: flags {flags}, span {span} vs {byte_length}, offset {byte_offset}")
+            if flags == HOST_WRITER and fence != 0:
+                raise ProtocolError(f"descriptor rejected: fence value {fence} on a host writer")
+            if flags == DEVICE_FENCE:
+                if not has_counters:
+                    raise ProtocolError("descriptor rejected: DEVICE_FENCE on a segment without fence counters")
+                if not 1 <= fence <= generation:
+                    raise ProtocolError(f"descriptor rejected: fence value {fence} outside 1..{generation}")
+                if not wait_segment_fence(segment, counters + 8 * slot, fence, args.fence_timeout):
+                    raise ProtocolError(f"slot {slot}: the fence counter did not reach {fence} within {args.fence_timeout} s")
+                fenced += 1
+            last_generation[slot] = generation
+            start = slot * slot_stride + byte_offset
+            array = np.ndarray(shape, dtype=dtype, buffer=segment, offset=start, strides=tuple(s * dtype.itemsize for s in strides))
+            mismatch = host_pattern_mismatch(array, received) if args.check == "hs-pattern" else None
+            del array
+            if mismatch is not None:
+                bad += 1
+                first_bad = first_bad or {**mismatch, "slot": slot, "generation": generation, "fence": fence}
+            received += 1
+            try:
+                sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
+            except (BrokenPipeError, ConnectionResetError):
+                end = "connection closed"
+                break
+    except socket.timeout:
+        raise read_timeout(args, pid, received) from None
+    finally:
+        segment.close()
+        sock.close()
+    print(json.dumps({"frames": received, "badFrames": bad, "firstBad": first_bad, "fence": "host-poll" if fenced > 0 else "none", "memory": "pinnedHost", "end": end}))
+    return 0 if bad == 0 and received > 0 else 1
+
+
+def read_timeout(args, pid, received):
+    """The TopicTimeout of a publisher that sent no frame within --read-timeout."""
+    return TopicTimeout(
+        f"topic {args.topic!r}: no frame from the publisher (pid {pid}) within {args.read_timeout:g} s after "
+        f"{received} frames (--read-timeout; 0 waits forever): is it still producing, or stopped or hung? "
+        "An idle topic needs a longer --read-timeout"
+    )
+
+
 def frame_count(text):
     """argparse type of --frames: a non-negative decimal integer."""
     try:
@@ -207,6 +345,29 @@ def connect_topic(topic, directory, hello_timeout):
     return sock
 
 
+def open_topic(args):
+    """Connects to the topic, checks the publisher's uid and reads its HELLO within --hello-timeout; later reads
+    time out after --read-timeout (a publisher that stops sending ends the run).
+    Returns (socket, publisher pid, topic id, HELLO payload)."""
+    sock = connect_topic(args.topic, args.dir, args.hello_timeout)
+    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    if uid != os.getuid():
+        raise ProtocolError(f"the topic's publisher runs as uid {uid}, not as this user")
+    try:
+        kind, topic_id, hello = read_frame(sock)
+    except socket.timeout:
+        sock.close()
+        raise TopicTimeout(
+            f"topic {args.topic!r}: no HELLO from the publisher (pid {pid}) on {topic_socket(args.topic, args.dir)} within "
+            f"{args.hello_timeout:g} s (--hello-timeout); check that it is running and not stopped, and that it has room "
+            "for another subscriber"
+        ) from None
+    sock.settimeout(args.read_timeout or None)
+    if kind != HELLO:
+        raise ProtocolError(f"expected HELLO, got frame type {kind}")
+    return sock, pid, topic_id, hello
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topic", required=True)
@@ -215,7 +376,20 @@ def main():
     parser.add_argument("--dir", default=None, help="topic socket directory (default: the per-user one)")
     parser.add_argument("--hello-timeout", type=timeout_seconds, default=5.0, help="seconds to connect and receive HELLO (default 5; 0: no limit)")
     parser.add_argument("--read-timeout", type=timeout_seconds, default=30.0, help="seconds to wait for each frame after HELLO (default 30; 0: no limit)")
+    parser.add_argument("--memory", choices=["cudaDevice", "pinnedHost"], default="cudaDevice", help="the topic's memory kind (pinnedHost needs only NumPy)")
+    parser.add_argument("--fence-timeout", type=float, default=5.0, help="seconds a pinnedHost fence poll may take (default 5)")
     args = parser.parse_args()
+    if args.memory == "pinnedHost":
+        import_numpy()
+        sock, pid, topic_id, hello = open_topic(args)
+        slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
+        if memory_kind != WIRE_PINNED_HOST:
+            raise ProtocolError(f"topic {args.topic} is not a pinnedHost topic (memory kind {memory_kind})")
+        if producer_pid != pid:
+            raise ProtocolError(f"HELLO names pid {producer_pid} but the socket peer is pid {pid}")
+        if not 1 <= slot_count <= 65536 or slot_stride % 256 != 0 or segment_bytes < slot_count * slot_stride:
+            raise ProtocolError("HELLO geometry is inconsistent")
+        return consume_pinned_host(args, sock, pid, topic_id, hello, slot_count, slot_stride, segment_bytes)
     import_cupy()
 
     # The publisher starts the lease of a frame when it sends the descriptor, and drops a subscriber that
@@ -227,24 +401,7 @@ def main():
         hs_pattern_mismatch(cp.zeros(2, dtype=cp.uint8), 0)
         cp.cuda.Stream.null.synchronize()
 
-    sock = connect_topic(args.topic, args.dir, args.hello_timeout)
-    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    if uid != os.getuid():
-        raise ProtocolError(f"the topic's publisher runs as uid {uid}, not as this user")
-
-    try:
-        kind, topic_id, hello = read_frame(sock)
-    except socket.timeout:
-        sock.close()
-        raise TopicTimeout(
-            f"topic {args.topic!r}: no HELLO from the publisher (pid {pid}) on {topic_socket(args.topic, args.dir)} within "
-            f"{args.hello_timeout:g} s (--hello-timeout); check that it is running and not stopped, and that it has room "
-            "for another subscriber"
-        ) from None
-    # Frames after HELLO: a publisher that stops sending (and stops reading RELEASEs) ends the run.
-    sock.settimeout(args.read_timeout or None)
-    if kind != HELLO:
-        raise ProtocolError(f"expected HELLO, got frame type {kind}")
+    sock, pid, topic_id, hello = open_topic(args)
     slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
     ordinal = struct.unpack_from("<I", hello, 48)[0]
     handle = hello[120:184]
@@ -313,11 +470,7 @@ def main():
                 end = "connection closed"
                 break
     except socket.timeout:
-        raise TopicTimeout(
-            f"topic {args.topic!r}: no frame from the publisher (pid {pid}) within {args.read_timeout:g} s after "
-            f"{received} frames (--read-timeout; 0 waits forever): is it still producing, or stopped or hung? "
-            "An idle topic needs a longer --read-timeout"
-        ) from None
+        raise read_timeout(args, pid, received) from None
     finally:
         stream.synchronize()
         cp.cuda.runtime.ipcCloseMemHandle(base)

@@ -120,6 +120,24 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
     expect(plan.topic('pinned')[0]).toMatchObject({ device: Device.cuda(1), memoryKind: MemoryKind.PinnedHost });
   });
 
+  it("plans a pinnedHost boundary written on the producer's stream with a generation fence when the publication declares the CUDA-stream writer", () => {
+    const pinned: TensorOutputSpec = { ...HOST_FRAMES, representation: { ...HOST_FRAMES.representation, memoryKind: MemoryKind.PinnedHost } };
+    const bound = producerGraph(pinned);
+    bound.graph.publish(bound.out, 'pinned', { pinnedHostWriter: 'cudaStream' });
+    const plan = compileOk(bound.graph, { deployment: { bindTopicDevice: { pinned: Device.cuda(1) } } });
+    expect(plan.pool('pool:src.out')).toMatchObject({ producerStream: 'stream:src@cuda:1', device: Device.cpu() });
+    expect(plan.pool('pool:src.out')?.boundary).toMatchObject({ transport: 'posixShm', fence: 'generation' });
+    // Only pinnedHost outputs take it, and only the two writers exist.
+    const host = producerGraph(HOST_FRAMES);
+    host.graph.publish(host.out, 'host', { pinnedHostWriter: 'cudaStream' });
+    expect(compileFailure(host.graph).errors.map((d) => d.code)).toEqual([DiagnosticCode.TopicOptionInvalid]);
+    const unknown = producerGraph(pinned);
+    unknown.graph.publish(unknown.out, 'pinned', { pinnedHostWriter: 'gpu' as 'host' });
+    const failure = compileFailure(unknown.graph, { deployment: { bindTopicDevice: { pinned: Device.cuda(1) } } });
+    expect(failure.errors.map((d) => d.code)).toEqual([DiagnosticCode.TopicOptionInvalid]);
+    expect(failure.errors[0]?.message).toContain("pinnedHostWriter \"gpu\" is not 'host' or 'cudaStream'");
+  });
+
   it('copies a bounded pass-through output into its own boundary pool; an unbounded one is rejected', () => {
     const passThrough: TensorOutputSpec = {
       representation: { memoryKind: MemoryKind.CudaDevice, dtype: DType.float32, rank: 1 },

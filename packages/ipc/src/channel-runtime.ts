@@ -10,6 +10,7 @@ import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from '
 import { TopicLease } from './topic-lease.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText, type TopicHello } from './wire/control-frames.js';
 import { DescriptorDecoder } from './wire/descriptor-codec.js';
+import { fenceCounterOffset, segmentHasFenceCounters } from './device/fence-counters.js';
 import { readFrameHeader } from './wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from './wire/frame-layout.js';
 import { TensorDescriptor, isPackedRowMajor } from './wire/tensor-descriptor.js';
@@ -25,6 +26,9 @@ export interface ChannelRuntimeOptions {
   /** Directory of the topic socket; default the per-user runtime directory. */
   readonly runtimeDirectory?: string;
 }
+
+/** Milliseconds between checks of a CUDA-written slot's fence counter while one is awaited. */
+const FENCE_POLL_MS = 1;
 
 /** A `receive()` waiting for the next descriptor or the end of the channel. */
 interface Pending {
@@ -81,6 +85,23 @@ export class ChannelRuntime {
   /** Received leases not yet handed out (a ring of slot indices; at most slotCount). */
   readonly #queue: Int32Array;
   #head = 0;
+  /**
+   * Received slots whose bytes are not complete yet (a CUDA-stream writer's generation fence not reached),
+   * in arrival order, with the fence value each waits for (0: none, queued behind an earlier fenced one).
+   */
+  readonly #fenceQueue: Int32Array;
+  readonly #fenceValues: Float64Array;
+  #fenceHead = 0;
+  #fenceCount = 0;
+  /** The one timer that re-checks the counters while slots wait (made once, then `refresh()`ed). */
+  #fenceTimer: NodeJS.Timeout | null = null;
+  #fenceArmed = false;
+  /** The segment's bytes, for reading fence counters. */
+  readonly #counters: DataView;
+  readonly #onFenceTimer = (): void => {
+    this.#fenceArmed = false;
+    this.#deliverFenced();
+  };
   #count = 0;
   #pending: Pending | null = null;
   #closedError: HsError | null = null;
@@ -99,9 +120,15 @@ export class ChannelRuntime {
     this.#segment = segment;
     this.#memory = memory;
     this.#hello = hello;
-    this.#decoder = new DescriptorDecoder(hello);
+    this.#decoder = new DescriptorDecoder({
+      ...hello,
+      fenceCounters: segmentHasFenceCounters(hello.memoryKind === WireMemoryKind.PinnedHost, hello.slotCount, hello.slotStride, hello.segmentBytes),
+    });
     this.#mailbox = mailbox;
     this.#queue = new Int32Array(hello.slotCount);
+    this.#fenceQueue = new Int32Array(hello.slotCount);
+    this.#fenceValues = new Float64Array(hello.slotCount);
+    this.#counters = new DataView(segment.bytes.buffer, segment.bytes.byteOffset, segment.bytes.byteLength);
     this.#tensors = [];
     this.#leases = [];
     for (let slot = 0; slot < hello.slotCount; slot++) {
@@ -238,7 +265,7 @@ export class ChannelRuntime {
   get heldCount(): number {
     let n = 0;
     for (const lease of this.#leases) if (lease.held) n++;
-    return n - this.#count;
+    return n - this.#count - this.#fenceCount;
   }
 
   /** Why the channel closed, or null while it is open. */
@@ -261,7 +288,10 @@ export class ChannelRuntime {
    * @returns the next lease (tensors already received are handed out before the end is reported).
    * @throws HsError (the promise rejects) with `closedError` once the channel ended: `InvalidState` when
    *   the publisher went away or `close()` was called, `ProtocolError` after a rejected frame,
-   *   `NotSupported` for a descriptor with a device fence; `InvalidState` for a second concurrent call.
+   *   `InvalidState` for a second concurrent call. A pinnedHost tensor its producer wrote on a CUDA stream
+   *   (a descriptor with a generation fence) is handed out once the slot's fence counter in the segment
+   *   reached the fence (checked every millisecond on a timer; the JS thread never blocks), so its bytes
+   *   are complete and its tensor is host-complete.
    */
   receive(): Promise<TopicLease> {
     if (this.#count > 0) return Promise.resolve(this.#dequeue());
@@ -334,9 +364,6 @@ export class ChannelRuntime {
     if (!decoded.ok) return this.#reject(decoded.error);
     const lease = this.#leases[d.slot]!;
     if (lease.held) return this.#reject(new HsError(ErrorCode.ProtocolError, `descriptor rejected: slot ${d.slot} is still leased here (generation ${lease.generation})`));
-    if ((d.flags & DescriptorFlag.DeviceFence) !== 0) {
-      return this.#reject(new HsError(ErrorCode.NotSupported, 'descriptor carries a device generation fence; this host channel cannot wait on it'));
-    }
     if (!isPackedRowMajor(d.rank, d.shape, d.strides)) {
       return this.#reject(new HsError(ErrorCode.ProtocolError, 'descriptor rejected: strides are not packed row-major (boundary pools publish packed tensors)'));
     }
@@ -345,15 +372,66 @@ export class ChannelRuntime {
     if (!bound.ok) return this.#reject(bound.error);
     lease.hold(d.generation);
     this.#received++;
+    // A CUDA-stream writer's slot (DEVICE_FENCE; the decoder checked the segment has counters) is handed
+    // out once its counter reached the fence; later slots wait behind it, so the order stays the publisher's.
+    const fence = (d.flags & DescriptorFlag.DeviceFence) !== 0 ? d.fenceValue : 0;
+    if (this.#fenceCount > 0 || (fence > 0 && !this.#fenceReached(d.slot, fence))) {
+      this.#fenceQueue[(this.#fenceHead + this.#fenceCount) % this.#fenceQueue.length] = d.slot;
+      this.#fenceValues[d.slot] = fence;
+      this.#fenceCount++;
+      this.#armFencePoll();
+      return true;
+    }
+    this.#deliver(d.slot);
+    return true;
+  }
+
+  /** Hands a complete slot's lease to a pending `receive()`, or queues it. */
+  #deliver(slot: number): void {
+    const lease = this.#leases[slot]!;
     const pending = this.#pending;
     if (pending !== null) {
       this.#pending = null;
       pending.resolve(lease);
     } else {
-      this.#queue[(this.#head + this.#count) % this.#queue.length] = d.slot;
+      this.#queue[(this.#head + this.#count) % this.#queue.length] = slot;
       this.#count++;
     }
-    return true;
+  }
+
+  /**
+   * True when `slot`'s fence counter (a little-endian u64 after the slots) is at least `fence`. Reads the
+   * high word, the low word and the high word again: a counter that only grows, written low word first or
+   * in one 64-bit store, then never reads as more than was written.
+   */
+  #fenceReached(slot: number, fence: number): boolean {
+    const at = fenceCounterOffset(this.#hello.slotCount, this.#hello.slotStride, slot);
+    const view = this.#counters;
+    const high = view.getUint32(at + 4, true);
+    const low = view.getUint32(at, true);
+    if (view.getUint32(at + 4, true) !== high) return false;
+    return high * 0x1_0000_0000 + low >= fence;
+  }
+
+  /** Hands out, in order, the waiting slots whose fences were reached; re-arms the poll while any wait. */
+  #deliverFenced(): void {
+    if (this.#closedError !== null) return;
+    while (this.#fenceCount > 0) {
+      const slot = this.#fenceQueue[this.#fenceHead]!;
+      const fence = this.#fenceValues[slot]!;
+      if (fence > 0 && !this.#fenceReached(slot, fence)) break;
+      this.#fenceHead = (this.#fenceHead + 1) % this.#fenceQueue.length;
+      this.#fenceCount--;
+      this.#deliver(slot);
+    }
+    if (this.#fenceCount > 0) this.#armFencePoll();
+  }
+
+  #armFencePoll(): void {
+    if (this.#fenceArmed) return;
+    this.#fenceArmed = true;
+    if (this.#fenceTimer === null) this.#fenceTimer = setTimeout(this.#onFenceTimer, FENCE_POLL_MS);
+    else this.#fenceTimer.refresh();
   }
 
   #reject(error: HsError): boolean {
@@ -388,6 +466,13 @@ export class ChannelRuntime {
   #shutdown(error: HsError, local: boolean): void {
     // No frame is taken after this; the mailbox's doorbell watch would keep the event loop alive.
     this.#mailbox?.close();
+    // Slots whose fence was reached by now still count as received; the rest are not handed out (the
+    // publisher may be gone): stop polling.
+    if (this.#closedError === null && this.#fenceCount > 0) this.#deliverFenced();
+    if (this.#fenceTimer !== null) clearTimeout(this.#fenceTimer);
+    this.#fenceTimer = null;
+    this.#fenceArmed = false;
+    this.#fenceCount = 0;
     if (this.#closedError === null) {
       this.#closedError = error;
       const pending = this.#pending;

@@ -1,4 +1,4 @@
-import { ErrorCode, HsError, MemoryKind, type Backend, type Device } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, type Backend, type Device, type Stream } from '@hs/streams';
 import type { DType } from '@hs/tensor';
 import { checkTopicName } from './topic-endpoint.js';
 import { MAX_DESCRIPTOR_RANK } from './wire/frame-layout.js';
@@ -55,6 +55,14 @@ export interface TopicPublisherOptions {
   readonly eventDevice?: Device;
   /** Release streams each slot tracks for those readers; default the pool's (8). */
   readonly maxReleaseStreams?: number;
+  /**
+   * pinnedHost only: the CUDA stream the slots are written on (the CUDA-stream writer). Loans are then
+   * written with `write(producerStream)`, and every publish records the slot's generation fence on that
+   * stream (a 64-bit stream memory write of the generation into the slot's counter in the segment) and
+   * sends it in the descriptor, which importers wait on, on their own stream. Omitted or `null`: the host
+   * writer (`write(null)`, fence 0). Needs `backend.streamMemoryOps`.
+   */
+  readonly producerStream?: Stream | null;
 }
 
 /** Where `DeviceTopicPublisher.listen` serves a topic. */

@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { TensorPool } from '@hs/pool';
-import { Device, ErrorCode, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type Result } from '@hs/streams';
+import { Device, ErrorCode, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type MemoryRange, type Result, type Stream, type StreamMemoryOperations } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { RegionResource } from '@hs/nanovdb-mr';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { TopicSocket, claimTopicSocket } from './publisher-socket.js';
 import { SharedSegment } from './shared-segment.js';
+import { fenceCounterBytes, fenceCounterRanges } from './device/fence-counters.js';
 import { SubscriberSessions, type SubscriberSession } from './subscriber-session.js';
 import { holdPublisherLiveness, reapStaleDoorbells, reapStaleSegments, segmentPrefix } from './topic-endpoint.js';
 import { resolveTopicPublisherOptions, type TopicPublisherOptions } from './topic-options.js';
@@ -30,6 +31,12 @@ const DEFAULT_ALIGNMENT = 256;
  * (it holds no lease and takes a place under `maxSubscribers` only until then). Subscribers must run as
  * the same user (SO_PEERCRED).
  *
+ * Readiness follows the writer: by default the host writer fills the slots (`write(null)`; descriptors
+ * carry fence 0). A pinnedHost publisher created with `producerStream` is the CUDA-stream writer: loans are
+ * written with `write(producerStream)`, and `publish()` enqueues the slot's generation fence on that stream
+ * (a 64-bit stream memory write into the slot's counter, which lies after the slots in the segment) before
+ * the descriptor goes out, carrying fence value = generation; importers wait for it on their own stream.
+ *
  * Events: `subscriberLost` (a `SubscriberLost`), and `slotsReturned` (the number of slots a release or a
  * reclaim just freed), so a producer that got `ResourceExhausted` can resume without polling.
  *
@@ -51,11 +58,19 @@ export class TopicPublisher extends EventEmitter {
   readonly #backend: Backend;
   readonly #segment: SharedSegment;
   readonly #memory: DeviceMemory;
-  readonly #pool: TensorPool;
+  #pool: TensorPool;
+  /** Materializes a boundary pool over the segment with the given producer stream (see `bindProducerStream`). */
+  readonly #makePool: (producerStream: Stream | null) => Result<TensorPool>;
   /** The listening socket, with the exit hook that removes the names of the topic. */
   readonly #socket: TopicSocket;
   readonly #topicId: number;
   readonly #slotStride: number;
+  /** The CUDA-stream writer's stream (pinnedHost), or `null` for the host writer. */
+  #producerStream: Stream | null;
+  /** The stream memory operations that record its fences (with `#producerStream`). */
+  #memoryOps: StreamMemoryOperations | null;
+  /** Per slot, the 8-byte range of its fence counter in the segment (pinnedHost; empty for host topics). */
+  readonly #counters: readonly MemoryRange[];
   /** Accept, HELLO, ATTACH, releases, liveness and drops of the subscribers; the mailbox each is offered. */
   readonly #sessions: SubscriberSessions;
   /** HELLO of this topic without a mailbox; each subscriber's HELLO adds its mailbox token. */
@@ -86,6 +101,7 @@ export class TopicPublisher extends EventEmitter {
     segment: SharedSegment;
     memory: DeviceMemory;
     pool: TensorPool;
+    makePool: (producerStream: Stream | null) => Result<TensorPool>;
     socket: TopicSocket;
     runtimeDirectory: string;
     topicId: number;
@@ -96,13 +112,20 @@ export class TopicPublisher extends EventEmitter {
     attachTimeoutMs: number;
     leaseTimeoutMs: number;
     livenessIntervalMs: number;
+    producerStream: Stream | null;
+    memoryOps: StreamMemoryOperations | null;
+    counters: readonly MemoryRange[];
   }) {
     super();
+    this.#producerStream = init.producerStream;
+    this.#memoryOps = init.memoryOps;
+    this.#counters = init.counters;
     this.topic = init.topic;
     this.#backend = init.backend;
     this.#segment = init.segment;
     this.#memory = init.memory;
     this.#pool = init.pool;
+    this.#makePool = init.makePool;
     this.#socket = init.socket;
     this.#topicId = init.topicId;
     this.#slotStride = init.slotStride;
@@ -177,6 +200,14 @@ export class TopicPublisher extends EventEmitter {
     if (typeof backend.adoptHostMemory !== 'function') {
       return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory), so it cannot back a boundary pool`);
     }
+    const producerStream = options.producerStream ?? null;
+    const memoryOps = producerStream === null ? null : (backend.streamMemoryOps ?? null);
+    if (producerStream !== null && kind !== MemoryKind.PinnedHost) {
+      return err(ErrorCode.InvalidArgument, `TopicPublisher: topic ${topic} is ${kind} memory, which only the host writer fills; a producerStream (the CUDA-stream writer) needs pinnedHost memory`);
+    }
+    if (producerStream !== null && memoryOps === null) {
+      return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend has no stream memory operations, so a CUDA-stream writer cannot record generation fences on topic ${topic}; use the host writer (producerStream null)`);
+    }
 
     const claimed = await claimTopicSocket(options.runtimeDirectory, topic);
     if (!claimed.ok) return claimed;
@@ -189,9 +220,12 @@ export class TopicPublisher extends EventEmitter {
 
     const slotStride = Math.ceil(slotByteSpan / DEFAULT_ALIGNMENT) * DEFAULT_ALIGNMENT;
     const totalBytes = slotStride * slotCount;
+    // A pinnedHost segment holds one generation-fence counter per slot after the slots (zero from the
+    // start: a new segment is zero-filled), whichever writer fills it; a host segment holds the slots only.
+    const segmentBytes = totalBytes + (kind === MemoryKind.PinnedHost ? fenceCounterBytes(slotCount) : 0);
     const topicId = randomBytes(4).readUInt32LE(0) || 1;
     const segmentName = `${segmentPrefix(process.pid)}${topicId.toString(16)}.${randomBytes(4).toString('hex')}`;
-    const segment = SharedSegment.create({ name: segmentName, byteSize: totalBytes });
+    const segment = SharedSegment.create({ name: segmentName, byteSize: segmentBytes });
     if (!segment.ok) return segment;
     const cleanup: (() => void)[] = [() => segment.value.close(), () => segment.value.unlink()];
     const fail = <T>(failure: Result<T>): Result<never> => {
@@ -204,7 +238,7 @@ export class TopicPublisher extends EventEmitter {
     cleanup.push(() => backend.free(adopted.value));
     // The pool takes the whole segment as its one backing block: slot i at byte i * slotStride (the wire's layout).
     const resource = new RegionResource({ memory: adopted.value, byteOffset: 0, byteLength: totalBytes, label: `topic ${topic} slots` }, { label: `topic ${topic} slots` });
-    const pool = TensorPool.materialize(backend, {
+    const makePool = (writer: Stream | null): Result<TensorPool> => TensorPool.materialize(backend, {
       name: `topic ${topic}`,
       memoryKind: kind,
       device: Device.cpu(),
@@ -214,11 +248,12 @@ export class TopicPublisher extends EventEmitter {
       ...(rank === null ? {} : { rank }),
       ...(options.dtype === undefined ? {} : { dtype: options.dtype }),
       alignment: DEFAULT_ALIGNMENT,
-      producerStream: null,
+      producerStream: writer,
       resource,
       ...(options.eventDevice === undefined ? {} : { eventDevice: options.eventDevice }),
       ...(options.maxReleaseStreams === undefined ? {} : { maxReleaseStreams: options.maxReleaseStreams }),
     });
+    const pool = makePool(producerStream);
     if (!pool.ok) return fail(pool);
     cleanup.push(() => pool.value.dispose());
 
@@ -231,6 +266,7 @@ export class TopicPublisher extends EventEmitter {
         segment: segment.value,
         memory: adopted.value,
         pool: pool.value,
+        makePool,
         socket: socket.value,
         runtimeDirectory: directory,
         topicId,
@@ -241,13 +277,51 @@ export class TopicPublisher extends EventEmitter {
         attachTimeoutMs,
         leaseTimeoutMs,
         livenessIntervalMs,
+        producerStream,
+        memoryOps,
+        counters: kind === MemoryKind.PinnedHost ? fenceCounterRanges(adopted.value, slotCount, slotStride) : [],
       }),
     );
   }
 
-  /** The boundary pool: `allocateTensor` -> `write(null)` -> `commit()` -> `emit()`, then `publish()`. */
+  /**
+   * The boundary pool: `allocateTensor` -> `write(null)` (host writer) or `write(producerStream)` (the
+   * CUDA-stream writer) -> `commit()` -> `emit()`, then `publish()`.
+   */
   get pool(): TensorPool {
     return this.#pool;
+  }
+
+  /**
+   * Makes this pinnedHost publisher the CUDA-stream writer after `create()` (a graph session lends it once
+   * the producer's planned stream exists): the boundary pool is materialized again over the same segment
+   * with `stream` as its producer stream, so `pool` changes; publishes then record generation fences on
+   * `stream`. Only before the first `allocateTensor()`: `InvalidState` once a slot was lent or published,
+   * or after `close()`; `InvalidArgument` for a host topic or when a producer stream is already bound;
+   * `NotSupported` without `backend.streamMemoryOps`; the pool's errors (a stream of another device than
+   * `eventDevice`). On failure the host writer's pool is made again.
+   */
+  bindProducerStream(stream: Stream): Result<void> {
+    if (this.#closed) return err(ErrorCode.InvalidState, `topic ${this.topic}: bindProducerStream() after close()`);
+    if (this.#counters.length === 0) return err(ErrorCode.InvalidArgument, `topic ${this.topic} is host memory, which only the host writer fills`);
+    if (this.#producerStream !== null) return err(ErrorCode.InvalidArgument, `topic ${this.topic} is already written on stream "${this.#producerStream.label}"`);
+    if (this.#publishedTotal > 0 || this.#pool.available !== this.#pool.slotCount) {
+      return err(ErrorCode.InvalidState, `topic ${this.topic}: bindProducerStream() after slots were lent or published; bind the writer before the first allocateTensor()`);
+    }
+    const ops = this.#backend.streamMemoryOps;
+    if (ops === undefined) return err(ErrorCode.NotSupported, `topic ${this.topic}: the ${this.#backend.name} backend has no stream memory operations, so a CUDA-stream writer cannot record generation fences`);
+    // The segment's region backs one pool at a time: the host-writer pool goes first.
+    this.#pool.dispose();
+    const pool = this.#makePool(stream);
+    if (!pool.ok) {
+      const restored = this.#makePool(null);
+      if (restored.ok) this.#pool = restored.value;
+      return pool;
+    }
+    this.#pool = pool.value;
+    this.#producerStream = stream;
+    this.#memoryOps = ops;
+    return { ok: true, value: undefined };
   }
 
   /**
@@ -294,12 +368,22 @@ export class TopicPublisher extends EventEmitter {
     const own = backing.acquireLease();
     if (!own.ok) return own;
     const generation = this.#sessions.nextGeneration(slot);
+    const producer = this.#producerStream;
+    if (producer !== null) {
+      // The generation fence, on the producer stream after the writes its commit covered: the slot's
+      // counter in the segment becomes `generation` once they completed. Importers wait for it on their stream.
+      const fenced = (this.#memoryOps as StreamMemoryOperations).writeValue64(producer, this.#counters[slot] as MemoryRange, BigInt(generation));
+      if (!fenced.ok) {
+        backing.releaseLease(null);
+        return err(fenced.error.code, `topic ${this.topic}: generation fence write (slot ${slot}, generation ${generation}): ${fenced.error.message}`, fenced.error);
+      }
+    }
     encodeDescriptor(new DataView(this.#frame.buffer, this.#frame.byteOffset, FRAME_BYTES), 0, {
       topicId: this.#topicId,
       slot,
       generation,
-      fenceValue: 0,
-      flags: DescriptorFlag.HostWriter,
+      fenceValue: producer === null ? 0 : generation,
+      flags: producer === null ? DescriptorFlag.HostWriter : DescriptorFlag.DeviceFence,
       dtype: tensor.dtype,
       shape: tensor.shape,
       strides: tensor.strides,

@@ -82,6 +82,29 @@ describe('descriptor codec', () => {
     expect(codeOf(decoder, frame())).toBe('ok');
   });
 
+  it('takes a CUDA-stream writer (DeviceFence) only on a topic with fence counters, with a fence value in 1..generation', () => {
+    const fenced = (fields: Partial<DescriptorFields>): DataView => frame({ flags: DescriptorFlag.DeviceFence, ...fields });
+    const message = (decoder: DescriptorDecoder, view: DataView): string => {
+      const r = decoder.decode(view, 0, new TensorDescriptor());
+      return r.ok ? 'ok' : r.error.message;
+    };
+    // A host topic (no counters): only the host writer, fence 0.
+    const host = new DescriptorDecoder(geometry);
+    expect(message(host, fenced({ generation: 3, fenceValue: 3 }))).toMatch(/flags .*no fence counters/);
+    expect(codeOf(host, frame({ generation: 3 }))).toBe('ok');
+    // A pinnedHost topic with counters: both writers.
+    const pinned = new DescriptorDecoder({ ...geometry, fenceCounters: true });
+    expect(message(pinned, fenced({ generation: 3, fenceValue: 0 }))).toMatch(/fence value is 0, .*1\.\.3/);
+    expect(message(pinned, fenced({ generation: 3, fenceValue: 4 }))).toMatch(/fence value is 4, .*1\.\.3/);
+    expect(message(pinned, frame({ generation: 3, fenceValue: 3 }))).toMatch(/host writer records no fence/);
+    expect(pinned.lastGeneration(1)).toBe(0);
+    const out = new TensorDescriptor();
+    expect(pinned.decode(fenced({ generation: 3, fenceValue: 3 }), 0, out).ok).toBe(true);
+    expect(out).toMatchObject({ generation: 3, fenceValue: 3, flags: DescriptorFlag.DeviceFence });
+    expect(codeOf(pinned, fenced({ generation: 5, fenceValue: 2 }))).toBe('ok'); // at most the generation
+    expect(codeOf(pinned, frame({ generation: 6 }))).toBe('ok'); // the host writer still publishes fence 0
+  });
+
   it('rejects a replayed or older generation of a slot (monotonic per slot)', () => {
     const decoder = new DescriptorDecoder(geometry);
     expect(codeOf(decoder, frame({ generation: 5 }))).toBe('ok');

@@ -29,7 +29,7 @@ class StandInIpcBackend extends HostBackend {
     exportEvent: () => err(ErrorCode.NotSupported, 'stand-in'),
     importEvent: () => err(ErrorCode.NotSupported, 'stand-in'),
   };
-  readonly streamMemoryOps: StreamMemoryOperations = {
+  override readonly streamMemoryOps: StreamMemoryOperations = {
     writeValue64: (_stream: Stream, target: MemoryRange, value: bigint) => {
       this.fences.push({ target, value });
       return OK_VOID;

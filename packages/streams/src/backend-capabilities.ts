@@ -6,12 +6,19 @@ import type { MemoryKind } from './memory-kind.js';
 /**
  * Optional `Backend` capability: 64-bit stream memory operations (CUDA's `cuStreamWriteValue64` and
  * `cuStreamWaitValue64`), the device-side signal behind a generation fence. Present on a `CudaBackend`
- * whose driver exposes them; absent on the host backend. Neither call blocks the host.
+ * whose driver exposes them, and on the host backend, which emulates them as ops of its stream queues
+ * (a value wait blocks its stream, never the host; in auto mode blocked value waits are re-checked on a
+ * 1 ms timer, because another process may write the target; in manual mode only `step()` and
+ * `runUntilIdle()` re-check them). Neither call blocks the host.
  *
- * `target` is an 8-byte range of cudaDevice memory of this backend (its own or adopted), at a byte offset
- * that is a multiple of 8; the value is a little-endian unsigned 64-bit integer.
- * Errors (Result): InvalidArgument (a range that is not 8 bytes, misaligned or not cudaDevice memory, a
+ * `target` is an 8-byte range of cudaDevice or pinnedHost memory of this backend (its own or adopted: an
+ * @hs/ipc shared-memory segment adopted as pinnedHost memory), at a byte offset that is a multiple of 8;
+ * the value is a little-endian unsigned 64-bit integer. On CUDA, pinnedHost memory is page-locked portable
+ * and mapped (`cudaHostAlloc`, or `cudaHostRegister` when adopted), so on a unified-addressing system the
+ * driver takes its host address as it is.
+ * Errors (Result): InvalidArgument (a range that is not 8 bytes, misaligned or of another memory kind, a
  * value outside 0..2^64-1, a foreign stream), InvalidState (a destroyed stream or freed memory),
+ * NotSupported (CUDA: a pinnedHost target on a device that cannot use host pointers of registered memory),
  * DeviceError (the driver refused, naming the CUresult).
  * Spec: "Crossing process boundaries: the generation fence".
  *

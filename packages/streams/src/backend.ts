@@ -329,7 +329,8 @@ export interface Backend {
 
   /**
    * Optional capability: 64-bit stream memory operations (the generation fence's device-side write and
-   * wait). Present on the CUDA backend when the driver has them; absent on the host backend.
+   * wait). Present on the CUDA backend when the driver has them; the host backend emulates them on its
+   * stream queues.
    */
   readonly streamMemoryOps?: StreamMemoryOperations | undefined;
   /** Optional capability: CUDA IPC handles of memory and events. Present on the CUDA backend only. */

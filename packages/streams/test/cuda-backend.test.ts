@@ -350,16 +350,48 @@ describe.skipIf(!gpu)('CudaBackend capabilities: stream memory operations and CU
     expect(Array.from(seen.subarray(0, 8))).toEqual(new Array(8).fill(0x11));
   });
 
+  it('takes pinnedHost targets, its own (cudaHostAlloc) and adopted (cudaHostRegister) ones: written in stream order, waited on by another stream', async () => {
+    const ops = backend.streamMemoryOps;
+    if (ops === undefined) return;
+    const own = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 64 }));
+    const native = loadCudaNative();
+    if (!native.ok) throw new Error('the addon loaded for CudaBackend.available() but not here');
+    const mapping = new Uint8Array(new ArrayBuffer(1 << 16));
+    const adopted = unwrap(backend.adoptHostMemory({ bytes: mapping, kind: MemoryKind.PinnedHost, address: native.binding.addressOf(mapping) }));
+    const data = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 256 }));
+    const producer = unwrap(backend.createStream(device, { label: 'producer' }));
+    const consumer = unwrap(backend.createStream(device, { label: 'consumer' }));
+    const seen = new Uint8Array(8);
+    for (const pinned of [own, adopted]) {
+      const view = unwrap(backend.hostView(pinned));
+      view.fill(0, 0, 64);
+      seen.fill(0);
+      unwrap(ops.waitValue64(consumer, counter(pinned, 8), 7n));
+      unwrap(backend.copyToHostAsync(consumer, seen, counter(data, 0, 8)));
+      unwrap(backend.launchKernel(producer, { name: 'hs.test.spinFill', reads: [], writes: [counter(data, 0)], params: [50_000_000, 0x22], host: () => undefined }));
+      unwrap(ops.writeValue64(producer, counter(pinned, 8), 7n));
+      await backend.synchronizeStream(consumer);
+      expect(new DataView(view.buffer, view.byteOffset).getBigUint64(8, true)).toBe(7n);
+      expect(Array.from(seen)).toEqual(new Array(8).fill(0x22));
+      // A host write of the mapped counter releases a device wait too (another process writing a segment).
+      unwrap(ops.waitValue64(consumer, counter(pinned, 16), 3n));
+      const released = backend.synchronizeStream(consumer);
+      new DataView(view.buffer, view.byteOffset).setBigUint64(16, 3n, true);
+      await released;
+    }
+    unwrap(backend.free(adopted));
+  });
+
   it('refuses ranges and values a 64-bit memory operation cannot take, naming the problem', () => {
     const ops = backend.streamMemoryOps;
     if (ops === undefined) return;
     const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 256 }));
-    const pinned = unwrap(backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: 256 }));
+    const pageable = unwrap(backend.allocate({ kind: MemoryKind.Host, device: Device.cpu(), byteSize: 256 }));
     const s = unwrap(backend.createStream(device));
     const cases: [MemoryRange, bigint, RegExp][] = [
       [counter(memory, 0, 4), 1n, /must be 8 bytes/],
       [counter(memory, 4), 1n, /8-byte aligned/],
-      [counter(pinned), 1n, /need cudaDevice memory/],
+      [counter(pageable), 1n, /need cudaDevice or pinnedHost memory/],
       [counter(memory), -1n, /0\.\.2\^64-1/],
       [counter(memory), 2n ** 64n, /0\.\.2\^64-1/],
       [counter(memory, 256), 1n, /does not lie inside/],

@@ -222,11 +222,12 @@ describe('HostBackend adoptHostMemory', () => {
 });
 
 describe('HostBackend optional capabilities', () => {
-  it('has no CUDA IPC and no stream memory operations, and refuses interprocess events', () => {
+  it('has no CUDA IPC, emulates stream memory operations, and refuses interprocess events', () => {
     const backend = new HostBackend();
     const contract: Backend = backend;
     expect(contract.ipc).toBeUndefined();
-    expect(contract.streamMemoryOps).toBeUndefined();
+    expect(contract.streamMemoryOps).toBeDefined();
+    expect(contract.streamMemoryOps).toBe(backend.streamMemoryOps);
     const r = backend.createEvent(Device.cuda(0), { interprocess: true });
     expect(!r.ok && r.error.code).toBe(ErrorCode.NotSupported);
     expect(unwrap(backend.createEvent(Device.cuda(0), { interprocess: false })).destroyed).toBe(false);

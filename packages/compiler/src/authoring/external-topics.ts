@@ -21,6 +21,15 @@ export interface TopicPublishOptions {
   readonly subscriberQueueDepth?: number;
   /** Most subscribers attached at once, a positive integer (default 4); checked by `compile()` (`TOPIC_OPTION_INVALID`). */
   readonly maxSubscribers?: number;
+  /**
+   * Who fills the slots of a pinnedHost output published in place (spec "Pinned-host readiness follows the
+   * writer"): `'host'` (default) the host writer, `write(null)`, no fence; `'cudaStream'` the operator's
+   * planned stream, `write(ctx.cudaStream())`: the boundary pool's producer stream is that stream and each
+   * publish records a generation fence on it, which importers wait for on their own streams. Only for
+   * pinnedHost outputs; a pass-through output's copies are always host-written. Checked by `compile()`
+   * (`TOPIC_OPTION_INVALID`).
+   */
+  readonly pinnedHostWriter?: 'host' | 'cudaStream';
 }
 
 /** Options of `Graph.subscribe()`. */
@@ -51,6 +60,8 @@ export interface TopicPublication {
   readonly subscriberQueueDepth: number | undefined;
   /** As given, unchecked; `undefined` when omitted. */
   readonly maxSubscribers: number | undefined;
+  /** As given, unchecked; `undefined` when omitted. */
+  readonly pinnedHostWriter: 'host' | 'cudaStream' | undefined;
 }
 
 /** One `Graph.subscribe()` declaration: a graph input imported from a named external topic. */

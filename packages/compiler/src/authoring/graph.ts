@@ -162,7 +162,7 @@ export class Graph {
     this.#assertMember(output);
     assertTopicName(where, topic);
     if (options !== undefined && (typeof options !== 'object' || options === null)) throw new HsError(ErrorCode.InvalidArgument, `${where}: options must be an object`);
-    this.#publications.push(Object.freeze({ topic, output, subscriberQueueDepth: options?.subscriberQueueDepth, maxSubscribers: options?.maxSubscribers }));
+    this.#publications.push(Object.freeze({ topic, output, subscriberQueueDepth: options?.subscriberQueueDepth, maxSubscribers: options?.maxSubscribers, pinnedHostWriter: options?.pinnedHostWriter }));
   }
 
   /**

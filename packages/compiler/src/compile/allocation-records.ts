@@ -89,9 +89,12 @@ export function buildAllocationRecords(index: GraphIndex, inputs: AllocationInpu
         );
         continue;
       }
-      // A pinnedHost boundary pool is filled by the host writer (no fence): the shared-memory transport
-      // carries no device fence yet, so its slots are not written on the producer's stream.
-      const hostWrittenBoundary = publication !== undefined && kind.memoryKind === MemoryKind.PinnedHost;
+      // A pinnedHost boundary pool is filled by the host writer (no fence) unless the publication declares
+      // the CUDA-stream writer (pinnedHostWriter 'cudaStream', in place): then its slots are written on the
+      // producer's stream and each publish records a generation fence in the segment. Copies of a
+      // pass-through output are host-written.
+      const hostWrittenBoundary =
+        publication !== undefined && kind.memoryKind === MemoryKind.PinnedHost && (staged || publication.pinnedHostWriter !== 'cudaStream');
       const producerStream = isDeviceAccessible(kind.memoryKind) && !hostWrittenBoundary ? (inputs.streamOf.get(op) ?? null) : null;
       const id = staged ? `boundary:${(publication as ResolvedPublication).topic}` : `pool:${port.key}`;
       const cap = releaseStreamCap(op, eventDevice(device, producerStream === null ? null : (inputs.operatorDevice.get(op) ?? null), consumers, inputs.operatorDevice), inputs.operatorDevice, cudaOperatorsOn);

@@ -18,6 +18,8 @@ export interface ResolvedPublication {
   readonly subscriberQueueDepth: number;
   readonly subscriberQueueDepthSource: 'explicit' | 'default';
   readonly maxSubscribers: number;
+  /** Who fills a pinnedHost boundary pool published in place (`'host'` unless declared). */
+  readonly pinnedHostWriter: 'host' | 'cudaStream';
 }
 
 /** A checked `subscribe()` declaration. */
@@ -118,6 +120,16 @@ export function resolveTopics(
       );
       continue;
     }
+    const writer = p.pinnedHostWriter ?? 'host';
+    if ((writer !== 'host' && writer !== 'cudaStream') || (writer === 'cudaStream' && kind.memoryKind !== MemoryKind.PinnedHost)) {
+      log.error(
+        DiagnosticCode.TopicOptionInvalid,
+        subject,
+        `publish(${p.output.key}, '${p.topic}'): pinnedHostWriter ${JSON.stringify(p.pinnedHostWriter)} ` +
+          (writer === 'cudaStream' ? `is for pinnedHost outputs, and this one publishes ${kind.memoryKind} tensors` : "is not 'host' or 'cudaStream'"),
+      );
+      continue;
+    }
     if (depth === null) continue;
     publications.set(p.output, {
       topic: p.topic,
@@ -126,6 +138,7 @@ export function resolveTopics(
       subscriberQueueDepth: depth ?? defaultQueueDepth,
       subscriberQueueDepthSource: p.subscriberQueueDepth === undefined ? 'default' : 'explicit',
       maxSubscribers,
+      pinnedHostWriter: writer,
     });
   }
   for (const s of index.subscriptions) {

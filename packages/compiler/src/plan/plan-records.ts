@@ -166,9 +166,10 @@ export interface BoundaryPoolInfo {
   readonly staging: 'direct' | 'copy';
   /**
    * `generation`: slots are written on the producer stream, so each commit records a generation fence
-   * the importer waits for on its own stream (cudaDevice); `none`: a host writer, complete at commit, no
-   * fence (host, and pinnedHost: the shared-memory transport carries no device fence yet, so a pinnedHost
-   * boundary is filled by the host writer although its producer has a planned stream).
+   * the importer waits for on its own stream (cudaDevice, and pinnedHost published with
+   * `pinnedHostWriter: 'cudaStream'`: the fence counters lie in the shared segment); `none`: a host writer,
+   * complete at commit, no fence (host, and pinnedHost by default: filled by the host writer although its
+   * producer has a planned stream).
    */
   readonly fence: 'generation' | 'none';
   /** Slots one subscriber may hold at once. */

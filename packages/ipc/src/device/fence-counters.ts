@@ -29,3 +29,12 @@ export function fenceCounterRanges(memory: DeviceMemory, slotCount: number, slot
     ),
   );
 }
+
+/**
+ * True when a host-transport (shared-memory) topic of `memoryKind` carries fence counters: pinnedHost
+ * segments of `segmentBytes` that cover the slots and their counters (a CUDA-stream writer may publish
+ * there); host segments never do (host memory is written by the host writer only).
+ */
+export function segmentHasFenceCounters(pinnedHost: boolean, slotCount: number, slotStride: number, segmentBytes: number): boolean {
+  return pinnedHost && segmentBytes >= slotCount * slotStride + fenceCounterBytes(slotCount);
+}

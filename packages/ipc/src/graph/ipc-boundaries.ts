@@ -48,7 +48,11 @@ export interface IpcBoundariesOptions {
  * Host and pinnedHost topics written by a host writer travel through POSIX shared memory
  * (`TopicPublisher`, `ChannelRuntime`); cudaDevice topics through one CUDA IPC allocation per pool with a
  * generation fence per slot (`DeviceTopicPublisher`; the importer waits on its own stream). A pinnedHost
- * boundary is host-written (the compiler plans it so): its descriptors carry no fence.
+ * boundary of a graph is host-written by default: its descriptors carry no fence; published with
+ * `pinnedHostWriter: 'cudaStream'` its pool is written on the producer's stream and each publish records
+ * a generation fence in the segment (`TopicPublisher.bindProducerStream`). A
+ * subscribed pinnedHost input also reads topics a standalone `TopicPublisher` writes on a CUDA stream
+ * (fenced descriptors): it waits for each fence on its own stream.
  * Spec: "Crossing process boundaries: the generation fence".
  *
  * @example
@@ -167,6 +171,13 @@ export class IpcBoundaries implements BoundaryProvider {
       if (!pool.ok) return pool;
       this.#handedOut.add(record.id);
       return ok(new DeviceGraphPublication(request.backend, publisher, pool.value, producerStream, awaitSubscribers, subscriberTimeoutMs));
+    }
+    // A pinnedHost output published in place with the CUDA-stream writer: the pool is written on the
+    // producer's planned stream, and each publish records a generation fence on it.
+    if (request.record.producerStream !== null) {
+      if (request.producerStream === null) return err(ErrorCode.InvalidArgument, `pool ${request.record.id}: a CUDA-written pinnedHost boundary is written on its producer's planned stream, and the session gives it none`);
+      const bound = publisher.bindProducerStream(request.producerStream);
+      if (!bound.ok) return bound;
     }
     // A pass-through output whose operator has a CUDA stream copies device-to-host into its host-written
     // slots on that stream: one completion event per slot, on the operator's device.

@@ -1,10 +1,11 @@
 import { createConnection, type Socket } from 'node:net';
 import type { TopicEndpointRecord } from '@hs/compiler';
 import type { BoundarySubscription } from '@hs/runtime';
-import { ErrorCode, HsError, MemoryKind, OK_VOID, err, unwrap, type Backend, type DeviceMemory, type Event, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, OK_VOID, err, unwrap, type Backend, type DeviceMemory, type Event, type MemoryRange, type Result, type Stream } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import { CudaIpcImport } from '../device/cuda-ipc-import.js';
 import { decodeDeviceHello } from '../device/device-hello.js';
+import { fenceCounterRanges, segmentHasFenceCounters } from '../device/fence-counters.js';
 import { FrameReader } from '../frame-reader.js';
 import { TopicMailbox } from '../mailbox/topic-mailbox.js';
 import { SharedSegment, subscriberSegmentAccess } from '../shared-segment.js';
@@ -36,9 +37,13 @@ interface AttachedTopic extends TopicGeometry {
 
 /**
  * A graph input fed by a topic of another process, for both transports. A host or pinnedHost topic: the
- * publisher's shared segment is mapped and adopted by the backend; its descriptors come from a host
- * writer, so the slot tensor is host-complete (a host reader's `synchronizeForHost()` returns at once,
- * a stream waits for nothing). A device topic: the publisher's one CUDA IPC allocation is mapped once
+ * publisher's shared segment is mapped and adopted by the backend; a host writer's descriptor (fence 0)
+ * makes the slot tensor host-complete (a host reader's `synchronizeForHost()` returns at once, a stream
+ * waits for nothing). A pinnedHost descriptor of a CUDA-stream writer (DEVICE_FENCE, on a segment with
+ * fence counters) is handled like a device topic's: the consumer stream waits for the slot's counter in
+ * the segment to reach the fence (`streamMemoryOps.waitValue64`), a readiness event is recorded after the
+ * wait, and `synchronizeForHost()` resolves once the bytes are complete; an input without a stream refuses
+ * it (`NotSupported`). A device topic: the publisher's one CUDA IPC allocation is mapped once
  * (`CudaIpcImport`); for each descriptor the consumer's own stream waits on the device for the slot's
  * generation fence, a readiness event is recorded on that stream right after the wait, and the slot's
  * tensor is handed to the graph, so the consumer's work is ordered after the producer's writes without a
@@ -56,6 +61,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
   #import: CudaIpcImport | null = null;
   #segment: SharedSegment | null = null;
   #memory: DeviceMemory | null = null;
+  /** A pinnedHost segment's fence counters (one 8-byte range per slot), empty without them. */
+  #counters: readonly MemoryRange[] = [];
   /** A host topic's mailbox, when the publisher offered one and this addon has doorbells. */
   #mailbox: TopicMailbox | null = null;
   #decoder: DescriptorDecoder | null = null;
@@ -187,8 +194,10 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const per = this.endpoint.maxReleaseStreams;
     const stream = this.consumerStream;
     const events: Event[] = [];
-    // Device topics: a readiness event per slot, then the release events; a host-only consumer has neither.
-    const eventCount = stream === null ? 0 : topic.slotCount * (per + (device ? 1 : 0));
+    // Topics with fence counters (device, pinnedHost): a readiness event per slot (recorded after a fence
+    // wait), then the release events; a host-only consumer has neither.
+    const fenced = topic.fenceCounters === true;
+    const eventCount = stream === null ? 0 : topic.slotCount * (per + (fenced ? 1 : 0));
     for (let i = 0; i < eventCount; i++) {
       const made = this.backend.createEvent((stream as Stream).device, { label: `topic ${this.endpoint.topic} event ${i}` });
       if (!made.ok) {
@@ -198,8 +207,8 @@ export class TopicGraphSubscription implements BoundarySubscription {
       }
       events.push(made.value);
     }
-    this.#readiness = device ? events.slice(0, topic.slotCount) : [];
-    this.#releaseEvents = device ? events.slice(topic.slotCount) : events;
+    this.#readiness = fenced && stream !== null ? events.slice(0, topic.slotCount) : [];
+    this.#releaseEvents = fenced && stream !== null ? events.slice(topic.slotCount) : events;
     const memory = (this.#import?.memory ?? this.#memory) as DeviceMemory;
     this.#slots = [];
     for (let slot = 0; slot < topic.slotCount; slot++) {
@@ -239,7 +248,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const mapped = CudaIpcImport.open(this.backend, { name: `topic ${this.endpoint.topic}`, device: this.endpoint.device, handle: h.handle, slotCount: h.slotCount, slotStride: h.slotStride });
     if (!mapped.ok) return mapped;
     this.#import = mapped.value;
-    return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: true } };
+    return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: true, fenceCounters: true } };
   }
 
   /** A host HELLO: the publisher's shared segment mapped and adopted as host or pinnedHost memory. */
@@ -278,7 +287,9 @@ export class TopicGraphSubscription implements BoundarySubscription {
         return opened;
       }
     }
-    return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: false } };
+    const fenceCounters = segmentHasFenceCounters(kind === MemoryKind.PinnedHost, h.slotCount, h.slotStride, h.segmentBytes);
+    this.#counters = fenceCounters ? fenceCounterRanges(memory.value, h.slotCount, h.slotStride) : [];
+    return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: false, fenceCounters } };
   }
 
   /** Releases a mapping made by a failed attach. */
@@ -293,6 +304,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     }
     this.#segment = null;
     this.#memory = null;
+    this.#counters = [];
   }
 
   /** `operator.port` of the subscribed input, for messages. */
@@ -328,8 +340,17 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const slot = this.#slots[d.slot] as ImportedSlot;
     if (slot.inUse) return this.#reject(new HsError(ErrorCode.ProtocolError, `descriptor rejected: slot ${d.slot} is still held here`));
     const fenced = (d.flags & DescriptorFlag.DeviceFence) !== 0;
-    if (fenced !== topic.device) {
-      return this.#reject(new HsError(ErrorCode.ProtocolError, `descriptor rejected: ${topic.device ? 'a device topic descriptor must carry a generation fence' : 'a host topic is written by the host writer and carries no fence'}`));
+    if (topic.device && !fenced) {
+      return this.#reject(new HsError(ErrorCode.ProtocolError, 'descriptor rejected: a device topic descriptor must carry a generation fence'));
+    }
+    // (A fence on a topic without counters was refused by the decoder.)
+    if (fenced && !topic.device && this.consumerStream === null) {
+      return this.#reject(
+        new HsError(
+          ErrorCode.NotSupported,
+          `descriptor rejected: slot ${d.slot} of pinnedHost topic ${this.endpoint.topic} was written on the producer's CUDA stream (generation fence ${d.fenceValue}), and input ${this.#input} has no stream to wait on it; give the consumer a stream (spec.requireCudaStream())`,
+        ),
+      );
     }
     if (!isPackedRowMajor(d.rank, d.shape, d.strides)) return this.#reject(new HsError(ErrorCode.ProtocolError, 'descriptor rejected: strides are not packed row-major'));
     const e = this.endpoint;
@@ -346,9 +367,13 @@ export class TopicGraphSubscription implements BoundarySubscription {
       );
     }
     let readiness: Event | null = null;
-    if (topic.device) {
+    if (fenced) {
+      // The consumer's own stream waits for the slot's counter to reach the fence; the readiness event
+      // recorded right after is what stream readers wait on and what synchronizeForHost() awaits.
       const stream = this.consumerStream as Stream;
-      const waited = (this.#import as CudaIpcImport).waitFence(stream, d.slot, d.fenceValue);
+      const waited = topic.device
+        ? (this.#import as CudaIpcImport).waitFence(stream, d.slot, d.fenceValue)
+        : this.#waitSegmentFence(stream, d.slot, d.fenceValue);
       if (!waited.ok) return this.#reject(waited.error);
       readiness = this.#readiness[d.slot] as Event;
       const recorded = this.backend.recordEvent(readiness, stream);
@@ -362,6 +387,16 @@ export class TopicGraphSubscription implements BoundarySubscription {
     this.#count++;
     this.wake();
     return true;
+  }
+
+  /** Enqueues on `stream` a wait until a pinnedHost slot's counter reached `fenceValue` (no host wait). */
+  #waitSegmentFence(stream: Stream, slot: number, fenceValue: number): Result<void> {
+    const ops = this.backend.streamMemoryOps;
+    if (ops === undefined) {
+      return err(ErrorCode.NotSupported, `topic ${this.endpoint.topic}: the ${this.backend.name} backend has no stream memory operations, so it cannot wait on the generation fence of a CUDA-written pinnedHost slot`);
+    }
+    const waited = ops.waitValue64(stream, this.#counters[slot] as MemoryRange, BigInt(fenceValue));
+    return waited.ok ? waited : err(waited.error.code, `generation fence wait (slot ${slot}, value ${fenceValue}): ${waited.error.message}`, waited.error);
   }
 
   #returnSlot(slot: number): void {

@@ -15,6 +15,12 @@ export interface TopicGeometry {
   readonly slotStride: number;
   /** Largest rank the topic admits, 0..8. */
   readonly maxRank: number;
+  /**
+   * True when the topic's memory holds one generation-fence counter per slot after the slots (device
+   * topics, and pinnedHost segments whose size covers them), so descriptors may name a CUDA-stream writer
+   * (`DeviceFence`); false or absent: every descriptor must come from the host writer (fence 0).
+   */
+  readonly fenceCounters?: boolean;
 }
 
 /** The fields `encodeDescriptor` writes. */
@@ -85,7 +91,8 @@ function reject(field: string, problem: string): Err {
 /**
  * Decodes and validates DESCRIPTOR frames of one topic, trusting nothing in them: header (magic, version,
  * type, topic id), slot in range, generation strictly above the slot's last accepted one, known flags, a
- * fence value of 0 for a host writer, a known dtype, rank within the topic's bound, shape and strides
+ * fence value of 0 for a host writer, a device fence only on a topic with fence counters and with a fence
+ * value in 1..generation (the producer writes the slot's generation), a known dtype, rank within the topic's bound, shape and strides
  * non-negative safe integers, byte length equal to the strided span, bytes inside the slot, reserved bytes
  * zero. Each failure is `ProtocolError` naming the field; a rejected frame changes no state.
  *
@@ -132,6 +139,12 @@ export class DescriptorDecoder {
     const deviceFence = (flags & DescriptorFlag.DeviceFence) !== 0;
     if (hostWriter === deviceFence) return reject('flags', 'must name exactly one writer: HostWriter or DeviceFence');
     if (hostWriter && fenceValue !== 0) return reject('fence value', `is ${fenceValue}, but a host writer records no fence (0)`);
+    if (deviceFence && g.fenceCounters !== true) {
+      return reject('flags', 'name a CUDA-stream writer (DeviceFence), but this topic has no fence counters (a host topic, or a pinnedHost segment without them): only the host writer may publish here');
+    }
+    if (deviceFence && (fenceValue === 0 || fenceValue > generation)) {
+      return reject('fence value', `is ${fenceValue}, but a CUDA-stream writer's fence is the slot's generation (1..${generation})`);
+    }
 
     const dtype = this.#dtype(view.getUint8(offset + Offset.dtypeCode), view.getUint8(offset + Offset.dtypeBits), view.getUint16(offset + Offset.dtypeLanes, true));
     if (dtype === null) {

@@ -11,7 +11,7 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
-import type { NativeMemoryTable } from '../backend-capabilities.js';
+import type { NativeMemoryTable, StreamMemoryOperations } from '../backend-capabilities.js';
 import { AddonMemoryTable } from '../addon-memory-table.js';
 import { loadCudaAddon } from '../cuda/load-cuda-binding.js';
 import { hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
@@ -29,6 +29,7 @@ import { HostMemoryTable } from './host-memory-table.js';
 import { HostEvent, HostStream } from './host-stream.js';
 import { SeededRandom } from './seeded-random.js';
 import { HostStreamWork } from './host-stream-work.js';
+import { HostStreamMemoryOps } from './host-stream-memory-ops.js';
 import { OpPool } from './stream-op.js';
 import { checkHostBackendOptions, type HostBackendOptions } from './host-backend-options.js';
 import { StreamScheduler } from './stream-scheduler.js';
@@ -64,6 +65,11 @@ export class HostBackend implements Backend, Disposable {
   readonly devices: readonly Device[];
   /** The ordering checker when enabled by `options.orderingChecker`, otherwise undefined. */
   readonly orderingChecker: OrderingChecker | undefined;
+  /**
+   * The emulated 64-bit stream memory operations (write-value and wait-value ops on the stream queues),
+   * on cudaDevice and pinnedHost memory of this backend; see `StreamMemoryOperations`.
+   */
+  readonly streamMemoryOps: StreamMemoryOperations;
   private readonly checker: StreamOrderingChecker | null;
   private readonly scheduler: StreamScheduler;
   private readonly ops = new OpPool();
@@ -91,6 +97,7 @@ export class HostBackend implements Backend, Disposable {
       fault: (stream, error) => this.recordFault(stream, error),
     });
     this.work = new HostStreamWork(this.ops, this.scheduler, this.checker);
+    this.streamMemoryOps = new HostStreamMemoryOps(this, this.work);
   }
 
   // ---- streams -------------------------------------------------------------------------------

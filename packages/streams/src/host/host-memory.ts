@@ -12,6 +12,8 @@ export class HostMemory implements DeviceMemory {
   freed = false;
   /** Cached `hostView` success, so repeated views allocate nothing. */
   hostView: Ok<Uint8Array> | null = null;
+  /** 32-bit words over the whole buffer, made on first use by a stream value op (null: not 4-byte aligned). */
+  private wordView: Uint32Array | null | undefined = undefined;
 
   constructor(
     /** Backend that made the allocation; handles from another backend are foreign. */
@@ -25,6 +27,20 @@ export class HostMemory implements DeviceMemory {
     /** The whole allocation, `byteSize` bytes. */
     readonly bytes: Uint8Array,
   ) {}
+
+  /**
+   * A `Uint32Array` over the whole underlying buffer for the 64-bit stream value ops (made once), or null
+   * when `bytes` does not start at a 4-byte boundary of its buffer (the ops then use byte access).
+   */
+  words(): Uint32Array | null {
+    let w = this.wordView;
+    if (w === undefined) {
+      const b = this.bytes;
+      w = b.byteOffset % 4 === 0 ? new Uint32Array(b.buffer, 0, Math.floor(b.buffer.byteLength / 4)) : null;
+      this.wordView = w;
+    }
+    return w;
+  }
 }
 
 /** First emulated address handed out; non-zero so that address 0 never names an allocation. */

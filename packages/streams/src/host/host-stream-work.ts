@@ -84,6 +84,36 @@ export class HostStreamWork {
     this.scheduler.enqueue(s, op);
   }
 
+  /** Enqueues a store of the little-endian u64 `value` into the 8 bytes of `target`. */
+  writeValue64(s: HostStream, target: MemoryRange, value: bigint): void {
+    if (this.checker !== null) {
+      this.checker.beginStreamOp(s.clockIndex);
+      this.checker.access(s.clockIndex, target, 'write', 'write value64');
+    }
+    const op = this.ops.take();
+    op.kind = OpKind.WriteValue64;
+    op.dst = target.memory as HostMemory;
+    op.dstOffset = target.byteOffset;
+    op.byteLength = 8;
+    op.captureValue64(value);
+    this.scheduler.enqueue(s, op);
+  }
+
+  /**
+   * Enqueues a wait until the little-endian u64 at `target` is >= `value`. The checker sees no access: the
+   * counter is a signal another stream (or process) writes, and the value wait does not order later work
+   * for the checker (only events do).
+   */
+  waitValue64(s: HostStream, target: MemoryRange, value: bigint): void {
+    const op = this.ops.take();
+    op.kind = OpKind.WaitValue64;
+    op.dst = target.memory as HostMemory;
+    op.dstOffset = target.byteOffset;
+    op.byteLength = 8;
+    op.captureValue64(value);
+    this.scheduler.enqueue(s, op);
+  }
+
   hostFunc(s: HostStream, fn: () => void): void {
     const op = this.ops.take();
     op.kind = OpKind.HostFunc;

@@ -12,7 +12,14 @@ export enum OpKind {
   CopyToHost,
   HostFunc,
   Wait,
+  /** `StreamMemoryOperations.writeValue64`: stores a little-endian u64. */
+  WriteValue64,
+  /** `StreamMemoryOperations.waitValue64`: runnable once the little-endian u64 at the target is >= the value. */
+  WaitValue64,
 }
+
+/** Scratch for splitting a bigint into 32-bit halves without allocating. */
+const SPLIT = new DataView(new ArrayBuffer(8));
 
 /**
  * One unit of queued stream work. Records are recycled through `OpPool`, so steady-state enqueueing
@@ -44,6 +51,16 @@ export class HostOp {
   private paramCount = 0;
   waitStream: HostStream | null = null;
   waitPosition = 0;
+  /** Low and high 32 bits of a value op's 64-bit value. */
+  valueLow = 0;
+  valueHigh = 0;
+
+  /** Splits `value` (0..2^64-1) into `valueLow`/`valueHigh`; no allocation. */
+  captureValue64(value: bigint): void {
+    SPLIT.setBigUint64(0, value, true);
+    this.valueLow = SPLIT.getUint32(0, true);
+    this.valueHigh = SPLIT.getUint32(4, true);
+  }
 
   /** Copies the launch's ranges and params into this record. */
   captureKernel(kernel: KernelLaunch): void {
@@ -56,7 +73,14 @@ export class HostOp {
 
   /** True when the op may run now: anything but a wait, or a wait whose captured position completed. */
   get runnable(): boolean {
-    return this.kind !== OpKind.Wait || (this.waitStream as HostStream).completed >= this.waitPosition;
+    if (this.kind === OpKind.Wait) return (this.waitStream as HostStream).completed >= this.waitPosition;
+    if (this.kind === OpKind.WaitValue64) return valueReached(this.dst as HostMemory, this.dstOffset, this.valueLow, this.valueHigh);
+    return true;
+  }
+
+  /** True for a value wait that is not runnable yet (its target may change outside this backend). */
+  get blockedOnValue(): boolean {
+    return this.kind === OpKind.WaitValue64 && !valueReached(this.dst as HostMemory, this.dstOffset, this.valueLow, this.valueHigh);
   }
 
   /** A short description used in fault messages (`kernel hs.rgbaToGray`, `memcpy`, ...). */
@@ -76,6 +100,10 @@ export class HostOp {
         return 'host function';
       case OpKind.Wait:
         return 'event wait';
+      case OpKind.WriteValue64:
+        return 'write value64';
+      case OpKind.WaitValue64:
+        return 'wait value64';
     }
   }
 
@@ -112,6 +140,10 @@ export class HostOp {
         (this.fn as () => void)();
         return;
       case OpKind.Wait:
+      case OpKind.WaitValue64:
+        return;
+      case OpKind.WriteValue64:
+        storeValue64(this.dst as HostMemory, this.dstOffset, this.valueLow, this.valueHigh);
         return;
     }
   }
@@ -130,6 +162,53 @@ export class HostOp {
     this.kernelHost = null;
     this.waitStream = null;
   }
+}
+
+/**
+ * Stores a little-endian u64 as two 32-bit stores, low word first, with `Atomics.store` when the bytes
+ * are 4-byte aligned in their buffer. Another process (or thread) polling the same mapping reads high,
+ * low, high (see `valueReached`), so for a counter that only grows it never sees more than was written.
+ */
+function storeValue64(memory: HostMemory, offset: number, low: number, high: number): void {
+  const words = memory.words();
+  if (words !== null) {
+    const i = (memory.bytes.byteOffset + offset) / 4;
+    Atomics.store(words, i, low);
+    Atomics.store(words, i + 1, high);
+    return;
+  }
+  const b = memory.bytes;
+  b[offset] = low & 0xff;
+  b[offset + 1] = (low >>> 8) & 0xff;
+  b[offset + 2] = (low >>> 16) & 0xff;
+  b[offset + 3] = low >>> 24;
+  b[offset + 4] = high & 0xff;
+  b[offset + 5] = (high >>> 8) & 0xff;
+  b[offset + 6] = (high >>> 16) & 0xff;
+  b[offset + 7] = high >>> 24;
+}
+
+/** True when the little-endian u64 at `offset` is >= `high:low`; a torn read (high changed) answers false. */
+function valueReached(memory: HostMemory, offset: number, low: number, high: number): boolean {
+  let h1: number;
+  let l: number;
+  let h2: number;
+  const words = memory.words();
+  if (words !== null) {
+    const i = (memory.bytes.byteOffset + offset) / 4;
+    h1 = Atomics.load(words, i + 1);
+    l = Atomics.load(words, i);
+    h2 = Atomics.load(words, i + 1);
+  } else {
+    const b = memory.bytes;
+    h1 = (b[offset + 4] as number) | ((b[offset + 5] as number) << 8) | ((b[offset + 6] as number) << 16) | (((b[offset + 7] as number) << 24) >>> 0);
+    l = ((b[offset] as number) | ((b[offset + 1] as number) << 8) | ((b[offset + 2] as number) << 16) | ((b[offset + 3] as number) << 24)) >>> 0;
+    h2 = h1;
+  }
+  h1 >>>= 0;
+  h2 >>>= 0;
+  if (h1 !== h2) return false;
+  return h1 > high || (h1 === high && l >>> 0 >= low);
 }
 
 /** Copies `source` into the front of `target` (which only grows); returns the count copied. */

@@ -9,6 +9,11 @@ export type SchedulingMode = 'auto' | 'manual';
 
 /** Most ops one automatic batch runs before yielding the event loop to other tasks. */
 const BATCH_OPS = 65_536;
+/**
+ * Milliseconds between re-checks of value waits (`waitValue64`) that are blocked in auto mode: their
+ * target may be written by the host or another process, which no queued op announces.
+ */
+export const VALUE_WAIT_POLL_MS = 1;
 
 /** Callbacks the scheduler makes into its backend. */
 export interface SchedulerHooks {
@@ -33,6 +38,13 @@ export class StreamScheduler {
   private running = false;
   private readonly kernelArgs = new KernelArguments();
   private readonly drainBound = (): void => this.drain();
+  /** The one timer that re-checks blocked value waits (made on first need, then `refresh()`ed). */
+  private valuePoll: NodeJS.Timeout | null = null;
+  private valuePollArmed = false;
+  private readonly valuePollBound = (): void => {
+    this.valuePollArmed = false;
+    if (this.immediate === null && !this.running) this.drain();
+  };
 
   constructor(
     private readonly mode: SchedulingMode,
@@ -107,11 +119,34 @@ export class StreamScheduler {
     }
   }
 
+  /**
+   * In auto mode, arms the poll timer when a stream's next op is a value wait that is still blocked; the
+   * timer keeps the process alive while such a wait exists (as a pending device wait would).
+   */
+  private pollBlockedValueWaits(): void {
+    if (this.mode !== 'auto' || this.valuePollArmed) return;
+    const active = this.active;
+    let blocked = false;
+    for (let i = 0; i < active.length && !blocked; i++) {
+      const head = (active[i] as HostStream).head;
+      if (head !== null && head.blockedOnValue) blocked = true;
+    }
+    if (!blocked) return;
+    this.valuePollArmed = true;
+    if (this.valuePoll === null) this.valuePoll = setTimeout(this.valuePollBound, VALUE_WAIT_POLL_MS);
+    else this.valuePoll.refresh();
+  }
+
   /** Drops all queued work and settles every pending host wait with `error`. */
   dispose(error: HsError): void {
     if (this.immediate !== null) {
       clearImmediate(this.immediate);
       this.immediate = null;
+    }
+    if (this.valuePoll !== null) {
+      clearTimeout(this.valuePoll);
+      this.valuePoll = null;
+      this.valuePollArmed = false;
     }
     for (const s of this.active) {
       for (let op = s.head; op !== null; ) {
@@ -132,7 +167,9 @@ export class StreamScheduler {
     this.immediate = null;
     if (this.runBatch(BATCH_OPS) >= BATCH_OPS && this.immediate === null) {
       this.immediate = setImmediate(this.drainBound);
+      return;
     }
+    this.pollBlockedValueWaits();
   }
 
   private runBatch(budget: number): number {
