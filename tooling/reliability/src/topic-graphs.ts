@@ -14,11 +14,20 @@ export function topicFrameByte(frame: number, index: number): number {
 }
 
 /** Which memory the topic carries: host (POSIX shm, host writer) or cudaDevice (CUDA IPC, generation fence). */
-export type TopicMemory = 'host' | 'cudaDevice';
+/**
+ * The boundary's memory: `host` (host writer, no fence), `pinnedHost` (written on the producer's CUDA
+ * stream, `pinnedHostWriter: 'cudaStream'`: each commit records a generation fence in the shared segment,
+ * the importer waits for it on its own stream) or `cudaDevice` (CUDA IPC, fenced).
+ */
+export type TopicMemory = 'host' | 'pinnedHost' | 'cudaDevice';
+
+/** The memory kind of `memory`'s tensors. */
+const KIND_OF: Readonly<Record<TopicMemory, MemoryKind>> = { host: MemoryKind.Host, pinnedHost: MemoryKind.PinnedHost, cudaDevice: MemoryKind.CudaDevice };
 
 /**
- * Producer: writes frame i's two halves (host writer: through the host view; device: two memsets on its
- * stream, a stream writer whose commit records the generation fence) and finishes after `frames`.
+ * Producer: writes frame i's two halves (host writer: through the host view; pinnedHost and device: two
+ * memsets on its stream, a stream writer whose commit records the generation fence) and finishes after
+ * `frames`.
  */
 class PatternSource extends Operator {
   out!: OutputPort;
@@ -34,7 +43,7 @@ class PatternSource extends Operator {
 
   setup(spec: OperatorSpec): void {
     this.out = spec.output('frames').producesTensor({
-      representation: { memoryKind: this.memory === 'host' ? MemoryKind.Host : MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 },
+      representation: { memoryKind: KIND_OF[this.memory], dtype: DType.uint8, rank: 1 },
       bounds: { maxByteSpan: TOPIC_FRAME_BYTES },
       storage: 'runtimePool',
     });
@@ -43,7 +52,7 @@ class PatternSource extends Operator {
   compute(ctx: ExecutionContext): Result<void> {
     const loan = ctx.allocateTensor(this.out, { shape: [TOPIC_FRAME_BYTES], dtype: DType.uint8 });
     if (!loan.ok) return loan;
-    const device = this.memory === 'cudaDevice';
+    const device = this.memory !== 'host';
     const guard = loan.value.write(device ? ctx.cudaStream() : null);
     if (!guard.ok) return guard;
     const frame = this.sent;
@@ -217,7 +226,7 @@ class PatternSink extends Operator {
   }
 
   setup(spec: OperatorSpec): void {
-    this.in = spec.input('frames', { memoryKind: this.memory === 'host' ? MemoryKind.Host : MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 });
+    this.in = spec.input('frames', { memoryKind: KIND_OF[this.memory], dtype: DType.uint8, rank: 1 });
   }
 
   async compute(ctx: ExecutionContext): Promise<Result<void>> {
@@ -258,7 +267,7 @@ function deployment(memory: TopicMemory, topic: string, side: 'publish' | 'subsc
 export function topicProducerPlan(topic: string, frames: number, memory: TopicMemory): { plan: ExecutionPlan; source: PatternSource } {
   const graph = new Graph('topic-producer');
   const source = graph.add(new PatternSource(frames, memory));
-  graph.publish(source.out, topic, { subscriberQueueDepth: 4 });
+  graph.publish(source.out, topic, { subscriberQueueDepth: 4, ...(memory === 'pinnedHost' ? { pinnedHostWriter: 'cudaStream' as const } : {}) });
   const plan = compile(graph, deployment(memory, topic, 'publish'));
   if (!plan.ok) throw plan.error;
   return { plan: plan.value, source };

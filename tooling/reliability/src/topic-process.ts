@@ -6,7 +6,7 @@ import { runTopicConsumer, runTopicProducer, type TopicMemory } from './topic-gr
 // frames (and `stalled N` when --stall-after makes it hang), and either side ends with one JSON line (a
 // TopicRunReport). Exit status 0 when the run succeeded, or when it ended with the typed error that
 // --expect-error names (a consumer whose producer is killed on purpose); 1 otherwise.
-//   node --import tsx src/topic-process.ts <producer|consumer> --topic T --memory host|cudaDevice
+//   node --import tsx src/topic-process.ts <producer|consumer> --topic T --memory host|pinnedHost|cudaDevice
 //     [--frames N] [--subscribers K] [--dir D] [--backend host|cuda] [--stall-after N] [--expect-error CODE]
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -27,10 +27,10 @@ const stallAfter = values['stall-after'] === undefined ? undefined : Number(valu
 if (
   (role !== 'producer' && role !== 'consumer') ||
   values.topic === undefined ||
-  (memory !== 'host' && memory !== 'cudaDevice') ||
+  (memory !== 'host' && memory !== 'pinnedHost' && memory !== 'cudaDevice') ||
   (stallAfter !== undefined && !(Number.isSafeInteger(stallAfter) && stallAfter >= 0))
 ) {
-  console.error('usage: topic-process <producer|consumer> --topic T [--memory host|cudaDevice] [--frames N] [--subscribers K] [--dir D] [--backend host|cuda] [--stall-after N] [--expect-error CODE]');
+  console.error('usage: topic-process <producer|consumer> --topic T [--memory host|pinnedHost|cudaDevice] [--frames N] [--subscribers K] [--dir D] [--backend host|cuda] [--stall-after N] [--expect-error CODE]');
   process.exit(2);
 }
 const backend = selectBackend({ backend: values.backend === 'cuda' ? 'cuda' : 'host' });

@@ -110,6 +110,19 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     expect(consumed).toMatchObject({ ok: true, frames: FRAMES, badBytes: 0 });
   }, 300_000);
 
+  it('a pinnedHost topic written on the producer CUDA stream: generation fences in the shared segment, waited on the consumer stream, bit-exact', async () => {
+    const frames = sanitized ? 500 : 20_000;
+    expect(topicProducerPlan('cuda-pinned', 1, 'pinnedHost').plan.pools[0]?.boundary?.fence).toBe('generation');
+    const consumer = startChild('consumer', ['--topic', 'cuda-pinned', '--memory', 'pinnedHost', '--backend', 'cuda', '--dir', dir]);
+    const backend = cudaBackend();
+    const produced = await runTopicProducer({ backend, topic: 'cuda-pinned', memory: 'pinnedHost', frames, awaitSubscribers: 1, runtimeDirectory: dir });
+    const consumed = await within(consumer.report, 120_000, () => 'the pinnedHost consumer did not finish');
+    backend.dispose();
+    console.log(`cuda pinnedHost topic (CUDA-stream writer): producer ${JSON.stringify(produced)}; consumer ${JSON.stringify(consumed)}`);
+    expect(produced).toMatchObject({ ok: true, frames, slotsOut: 0 });
+    expect(consumed).toMatchObject({ ok: true, frames, badBytes: 0 });
+  }, 300_000);
+
   // Mirrors the host kill tests (packages/ipc/test/two-process.test.ts) over the CUDA IPC boundary pool.
   // They kill a child process on purpose and bound the reclaim at 1 s, which a process followed by
   // compute-sanitizer (many times slower, its tool ending with the killed child) cannot keep to: they run

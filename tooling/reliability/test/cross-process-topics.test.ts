@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ipcAvailability } from '@hs/ipc';
 import { HostBackend } from '@hs/streams';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runTopicConsumer, runTopicProducer } from '../src/topic-graphs.js';
+import { runTopicConsumer, runTopicProducer, topicProducerPlan } from '../src/topic-graphs.js';
 import { spawnTopicChildFor } from '../src/topic-child.js';
 
 // Two Node processes, a producer graph publishing a host topic and a consumer graph subscribing to it
@@ -17,6 +17,17 @@ const dir = mkdtempSync(join(tmpdir(), 'hs-topics-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.skipIf(!available.available)('cross-process topics: producer graph -> consumer graph (host)', () => {
+  it('a pinnedHost topic written on the producer stream (the host backend emulates the fence): planned with generation fences, 5000 frames bit-exact', async () => {
+    expect(topicProducerPlan('pinned-fenced', 1, 'pinnedHost').plan.pools[0]?.boundary?.fence).toBe('generation');
+    const consumer = spawnTopicChildFor('consumer', ['--topic', 'pinned-fenced', '--memory', 'pinnedHost', '--dir', dir]);
+    const backend = new HostBackend();
+    const produced = await runTopicProducer({ backend, topic: 'pinned-fenced', memory: 'pinnedHost', frames: 5000, awaitSubscribers: 1, runtimeDirectory: dir });
+    const consumed = await consumer.report;
+    backend.dispose();
+    expect(produced).toMatchObject({ ok: true, frames: 5000, slotsOut: 0 });
+    expect(consumed).toMatchObject({ ok: true, frames: 5000, badBytes: 0 });
+  }, 300_000);
+
   it(`delivers ${FRAMES} frames bit-exact and every boundary slot comes back (occupancy 0)`, async () => {
     const consumer = spawnTopicChildFor('consumer', ['--topic', 'bulk', '--memory', 'host', '--dir', dir]);
     const backend = new HostBackend();
