@@ -91,6 +91,17 @@ describe('lockOutputDir', () => {
     expect(await readFile(lock.path, 'utf8')).toBe(`${other}\n`);
   });
 
+  it.skipIf(process.platform === 'win32')('answers a FIFO planted at the lock path with a typed error at once, not a hang', async () => {
+    const out = await freshDir('fifo');
+    expect(spawnSync('mkfifo', [join(out, OUTPUT_DIR_LOCK_FILE)]).status).toBe(0);
+    const started = performance.now();
+    await expect(lockOutputDir(out)).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: `InvalidArgument: cannot read lock file '${join(out, OUTPUT_DIR_LOCK_FILE)}': it is a FIFO (named pipe), not a regular file; pass a regular file`,
+    });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
   it('reports a directory it cannot create the lock file in with the OS code', async () => {
     await expect(lockOutputDir(join(dir, 'no-such-dir'))).rejects.toMatchObject({
       code: ErrorCode.NotFound,

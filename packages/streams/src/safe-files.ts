@@ -27,12 +27,16 @@ const STAGING_NAME = /^.+\.([1-9][0-9]*)\.[0-9a-f]{16}\.hs-staging$/;
 export interface SafeWriteOptions {
   /** Permission bits of a new file (before the umask); default 0o644. */
   readonly mode?: number;
+  /** How error messages name the file (`lock file 'a/.lock'`); default the path. */
+  readonly label?: string;
 }
 
 /** Options of `readRegularFile`. */
 export interface ReadRegularFileOptions {
   /** Largest file accepted, in bytes; a larger one is refused with InvalidArgument before it is read. Default: no limit. */
   readonly maxBytes?: number;
+  /** How error messages name the file (`input 'a.png'`); default the path. */
+  readonly label?: string;
 }
 
 /** What `fstat` found, named for messages: `a FIFO`, `a directory`, ... */
@@ -134,11 +138,12 @@ export interface StagingFile {
  */
 export async function createStagingFile(path: string, options: SafeWriteOptions = {}): Promise<StagingFile> {
   const folder = dirname(path);
+  const label = options.label ?? path;
   let stats: Stats;
   try {
     stats = await lstat(folder);
   } catch (cause) {
-    throw fileSystemError('write', path, cause).error;
+    throw fileSystemError('write', label, cause).error;
   }
   const checked = folderCheck(folder, stats);
   if (!checked.ok) throw checked.error;
@@ -147,7 +152,7 @@ export async function createStagingFile(path: string, options: SafeWriteOptions 
   try {
     handle = await open(stagingPath, EXCLUSIVE_WRITE, options.mode ?? 0o644);
   } catch (cause) {
-    throw fileSystemError('write', path, cause).error;
+    throw fileSystemError('write', label, cause).error;
   }
   let closed = false;
   const discard = async (): Promise<void> => {
@@ -165,7 +170,7 @@ export async function createStagingFile(path: string, options: SafeWriteOptions 
       await rename(stagingPath, path);
     } catch (cause) {
       await discard();
-      throw fileSystemError('write', path, cause).error;
+      throw fileSystemError('write', label, cause).error;
     }
   };
   return { handle, stagingPath, commit, discard };
@@ -195,7 +200,7 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array | string, 
     await staging.handle.writeFile(bytes);
   } catch (cause) {
     await staging.discard();
-    throw fileSystemError('write', path, cause).error;
+    throw fileSystemError('write', options.label ?? path, cause).error;
   }
   await staging.commit();
 }
@@ -212,11 +217,12 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array | string, 
  */
 export function writeFileAtomicSync(path: string, bytes: Uint8Array | string, options: SafeWriteOptions = {}): Result<void> {
   const folder = dirname(path);
+  const label = options.label ?? path;
   let stats: Stats;
   try {
     stats = lstatSync(folder);
   } catch (cause) {
-    return fileSystemError('write', path, cause);
+    return fileSystemError('write', label, cause);
   }
   const checked = folderCheck(folder, stats);
   if (!checked.ok) return checked;
@@ -225,7 +231,7 @@ export function writeFileAtomicSync(path: string, bytes: Uint8Array | string, op
   try {
     fd = openSync(stagingPath, EXCLUSIVE_WRITE, options.mode ?? 0o644);
   } catch (cause) {
-    return fileSystemError('write', path, cause);
+    return fileSystemError('write', label, cause);
   }
   let fdOpen = true;
   try {
@@ -249,7 +255,7 @@ export function writeFileAtomicSync(path: string, bytes: Uint8Array | string, op
     } catch {
       // Best effort: already gone.
     }
-    return fileSystemError('write', path, cause);
+    return fileSystemError('write', label, cause);
   }
 }
 
@@ -260,7 +266,7 @@ export function writeFileAtomicSync(path: string, bytes: Uint8Array | string, op
  * @param path - the file to create.
  * @returns the open file (write-only); the caller writes and closes it.
  * @throws HsError (the promise rejects) `AlreadyExists` naming `path` when something is there (the EEXIST as the
- *   cause); `fileSystemError`'s `create <path>` error otherwise.
+ *   cause); `fileSystemError`'s `write <path>` error otherwise (`NotFound` when the folder is missing, ...).
  * @example
  * ```ts
  * const lock = await openExclusive(join(dir, '.run.lock'));
@@ -272,8 +278,8 @@ export async function openExclusive(path: string, options: SafeWriteOptions = {}
   try {
     return await open(path, EXCLUSIVE_WRITE, options.mode ?? 0o644);
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'EEXIST') throw new HsError(ErrorCode.AlreadyExists, `cannot create ${path}: it already exists`, { cause });
-    throw fileSystemError('create', path, cause).error;
+    if ((cause as NodeJS.ErrnoException).code === 'EEXIST') throw new HsError(ErrorCode.AlreadyExists, `cannot create ${options.label ?? path}: it already exists`, { cause });
+    throw fileSystemError('write', options.label ?? path, cause).error;
   }
 }
 
@@ -289,23 +295,24 @@ export async function openExclusive(path: string, options: SafeWriteOptions = {}
  * const { handle, size } = await openRegularFile('scene.nvdb');
  * ```
  */
-export async function openRegularFile(path: string): Promise<{ readonly handle: FileHandle; readonly size: number }> {
+export async function openRegularFile(path: string, options: { readonly label?: string } = {}): Promise<{ readonly handle: FileHandle; readonly size: number }> {
+  const label = options.label ?? path;
   let handle: FileHandle;
   try {
     handle = await open(path, READ_NONBLOCKING);
   } catch (cause) {
-    throw fileSystemError('read', path, cause).error;
+    throw fileSystemError('read', label, cause).error;
   }
   let stats: Stats;
   try {
     stats = await handle.stat();
   } catch (cause) {
     await handle.close().catch(() => undefined);
-    throw fileSystemError('read', path, cause).error;
+    throw fileSystemError('read', label, cause).error;
   }
   if (!stats.isFile()) {
     await handle.close().catch(() => undefined);
-    throw notRegular(path, stats).error;
+    throw notRegular(label, stats).error;
   }
   return { handle, size: stats.size };
 }
@@ -329,12 +336,13 @@ function tooLarge(path: string, size: number, maxBytes: number): Err {
  * ```
  */
 export async function readRegularFile(path: string, options: ReadRegularFileOptions = {}): Promise<Buffer> {
-  const { handle, size } = await openRegularFile(path);
+  const { handle, size } = await openRegularFile(path, options);
+  const label = options.label ?? path;
   try {
-    if (options.maxBytes !== undefined && size > options.maxBytes) throw tooLarge(path, size, options.maxBytes).error;
+    if (options.maxBytes !== undefined && size > options.maxBytes) throw tooLarge(label, size, options.maxBytes).error;
     return await handle.readFile();
   } catch (cause) {
-    throw cause instanceof HsError ? cause : fileSystemError('read', path, cause).error;
+    throw cause instanceof HsError ? cause : fileSystemError('read', label, cause).error;
   } finally {
     await handle.close().catch(() => undefined);
   }
@@ -350,16 +358,17 @@ export async function readRegularFile(path: string, options: ReadRegularFileOpti
  * ```
  */
 export function readRegularFileSync(path: string, options: ReadRegularFileOptions = {}): Result<Buffer> {
+  const label = options.label ?? path;
   let fd: number;
   try {
     fd = openSync(path, READ_NONBLOCKING);
   } catch (cause) {
-    return fileSystemError('read', path, cause);
+    return fileSystemError('read', label, cause);
   }
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile()) return notRegular(path, stats);
-    if (options.maxBytes !== undefined && stats.size > options.maxBytes) return tooLarge(path, stats.size, options.maxBytes);
+    if (!stats.isFile()) return notRegular(label, stats);
+    if (options.maxBytes !== undefined && stats.size > options.maxBytes) return tooLarge(label, stats.size, options.maxBytes);
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
@@ -368,11 +377,11 @@ export function readRegularFileSync(path: string, options: ReadRegularFileOption
       if (read === 0) break;
       chunks.push(read === chunk.length ? chunk : chunk.subarray(0, read));
       total += read;
-      if (options.maxBytes !== undefined && total > options.maxBytes) return tooLarge(path, total, options.maxBytes);
+      if (options.maxBytes !== undefined && total > options.maxBytes) return tooLarge(label, total, options.maxBytes);
     }
     return ok(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
   } catch (cause) {
-    return fileSystemError('read', path, cause);
+    return fileSystemError('read', label, cause);
   } finally {
     try {
       closeSync(fd);
