@@ -54,6 +54,12 @@ function notRegular(path: string, stats: Stats): Err {
   return err(ErrorCode.InvalidArgument, `cannot read ${path}: it is ${fileType(stats)}, not a regular file; pass a regular file`);
 }
 
+/** A FIFO, socket or device at a path to be written: refused, not replaced (renaming over `/dev/full` as root would replace the device). */
+function specialTarget(label: string, stats: Stats | undefined): Result<void> {
+  if (stats === undefined || stats.isFile() || stats.isSymbolicLink() || stats.isDirectory()) return OK_VOID;
+  return err(ErrorCode.InvalidArgument, `cannot write ${label}: it is ${fileType(stats)}, not a regular file; remove it or choose another path`);
+}
+
 function symlinkedFolder(folder: string): Err {
   return err(
     ErrorCode.InvalidArgument,
@@ -122,7 +128,8 @@ export interface StagingFile {
  *
  * @param path - the file to write; its folder must exist.
  * @returns the open staging file; call `commit()` or `discard()` on it.
- * @throws HsError (the promise rejects) `InvalidArgument` for a symlinked folder (`checkOutputFolder`);
+ * @throws HsError (the promise rejects) `InvalidArgument` for a symlinked folder (`checkOutputFolder`), or a
+ *   FIFO, socket or device at `path`;
  *   `fileSystemError`'s `write <path>` error otherwise (`NotFound` when the folder is missing, `PermissionDenied`, ...).
  * @example
  * ```ts
@@ -147,6 +154,8 @@ export async function createStagingFile(path: string, options: SafeWriteOptions 
   }
   const checked = folderCheck(folder, stats);
   if (!checked.ok) throw checked.error;
+  const target = specialTarget(label, await lstat(path).catch(() => undefined));
+  if (!target.ok) throw target.error;
   const stagingPath = stagingPathFor(path);
   let handle: FileHandle;
   try {
@@ -180,13 +189,15 @@ export async function createStagingFile(path: string, options: SafeWriteOptions 
  * Writes `bytes` as the whole new content of `path`, atomically and safely in a shared folder: a staging file
  * `<path>.<pid>.<random>.hs-staging` is created beside it (`createStagingFile`: `O_EXCL | O_NOFOLLOW | O_NONBLOCK`,
  * the folder refused when it is a symlink), written, `fsync`ed and renamed onto `path`. Readers see the previous
- * file or the new one; a symlink or FIFO at `path` is replaced, never written through; concurrent writers of one
- * path each leave one whole file (the last rename wins). On failure the staging file is removed.
+ * file or the new one; a symlink at `path` is replaced, never written through; a FIFO, socket or device at `path`
+ * is refused (never opened, never replaced); concurrent writers of one path each leave one whole file (the last
+ * rename wins). On failure the staging file is removed.
  *
  * @param path - the file to write; its folder must exist.
  * @param bytes - the content.
  * @returns nothing, once `path` holds `bytes`.
- * @throws HsError (the promise rejects) `InvalidArgument` when the folder is a symbolic link; `fileSystemError`'s
+ * @throws HsError (the promise rejects) `InvalidArgument` when the folder is a symbolic link, or when a FIFO, socket
+ *   or device is at `path` (naming the type); `fileSystemError`'s
  *   `write <path>` error naming the OS code: `NotFound` (ENOENT: the folder is missing), `PermissionDenied`
  *   (EACCES, EPERM), `InvalidArgument` otherwise (EISDIR when `path` is a folder, ENOSPC, ...).
  * @example
@@ -226,6 +237,14 @@ export function writeFileAtomicSync(path: string, bytes: Uint8Array | string, op
   }
   const checked = folderCheck(folder, stats);
   if (!checked.ok) return checked;
+  let existing: Stats | undefined;
+  try {
+    existing = lstatSync(path);
+  } catch {
+    existing = undefined; // nothing there yet (or unreadable: the open or rename reports it)
+  }
+  const target = specialTarget(label, existing);
+  if (!target.ok) return target;
   const stagingPath = stagingPathFor(path);
   let fd: number;
   try {

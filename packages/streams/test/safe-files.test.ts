@@ -63,14 +63,25 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(out)).toEqual([]);
   });
 
-  it('replaces a FIFO at the target at once, without blocking on it', async () => {
+  it('refuses a FIFO at the target with InvalidArgument at once, neither opening nor replacing it', async () => {
     if (!hasMkfifo) return;
     const out = folder();
     mkfifo(join(out, 'frame.png'));
     const started = performance.now();
-    await writeFileAtomic(join(out, 'frame.png'), 'png');
+    await expect(writeFileAtomic(join(out, 'frame.png'), 'png')).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringContaining('is a FIFO (named pipe), not a regular file'),
+    });
+    expect(writeFileAtomicSync(join(out, 'frame.png'), 'png')).toMatchObject({ ok: false, error: { code: ErrorCode.InvalidArgument } });
     expect(performance.now() - started).toBeLessThan(2000);
-    expect(readFileSync(join(out, 'frame.png'), 'utf8')).toBe('png');
+    expect(lstatSync(join(out, 'frame.png')).isFIFO()).toBe(true);
+    expect(readdirSync(out)).toEqual(['frame.png']);
+  });
+
+  it('refuses a device at the target (as root, a rename would replace /dev/full)', async () => {
+    if (!existsSync('/dev/full')) return;
+    await expect(writeFileAtomic('/dev/full', 'x')).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringContaining('a character device') });
+    expect(lstatSync('/dev/full').isCharacterDevice()).toBe(true);
   });
 
   it('refuses a symlinked output folder, writing nothing where it points', async () => {
