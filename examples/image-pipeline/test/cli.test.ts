@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CudaBackend } from '@hs/streams';
@@ -142,6 +142,17 @@ describe('runs', () => {
       ['frame-00000.png', 'frame-00001.png', 'frame-00003.png.bak', 'frame-000001.png', 'frame-00007.png', 'frame-1.png', 'notes.txt'].sort(),
     );
     expect((await stat(join(out, 'frame-00000.png'))).size).toBeGreaterThan(3);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("leaves another user's stale frame files alone (as root: chown needs it)", async () => {
+    const out = join(dir, 'shared-frames');
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, 'frame-00009.png'), 'theirs');
+    await chown(join(out, 'frame-00009.png'), 65534, 65534);
+    await writeFile(join(out, 'frame-00008.png'), 'ours');
+    const { exitCode, errors } = await cli(['--frames', '2', '--out', out]);
+    expect([exitCode, errors]).toEqual([0, []]);
+    expect((await readdir(out)).sort()).toEqual(['frame-00000.png', 'frame-00001.png', 'frame-00009.png']);
   });
 
   it('refuses a symlinked --out and deletes nothing where it points', async () => {
