@@ -44,4 +44,5 @@ export {
   type SafeWriteOptions,
   type ReadRegularFileOptions,
   type StagingFile,
+  type RegularFile,
 } from './safe-files.js';

@@ -103,6 +103,14 @@ function stagingPathFor(path: string): string {
   return join(dirname(path), `${basename(path)}.${process.pid}.${randomBytes(8).toString('hex')}${STAGING_SUFFIX}`);
 }
 
+/** A regular file opened for reading by `openRegularFile`. */
+export interface RegularFile {
+  /** The open file (read-only, `O_NONBLOCK`); the caller closes it. */
+  readonly handle: FileHandle;
+  /** Its size in bytes when it was opened (`fstat`). */
+  readonly size: number;
+}
+
 /** A staging file being written; `commit()` renames it onto its target, `discard()` removes it. */
 export interface StagingFile {
   /** The open staging file (write-only), for writes in pieces. */
@@ -314,7 +322,7 @@ export async function openExclusive(path: string, options: SafeWriteOptions = {}
  * const { handle, size } = await openRegularFile('scene.nvdb');
  * ```
  */
-export async function openRegularFile(path: string, options: { readonly label?: string } = {}): Promise<{ readonly handle: FileHandle; readonly size: number }> {
+export async function openRegularFile(path: string, options: Pick<ReadRegularFileOptions, 'label'> = {}): Promise<RegularFile> {
   const label = options.label ?? path;
   let handle: FileHandle;
   try {
