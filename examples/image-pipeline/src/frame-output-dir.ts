@@ -1,7 +1,7 @@
-import { readdir, rm } from 'node:fs/promises';
+import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createOutputDirectory } from '@hs/runtime';
-import { ErrorCode, HsError } from '@hs/streams';
+import { ErrorCode, HsError, removeStaleStaging } from '@hs/streams';
 import { lockOutputDir, type OutputDirLock } from './output-dir-lock.js';
 
 /** Frame files one run can name: `frame-00000.png` to `frame-99999.png`. */
@@ -31,13 +31,16 @@ export interface PreparedOutputDir {
 
 /**
  * Makes `dir` ready for a fresh run: creates it (`createOutputDirectory` of @hs/runtime: typed errors, no
- * hang under `/proc`), takes its lock (`lockOutputDir`: one run per directory at a time), then deletes the
- * frame files an earlier run left there, so that the directory ends up holding only this run's frames.
- * Only entries whose whole name matches `FRAME_FILE_PATTERN` and that are files or symbolic links are
- * removed; anything else (other names, `frame-1.png`, directories) is left alone.
+ * hang under `/proc`, a symlinked `dir` refused so nothing is deleted where it points), takes its lock
+ * (`lockOutputDir`: one run per directory at a time), removes the staging files of killed runs
+ * (`removeStaleStaging`), then deletes the frame files an earlier run left there, so that the directory
+ * ends up holding only this run's frames. Only regular files (by `lstat`) whose whole name matches
+ * `FRAME_FILE_PATTERN` and that belong to this process's user are removed (unlinked, never followed);
+ * anything else (other names, `frame-1.png`, directories, symbolic links, another user's files) is left
+ * alone (a link or another user's file at a frame's path is replaced when that frame is written).
  * @returns the lock and the names removed.
  * @throws HsError (the promise rejects) `AlreadyExists` (`lockOutputDir`) when another run uses `dir`, with
- *   nothing in it touched; `InvalidArgument` when the directory cannot be created, listed, or a stale frame
+ *   nothing in it touched; `InvalidArgument` when `dir` is a symbolic link (nothing touched), when the directory cannot be created, listed, or a stale frame
  *   cannot be removed (the OS error in the message and as the cause), the lock then released;
  *   `lockOutputDir`'s file-system errors.
  */
@@ -45,11 +48,15 @@ export async function prepareOutputDir(dir: string): Promise<PreparedOutputDir> 
   await createOutputDirectory(dir);
   const lock = await lockOutputDir(dir);
   const removed: string[] = [];
+  const uid = process.getuid?.();
   try {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      if (!FRAME_FILE_PATTERN.test(entry.name) || !(entry.isFile() || entry.isSymbolicLink())) continue;
-      await rm(join(dir, entry.name));
-      removed.push(entry.name);
+    await removeStaleStaging(dir);
+    for (const name of await readdir(dir)) {
+      if (!FRAME_FILE_PATTERN.test(name)) continue;
+      const stats = await lstat(join(dir, name));
+      if (!stats.isFile() || (uid !== undefined && stats.uid !== uid)) continue;
+      await unlink(join(dir, name));
+      removed.push(name);
     }
   } catch (cause) {
     lock.release();

@@ -1,7 +1,6 @@
 /// <reference path="./baboon-image-uri.d.ts" />
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { ErrorCode, OK_VOID, err, fileSystemError, ok, unwrap, type Result } from '@hs/streams';
+import { ErrorCode, OK_VOID, err, ok, readRegularFile, unwrap, type Result } from '@hs/streams';
 import baboonDataUri from 'baboon-image-uri';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
@@ -103,16 +102,13 @@ export function decodeImage(bytes: Uint8Array, name: string, bounds: ImageBounds
  * @returns the decoded image.
  * @throws HsError (the promise rejects) when the file cannot be read, with `fileSystemError`'s typed error
  *   `cannot read input '<path>': <OS code>: <OS message>`: `NotFound` for a missing file (ENOENT),
- *   `PermissionDenied` for EACCES/EPERM, `InvalidArgument` otherwise (a directory: EISDIR); else with any
+ *   `PermissionDenied` for EACCES/EPERM, `InvalidArgument` otherwise; `InvalidArgument` naming the type for
+ *   anything that is not a regular file (a directory, a FIFO: `readRegularFile`, so a FIFO cannot hang the
+ *   read); else with any
  *   error `decodeImage` gives (`InvalidArgument`).
  */
 export async function loadImageFile(path: string, bounds: ImageBounds): Promise<RgbaImage> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (cause) {
-    throw fileSystemError('read', `input '${path}'`, cause).error;
-  }
+  const bytes = await readRegularFile(path, { label: `input '${path}'` });
   return unwrap(decodeImage(bytes, basename(path), bounds));
 }
 

@@ -1,7 +1,7 @@
-import { readFileSync, unlinkSync } from 'node:fs';
-import { open, readFile, rm } from 'node:fs/promises';
+import { unlinkSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, HsError, fileSystemError, ok, unwrap, type Result } from '@hs/streams';
+import { ErrorCode, HsError, fileSystemError, ok, openExclusive, readRegularFile, readRegularFileSync, unwrap, type Result } from '@hs/streams';
 
 /** Name of the lock file a run keeps in its output directory while it uses that directory. */
 export const OUTPUT_DIR_LOCK_FILE = '.image-pipeline.lock';
@@ -24,8 +24,11 @@ const CREATE_ATTEMPTS = 3;
 
 /**
  * Takes exclusive use of the output directory `dir` (which must exist) for this process: creates
- * `<dir>/.image-pipeline.lock` with the exclusive-create flag (`wx`: fails if the file exists) and
- * writes this process's pid into it. A lock file whose pid names no live process (left by a run that was
+ * `<dir>/.image-pipeline.lock` with `openExclusive` of @hs/streams (`O_CREAT | O_EXCL | O_NOFOLLOW |
+ * O_NONBLOCK`: fails if anything exists there, never follows a planted symlink nor blocks on a FIFO) and
+ * writes this process's pid into it. An existing lock file is read with `readRegularFile`, so a FIFO
+ * planted at the lock path is a typed error at once, not a hang. `dir` itself is not checked for being a
+ * symlink: `prepareOutputDir` creates it with `createOutputDirectory`, which refuses one. A lock file whose pid names no live process (left by a run that was
  * killed) is stale: it is deleted and taken over. The lock is also released when the process exits
  * (the `'exit'` event: a normal end, `process.exit()`, an uncaught exception); a process killed by a
  * signal it does not handle leaves its lock file, which the next run finds stale and takes over.
@@ -38,7 +41,8 @@ const CREATE_ATTEMPTS = 3;
  * @throws HsError (the promise rejects) `AlreadyExists` when another live process (or another run in this
  *   process) holds it, naming its pid and the lock file and saying what to do; `fileSystemError`'s error
  *   (`PermissionDenied` for EACCES/EPERM, `NotFound` for ENOENT, else `InvalidArgument`, with the OS code)
- *   when the lock file cannot be created, written or read.
+ *   when the lock file cannot be created, written or read; `InvalidArgument` when something that is not a
+ *   regular file (a FIFO, a folder) is at the lock path.
  */
 export async function lockOutputDir(dir: string): Promise<OutputDirLock> {
   const path = join(dir, OUTPUT_DIR_LOCK_FILE);
@@ -63,10 +67,10 @@ export async function lockOutputDir(dir: string): Promise<OutputDirLock> {
 async function createLockFile(path: string): Promise<Result<boolean>> {
   let file;
   try {
-    file = await open(path, 'wx');
-  } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'EEXIST') return ok(false);
-    return fileSystemError('write', `lock file '${path}'`, cause);
+    file = await openExclusive(path, { label: `lock file '${path}'` });
+  } catch (thrown) {
+    if ((thrown as HsError).code === ErrorCode.AlreadyExists) return ok(false);
+    return { ok: false, error: thrown as HsError };
   }
   try {
     await file.writeFile(`${process.pid}\n`);
@@ -82,12 +86,15 @@ async function createLockFile(path: string): Promise<Result<boolean>> {
 /** The pid in the lock file; `undefined` when it holds none (being written, or damaged); `'gone'` when it no longer exists. */
 async function readLockHolder(path: string): Promise<Result<number | undefined | 'gone'>> {
   try {
-    return ok(parsePid(await readFile(path, 'utf8')));
-  } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return ok('gone');
-    return fileSystemError('read', `lock file '${path}'`, cause);
+    return ok(parsePid((await readRegularFile(path, { label: `lock file '${path}'`, maxBytes: LOCK_FILE_MAX_BYTES })).toString('utf8')));
+  } catch (thrown) {
+    if ((thrown as HsError).code === ErrorCode.NotFound) return ok('gone');
+    return { ok: false, error: thrown as HsError };
   }
 }
+
+/** A pid and a newline fit in 21 bytes; a larger lock file holds no pid (and is not read whole). */
+const LOCK_FILE_MAX_BYTES = 64;
 
 function parsePid(text: string): number | undefined {
   return /^[1-9][0-9]*\n?$/.test(text) ? Number.parseInt(text, 10) : undefined;
@@ -110,7 +117,8 @@ function holdLock(path: string): OutputDirLock {
     held = false;
     process.off('exit', release);
     try {
-      if (parsePid(readFileSync(path, 'utf8')) === process.pid) unlinkSync(path);
+      const text = readRegularFileSync(path, { maxBytes: LOCK_FILE_MAX_BYTES });
+      if (text.ok && parsePid(text.value.toString('utf8')) === process.pid) unlinkSync(path);
     } catch {
       // Already gone, or unreadable: nothing of ours to remove.
     }

@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { chown, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CudaBackend } from '@hs/streams';
@@ -141,5 +142,45 @@ describe('runs', () => {
       ['frame-00000.png', 'frame-00001.png', 'frame-00003.png.bak', 'frame-000001.png', 'frame-00007.png', 'frame-1.png', 'notes.txt'].sort(),
     );
     expect((await stat(join(out, 'frame-00000.png'))).size).toBeGreaterThan(3);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("leaves another user's stale frame files alone (as root: chown needs it)", async () => {
+    const out = join(dir, 'shared-frames');
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, 'frame-00009.png'), 'theirs');
+    await chown(join(out, 'frame-00009.png'), 65534, 65534);
+    await writeFile(join(out, 'frame-00008.png'), 'ours');
+    const { exitCode, errors } = await cli(['--frames', '2', '--out', out]);
+    expect([exitCode, errors]).toEqual([0, []]);
+    expect((await readdir(out)).sort()).toEqual(['frame-00000.png', 'frame-00001.png', 'frame-00009.png']);
+  });
+
+  it('refuses a symlinked --out and deletes nothing where it points', async () => {
+    const real = join(dir, 'someone-elses-frames');
+    await mkdir(real, { recursive: true });
+    await writeFile(join(real, 'frame-00000.png'), 'theirs');
+    const link = join(dir, 'out-link');
+    await symlink(real, link);
+    const { exitCode, errors } = await cli(['--frames', '2', '--out', link]);
+    expect(exitCode).toBe(1);
+    expect(errors).toEqual([expect.stringMatching(/^error: InvalidArgument: --out: output folder '.*out-link' is a symbolic link/)]);
+    expect(await readdir(real)).toEqual(['frame-00000.png']);
+    expect(await readFile(join(real, 'frame-00000.png'), 'utf8')).toBe('theirs');
+  });
+
+  it('replaces a symlink planted at a frame path (its target untouched) and removes staging files of dead runs', async () => {
+    const out = join(dir, 'planted');
+    await mkdir(out, { recursive: true });
+    const victim = join(dir, 'victim');
+    await writeFile(victim, 'precious');
+    await symlink(victim, join(out, 'frame-00001.png'));
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const stale = `frame-00000.png.${dead}.0123456789abcdef.hs-staging`;
+    await writeFile(join(out, stale), 'half a frame');
+    const { exitCode, errors } = await cli(['--frames', '2', '--rate', '1000', '--out', out]);
+    expect([exitCode, errors]).toEqual([0, []]);
+    expect(await readFile(victim, 'utf8')).toBe('precious');
+    expect((await lstat(join(out, 'frame-00001.png'))).isFile()).toBe(true);
+    expect((await readdir(out)).sort()).toEqual(['frame-00000.png', 'frame-00001.png']);
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,10 +102,18 @@ describe('input errors', () => {
     await expectRejection(loadImageFile(path, BOUNDS), ErrorCode.NotFound, `NotFound: cannot read input '${path}': ENOENT: no such file or directory`);
   });
 
-  it('reports a directory as InvalidArgument with the OS code', async () => {
+  it('reports a directory as InvalidArgument naming what it is', async () => {
     const sub = join(dir, 'a-directory.png');
     await mkdir(sub, { recursive: true });
-    await expectRejection(loadImageFile(sub, BOUNDS), ErrorCode.InvalidArgument, `InvalidArgument: cannot read input '${sub}': EISDIR: illegal operation on a directory`);
+    await expectRejection(loadImageFile(sub, BOUNDS), ErrorCode.InvalidArgument, `InvalidArgument: cannot read input '${sub}': it is a directory, not a regular file; pass a regular file`);
+  });
+
+  it.skipIf(process.platform === 'win32')('refuses a FIFO at the input path at once instead of waiting for a writer', async () => {
+    const fifo = join(dir, 'planted.png');
+    execFileSync('mkfifo', [fifo]);
+    const started = performance.now();
+    await expectRejection(loadImageFile(fifo, BOUNDS), ErrorCode.InvalidArgument, `InvalidArgument: cannot read input '${fifo}': it is a FIFO (named pipe), not a regular file; pass a regular file`);
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it.skipIf(process.getuid?.() === 0)('reports an unreadable file as PermissionDenied with the OS code (skipped as root: root reads any file)', async () => {

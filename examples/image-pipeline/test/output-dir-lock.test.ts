@@ -91,6 +91,27 @@ describe('lockOutputDir', () => {
     expect(await readFile(lock.path, 'utf8')).toBe(`${other}\n`);
   });
 
+  it.skipIf(process.platform === 'win32')('answers a FIFO planted at the lock path with a typed error at once, not a hang', async () => {
+    const out = await freshDir('fifo');
+    expect(spawnSync('mkfifo', [join(out, OUTPUT_DIR_LOCK_FILE)]).status).toBe(0);
+    const started = performance.now();
+    await expect(lockOutputDir(out)).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: `InvalidArgument: cannot read lock file '${join(out, OUTPUT_DIR_LOCK_FILE)}': it is a FIFO (named pipe), not a regular file; pass a regular file`,
+    });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it.skipIf(process.platform === 'win32')('a run whose --out holds a FIFO at the lock path fails at once with one typed line', async () => {
+    const out = await freshDir('fifo-run');
+    expect(spawnSync('mkfifo', [join(out, OUTPUT_DIR_LOCK_FILE)]).status).toBe(0);
+    const started = performance.now();
+    const run = cli(['--frames', '2', '--out', out]);
+    expect(await run.exitCode).toBe(1);
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(run.errors).toEqual([expect.stringMatching(/^error: InvalidArgument: .*lock file '[^']*': it is a FIFO \(named pipe\)/)]);
+  });
+
   it('reports a directory it cannot create the lock file in with the OS code', async () => {
     await expect(lockOutputDir(join(dir, 'no-such-dir'))).rejects.toMatchObject({
       code: ErrorCode.NotFound,

@@ -1,7 +1,6 @@
 /// <reference path="./bunny.d.ts" />
-import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { ErrorCode, err, fileSystemError, ok, type Result } from '@hs/streams';
+import { ErrorCode, err, ok, readRegularFileSync, type Result } from '@hs/streams';
 import bunny from 'bunny';
 import { lasPositions } from './las-points.js';
 import { plyPositions } from './ply-points.js';
@@ -33,18 +32,15 @@ export const POINT_FILE_EXTENSIONS = ['.ply', '.xyz', '.txt', '.las'] as const;
  * Reads a point file, chosen by extension (case-insensitive): `.ply` (ASCII or binary; the vertex
  * element's x, y, z, see `plyPositions`), `.xyz`/`.txt` (one `x y z` per line, see `xyzPositions`), or
  * `.las` (LAS 1.2 to 1.4, point data formats 0 to 3, see `lasPositions`).
- * @returns the cloud; `fileSystemError`'s error (NotFound for a missing file, the OS code otherwise) when
- *   the file cannot be read; InvalidArgument for an unknown extension, a file holding no points, or the
+ * @returns the cloud; `readRegularFileSync`'s error (NotFound for a missing file, the OS code otherwise) when
+ *   the file cannot be read, InvalidArgument naming the type for a FIFO, folder or device; InvalidArgument for an unknown extension, a file holding no points, or the
  *   reader's own error; NotSupported from the LAS reader for LAZ or point formats above 3. Every message is
  *   one line and names the file.
  */
 export function loadPoints(path: string): Result<PointCloud> {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (cause) {
-    return fileSystemError('read', path, cause);
-  }
+  const read = readRegularFileSync(path); // a FIFO or device at `path` is refused, never waited on
+  if (!read.ok) return read;
+  const bytes: Uint8Array = read.value;
   const ext = extname(path).toLowerCase();
   const parsed = ext === '.xyz' || ext === '.txt' ? xyzCloud(path, bytes) : ext === '.ply' ? plyPositions(path, bytes) : ext === '.las' ? lasPositions(path, bytes) : null;
   if (parsed === null) return err(ErrorCode.InvalidArgument, `${path}: unknown point file type "${ext}"; use ${POINT_FILE_EXTENSIONS.join(', ')}`);

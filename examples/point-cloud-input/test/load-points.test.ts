@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,13 +43,23 @@ describe('point-cloud input', () => {
     expectMessage(loadPoints(binary), `${binary} is not a readable PLY file: it ends before the data its header declares (truncated?)`);
     const folder = loadPoints(dir);
     expect(!folder.ok && folder.error.code).not.toBe(ErrorCode.NotFound);
-    expectMessage(folder, 'EISDIR');
+    expectMessage(folder, 'it is a directory, not a regular file');
     expect(loadPoints(join(dir, 'missing.xyz')).ok || unwrapError(loadPoints(join(dir, 'missing.xyz'))).code).toBe(ErrorCode.NotFound);
     for (const [line, text] of [['1 2 0x10', 'hex'], ['Infinity 0 0', 'infinite'], ['NaN 1 2', 'NaN'], ['1e400 0 0', 'overflow']] as const) {
       const xyz = writeFile(`bad-${text}.xyz`, `# header\n1 2 3\n${line}\n`);
       expectMessage(loadPoints(xyz), `${xyz}:3: expected "x y z" as three finite decimal numbers, got "${line}"`);
     }
     expect([...unwrap(loadPoints(writeFile('ok.txt', '-1.5 .25 3e-2\n'))).positions]).toEqual([-1.5, 0.25, 0.03]);
+  });
+
+  it.skipIf(process.platform === 'win32')('refuses a FIFO at the input path at once instead of waiting for a writer', () => {
+    const fifo = join(dir, 'planted.xyz');
+    execFileSync('mkfifo', [fifo]);
+    const started = performance.now();
+    const loaded = loadPoints(fifo);
+    expect(!loaded.ok && loaded.error.code).toBe(ErrorCode.InvalidArgument);
+    expectMessage(loaded, 'it is a FIFO (named pipe), not a regular file');
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it('quotes at most 40 characters of a bad XYZ line, escaping binary bytes instead of echoing them', () => {

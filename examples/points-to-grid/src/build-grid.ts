@@ -1,6 +1,5 @@
-import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { HostBackend, fileSystemError, ok, unwrap, type Result } from '@hs/streams';
+import { HostBackend, ok, unwrap, writeFileAtomicSync, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
 import { GridType, HostResource, StatisticsResource, pointsToGrid, writeNvdb, type NvdbCodec } from '@hs/nanovdb-mr';
 import type { PointCloud } from '@hs/example-point-cloud-input';
@@ -25,7 +24,7 @@ export interface BuildRequest {
  * @throws HsError (the promise rejects) `InvalidArgument` `--output: cannot create <folder>: <code>` when the
  *   folder cannot be made (a parent under `/proc`, a file in the way); the errors of `pointsToGrid` (among them
  *   InvalidArgument naming the grid's bytes and the cap for a grid above `maxGridBytes`, nothing allocated) and
- *   `writeNvdb`; `fileSystemError`'s when the file cannot be written (a directory, a full device).
+ *   `writeNvdb`; `writeFileAtomicSync`'s when the file cannot be written (a directory, a full device, a symlinked folder).
  */
 export async function buildGrid(request: BuildRequest): Promise<string[]> {
   await createOutputDirectory(dirname(request.output), '--output');
@@ -63,12 +62,12 @@ export async function buildGrid(request: BuildRequest): Promise<string[]> {
   return lines;
 }
 
-/** Writes `bytes` to `path` (its folder exists); the byte count, or `fileSystemError`'s error. */
+/**
+ * Writes `bytes` to `path` (its folder exists) with `writeFileAtomicSync` of @hs/streams: a staging file
+ * beside it renamed onto it, so a symlink planted at `path` is replaced, never written through, and a
+ * symlinked folder is refused. The byte count, or that call's error.
+ */
 function writeOutput(path: string, bytes: Uint8Array): Result<number> {
-  try {
-    writeFileSync(path, bytes);
-  } catch (cause) {
-    return fileSystemError('write', path, cause);
-  }
-  return ok(bytes.length);
+  const written = writeFileAtomicSync(path, bytes);
+  return written.ok ? ok(bytes.length) : written;
 }

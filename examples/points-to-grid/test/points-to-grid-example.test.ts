@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +25,20 @@ describe('points-to-grid example', () => {
     handle?.dispose();
   });
 
+  it('replaces a symlink planted at --output (its target untouched) and refuses a symlinked folder', async () => {
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious');
+    const output = join(dir, 'planted.nvdb');
+    symlinkSync(victim, output);
+    await buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output, codec: 'none', maxGridBytes: 256 * 2 ** 20 });
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
+    expect(lstatSync(output).isFile()).toBe(true);
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real'), join(dir, 'linked'));
+    const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output: join(dir, 'linked', 'g.nvdb'), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
+    await expect(r).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringContaining('is a symbolic link') });
+  });
+
   it('reports a non-finite coordinate with the point number', async () => {
     const r = buildGrid({ cloud: { positions: new Float64Array([1, 2, 3, Infinity, 0, 0]), source: 'test' }, voxelSize: 1, output: join(dir, 'nan.nvdb'), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
     await expect(r).rejects.toThrow('point 1 has a non-finite coordinate');
@@ -32,7 +46,8 @@ describe('points-to-grid example', () => {
 
   it.each([
     ['a directory', () => dir, 'EISDIR'],
-    ...(existsSync('/dev/full') ? [['a full device', () => '/dev/full', 'ENOSPC'] as const] : []),
+    // A device is refused before anything is written (a staging file renamed over it would replace it).
+    ...(existsSync('/dev/full') ? [['a device', () => '/dev/full', 'it is a character device'] as const] : []),
   ] as const)('an unwritable --output (%s) is a one-line typed error with the OS code', async (_, output, code) => {
     const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output: output(), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
     await expect(r).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(new RegExp(`^InvalidArgument: cannot write [^\\n]+: (${code})\\b[^\\n]*$`)) });

@@ -1,6 +1,6 @@
 import { bunnyPoints, loadPoints } from '@hs/example-point-cloud-input';
 import { type PipelineModule, createOutputDirectory } from '@hs/runtime';
-import { unwrap } from '@hs/streams';
+import { removeStaleStaging, unwrap } from '@hs/streams';
 import { parseScanToVolumeArguments, type ScanToVolumeCliOptions } from './cli-options.js';
 import { buildScanToVolumeGraph } from './pipeline.js';
 import { runSummaryLines } from './run-summary.js';
@@ -8,7 +8,8 @@ import { runSummaryLines } from './run-summary.js';
 /**
  * The flagship as a `PipelineModule`, for `hs run scan-to-volume -- [options]`, `hs plan scan-to-volume`
  * and `pnpm run main`: loads the cloud (the bundled bunny or `--input`), builds the graph
- * (`buildScanToVolumeGraph`; its pools allocate through `poolResources`), creates the output folder when a run is prepared, and after the run prints
+ * (`buildScanToVolumeGraph`; its pools allocate through `poolResources`), creates the output folder when a run is prepared (a symlinked `--out` refused) and removes the staging
+ * files runs killed mid-write left there (`removeStaleStaging`: those of dead pids), and after the run prints
  * `runSummaryLines` (the `.nvdb` file re-read and validated, the preview, the builder's report, the resource
  * statistics); a written file that does not read back is the summary's error, so the run exits non-zero.
  */
@@ -24,7 +25,10 @@ const scanToVolumeModule: PipelineModule<ScanToVolumeCliOptions> = {
       compileOptions: graph.compileOptions,
       sessionOptions: { ...(options.backend === undefined ? {} : { backend: options.backend }), resources: graph.poolResources },
       expectedFrames: graph.frames,
-      prepareRun: () => createOutputDirectory(options.outDir, '--out'),
+      prepareRun: async () => {
+        await createOutputDirectory(options.outDir, '--out');
+        await removeStaleStaging(options.outDir);
+      },
       summary: () => runSummaryLines(graph, cloud.source, options.rateHz),
     };
   },

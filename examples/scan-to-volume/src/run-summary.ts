@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { HostResource, readNvdb, validateGrids } from '@hs/nanovdb-mr';
-import { HostBackend, errWithContext, fileSystemError, ok, type Result } from '@hs/streams';
+import { HostBackend, errWithContext, ok, readRegularFileSync, type Result } from '@hs/streams';
 import { StreamPointsToGridOperator } from './operators/stream-points-to-grid-operator.js';
 import type { ScanToVolumeGraph } from './pipeline.js';
 
@@ -15,16 +14,14 @@ export interface VolumeCheck {
 /**
  * Re-reads a `.nvdb` file with hs (`readNvdb` into host memory) and validates its one grid again with its
  * checksum (`validateGrids`).
- * @returns the figures; `fileSystemError`'s error for a missing or unreadable file, the decoder's or the
+ * @returns the figures; `readRegularFileSync`'s error for a missing or unreadable file (InvalidArgument for
+ *   a FIFO or anything not a regular file), the decoder's or the
  *   validator's InvalidArgument (naming the first bad field), prefixed with the path.
  */
 export function checkVolumeFile(path: string): Result<VolumeCheck> {
-  let file: Uint8Array;
-  try {
-    file = readFileSync(path);
-  } catch (cause) {
-    return fileSystemError('read', path, cause);
-  }
+  const read = readRegularFileSync(path); // a FIFO planted at `path` is refused, not waited on
+  if (!read.ok) return read;
+  const file: Uint8Array = read.value;
   const backend = new HostBackend();
   try {
     const handles = readNvdb(backend, new HostResource(backend), file);

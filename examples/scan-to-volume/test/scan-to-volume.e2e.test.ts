@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bunnyPoints } from '@hs/example-point-cloud-input';
@@ -118,6 +119,36 @@ describe('runs that share an output folder', () => {
   }, 120_000);
 });
 
+describe('a shared --out another user planted files in', () => {
+  it('replaces a symlink planted at the volume path (its target untouched) and removes staging files of dead runs', async () => {
+    const out = join(dir, 'planted');
+    mkdirSync(out);
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'not a grid');
+    symlinkSync(victim, join(out, VOLUME_FILE));
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    await new Promise((resolve) => child.on('exit', resolve));
+    const stale = `${VOLUME_FILE}.${child.pid}.0123456789abcdef.hs-staging`;
+    writeFileSync(join(out, stale), 'half a grid');
+    const { exitCode, errors } = await cli(['--out', out, '--rate', '1000', '--scans', '4', '--voxel-size', '0.5']);
+    expect([exitCode, errors]).toEqual([0, []]);
+    expect(readFileSync(victim, 'utf8')).toBe('not a grid');
+    expect(lstatSync(join(out, VOLUME_FILE)).isFile()).toBe(true);
+    expect(readdirSync(out).sort()).toEqual([PREVIEW_FILE, VOLUME_FILE]);
+  }, 60_000);
+
+  it('refuses a symlinked --out, writing nothing where it points', async () => {
+    const real = join(dir, 'someone-elses');
+    mkdirSync(real);
+    const link = join(dir, 'out-link');
+    symlinkSync(real, link);
+    const { exitCode, errors } = await cli(['--out', link, '--rate', '1000', '--scans', '4', '--voxel-size', '0.5']);
+    expect(exitCode).toBe(1);
+    expect(errors).toEqual([expect.stringMatching(/^error: InvalidArgument: --out: output folder .* is a symbolic link/)]);
+    expect(readdirSync(real)).toEqual([]);
+  });
+});
+
 describe('bad input is one typed line and exit code 1', () => {
   const write = (name: string, bytes: string | Uint8Array): string => {
     const path = join(dir, name);
@@ -197,7 +228,7 @@ describe('bad input is one typed line and exit code 1', () => {
     const { exitCode, errors } = await cli(['--out', out, '--rate', '1000', '--scans', '4', '--voxel-size', '0.5']);
     expect(exitCode).toBe(1);
     expect(errors).toEqual([expect.stringMatching(new RegExp(`^error: InvalidArgument: .*cannot write ${join(out, file).replaceAll('.', '\\.')}: EISDIR`))]);
-    expect(readdirSync(out).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(readdirSync(out).filter((name) => name.endsWith('.hs-staging'))).toEqual([]);
     expect(readdirSync(join(out, file))).toEqual([]);
   });
 

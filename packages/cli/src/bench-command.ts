@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createOutputDirectory } from '@hs/runtime';
-import type { HsError } from '@hs/streams';
+import { type HsError, readRegularFile, removeStaleStaging, writeFileAtomic } from '@hs/streams';
 import type { CliIo } from './cli-io.js';
 import { findInAncestors } from './checkout-search.js';
 import { renderBenchPlot } from './bench-plot.js';
@@ -32,7 +31,9 @@ export interface BenchCommandOptions {
  * script, the packages already built) with `HS_BENCH_FRAMES`, `HS_BENCH_REPEATS` and `HS_BENCH_REPORT`
  * set (other `HS_BENCH_*` variables pass through from `io.env`), echoes their text, then writes the raw
  * report `bench.json`, the Markdown table `bench.md` and the plot of the latency distributions
- * `bench-latency.svg` into `outDir`.
+ * `bench-latency.svg` into `outDir` (`writeFileAtomic` of @hs/streams: a symlinked `--out` is refused, a
+ * symlink or FIFO planted at an output path is replaced, never written through; staging files of killed
+ * runs are removed first).
  *
  * @returns `ExitCode.Success`; `ExitCode.Usage` (nothing run or created) for an unknown section, sections
  *   without `chain`, or outside an hs checkout; `ExitCode.Failure` when the benchmarks exit non-zero, their
@@ -61,7 +62,8 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
   }
   const outDir = resolve(io.cwd, options.outDir);
   try {
-    await createOutputDirectory(outDir, '--out');
+    await createOutputDirectory(outDir, '--out'); // a symlinked --out is refused
+    await removeStaleStaging(outDir);
   } catch (thrown) {
     io.err(`error: ${(thrown as HsError).message}; choose a writable --out`);
     return ExitCode.Failure;
@@ -80,7 +82,10 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     io.err(`error: the benchmarks (${script}, in ${benchDir}) exited with ${exitCode}`);
     return ExitCode.Failure;
   }
-  const text = await readFile(reportPath, 'utf8').catch(() => undefined);
+  const text = await readRegularFile(reportPath, { maxBytes: MAX_REPORT_BYTES }).then(
+    (bytes) => bytes.toString('utf8'),
+    () => undefined,
+  );
   if (text === undefined) {
     io.err(`error: the benchmarks did not write ${reportPath}; is tooling/benchmarks older than this hs?`);
     return ExitCode.Failure;
@@ -92,15 +97,24 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
   }
   const markdownPath = join(outDir, 'bench.md');
   const plotPath = join(outDir, 'bench-latency.svg');
-  await writeFile(markdownPath, renderBenchMarkdown(report.value));
-  await writeFile(plotPath, await renderBenchPlot(report.value));
+  try {
+    // Atomic, never through a symlink or FIFO planted in a shared --out.
+    await writeFileAtomic(markdownPath, renderBenchMarkdown(report.value));
+    await writeFileAtomic(plotPath, await renderBenchPlot(report.value));
+  } catch (thrown) {
+    io.err(`error: ${(thrown as HsError).message}; choose a writable --out`);
+    return ExitCode.Failure;
+  }
   io.out(`wrote ${reportPath}, ${markdownPath} and ${plotPath}`);
   return ExitCode.Success;
 }
 
+/** The largest `bench.json` read (a report is a few hundred KiB). */
+const MAX_REPORT_BYTES = 256 * 2 ** 20;
+
 async function benchScript(manifestPath: string): Promise<string | undefined> {
   try {
-    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { scripts?: Record<string, unknown> };
+    const manifest = JSON.parse((await readRegularFile(manifestPath)).toString('utf8')) as { scripts?: Record<string, unknown> };
     const script = manifest.scripts?.['bench'];
     return typeof script === 'string' ? script : undefined;
   } catch {

@@ -1,9 +1,9 @@
 import type { Stats } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type PipelineModule, checkPipelineModule } from '@hs/runtime';
-import { ErrorCode, HsError, err, ok, unwrap, type Result } from '@hs/streams';
+import { ErrorCode, HsError, err, ok, readRegularFile, unwrap, type Result } from '@hs/streams';
 import { findInAncestors } from './checkout-search.js';
 
 /** A loaded pipeline module and the file it came from. */
@@ -101,7 +101,8 @@ async function knownExamples(cwd: string): Promise<string[]> {
 
 async function readManifest(path: string): Promise<Record<string, unknown> | undefined> {
   try {
-    const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
+    // A FIFO planted as an example's package.json is refused, not waited on.
+    const parsed: unknown = JSON.parse((await readRegularFile(path, { maxBytes: 2 ** 20 })).toString('utf8'));
     return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

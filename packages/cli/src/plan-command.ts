@@ -1,5 +1,5 @@
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { type HsError, writeFileAtomic } from '@hs/streams';
 import type { CliIo } from './cli-io.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { preparePipeline } from './pipeline-preparation.js';
@@ -68,10 +68,12 @@ export async function planCommand(options: PlanCommandOptions, io: CliIo): Promi
   }
   const path = resolve(io.cwd, options.outFile);
   try {
-    await writeFile(path, rendered.endsWith('\n') ? rendered : `${rendered}\n`);
+    // Atomic, never through a symlink or FIFO planted at `path`; a symlinked folder is refused.
+    await writeFileAtomic(path, rendered.endsWith('\n') ? rendered : `${rendered}\n`);
   } catch (thrown) {
-    const code = (thrown as NodeJS.ErrnoException).code ?? 'unknown error';
-    io.err(`error: cannot write ${path} (${code}); choose a writable file with -o`);
+    const error = thrown as HsError;
+    const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+    io.err(code === undefined ? `error: ${error.message}; choose a writable file with -o` : `error: cannot write ${path} (${code}); choose a writable file with -o`);
     return ExitCode.Failure;
   }
   io.err(`wrote the ${format.value} plan of ${loaded.module.name} to ${path}`);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
@@ -160,6 +160,20 @@ describe('hs plan', () => {
     const file = join(dir, 'missing-dir', 'plan.svg');
     const write = await hs(['plan', FIXTURE, '--svg', '-o', file]);
     expect(write).toMatchObject({ exitCode: ExitCode.Failure, err: [`error: cannot write ${file} (ENOENT); choose a writable file with -o`] });
+  });
+
+  it('replaces a symlink planted at -o (its target untouched) and refuses -o in a symlinked folder', async () => {
+    const victim = join(dir, 'victim');
+    await writeFile(victim, 'precious');
+    const file = join(dir, 'planted.dot');
+    await symlink(victim, file);
+    expect((await hs(['plan', FIXTURE, '--dot', '-o', file])).exitCode).toBe(ExitCode.Success);
+    expect(await readFile(victim, 'utf8')).toBe('precious');
+    expect((await lstat(file)).isFile()).toBe(true);
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'linked'));
+    const linked = await hs(['plan', FIXTURE, '--dot', '-o', join(dir, 'linked', 'plan.dot')]);
+    expect(linked).toMatchObject({ exitCode: ExitCode.Failure, err: [expect.stringMatching(/^error: InvalidArgument: output folder .*linked' is a symbolic link/)] });
   });
 
   it('works as the built bin', async () => {

@@ -1,13 +1,15 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { ErrorCode, HsError } from '@hs/streams';
+import { ErrorCode, HsError, checkOutputFolder, errWithContext } from '@hs/streams';
 
 /**
  * Creates the output folder `dir` (relative paths from the process's working directory) and its missing
  * parents one level at a time, each with a plain (non-recursive) `mkdir`: what a pipeline module's
  * `prepareRun()` or a command's `--out` needs. Node's `mkdir(dir, { recursive: true })` never returns on
  * Linux when a parent exists but refuses children with ENOENT (any path under `/proc`): it spins at full
- * CPU and its promise never settles. This walk reports such a folder as an error instead.
+ * CPU and its promise never settles. This walk reports such a folder as an error instead. A `dir` that is
+ * a symbolic link is refused (`checkOutputFolder` of @hs/streams): in a shared folder another user could
+ * point it at files of the user running the pipeline. Its parents may be links.
  *
  * @param dir - the folder to create; nothing happens when it is already a directory.
  * @param option - the option that named `dir` (such as `'--out'`), put before the message; omit for none.
@@ -23,7 +25,8 @@ import { ErrorCode, HsError } from '@hs/streams';
  * @throws HsError (the promise rejects) `InvalidArgument` `[<option>: ]cannot create <dir>: <code>`
  *   naming the OS error of the first part that failed (ENOTDIR when an existing part is a file, ENOENT
  *   under a pseudo file system or a dangling link, EACCES, ...), with that error as the cause. Parents
- *   created before a later part fails stay (empty folders).
+ *   created before a later part fails stay (empty folders). `InvalidArgument`
+ *   `[<option>: ]output folder '<dir>' is a symbolic link; ...` when `dir` is a link (to a folder or not).
  */
 export async function createOutputDirectory(dir: string, option?: string): Promise<void> {
   const failure = (cause: unknown): never => {
@@ -51,6 +54,11 @@ export async function createOutputDirectory(dir: string, option?: string): Promi
       if ((cause as NodeJS.ErrnoException).code === 'EEXIST' && (await isDirectory(path))) continue;
       failure(cause);
     }
+  }
+  try {
+    await checkOutputFolder(dir);
+  } catch (cause) {
+    throw option === undefined ? cause : errWithContext(cause as HsError, option).error;
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode } from '@hs/streams';
@@ -33,6 +33,19 @@ describe('createOutputDirectory', () => {
     const made = await Promise.allSettled(Array.from({ length: 8 }, () => createOutputDirectory(target, '--out')));
     expect(made.map((m) => m.status)).toEqual(Array(8).fill('fulfilled'));
     expect(statSync(target).isDirectory()).toBe(true);
+  });
+
+  it('refuses an output folder that is a symbolic link (to a folder of someone else), accepting links above it', async () => {
+    const real = join(dir, 'someone-elses');
+    mkdirSync(real);
+    writeFileSync(join(real, 'keep'), 'x');
+    const link = join(dir, 'planted');
+    symlinkSync(real, link);
+    const made = await rejectionOf(createOutputDirectory(link, '--out'));
+    expect(made.code).toBe(ErrorCode.InvalidArgument);
+    expect(made.message).toMatch(new RegExp(`^InvalidArgument: --out: output folder '${link}' is a symbolic link`));
+    await expect(createOutputDirectory(join(link, 'below'), '--out')).resolves.toBeUndefined();
+    expect(readdirSync(real).sort()).toEqual(['below', 'keep']);
   });
 
   // Node's recursive mkdir spins forever on both (its promise never settles).

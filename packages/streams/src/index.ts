@@ -31,3 +31,19 @@ export { cudaReport } from './cuda/cuda-report.js';
 export type { CudaReport, CudaDeviceProperties, CudaDeviceFault } from './cuda/cuda-report.js';
 export { selectBackend } from './select-backend.js';
 export type { BackendName, SelectBackendOptions } from './select-backend.js';
+export {
+  checkOutputFolder,
+  createStagingFile,
+  writeFileAtomic,
+  writeFileAtomicSync,
+  openExclusive,
+  openRegularFile,
+  readRegularFile,
+  readRegularFileSync,
+  removeStaleStaging,
+  STAGING_SUFFIX,
+  type SafeWriteOptions,
+  type ReadRegularFileOptions,
+  type StagingFile,
+  type RegularFile,
+} from './safe-files.js';

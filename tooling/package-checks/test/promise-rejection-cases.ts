@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
@@ -27,7 +27,26 @@ import {
   WritableSink,
   createOutputDirectory,
 } from '@hs/runtime';
-import { type Backend, CudaBackend, Device, ErrorCode, HostBackend, HsError, MemoryKind, type Result, err, ok, unwrap } from '@hs/streams';
+import {
+  type Backend,
+  CudaBackend,
+  Device,
+  ErrorCode,
+  HostBackend,
+  HsError,
+  MemoryKind,
+  type Result,
+  checkOutputFolder,
+  createStagingFile,
+  err,
+  ok,
+  openExclusive,
+  openRegularFile,
+  readRegularFile,
+  removeStaleStaging,
+  unwrap,
+  writeFileAtomic,
+} from '@hs/streams';
 import { DType, Tensor } from '@hs/tensor';
 
 /**
@@ -383,6 +402,42 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
     },
   },
 
+  '@hs/streams:checkOutputFolder': {
+    rejects: ErrorCode.InvalidArgument,
+    message: 'is a symbolic link',
+    run: async (scratch) => {
+      symlinkSync(scratch, join(scratch, 'link'));
+      return checkOutputFolder(join(scratch, 'link'));
+    },
+  },
+  '@hs/streams:createStagingFile': { rejects: ErrorCode.NotFound, run: (scratch) => createStagingFile(join(scratch, 'missing', 'x.bin')) },
+  '@hs/streams:writeFileAtomic': { rejects: ErrorCode.NotFound, run: (scratch) => writeFileAtomic(join(scratch, 'missing', 'x.bin'), 'x') },
+  '@hs/streams:StagingFile#commit': {
+    rejects: ErrorCode.InvalidArgument,
+    message: 'EISDIR',
+    run: async (scratch) => {
+      mkdirSync(join(scratch, 'taken'));
+      return (await createStagingFile(join(scratch, 'taken'))).commit();
+    },
+  },
+  '@hs/streams:StagingFile#discard': {
+    resolves: 'it closes and removes the staging file, best effort; a second discard() finds nothing left to do',
+    run: async (scratch) => {
+      const staging = await createStagingFile(join(scratch, 'x.bin'));
+      await staging.discard();
+      return staging.discard();
+    },
+  },
+  '@hs/streams:openExclusive': {
+    rejects: ErrorCode.AlreadyExists,
+    run: async (scratch) => {
+      writeFileSync(join(scratch, 'taken.lock'), '1\n');
+      return openExclusive(join(scratch, 'taken.lock'));
+    },
+  },
+  '@hs/streams:openRegularFile': { rejects: ErrorCode.InvalidArgument, message: 'a directory', run: (scratch) => openRegularFile(scratch) },
+  '@hs/streams:readRegularFile': { rejects: ErrorCode.NotFound, run: (scratch) => readRegularFile(join(scratch, 'missing')) },
+  '@hs/streams:removeStaleStaging': { rejects: ErrorCode.NotFound, run: (scratch) => removeStaleStaging(join(scratch, 'missing')) },
   '@hs/streams:Backend#synchronizeEvent': { rejects: ErrorCode.InvalidState, run: () => onHost((backend: Backend) => destroyedStreamAndEvent(backend, 'event')) },
   '@hs/streams:Backend#synchronizeStream': { rejects: ErrorCode.InvalidState, run: () => onHost((backend: Backend) => destroyedStreamAndEvent(backend, 'stream')) },
   '@hs/streams:HostBackend#synchronizeEvent': { rejects: ErrorCode.InvalidState, run: () => onHost((backend) => destroyedStreamAndEvent(backend, 'event')) },

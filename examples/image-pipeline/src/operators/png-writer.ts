@@ -1,7 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
-import { ErrorCode, type HsError, MemoryKind, OK_VOID, err, errWithContext, fileSystemError, type Result } from '@hs/streams';
+import { ErrorCode, type HsError, MemoryKind, OK_VOID, err, errWithContext, writeFileAtomic, type Result } from '@hs/streams';
 import { createOutputDirectory } from '@hs/runtime';
 import { DType } from '@hs/tensor';
 import { PNG } from 'pngjs';
@@ -24,6 +23,9 @@ export interface PngWriterOptions {
  * Sink: writes every received grey uint8 frame `[H, W]` (CUDA device memory) to
  * `<outDir>/frame-00000.png`, `frame-00001.png`, ... (`frameFileName`) as an 8-bit greyscale PNG; at
  * most `MAX_FRAME_FILES` frames per run (a further frame fails the run with `ErrorCode.InvalidArgument`).
+ * Each file is written with `writeFileAtomic` of @hs/streams (an O_EXCL|O_NOFOLLOW staging file with a
+ * random name, then a rename): a symlink or FIFO planted at a frame's path is replaced, never written
+ * through or blocked on, and a symlinked output directory is refused (InvalidArgument).
  * A file that cannot be written fails the run with `fileSystemError`'s typed error naming the OS code,
  * such as `cannot write '<path>': EISDIR: illegal operation on a directory` (the runtime puts the
  * operator's name first): `ErrorCode.PermissionDenied` for EACCES/EPERM, `ErrorCode.NotFound` for ENOENT,
@@ -33,7 +35,7 @@ export interface PngWriterOptions {
  * at construction, on the operator's compute stream (behind the producer's readiness, which the runtime
  * already waited for on that stream); `compute()` then awaits `synchronizeStream` on that stream, the
  * explicit host wait (its rejection, an `HsError`, fails the run like a returned error), and writes
- * the file with non-blocking `fs/promises`. The JS thread never blocks; the scheduler runs other
+ * the file with non-blocking `fs/promises` calls. The JS thread never blocks; the scheduler runs other
  * operators while this activation awaits.
  *
  * Spec: "Host access: the only blocking calls".
@@ -92,9 +94,9 @@ export class PngWriter extends Operator {
     }
     const path = join(this.options.outDir, frameFileName(this.paths.length));
     try {
-      await writeFile(path, encoded);
-    } catch (cause) {
-      return fileSystemError('write', `'${path}'`, cause);
+      await writeFileAtomic(path, encoded, { label: `'${path}'` }); // a symlink planted at `path` is replaced, not followed
+    } catch (thrown) {
+      return { ok: false, error: thrown as HsError };
     }
     this.paths.push(path);
     return OK_VOID;

@@ -1,8 +1,7 @@
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec } from '@hs/compiler';
-import { ErrorCode, HsError, MemoryKind, OK_VOID, err, type Result } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, OK_VOID, err, writeFileAtomic, type Result } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { PNG } from 'pngjs';
-import { AtomicFileReplacer } from './atomic-file-replacer.js';
 
 /**
  * pngjs settings: grey in, 8-bit grey out, every row with the Up filter. The previews are painted in voxel
@@ -13,13 +12,13 @@ const PNG_OPTIONS = { colorType: 0, inputColorType: 0, bitDepth: 8, filterType: 
 
 /**
  * Sink: writes every preview it receives (cudaDevice uint8 `[height, width]`) as an 8-bit greyscale PNG
- * to one file, replaced atomically (`AtomicFileReplacer`: a staging file unique to this writer, then a
- * rename), so the file always shows the latest preview. Each frame is copied with `copyToHostAsync` into a staging buffer allocated once, on the
+ * to one file, replaced atomically (`writeFileAtomic` of @hs/streams: an O_EXCL|O_NOFOLLOW staging file with a
+ * random name beside it, then a rename; a symlink at `path` is replaced, never written through), so the file always shows the latest preview. Each frame is copied with `copyToHostAsync` into a staging buffer allocated once, on the
  * operator's compute stream, then `compute()` awaits `synchronizeStream` (the explicit host wait; the JS
  * thread does not block) before encoding with pngjs.
  *
  * Errors: ProtocolError for a frame that is not a packed `[H, W]` image, ResourceExhausted for one larger
- * than the staging buffer, the backend's for the copy or the wait, and `AtomicFileReplacer.write`'s error
+ * than the staging buffer, the backend's for the copy or the wait, and `writeFileAtomic`'s error
  * naming the path and OS code when the file cannot be written (no staging file left behind).
  * Spec: "Host access: the only blocking calls".
  */
@@ -29,7 +28,6 @@ export class PreviewPngWriter extends Operator {
   private readonly staging: Uint8Array;
   private count = 0;
   private last: Uint8Array | null = null;
-  private readonly file: AtomicFileReplacer;
 
   /**
    * @param maxBytes the largest preview, in bytes (`width * height`); sizes the staging buffer.
@@ -43,7 +41,6 @@ export class PreviewPngWriter extends Operator {
     super(name);
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new HsError(ErrorCode.InvalidArgument, `${name}: maxBytes must be a positive integer, got ${maxBytes}`);
     this.staging = new Uint8Array(maxBytes);
-    this.file = new AtomicFileReplacer(path);
   }
 
   /** Previews written so far. */
@@ -78,7 +75,7 @@ export class PreviewPngWriter extends Operator {
     // pngjs reads only width, height and data from its PNG argument; grey in (inputColorType 0), grey out.
     const image = { width, height, data: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength) };
     const encoded = PNG.sync.write(image as PNG, PNG_OPTIONS);
-    await this.file.write(encoded); // a rejection (HsError) fails this activation
+    await writeFileAtomic(this.path, encoded); // a rejection (HsError) fails this activation
     this.count += 1;
     this.last = pixels;
     return OK_VOID;

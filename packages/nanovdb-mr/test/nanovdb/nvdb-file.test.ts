@@ -1,5 +1,6 @@
 // .nvdb files from and to paths, a chunk at a time.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,5 +61,30 @@ describe('writeNvdbFile', () => {
       expect(back.map((h, i) => same(unwrap(h.hostBytes()), unwrap(handles[i]!.hostBytes())))).toEqual([true, true]);
       expect(unwrap(validateGrids(unwrap(back[1]!.hostBytes())))[0]!.name).toBe('h1');
     }
+  });
+});
+
+describe('nvdb files in a shared folder', () => {
+  it('writeNvdbFile replaces a symlink planted at the path (its target untouched) and leaves no staging file on failure', async () => {
+    const handle = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([0, 0, 0]), values: new Float32Array([1]) }, { gridType: GridType.Float, name: 's' }));
+    const out = join(dir, 'shared');
+    mkdirSync(out);
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious');
+    symlinkSync(victim, join(out, 'scene.nvdb'));
+    await writeNvdbFile(join(out, 'scene.nvdb'), handle);
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
+    expect(lstatSync(join(out, 'scene.nvdb')).isFile()).toBe(true);
+    mkdirSync(join(out, 'taken.nvdb'));
+    await expect(writeNvdbFile(join(out, 'taken.nvdb'), handle)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringContaining('EISDIR') });
+    expect(readdirSync(out).sort()).toEqual(['scene.nvdb', 'taken.nvdb']);
+  });
+
+  it.skipIf(process.platform === 'win32')('readNvdbFile refuses a FIFO at once with InvalidArgument', async () => {
+    const fifo = join(dir, 'planted.nvdb');
+    execFileSync('mkfifo', [fifo]);
+    const started = performance.now();
+    await expect(readNvdbFile(backend, resource, fifo)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringContaining('FIFO') });
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 });

@@ -5,9 +5,9 @@
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::readGrids / io::writeGrids on file names); issue 23 item 3.
  */
 import { once } from 'node:events';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { createInflate } from 'node:zlib';
-import { ErrorCode, type FileSystemAction, HsError, fileSystemError, unwrap, type Backend } from '@hs/streams';
+import { ErrorCode, type FileSystemAction, HsError, createStagingFile, fileSystemError, openRegularFile, unwrap, type Backend } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import type { SyncResource } from '../../resource.js';
 import { GridHandle } from '../grid/grid-handle.js';
@@ -164,10 +164,10 @@ export async function readNvdbFile(backend: Backend, resource: SyncResource, pat
 
 /** `readNvdbFile` past its argument checks. */
 async function readHandles(backend: Backend, resource: SyncResource, path: string, chunk: number): Promise<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
-  const fh = await open(path, 'r');
+  // A FIFO, folder or device at `path` is refused at once (O_NONBLOCK open, fstat), never waited on.
+  const { handle: fh, size } = await openRegularFile(path);
   const handles: GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[] = [];
   try {
-    const size = (await fh.stat()).size;
     if (size === 0) throw new HsError(ErrorCode.InvalidArgument, `readNvdbFile: ${path} is empty`);
     const magic = new Uint8Array(Math.min(8, size));
     await readExactly(fh, magic, 0, path);
@@ -242,8 +242,12 @@ async function chainLength(fh: FileHandle, start: number, size: number): Promise
 
 /**
  * Writes the handles to `path` as a `.nvdb` file, one segment per handle, each encoded and written before the next
- * (see `writeNvdbAsync`; codecs none, zip and BLOSC). Rejects with the errors of `writeNvdbAsync`, and
- * NotFound, PermissionDenied or InvalidArgument (ENOSPC, EISDIR, ...) for a file that cannot be created or written.
+ * (see `writeNvdbAsync`; codecs none, zip and BLOSC), into a staging file beside `path` that is renamed onto it at the
+ * end (`createStagingFile` of @hs/streams: O_CREAT|O_EXCL|O_NOFOLLOW|O_NONBLOCK, a random name): readers see the old file
+ * or the whole new one, a symlink or FIFO at `path` is replaced, never written through, and a failed write leaves
+ * `path` as it was and no staging file. Rejects with the errors of `writeNvdbAsync`; InvalidArgument when `path`'s
+ * folder is a symbolic link; NotFound, PermissionDenied or InvalidArgument (ENOSPC, EISDIR, ...) for a file that cannot
+ * be created or written.
  *
  * @example
  * ```ts
@@ -253,13 +257,15 @@ async function chainLength(fh: FileHandle, start: number, size: number): Promise
 export async function writeNvdbFile(path: string, handles: GridHandle | readonly GridHandle[], codec: NvdbCodec = 'none'): Promise<void> {
   const list = Array.isArray(handles) ? (handles as readonly GridHandle[]) : [handles as GridHandle];
   if (list.length === 0) throw new HsError(ErrorCode.InvalidArgument, 'writeNvdbFile: no handles to write');
-  const fh = await fileCall('create', path, () => open(path, 'w'));
+  const staging = await createStagingFile(path);
   try {
     for (const handle of list) {
       const bytes = await writeNvdbAsync(handle, codec);
-      await fileCall('write', path, () => fh.write(bytes));
+      await fileCall('write', path, () => staging.handle.write(bytes));
     }
-  } finally {
-    await fh.close();
+  } catch (e) {
+    await staging.discard();
+    throw e;
   }
+  await staging.commit();
 }
