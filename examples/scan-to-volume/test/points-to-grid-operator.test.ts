@@ -1,5 +1,4 @@
 import { compile } from '@hs/compiler';
-import { bunnyPoints } from '@hs/example-point-cloud-input';
 import { AsyncFromSync, DeviceResource, FaultyResource, HostResource } from '@hs/nanovdb-mr';
 import { RunSession } from '@hs/runtime';
 import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
@@ -8,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildScanToVolumeGraph, type ScanToVolumeGraph } from '../src/pipeline.js';
+import { smallBunny } from './small-bunny.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hs-scan-operator-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,16 +28,7 @@ describe('PointsToGridOperator through an injected resource', () => {
   it('host builder: fails the run with the resource OutOfMemory, named, and returns every byte it took', async () => {
     let faulty: FaultyResource<HostResource> | null = null;
     const built = unwrap(
-      buildScanToVolumeGraph({
-        cloud: bunnyPoints(),
-        voxelSize: 0.5,
-        scans: 6,
-        sweeps: 1,
-        rateHz: 1000,
-        outDir: dir,
-        builder: 'host',
-        upstream: (backend) => (faulty = new FaultyResource(new HostResource(backend), { failAt: 9 })),
-      }),
+      buildScanToVolumeGraph(smallBunny(dir, { builder: 'host', upstream: (backend) => (faulty = new FaultyResource(new HostResource(backend), { failAt: 9 })) })),
     );
     await expect(runOnHost(built)).rejects.toMatchObject({ code: ErrorCode.OutOfMemory, message: expect.stringContaining('points-to-grid') });
     expect(faulty).not.toBeNull();
@@ -48,15 +39,7 @@ describe('PointsToGridOperator through an injected resource', () => {
 
   it('stream builder: its one up-front allocation failing fails the run with OutOfMemory, named, nothing left allocated', async () => {
     const built = unwrap(
-      buildScanToVolumeGraph({
-        cloud: bunnyPoints(),
-        voxelSize: 0.5,
-        scans: 6,
-        sweeps: 1,
-        rateHz: 1000,
-        outDir: dir,
-        upstream: (backend) => new AsyncFromSync(backend, new FaultyResource(new HostResource(backend), { failAt: 1 })),
-      }),
+      buildScanToVolumeGraph(smallBunny(dir, { upstream: (backend) => new AsyncFromSync(backend, new FaultyResource(new HostResource(backend), { failAt: 1 })) })),
     );
     await expect(runOnHost(built)).rejects.toMatchObject({ code: ErrorCode.OutOfMemory, message: expect.stringContaining('points-to-grid') });
     const stats = built.statistics()!.statistics;
@@ -64,14 +47,14 @@ describe('PointsToGridOperator through an injected resource', () => {
   }, 60_000);
 
   it('stream builder: a sync-only resource is NotSupported, saying what to inject instead', async () => {
-    const built = unwrap(buildScanToVolumeGraph({ cloud: bunnyPoints(), voxelSize: 0.5, scans: 6, sweeps: 1, rateHz: 1000, outDir: dir, upstream: (backend) => new HostResource(backend) }));
+    const built = unwrap(buildScanToVolumeGraph(smallBunny(dir, { upstream: (backend) => new HostResource(backend) })));
     await expect(runOnHost(built)).rejects.toThrow(/^NotSupported: operator points-to-grid: the stream builder allocates in stream order: inject an async resource .*or use --builder host/);
   }, 60_000);
 
   it('stream builder: ONE allocation for the whole run, through the statistics-wrapped DeviceResource, returned at the end', async () => {
     let device: DeviceResource | null = null;
     const built = unwrap(
-      buildScanToVolumeGraph({ cloud: bunnyPoints(), voxelSize: 0.5, scans: 6, sweeps: 2, rateHz: 1000, outDir: dir, upstream: (backend, d) => (device = new DeviceResource(backend, d)) }),
+      buildScanToVolumeGraph(smallBunny(dir, { sweeps: 2, upstream: (backend, d) => (device = new DeviceResource(backend, d)) })),
     );
     const result = await runOnHost(built);
     expect(result.frames).toBe(12);

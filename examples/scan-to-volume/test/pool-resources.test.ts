@@ -1,5 +1,4 @@
 import { compile } from '@hs/compiler';
-import { bunnyPoints } from '@hs/example-point-cloud-input';
 import { AsyncFromSync, MallocResource, PinnedResource } from '@hs/nanovdb-mr';
 import { RunSession } from '@hs/runtime';
 import { Device, ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
@@ -8,20 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildScanToVolumeGraph, type GridBuilderKind, type ScanToVolumeOptions } from '../src/pipeline.js';
+import { smallBunny } from './small-bunny.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hs-scan-pools-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const graphOptions = (builder: GridBuilderKind, extra: Partial<ScanToVolumeOptions> = {}): ScanToVolumeOptions => ({
-  cloud: bunnyPoints(),
-  voxelSize: 0.5,
-  scans: 6,
-  sweeps: 1,
-  rateHz: 1000,
-  outDir: dir,
-  builder,
-  ...extra,
-});
+const graphOptions = (builder: GridBuilderKind, extra: Partial<ScanToVolumeOptions> = {}): ScanToVolumeOptions => smallBunny(dir, { builder, ...extra });
 
 describe("the flagship's pools through its StatisticsResource per memory kind", () => {
   for (const builder of ['stream', 'host'] as const) {
