@@ -1,7 +1,6 @@
 import {
   DEFAULT_SCENARIO,
   type ExecutionPlan,
-  type PlanEdge,
   type Rate,
   type RateGeneration,
   type RateGenerationSnapshot,
@@ -15,7 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
 import type { InputRequirement } from './input-binding.js';
-import { OperatorRunner } from './operator-runner.js';
+import type { OperatorRunner } from './operator-runner.js';
 import type { RunMetrics } from './run-metrics.js';
 import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
@@ -26,6 +25,7 @@ import type { RunOptions, RunSessionEvents, RunSessionOptions } from './run-sess
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
+import { wireRunners } from './session-runners.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
@@ -157,61 +157,7 @@ export class RunSession {
     const resources = materialized.value;
     const rateViews = new RateViews(plan);
     const fused = options.fullFences === true ? new Set<string>() : provenFusedEdges(plan);
-    const runners: OperatorRunner[] = [];
-    const producerOf = new Map<Channel, OperatorRunner>();
-    const requirementOf = (operator: string, port: string): InputRequirement => {
-      const input = plan.operator(operator)?.inputs.find((i) => i.name === port);
-      return { memoryKind: input?.memoryKind ?? null, dtype: input?.dtype ?? null, rank: input?.rank ?? null };
-    };
-    // Edges by consumer and producer port, boundary pools by topic: one pass each, so creation stays
-    // linear in the graph's size.
-    const edgeInto = new Map<string, PlanEdge>();
-    const edgesOutOf = new Map<string, PlanEdge[]>();
-    for (const e of plan.edges) {
-      edgeInto.set(`${e.consumer.operator}.${e.consumer.port}`, e);
-      const key = `${e.producer.operator}.${e.producer.port}`;
-      const list = edgesOutOf.get(key);
-      if (list === undefined) edgesOutOf.set(key, [e]);
-      else list.push(e);
-    }
-    const boundaryOf = new Map(plan.pools.flatMap((p) => (p.boundary === null ? [] : [[p.boundary.topic, p] as const])));
-    const runnerOf = new Map<string, OperatorRunner>();
-    for (const planned of plan.operators) {
-      const stream = planned.stream === null ? null : resources.streams.get(planned.stream) ?? null;
-      const runner = new OperatorRunner(backend, planned, stream, {
-        inputs: planned.inputs.map((input) => {
-          const edge = edgeInto.get(`${planned.name}.${input.name}`);
-          const imported = resources.imports.get(`${planned.name}.${input.name}`);
-          return {
-            name: input.name,
-            channel: edge !== undefined ? resources.channels.get(edge.id)! : (imported?.channel ?? null),
-            requirement: requirementOf(planned.name, input.name),
-            fused: edge !== undefined && fused.has(edge.id),
-            ...reads.value.get(`${planned.name}.${input.name}`),
-          };
-        }),
-        outputs: planned.outputs.map((output) => {
-          const edges = edgesOutOf.get(`${planned.name}.${output.name}`) ?? [];
-          const boundary = output.topic === null ? undefined : boundaryOf.get(output.topic);
-          return {
-            name: output.name,
-            channels: edges.map((e) => resources.channels.get(e.id)!),
-            consumerRequirements: edges.map((e) => requirementOf(e.consumer.operator, e.consumer.port)),
-            pool: output.pool === null ? null : resources.pools.get(output.pool)!,
-            fused: edges.length === 1 && fused.has(edges[0]!.id),
-            publication: boundary === undefined ? null : { boundary: resources.publications.get(boundary.id)!, staged: boundary.boundary?.staging === 'copy' },
-          };
-        }),
-        rates: rateViews.portViews(planned.name, planned.inputs, planned.outputs),
-        scenario,
-      });
-      runners.push(runner);
-      runnerOf.set(planned.name, runner);
-    }
-    for (const edge of plan.edges) {
-      const producer = runnerOf.get(edge.producer.operator)!;
-      producerOf.set(resources.channels.get(edge.id)!, producer);
-    }
+    const { runners, producerOf } = wireRunners({ plan, backend, resources, reads: reads.value, fused, rateViews, scenario });
     return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock, firstCandidate as readonly RateParameterValue[]));
   }
 
