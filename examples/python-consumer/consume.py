@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Attach to an hs device topic from Python and read its tensors with CuPy.
 
-Speaks the hs wire protocol (docs/ipc-wire-protocol.md): connect to the topic's Unix socket, read the
-HELLO (slot geometry and the CUDA IPC handle of the publisher's one boundary allocation), open that
+Speaks the hs wire protocol, version 2 (docs/ipc-wire-protocol.md): connect to the topic's Unix socket, read
+the HELLO with socket.recv_fds (version 2 passes a host topic's shared memory as sealed descriptors with it;
+a device topic's HELLO carries none, and any it does carry are closed and refused), then (slot geometry and
+the CUDA IPC handle of the publisher's one boundary allocation) open that
 allocation with cupy.cuda.runtime.ipcOpenMemHandle, then for every DESCRIPTOR wait for the generation
 fence on our own stream, view the slot as a cupy.ndarray (no copy), use it, and send RELEASE so the
 publisher can reuse the slot. A GOODBYE ends the run.
@@ -20,9 +22,15 @@ Timeouts (socket.settimeout): connecting and the HELLO must complete within --he
 subscriber places); after HELLO, each frame must arrive (and each RELEASE be sent) within --read-timeout
 seconds (default 30; 0 waits forever, for topics that may stay idle longer). A timeout ends the run with
 one line naming the topic, the socket path and what to check, and exit status 2.
+
+Requires Python 3.9 or later (socket.recv_fds). `map_sealed_segment` maps a host topic's segment received
+with HELLO after checking its seals (F_SEAL_SHRINK and F_SEAL_GROW: its peer cannot truncate it under the
+mapping, which would be a SIGBUS at the next read).
 """
 import argparse
+import fcntl
 import json
+import mmap
 import os
 import socket
 import struct
@@ -35,7 +43,12 @@ np = None
 
 FRAME = 256
 MAGIC = 0x50495348  # "HSIP" read little-endian
-VERSION = 1
+VERSION = 2
+# Seals a host topic's segment must carry (Linux fcntl values; fcntl.F_GET_SEALS exists from Python 3.8 on Linux).
+F_GET_SEALS = getattr(fcntl, "F_GET_SEALS", 1034)
+F_SEAL_SHRINK = getattr(fcntl, "F_SEAL_SHRINK", 0x2)
+F_SEAL_GROW = getattr(fcntl, "F_SEAL_GROW", 0x4)
+MAX_HELLO_FDS = 4
 HELLO, DESCRIPTOR, RELEASE, GOODBYE = 1, 2, 3, 4
 HOST_WRITER, DEVICE_FENCE = 1, 2
 GOODBYE_REASONS = {1: "goodbye: closed", 2: "goodbye: protocol violation", 3: "goodbye: lease timeout", 4: "goodbye: attach timeout"}
@@ -70,6 +83,15 @@ def topic_socket(topic, directory):
     return os.path.join(directory, f"{topic}.sock")
 
 
+def check_header(frame):
+    magic, version, kind, topic_id = struct.unpack_from("<IHHI", frame, 0)
+    if magic != MAGIC:
+        raise ProtocolError(f"bad frame header (magic {magic:#x})")
+    if version != VERSION:
+        raise ProtocolError(f"the publisher speaks wire version {version}, this consume.py speaks wire version {VERSION}; use matching hs and consume.py versions")
+    return kind, topic_id, bytes(frame)
+
+
 def read_frame(sock):
     frame = bytearray()
     while len(frame) < FRAME:
@@ -77,10 +99,64 @@ def read_frame(sock):
         if not chunk:
             raise ConnectionError("the publisher closed the connection")
         frame.extend(chunk)
-    magic, version, kind, topic_id = struct.unpack_from("<IHHI", frame, 0)
-    if magic != MAGIC or version != VERSION:
-        raise ProtocolError(f"bad frame header (magic {magic:#x}, version {version})")
-    return kind, topic_id, bytes(frame)
+    return check_header(frame)
+
+
+def close_fds(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def read_hello(sock):
+    """The HELLO and the descriptors that came with it (socket.recv_fds; they ride on its first byte).
+
+    Reads exactly one frame. Returns (kind, topic_id, frame, fds); the caller owns the descriptors."""
+    frame = bytearray()
+    fds = []
+    while len(frame) < FRAME:
+        try:
+            chunk, got, flags, _address = socket.recv_fds(sock, FRAME - len(frame), MAX_HELLO_FDS)
+        except BaseException:
+            close_fds(fds)
+            raise
+        if got and frame:
+            close_fds(fds + list(got))
+            raise ProtocolError("the publisher sent descriptors after the first byte of its HELLO")
+        fds.extend(got)
+        if flags & getattr(socket, "MSG_CTRUNC", 0x8):
+            close_fds(fds)
+            raise ProtocolError(f"the HELLO carried more than {MAX_HELLO_FDS} descriptors")
+        if not chunk:
+            close_fds(fds)
+            raise ConnectionError("the publisher closed the connection before its HELLO")
+        frame.extend(chunk)
+    try:
+        kind, topic_id, data = check_header(frame)
+    except ProtocolError:
+        close_fds(fds)
+        raise
+    return kind, topic_id, data, fds
+
+
+def map_sealed_segment(fd, size, writable=False):
+    """Maps the first `size` bytes of a host topic's segment received with HELLO (the fd stays the caller's).
+
+    Refuses (ProtocolError) a descriptor that is not sealed against shrinking and growing, and one whose file
+    holds fewer than `size` bytes; maps read-only unless `writable`."""
+    try:
+        seals = fcntl.fcntl(fd, F_GET_SEALS)
+    except OSError:
+        seals = 0  # not a memfd: it cannot carry seals
+    needed = F_SEAL_SHRINK | F_SEAL_GROW
+    if seals & needed != needed:
+        raise ProtocolError(f"the segment descriptor is not sealed against shrinking and growing (seals {seals:#x}, needed {needed:#x}): its peer could truncate it under the mapping")
+    held = os.fstat(fd).st_size
+    if held < size:
+        raise ProtocolError(f"the segment holds {held} bytes, fewer than the {size} bytes announced")
+    return mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0))
 
 
 def numpy_dtype(code, bits, lanes):
@@ -233,7 +309,7 @@ def main():
         raise ProtocolError(f"the topic's publisher runs as uid {uid}, not as this user")
 
     try:
-        kind, topic_id, hello = read_frame(sock)
+        kind, topic_id, hello, fds = read_hello(sock)
     except socket.timeout:
         sock.close()
         raise TopicTimeout(
@@ -243,8 +319,12 @@ def main():
         ) from None
     # Frames after HELLO: a publisher that stops sending (and stops reading RELEASEs) ends the run.
     sock.settimeout(args.read_timeout or None)
+    # A device topic shares its memory by CUDA IPC handle: its HELLO carries no descriptor.
+    close_fds(fds)
     if kind != HELLO:
         raise ProtocolError(f"expected HELLO, got frame type {kind}")
+    if fds:
+        raise ProtocolError(f"the HELLO of a device topic came with {len(fds)} descriptors, expected none")
     slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
     ordinal = struct.unpack_from("<I", hello, 48)[0]
     handle = hello[120:184]
