@@ -35,8 +35,8 @@ interface Pending {
 
 /**
  * The standalone client of a topic, for processes outside any graph: connects to a publisher's socket
- * (checking that it runs as this user and is the process that announced the segment), maps its boundary
- * segment, and hands out each published tensor as a read-only `TopicLease` whose tensor IS the shared slot
+ * (checking that it runs as this user and is the process that sent the HELLO), maps its boundary segment
+ * (a sealed memfd received with the HELLO; one that is not sealed against shrinking is refused), and hands out each published tensor as a read-only `TopicLease` whose tensor IS the shared slot
  * (no copy). Every descriptor is validated before use; a malformed one ends the channel with
  * `ProtocolError` and nothing it names is exposed. When the publisher closes the topic (GOODBYE closed),
  * tensors already received are still handed out, then `receive()` rejects with `InvalidState`. When it
@@ -131,7 +131,8 @@ export class ChannelRuntime {
    * @throws HsError (the promise rejects) `InvalidArgument` for a malformed topic name or timeout;
    *   `InvalidState` when called inside an operator's compute(); `NotFound` when nobody publishes the topic
    *   or no HELLO came within `connectTimeoutMs`; `PermissionDenied` for a peer of another user or a
-   *   segment it does not own; `ProtocolError` for a malformed HELLO or a pid mismatch; `NotSupported`
+   *   segment it does not own; `ProtocolError` for a malformed HELLO, a pid mismatch, a peer of another
+   *   wire version, a HELLO without its segment descriptors or a segment not sealed against shrinking; `NotSupported`
    *   without the addon, for a device boundary or a backend without `adoptHostMemory`. Nothing stays open.
    */
   static connect(options: ChannelRuntimeOptions): Promise<ChannelRuntime> {

@@ -67,7 +67,8 @@ export function encodeHello(view: DataView, offset: number, hello: TopicHello): 
 /**
  * Reads and validates a HELLO frame: header, slot count 1..65536, slot stride a positive multiple of 256,
  * segment bytes covering every slot, a known host memory kind (a device boundary is `NotSupported` by this
- * reader), rank bound 0..8, a positive pid, a well-formed NUL-padded segment name, reserved bytes zero.
+ * reader), rank bound 0..8, a positive pid, bytes 56..119 zero (wire version 2 names no segment: it comes
+ * as a descriptor with the HELLO), reserved bytes zero.
  * `ProtocolError` names the first bad field.
  */
 export function decodeHello(view: DataView, offset: number): Result<TopicHello> {
