@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """Attach to an hs device or pinnedHost topic from Python and read its tensors (CuPy, or NumPy for pinnedHost).
 
-Speaks the hs wire protocol (docs/ipc-wire-protocol.md): connect to the topic's Unix socket, read the
-HELLO. A device topic: the HELLO carries the CUDA IPC handle of the publisher's one boundary allocation,
-opened with cupy.cuda.runtime.ipcOpenMemHandle; for every DESCRIPTOR wait for the generation fence on our
-own stream, view the slot as a cupy.ndarray (no copy), use it, and send RELEASE so the publisher can
-reuse the slot. A pinnedHost topic: map the publisher's shared-memory segment, send ATTACH (descriptors
-over the socket, no mailbox), and for every DESCRIPTOR of a CUDA-stream writer (DEVICE_FENCE, fence > 0)
-poll the slot's fence counter in the mapped segment (a little-endian u64 after the slots) from the host
-until it reaches the fence value, with a timeout (--fence-timeout, ProtocolError when it passes): a
-host-side poll, which blocks this Python thread, unlike hs's own importer, which waits on its stream. A
-host writer's descriptor (HOST_WRITER, fence 0) is read at once. The slot is viewed as a numpy.ndarray
-over the mapping (no copy). A GOODBYE ends the run.
+Speaks the hs wire protocol, version 2 (docs/ipc-wire-protocol.md): connect to the topic's Unix socket, read
+the HELLO with socket.recv_fds (version 2 passes a host topic's shared memory as sealed descriptors with it;
+a device topic's HELLO carries none, and any it does carry are closed and refused). A device topic: the
+HELLO carries the CUDA IPC handle of the publisher's one boundary allocation, opened with
+cupy.cuda.runtime.ipcOpenMemHandle; for every DESCRIPTOR wait for the generation fence on our own stream,
+view the slot as a cupy.ndarray (no copy), use it, and send RELEASE so the publisher can reuse the slot. A
+pinnedHost topic: map the sealed segment that came with HELLO (read-only), send ATTACH (descriptors over the
+socket, no mailbox), and for every DESCRIPTOR of a CUDA-stream writer (DEVICE_FENCE, fence > 0) poll the
+slot's fence counter in the mapped segment (a little-endian u64 after the slots) from the host until it
+reaches the fence value, with a timeout (--fence-timeout, ProtocolError when it passes): a host-side poll,
+which blocks this Python thread, unlike hs's own importer, which waits on its stream. A host writer's
+descriptor (HOST_WRITER, fence 0) is read at once. The slot is viewed as a numpy.ndarray over the mapping
+(no copy). A GOODBYE ends the run.
 
     python3 consume.py --topic camera.frames [--frames N] [--check hs-pattern] [--dir DIR] [--memory pinnedHost] [--fence-timeout S]
 
@@ -26,8 +28,13 @@ Timeouts (socket.settimeout): connecting and the HELLO must complete within --he
 subscriber places); after HELLO, each frame must arrive (and each RELEASE be sent) within --read-timeout
 seconds (default 30; 0 waits forever, for topics that may stay idle longer). A timeout ends the run with
 one line naming the topic, the socket path and what to check, and exit status 2.
+
+Requires Python 3.9 or later (socket.recv_fds). `map_sealed_segment` maps a host topic's segment received
+with HELLO after checking its seals (F_SEAL_SHRINK and F_SEAL_GROW: its peer cannot truncate it under the
+mapping, which would be a SIGBUS at the next read).
 """
 import argparse
+import fcntl
 import json
 import mmap
 import os
@@ -43,7 +50,12 @@ np = None
 
 FRAME = 256
 MAGIC = 0x50495348  # "HSIP" read little-endian
-VERSION = 1
+VERSION = 2
+# Seals a host topic's segment must carry (Linux fcntl values; fcntl.F_GET_SEALS exists from Python 3.8 on Linux).
+F_GET_SEALS = getattr(fcntl, "F_GET_SEALS", 1034)
+F_SEAL_SHRINK = getattr(fcntl, "F_SEAL_SHRINK", 0x2)
+F_SEAL_GROW = getattr(fcntl, "F_SEAL_GROW", 0x4)
+MAX_HELLO_FDS = 4
 HELLO, DESCRIPTOR, RELEASE, GOODBYE = 1, 2, 3, 4
 HOST_WRITER, DEVICE_FENCE = 1, 2
 GOODBYE_REASONS = {1: "goodbye: closed", 2: "goodbye: protocol violation", 3: "goodbye: lease timeout", 4: "goodbye: attach timeout"}
@@ -91,6 +103,15 @@ def topic_socket(topic, directory):
     return os.path.join(directory, f"{topic}.sock")
 
 
+def check_header(frame):
+    magic, version, kind, topic_id = struct.unpack_from("<IHHI", frame, 0)
+    if magic != MAGIC:
+        raise ProtocolError(f"bad frame header (magic {magic:#x})")
+    if version != VERSION:
+        raise ProtocolError(f"the publisher speaks wire version {version}, this consume.py speaks wire version {VERSION}; use matching hs and consume.py versions")
+    return kind, topic_id, bytes(frame)
+
+
 def read_frame(sock):
     frame = bytearray()
     while len(frame) < FRAME:
@@ -98,10 +119,64 @@ def read_frame(sock):
         if not chunk:
             raise ConnectionError("the publisher closed the connection")
         frame.extend(chunk)
-    magic, version, kind, topic_id = struct.unpack_from("<IHHI", frame, 0)
-    if magic != MAGIC or version != VERSION:
-        raise ProtocolError(f"bad frame header (magic {magic:#x}, version {version})")
-    return kind, topic_id, bytes(frame)
+    return check_header(frame)
+
+
+def close_fds(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def read_hello(sock):
+    """The HELLO and the descriptors that came with it (socket.recv_fds; they ride on its first byte).
+
+    Reads exactly one frame. Returns (kind, topic_id, frame, fds); the caller owns the descriptors."""
+    frame = bytearray()
+    fds = []
+    while len(frame) < FRAME:
+        try:
+            chunk, got, flags, _address = socket.recv_fds(sock, FRAME - len(frame), MAX_HELLO_FDS)
+        except BaseException:
+            close_fds(fds)
+            raise
+        if got and frame:
+            close_fds(fds + list(got))
+            raise ProtocolError("the publisher sent descriptors after the first byte of its HELLO")
+        fds.extend(got)
+        if flags & getattr(socket, "MSG_CTRUNC", 0x8):
+            close_fds(fds)
+            raise ProtocolError(f"the HELLO carried more than {MAX_HELLO_FDS} descriptors")
+        if not chunk:
+            close_fds(fds)
+            raise ConnectionError("the publisher closed the connection before its HELLO")
+        frame.extend(chunk)
+    try:
+        kind, topic_id, data = check_header(frame)
+    except ProtocolError:
+        close_fds(fds)
+        raise
+    return kind, topic_id, data, fds
+
+
+def map_sealed_segment(fd, size, writable=False):
+    """Maps the first `size` bytes of a host topic's segment received with HELLO (the fd stays the caller's).
+
+    Refuses (ProtocolError) a descriptor that is not sealed against shrinking and growing, and one whose file
+    holds fewer than `size` bytes; maps read-only unless `writable`."""
+    try:
+        seals = fcntl.fcntl(fd, F_GET_SEALS)
+    except OSError:
+        seals = 0  # not a memfd: it cannot carry seals
+    needed = F_SEAL_SHRINK | F_SEAL_GROW
+    if seals & needed != needed:
+        raise ProtocolError(f"the segment descriptor is not sealed against shrinking and growing (seals {seals:#x}, needed {needed:#x}): its peer could truncate it under the mapping")
+    held = os.fstat(fd).st_size
+    if held < size:
+        raise ProtocolError(f"the segment holds {held} bytes, fewer than the {size} bytes announced")
+    return mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0))
 
 
 def numpy_dtype(code, bits, lanes):
@@ -213,19 +288,41 @@ def wait_segment_fence(segment, offset, value, timeout_s):
     return True
 
 
-def consume_pinned_host(args, sock, pid, topic_id, hello, slot_count, slot_stride, segment_bytes):
-    """The pinnedHost side: map the segment, ATTACH, wait on fences from the host, read, RELEASE."""
-    name = hello[56:120].split(b"\0", 1)[0].decode("ascii")
-    if not name.startswith("/") or "/" in name[1:]:
-        raise ProtocolError(f"HELLO names segment {name!r}")
-    has_counters = segment_bytes >= slot_count * slot_stride + fence_counter_bytes(slot_count)
-    fd = os.open(os.path.join("/dev/shm", name[1:]), os.O_RDONLY)
+def next_descriptor(sock, topic_id, slot_count, slot_stride, last_generation):
+    """Reads the next frame: a checked DESCRIPTOR as (slot, generation, fence, flags, dtype, shape, strides,
+    byte_offset, byte_length), or the GOODBYE's reason as a string. ProtocolError for a frame of another topic
+    or type, a slot, rank or generation out of order, unknown flags, or a span that is not the strided span or
+    leaves the slot."""
+    kind, frame_topic, frame = read_frame(sock)
+    if frame_topic != topic_id:
+        raise ProtocolError("frame of another topic")
+    if kind == GOODBYE:
+        return GOODBYE_REASONS.get(struct.unpack_from("<I", frame, 12)[0], "goodbye")
+    if kind != DESCRIPTOR:
+        raise ProtocolError(f"unexpected frame type {kind}")
+    slot, generation, fence, flags = struct.unpack_from("<IQQI", frame, 12)
+    code, bits, lanes, rank = struct.unpack_from("<BBHI", frame, 36)
+    byte_offset, byte_length = struct.unpack_from("<QQ", frame, 48)
+    shape = struct.unpack_from("<8Q", frame, 64)[:rank] if rank <= MAX_RANK else ()
+    strides = struct.unpack_from("<8Q", frame, 128)[:rank] if rank <= MAX_RANK else ()
+    dtype = numpy_dtype(code, bits, lanes)
+    span = 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * dtype.itemsize
+    if slot >= slot_count or rank > MAX_RANK or generation <= last_generation[slot]:
+        raise ProtocolError(f"descriptor rejected: slot {slot}, rank {rank}, generation {generation}")
+    if flags not in (HOST_WRITER, DEVICE_FENCE) or span != byte_length or byte_offset + byte_length > slot_stride:
+        raise ProtocolError(f"descriptor rejected: flags {flags}, span {span} vs {byte_length}, offset {byte_offset}")
+    return slot, generation, fence, flags, dtype, shape, strides, byte_offset, byte_length
+
+
+def consume_pinned_host(args, sock, pid, topic_id, fds, slot_count, slot_stride, segment_bytes):
+    """The pinnedHost side: map the sealed segment that came with HELLO, ATTACH, wait on fences from the host, read, RELEASE."""
     try:
-        if os.fstat(fd).st_size < segment_bytes:
-            raise ProtocolError(f"segment {name} holds fewer than the {segment_bytes} bytes HELLO announced")
-        segment = mmap.mmap(fd, segment_bytes, mmap.MAP_SHARED, mmap.PROT_READ)
+        if not fds:
+            raise ProtocolError("the HELLO of a pinnedHost topic came without its segment descriptor")
+        segment = map_sealed_segment(fds[0], segment_bytes)
     finally:
-        os.close(fd)
+        close_fds(fds)
+    has_counters = segment_bytes >= slot_count * slot_stride + fence_counter_bytes(slot_count)
     counters = slot_count * slot_stride
     last_generation = [0] * slot_count
     received = bad = fenced = 0
@@ -234,25 +331,11 @@ def consume_pinned_host(args, sock, pid, topic_id, hello, slot_count, slot_strid
     sock.sendall(struct.pack("<IHHII", MAGIC, VERSION, ATTACH, topic_id, 0).ljust(FRAME, b"\0"))
     try:
         while args.frames == 0 or received < args.frames:
-            kind, frame_topic, frame = read_frame(sock)
-            if frame_topic != topic_id:
-                raise ProtocolError("frame of another topic")
-            if kind == GOODBYE:
-                end = GOODBYE_REASONS.get(struct.unpack_from("<I", frame, 12)[0], "goodbye")
+            descriptor = next_descriptor(sock, topic_id, slot_count, slot_stride, last_generation)
+            if isinstance(descriptor, str):
+                end = descriptor
                 break
-            if kind != DESCRIPTOR:
-                raise ProtocolError(f"unexpected frame type {kind}")
-            slot, generation, fence, flags = struct.unpack_from("<IQQI", frame, 12)
-            code, bits, lanes, rank = struct.unpack_from("<BBHI", frame, 36)
-            byte_offset, byte_length = struct.unpack_from("<QQ", frame, 48)
-            shape = struct.unpack_from("<8Q", frame, 64)[:rank] if rank <= MAX_RANK else ()
-            strides = struct.unpack_from("<8Q", frame, 128)[:rank] if rank <= MAX_RANK else ()
-            dtype = numpy_dtype(code, bits, lanes)
-            span = 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * dtype.itemsize
-            if slot >= slot_count or rank > MAX_RANK or generation <= last_generation[slot]:
-                raise ProtocolError(f"descriptor rejected: slot {slot}, rank {rank}, generation {generation}")
-            if flags not in (HOST_WRITER, DEVICE_FENCE) or span != byte_length or byte_offset + byte_length > slot_stride:
-                raise ProtocolError(f"descriptor rejected: flags {flags}, span {span} vs {byte_length}, offset {byte_offset}")
+            slot, generation, fence, flags, dtype, shape, strides, byte_offset, byte_length = descriptor
             if flags == HOST_WRITER and fence != 0:
                 raise ProtocolError(f"descriptor rejected: fence value {fence} on a host writer")
             if flags == DEVICE_FENCE:
@@ -348,13 +431,13 @@ def connect_topic(topic, directory, hello_timeout):
 def open_topic(args):
     """Connects to the topic, checks the publisher's uid and reads its HELLO within --hello-timeout; later reads
     time out after --read-timeout (a publisher that stops sending ends the run).
-    Returns (socket, publisher pid, topic id, HELLO payload)."""
+    Returns (socket, publisher pid, topic id, HELLO payload, the descriptors that came with it: the caller's)."""
     sock = connect_topic(args.topic, args.dir, args.hello_timeout)
     pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
     if uid != os.getuid():
         raise ProtocolError(f"the topic's publisher runs as uid {uid}, not as this user")
     try:
-        kind, topic_id, hello = read_frame(sock)
+        kind, topic_id, hello, fds = read_hello(sock)
     except socket.timeout:
         sock.close()
         raise TopicTimeout(
@@ -364,8 +447,9 @@ def open_topic(args):
         ) from None
     sock.settimeout(args.read_timeout or None)
     if kind != HELLO:
+        close_fds(fds)
         raise ProtocolError(f"expected HELLO, got frame type {kind}")
-    return sock, pid, topic_id, hello
+    return sock, pid, topic_id, hello, fds
 
 
 def main():
@@ -381,7 +465,7 @@ def main():
     args = parser.parse_args()
     if args.memory == "pinnedHost":
         import_numpy()
-        sock, pid, topic_id, hello = open_topic(args)
+        sock, pid, topic_id, hello, fds = open_topic(args)
         slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
         if memory_kind != WIRE_PINNED_HOST:
             raise ProtocolError(f"topic {args.topic} is not a pinnedHost topic (memory kind {memory_kind})")
@@ -389,7 +473,7 @@ def main():
             raise ProtocolError(f"HELLO names pid {producer_pid} but the socket peer is pid {pid}")
         if not 1 <= slot_count <= 65536 or slot_stride % 256 != 0 or segment_bytes < slot_count * slot_stride:
             raise ProtocolError("HELLO geometry is inconsistent")
-        return consume_pinned_host(args, sock, pid, topic_id, hello, slot_count, slot_stride, segment_bytes)
+        return consume_pinned_host(args, sock, pid, topic_id, fds, slot_count, slot_stride, segment_bytes)
     import_cupy()
 
     # The publisher starts the lease of a frame when it sends the descriptor, and drops a subscriber that
@@ -401,7 +485,11 @@ def main():
         hs_pattern_mismatch(cp.zeros(2, dtype=cp.uint8), 0)
         cp.cuda.Stream.null.synchronize()
 
-    sock, pid, topic_id, hello = open_topic(args)
+    sock, pid, topic_id, hello, fds = open_topic(args)
+    # A device topic shares its memory by CUDA IPC handle: its HELLO carries no descriptor.
+    close_fds(fds)
+    if fds:
+        raise ProtocolError(f"the HELLO of a device topic came with {len(fds)} descriptors, expected none")
     slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
     ordinal = struct.unpack_from("<I", hello, 48)[0]
     handle = hello[120:184]
@@ -425,25 +513,11 @@ def main():
     fence_mode = "device" if wait_fence is not None else "host-poll"
     try:
         while args.frames == 0 or received < args.frames:
-            kind, frame_topic, frame = read_frame(sock)
-            if frame_topic != topic_id:
-                raise ProtocolError("frame of another topic")
-            if kind == GOODBYE:
-                end = GOODBYE_REASONS.get(struct.unpack_from("<I", frame, 12)[0], "goodbye")
+            descriptor = next_descriptor(sock, topic_id, slot_count, slot_stride, last_generation)
+            if isinstance(descriptor, str):
+                end = descriptor
                 break
-            if kind != DESCRIPTOR:
-                raise ProtocolError(f"unexpected frame type {kind}")
-            slot, generation, fence, flags = struct.unpack_from("<IQQI", frame, 12)
-            code, bits, lanes, rank = struct.unpack_from("<BBHI", frame, 36)
-            byte_offset, byte_length = struct.unpack_from("<QQ", frame, 48)
-            shape = struct.unpack_from("<8Q", frame, 64)[:rank] if rank <= MAX_RANK else ()
-            strides = struct.unpack_from("<8Q", frame, 128)[:rank] if rank <= MAX_RANK else ()
-            dtype = numpy_dtype(code, bits, lanes)
-            span = 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, strides))) * dtype.itemsize
-            if slot >= slot_count or rank > MAX_RANK or generation <= last_generation[slot]:
-                raise ProtocolError(f"descriptor rejected: slot {slot}, rank {rank}, generation {generation}")
-            if flags not in (HOST_WRITER, DEVICE_FENCE) or span != byte_length or byte_offset + byte_length > slot_stride:
-                raise ProtocolError(f"descriptor rejected: flags {flags}, span {span} vs {byte_length}, offset {byte_offset}")
+            slot, generation, fence, flags, dtype, shape, strides, byte_offset, byte_length = descriptor
             last_generation[slot] = generation
 
             if flags == DEVICE_FENCE:

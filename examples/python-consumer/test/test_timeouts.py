@@ -16,7 +16,7 @@ import time
 import unittest
 
 CONSUME = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "consume.py")
-MAGIC, VERSION, HELLO = 0x50495348, 1, 1
+MAGIC, VERSION, HELLO = 0x50495348, 2, 1
 
 STUB_CUPY = '''
 class _Stream:

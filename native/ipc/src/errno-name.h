@@ -28,6 +28,11 @@ inline const char* ErrnoName(int code) {
     case ENOTSOCK: return "ENOTSOCK";
     case ENOTSUP: return "ENOTSUP";
     case EPROTO: return "EPROTO";
+    case ENOSYS: return "ENOSYS";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case ECONNRESET: return "ECONNRESET";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case EPIPE: return "EPIPE";
     default: return "EUNKNOWN";
   }
 }

@@ -10,11 +10,14 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
+#include <unistd.h>
 
 #ifdef HS_IPC_DOORBELLS
 #include "doorbell-watch.h"
 #endif
 #include "errno-name.h"
+#include "fd-passing.h"
 #include "peer-process.h"
 #include "shm-segment.h"
 
@@ -189,6 +192,157 @@ Napi::Value CloseSegmentBinding(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, unmapped);
 }
 
+int DescriptorArgument(const Napi::CallbackInfo& info, std::size_t index, const char* what) {
+  if (info.Length() <= index || !info[index].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a file descriptor (number)");
+  return info[index].As<Napi::Number>().Int32Value();
+}
+
+// createSealedSegment(label, byteSize, maxByteSize): a new memfd of byteSize bytes, every page allocated,
+// its size sealed; the mapping object also carries `fd` (the caller's to close).
+Napi::Value CreateSealedSegmentBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "segment label must be a string");
+  std::string label = info[0].As<Napi::String>().Utf8Value();
+  std::string what = "cannot create sealed shared memory segment \"" + label + "\"";
+  std::size_t byteSize = MappableByteCount(info, what);
+  auto owned = std::make_unique<ExternalMapping>(env.GetInstanceData<AddonState>());
+  int fd = -1;
+  int code = CreateSealedSegment(label.c_str(), byteSize, &owned->mapping, &fd);
+  if (code != 0) ThrowErrno(env, what + " of " + std::to_string(byteSize) + " bytes", code);
+  Napi::Object result;
+  try {
+    result = WrapMapping(env, std::move(owned));
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  result.Set("fd", Napi::Number::New(env, fd));
+  return result;
+}
+
+std::string SealText(unsigned seals) {
+  std::string text;
+  const std::pair<unsigned, const char*> names[] = {{0x1u, "F_SEAL_SEAL"}, {0x2u, "F_SEAL_SHRINK"}, {0x4u, "F_SEAL_GROW"}, {0x8u, "F_SEAL_WRITE"}, {0x10u, "F_SEAL_FUTURE_WRITE"}};
+  for (const auto& [bit, name] : names) {
+    if ((seals & bit) == 0) continue;
+    if (!text.empty()) text += "|";
+    text += name;
+  }
+  return text.empty() ? "none" : text;
+}
+
+// openSealedSegment(fd, byteSize, maxByteSize, writable): maps a received sealed segment (the fd stays the
+// caller's). A descriptor not sealed against shrinking and growing throws with code EUNSEALED.
+Napi::Value OpenSealedSegmentBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = DescriptorArgument(info, 0, "openSealedSegment: the segment");
+  std::string what = "cannot map the received segment (fd " + std::to_string(fd) + ")";
+  std::size_t byteSize = MappableByteCount(info, what);
+  bool writable = info.Length() > 3 && info[3].IsBoolean() && info[3].As<Napi::Boolean>().Value();
+  auto owned = std::make_unique<ExternalMapping>(env.GetInstanceData<AddonState>());
+  std::size_t fileByteSize = 0;
+  unsigned seals = 0;
+  int code = OpenSealedSegment(fd, byteSize, writable, &owned->mapping, &fileByteSize, &seals);
+  if (code == EPERM) {
+    Napi::Error error = Napi::Error::New(env, what + ": it is not sealed against shrinking and growing (seals: " + SealText(seals) +
+                                                  "; needed F_SEAL_SHRINK|F_SEAL_GROW), so its peer could truncate it under this mapping");
+    error.Set("code", Napi::String::New(env, "EUNSEALED"));
+    throw error;
+  }
+  if (code == EINVAL && fileByteSize < byteSize) {
+    ThrowCoded(env, what + ": its file holds " + std::to_string(fileByteSize) + " bytes, fewer than the " + std::to_string(byteSize) + " bytes announced for it", EINVAL);
+  }
+  if (code != 0) ThrowErrno(env, what, code);
+  return WrapMapping(env, std::move(owned));
+}
+
+// segmentSeals(fd) -> the F_GET_SEALS bits, or -1 for a descriptor that cannot carry seals.
+Napi::Value SegmentSealsBinding(const Napi::CallbackInfo& info) {
+  int fd = DescriptorArgument(info, 0, "segmentSeals");
+  unsigned seals = 0;
+  int code = SegmentSeals(fd, &seals);
+  if (code == EINVAL) return Napi::Number::New(info.Env(), -1);
+  if (code != 0) ThrowErrno(info.Env(), "cannot read the seals of fd " + std::to_string(fd), code);
+  return Napi::Number::New(info.Env(), seals);
+}
+
+// sendWithDescriptors(socketFd, bytes: Uint8Array, fds: number[]) -> bytes sent, in one non-blocking
+// sendmsg with the descriptors as SCM_RIGHTS. Throws EAGAIN when nothing could be sent.
+Napi::Value SendWithDescriptorsBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int socket = DescriptorArgument(info, 0, "sendWithDescriptors: the socket");
+  if (info.Length() < 3 || !info[1].IsTypedArray() || !info[2].IsArray()) throw Napi::TypeError::New(env, "sendWithDescriptors needs (socketFd, Uint8Array, fds[])");
+  Napi::TypedArray bytes = info[1].As<Napi::TypedArray>();
+  Napi::Array list = info[2].As<Napi::Array>();
+  if (list.Length() > kMaxPassedDescriptors) throw Napi::RangeError::New(env, "sendWithDescriptors: at most " + std::to_string(kMaxPassedDescriptors) + " descriptors");
+  std::vector<int> fds;
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    Napi::Value v = list.Get(i);
+    if (!v.IsNumber()) throw Napi::TypeError::New(env, "sendWithDescriptors: descriptors must be numbers");
+    fds.push_back(v.As<Napi::Number>().Int32Value());
+  }
+  const unsigned char* data = static_cast<const unsigned char*>(bytes.ArrayBuffer().Data()) + bytes.ByteOffset();
+  std::size_t sent = 0;
+  int code = SendWithDescriptors(socket, data, bytes.ByteLength(), fds.data(), fds.size(), &sent);
+  if (code != 0) ThrowErrno(env, "cannot send a frame with descriptors on socket fd " + std::to_string(socket), code);
+  return Napi::Number::New(env, static_cast<double>(sent));
+}
+
+// connectAndReceive(path, byteLength, timeoutMs) -> Promise<{ fd, frame: Buffer, fds: number[] }>: connects
+// on a worker thread and reads the first frame with its descriptors (ConnectAndReceive). Rejects with an
+// Error whose `code` is the errno name.
+class ConnectWorker : public Napi::AsyncWorker {
+ public:
+  ConnectWorker(Napi::Env env, std::string path, std::size_t length, int timeoutMs)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), path_(std::move(path)), frame_(length), timeoutMs_(timeoutMs) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    code_ = ConnectAndReceive(path_.c_str(), timeoutMs_, frame_.data(), frame_.size(), &socket_, fds_, &fdCount_);
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (code_ != 0) {
+      Napi::Error error = Napi::Error::New(env, "cannot receive the first frame from " + path_ + ": " + std::strerror(code_));
+      error.Set("code", Napi::String::New(env, ErrnoName(code_)));
+      error.Set("errno", Napi::Number::New(env, code_));
+      deferred_.Reject(error.Value());
+      return;
+    }
+    Napi::Object result = Napi::Object::New(env);
+    result.Set("fd", Napi::Number::New(env, socket_));
+    result.Set("frame", Napi::Buffer<unsigned char>::Copy(env, frame_.data(), frame_.size()));
+    Napi::Array fds = Napi::Array::New(env, fdCount_);
+    for (std::size_t i = 0; i < fdCount_; ++i) fds.Set(static_cast<uint32_t>(i), Napi::Number::New(env, fds_[i]));
+    result.Set("fds", fds);
+    deferred_.Resolve(result);
+  }
+  void OnError(const Napi::Error& error) override { deferred_.Reject(error.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string path_;
+  std::vector<unsigned char> frame_;
+  int timeoutMs_;
+  int code_ = 0;
+  int socket_ = -1;
+  int fds_[kMaxPassedDescriptors] = {};
+  std::size_t fdCount_ = 0;
+};
+
+Napi::Value ConnectAndReceiveBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsNumber() || !info[2].IsNumber()) throw Napi::TypeError::New(env, "connectAndReceive needs (path, byteLength, timeoutMs)");
+  std::size_t length = ByteCount(info, 1);
+  if (length == 0 || length > 65536) throw Napi::RangeError::New(env, "connectAndReceive: byteLength must be 1..65536");
+  double timeout = info[2].As<Napi::Number>().DoubleValue();
+  if (!(timeout >= 1) || timeout > 2147483647.0) throw Napi::RangeError::New(env, "connectAndReceive: timeoutMs must be 1..2^31-1");
+  auto* worker = new ConnectWorker(env, info[0].As<Napi::String>().Utf8Value(), length, static_cast<int>(timeout));
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
 Napi::Value PeerCredentialsBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "peerCredentials needs a socket file descriptor (number)");
@@ -244,6 +398,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("openSegment", Napi::Function::New(env, OpenSegmentBinding, "openSegment"));
   exports.Set("unlinkSegment", Napi::Function::New(env, UnlinkSegmentBinding, "unlinkSegment"));
   exports.Set("closeSegment", Napi::Function::New(env, CloseSegmentBinding, "closeSegment"));
+  exports.Set("createSealedSegment", Napi::Function::New(env, CreateSealedSegmentBinding, "createSealedSegment"));
+  exports.Set("openSealedSegment", Napi::Function::New(env, OpenSealedSegmentBinding, "openSealedSegment"));
+  exports.Set("segmentSeals", Napi::Function::New(env, SegmentSealsBinding, "segmentSeals"));
+  exports.Set("sendWithDescriptors", Napi::Function::New(env, SendWithDescriptorsBinding, "sendWithDescriptors"));
+  exports.Set("connectAndReceive", Napi::Function::New(env, ConnectAndReceiveBinding, "connectAndReceive"));
   exports.Set("peerCredentials", Napi::Function::New(env, PeerCredentialsBinding, "peerCredentials"));
   exports.Set("processAlive", Napi::Function::New(env, ProcessAliveBinding, "processAlive"));
   exports.Set("holdLivenessLock", Napi::Function::New(env, HoldLivenessLockBinding, "holdLivenessLock"));
@@ -252,7 +411,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef HS_IPC_DOORBELLS
   RegisterDoorbellBindings(env, exports);
 #endif
-  exports.Set("abiVersion", Napi::Number::New(env, 4));
+  exports.Set("abiVersion", Napi::Number::New(env, 5));
   return exports;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +84,76 @@ int OpenSegment(const char* name, std::size_t byteSize, bool writable, Mapping* 
   }
   close(fd);
   return status;
+}
+
+namespace {
+
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 0x0002U
+#endif
+#ifndef F_ADD_SEALS
+#define F_ADD_SEALS 1033
+#define F_GET_SEALS 1034
+#endif
+#ifndef F_SEAL_SEAL
+#define F_SEAL_SEAL 0x0001
+#define F_SEAL_SHRINK 0x0002
+#define F_SEAL_GROW 0x0004
+#endif
+
+// memfd_create through syscall(2): the prebuilt addon links an old glibc's symbols only.
+int MemfdCreate(const char* label, unsigned flags) {
+#ifdef SYS_memfd_create
+  return static_cast<int>(syscall(SYS_memfd_create, label, flags));
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+}  // namespace
+
+int CreateSealedSegment(const char* label, std::size_t byteSize, Mapping* out, int* fd) {
+  if (label == nullptr || byteSize == 0 || byteSize > kMaxFileSize || out == nullptr || fd == nullptr) return EINVAL;
+  int made = MemfdCreate(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (made < 0) return errno;
+  int status = 0;
+  do {
+    status = posix_fallocate(made, 0, static_cast<off_t>(byteSize));
+  } while (status == EINTR);
+  if (status == 0 && fcntl(made, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) status = errno;
+  if (status == 0) status = MapDescriptor(made, byteSize, true, out);
+  if (status != 0) {
+    close(made);
+    return status;
+  }
+  *fd = made;
+  return 0;
+}
+
+int SegmentSeals(int fd, unsigned* seals) {
+  if (seals == nullptr) return EINVAL;
+  int got = fcntl(fd, F_GET_SEALS);
+  if (got < 0) return errno;
+  *seals = static_cast<unsigned>(got);
+  return 0;
+}
+
+int OpenSealedSegment(int fd, std::size_t byteSize, bool writable, Mapping* out, std::size_t* fileByteSize, unsigned* seals) {
+  if (byteSize == 0 || byteSize > kMaxFileSize || out == nullptr || fileByteSize == nullptr || seals == nullptr) return EINVAL;
+  *seals = 0;
+  int status = SegmentSeals(fd, seals);
+  if (status == EBADF) return EBADF;
+  // Not a memfd (EINVAL) or missing a seal: a peer could shrink it under the mapping.
+  if (status != 0 || (*seals & kRequiredSeals) != kRequiredSeals) return EPERM;
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return errno;
+  *fileByteSize = info.st_size > 0 ? static_cast<std::size_t>(info.st_size) : 0;
+  if (*fileByteSize < byteSize) return EINVAL;
+  return MapDescriptor(fd, byteSize, writable, out);
 }
 
 int UnlinkSegment(const char* name) {

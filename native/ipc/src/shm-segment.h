@@ -31,6 +31,26 @@ int CreateSegment(const char* name, std::size_t byteSize, Mapping* out);
 // `byteSize`. `*fileByteSize` receives the file's size once it is known (fstat), so callers can name it.
 int OpenSegment(const char* name, std::size_t byteSize, bool writable, Mapping* out, std::size_t* fileByteSize);
 
+// Sealed anonymous segments (wire version 2): a memfd that no name reaches, passed to the peer over the
+// topic socket (SCM_RIGHTS). Its size is sealed (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), so a same-uid
+// peer holding the descriptor (or reopening it through /proc) cannot ftruncate it under the other side's
+// mapping (a SIGBUS there): its ftruncate fails with EPERM.
+constexpr unsigned kRequiredSeals = 0x0002u /* F_SEAL_SHRINK */ | 0x0004u /* F_SEAL_GROW */;
+
+// Creates a memfd (MFD_CLOEXEC | MFD_ALLOW_SEALING) labelled `label` (shown in /proc/<pid>/maps), allocates
+// all `byteSize` (> 0) bytes (posix_fallocate), seals its size and maps it read/write. `*fd` receives the
+// descriptor (the caller closes it). ENOSYS where the kernel has no memfd_create; nothing is left on failure.
+int CreateSealedSegment(const char* label, std::size_t byteSize, Mapping* out, int* fd);
+
+// The seals of `fd` (F_GET_SEALS) in `*seals`; EINVAL for a descriptor that cannot carry seals (not a memfd).
+int SegmentSeals(int fd, unsigned* seals);
+
+// Maps the first `byteSize` (> 0) bytes of a received sealed segment, read-only unless `writable`. EPERM
+// when `fd` is not sealed against shrinking and growing (`*seals` says what it has; a descriptor that
+// cannot carry seals reads as none), EINVAL when its file is smaller than `byteSize` (`*fileByteSize`
+// names its size). The descriptor stays the caller's (close it once mapped).
+int OpenSealedSegment(int fd, std::size_t byteSize, bool writable, Mapping* out, std::size_t* fileByteSize, unsigned* seals);
+
 // Removes the name; mappings stay valid until unmapped. ENOENT when it does not exist.
 int UnlinkSegment(const char* name);
 

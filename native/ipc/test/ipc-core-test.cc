@@ -12,11 +12,13 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
 #include "doorbell.h"
+#include "fd-passing.h"
 #include "peer-process.h"
 #include "ring-control.h"
 #include "shm-segment.h"
@@ -199,6 +201,75 @@ int main() {
   unlink(fifo.c_str());
   Check(CreateDoorbell((fifo + ".missing/bell").c_str(), &made) == ENOENT, "a doorbell in a missing directory is ENOENT");
   Check(ParkCommitRace(200000) == 0, "200000 commits against a parking reader lose no wake-up");
+
+  // Sealed segments (wire version 2).
+  Mapping sealed;
+  int sealedFd = -1;
+  Check(CreateSealedSegment("hs.core-test", 8192, &sealed, &sealedFd) == 0 && sealedFd >= 0, "create a sealed segment");
+  unsigned seals = 0;
+  Check(SegmentSeals(sealedFd, &seals) == 0 && (seals & 0x7u) == 0x7u, "it carries F_SEAL_SHRINK|GROW|SEAL");
+  Check(ftruncate(sealedFd, 0) != 0 && errno == EPERM, "shrinking it is EPERM");
+  Check(ftruncate(sealedFd, 1 << 20) != 0 && errno == EPERM, "growing it is EPERM");
+  static_cast<unsigned char*>(sealed.address)[8191] = 9;
+  Mapping sealedReader;
+  std::size_t sealedHeld = 0;
+  Check(OpenSealedSegment(sealedFd, 8192, false, &sealedReader, &sealedHeld, &seals) == 0 && !sealedReader.writable && static_cast<unsigned char*>(sealedReader.address)[8191] == 9,
+        "a sealed segment maps read-only from its descriptor");
+  UnmapSegment(&sealedReader);
+  Check(OpenSealedSegment(sealedFd, 8193, false, &sealedReader, &sealedHeld, &seals) == EINVAL && sealedHeld == 8192, "a segment smaller than asked is EINVAL naming its size");
+  const std::string plainSegment = "/tmp/hs-core-test-plain-" + std::to_string(getpid());
+  int plainFd = open(plainSegment.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  unlink(plainSegment.c_str());
+  Check(plainFd >= 0 && ftruncate(plainFd, 8192) == 0 && OpenSealedSegment(plainFd, 8192, false, &sealedReader, &sealedHeld, &seals) == EPERM && seals == 0,
+        "a descriptor without seals is refused (EPERM, no seals)");
+  Check(SegmentSeals(plainFd, &seals) == EINVAL, "a plain file cannot carry seals (EINVAL)");
+
+  // Descriptor passing: HELLO-sized frame with two descriptors, read back exactly.
+  const std::string socketPath = "/tmp/hs-core-test-" + std::to_string(getpid()) + ".sock";
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strcpy(address.sun_path, socketPath.c_str());
+  unlink(socketPath.c_str());
+  Check(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 && listen(listener, 4) == 0, "listen on a test socket");
+  std::thread server([&] {
+    int conn = accept(listener, nullptr, nullptr);
+    unsigned char frame[512];
+    for (int i = 0; i < 512; i++) frame[i] = static_cast<unsigned char>(i);
+    int pass[2] = {sealedFd, plainFd};
+    std::size_t sent = 0;
+    Check(SendWithDescriptors(conn, frame, 512, pass, 2, &sent) == 0 && sent == 512, "send 512 bytes with two descriptors");
+    char one;
+    ssize_t ignored = read(conn, &one, 1);  // until the client closes
+    (void)ignored;
+    close(conn);
+  });
+  unsigned char got[256] = {};
+  int socketFd = -1;
+  int fds[kMaxPassedDescriptors] = {};
+  std::size_t fdCount = 0;
+  Check(ConnectAndReceive(socketPath.c_str(), 2000, got, 256, &socketFd, fds, &fdCount) == 0 && fdCount == 2 && got[255] == 255, "receive the first 256 bytes and both descriptors");
+  unsigned char rest[256] = {};
+  Check(socketFd >= 0 && read(socketFd, rest, 256) == 256 && rest[0] == 0 && rest[1] == 1, "the bytes after the frame stay in the socket");
+  Check(fdCount == 2 && SegmentSeals(fds[0], &seals) == 0 && (seals & 0x6u) == 0x6u, "the passed segment keeps its seals");
+  for (std::size_t i = 0; i < fdCount; i++) close(fds[i]);
+  close(socketFd);
+  server.join();
+  Check(ConnectAndReceive((socketPath + ".none").c_str(), 500, got, 256, &socketFd, fds, &fdCount) == ENOENT, "nobody listening is ENOENT");
+  std::thread mute([&] {
+    int conn = accept(listener, nullptr, nullptr);
+    char one;
+    ssize_t ignored = read(conn, &one, 1);
+    (void)ignored;
+    close(conn);
+  });
+  Check(ConnectAndReceive(socketPath.c_str(), 200, got, 256, &socketFd, fds, &fdCount) == ETIMEDOUT, "no frame in time is ETIMEDOUT");
+  mute.join();
+  close(listener);
+  unlink(socketPath.c_str());
+  close(plainFd);
+  close(sealedFd);
+  UnmapSegment(&sealed);
 
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -1,12 +1,13 @@
-import { createConnection, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { isInsideCompute } from '@hs/runtime';
 import { ErrorCode, HsError, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type Result } from '@hs/streams';
 import { ChannelTensor } from './channel-tensor.js';
 import { FrameReader } from './frame-reader.js';
+import { checkHelloDescriptors, closeDescriptors, receiveHello } from './hello-connection.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment, subscriberSegmentAccess } from './shared-segment.js';
 import { checkHelloPid, checkedSocketPeer } from './socket-peer.js';
-import { checkTopicName, segmentPrefix, topicDirectory, topicSocketPath } from './topic-endpoint.js';
+import { checkTopicName, topicDirectory, topicSocketPath } from './topic-endpoint.js';
 import { TopicLease } from './topic-lease.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText, type TopicHello } from './wire/control-frames.js';
 import { DescriptorDecoder } from './wire/descriptor-codec.js';
@@ -38,8 +39,8 @@ interface Pending {
 
 /**
  * The standalone client of a topic, for processes outside any graph: connects to a publisher's socket
- * (checking that it runs as this user and is the process that announced the segment), maps its boundary
- * segment, and hands out each published tensor as a read-only `TopicLease` whose tensor IS the shared slot
+ * (checking that it runs as this user and is the process that sent the HELLO), maps its boundary segment
+ * (a sealed memfd received with the HELLO; one that is not sealed against shrinking is refused), and hands out each published tensor as a read-only `TopicLease` whose tensor IS the shared slot
  * (no copy). Every descriptor is validated before use; a malformed one ends the channel with
  * `ProtocolError` and nothing it names is exposed. When the publisher closes the topic (GOODBYE closed),
  * tensors already received are still handed out, then `receive()` rejects with `InvalidState`. When it
@@ -113,7 +114,7 @@ export class ChannelRuntime {
     this.#socket.uncork();
   };
 
-  private constructor(topic: string, backend: Backend, socket: Socket, segment: SharedSegment, memory: DeviceMemory, hello: TopicHello, reader: HelloReader, mailbox: TopicMailbox | null) {
+  private constructor(topic: string, backend: Backend, socket: Socket, segment: SharedSegment, memory: DeviceMemory, hello: TopicHello, mailbox: TopicMailbox | null) {
     this.topic = topic;
     this.#backend = backend;
     this.#socket = socket;
@@ -136,7 +137,9 @@ export class ChannelRuntime {
       this.#tensors.push(tensor);
       this.#leases.push(new TopicLease(this.#releaseSlot, slot, tensor));
     }
-    reader.onFrameHandler = (view) => this.#onFrame(view);
+    // Frames after HELLO: Node's socket reads them (the addon read exactly the HELLO's bytes).
+    const reader = new FrameReader((view) => this.#onFrame(view));
+    socket.on('data', (chunk: Buffer) => reader.push(chunk));
     socket.on('close', () => {
       // A GOODBYE, close() or a rejected frame ended the channel already; else the connection dropped, so
       // whatever this channel holds is reclaimed (a publisher that dropped it may rewrite the slots).
@@ -155,7 +158,8 @@ export class ChannelRuntime {
    * @throws HsError (the promise rejects) `InvalidArgument` for a malformed topic name or timeout;
    *   `InvalidState` when called inside an operator's compute(); `NotFound` when nobody publishes the topic
    *   or no HELLO came within `connectTimeoutMs`; `PermissionDenied` for a peer of another user or a
-   *   segment it does not own; `ProtocolError` for a malformed HELLO or a pid mismatch; `NotSupported`
+   *   segment it does not own; `ProtocolError` for a malformed HELLO, a pid mismatch, a peer of another
+   *   wire version, a HELLO without its segment descriptors or a segment not sealed against shrinking; `NotSupported`
    *   without the addon, for a device boundary or a backend without `adoptHostMemory`. Nothing stays open.
    */
   static connect(options: ChannelRuntimeOptions): Promise<ChannelRuntime> {
@@ -178,39 +182,28 @@ export class ChannelRuntime {
     const path = topicSocketPath(dir.value, topic);
     if (!path.ok) return path;
 
-    const reader = new HelloReader();
-    const socket = createConnection(path.value);
+    // The addon connects and receives HELLO with its descriptors (Node's sockets drop SCM_RIGHTS), off the JS thread.
+    const received = await receiveHello(path.value, topic, timeoutMs);
+    if (!received.ok) return received;
+    const { socket, frame, fds } = received.value;
     socket.setNoDelay(true);
-    const onData = (chunk: Buffer): void => reader.push(chunk);
-    socket.on('data', onData);
     socket.on('error', () => undefined);
-    const hello = await new Promise<Result<TopicHello>>((resolve) => {
-      const timer = setTimeout(() => resolve(err(ErrorCode.NotFound, `topic ${topic}: no HELLO from the publisher within ${timeoutMs} ms`)), timeoutMs);
-      const done = (r: Result<TopicHello>): void => {
-        clearTimeout(timer);
-        resolve(r);
-      };
-      socket.once('error', (cause: NodeJS.ErrnoException) =>
-        done(err(ErrorCode.NotFound, `topic ${topic} is not published (${cause.code ?? cause.message} on ${path.value})`, cause)),
-      );
-      socket.once('close', () => done(err(ErrorCode.NotFound, `topic ${topic}: the publisher closed the connection before its HELLO (too many subscribers?)`)));
-      reader.onHello = done;
-    });
     const fail = (failure: Result<never>): Result<never> => {
+      closeDescriptors(fds);
       socket.destroy();
       return failure;
     };
+    const hello = decodeHello(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), 0);
     if (!hello.ok) return fail(hello);
     const peer = checkedSocketPeer(socket);
     if (!peer.ok) return fail(peer);
     const h = hello.value;
     const samePublisher = checkHelloPid(topic, h.producerPid, peer.value.pid);
     if (!samePublisher.ok) return fail(samePublisher);
-    if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
-      return fail(err(ErrorCode.ProtocolError, `topic ${topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`));
-    }
+    const expected = checkHelloDescriptors(topic, fds, h.mailboxToken === null ? 1 : 2, h.mailboxToken === null ? 'the data segment' : 'the data segment and the offered mailbox');
+    if (!expected.ok) return fail(expected);
     const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
-    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
+    const segment = SharedSegment.fromDescriptor({ fd: fds[0] as number, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
     if (!segment.ok) return fail(segment);
     const memory = backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${topic} segment` });
     if (!memory.ok) {
@@ -218,10 +211,10 @@ export class ChannelRuntime {
       return fail(memory);
     }
     // The mailbox the publisher offered, when this addon has doorbells; a mailbox that exists but fails
-    // its checks (another user's FIFO, a wrong header) is an error, not a reason to fall back.
+    // its checks (another user's FIFO, an unsealed segment, a wrong header) is an error, not a reason to fall back.
     let mailbox: TopicMailbox | null = null;
     if (h.mailboxToken !== null) {
-      const opened = TopicMailbox.open({ directory: dir.value, topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken);
+      const opened = TopicMailbox.open({ directory: dir.value, topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken, fds[1] as number);
       if (opened.ok) mailbox = opened.value;
       else if (opened.error.code !== ErrorCode.NotSupported) {
         backend.free(memory.value);
@@ -229,7 +222,9 @@ export class ChannelRuntime {
         return fail(opened);
       }
     }
-    const channel = new ChannelRuntime(topic, backend, socket, segment.value, memory.value, h, reader, mailbox);
+    // Both are mapped: the descriptors are not needed any more.
+    closeDescriptors(fds);
+    const channel = new ChannelRuntime(topic, backend, socket, segment.value, memory.value, h, mailbox);
     const attach = attachFrame(h.topicId, mailbox !== null);
     socket.write(attach);
     if (mailbox !== null) {
@@ -242,7 +237,6 @@ export class ChannelRuntime {
         return watched;
       }
     }
-    reader.flushLeftover();
     return ok(channel);
   }
 
@@ -485,36 +479,6 @@ export class ChannelRuntime {
       this.#count = 0;
       this.#backend.free(this.#memory);
       this.#segment.close();
-    }
-  }
-}
-
-/** Reads frames until the HELLO, keeping any bytes that follow it for the channel's reader. */
-class HelloReader extends FrameReader {
-  onHello: ((hello: Result<TopicHello>) => void) | null = null;
-  onFrameHandler: ((view: DataView) => boolean) | null = null;
-  readonly #early: Buffer[] = [];
-  #seenHello = false;
-
-  constructor() {
-    super((view) => this.#route(view));
-  }
-
-  #route(view: DataView): boolean {
-    if (!this.#seenHello) {
-      this.#seenHello = true;
-      this.onHello?.(decodeHello(view, 0));
-      return true;
-    }
-    if (this.onFrameHandler !== null) return this.onFrameHandler(view);
-    this.#early.push(Buffer.from(new Uint8Array(view.buffer, view.byteOffset, FRAME_BYTES)));
-    return true;
-  }
-
-  /** Delivers frames that arrived between the HELLO and the channel's construction. */
-  flushLeftover(): void {
-    for (const frame of this.#early.splice(0)) {
-      if (this.onFrameHandler?.(new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES)) === false) break;
     }
   }
 }

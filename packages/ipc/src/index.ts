@@ -26,6 +26,7 @@ export { ChannelRuntime } from './channel-runtime.js';
 export type { ChannelRuntimeOptions } from './channel-runtime.js';
 export { TopicLease } from './topic-lease.js';
 export { topicDirectory, reapStaleSegments, reapStaleDoorbells } from './topic-endpoint.js';
+export { installIpcCleanup } from './ipc-cleanup.js';
 // graph + device boundary (ipc-graph)
 export { IpcBoundaries } from './graph/ipc-boundaries.js';
 export type { IpcBoundariesOptions } from './graph/ipc-boundaries.js';

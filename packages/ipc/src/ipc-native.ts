@@ -27,6 +27,19 @@ export interface IpcNativeBinding {
    */
   openSegment(name: string, byteSize: number, maxByteSize: number, writable: boolean): NativeMapping;
   unlinkSegment(name: string): boolean;
+  /**
+   * Wire version 2 (ABI 5; absent before): a new memfd of `byteSize` bytes (every page allocated) whose size
+   * is sealed (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), mapped read/write; `fd` is the caller's to close.
+   */
+  readonly createSealedSegment?: (label: string, byteSize: number, maxByteSize: number) => NativeMapping & { readonly fd: number };
+  /** Maps a received sealed segment; throws code EUNSEALED for a descriptor not sealed against shrinking and growing. */
+  readonly openSealedSegment?: (fd: number, byteSize: number, maxByteSize: number, writable: boolean) => NativeMapping;
+  /** The F_GET_SEALS bits of `fd`, or -1 for a descriptor that cannot carry seals. */
+  readonly segmentSeals?: (fd: number) => number;
+  /** One non-blocking sendmsg of `bytes` with `fds` as SCM_RIGHTS on a connected socket; returns the bytes sent. */
+  readonly sendWithDescriptors?: (socketFd: number, bytes: Uint8Array, fds: readonly number[]) => number;
+  /** Connects (on a worker thread) and reads the first `byteLength` bytes and the descriptors that came with them. */
+  readonly connectAndReceive?: (path: string, byteLength: number, timeoutMs: number) => Promise<{ readonly fd: number; readonly frame: Buffer; readonly fds: number[] }>;
   closeSegment(buffer: ArrayBuffer): boolean;
   peerCredentials(fd: number): { uid: number; gid: number; pid: number };
   processAlive(pid: number): boolean;

@@ -42,6 +42,11 @@ function runExitHooks(): void {
   }
 }
 
+/** Runs every publisher's cleanup hook now (the names of this process's topics), as the `exit` listener would. @internal */
+export function runIpcExitHooks(): void {
+  runExitHooks();
+}
+
 /** Adds a hook run when the process exits (`process.on('exit')`, one listener for all of them). */
 export function addExitHook(hook: () => void): void {
   if (exitHooks.size === 0) process.on('exit', runExitHooks);

@@ -1,4 +1,5 @@
 import { constants } from 'node:buffer';
+import { closeSync } from 'node:fs';
 import { ErrorCode, HsError, MemoryKind, err, ok, type Result } from '@hs/streams';
 import { errnoCode, errnoErrorCode, loadIpcNative, type IpcNativeBinding } from './ipc-native.js';
 
@@ -27,6 +28,24 @@ export interface SharedSegmentOpenOptions {
   readonly access?: SegmentAccess;
 }
 
+/** Options of `SharedSegment.createSealed`. */
+export interface SharedSegmentSealedOptions {
+  /** A label for /proc/<pid>/maps (`memfd:<label>`); not a name anyone can open. */
+  readonly label: string;
+  /** Size in bytes, a positive safe integer; at most `buffer.constants.MAX_LENGTH`. */
+  readonly byteSize: number;
+}
+
+/** Options of `SharedSegment.fromDescriptor`. */
+export interface SharedSegmentDescriptorOptions {
+  /** A descriptor of a sealed segment received from its creator (it stays the caller's: close it once mapped). */
+  readonly fd: number;
+  /** Bytes to map: the size the creator announced; the file must hold at least that many. */
+  readonly byteSize: number;
+  /** `'read'` (the default) maps it `PROT_READ`; `'readWrite'` read/write. */
+  readonly access?: SegmentAccess;
+}
+
 /** How `SharedSegment.open` maps a segment: read-only or read/write. */
 export type SegmentAccess = 'read' | 'readWrite';
 
@@ -45,7 +64,7 @@ const SEGMENT_NAME = /^\/[A-Za-z0-9._-]{1,200}$/;
 /** Where POSIX shared memory lives on Linux (shm_open), named by the errors that concern its room. */
 const SHM_DIRECTORY = '/dev/shm';
 
-function osError(thrown: unknown, what: string): Result<never> {
+function osError(thrown: unknown, what: string, room = `${SHM_DIRECTORY} cannot hold it: free room there (\`df -h ${SHM_DIRECTORY}\`, remove stale segments)`): Result<never> {
   const code = errnoCode(thrown);
   const detail = `${what}: ${(thrown as Error).message}`;
   const errorCode = errnoErrorCode(code);
@@ -60,12 +79,16 @@ function osError(thrown: unknown, what: string): Result<never> {
     case 'ENOMEM':
     case 'ENOSPC':
     case 'EDQUOT':
-      return err(errorCode, `${detail}; ${SHM_DIRECTORY} cannot hold it: free room there (\`df -h ${SHM_DIRECTORY}\`, remove stale segments) or make it smaller (fewer or smaller slots)`, thrown);
+      return err(errorCode, `${detail}; ${room} or make it smaller (fewer or smaller slots)`, thrown);
     case 'EFBIG':
       return err(errorCode, `${detail}; the size is above this process's file-size limit (\`ulimit -f\`)`, thrown);
     case 'EMFILE':
     case 'ENFILE':
       return err(errorCode, `${detail}; too many open files (\`ulimit -n\`)`, thrown);
+    case 'EUNSEALED':
+      return err(ErrorCode.ProtocolError, detail, thrown);
+    case 'ENOSYS':
+      return err(ErrorCode.NotSupported, `${detail}; this kernel has no memfd_create (Linux 3.17 or later is needed)`, thrown);
     default:
       return err(errorCode, detail, thrown);
   }
@@ -106,11 +129,13 @@ export class SharedSegment {
   readonly #native: IpcNativeBinding;
   readonly #buffer: ArrayBuffer;
   readonly #bytes: Uint8Array;
+  /** The sealed segment's descriptor (`createSealed`), closed by `close()`; -1 for a named segment. */
+  #fd: number;
   #closed = false;
 
   private constructor(
     native: IpcNativeBinding,
-    /** The shm name, `/…`. */
+    /** The shm name, `/…`; `memfd:<label>` for a sealed segment made here, `fd:<n>` for one received. */
     readonly name: string,
     buffer: ArrayBuffer,
     /** Address of the first byte in this process (for registering the pages with CUDA). */
@@ -119,7 +144,9 @@ export class SharedSegment {
     readonly byteSize: number,
     /** False for a read-only mapping (`open` with access `'read'`): writing its bytes kills the process (SIGSEGV). */
     readonly writable: boolean,
+    fd = -1,
   ) {
+    this.#fd = fd;
     this.#native = native;
     this.#buffer = buffer;
     this.#bytes = new Uint8Array(buffer);
@@ -178,6 +205,62 @@ export class SharedSegment {
   }
 
   /**
+   * Creates a sealed anonymous segment (wire version 2): a memfd no name reaches, every page allocated, its
+   * size sealed (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) so that nobody, the peers it is passed to
+   * included, can ftruncate it under a mapping (their ftruncate fails with EPERM instead of a SIGBUS here).
+   * `descriptor` is what to pass (SCM_RIGHTS); `close()` closes it. `OutOfMemory` when memory cannot back it,
+   * `ResourceExhausted` (EMFILE, EFBIG), `InvalidArgument` above `buffer.constants.MAX_LENGTH`,
+   * `NotSupported` without memfds (or the addon). Nothing is left behind on failure.
+   * @throws HsError `InvalidArgument` for a malformed label or size.
+   */
+  static createSealed(options: SharedSegmentSealedOptions): Result<SharedSegment> {
+    if (typeof options.label !== 'string' || !/^[A-Za-z0-9._-]{1,200}$/.test(options.label)) {
+      throw new HsError(ErrorCode.InvalidArgument, `SharedSegment.createSealed: label must be 1..200 characters of [A-Za-z0-9._-], got ${JSON.stringify(options.label)}`);
+    }
+    const byteSize = checkSize(options.byteSize, 'SharedSegment.createSealed byteSize');
+    const refused = tooLarge(`memfd:${options.label}`, byteSize, 'SharedSegment.createSealed');
+    if (refused !== null) return refused;
+    const native = loadIpcNative();
+    if (!native.ok) return native;
+    if (typeof native.value.createSealedSegment !== 'function') return err(ErrorCode.NotSupported, 'SharedSegment.createSealed: the @hs/ipc addon is older than ABI 5 (no sealed segments); rebuild it (npx hs-build-addon ipc)');
+    try {
+      const m = native.value.createSealedSegment(options.label, byteSize, constants.MAX_LENGTH);
+      return ok(new SharedSegment(native.value, `memfd:${options.label}`, m.buffer, m.address, m.byteSize, true, m.fd));
+    } catch (thrown) {
+      return osError(thrown, 'SharedSegment.createSealed', 'memory cannot back it (a memfd counts against RAM and the memory cgroup): free memory');
+    }
+  }
+
+  /**
+   * Maps the first `byteSize` bytes of a sealed segment received as a descriptor (a topic's HELLO). Refuses
+   * with `ProtocolError` a descriptor not sealed against shrinking and growing (its peer could truncate it
+   * under this mapping: a SIGBUS at the next read), with `InvalidArgument` one whose file is smaller than
+   * `byteSize` (naming both) or a size above `buffer.constants.MAX_LENGTH`. The descriptor stays the
+   * caller's (close it: the mapping does not need it).
+   * @throws HsError `InvalidArgument` for a malformed descriptor, size or access.
+   */
+  static fromDescriptor(options: SharedSegmentDescriptorOptions): Result<SharedSegment> {
+    const fd = options.fd;
+    if (typeof fd !== 'number' || !Number.isSafeInteger(fd) || fd < 0) throw new HsError(ErrorCode.InvalidArgument, `SharedSegment.fromDescriptor: fd must be a descriptor (integer >= 0), got ${String(fd)}`);
+    const byteSize = checkSize(options.byteSize, 'SharedSegment.fromDescriptor byteSize');
+    const access = options.access ?? 'read';
+    if (access !== 'read' && access !== 'readWrite') {
+      throw new HsError(ErrorCode.InvalidArgument, `SharedSegment.fromDescriptor: access must be 'read' or 'readWrite', got ${JSON.stringify(access)}`);
+    }
+    const refused = tooLarge(`fd ${fd}`, byteSize, 'SharedSegment.fromDescriptor');
+    if (refused !== null) return refused;
+    const native = loadIpcNative();
+    if (!native.ok) return native;
+    if (typeof native.value.openSealedSegment !== 'function') return err(ErrorCode.NotSupported, 'SharedSegment.fromDescriptor: the @hs/ipc addon is older than ABI 5 (no sealed segments); rebuild it (npx hs-build-addon ipc)');
+    try {
+      const m = native.value.openSealedSegment(fd, byteSize, constants.MAX_LENGTH, access === 'readWrite');
+      return ok(new SharedSegment(native.value, `fd:${fd}`, m.buffer, m.address, m.byteSize, m.writable));
+    } catch (thrown) {
+      return osError(thrown, 'SharedSegment.fromDescriptor');
+    }
+  }
+
+  /**
    * Removes a segment name without mapping it (cleanup of a crashed creator's segment). Returns true when
    * it existed. `NotSupported` without the addon; `PermissionDenied` for another user's segment.
    * @throws HsError `InvalidArgument` for a malformed name.
@@ -203,8 +286,23 @@ export class SharedSegment {
     return this.#closed;
   }
 
-  /** Removes the name (idempotent: true when this call removed it). Mappings stay valid until closed. */
+  /** The descriptor of a sealed segment made by `createSealed` (to pass to peers), -1 for others or after `close()`. */
+  get descriptor(): number {
+    return this.#fd;
+  }
+
+  /** Closes the descriptor of a sealed segment (once passed to every peer that needs it); the mapping stays. Idempotent. */
+  closeDescriptor(): void {
+    if (this.#fd >= 0) closeSync(this.#fd);
+    this.#fd = -1;
+  }
+
+  /**
+   * Removes the name (idempotent: true when this call removed it). Mappings stay valid until closed. A
+   * sealed or received segment has no name: false.
+   */
   unlink(): Result<boolean> {
+    if (!this.name.startsWith('/')) return ok(false);
     try {
       return ok(this.#native.unlinkSegment(this.name));
     } catch (thrown) {
@@ -217,5 +315,6 @@ export class SharedSegment {
     if (this.#closed) return;
     this.#closed = true;
     this.#native.closeSegment(this.#buffer);
+    this.closeDescriptor();
   }
 }

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { ErrorCode, HsError } from '@hs/streams';
 import type { Tensor, TensorBacking } from '@hs/tensor';
 import { FrameReader } from './frame-reader.js';
+import { sendHello } from './hello-connection.js';
 import type { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { SubscriberLeases, dropLapsedSubscribers } from './subscriber-leases.js';
@@ -89,6 +90,11 @@ export interface SubscriberTopic {
   readonly slotCount: number;
   /** The 256-byte HELLO for a subscriber offered `mailbox` (null: none). */
   hello(mailbox: TopicMailbox | null): Buffer;
+  /**
+   * The descriptors that travel with that HELLO (SCM_RIGHTS, wire version 2): a host topic's data segment,
+   * then the mailbox's. Omitted: none (device topics).
+   */
+  descriptors?(mailbox: TopicMailbox | null): readonly number[];
 }
 
 type Loss = { readonly reason: SubscriberLossReason; readonly error: HsError };
@@ -192,6 +198,14 @@ export class SubscriberSessions {
       gone: false,
       corked: false,
     };
+    // HELLO first, with the segments' descriptors (nothing was written on the connection before it).
+    if (!sendHello(socket, topic.hello(sub.mailbox), topic.descriptors?.(sub.mailbox) ?? [])) {
+      sub.mailbox?.close();
+      socket.destroy();
+      return;
+    }
+    // The subscriber holds the mailbox's descriptor now (or never will: it is then dropped and closed).
+    sub.mailbox?.releaseDescriptor();
     this.#subscribers.add(sub);
     if (attached) this.#attachedCount++;
     socket.setNoDelay(true);
@@ -202,7 +216,6 @@ export class SubscriberSessions {
       if (sub.gone) return;
       this.#drop(sub, { reason: 'closed', error: new HsError(ErrorCode.InvalidState, `topic ${this.#options.topic}: subscriber pid ${sub.pid} closed its connection`) });
     });
-    socket.write(topic.hello(sub.mailbox));
     this.#options.onAccepted?.();
   }
 

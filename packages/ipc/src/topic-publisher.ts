@@ -9,7 +9,7 @@ import { TopicSocket, claimTopicSocket } from './publisher-socket.js';
 import { SharedSegment } from './shared-segment.js';
 import { fenceCounterBytes, fenceCounterRanges } from './device/fence-counters.js';
 import { SubscriberSessions, type SubscriberSession } from './subscriber-session.js';
-import { holdPublisherLiveness, reapStaleDoorbells, reapStaleSegments, segmentPrefix } from './topic-endpoint.js';
+import { holdPublisherLiveness, reapStaleDoorbells, reapStaleSegments } from './topic-endpoint.js';
 import { resolveTopicPublisherOptions, type TopicPublisherOptions } from './topic-options.js';
 import { encodeHello, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
@@ -18,8 +18,8 @@ import { DescriptorFlag, FRAME_BYTES, WireMemoryKind } from './wire/frame-layout
 const DEFAULT_ALIGNMENT = 256;
 
 /**
- * The exporting side of a topic: a boundary pool of `slotCount` slots in one POSIX shared-memory segment
- * (mode 0600), and a Unix socket that subscribers (`ChannelRuntime`) connect to. The pool is an ordinary
+ * The exporting side of a topic: a boundary pool of `slotCount` slots in one sealed shared-memory segment
+ * (a memfd with no name, passed to each subscriber with its HELLO; nobody can shrink it), and a Unix socket that subscribers (`ChannelRuntime`) connect to. The pool is an ordinary
  * `TensorPool` (`publisher.pool`) whose memory IS the segment, so a tensor written through a loan is
  * published with no copy of its bytes: `publish()` sends a 256-byte descriptor to every subscriber and
  * holds one read lease per subscriber; the slot recycles only after every subscriber released it.
@@ -137,7 +137,6 @@ export class TopicPublisher extends EventEmitter {
       memoryKind: init.memoryKind,
       maxRank: init.maxRank,
       producerPid: process.pid,
-      segmentName: init.segment.name,
       mailboxToken: null,
     };
     const { topic, topicId, runtimeDirectory } = init;
@@ -167,15 +166,15 @@ export class TopicPublisher extends EventEmitter {
         encodeHello(new DataView(hello.buffer, hello.byteOffset, FRAME_BYTES), 0, { ...this.#hello, mailboxToken: mailbox?.token ?? null });
         return hello;
       },
+      // Wire version 2: the data segment (and the mailbox) travel with HELLO as sealed descriptors.
+      descriptors: (mailbox) => (mailbox === null ? [this.#segment.descriptor] : [this.#segment.descriptor, mailbox.descriptor]),
     });
-    // Last-chance cleanup when the process exits without close(): names only (the OS drops mappings). The
-    // mailboxes offered to subscribers that had not attached yet still have their names.
+    // Last-chance cleanup when the process exits without close(): names only (the OS drops mappings and
+    // descriptors; the segments have no names). The doorbells offered to subscribers that had not attached
+    // yet still have theirs.
     this.#socket.serve(
       (socket) => this.#sessions.accept(socket),
-      () => {
-        this.#segment.unlink();
-        this.#sessions.unlinkMailboxNames();
-      },
+      () => this.#sessions.unlinkMailboxNames(),
     );
   }
 
@@ -224,10 +223,11 @@ export class TopicPublisher extends EventEmitter {
     // start: a new segment is zero-filled), whichever writer fills it; a host segment holds the slots only.
     const segmentBytes = totalBytes + (kind === MemoryKind.PinnedHost ? fenceCounterBytes(slotCount) : 0);
     const topicId = randomBytes(4).readUInt32LE(0) || 1;
-    const segmentName = `${segmentPrefix(process.pid)}${topicId.toString(16)}.${randomBytes(4).toString('hex')}`;
-    const segment = SharedSegment.create({ name: segmentName, byteSize: segmentBytes });
+    // A sealed memfd, no /dev/shm name (wire version 2): subscribers receive it with HELLO, and nobody can
+    // shrink it under this process's mapping.
+    const segment = SharedSegment.createSealed({ label: `hs.${topic}`, byteSize: segmentBytes });
     if (!segment.ok) return segment;
-    const cleanup: (() => void)[] = [() => segment.value.close(), () => segment.value.unlink()];
+    const cleanup: (() => void)[] = [() => segment.value.close()];
     const fail = <T>(failure: Result<T>): Result<never> => {
       for (const step of cleanup.reverse()) step();
       return failure as Result<never>;
@@ -437,8 +437,8 @@ export class TopicPublisher extends EventEmitter {
   }
 
   /**
-   * Says goodbye to every subscriber, stops listening, reclaims all leases, disposes the pool and removes
-   * the socket and the segment name. Idempotent.
+   * Says goodbye to every subscriber, stops listening, reclaims all leases, disposes the pool, unmaps the
+   * segment and removes the socket. Idempotent.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -447,7 +447,6 @@ export class TopicPublisher extends EventEmitter {
     await this.#socket.close();
     this.#pool.dispose();
     this.#backend.free(this.#memory);
-    this.#segment.unlink();
     this.#segment.close();
   }
 }

@@ -154,7 +154,6 @@ describe('hello frame', () => {
     memoryKind: WireMemoryKind.Host,
     maxRank: 3,
     producerPid: 1234,
-    segmentName: '/hs.0.1234.cam.abcd',
     mailboxToken: null,
   };
 
@@ -165,12 +164,14 @@ describe('hello frame', () => {
     expect(r.ok && r.value).toEqual(hello);
   });
 
-  it('rejects a segment too small for its slots, a bad name and a device boundary', () => {
+  it('rejects a segment too small for its slots, a segment name (wire version 2 names none) and a device boundary', () => {
     const view = new DataView(new ArrayBuffer(FRAME_BYTES));
     encodeHello(view, 0, { ...hello, segmentBytes: 1024 });
     expect(decodeHello(view, 0).ok).toBe(false);
-    encodeHello(view, 0, { ...hello, segmentName: '/../etc' });
-    expect(decodeHello(view, 0).ok).toBe(false);
+    encodeHello(view, 0, hello);
+    view.setUint8(Offset.segmentName, 0x2f);
+    const named = decodeHello(view, 0);
+    expect(named.ok ? null : named.error.detail).toMatch(/bytes 56\.\.119 are not zero/);
     encodeHello(view, 0, { ...hello, memoryKind: WireMemoryKind.CudaDevice });
     const device = decodeHello(view, 0);
     expect(device.ok ? null : device.error.code).toBe(ErrorCode.NotSupported);

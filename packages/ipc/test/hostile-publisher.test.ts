@@ -16,6 +16,7 @@ import {
   encodeHello,
   ipcAvailability,
 } from '../src/index.js';
+import { sendHello } from '../src/hello-connection.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-hostile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,7 +25,7 @@ const SLOTS = 4;
 
 /** A fake publisher's segment (named as this process's publisher would), filled with 0xab. */
 function fakeSegment(topic: string): SharedSegment {
-  const segment = unwrap(SharedSegment.create({ name: `/hs.${process.getuid!()}.${process.pid}.f.${topic}`, byteSize: SLOTS * SLOT_STRIDE }));
+  const segment = unwrap(SharedSegment.createSealed({ label: `f.${topic}`, byteSize: SLOTS * SLOT_STRIDE }));
   segment.bytes.fill(0xab);
   return segment;
 }
@@ -44,12 +45,11 @@ async function serveHello(topic: string, segment: SharedSegment, frames: Uint8Ar
       memoryKind: WireMemoryKind.Host,
       maxRank: 2,
       producerPid: process.pid,
-      segmentName: segment.name,
       mailboxToken: null,
     });
     socket.on('error', () => undefined);
     socket.resume();
-    socket.write(new Uint8Array(hello.buffer));
+    sendHello(socket, Buffer.from(hello.buffer), [segment.descriptor]);
     for (const frame of frames) socket.write(frame);
     onSocket(socket);
   });
@@ -67,6 +67,9 @@ async function serveFrames(topic: string, frames: Uint8Array[]): Promise<{ accep
   const server = await serveHello(topic, segment, frames);
   const backend = new HostBackend();
   const channel = await ChannelRuntime.connect({ backend, topic, runtimeDirectory: dir });
+  // The frames after HELLO arrive in one read on a later turn: let it happen before the first receive, so
+  // they are all judged before any lease is handed out.
+  await new Promise((resolve) => setTimeout(resolve, 30));
   let received = 0;
   let code: ErrorCode | null = null;
   for (;;) {

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
 import { ChannelRuntime, FRAME_BYTES, SharedSegment, TopicPublisher, WireMemoryKind, encodeHello, ipcAvailability } from '../src/index.js';
+import { sendHello } from '../src/hello-connection.js';
 import { loadIpcNative } from '../src/ipc-native.js';
 
 const available = ipcAvailability();
@@ -28,7 +29,7 @@ const OVERSIZE = constants.MAX_LENGTH + 1;
 const oversizeExpressible = Number.isSafeInteger(OVERSIZE);
 
 /** A fake publisher in this process (so SO_PEERCRED matches) whose HELLO announces `segmentBytes`. */
-async function helloServer(topic: string, segmentName: string, segmentBytes: number): Promise<Server> {
+async function helloServer(topic: string, segment: SharedSegment, segmentBytes: number): Promise<Server> {
   const server = createServer((socket: Socket) => {
     const hello = new DataView(new ArrayBuffer(FRAME_BYTES));
     encodeHello(hello, 0, {
@@ -39,12 +40,11 @@ async function helloServer(topic: string, segmentName: string, segmentBytes: num
       memoryKind: WireMemoryKind.Host,
       maxRank: 1,
       producerPid: process.pid,
-      segmentName,
       mailboxToken: null,
     });
     socket.on('error', () => undefined);
     socket.resume();
-    socket.write(new Uint8Array(hello.buffer));
+    sendHello(socket, Buffer.from(hello.buffer), [segment.descriptor]);
   });
   await new Promise<void>((resolve) => server.listen(join(dir, `${topic}.sock`), resolve));
   return server;
@@ -113,26 +113,26 @@ describe.skipIf(!available.available)('segment sizes', () => {
     created.close();
   });
 
-  it('a subscriber maps the size HELLO announced: an 8 GiB sparse file is not mapped, a file short of HELLO is refused', async () => {
-    const segmentName = `/hs.${uid}.${process.pid}.s.sizes`;
-    const segment = unwrap(SharedSegment.create({ name: segmentName, byteSize: SLOTS * SLOT_STRIDE }));
-    truncateSync(shmPath(segmentName), 8 * GiB); // a hostile publisher's segment: far beyond MAX_LENGTH on Node 20
-    const honest = await helloServer('sizes-honest', segmentName, SLOTS * SLOT_STRIDE);
+  it('a subscriber maps the size HELLO announced: a larger segment only that far, a segment short of HELLO is refused', async () => {
+    // Wire version 2 passes sealed segments, which nobody can truncate: a hostile publisher can only send one
+    // larger or smaller than it announces.
+    const large = unwrap(SharedSegment.createSealed({ label: 'sizes-large', byteSize: 4 * SLOTS * SLOT_STRIDE }));
+    const honest = await helloServer('sizes-honest', large, SLOTS * SLOT_STRIDE);
     const backend = new HostBackend();
     const channel = await ChannelRuntime.connect({ backend, topic: 'sizes-honest', runtimeDirectory: dir });
     expect(channel.slotCount).toBe(SLOTS);
     channel.close();
     await closeServer(honest);
 
-    truncateSync(shmPath(segmentName), SLOTS * SLOT_STRIDE);
-    const lying = await helloServer('sizes-lying', segmentName, 2 * SLOTS * SLOT_STRIDE);
+    const segment = unwrap(SharedSegment.createSealed({ label: 'sizes-short', byteSize: SLOTS * SLOT_STRIDE }));
+    const lying = await helloServer('sizes-lying', segment, 2 * SLOTS * SLOT_STRIDE);
     await expect(ChannelRuntime.connect({ backend, topic: 'sizes-lying', runtimeDirectory: dir })).rejects.toMatchObject({
       code: ErrorCode.InvalidArgument,
       detail: expect.stringMatching(new RegExp(`holds ${SLOTS * SLOT_STRIDE} bytes, fewer than the ${2 * SLOTS * SLOT_STRIDE} bytes announced`)),
     });
     await closeServer(lying);
     backend.dispose();
-    unwrap(segment.unlink());
+    large.close();
     segment.close();
   });
 });
@@ -158,7 +158,8 @@ describe('a full /dev/shm', () => {
     const result = JSON.parse(child.stdout.trim().split('\n').pop() as string) as Record<string, unknown>;
     expect(result.tooLarge).toMatchObject({ code: ErrorCode.OutOfMemory, message: expect.stringMatching(new RegExp(`of ${2 << 20} bytes: No space left on device; /dev/shm cannot hold it`)) });
     expect(result.leftBySegment).toEqual([]);
-    expect(result.publisher).toMatchObject({ code: ErrorCode.OutOfMemory, message: expect.stringMatching(/\/dev\/shm cannot hold it/) });
+    // Wire version 2: a topic's segment is a sealed memfd, which a full /dev/shm does not limit.
+    expect(result.publisher).toBe('ok');
     expect(result.leftByPublisher).toEqual([]);
     expect(result.fits).toBe('ok');
   });

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
-import { createConnection, createServer, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +32,7 @@ import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js
 import { FrameRing } from '../src/mailbox/frame-ring.js';
 import { DESCRIPTOR_RING_CONTROL, MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RING_ENTRIES, RingWord, mailboxByteSize, mailboxCapacity, releaseEntries } from '../src/mailbox/mailbox-layout.js';
 import { TopicMailbox, doorbellError, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
-import { segmentPrefix } from '../src/topic-endpoint.js';
+import { receiveHello, sendHello } from '../src/hello-connection.js';
 import { encodeGoodbye, encodeRelease } from '../src/wire/control-frames.js';
 import { Offset } from '../src/wire/frame-layout.js';
 
@@ -66,7 +66,7 @@ function shmMailboxNames(): string[] {
 }
 
 /** Mappings of mailbox segments (or of the named segment) in process `pid`. */
-function mappings(pid: number, pattern: RegExp = /\/dev\/shm\/hs\.\d+\.\d+\.[0-9a-f]+\.m[0-9a-f]{16}/): string[] {
+function mappings(pid: number, pattern: RegExp = /\/memfd:hs\.[A-Za-z0-9._-]*\.m[0-9a-f]{16}/): string[] {
   return readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').filter((line) => pattern.test(line));
 }
 
@@ -113,14 +113,17 @@ function frame(write: (view: DataView) => void): Buffer {
 /** A hand-driven subscriber on the topic socket: every frame it gets is queued as a private copy. */
 interface RawClient {
   readonly socket: Socket;
+  /** The descriptors its HELLO carried (wire version 2: the data segment, then the mailbox). */
+  readonly fds: readonly number[];
   /** The next frame (waits for it), or null once the connection closed with nothing left. */
   next(): Promise<DataView | null>;
   readonly closed: Promise<void>;
 }
 
 async function rawClient(socketPath: string): Promise<RawClient> {
-  const socket = createConnection(socketPath);
-  const frames: DataView[] = [];
+  const received = unwrap(await receiveHello(socketPath, 'raw', 5000));
+  const socket = received.socket;
+  const frames: DataView[] = [new DataView(received.frame.buffer.slice(received.frame.byteOffset, received.frame.byteOffset + FRAME_BYTES))];
   const waiters: ((frame: DataView | null) => void)[] = [];
   let ended = false;
   const reader = new FrameReader((view) => {
@@ -139,12 +142,9 @@ async function rawClient(socketPath: string): Promise<RawClient> {
       resolve();
     }),
   );
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
   return {
     socket,
+    fds: received.fds,
     closed,
     next: () => {
       const queued = frames.shift();
@@ -363,7 +363,9 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(token).toMatch(/^[0-9a-f]{16}$/);
     // Offered: the segment and both doorbells exist until the subscriber attaches.
     expect(readdirSync(t.dir).sort()).toEqual([`${t.topic}.${process.pid}.${token}.pub`, `${t.topic}.${process.pid}.${token}.sub`, `${t.topic}.sock`]);
-    expect(shmMailboxNames()).toEqual([`${segmentPrefix(process.pid).slice(1)}${hello.topicId.toString(16)}.m${token}`]);
+    // Wire version 2: the mailbox segment is a sealed memfd that came with HELLO; it never has a name.
+    expect(shmMailboxNames()).toEqual([]);
+    expect(raw.fds).toHaveLength(2);
     // Not attached yet: it is not counted, sent nothing and lent nothing.
     expect(publishOne(t.pub, 0, 100)).toBe(true);
     expect(t.pub.subscriberCount).toBe(0);
@@ -432,14 +434,13 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     const raw = await rawClient(join(dir, 'mb-exit.sock'));
     const hello = await helloOf(raw);
     const token = hello.mailboxToken!;
-    const segment = `${segmentPrefix(child.pid!).slice(1)}${hello.topicId.toString(16)}.m${token}`;
     expect(readdirSync(dir).sort()).toEqual([`mb-exit.${child.pid}.${token}.pub`, `mb-exit.${child.pid}.${token}.sub`, 'mb-exit.sock']);
-    expect(readdirSync('/dev/shm')).toContain(segment);
+    // The segment has no name at all (a sealed memfd passed with HELLO).
+    expect(readdirSync('/dev/shm').filter((n) => n.startsWith(`hs.${process.getuid!()}.${child.pid}.`))).toEqual([]);
     child.stdin!.write('exit\n');
     expect(await exited).toBe(0);
     await raw.closed;
     expect(readdirSync(dir)).toEqual([]);
-    expect(readdirSync('/dev/shm')).not.toContain(segment);
   }, 60_000);
 
   it('TopicMailbox.create leaves nothing behind when a doorbell cannot be made', () => {
@@ -566,8 +567,8 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const hello = await helloOf(raw);
       const token = hello.mailboxToken!;
       const address: MailboxAddress = { directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount };
-      const mailbox = unwrap(TopicMailbox.open(address, token));
-      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
+      const mailbox = unwrap(TopicMailbox.open(address, token, raw.fds[1]!));
+      const alias = unwrap(SharedSegment.fromDescriptor({ fd: raw.fds[1]!, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       const native = unwrap(support);
       const bell = native.openDoorbell(join(t.dir, `${t.topic}.${process.pid}.${token}.pub`));
       const descriptors: number[] = [];
@@ -738,8 +739,8 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         const raw = await rawClient(t.pub.socketPath);
         const hello = await helloOf(raw);
         const token = hello.mailboxToken!;
-        const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token));
-        const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
+        const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token, raw.fds[1]!));
+        const alias = unwrap(SharedSegment.fromDescriptor({ fd: raw.fds[1]!, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
         e.write(mailbox, alias, hello);
         raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
         await until(() => t.lost.length === 1, 'dropped');
@@ -766,8 +767,8 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const raw = await rawClient(t.pub.socketPath);
       const hello = await helloOf(raw);
       const token = hello.mailboxToken!;
-      const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token));
-      const alias = unwrap(SharedSegment.open({ name: `${segmentPrefix(process.pid)}${hello.topicId.toString(16)}.m${token}`, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
+      const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token, raw.fds[1]!));
+      const alias = unwrap(SharedSegment.fromDescriptor({ fd: raw.fds[1]!, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
       peers.push({ raw, hello, mailbox, alias });
     }
@@ -803,12 +804,14 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
      * (made by `TopicMailbox.create`), tampered with by `tamper`, offered in its HELLO; it records the
      * frames the subscriber sends and answers nothing by itself.
      */
-    async function fakePublisher(topic: string, tamper: (m: { dir: string; token: string; pubBell: string; subBell: string; segmentName: string }) => void) {
+    async function fakePublisher(topic: string, tamper: (m: { dir: string; token: string; pubBell: string; subBell: string; alias: (byteSize: number) => SharedSegment }) => void) {
       const dir = runtimeDirectory();
-      const segment = unwrap(SharedSegment.create({ name: `${segmentPrefix(process.pid)}5.pool-${topic}`, byteSize: 4 * 1024 }));
+      const segment = unwrap(SharedSegment.createSealed({ label: `hs.pool-${topic}`, byteSize: 4 * 1024 }));
       const mailbox = unwrap(TopicMailbox.create({ directory: dir, topic, topicId: 5, publisherPid: process.pid, slotCount: 4 }));
       const token = mailbox.token;
-      const names = { dir, token, pubBell: join(dir, `${topic}.${process.pid}.${token}.pub`), subBell: join(dir, `${topic}.${process.pid}.${token}.sub`), segmentName: `${segmentPrefix(process.pid)}5.m${token}` };
+      // A second read/write mapping of the mailbox (the fake keeps its descriptor to pass it with each HELLO).
+      const alias = (byteSize: number): SharedSegment => unwrap(SharedSegment.fromDescriptor({ fd: mailbox.descriptor, byteSize, access: 'readWrite' }));
+      const names = { dir, token, pubBell: join(dir, `${topic}.${process.pid}.${token}.pub`), subBell: join(dir, `${topic}.${process.pid}.${token}.sub`), alias };
       tamper(names);
       const got: DataView[] = [];
       const peers: Socket[] = [];
@@ -817,10 +820,10 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         const reader = new FrameReader((view) => (got.push(new DataView(view.buffer.slice(view.byteOffset, view.byteOffset + FRAME_BYTES))), true));
         socket.on('data', (chunk: Buffer) => reader.push(chunk));
         socket.on('error', () => undefined);
-        socket.write(
-          frame((v) =>
-            encodeHello(v, 0, { topicId: 5, slotCount: 4, slotStride: 1024, segmentBytes: 4 * 1024, memoryKind: WireMemoryKind.Host, maxRank: 1, producerPid: process.pid, segmentName: segment.name, mailboxToken: token }),
-          ),
+        sendHello(
+          socket,
+          frame((v) => encodeHello(v, 0, { topicId: 5, slotCount: 4, slotStride: 1024, segmentBytes: 4 * 1024, memoryKind: WireMemoryKind.Host, maxRank: 1, producerPid: process.pid, mailboxToken: token })),
+          [segment.descriptor, mailbox.descriptor],
         );
       });
       await new Promise<void>((resolve) => server.listen(join(dir, `${topic}.sock`), resolve));
@@ -828,7 +831,6 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         for (const peer of peers) peer.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         mailbox.close();
-        segment.unlink();
         segment.close();
       };
       return { ...names, mailbox, segment, got, peers, close };
@@ -837,7 +839,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     /** What of the fake's names this process has mapped or open (the fake's own mapping and doorbells included). */
     const held = (f: { token: string; dir: string; segment: SharedSegment }) => ({
       mailboxMaps: mappings(process.pid, new RegExp(`\\.m${f.token}`)).length,
-      poolMaps: mappings(process.pid, new RegExp(f.segment.name.slice(1).replace(/\./g, '\\.'))).length,
+      poolMaps: mappings(process.pid, new RegExp(f.segment.name.replace(/\./g, '\\.'))).length,
       doorbells: openDescriptors(f.dir).length,
     });
 
@@ -847,7 +849,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         code: ErrorCode.ProtocolError,
         detail: /has a header that does not match the topic/,
         tamper: (m) => {
-          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64, access: 'readWrite' }));
+          const alias = m.alias(64);
           new DataView(alias.bytes.buffer, alias.bytes.byteOffset).setUint32(MailboxHeader.magic, MAILBOX_MAGIC ^ 1, true);
           alias.close();
         },
@@ -857,7 +859,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         code: ErrorCode.ProtocolError,
         detail: /does not match the topic \(magic, version, 4 entries/,
         tamper: (m) => {
-          const alias = unwrap(SharedSegment.open({ name: m.segmentName, byteSize: 64, access: 'readWrite' }));
+          const alias = m.alias(64);
           new DataView(alias.bytes.buffer, alias.bytes.byteOffset).setUint32(MailboxHeader.capacity, 1 << 30, true);
           alias.close();
         },
@@ -905,7 +907,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     it('rejects a ring tail the publisher pushed beyond the capacity (ProtocolError) and says so on the socket', async () => {
       const { f, backend, channel } = await attachedToFake('mb-fake-corrupt');
       const native = unwrap(support);
-      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES, access: 'readWrite' }));
+      const alias = f.alias(RING_ENTRIES);
       const bell = native.openDoorbell(f.subBell);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 1000);
       native.ringDoorbell(bell);
@@ -927,7 +929,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       await until(() => f.got.length === 1, 'ATTACH');
       expect(f.got[0]!.getUint32(Offset.attachFlags, true)).toBe(1);
       const native = unwrap(support);
-      const alias = unwrap(SharedSegment.open({ name: f.segmentName, byteSize: RING_ENTRIES, access: 'readWrite' }));
+      const alias = f.alias(RING_ENTRIES);
       const bell = native.openDoorbell(f.subBell);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 0xfffffff0);
       native.ringDoorbell(bell);

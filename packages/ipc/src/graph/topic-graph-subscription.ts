@@ -1,4 +1,4 @@
-import { createConnection, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { TopicEndpointRecord } from '@hs/compiler';
 import type { BoundarySubscription } from '@hs/runtime';
 import { ErrorCode, HsError, MemoryKind, OK_VOID, err, unwrap, type Backend, type DeviceMemory, type Event, type MemoryRange, type Result, type Stream } from '@hs/streams';
@@ -10,7 +10,8 @@ import { FrameReader } from '../frame-reader.js';
 import { TopicMailbox } from '../mailbox/topic-mailbox.js';
 import { SharedSegment, subscriberSegmentAccess } from '../shared-segment.js';
 import { checkHelloPid, checkedSocketPeer } from '../socket-peer.js';
-import { segmentPrefix, topicDirectory, topicSocketPath } from '../topic-endpoint.js';
+import { topicDirectory, topicSocketPath } from '../topic-endpoint.js';
+import { checkHelloDescriptors, closeDescriptors, receiveHello } from '../hello-connection.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText } from '../wire/control-frames.js';
 import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
@@ -146,49 +147,44 @@ export class TopicGraphSubscription implements BoundarySubscription {
   }
 
   /** One connection attempt: HELLO, peer check, mapping, events. `NotFound` while nobody publishes the topic. */
-  #connect(path: string, timeoutMs: number): Promise<Result<void>> {
-    return new Promise((resolve) => {
-      const socket = createConnection(path);
-      let settled = false;
-      const settle = (result: Result<void>): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (!result.ok) socket.destroy();
-        resolve(result);
-      };
-      const timer = setTimeout(() => settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic}: no HELLO from the publisher within ${Math.round(timeoutMs)} ms`)), timeoutMs);
-      socket.setNoDelay(true);
-      socket.on('error', (cause: NodeJS.ErrnoException) => settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic} is not published (${cause.code ?? cause.message})`, cause)));
-      const reader = new FrameReader((view) => {
-        if (this.#topic === null) {
-          const attached = this.#attach(socket, view);
-          settle(attached);
-          return attached.ok;
-        }
-        return this.#onFrame(view);
-      });
-      socket.on('data', (chunk: Buffer) => reader.push(chunk));
-      socket.on('close', () => {
-        settle(err(ErrorCode.NotFound, `topic ${this.endpoint.topic}: the publisher closed the connection before its HELLO`));
-        this.#mailbox?.close();
-        // Without a GOODBYE closed first, the publisher is gone or dropped this subscriber: its slots are reclaimed.
-        if (this.#topic !== null && !this.#ended) {
-          this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher (pid ${this.#topic.producerPid}) went away (the connection dropped without a GOODBYE)`));
-        }
-      });
+  async #connect(path: string, timeoutMs: number): Promise<Result<void>> {
+    // The addon connects and receives HELLO with its descriptors (Node's sockets drop SCM_RIGHTS), off the JS thread.
+    const received = await receiveHello(path, this.endpoint.topic, timeoutMs);
+    if (!received.ok) return received;
+    const { socket, frame, fds } = received.value;
+    socket.setNoDelay(true);
+    socket.on('error', () => undefined);
+    const attached = this.#disposed
+      ? err(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the subscription was disposed while connecting`)
+      : this.#attach(socket, new DataView(frame.buffer, frame.byteOffset, FRAME_BYTES), fds);
+    // Mapped (or refused): the descriptors are not needed any more.
+    closeDescriptors(fds);
+    if (!attached.ok) {
+      socket.destroy();
+      return attached;
+    }
+    // Frames after HELLO: Node's socket reads them (the addon read exactly the HELLO's bytes).
+    const reader = new FrameReader((view) => this.#onFrame(view));
+    socket.on('data', (chunk: Buffer) => reader.push(chunk));
+    socket.on('close', () => {
+      this.#mailbox?.close();
+      // Without a GOODBYE closed first, the publisher is gone or dropped this subscriber: its slots are reclaimed.
+      if (this.#topic !== null && !this.#ended) {
+        this.#fail(new HsError(ErrorCode.InvalidState, `topic ${this.endpoint.topic}: the publisher (pid ${this.#topic.producerPid}) went away (the connection dropped without a GOODBYE)`));
+      }
     });
+    return attached;
   }
 
   /** Validates the HELLO, checks the peer, maps the pool (shared segment or CUDA IPC) and makes the slots. */
-  #attach(socket: Socket, view: DataView): Result<void> {
+  #attach(socket: Socket, view: DataView, fds: readonly number[]): Result<void> {
     const device = view.getUint32(Offset.memoryKind, true) === WireMemoryKind.CudaDevice;
     if (device !== (this.endpoint.transport === 'cudaIpc')) {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher serves ${device ? 'cudaDevice' : 'host or pinnedHost'} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
     }
     const peer = checkedSocketPeer(socket);
     if (!peer.ok) return peer;
-    const mapped = device ? this.#mapDevice(view, peer.value.pid) : this.#mapSegment(view, peer.value.pid);
+    const mapped = device ? this.#mapDevice(view, peer.value.pid, fds) : this.#mapSegment(view, peer.value.pid, fds);
     if (!mapped.ok) return mapped;
     const topic = mapped.value;
     const per = this.endpoint.maxReleaseStreams;
@@ -236,12 +232,14 @@ export class TopicGraphSubscription implements BoundarySubscription {
   }
 
   /** A device HELLO: the publisher's CUDA IPC allocation mapped on the input's device. */
-  #mapDevice(view: DataView, peerPid: number): Result<AttachedTopic> {
+  #mapDevice(view: DataView, peerPid: number, fds: readonly number[]): Result<AttachedTopic> {
     const hello = decodeDeviceHello(view, 0);
     if (!hello.ok) return hello;
     const h = hello.value;
     const samePublisher = checkHelloPid(this.endpoint.topic, h.producerPid, peerPid);
     if (!samePublisher.ok) return samePublisher;
+    const none = checkHelloDescriptors(this.endpoint.topic, fds, 0, 'a device topic shares its memory by CUDA IPC handle');
+    if (!none.ok) return none;
     if (h.deviceOrdinal !== this.endpoint.device.id) {
       return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic} lives on cuda:${h.deviceOrdinal} but input ${this.#input} is bound to ${this.endpoint.device.toString()}; hs never copies across devices`);
     }
@@ -252,21 +250,20 @@ export class TopicGraphSubscription implements BoundarySubscription {
   }
 
   /** A host HELLO: the publisher's shared segment mapped and adopted as host or pinnedHost memory. */
-  #mapSegment(view: DataView, peerPid: number): Result<AttachedTopic> {
+  #mapSegment(view: DataView, peerPid: number, fds: readonly number[]): Result<AttachedTopic> {
     const hello = decodeHello(view, 0);
     if (!hello.ok) return hello;
     const h = hello.value;
     const samePublisher = checkHelloPid(this.endpoint.topic, h.producerPid, peerPid);
     if (!samePublisher.ok) return samePublisher;
-    if (!h.segmentName.startsWith(segmentPrefix(h.producerPid))) {
-      return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: segment ${h.segmentName} is not one the publisher (pid ${h.producerPid}) could have created`);
-    }
+    const expected = checkHelloDescriptors(this.endpoint.topic, fds, h.mailboxToken === null ? 1 : 2, h.mailboxToken === null ? 'the data segment' : 'the data segment and the offered mailbox');
+    if (!expected.ok) return expected;
     const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
     if (kind !== this.endpoint.memoryKind) {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher sends ${kind} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
     }
     if (typeof this.backend.adoptHostMemory !== 'function') return err(ErrorCode.NotSupported, `topic ${this.endpoint.topic}: the ${this.backend.name} backend cannot adopt shared memory`);
-    const segment = SharedSegment.open({ name: h.segmentName, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
+    const segment = SharedSegment.fromDescriptor({ fd: fds[0] as number, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
     if (!segment.ok) return segment;
     const memory = this.backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${this.endpoint.topic} segment` });
     if (!memory.ok) {
@@ -279,7 +276,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     if (h.mailboxToken !== null) {
       const directory = topicDirectory(this.options.runtimeDirectory);
       const opened = directory.ok
-        ? TopicMailbox.open({ directory: directory.value, topic: this.endpoint.topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken)
+        ? TopicMailbox.open({ directory: directory.value, topic: this.endpoint.topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken, fds[1] as number)
         : directory;
       if (opened.ok) this.#mailbox = opened.value;
       else if (opened.error.code !== ErrorCode.NotSupported) {

@@ -4,7 +4,6 @@ import { dirname, join } from 'node:path';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '@hs/streams';
 import { errnoCode, errnoErrorCode, loadIpcNative, type DoorbellBinding } from '../ipc-native.js';
 import { SharedSegment } from '../shared-segment.js';
-import { segmentPrefix } from '../topic-endpoint.js';
 import { FRAME_BYTES } from '../wire/frame-layout.js';
 import { DrainOutcome, FrameRing } from './frame-ring.js';
 import {
@@ -66,8 +65,8 @@ export function doorbellError(thrown: unknown, path: string): Result<never> {
 }
 
 /**
- * A topic mailbox: the fast path of a host topic between a publisher and one subscriber. One shared
- * segment (mode 0600) holds two frame rings — descriptors out, releases back — and each side has a
+ * A topic mailbox: the fast path of a host topic between a publisher and one subscriber. One sealed, nameless
+ * shared segment (passed with the subscriber's HELLO) holds two frame rings — descriptors out, releases back — and each side has a
  * doorbell, a FIFO in the topic directory that its event loop watches. Sending a frame copies its 256
  * bytes into the ring; the doorbell is rung only when the reader sleeps, and a ring wakes the reader
  * with one kernel wake-up and no socket stream in between. The socket stays for HELLO, ATTACH, GOODBYE and
@@ -121,7 +120,8 @@ export class TopicMailbox {
     const native = support.value;
     const token = randomBytes(8).toString('hex');
     const capacity = mailboxCapacity(address.slotCount);
-    const segment = SharedSegment.create({ name: mailboxSegmentName(address, token), byteSize: mailboxByteSize(capacity) });
+    // Sealed and nameless (wire version 2): the subscriber receives it with its HELLO and cannot shrink it.
+    const segment = SharedSegment.createSealed({ label: `hs.${address.topic}.m${token}`, byteSize: mailboxByteSize(capacity) });
     if (!segment.ok) return segment;
     const header = new DataView(segment.value.bytes.buffer, segment.value.bytes.byteOffset, RING_ENTRIES);
     header.setUint32(MailboxHeader.magic, MAILBOX_MAGIC, true);
@@ -135,7 +135,6 @@ export class TopicMailbox {
     const undo = (failure: Result<never>): Result<never> => {
       for (const fd of made) native.closeDoorbell(fd);
       for (const path of [ownPath, peerPath].slice(0, made.length)) unlinkQuietly(path);
-      segment.value.unlink();
       segment.value.close();
       return failure;
     };
@@ -151,17 +150,18 @@ export class TopicMailbox {
 
   /**
    * The subscriber's end of the mailbox `token` offered in HELLO: opens both doorbells (FIFOs of this user,
-   * mode 0600, never through a symlink) and the segment, and checks its header against the topic.
+   * mode 0600, never through a symlink) and maps the segment received with HELLO (`fd`), and checks its header against the topic.
    * `PermissionDenied` for a doorbell or segment of another user or mode, `NotFound` when gone,
    * `ProtocolError` for a header that does not match, `NotSupported` without doorbells in the addon.
    */
-  static open(address: MailboxAddress, token: string): Result<TopicMailbox> {
+  static open(address: MailboxAddress, token: string, fd: number): Result<TopicMailbox> {
     const support = mailboxSupport();
     if (!support.ok) return support;
     const native = support.value;
     const capacity = mailboxCapacity(address.slotCount);
-    // Read/write: the subscriber advances the release ring and parks on the descriptor ring.
-    const segment = SharedSegment.open({ name: mailboxSegmentName(address, token), byteSize: mailboxByteSize(capacity), access: 'readWrite' });
+    // Read/write: the subscriber advances the release ring and parks on the descriptor ring. The segment came
+    // with the HELLO (descriptor `fd`, still the caller's); one not sealed against shrinking is refused.
+    const segment = SharedSegment.fromDescriptor({ fd, byteSize: mailboxByteSize(capacity), access: 'readWrite' });
     if (!segment.ok) return segment;
     const header = new DataView(segment.value.bytes.buffer, segment.value.bytes.byteOffset, RING_ENTRIES);
     const bad =
@@ -226,10 +226,19 @@ export class TopicMailbox {
     }
   }
 
-  /** Removes the segment name and the doorbell FIFOs (both ends hold them open). Idempotent. */
+  /** The segment's descriptor, to pass with the subscriber's HELLO (publisher's end; -1 once released). */
+  get descriptor(): number {
+    return this.#segment.descriptor;
+  }
+
+  /** Closes the publisher's descriptor of the segment once the HELLO carried it (the mapping stays). */
+  releaseDescriptor(): void {
+    this.#segment.closeDescriptor();
+  }
+
+  /** Removes the doorbell FIFOs (both ends hold them open); the segment has no name. Idempotent. */
   unlinkNames(): void {
     for (const path of this.#paths) unlinkQuietly(path);
-    if (!this.#segment.closed) this.#segment.unlink();
   }
 
   /** Stops watching, closes the doorbells, unmaps the segment and (publisher's end) removes the names. Idempotent. */
@@ -243,11 +252,6 @@ export class TopicMailbox {
     this.#native.closeDoorbell(this.#peerBell);
     this.#segment.close();
   }
-}
-
-/** `/hs.<uid>.<publisher pid>.<topic id>.m<token>`: reaped with the publisher's other segments. */
-function mailboxSegmentName(address: MailboxAddress, token: string): string {
-  return `${segmentPrefix(address.publisherPid)}${address.topicId.toString(16)}.m${token}`;
 }
 
 /**

@@ -33,16 +33,12 @@ export interface TopicHello {
   readonly maxRank: number;
   /** The publisher's process id (checked against the socket's peer credentials). */
   readonly producerPid: number;
-  /** POSIX shm name of the segment, `/` then up to 63 characters of `[A-Za-z0-9._-]`. */
-  readonly segmentName: string;
   /**
    * The mailbox the publisher made for this subscriber, as 16 lowercase hex digits (8 random bytes), or
    * null when it offers none (descriptors then come over the socket). See `TopicMailbox`.
    */
   readonly mailboxToken: string | null;
 }
-
-const SEGMENT_NAME = /^\/[A-Za-z0-9._-]{1,63}$/;
 
 function bad(field: string, problem: string): Err {
   return err(ErrorCode.ProtocolError, `hello rejected: ${field} ${problem}`);
@@ -62,7 +58,6 @@ export function encodeHello(view: DataView, offset: number, hello: TopicHello): 
   view.setUint32(offset + Offset.memoryKind, hello.memoryKind, true);
   view.setUint32(offset + Offset.maxRank, hello.maxRank, true);
   view.setUint32(offset + Offset.producerPid, hello.producerPid, true);
-  for (let i = 0; i < hello.segmentName.length; i++) view.setUint8(offset + Offset.segmentName + i, hello.segmentName.charCodeAt(i));
   if (hello.mailboxToken !== null) {
     view.setUint32(offset + Offset.helloFlags, HelloFlag.MailboxOffered, true);
     for (let i = 0; i < MAILBOX_TOKEN_BYTES; i++) view.setUint8(offset + Offset.mailboxToken + i, parseInt(hello.mailboxToken.slice(2 * i, 2 * i + 2), 16));
@@ -72,7 +67,8 @@ export function encodeHello(view: DataView, offset: number, hello: TopicHello): 
 /**
  * Reads and validates a HELLO frame: header, slot count 1..65536, slot stride a positive multiple of 256,
  * segment bytes covering every slot, a known host memory kind (a device boundary is `NotSupported` by this
- * reader), rank bound 0..8, a positive pid, a well-formed NUL-padded segment name, reserved bytes zero.
+ * reader), rank bound 0..8, a positive pid, bytes 56..119 zero (wire version 2 names no segment: it comes
+ * as a descriptor with the HELLO), reserved bytes zero.
  * `ProtocolError` names the first bad field.
  */
 export function decodeHello(view: DataView, offset: number): Result<TopicHello> {
@@ -100,14 +96,10 @@ export function decodeHello(view: DataView, offset: number): Result<TopicHello> 
   const flags = view.getUint32(offset + Offset.helloFlags, true);
   if ((flags & ~HelloFlag.MailboxOffered) !== 0) return bad('flags', `0x${flags.toString(16)} have unknown bits`);
   if (!allZero(view, offset + Offset.helloFlags + 4, offset + Offset.segmentName)) return bad('reserved bytes 48..55', 'are not zero');
-  let segmentName = '';
-  let end = 0;
-  for (; end < MAX_SEGMENT_NAME_BYTES; end++) {
-    const c = view.getUint8(offset + Offset.segmentName + end);
-    if (c === 0) break;
-    segmentName += String.fromCharCode(c);
+  // Wire version 2 names no segment: it travels as a descriptor with the HELLO.
+  if (!allZero(view, offset + Offset.segmentName, offset + Offset.segmentName + MAX_SEGMENT_NAME_BYTES)) {
+    return bad('bytes 56..119', 'are not zero (wire version 2 passes the segment as a descriptor, not by name)');
   }
-  if (!SEGMENT_NAME.test(segmentName)) return bad('segment name', `${JSON.stringify(segmentName)} is not "/" followed by 1..63 characters of [A-Za-z0-9._-]`);
   let mailboxToken: string | null = null;
   if ((flags & HelloFlag.MailboxOffered) !== 0) {
     mailboxToken = '';
@@ -115,9 +107,8 @@ export function decodeHello(view: DataView, offset: number): Result<TopicHello> 
     if (mailboxToken === '0000000000000000') return bad('mailbox token', 'is zero');
   }
   const tokenEnd = Offset.mailboxToken + (mailboxToken === null ? 0 : MAILBOX_TOKEN_BYTES);
-  if (!allZero(view, offset + Offset.segmentName + end, offset + Offset.mailboxToken)) return bad('bytes after the segment name', 'are not zero');
   if (!allZero(view, offset + tokenEnd, offset + FRAME_BYTES)) return bad(`bytes ${tokenEnd}..${FRAME_BYTES - 1}`, 'are not zero');
-  return ok({ topicId, slotCount, slotStride, segmentBytes, memoryKind, maxRank, producerPid, segmentName, mailboxToken });
+  return ok({ topicId, slotCount, slotStride, segmentBytes, memoryKind, maxRank, producerPid, mailboxToken });
 }
 
 /** Writes a RELEASE frame: the subscriber is done with `generation` of `slot`. */

@@ -21,7 +21,8 @@ export function readFrameHeader(view: DataView, offset: number, topicId: number 
   }
   const version = view.getUint16(offset + Offset.version, true);
   if (version !== WIRE_VERSION) {
-    return err(ErrorCode.ProtocolError, `wire version ${version} is not supported (this side speaks ${WIRE_VERSION}); use matching @hs/ipc versions on both sides`);
+    const peer = version === 1 ? ' (named /dev/shm segments; version 2 passes sealed segments as descriptors, consume.py needs Python >= 3.9)' : '';
+    return err(ErrorCode.ProtocolError, `the peer speaks wire version ${version}${peer}, this side speaks wire version ${WIRE_VERSION}; use matching @hs/ipc versions (and consume.py) on both sides`);
   }
   const type = view.getUint16(offset + Offset.type, true);
   if (type < FrameType.Hello || type > FrameType.Attach) return err(ErrorCode.ProtocolError, `frame type ${type} is unknown`);

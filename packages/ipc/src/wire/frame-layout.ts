@@ -1,5 +1,5 @@
 /**
- * Byte layout of the @hs/ipc wire protocol (version 1). Every frame on a topic socket is exactly
+ * Byte layout of the @hs/ipc wire protocol (version 2: a host topic's segments travel as descriptors with HELLO). Every frame on a topic socket is exactly
  * `FRAME_BYTES` bytes, little-endian, and starts with the same 12-byte header. docs/ipc-wire-protocol.md
  * has the full table. Spec: "Crossing process boundaries: the generation fence".
  */
@@ -8,8 +8,11 @@
 export const FRAME_BYTES = 256;
 /** First four bytes of every frame: ASCII `HSIP` read as a little-endian u32. */
 export const FRAME_MAGIC = 0x50495348;
-/** Wire protocol version this package speaks. */
-export const WIRE_VERSION = 1;
+/**
+ * Wire protocol version this package speaks: 2, where a host topic's HELLO carries its sealed segments as
+ * descriptors (SCM_RIGHTS) instead of naming them. Version 1 (named /dev/shm segments) is refused.
+ */
+export const WIRE_VERSION = 2;
 /** Largest tensor rank a descriptor can carry. */
 export const MAX_DESCRIPTOR_RANK = 8;
 /** Longest shared-memory segment name a HELLO frame carries, in ASCII bytes (with the leading `/`). */
