@@ -1,6 +1,6 @@
 // Sidecar channels on index grids (issue 24 item 2): attachChannels writes them as NanoVDB blind data, indexToGrid
 // turns an index grid and a channel into a valued grid, checked byte for byte against voxelsToGrid of the same voxels.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -141,6 +141,42 @@ describe('attachChannels', () => {
     expect(counting.statistics.bytes.total).toBe(0);
     const missing = gridChannel(grid, 'pressure');
     expect(!missing.ok && missing.error.code === ErrorCode.NotFound && missing.error.message.includes(`'pressure'`) && missing.error.message.includes(`'density'`)).toBe(true);
+  });
+});
+
+describe('against NanoVDB', () => {
+  const source = JSON.parse(readFileSync(join(FIXTURES, 'quantized-source.json'), 'utf8')) as { voxels: [number, number, number, number][] };
+  const c = new Int32Array(source.voxels.flatMap(([x, y, z]) => [x, y, z]));
+  const vals = new Float32Array(source.voxels.map((v) => v[3]));
+  const read = (name: string): GridHandle => unwrap(readNvdb(backend, resource, new Uint8Array(readFileSync(join(FIXTURES, name)))))[0]!;
+
+  it("attachChannels on NanoVDB's OnIndex grid gives the bytes of NanoVDB's createNanoGrid(..., 1 channel) (onindex-channel.nvdb)", () => {
+    const topology = read('onindex.nvdb');
+    const nanovdb = read('onindex-channel.nvdb');
+    const channel = unwrap(channelValues(topology, { coords: c, values: vals }, GridType.Float, 0));
+    // NanoVDB names it channel_0 and derives the semantic from the source's class (FogVolume: 11); its checksum mode is partial
+    const hs = unwrap(attachChannels(backend, resource, topology, [{ name: 'channel_0', type: GridType.Float, values: channel, semantic: 11 }], { checksum: 'partial' }));
+    expect(Buffer.from(bytesOf(hs)).equals(Buffer.from(bytesOf(nanovdb)))).toBe(true);
+    // and hs reads NanoVDB's channel as it wrote it
+    const record = unwrap(gridChannel(nanovdb, 'channel_0'));
+    expect(record).toMatchObject({ dataClass: 4, semantic: 11, dataType: GridType.Float, valueCount: nanovdb.grids[0]!.valueCount, valueSize: 4 });
+    const out = new Float32Array(record.valueCount);
+    readBlindData(bytesOf(nanovdb), nanovdb.grids[0]!, record, out);
+    expect(Array.from(out)).toEqual(Array.from(channel));
+    const dense = unwrap(indexToGrid(backend, resource, nanovdb, 'channel_0'));
+    const acc = unwrap(dense.accessor());
+    for (let i = 0; i < vals.length; i++) expect(acc.getValue(c[3 * i]!, c[3 * i + 1]!, c[3 * i + 2]!)).toBe(vals[i]);
+  });
+
+  // HS_CHANNEL_FIXTURE_OUT=<file.nvdb>: writes an hs OnIndex grid with a 'density' channel and its indexToGrid Float grid
+  // (two segments), for NanoVDB's reader (a scratch program outside the repository) to check.
+  it.skipIf(process.env.HS_CHANNEL_FIXTURE_OUT === undefined)('writes an hs channel grid for NanoVDB to read', () => {
+    const channel = unwrap(channelValues(onIndex, { coords, values: density }, GridType.Float, -1));
+    const g = unwrap(attachChannels(backend, resource, onIndex, [{ name: 'density', type: GridType.Float, values: channel }]));
+    const f = unwrap(indexToGrid(backend, resource, g, 'density'));
+    writeFileSync(process.env.HS_CHANNEL_FIXTURE_OUT as string, unwrap(writeNvdb([g, f])));
+    writeFileSync(`${process.env.HS_CHANNEL_FIXTURE_OUT as string}.coords.txt`, Array.from({ length: 6 }, (_, i) => `${coords[3 * i]} ${coords[3 * i + 1]} ${coords[3 * i + 2]}`).join('\n') + '\n');
+    console.log('expected density:', Array.from(density.subarray(0, 6)).join(' '));
   });
 });
 
