@@ -162,7 +162,7 @@ describe('against NanoVDB', () => {
     expect(record).toMatchObject({ dataClass: 4, semantic: 11, dataType: GridType.Float, valueCount: nanovdb.grids[0]!.valueCount, valueSize: 4 });
     const out = new Float32Array(record.valueCount);
     readBlindData(bytesOf(nanovdb), nanovdb.grids[0]!, record, out);
-    expect(Array.from(out)).toEqual(Array.from(channel));
+    expect(Array.from(out)).toEqual(Array.from(channel as Float32Array));
     const dense = unwrap(indexToGrid(backend, resource, nanovdb, 'channel_0'));
     const acc = unwrap(dense.accessor());
     for (let i = 0; i < vals.length; i++) expect(acc.getValue(c[3 * i]!, c[3 * i + 1]!, c[3 * i + 2]!)).toBe(vals[i]);
