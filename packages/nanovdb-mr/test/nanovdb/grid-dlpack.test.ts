@@ -16,6 +16,7 @@ import {
   gridFromDLPack,
   gridFromTensor,
   gridFromTensorAsync,
+  indexToGrid,
   pointsToGrid,
   readBlindData,
   valuesDLPack,
@@ -93,6 +94,11 @@ describe('channelDLPack', () => {
     const acc = unwrap(grid.accessor());
     for (let i = 0; i < n; i++) expect(values[acc.getValue(coords[3 * i]!, coords[3 * i + 1]!, coords[3 * i + 2]!)]).toBe(density[i]);
     tensor.dispose();
+    // attaching and converting read the grid on the host: a device grid is NotSupported, naming the way round
+    const attach = attachChannels(backend, host, onDevice, [{ name: 'more', type: GridType.Float, values: new Float32Array(grid.grids[0]!.valueCount) }]);
+    expect(!attach.ok && attach.error.code === ErrorCode.NotSupported && attach.error.message.includes('copyTo')).toBe(true);
+    const convert = indexToGrid(backend, host, onDevice, 'density');
+    expect(!convert.ok && convert.error.code).toBe(ErrorCode.NotSupported);
     onDevice.dispose();
     grid.dispose();
   });

@@ -202,6 +202,7 @@ export function indexToGrid(
     const child = Number(sv.getBigInt64(from + Tile.child, true));
     if (child !== 0) {
       const k = (ROOT_OFFSET + child - srcUpper) / S.upper.size;
+      if (!(Number.isInteger(k) && k >= 0 && k < uppers)) bad ??= `root tile ${t}: child offset ${child} is not one of the ${uppers} upper nodes`;
       dv.setBigInt64(to + Tile.child, BigInt(upperStart + k * layout.upper.size - ROOT_OFFSET), true);
     } else {
       dv.setUint32(to + 16, sv.getUint32(from + 16, true), true); // state
@@ -210,7 +211,7 @@ export function indexToGrid(
   }
 
   // Internal nodes: bbox, flags and masks as they are; child offsets re-based; every other entry a channel value
-  const internal = (count: number, srcFirst: number, dstFirst: number, from: InternalLevel, to: InternalLevel, srcChild: number, srcChildSize: number, dstChild: number, dstChildSize: number, label: string): void => {
+  const internal = (count: number, srcFirst: number, dstFirst: number, from: InternalLevel, to: InternalLevel, srcChild: number, srcChildSize: number, dstChild: number, dstChildSize: number, childCount: number, label: string): void => {
     for (let i = 0; i < count; i++) {
       const s = srcFirst + i * from.size;
       const d = dstFirst + i * to.size;
@@ -219,14 +220,15 @@ export function indexToGrid(
         const isChild = ((src[s + from.childMask + (e >> 3)] as number) >> (e & 7)) & 1;
         if (isChild === 1) {
           const k = (s + Number(sv.getBigInt64(s + from.table + 8 * e, true)) - srcChild) / srcChildSize;
+          if (!(Number.isInteger(k) && k >= 0 && k < childCount)) bad ??= `${label}[${i}].table[${e}]: the child offset is not one of the ${childCount} nodes below`;
           putIndex(d + to.table + to.tableStride * e, 0); // as hs's builders: the background under the offset (bytes 8+ of a wide entry keep it)
           dv.setBigInt64(d + to.table + to.tableStride * e, BigInt(dstChild + k * dstChildSize - d), true);
         } else put(d + to.table + to.tableStride * e, s + from.table + from.tableStride * e, `${label}[${i}].table[${e}]`);
       }
     }
   };
-  internal(uppers, srcUpper, upperStart, S.upper, layout.upper, srcLower, S.lower.size, lowerStart, layout.lower.size, 'upper');
-  internal(lowers, srcLower, lowerStart, S.lower, layout.lower, srcLeaf, S.leafSize, leafStart, layout.leafSize, 'lower');
+  internal(uppers, srcUpper, upperStart, S.upper, layout.upper, srcLower, S.lower.size, lowerStart, layout.lower.size, lowers, 'upper');
+  internal(lowers, srcLower, lowerStart, S.lower, layout.lower, srcLeaf, S.leafSize, leafStart, layout.leafSize, leaves, 'lower');
 
   // Leaves: bbox, flags and mask as they are; voxel n reads the channel at the index NanoVDB's getValue gives
   const onIndex = metadata.gridType === GridType.OnIndex;
