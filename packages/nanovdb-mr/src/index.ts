@@ -65,7 +65,7 @@ export type { IndexToGridOptions, IndexToGridType } from './nanovdb/build/index-
 export { channelDLPack, valuesDLPack, gridFromTensor, gridFromTensorAsync, gridFromDLPack } from './nanovdb/grid/grid-dlpack.js';
 export type { GridDLDataType, GridDLPackExport, GridDLPackTensor, GridTensorSource } from './nanovdb/grid/grid-dlpack.js';
 export { pointAttributesToGrid } from './nanovdb/build/point-attributes.js';
-export type { AttributeGridType, PointAttributeArray, PointAttributes, PointAttributesToGridOptions, PointReduction } from './nanovdb/build/point-attributes.js';
+export type { AttributeChannelType, AttributeGridType, PointAttributeArray, PointAttributes, PointAttributesToGridOptions, PointReduction } from './nanovdb/build/point-attributes.js';
 export type { ValueGridType, VoxelValues, VoxelsToGridOptions } from './nanovdb/build/voxels-to-grid.js';
 export type { VoxelValueArray } from './nanovdb/build/voxel-values.js';
 export type { CountGridNodesOptions } from './nanovdb/build/grid-node-count.js';

@@ -16,6 +16,7 @@ import {
   gridChannel,
   gridStatistics,
   indexToGrid,
+  pointAttributesToGrid,
   pointsToGrid,
   readBlindData,
   readNvdb,
@@ -141,6 +142,22 @@ describe('attachChannels', () => {
     expect(counting.statistics.bytes.total).toBe(0);
     const missing = gridChannel(grid, 'pressure');
     expect(!missing.ok && missing.error.code === ErrorCode.NotFound && missing.error.message.includes(`'pressure'`) && missing.error.message.includes(`'density'`)).toBe(true);
+  });
+});
+
+describe('pointAttributesToGrid with gridType OnIndex', () => {
+  it('an OnIndex grid with the reduced attribute as a channel; indexToGrid of it is the Float grid pointAttributesToGrid builds', () => {
+    const positions = new Float32Array(3000).map((_, i) => Math.sin(i * 12.9898) * 20);
+    const intensity = new Float32Array(1000).map((_, i) => (i % 17) * 0.5);
+    const points = { space: 'world', positions } as const;
+    const attributes = { values: intensity, channels: 1, reduction: 'mean' } as const;
+    const g = unwrap(pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.OnIndex, channel: { name: 'intensity', type: GridType.Float }, voxelSize: 0.5, background: -1 }));
+    expect(g.grids[0]!.gridType).toBe(GridType.OnIndex);
+    expect(unwrap(gridChannel(g, 'intensity'))).toMatchObject({ dataClass: 4, dataType: GridType.Float, valueCount: g.grids[0]!.valueCount });
+    const float = unwrap(pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.Float, voxelSize: 0.5, background: -1 }));
+    expect(Buffer.from(bytesOf(unwrap(indexToGrid(backend, resource, g, 'intensity')))).equals(Buffer.from(bytesOf(float)))).toBe(true);
+    const missing = pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.OnIndex, voxelSize: 0.5 });
+    expect(!missing.ok && missing.error.code === ErrorCode.InvalidArgument && missing.error.message.includes('options.channel')).toBe(true);
   });
 });
 
