@@ -3,8 +3,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ErrorCode, HostBackend, unwrap, type Result } from '@hs/streams';
 import {
   GridClass,
   GridType,
@@ -27,6 +27,19 @@ import {
 } from '../../src/index.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
+const made: GridHandle[] = [];
+/** Unwraps a built grid and disposes it after the file's tests. */
+function keep<T extends GridHandle>(r: Result<T>): T {
+  const h = unwrap(r);
+  made.push(h);
+  return h;
+}
+function keepAll<T extends GridHandle>(r: Result<T[]>): T[] {
+  const hs = unwrap(r);
+  made.push(...hs);
+  return hs;
+}
+afterAll(() => made.forEach((h) => h.dispose()));
 const backend = new HostBackend();
 const resource = new HostResource(backend);
 
@@ -52,7 +65,7 @@ function bytesOf(handle: GridHandle): Uint8Array {
 
 const coords = voxels(400);
 const n = coords.length / 3;
-const onIndex = unwrap(pointsToGrid(backend, resource, { space: 'index', coords }, { gridType: GridType.OnIndex, name: 'topology' }));
+const onIndex = keep(pointsToGrid(backend, resource, { space: 'index', coords }, { gridType: GridType.OnIndex, name: 'topology' }));
 const valueCount = onIndex.grids[0]!.valueCount;
 const density = new Float32Array(n).map((_, i) => Math.fround(0.25 * i - 7.5));
 const velocity = new Float32Array(3 * n).map((_, i) => Math.fround(i * 0.5 - 100));
@@ -71,7 +84,7 @@ describe('attachChannels', () => {
     { name: 'colour', type: GridType.RGBA8, values: rgba },
     { name: 'offsets', type: GridType.Vec3u8, values: offsets, semantic: 9 },
   ] as const;
-  const grid = unwrap(attachChannels(backend, resource, onIndex, channels));
+  const grid = keep(attachChannels(backend, resource, onIndex, channels));
 
   it('channelValues puts each voxel at its value index and the background in slot 0 and nowhere else', () => {
     const acc = unwrap(onIndex.accessor());
@@ -111,9 +124,9 @@ describe('attachChannels', () => {
   });
 
   it('round-trips through writeNvdb and readNvdb (zip) and keeps existing blind data when adding more', () => {
-    const [back] = unwrap(readNvdb(backend, resource, unwrap(writeNvdb(grid, 'zip'))));
+    const [back] = keepAll(readNvdb(backend, resource, unwrap(writeNvdb(grid, 'zip'))));
     expect(Array.from(bytesOf(back!))).toEqual(Array.from(bytesOf(grid)));
-    const more = unwrap(attachChannels(backend, resource, back!, [{ name: 'labels', type: GridType.Int32, values: unwrap(channelValues(back!, { coords, values: labels }, GridType.Int32)) as Int32Array }]));
+    const more = keep(attachChannels(backend, resource, back!, [{ name: 'labels', type: GridType.Int32, values: unwrap(channelValues(back!, { coords, values: labels }, GridType.Int32)) as Int32Array }]));
     expect(more.blindMetadata().map((r) => r.name)).toEqual(['density', 'velocity', 'colour', 'offsets', 'labels']);
     const out = new Float32Array(valueCount);
     readBlindData(bytesOf(more), more.grids[0]!, unwrap(gridChannel(more, 'density')), out);
@@ -136,7 +149,7 @@ describe('attachChannels', () => {
     expect(!dup.ok && dup.error.code === ErrorCode.InvalidArgument && dup.error.message.includes('unique')).toBe(true);
     const badType = attachChannels(backend, counting, onIndex, [{ name: 'x', type: GridType.Mask as never, values: new Uint8Array(valueCount) }]);
     expect(!badType.ok && badType.error.code === ErrorCode.InvalidArgument).toBe(true);
-    const float = unwrap(voxelsToGrid(backend, resource, { coords, values: density }, { gridType: GridType.Float }));
+    const float = keep(voxelsToGrid(backend, resource, { coords, values: density }, { gridType: GridType.Float }));
     const notIndex = attachChannels(backend, counting, float, [{ name: 'density', type: GridType.Float, values: dens }]);
     expect(!notIndex.ok && notIndex.error.code === ErrorCode.InvalidArgument && notIndex.error.message.includes('Float grid')).toBe(true);
     expect(counting.statistics.bytes.total).toBe(0);
@@ -151,11 +164,11 @@ describe('pointAttributesToGrid with gridType OnIndex', () => {
     const intensity = new Float32Array(1000).map((_, i) => (i % 17) * 0.5);
     const points = { space: 'world', positions } as const;
     const attributes = { values: intensity, channels: 1, reduction: 'mean' } as const;
-    const g = unwrap(pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.OnIndex, channel: { name: 'intensity', type: GridType.Float }, voxelSize: 0.5, background: -1 }));
+    const g = keep(pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.OnIndex, channel: { name: 'intensity', type: GridType.Float }, voxelSize: 0.5, background: -1 }));
     expect(g.grids[0]!.gridType).toBe(GridType.OnIndex);
     expect(unwrap(gridChannel(g, 'intensity'))).toMatchObject({ dataClass: 4, dataType: GridType.Float, valueCount: g.grids[0]!.valueCount });
-    const float = unwrap(pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.Float, voxelSize: 0.5, background: -1 }));
-    expect(Buffer.from(bytesOf(unwrap(indexToGrid(backend, resource, g, 'intensity')))).equals(Buffer.from(bytesOf(float)))).toBe(true);
+    const float = keep(pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.Float, voxelSize: 0.5, background: -1 }));
+    expect(Buffer.from(bytesOf(keep(indexToGrid(backend, resource, g, 'intensity')))).equals(Buffer.from(bytesOf(float)))).toBe(true);
     const missing = pointAttributesToGrid(backend, resource, points, attributes, { gridType: GridType.OnIndex, voxelSize: 0.5 });
     expect(!missing.ok && missing.error.code === ErrorCode.InvalidArgument && missing.error.message.includes('options.channel')).toBe(true);
   });
@@ -165,14 +178,14 @@ describe('against NanoVDB', () => {
   const source = JSON.parse(readFileSync(join(FIXTURES, 'quantized-source.json'), 'utf8')) as { voxels: [number, number, number, number][] };
   const c = new Int32Array(source.voxels.flatMap(([x, y, z]) => [x, y, z]));
   const vals = new Float32Array(source.voxels.map((v) => v[3]));
-  const read = (name: string): GridHandle => unwrap(readNvdb(backend, resource, new Uint8Array(readFileSync(join(FIXTURES, name)))))[0]!;
+  const read = (name: string): GridHandle => keepAll(readNvdb(backend, resource, new Uint8Array(readFileSync(join(FIXTURES, name)))))[0]!;
 
   it("attachChannels on NanoVDB's OnIndex grid gives the bytes of NanoVDB's createNanoGrid(..., 1 channel) (onindex-channel.nvdb)", () => {
     const topology = read('onindex.nvdb');
     const nanovdb = read('onindex-channel.nvdb');
     const channel = unwrap(channelValues(topology, { coords: c, values: vals }, GridType.Float, 0));
     // NanoVDB names it channel_0 and derives the semantic from the source's class (FogVolume: 11); its checksum mode is partial
-    const hs = unwrap(attachChannels(backend, resource, topology, [{ name: 'channel_0', type: GridType.Float, values: channel, semantic: 11 }], { checksum: 'partial' }));
+    const hs = keep(attachChannels(backend, resource, topology, [{ name: 'channel_0', type: GridType.Float, values: channel, semantic: 11 }], { checksum: 'partial' }));
     expect(Buffer.from(bytesOf(hs)).equals(Buffer.from(bytesOf(nanovdb)))).toBe(true);
     // and hs reads NanoVDB's channel as it wrote it
     const record = unwrap(gridChannel(nanovdb, 'channel_0'));
@@ -180,7 +193,7 @@ describe('against NanoVDB', () => {
     const out = new Float32Array(record.valueCount);
     readBlindData(bytesOf(nanovdb), nanovdb.grids[0]!, record, out);
     expect(Array.from(out)).toEqual(Array.from(channel as Float32Array));
-    const dense = unwrap(indexToGrid(backend, resource, nanovdb, 'channel_0'));
+    const dense = keep(indexToGrid(backend, resource, nanovdb, 'channel_0'));
     const acc = unwrap(dense.accessor());
     for (let i = 0; i < vals.length; i++) expect(acc.getValue(c[3 * i]!, c[3 * i + 1]!, c[3 * i + 2]!)).toBe(vals[i]);
   });
@@ -189,8 +202,8 @@ describe('against NanoVDB', () => {
   // (two segments), for NanoVDB's reader (a scratch program outside the repository) to check.
   it.skipIf(process.env.HS_CHANNEL_FIXTURE_OUT === undefined)('writes an hs channel grid for NanoVDB to read', () => {
     const channel = unwrap(channelValues(onIndex, { coords, values: density }, GridType.Float, -1));
-    const g = unwrap(attachChannels(backend, resource, onIndex, [{ name: 'density', type: GridType.Float, values: channel }]));
-    const f = unwrap(indexToGrid(backend, resource, g, 'density'));
+    const g = keep(attachChannels(backend, resource, onIndex, [{ name: 'density', type: GridType.Float, values: channel }]));
+    const f = keep(indexToGrid(backend, resource, g, 'density'));
     writeFileSync(process.env.HS_CHANNEL_FIXTURE_OUT as string, unwrap(writeNvdb([g, f])));
     writeFileSync(`${process.env.HS_CHANNEL_FIXTURE_OUT as string}.coords.txt`, Array.from({ length: 6 }, (_, i) => `${coords[3 * i]} ${coords[3 * i + 1]} ${coords[3 * i + 2]}`).join('\n') + '\n');
     console.log('expected density:', Array.from(density.subarray(0, 6)).join(' '));
@@ -208,10 +221,10 @@ describe('indexToGrid', () => {
   for (const { type, values, background } of cases) {
     it(`${GridType[type]}: the same bytes as voxelsToGrid of the same voxels and values (with and without statistics)`, () => {
       const channel = unwrap(channelValues(onIndex, { coords, values }, type, background));
-      const withChannel = unwrap(attachChannels(backend, resource, onIndex, [{ name: 'other', type: GridType.Float, values: new Float32Array(valueCount) }, { name: 'c', type, values: channel }]));
+      const withChannel = keep(attachChannels(backend, resource, onIndex, [{ name: 'other', type: GridType.Float, values: new Float32Array(valueCount) }, { name: 'c', type, values: channel }]));
       for (const statistics of [false, true]) {
-        const converted = unwrap(indexToGrid(backend, resource, withChannel, 'c', { statistics }));
-        const expected = unwrap(voxelsToGrid(backend, resource, { coords, values }, { gridType: type, background, name: 'topology', statistics }));
+        const converted = keep(indexToGrid(backend, resource, withChannel, 'c', { statistics }));
+        const expected = keep(voxelsToGrid(backend, resource, { coords, values }, { gridType: type, background, name: 'topology', statistics }));
         expect(converted.grids[0]!.gridType).toBe(type);
         expect(converted.grids[0]!.gridClass).toBe(GridClass.Unknown);
         const [x, y] = [bytesOf(converted), bytesOf(expected)];
@@ -222,7 +235,7 @@ describe('indexToGrid', () => {
           expect(unwrap(gridStatistics(bytesOf(converted), converted.grids[0]!))).toEqual(unwrap(gridStatistics(bytesOf(expected), expected.grids[0]!)));
         }
       }
-      const byIndex = unwrap(indexToGrid(backend, resource, withChannel, 1));
+      const byIndex = keep(indexToGrid(backend, resource, withChannel, 1));
       expect(byIndex.grids[0]!.gridType).toBe(type);
     });
   }
@@ -232,10 +245,10 @@ describe('indexToGrid', () => {
     const c = new Int32Array(source.voxels.flatMap(([x, y, z]) => [x, y, z]));
     const vals = new Float32Array(source.voxels.map((v) => v[3]));
     for (const name of ['onindex', 'index']) {
-      const [grid] = unwrap(readNvdb(backend, resource, new Uint8Array(readFileSync(join(FIXTURES, `${name}.nvdb`)))));
+      const [grid] = keepAll(readNvdb(backend, resource, new Uint8Array(readFileSync(join(FIXTURES, `${name}.nvdb`)))));
       const channel = unwrap(channelValues(grid!, { coords: c, values: vals }, GridType.Float, -2)) as Float32Array;
-      const withChannel = unwrap(attachChannels(backend, resource, grid!, [{ name: 'channel_0', type: GridType.Float, values: channel }]));
-      const dense = unwrap(indexToGrid(backend, resource, withChannel, 'channel_0'));
+      const withChannel = keep(attachChannels(backend, resource, grid!, [{ name: 'channel_0', type: GridType.Float, values: channel }]));
+      const dense = keep(indexToGrid(backend, resource, withChannel, 'channel_0'));
       const meta = dense.grids[0]!;
       expect(meta.gridClass).toBe(GridClass.Unknown);
       expect(meta.nodeCount).toEqual(grid!.grids[0]!.nodeCount);
@@ -252,14 +265,14 @@ describe('indexToGrid', () => {
 
   it('refuses non-index grids, unknown channels, type mismatches and blind-only types', () => {
     const channel = unwrap(channelValues(onIndex, { coords, values: density }, GridType.Float, 0)) as Float32Array;
-    const g = unwrap(attachChannels(backend, resource, onIndex, [{ name: 'density', type: GridType.Float, values: channel }, { name: 'raw', type: GridType.Vec3u8, values: new Uint8Array(3 * valueCount) }]));
+    const g = keep(attachChannels(backend, resource, onIndex, [{ name: 'density', type: GridType.Float, values: channel }, { name: 'raw', type: GridType.Vec3u8, values: new Uint8Array(3 * valueCount) }]));
     const missing = indexToGrid(backend, resource, g, 'pressure');
     expect(!missing.ok && missing.error.code).toBe(ErrorCode.NotFound);
     const mismatch = indexToGrid(backend, resource, g, 'density', { gridType: GridType.Double });
     expect(!mismatch.ok && mismatch.error.code === ErrorCode.InvalidArgument && mismatch.error.message.includes(`'density'`)).toBe(true);
     const blindOnly = indexToGrid(backend, resource, g, 'raw');
     expect(!blindOnly.ok && blindOnly.error.code === ErrorCode.InvalidArgument && blindOnly.error.message.includes('Vec3u8')).toBe(true);
-    const float = unwrap(indexToGrid(backend, resource, g, 'density'));
+    const float = keep(indexToGrid(backend, resource, g, 'density'));
     const notIndex = indexToGrid(backend, resource, float, 0);
     expect(!notIndex.ok && notIndex.error.code === ErrorCode.InvalidArgument && notIndex.error.message.includes('Float grid')).toBe(true);
   });
