@@ -15,8 +15,11 @@ import type { MemoryBlock } from '../../resource.js';
 
 /** DLPack `DLDataType`: type code (0 int, 1 uint, 2 float), bits per lane, lanes. */
 export interface GridDLDataType {
+  /** DLPack `DLDataTypeCode`: 0 signed integer, 1 unsigned integer, 2 IEEE float. */
   readonly code: number;
+  /** Bits per lane (8, 16, 32 or 64). */
   readonly bits: number;
+  /** Lanes per element; 1 (vectors are a trailing dimension). */
   readonly lanes: number;
 }
 
@@ -25,15 +28,29 @@ export interface GridDLDataType {
  * (pass it to `importDLPack`): version 1.1, the read-only flag, the tensor fields and the deleter.
  */
 export interface GridDLPackTensor {
-  readonly version: { readonly major: number; readonly minor: number };
+  /** DLPack version: 1.1. */
+  readonly version: {
+    /** Major version, 1. */
+    readonly major: number;
+    /** Minor version, 1. */
+    readonly minor: number;
+  };
   /** `1`: read-only (DLPack's `DLPACK_FLAG_BITMASK_READ_ONLY`). */
   readonly flags: number;
+  /** The tensor fields (DLPack `dl_tensor`). */
   readonly dlTensor: {
     /** Address of byte 0 of the allocation holding the grid. */
     readonly data: bigint;
     /** DLPack device: type 1 CPU, 2 CUDA, 3 CUDA host, 13 CUDA managed; its ordinal. */
-    readonly device: { readonly deviceType: number; readonly deviceId: number };
+    readonly device: {
+      /** DLPack `DLDeviceType`: 1 CPU, 2 CUDA, 3 CUDA host, 13 CUDA managed. */
+      readonly deviceType: number;
+      /** Device ordinal (0 for host memory). */
+      readonly deviceId: number;
+    };
+    /** Number of dimensions, `shape.length`. */
     readonly ndim: number;
+    /** Element type. */
     readonly dtype: GridDLDataType;
     /** Elements per dimension. */
     readonly shape: readonly number[];
@@ -48,6 +65,7 @@ export interface GridDLPackTensor {
 
 /** A DLPack export of grid bytes and the allocation it lies in (what `importDLPack` needs besides the backend). */
 export interface GridDLPackExport {
+  /** The DLPack managed tensor; call its `deleter` once when done (an `importDLPack` tensor does). */
   readonly managed: GridDLPackTensor;
   /** The backend allocation holding the grid (`importDLPack(managed, { backend, memory })`). */
   readonly memory: DeviceMemory;
