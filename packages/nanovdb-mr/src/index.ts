@@ -35,7 +35,7 @@ export type { ResourceBufferOptions, AsyncResourceBufferOptions } from './resour
 export { BufferView } from './buffer-view.js';
 export { TempPool } from './temp-pool.js';
 export { GridHandle } from './nanovdb/grid/grid-handle.js';
-export type { GridStorage } from './nanovdb/grid/grid-handle.js';
+export type { GridStorage, GridHandleOptions } from './nanovdb/grid/grid-handle.js';
 export { validateGrids } from './nanovdb/grid/grid-validation.js';
 export type { GridMetadata, Box3, ValidateOptions } from './nanovdb/grid/grid-validation.js';
 export { GridAccessor } from './nanovdb/grid/grid-accessor.js';
@@ -58,8 +58,14 @@ export type { IndexPointSpan, WorldPointSpan } from './nanovdb/build/point-spans
 export type { LevelCounts } from './nanovdb/build/points-to-grid-workspace.js';
 export { countGridNodes, gridByteSize } from './nanovdb/build/grid-node-count.js';
 export { voxelsToGrid } from './nanovdb/build/voxels-to-grid.js';
+export { attachChannels, channelValues, gridChannel } from './nanovdb/build/grid-channels.js';
+export type { AttachChannelsOptions, ChannelType, GridChannel } from './nanovdb/build/grid-channels.js';
+export { indexToGrid } from './nanovdb/build/index-to-grid.js';
+export type { IndexToGridOptions, IndexToGridType } from './nanovdb/build/index-to-grid.js';
+export { channelDLPack, valuesDLPack, gridFromTensor, gridFromTensorAsync, gridFromDLPack } from './nanovdb/grid/grid-dlpack.js';
+export type { GridDLDataType, GridDLPackExport, GridDLPackTensor, GridTensorSource } from './nanovdb/grid/grid-dlpack.js';
 export { pointAttributesToGrid } from './nanovdb/build/point-attributes.js';
-export type { AttributeGridType, PointAttributeArray, PointAttributes, PointAttributesToGridOptions, PointReduction } from './nanovdb/build/point-attributes.js';
+export type { AttributeChannelType, AttributeGridType, PointAttributeArray, PointAttributes, PointAttributesToGridOptions, PointReduction } from './nanovdb/build/point-attributes.js';
 export type { ValueGridType, VoxelValues, VoxelsToGridOptions } from './nanovdb/build/voxels-to-grid.js';
 export type { VoxelValueArray } from './nanovdb/build/voxel-values.js';
 export type { CountGridNodesOptions } from './nanovdb/build/grid-node-count.js';

@@ -12,6 +12,7 @@ import {
   GridType,
   HostResource,
   decodeNvdbAsync,
+  gridFromTensorAsync,
   pointsToGridAsync,
   readNvdbAsync,
   readNvdbFile,
@@ -249,6 +250,21 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
       }),
   },
 
+  '@hs/nanovdb-mr:gridFromTensorAsync': {
+    rejects: ErrorCode.InvalidArgument,
+    message: 'uint8',
+    run: () =>
+      onHost(async (backend) => {
+        const stream = unwrap(backend.createStream(Device.cuda(0)));
+        const block = unwrap(new HostResource(backend).allocate(64, 32))!;
+        const floats = unwrap(Tensor.import({ backend, memory: block.memory, byteOffset: block.byteOffset, shape: [16], dtype: DType.float32 }));
+        try {
+          return await gridFromTensorAsync(backend, stream, floats);
+        } finally {
+          floats.dispose();
+        }
+      }),
+  },
   '@hs/nanovdb-mr:decodeNvdbAsync': {
     rejects: ErrorCode.InvalidArgument,
     message: '.nvdb segment 0',

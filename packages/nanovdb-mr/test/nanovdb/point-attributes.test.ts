@@ -128,8 +128,8 @@ describe('pointAttributesToGrid', () => {
       const result = pointAttributesToGrid(backend, stats, { space: 'index', coords }, attributes as never, { gridType: GridType.Float });
       expect(result.ok ? '' : `${result.error.code} ${result.error.message}`).toContain(`${ErrorCode.InvalidArgument}: pointAttributesToGrid: ${message}`);
     }
-    const type = pointAttributesToGrid(backend, stats, { space: 'index', coords }, { values: f32.subarray(0, n), channels: 1, reduction: 'sum' }, { gridType: GridType.OnIndex as never });
-    expect(type.ok ? '' : type.error.message).toContain('gridType must be Float, Double, Int32, Vec3f, RGBA8 or Mask');
+    const type = pointAttributesToGrid(backend, stats, { space: 'index', coords }, { values: f32.subarray(0, n), channels: 1, reduction: 'sum' }, { gridType: GridType.Index as never });
+    expect(type.ok ? '' : type.error.message).toContain('gridType must be Float, Double, Int32, Vec3f, RGBA8, Mask or OnIndex');
     expect(stats.statistics.allocations.total).toBe(0);
   });
 });

@@ -14,6 +14,8 @@ import { invalidPointMessage, resolveGridOptions } from './points-to-grid-option
 import type { IndexPoints, WorldPoints } from './points-to-grid.js';
 import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
 import { voxelsToGrid, type VoxelsToGridOptions } from './voxels-to-grid.js';
+import { pointsToGrid } from './points-to-grid.js';
+import { attachChannels, channelValues } from './grid-channels.js';
 
 /** How the points of one voxel become its value. */
 export type PointReduction = 'mean' | 'sum' | 'min' | 'max' | 'count' | 'last';
@@ -31,16 +33,25 @@ export interface PointAttributes {
   readonly reduction: PointReduction;
 }
 
-/** Grid types the attribute builder writes. */
-export type AttributeGridType = GridType.Float | GridType.Double | GridType.Int32 | GridType.Vec3f | GridType.RGBA8 | GridType.Mask;
+/** Grid types the attribute builder writes (OnIndex: the values go into a sidecar channel, see `channel`). */
+export type AttributeGridType = GridType.Float | GridType.Double | GridType.Int32 | GridType.Vec3f | GridType.RGBA8 | GridType.Mask | GridType.OnIndex;
+
+/** The value types of an attribute channel of an OnIndex grid. */
+export type AttributeChannelType = GridType.Float | GridType.Double | GridType.Int32 | GridType.Vec3f | GridType.RGBA8;
 
 /** Options of `pointAttributesToGrid`: those of `voxelsToGrid` for the attribute grid types, and the world-to-index map. */
 export interface PointAttributesToGridOptions extends Omit<VoxelsToGridOptions, 'gridType'> {
-  /** The value type written: Float, Double, Int32 (1 channel), Vec3f (3), RGBA8 (4) or Mask (voxels only). */
+  /**
+   * The value type written: Float, Double, Int32 (1 channel), Vec3f (3), RGBA8 (4) or Mask (voxels only); or OnIndex:
+   * an OnIndex grid of the voxels with the reduced values in the sidecar channel `channel` (NanoVDB's layout, see
+   * `attachChannels`; `background` goes into its slot 0).
+   */
   readonly gridType: AttributeGridType;
+  /** OnIndex only: the channel's name and value type (Float, Double, Int32, Vec3f or RGBA8, rounded as for those grids). */
+  readonly channel?: { readonly name: string; readonly type: AttributeChannelType };
 }
 
-const COMPONENTS: Readonly<Record<AttributeGridType, number>> = {
+const COMPONENTS: Readonly<Record<Exclude<AttributeGridType, GridType.OnIndex>, number>> = {
   [GridType.Float]: 1,
   [GridType.Double]: 1,
   [GridType.Int32]: 1,
@@ -56,7 +67,7 @@ const ATTRIBUTE_ARRAYS = [Float32Array, Float64Array, Int8Array, Uint8Array, Int
  * f32 (ties to even); Double keeps it; Int32 rounds to the nearest integer, ties away from zero, clamped to
  * [-2^31, 2^31 - 1]; RGBA8 the same, clamped to [0, 255].
  */
-function toValueType(gridType: AttributeGridType, v: number): number {
+function toValueType(gridType: Exclude<AttributeGridType, GridType.OnIndex>, v: number): number {
   if (gridType === GridType.Int32 || gridType === GridType.RGBA8) {
     const r = Math.sign(v) * Math.round(Math.abs(v));
     return gridType === GridType.Int32 ? Math.min(2147483647, Math.max(-2147483648, r)) : Math.min(255, Math.max(0, r));
@@ -70,7 +81,9 @@ function toValueType(gridType: AttributeGridType, v: number): number {
  * order (the mean divides that sum by the count), `min`, `max` and `last` (the point that comes last in the input)
  * keep a value of the attribute exactly, `count` is the number of points; then each result is rounded to the grid's
  * value type (Float, Vec3f: nearest f32; Int32, RGBA8: nearest integer, ties away from zero, clamped to the type's
- * range; Double: as is). Mask grids take the voxels only. Points map to voxels as in `pointsToGrid`; the grid is
+ * range; Double: as is). Mask grids take the voxels only. OnIndex grids (`options.channel`) hold the voxels as `pointsToGrid` builds
+ * them and the reduced values in a sidecar channel (`attachChannels`: two grid allocations, the first freed), so
+ * `indexToGrid` of it gives the Float/Vec3f/... grid this function builds. Points map to voxels as in `pointsToGrid`; the grid is
  * written by `voxelsToGrid` (the same layout, so the same topology as `pointsToGrid`'s grid of the same points).
  *
  * Checks before anything is allocated: the attribute's array type (one of `PointAttributeArray`), `channels` (an
@@ -100,9 +113,14 @@ export function pointAttributesToGrid(
     throw new HsError(ErrorCode.InvalidArgument, `${who}: points must be { space: 'index', coords: Int32Array } or { space: 'world', positions: Float32Array | Float64Array }`);
   }
   if (data.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: ${data.length} coordinates is not a whole number of x, y, z triplets`);
-  const gridType = options?.gridType;
+  const onIndex = options?.gridType === GridType.OnIndex;
+  const channel = options?.channel;
+  if (onIndex && (typeof channel?.name !== 'string' || channel.name.length === 0 || !CHANNEL_TYPES.includes(channel.type))) {
+    return err(ErrorCode.InvalidArgument, `${who}: an OnIndex grid takes options.channel = { name, type: Float | Double | Int32 | Vec3f | RGBA8 }, the sidecar channel its values go into`);
+  }
+  const gridType = (onIndex ? channel?.type : options?.gridType) as Exclude<AttributeGridType, GridType.OnIndex>;
   const components = COMPONENTS[gridType];
-  if (components === undefined) return err(ErrorCode.InvalidArgument, `${who}: gridType must be Float, Double, Int32, Vec3f, RGBA8 or Mask, got ${String(gridType)}`);
+  if (components === undefined) return err(ErrorCode.InvalidArgument, `${who}: gridType must be Float, Double, Int32, Vec3f, RGBA8, Mask or OnIndex, got ${String(gridType)}`);
   const { values, channels, reduction } = attributes ?? ({} as PointAttributes);
   if (!ATTRIBUTE_ARRAYS.some((T) => values instanceof T)) {
     return err(ErrorCode.InvalidArgument, `${who}: attributes.values must be a Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array or Uint32Array`);
@@ -142,7 +160,42 @@ export function pointAttributesToGrid(
     start = end;
   }
   const voxels = { coords: new Int32Array(voxelCoords), ...(components === 0 ? {} : { values: new Float64Array(voxelValues) }) };
-  return voxelsToGrid(backend, resource, voxels, { ...options, voxelSize: settings.value.voxelSize, origin: settings.value.origin });
+  if (onIndex) return onIndexWithChannel(backend, resource, voxels.coords, new Float64Array(voxelValues), options, settings.value.voxelSize, settings.value.origin);
+  return voxelsToGrid(backend, resource, voxels, { ...options, gridType, voxelSize: settings.value.voxelSize, origin: settings.value.origin });
+}
+
+const CHANNEL_TYPES: readonly number[] = [GridType.Float, GridType.Double, GridType.Int32, GridType.Vec3f, GridType.RGBA8];
+
+/** The OnIndex grid of `coords` (unique voxels) with `values` in sidecar channel `options.channel`: two grid allocations, the first freed. */
+function onIndexWithChannel(
+  backend: Backend,
+  resource: SyncResource,
+  coords: Int32Array,
+  values: Float64Array,
+  options: PointAttributesToGridOptions,
+  voxelSize: number,
+  origin: readonly [number, number, number],
+): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>> {
+  const channel = options.channel as { readonly name: string; readonly type: AttributeChannelType };
+  const topology = pointsToGrid(backend, resource, { space: 'index', coords }, {
+    gridType: GridType.OnIndex,
+    voxelSize,
+    origin,
+    ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.gridClass === undefined ? {} : { gridClass: options.gridClass }),
+    ...(options.maxGridBytes === undefined ? {} : { maxGridBytes: options.maxGridBytes }),
+    ...(options.checksum === undefined ? {} : { checksum: options.checksum }),
+  });
+  if (!topology.ok) return topology;
+  try {
+    const bg = options.background ?? 0;
+    const background = typeof bg === 'bigint' ? Number(bg) : bg;
+    const array = channelValues(topology.value, { coords, values }, channel.type, background);
+    if (!array.ok) return array;
+    return attachChannels(backend, resource, topology.value, [{ name: channel.name, type: channel.type, values: array.value }], options.checksum === undefined ? {} : { checksum: options.checksum });
+  } finally {
+    topology.value.dispose();
+  }
 }
 
 function sameVoxel(coords: Int32Array, p: number, q: number): boolean {

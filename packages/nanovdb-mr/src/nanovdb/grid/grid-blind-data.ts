@@ -47,6 +47,14 @@ const CHANNELS: ReadonlyMap<number, readonly [typeof Uint8Array | typeof Uint16A
   [GridType.RGBA8, [Uint8Array, 4]],
 ]);
 
+/** A typed-array constructor of a blind-data channel. */
+export type BlindArrayConstructor = typeof Uint8Array | typeof Uint16Array | typeof Int16Array | typeof Int32Array | typeof Uint32Array | typeof Float32Array | typeof Float64Array | typeof BigInt64Array;
+
+/** The typed array and components per value of a blind-data type with a typed reading (`readBlindData`), or `undefined`. */
+export function blindArrayType(dataType: number): readonly [BlindArrayConstructor, number] | undefined {
+  return CHANNELS.get(dataType);
+}
+
 /** A typed array `readBlindData` fills. */
 export type BlindDataArray = Uint8Array | Uint16Array | Int16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array;
 

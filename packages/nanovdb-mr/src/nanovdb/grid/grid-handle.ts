@@ -6,9 +6,20 @@ import { currentDeviceResource } from '../../current-device-resource.js';
 import { isAsyncResource, type MemoryBlock, type SyncResource } from '../../resource.js';
 import { GridAccessor } from './grid-accessor.js';
 import { validateGrids, type GridMetadata, type ValidateOptions } from './grid-validation.js';
+import { gridBlindMetadata, type BlindMetadata } from './grid-blind-data.js';
 
 /** What a `GridHandle` holds its bytes in: an owning `ResourceBuffer` or a non-owning `BufferView` (external memory). */
 export type GridStorage = ResourceBuffer<SyncResource, Uint8ArrayConstructor> | BufferView<Uint8ArrayConstructor>;
+
+/** Options of `GridHandle.fromHostBytes`: validation options and a release hook for externally owned bytes. */
+export interface GridHandleOptions extends ValidateOptions {
+  /**
+   * Called once when the handle lets go of its bytes: at `dispose()`, or, while `retain()`ed views (channel tensors,
+   * DLPack exports) are alive, when the last of them is released. How a handle over a foreign allocation (a DLPack
+   * import, `gridFromTensor`) returns it to its owner.
+   */
+  readonly release?: () => void;
+}
 
 /**
  * A single-space handle over one buffer of NanoVDB grids: the bytes live in one memory space (host,
@@ -29,12 +40,19 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
   readonly #backend: Backend;
   readonly #storage: S;
   readonly #grids: readonly GridMetadata[];
+  readonly #blind: readonly (readonly BlindMetadata[])[];
+  readonly #nodeOffsets: readonly (readonly number[])[];
+  #release: (() => void) | null;
   #disposed = false;
+  #retained = 0;
 
-  private constructor(backend: Backend, storage: S, grids: readonly GridMetadata[]) {
+  private constructor(backend: Backend, storage: S, grids: readonly GridMetadata[], extras: GridExtras, release: (() => void) | null = null) {
     this.#backend = backend;
     this.#storage = storage;
     this.#grids = Object.freeze(grids);
+    this.#blind = Object.freeze(extras.blind.map((records) => Object.freeze(records.slice())));
+    this.#nodeOffsets = Object.freeze(extras.nodeOffsets.map((o) => Object.freeze(o.slice())));
+    this.#release = release;
   }
 
   /**
@@ -43,12 +61,63 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
    * host, then `copyTo`), InvalidArgument for storage that is not a ResourceBuffer or BufferView, an empty span or a bad grid (naming the first bad field),
    * NotSupported for grid types hs does not read. The bytes must not be written by pending device work.
    */
-  static fromHostBytes<S extends GridStorage>(backend: Backend, storage: S, options: ValidateOptions = {}): Result<GridHandle<S>> {
+  static fromHostBytes<S extends GridStorage>(backend: Backend, storage: S, options: GridHandleOptions = {}): Result<GridHandle<S>> {
     const bytes = hostBytesOf(backend, storage);
     if (!bytes.ok) return bytes;
     const grids = validateGrids(bytes.value, options);
     if (!grids.ok) return grids;
-    return ok(new GridHandle(backend, storage, grids.value));
+    return ok(new GridHandle(backend, storage, grids.value, gridExtras(bytes.value, grids.value), options.release ?? null));
+  }
+
+  /**
+   * Wraps grid bytes in any memory (device memory included) whose host copy `hostCopy` (the same bytes, already read
+   * back by the caller) validated; the handle holds `storage`, the metadata come from `hostCopy`. How a device
+   * allocation is adopted without a kernel: copy it to the host once, validate, wrap. Errors: those of
+   * `fromHostBytes` for `hostCopy`; InvalidArgument when `storage` and `hostCopy` differ in length.
+   */
+  static fromValidatedCopy<S extends GridStorage>(backend: Backend, storage: S, hostCopy: Uint8Array, options: GridHandleOptions = {}): Result<GridHandle<S>> {
+    if (!(hostCopy instanceof Uint8Array)) return err(ErrorCode.InvalidArgument, 'GridHandle.fromValidatedCopy: hostCopy must be a Uint8Array of the grid bytes');
+    if (storage?.sizeBytes !== hostCopy.length) {
+      return err(ErrorCode.InvalidArgument, `GridHandle.fromValidatedCopy: the storage holds ${String(storage?.sizeBytes)} bytes, its host copy ${hostCopy.length}`);
+    }
+    const grids = validateGrids(hostCopy, options);
+    if (!grids.ok) return grids;
+    return ok(new GridHandle(backend, storage, grids.value, gridExtras(hostCopy, grids.value), options.release ?? null));
+  }
+
+  /** The backend the bytes belong to. */
+  get backend(): Backend {
+    return this.#backend;
+  }
+
+  /** The GridBlindMetaData records of grid `n` (as `gridBlindMetadata` reads them), known for device grids too. */
+  blindMetadata(n = 0): readonly BlindMetadata[] {
+    return this.#blind[n] ?? [];
+  }
+
+  /**
+   * Byte offset, from the start of grid `n`, of the first node of `level` (0 leaves, 1 lower nodes, 2 upper nodes,
+   * 3 the root), or 0 when the level is empty (TreeData's node offsets, read at validation: known for device grids too).
+   */
+  nodeOffset(level: 0 | 1 | 2 | 3, n = 0): number {
+    return this.#nodeOffsets[n]?.[level] ?? 0;
+  }
+
+  /**
+   * Keeps the bytes alive for a view that aliases them (a channel or values tensor): `dispose()` before the returned
+   * release ran defers the free (and the release hook) until it runs. The release is idempotent.
+   * Errors: InvalidState after `dispose()`.
+   */
+  retain(): Result<() => void> {
+    if (this.#disposed) return err(ErrorCode.InvalidState, 'GridHandle.retain: the handle was disposed');
+    this.#retained++;
+    let released = false;
+    return ok(() => {
+      if (released) return;
+      released = true;
+      this.#retained--;
+      if (this.#disposed && this.#retained === 0) this.#free();
+    });
   }
 
   /** The buffer or view holding the grids. */
@@ -120,23 +189,51 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
       buffer.destroy(isAsyncResource(target) ? stream : undefined);
       return copied;
     }
-    return ok(new GridHandle(this.#backend, buffer, this.#grids));
+    return ok(new GridHandle(this.#backend, buffer, this.#grids, { blind: this.#blind, nodeOffsets: this.#nodeOffsets }));
   }
 
   /**
-   * Frees an owned buffer (on its retained stream); a view is left alone. Idempotent.
+   * Frees an owned buffer (on its retained stream); a view is left alone; the release hook runs. While `retain()`ed
+   * views are alive, that happens when the last is released. Idempotent.
    * @throws HsError the buffer's dispose error (its retained stream was destroyed).
    */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    if (this.#storage instanceof ResourceBuffer) this.#storage.dispose();
+    if (this.#retained === 0) this.#free();
+  }
+
+  #free(): void {
+    const release = this.#release;
+    this.#release = null;
+    try {
+      if (this.#storage instanceof ResourceBuffer) this.#storage.dispose();
+    } finally {
+      release?.();
+    }
   }
 
   /** Same as `dispose()`. */
   [Symbol.dispose](): void {
     this.dispose();
   }
+}
+
+/** What a handle reads from validated bytes besides `GridMetadata`: each grid's blind records and node offsets. */
+interface GridExtras {
+  readonly blind: readonly (readonly BlindMetadata[])[];
+  readonly nodeOffsets: readonly (readonly number[])[];
+}
+
+function gridExtras(bytes: Uint8Array, grids: readonly GridMetadata[]): GridExtras {
+  const nodeOffsets = grids.map((g) => {
+    const v = new DataView(bytes.buffer, bytes.byteOffset + g.byteOffset, 736);
+    return [0, 1, 2, 3].map((level) => {
+      const rel = Number(v.getBigInt64(672 + 8 * level, true));
+      return rel === 0 ? 0 : 672 + rel;
+    });
+  });
+  return { blind: grids.map((g) => gridBlindMetadata(bytes, g)), nodeOffsets };
 }
 
 function hostBytesOf(backend: Backend, storage: GridStorage): Result<Uint8Array> {
