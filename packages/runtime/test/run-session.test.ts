@@ -137,7 +137,8 @@ describe('RunSession', () => {
     const plan = unwrap(onCuda0(chain(1_000_000, [sink])));
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
     const running = session.run();
-    await new Promise((r) => setTimeout(r, 30));
+    // Stop once frames flow (not after a fixed delay: a loaded machine may take longer to start).
+    while (sink.firstBytes.length === 0) await new Promise((r) => setTimeout(r, 5));
     await session.stop();
     const metrics = await running;
     expect(metrics.frames).toBeGreaterThan(0);
