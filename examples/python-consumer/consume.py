@@ -288,6 +288,15 @@ def wait_segment_fence(segment, offset, value, timeout_s):
     return True
 
 
+def send_release(sock, topic_id, slot, generation):
+    """Gives the slot back (RELEASE); False when the publisher closed the topic after its last frame (nothing is left to return)."""
+    try:
+        sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
+    except (BrokenPipeError, ConnectionResetError):
+        return False
+    return True
+
+
 def next_descriptor(sock, topic_id, slot_count, slot_stride, last_generation):
     """Reads the next frame: a checked DESCRIPTOR as (slot, generation, fence, flags, dtype, shape, strides,
     byte_offset, byte_length), or the GOODBYE's reason as a string. ProtocolError for a frame of another topic
@@ -355,9 +364,7 @@ def consume_pinned_host(args, sock, pid, topic_id, fds, slot_count, slot_stride,
                 bad += 1
                 first_bad = first_bad or {**mismatch, "slot": slot, "generation": generation, "fence": fence}
             received += 1
-            try:
-                sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
-            except (BrokenPipeError, ConnectionResetError):
+            if not send_release(sock, topic_id, slot, generation):
                 end = "connection closed"
                 break
     except socket.timeout:
@@ -537,10 +544,7 @@ def main():
                 bad += 1
                 first_bad = first_bad or {**mismatch, "slot": slot, "generation": generation, "fence": fence}
             received += 1
-            try:
-                sock.sendall(struct.pack("<IHHIIQ", MAGIC, VERSION, RELEASE, topic_id, slot, generation).ljust(FRAME, b"\0"))
-            except (BrokenPipeError, ConnectionResetError):
-                # The publisher closed the topic after its last frame; nothing is left to return.
+            if not send_release(sock, topic_id, slot, generation):
                 end = "connection closed"
                 break
     except socket.timeout:

@@ -30,22 +30,10 @@ import {
 } from '../grid/grid-layout.js';
 import { writeGridStatistics } from '../grid/grid-statistics.js';
 import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-writer.js';
-import { gridChannel, indexGridOf } from './grid-channels.js';
+import { gridChannel, indexGridOf, type ChannelType } from './grid-channels.js';
 
 /** Grid types `indexToGrid` writes: the channel types that have a grid layout with plain values. */
-export type IndexToGridType =
-  | GridType.Float
-  | GridType.Double
-  | GridType.Int16
-  | GridType.Int32
-  | GridType.Int64
-  | GridType.UInt32
-  | GridType.UInt8
-  | GridType.Vec3f
-  | GridType.Vec3d
-  | GridType.Vec4f
-  | GridType.Vec4d
-  | GridType.RGBA8;
+export type IndexToGridType = Exclude<ChannelType, GridType.Vec3u8 | GridType.Vec3u16>;
 
 /** Options of `indexToGrid`. */
 export interface IndexToGridOptions {
