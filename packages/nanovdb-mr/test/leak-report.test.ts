@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Device, HostBackend, leakCounts, unwrap } from '@hs/streams';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { DeviceResource, HostResource, ResourceBuffer, StatisticsResource } from '../src/index.js';
+import { DeviceResource, GridType, HostResource, ResourceBuffer, StatisticsResource, pointsToGrid } from '../src/index.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -56,6 +56,19 @@ describe('ResourceBuffers dropped without dispose() are reported and freed', () 
     expect(message).toMatch(/^\d+ ResourceBuffer object\(s\) were garbage-collected without dispose\(\) \(1048576 bytes/);
     expect(message).toContain('HS_LEAK_REPORT=0 to silence');
     backend.destroyStream(stream);
+    warnings.mockRestore();
+  });
+
+  it('a dropped GridHandle is counted under its own class, and its owned buffer is freed through the buffer report', async () => {
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const host = new StatisticsResource(new HostResource(backend));
+    const before = leakCounts().GridHandle ?? 0;
+    (() => void unwrap(pointsToGrid(backend, host, { space: 'index', coords: Int32Array.from([0, 0, 0, 9, 9, 9]) }, { gridType: GridType.OnIndex, name: 'dropped' })))();
+    expect(host.statistics.bytes.current).toBeGreaterThan(0);
+    await collectUntil(() => (leakCounts().GridHandle ?? 0) > before && host.statistics.bytes.current === 0);
+    expect(leakCounts().GridHandle).toBe(before + 1);
+    expect(host.statistics.bytes.current).toBe(0);
+    await vi.waitFor(() => expect(warnings).toHaveBeenCalledWith(expect.stringMatching(/^1 GridHandle object\(s\) .*\(grid "dropped" \(\d+ bytes\)\)/), { code: 'HS_LEAK' }));
     warnings.mockRestore();
   });
 });

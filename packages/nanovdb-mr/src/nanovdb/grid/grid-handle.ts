@@ -1,4 +1,4 @@
-import { Device, ErrorCode, MemoryKind, err, ok, type Backend, type Result, type Stream } from '@hs/streams';
+import { Device, ErrorCode, MemoryKind, err, leakTracker, ok, type Backend, type Result, type Stream } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import type { BufferView } from '../../buffer-view.js';
 import { defaultResource } from '../../default-resource.js';
@@ -20,6 +20,12 @@ export interface GridHandleOptions extends ValidateOptions {
    */
   readonly release?: () => void;
 }
+
+/**
+ * Handles collected without `dispose()` are reported; an owned buffer frees itself through its own leak report
+ * (`ResourceBuffer`), a view's release hook does not run.
+ */
+const handleLeaks = leakTracker('GridHandle');
 
 /**
  * A single-space handle over one buffer of NanoVDB grids: the bytes live in one memory space (host,
@@ -45,6 +51,8 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
   #release: (() => void) | null;
   #disposed = false;
   #retained = 0;
+  /** Unregisters the handle from the leak report at `dispose()`. */
+  readonly #leakToken = {};
 
   private constructor(backend: Backend, storage: S, grids: readonly GridMetadata[], extras: GridExtras, release: (() => void) | null = null) {
     this.#backend = backend;
@@ -53,6 +61,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
     this.#blind = Object.freeze(extras.blind.map((records) => Object.freeze(records.slice())));
     this.#nodeOffsets = Object.freeze(extras.nodeOffsets.map((o) => Object.freeze(o.slice())));
     this.#release = release;
+    handleLeaks.track(this, { label: `grid "${grids[0]?.name ?? ''}" (${storage.sizeBytes} bytes)` }, this.#leakToken);
   }
 
   /**
@@ -200,6 +209,7 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    handleLeaks.untrack(this.#leakToken);
     if (this.#retained === 0) this.#free();
   }
 
