@@ -1,7 +1,7 @@
 export { ipcAvailability } from './ipc-native.js';
 export type { IpcAvailability } from './ipc-native.js';
 export { SharedSegment } from './shared-segment.js';
-export type { SegmentAccess, SharedSegmentCreateOptions, SharedSegmentOpenOptions } from './shared-segment.js';
+export type { SegmentAccess, SharedSegmentCreateOptions, SharedSegmentDescriptorOptions, SharedSegmentOpenOptions, SharedSegmentSealedOptions } from './shared-segment.js';
 export {
   FRAME_BYTES,
   FRAME_MAGIC,

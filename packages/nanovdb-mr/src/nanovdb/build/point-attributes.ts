@@ -48,7 +48,12 @@ export interface PointAttributesToGridOptions extends Omit<VoxelsToGridOptions, 
    */
   readonly gridType: AttributeGridType;
   /** OnIndex only: the channel's name and value type (Float, Double, Int32, Vec3f or RGBA8, rounded as for those grids). */
-  readonly channel?: { readonly name: string; readonly type: AttributeChannelType };
+  readonly channel?: {
+    /** The blind-data record's name, unique in the grid (NanoVDB names its channels `channel_0`, ...). */
+    readonly name: string;
+    /** The channel's value type. */
+    readonly type: AttributeChannelType;
+  };
 }
 
 const COMPONENTS: Readonly<Record<Exclude<AttributeGridType, GridType.OnIndex>, number>> = {
