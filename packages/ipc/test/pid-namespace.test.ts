@@ -22,6 +22,9 @@ function unshareUnavailable(): string | null {
   if (probe.status !== 0) return `unshare -p -f --mount-proc is refused here (needs root or user namespaces: ${probe.stderr.trim()})`;
   if (process.getuid?.() !== 0) return 'the test runs both sides as uid 65534 (setpriv), which needs root';
   if (spawnSync('setpriv', ['--version']).status !== 0) return 'setpriv (util-linux) is not available';
+  // The Node binary may lie under a folder only root can enter (a private temporary prefix).
+  const asNobody = spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'sh', '-c', '"$0" --version', process.execPath], { timeout: 10_000 });
+  if (asNobody.status !== 0) return `uid ${NOBODY} cannot run this Node binary (${process.execPath})`;
   return null;
 }
 const skipReason = unshareUnavailable();
