@@ -21,7 +21,31 @@ export interface ApiExample {
   readonly code: string | null;
 }
 
-const FENCE = /```(?:ts|typescript)?[ \t]*\n([\s\S]*?)```/;
+const FENCE = /^```(?:ts|typescript)?[ \t]*\n([\s\S]*?)^```/m;
+
+/**
+ * The code of the first `@example` of the declarations' doc comments, read from the comment's raw text (the
+ * compiler's JSDoc parser would take an `@hs/...` inside the code for a tag), or null when there is none.
+ */
+function exampleOf(declarations: readonly ts.Declaration[]): string | null {
+  for (const declaration of declarations) {
+    for (const doc of ts.getJSDocCommentsAndTags(declaration)) {
+      if (!ts.isJSDoc(doc)) continue;
+      const text = doc
+        .getText()
+        .replace(/^\/\*\*/, '')
+        .replace(/\*\/$/, '')
+        .split('\n')
+        .map((line) => line.replace(/^\s*\* ?/, ''))
+        .join('\n');
+      const at = text.search(/^@example\b/m);
+      if (at < 0) continue;
+      const example = text.slice(at + '@example'.length);
+      return FENCE.exec(example)?.[1] ?? example.split(/^@\w+/m)[0]?.trim() ?? '';
+    }
+  }
+  return null;
+}
 
 /** The packages typedoc documents, from typedoc.json, as directories relative to `root`. */
 export function documentedPackages(root: string): string[] {
@@ -45,15 +69,8 @@ export function apiExamples(root: string): ApiExample[] {
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
       if ((symbol.flags & ts.SymbolFlags.Value) === 0) continue;
       const declarations = symbol.declarations ?? [];
-      const example = declarations.flatMap((d) => ts.getJSDocTags(d)).find((tag) => tag.tagName.text === 'example');
-      const text = example === undefined ? null : (ts.getTextOfJSDocComment(example.comment) ?? '');
       const source = declarations[0]?.getSourceFile().fileName;
-      found.push({
-        pkg,
-        name: exported.name,
-        source: source === undefined ? dir : relative(root, source),
-        code: text === null ? null : (FENCE.exec(text)?.[1] ?? text),
-      });
+      found.push({ pkg, name: exported.name, source: source === undefined ? dir : relative(root, source), code: exampleOf(declarations) });
     }
   });
   return found.sort((a, b) => (a.pkg === b.pkg ? a.name.localeCompare(b.name) : a.pkg.localeCompare(b.pkg)));
