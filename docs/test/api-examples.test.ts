@@ -26,8 +26,9 @@ describe('API examples: every value export of every documented package', () => {
     const runnable = examples.filter((e) => e.code !== null && isSelfContained(e.code));
     rmSync(outDir, { recursive: true, force: true });
     mkdirSync(outDir, { recursive: true });
+    const taken = new Set<string>();
     const files = runnable.map((e) => {
-      const file = join(outDir, exampleFileName(e));
+      const file = join(outDir, exampleFileName(e, taken));
       writeFileSync(file, `// ${e.pkg} ${e.name}: the @example of ${e.source}\n${e.code as string}\nexport {};\n`);
       return file;
     });

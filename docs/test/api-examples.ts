@@ -88,9 +88,17 @@ export function isSelfContained(code: string): boolean {
   return /^\s*import\s[^;]*from\s+['"]@hs\/[^'"]+['"]/m.test(code);
 }
 
-/** A file name for an example: `<package>.<name>.ts`. */
-export function exampleFileName(example: ApiExample): string {
-  return `${example.pkg.replace('@hs/', '')}.${example.name}.ts`;
+/**
+ * A file name for an example: `<package>.<name>.ts`, and `<package>.<name>.<n>.ts` for the n-th later export
+ * whose name differs from an earlier one only in case (`ParamSchema` and `paramSchema`): file systems that
+ * ignore case would make them one file, and the compiler refuses two names that differ only in case.
+ */
+export function exampleFileName(example: ApiExample, taken: Set<string> = new Set()): string {
+  const base = `${example.pkg.replace('@hs/', '')}.${example.name}`;
+  let name = `${base}.ts`;
+  for (let n = 2; taken.has(name.toLowerCase()); n += 1) name = `${base}.${n}.ts`;
+  taken.add(name.toLowerCase());
+  return name;
 }
 
 /** Type errors of the example files, one line each (`file:line: message`). */
