@@ -32,7 +32,8 @@ export interface PlanCommandOptions {
  *   `ExitCode.Failure` when the output file cannot be written.
  */
 export async function planCommand(options: PlanCommandOptions, io: CliIo): Promise<ExitCodeValue> {
-  const format = choosePlanFormat(options.format, options.outFile);
+  const path = options.outFile === undefined ? undefined : resolve(io.cwd, options.outFile);
+  const format = choosePlanFormat(options.format, path);
   if (!format.ok) {
     io.err(`hs: ${format.error.message}`);
     io.err(usageHint('hs plan'));
@@ -65,11 +66,10 @@ export async function planCommand(options: PlanCommandOptions, io: CliIo): Promi
       });
       break;
   }
-  if (options.outFile === undefined) {
+  if (path === undefined) {
     io.out(rendered.replace(/\n$/, ''));
     return ExitCode.Success;
   }
-  const path = resolve(io.cwd, options.outFile);
   try {
     // Atomic, never through a symlink or FIFO planted at `path`; a symlinked folder is refused.
     await writeFileAtomic(path, rendered.endsWith('\n') ? rendered : `${rendered}\n`);
