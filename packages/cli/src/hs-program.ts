@@ -17,7 +17,8 @@ export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../packag
 /**
  * Runs the `hs` command line on `args` (the user's arguments, without `node` and the script). A `--` in
  * front of everything (which package managers pass through) is dropped; then everything before the first
- * `--` is for `hs`, everything after it goes to the pipeline module of `hs run` and `hs plan`. Commands: `doctor`, `run`, `plan`, `bench` (see `hs <command> --help`).
+ * `--` is for `hs`, everything after it goes to the pipeline module of `hs run` and `hs plan`.
+ * Commands: `doctor`, `run`, `plan`, `bench` (see `hs <command> --help`).
  *
  * Every failure of a command is an exit code, not a rejection: the promise resolves with what the
  * process should exit with (`bin.ts` sets `process.exitCode` to it).
