@@ -22,7 +22,14 @@ export interface NumberRange {
 /**
  * The one number parser of hs's command lines: `text` in standard notation (see above), finite, within
  * `range`. `flag` names the option in the message (`--rate`).
- * @returns the value, or `InvalidArgument` `<flag> takes <what> from <min> to <max>, got '<text>'`.
+ * @returns the value, or `InvalidArgument` `<flag> takes <what> from <min> to <max> in standard notation
+ *   (...), got '<text>'`.
+ * @example
+ * ```ts
+ * parseNumberOption('--sweeps', '1e2', { min: 1, max: 1_000_000, integer: true }); // ok(100)
+ * parseNumberOption('--voxel-size', '5e-2', { above: 0 });                         // ok(0.05)
+ * parseNumberOption('--rate', '1_000', { min: 1, max: 1000 });                     // InvalidArgument
+ * ```
  */
 export function parseNumberOption(flag: string, text: string, range: NumberRange): Result<number> {
   const value = STANDARD_NOTATION.test(text) ? Number(text) : Number.NaN;

@@ -37,6 +37,20 @@ export function withoutLeadingSeparators(args: readonly string[]): string[] {
  * @returns `null` when the options were parsed (read them with `program.opts()`), else the exit code to
  *   stop with after commander answered: `CliExit.Success` for `--help`, `CliExit.Usage` for a usage error
  *   (already printed).
+ * @example
+ * ```ts
+ * const output = processLines();
+ * const program = createProgram('my-example', 'What it does.', output).option('--frames <n>', 'frames', '8');
+ * const exitCode = parseOptions(program, process.argv.slice(2)); // `-- --frames 3` works too
+ * if (exitCode !== null) process.exitCode = exitCode;
+ * else {
+ *   const frames = parseNumberOption('--frames', program.opts<{ frames: string }>().frames, { min: 1, max: 100, integer: true });
+ *   if (!frames.ok) {
+ *     for (const line of errorLines('my-example', frames.error.message, usageHint('my-example'))) output.error(line);
+ *     process.exitCode = CliExit.Usage;
+ *   }
+ * }
+ * ```
  */
 export function parseOptions(program: Command, args: readonly string[]): CliExitValue | null {
   try {
