@@ -1,17 +1,18 @@
-import { Command, CommanderError, Option } from 'commander';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { Option } from 'commander';
+import { createProgram, defaultOutDir, parseNumberOption, parseOptions, resolveUserPath } from '@hs/cli-options';
+import { ok, type Result } from '@hs/streams';
 import { MAX_FRAME_FILES } from './frame-output-dir.js';
 import { MAX_RATE_HZ, MIN_RATE_HZ } from './operators/image-source.js';
 
 /** Command-line options after validation. */
 export interface CliOptions {
-  /** Image files, or `undefined` for the bundled mandrill. */
+  /** Image files, absolute, or `undefined` for the bundled mandrill. */
   readonly inputs: readonly string[] | undefined;
   /** Frames to emit, 1 to `MAX_FRAME_FILES`. */
   readonly frames: number;
   /** Source rate in Hz, `MIN_RATE_HZ` to `MAX_RATE_HZ`. */
   readonly rateHz: number;
-  /** Output directory for the frame PNGs. */
+  /** Output directory for the frame PNGs, absolute. */
   readonly outDir: string;
   /** Explicit backend, or `undefined` for `HS_BACKEND`, then auto-detection. */
   readonly backend: 'host' | 'cuda' | undefined;
@@ -25,72 +26,51 @@ export interface CliOutput {
 
 /**
  * What the arguments ask for: a run with these options, or to stop now with `exitCode` because commander
- * has already answered (`--help`, or a usage error such as an unknown option, printed to `output`).
+ * has already answered (`--help`: 0, or a usage error such as an unknown option, printed to `output`: 2).
  */
 export type CliRequest =
   | { readonly kind: 'run'; readonly options: CliOptions }
   | { readonly kind: 'exit'; readonly exitCode: number };
 
-const PLAIN_INTEGER = /^[0-9]+$/;
-const PLAIN_DECIMAL = /^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
-
 /**
- * Parses and validates the user's arguments (without the `node` and script entries). A single leading
- * `--` (which some package managers pass through) is skipped. `--frames` takes a plain decimal integer
- * from 1 to `MAX_FRAME_FILES`; `--rate` a plain decimal number (digits with an optional fraction, no sign,
- * exponent, hex or spaces) from `MIN_RATE_HZ` to `MAX_RATE_HZ`.
+ * Parses and validates the user's arguments (without the `node` and script entries) with the hs
+ * command-line convention (`@hs/cli-options`): every standalone `--` (which some package managers pass
+ * through) is dropped. `--frames` takes a whole number from 1 to `MAX_FRAME_FILES`, `--rate` a number from
+ * `MIN_RATE_HZ` to `MAX_RATE_HZ`, both in standard notation (`30`, `2.5e1`). `--input` files and `--out`
+ * (default `./out/image-pipeline`) are resolved against the folder the command was typed in (`INIT_CWD`,
+ * else the working directory) and given absolute.
  *
  * @returns the request, or `ErrorCode.InvalidArgument` naming the bad option, its value and the accepted range.
  */
 export function parseCliArguments(args: readonly string[], output: CliOutput): Result<CliRequest> {
-  const program = new Command('hs-image-pipeline')
-    .description(
-      'Runs photos through grayscale and a 2x downscale on the hs runtime, then writes PNGs and prints pixel statistics.',
-    )
+  const program = createProgram(
+    'image-pipeline',
+    'Runs photos through grayscale and a 2x downscale on the hs runtime, then writes PNGs and prints pixel statistics.',
+    output,
+  )
     .option('--input <files...>', 'PNG or JPEG files, detected by content (default: the bundled 128x128 mandrill photo)')
     .option('--frames <n>', `frames the source emits, cycling through the inputs (1 to ${MAX_FRAME_FILES})`, '8')
     .option('--rate <hz>', `nominal source rate in frames per second (${MIN_RATE_HZ} to ${MAX_RATE_HZ})`, '30')
-    .option('--out <dir>', 'directory for frame-00000.png, frame-00001.png, ... (old frame-NNNNN.png files there are removed)', './out')
+    .option('--out <dir>', 'directory for frame-00000.png, frame-00001.png, ... (old frame-NNNNN.png files there are removed; default: ./out/image-pipeline)')
     .addOption(
       new Option('--backend <name>', 'host (pure TypeScript) or cuda; default: HS_BACKEND, then auto-detect').choices(['host', 'cuda']),
-    )
-    .exitOverride()
-    .configureOutput({
-      writeOut: (text) => output.log(text.replace(/\n$/, '')),
-      writeErr: (text) => output.error(text.replace(/\n$/, '')),
-    });
-  const userArgs = args[0] === '--' ? args.slice(1) : args;
-  try {
-    program.parse(userArgs, { from: 'user' });
-  } catch (thrown) {
-    if (thrown instanceof CommanderError) return ok({ kind: 'exit', exitCode: thrown.exitCode });
-    throw thrown;
-  }
+    );
+  const exitCode = parseOptions(program, args);
+  if (exitCode !== null) return ok({ kind: 'exit', exitCode });
   const raw = program.opts<Record<string, string | string[] | undefined>>();
 
-  const framesText = String(raw['frames']);
-  const frames = PLAIN_INTEGER.test(framesText) ? Number(framesText) : Number.NaN;
-  if (!(frames >= 1 && frames <= MAX_FRAME_FILES)) {
-    return err(
-      ErrorCode.InvalidArgument,
-      `--frames must be a plain decimal integer from 1 to ${MAX_FRAME_FILES}, got '${framesText}'`,
-    );
-  }
-  const rateText = String(raw['rate']);
-  const rateHz = PLAIN_DECIMAL.test(rateText) ? Number(rateText) : Number.NaN;
-  if (!(rateHz >= MIN_RATE_HZ && rateHz <= MAX_RATE_HZ)) {
-    return err(
-      ErrorCode.InvalidArgument,
-      `--rate must be a plain decimal number of frames per second from ${MIN_RATE_HZ} to ${MAX_RATE_HZ}, got '${rateText}'`,
-    );
-  }
+  const frames = parseNumberOption('--frames', String(raw['frames']), { min: 1, max: MAX_FRAME_FILES, integer: true });
+  if (!frames.ok) return frames;
+  const rateHz = parseNumberOption('--rate', String(raw['rate']), { min: MIN_RATE_HZ, max: MAX_RATE_HZ });
+  if (!rateHz.ok) return rateHz;
+  const out = raw['out'] as string | undefined;
   return ok({
     kind: 'run',
     options: {
-      inputs: raw['input'] as string[] | undefined,
-      frames,
-      rateHz,
-      outDir: raw['out'] as string,
+      inputs: (raw['input'] as string[] | undefined)?.map((input) => resolveUserPath(input, process.env)),
+      frames: frames.value,
+      rateHz: rateHz.value,
+      outDir: out === undefined ? defaultOutDir('image-pipeline', process.env) : resolveUserPath(out, process.env),
       backend: raw['backend'] as 'host' | 'cuda' | undefined,
     },
   });

@@ -1,5 +1,6 @@
 import { RunSession, formatMetrics } from '@hs/runtime';
 import { type Backend, HsError, errWithContext, selectBackend, unwrap, type Result } from '@hs/streams';
+import { CliExit, errorLines, usageHint } from '@hs/cli-options';
 import { parseCliArguments, type CliOptions, type CliOutput } from './cli-options.js';
 import { prepareOutputDir } from './frame-output-dir.js';
 import { loadImageInputs } from './image-input.js';
@@ -11,7 +12,7 @@ import { runSummaryLines } from './run-summary.js';
  * then checks everything that can be checked before printing anything (options, input images, the
  * compiled plan, the backend, the output directory, in that order), then prints the inputs and the plan,
  * runs, and prints metrics, statistics and the files written. Every failure is printed as
- * `error: <ErrorCode>: <message>` to `output.error`.
+ * `image-pipeline: <ErrorCode>: <message>` to `output.error`; a usage error adds the `hint:` line.
  *
  * The output directory is locked for the run (`prepareOutputDir`, `lockOutputDir`) before any old frame
  * is deleted and released when the run has ended, whether it succeeded, failed or was stopped; a directory
@@ -20,8 +21,8 @@ import { runSummaryLines } from './run-summary.js';
  * @param env environment to read `HS_BACKEND` from; default `process.env`.
  * @param signal aborting it stops the run as `RunSession.run`'s signal does (the source ends, the graph
  *   drains, every slot returns); the metrics and the files written so far are still printed.
- * @returns the process exit code: 0 on success (a stopped run included), 1 on any error (commander's own
- *   code for `--help` and usage errors).
+ * @returns the process exit code: 0 on success (a stopped run included) and `--help`, 2 for a usage
+ *   error (an unknown option, a bad value), 1 when the work failed.
  */
 export async function runCli(
   args: readonly string[],
@@ -31,7 +32,10 @@ export async function runCli(
 ): Promise<number> {
   try {
     const request = parseCliArguments(args, output);
-    if (!request.ok) return reportFailure(request.error, output);
+    if (!request.ok) {
+      for (const line of errorLines(PROGRAM, request.error.message, usageHint(PROGRAM))) output.error(line);
+      return CliExit.Usage;
+    }
     if (request.value.kind === 'exit') return request.value.exitCode;
     await runPipeline(request.value.options, output, env, signal);
     return 0;
@@ -91,8 +95,11 @@ function chooseBackend(explicit: 'host' | 'cuda' | undefined, env: Readonly<Reco
   return errWithContext(selected.error, source);
 }
 
+/** The program name that starts every error line. */
+const PROGRAM = 'image-pipeline';
+
 function reportFailure(error: HsError, output: CliOutput): number {
   // A CompileError's message already lists its diagnostics.
-  output.error(`error: ${error.message}`);
-  return 1;
+  for (const line of errorLines(PROGRAM, error.message)) output.error(line);
+  return CliExit.Failure;
 }

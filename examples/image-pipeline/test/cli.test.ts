@@ -30,29 +30,33 @@ afterAll(async () => {
 });
 
 describe('option validation (before anything is printed)', () => {
-  it.each(['1e-300', '0.0009', '0', '-1', '2000000', '1e3', '0x10', ' 30', 'Infinity', 'NaN', '30hz', ''])(
-    'rejects --rate %j with a typed error and exit code 1',
+  it.each(['1e-300', '0.0009', '0', '-1', '2000000', '1e7', '0x10', ' 30', 'Infinity', 'NaN', '30hz', '1_000', ''])(
+    'rejects --rate %j with a typed error, the hint and exit code 2',
     async (rate) => {
       const out = join(dir, 'never-rate');
       const { exitCode, logs, errors } = await cli(['--rate', rate, '--out', out]);
-      expect(exitCode).toBe(1);
+      expect(exitCode).toBe(2);
       expect(logs).toEqual([]);
       expect(errors).toEqual([
-        `error: InvalidArgument: --rate must be a plain decimal number of frames per second from 0.001 to 1000000, got '${rate}'`,
+        `image-pipeline: InvalidArgument: --rate takes a finite number from 0.001 to 1000000 in standard notation (30, 0.25, 5e-2), got '${rate}'`,
+        'hint: image-pipeline --help lists the options',
       ]);
       expect(await exists(out)).toBe(false);
     },
   );
 
-  it.each(['0x10', '1e3', ' 3', '3 ', '0', '-1', '2.5', '+4', '100001', ''])('rejects --frames %j', async (frames) => {
+  it.each(['0x10', '1e6', ' 3', '3 ', '0', '-1', '2.5', '25e-1', '100001', '1_0', 'NaN', ''])('rejects --frames %j with exit code 2', async (frames) => {
     const { exitCode, logs, errors } = await cli(['--frames', frames, '--out', join(dir, 'never-frames')]);
-    expect(exitCode).toBe(1);
+    expect(exitCode).toBe(2);
     expect(logs).toEqual([]);
-    expect(errors).toEqual([`error: InvalidArgument: --frames must be a plain decimal integer from 1 to 100000, got '${frames}'`]);
+    expect(errors).toEqual([
+      `image-pipeline: InvalidArgument: --frames takes a whole number from 1 to 100000 in standard notation (30, 0.25, 5e-2), got '${frames}'`,
+      'hint: image-pipeline --help lists the options',
+    ]);
   });
 
   it('accepts the documented extremes of --rate and a plain --frames', async () => {
-    for (const rate of ['0.001', '1000000', '.5', '29.97']) {
+    for (const rate of ['0.001', '1000000', '.5', '29.97', '1e3', '5e-2']) {
       const out = join(dir, `rate-${rate}`);
       const { exitCode, errors } = await cli(['--rate', rate, '--frames', '1', '--out', out]);
       expect([exitCode, errors]).toEqual([0, []]);
@@ -67,7 +71,7 @@ describe('option validation (before anything is printed)', () => {
     expect(exitCode).toBe(1);
     expect(logs).toEqual([]);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^error: InvalidArgument: --out: cannot create .*a-file\/out: ENOTDIR$/);
+    expect(errors[0]).toMatch(/^image-pipeline: InvalidArgument: --out: cannot create .*a-file\/out: ENOTDIR$/);
   });
 
   // Node's recursive mkdir never returns for a folder under /proc; the example used to hang there.
@@ -75,7 +79,7 @@ describe('option validation (before anything is printed)', () => {
     const { exitCode, logs, errors } = await cli(['--frames', '1', '--out', '/proc/hs-no-such-folder/out']);
     expect(exitCode).toBe(1);
     expect(logs).toEqual([]);
-    expect(errors).toEqual(['error: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/out: ENOENT']);
+    expect(errors).toEqual(['image-pipeline: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/out: ENOENT']);
   });
 
   it('rejects an unknown HS_BACKEND before printing and before touching --out', async () => {
@@ -84,7 +88,7 @@ describe('option validation (before anything is printed)', () => {
     expect(exitCode).toBe(1);
     expect(logs).toEqual([]);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^error: InvalidArgument: HS_BACKEND=tpu: .*unknown backend "tpu"/);
+    expect(errors[0]).toMatch(/^image-pipeline: InvalidArgument: HS_BACKEND=tpu: .*unknown backend "tpu"/);
     expect(await exists(out)).toBe(false);
   });
 
@@ -93,14 +97,14 @@ describe('option validation (before anything is printed)', () => {
     expect(exitCode).toBe(1);
     expect(logs).toEqual([]);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^error: NotSupported: --backend cuda: /);
+    expect(errors[0]).toMatch(/^image-pipeline: NotSupported: --backend cuda: /);
   });
 
   it('rejects an unknown option through commander, printing only the usage error', async () => {
     const { exitCode, logs, errors } = await cli(['--fames', '2']);
-    expect(exitCode).toBe(1);
+    expect(exitCode).toBe(2);
     expect(logs).toEqual([]);
-    expect(errors.join('\n')).toMatch(/unknown option '--fames'/);
+    expect(errors).toEqual(["image-pipeline: unknown option '--fames'\n(Did you mean --frames?)", 'hint: image-pipeline --help lists the options']);
   });
 });
 
@@ -126,7 +130,7 @@ describe('runs', () => {
     const { exitCode, errors } = await cli(['--frames', '5', '--rate', '1000', '--out', out]);
     expect(exitCode).toBe(1);
     expect(errors).toEqual([
-      `error: InvalidArgument: operator png-writer: cannot write '${join(out, 'frame-00003.png')}': EISDIR: illegal operation on a directory`,
+      `image-pipeline: InvalidArgument: operator png-writer: cannot write '${join(out, 'frame-00003.png')}': EISDIR: illegal operation on a directory`,
     ]);
   });
 
@@ -163,7 +167,7 @@ describe('runs', () => {
     await symlink(real, link);
     const { exitCode, errors } = await cli(['--frames', '2', '--out', link]);
     expect(exitCode).toBe(1);
-    expect(errors).toEqual([expect.stringMatching(/^error: InvalidArgument: --out: output folder '.*out-link' is a symbolic link/)]);
+    expect(errors).toEqual([expect.stringMatching(/^image-pipeline: InvalidArgument: --out: output folder '.*out-link' is a symbolic link/)]);
     expect(await readdir(real)).toEqual(['frame-00000.png']);
     expect(await readFile(join(real, 'frame-00000.png'), 'utf8')).toBe('theirs');
   });

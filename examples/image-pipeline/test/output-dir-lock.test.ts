@@ -109,7 +109,7 @@ describe('lockOutputDir', () => {
     const run = cli(['--frames', '2', '--out', out]);
     expect(await run.exitCode).toBe(1);
     expect(performance.now() - started).toBeLessThan(5000);
-    expect(run.errors).toEqual([expect.stringMatching(/^error: InvalidArgument: .*lock file '[^']*': it is a FIFO \(named pipe\)/)]);
+    expect(run.errors).toEqual([expect.stringMatching(/^image-pipeline: InvalidArgument: .*lock file '[^']*': it is a FIFO \(named pipe\)/)]);
   });
 
   it('reports a directory it cannot create the lock file in with the OS code', async () => {
@@ -131,7 +131,7 @@ describe('one run per output directory', () => {
     expect(await run.exitCode).toBe(1);
     expect(run.logs).toEqual([]);
     expect(run.errors).toEqual([
-      `error: AlreadyExists: --out: output directory '${out}' is in use by another image-pipeline run (pid ${process.pid}; lock file ${held.path}); ` +
+      `image-pipeline: AlreadyExists: --out: output directory '${out}' is in use by another image-pipeline run (pid ${process.pid}; lock file ${held.path}); ` +
         `choose another --out, or wait until that run ends (if no run uses the directory, delete ${held.path})`,
     ]);
     expect((await readdir(out)).sort()).toEqual([OUTPUT_DIR_LOCK_FILE, 'frame-00000.png', 'frame-00004.png']);
@@ -148,7 +148,7 @@ describe('one run per output directory', () => {
 
     const second = cli(['--frames', '5', '--out', out]);
     expect(await second.exitCode).toBe(1);
-    expect(second.errors[0]).toMatch(/^error: AlreadyExists: --out: output directory '.*concurrent' is in use by another image-pipeline run/);
+    expect(second.errors[0]).toMatch(/^image-pipeline: AlreadyExists: --out: output directory '.*concurrent' is in use by another image-pipeline run/);
 
     stop.abort();
     expect(await first.exitCode).toBe(0);

@@ -21,13 +21,13 @@ export interface BuildRequest {
  * OnIndex grid from the cloud on the host, every byte (scratch and grid) through a `StatisticsResource` over
  * a `HostResource`, and writes it as `.nvdb`. The grid and backend are released on every path.
  * @returns the report lines: grid statistics, then allocation statistics once everything was returned.
- * @throws HsError (the promise rejects) `InvalidArgument` `--output: cannot create <folder>: <code>` when the
+ * @throws HsError (the promise rejects) `InvalidArgument` `--out: cannot create <folder>: <code>` when the
  *   folder cannot be made (a parent under `/proc`, a file in the way); the errors of `pointsToGrid` (among them
  *   InvalidArgument naming the grid's bytes and the cap for a grid above `maxGridBytes`, nothing allocated) and
  *   `writeNvdb`; `writeFileAtomicSync`'s when the file cannot be written (a directory, a full device, a symlinked folder).
  */
 export async function buildGrid(request: BuildRequest): Promise<string[]> {
-  await createOutputDirectory(dirname(request.output), '--output');
+  await createOutputDirectory(dirname(request.output), '--out');
   const backend = new HostBackend();
   const stats = new StatisticsResource(new HostResource(backend));
   const lines: string[] = [];

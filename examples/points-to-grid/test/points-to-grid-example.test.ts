@@ -1,11 +1,11 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ErrorCode, HostBackend, unwrap, type Result } from '@hs/streams';
 import { HostResource, readNvdb } from '@hs/nanovdb-mr';
 import { buildGrid } from '../src/build-grid.js';
-import { parseCliOptions } from '../src/cli-options.js';
+import { type CliOptions, type CliRequest, parseCliArguments } from '../src/cli-options.js';
 import { bunnyPoints } from '@hs/example-point-cloud-input';
 
 const dir = mkdtempSync(join(tmpdir(), 'hs-points-to-grid-'));
@@ -56,25 +56,45 @@ describe('points-to-grid example', () => {
   it.each([
     ['a path under a file', (): string => join(writeFile('plain.txt', 'x'), 'out.nvdb'), 'ENOTDIR'],
     ['a folder under /proc (Node\'s recursive mkdir would spin there)', (): string => '/proc/hs-points-to-grid-nope/g.nvdb', 'ENOENT'],
-  ] as const)('an --output folder that cannot be made (%s) is a one-line typed error, before any grid is built', async (_, output, code) => {
+  ] as const)('an --out folder that cannot be made (%s) is a one-line typed error, before any grid is built', async (_, output, code) => {
     const r = buildGrid({ cloud: bunnyPoints(), voxelSize: 0.5, output: output(), codec: 'none', maxGridBytes: 256 * 2 ** 20 });
-    await expect(r).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(new RegExp(`^InvalidArgument: --output: cannot create .+: ${code}$`)) });
+    await expect(r).rejects.toMatchObject({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(new RegExp(`^InvalidArgument: --out: cannot create .+: ${code}$`)) });
   });
 
-  it('validates --voxel-size as a plain positive decimal number, naming the flag and the text', () => {
-    expect(unwrap(parseCliOptions(['--voxel-size', '0.25'])).voxelSize).toBe(0.25);
-    expect(unwrap(parseCliOptions([]))).toEqual({ input: undefined, voxelSize: 0.1, output: 'out/points.nvdb', codec: 'zip', maxGridBytes: 268435456 });
-    for (const text of ['', 'abc', '0x10', '-1', '0', 'Infinity', '1e3', ' 1']) {
-      expectMessage(parseCliOptions([`--voxel-size=${text}`]), `--voxel-size: expected a positive decimal number such as 0.1, got "${text}"`);
+  it('validates --voxel-size as a number above 0 in standard notation, naming the flag and the text', () => {
+    expect(options(['--voxel-size', '0.25']).voxelSize).toBe(0.25);
+    expect(options(['--voxel-size', '5e-2']).voxelSize).toBe(0.05);
+    vi.stubEnv('INIT_CWD', '/home/user/project');
+    try {
+      expect(options([])).toEqual({ input: undefined, voxelSize: 0.1, output: '/home/user/project/out/points-to-grid/points.nvdb', codec: 'zip', maxGridBytes: 268435456 });
+    } finally {
+      vi.unstubAllEnvs();
     }
-    expectMessage(parseCliOptions(['--codec', 'blosc']), '--codec: expected zip or none, got "blosc"');
-    expectMessage(parseCliOptions(['--colour', 'red']), 'options are --input, --voxel-size, --output, --codec, --max-grid-bytes');
+    for (const text of ['', 'abc', '0x10', '-1', '0', 'Infinity', 'NaN', '1_0', ' 1']) {
+      expectMessage(parse([`--voxel-size=${text}`]), `--voxel-size takes a finite number above 0 in standard notation (30, 0.25, 5e-2), got '${text}'`);
+    }
   });
 
-  it('--max-grid-bytes defaults to 256 MiB, as scan-to-volume\'s, and takes a decimal integer of bytes', () => {
-    expect(unwrap(parseCliOptions(['--max-grid-bytes', '1000000'])).maxGridBytes).toBe(1_000_000);
-    for (const text of ['', '0', '-1', '1.5', '1e6', '0x10', '9007199254740992']) {
-      expectMessage(parseCliOptions([`--max-grid-bytes=${text}`]), `--max-grid-bytes: expected a decimal integer from 1 to 2^53 - 1 (bytes), got "${text}"`);
+  it('answers an unknown option, a bad --codec and --help through commander (exit 2 and 0), dropping every standalone --', () => {
+    const errors: string[] = [];
+    const quiet = { log: () => undefined, error: (line: string) => errors.push(line) };
+    expect(parseCliArguments(['--codec', 'blosc'], quiet)).toEqual({ ok: true, value: { kind: 'exit', exitCode: 2 } });
+    expect(errors).toEqual(["points-to-grid: option '--codec <codec>' argument 'blosc' is invalid. Allowed choices are zip, none.", 'hint: points-to-grid --help lists the options']);
+    expect(parseCliArguments(['--colour', 'red'], quiet)).toEqual({ ok: true, value: { kind: 'exit', exitCode: 2 } });
+    expect(parseCliArguments(['--help'], quiet)).toEqual({ ok: true, value: { kind: 'exit', exitCode: 0 } });
+    vi.stubEnv('INIT_CWD', '/home/user/project');
+    try {
+      expect(options(['--', '--input', 'x.ply', '--', '--out', '/data'])).toMatchObject({ input: '/home/user/project/x.ply', output: '/data/points.nvdb' });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('--max-grid-bytes defaults to 256 MiB, as scan-to-volume\'s, and takes a whole number of bytes in standard notation', () => {
+    expect(options(['--max-grid-bytes', '1000000']).maxGridBytes).toBe(1_000_000);
+    expect(options(['--max-grid-bytes', '1e9']).maxGridBytes).toBe(1e9);
+    for (const text of ['', '0', '-1', '1.5', '0x10', '9007199254740992', '1_000']) {
+      expectMessage(parse([`--max-grid-bytes=${text}`]), `--max-grid-bytes takes a whole number from 1 to 9007199254740991 in standard notation (30, 0.25, 5e-2), got '${text}'`);
     }
   });
 
@@ -88,6 +108,18 @@ describe('points-to-grid example', () => {
     expect(existsSync(join(dir, 'huge.nvdb'))).toBe(false);
   });
 });
+
+/** Parses with the output thrown away. */
+function parse(args: readonly string[]): Result<CliRequest> {
+  return parseCliArguments(args, { log: () => undefined, error: () => undefined });
+}
+
+/** The options of a command line that parses to a run. */
+function options(args: readonly string[]): CliOptions {
+  const request = unwrap(parse(args));
+  if (request.kind !== 'run') throw new Error(`expected a run, got exit ${request.exitCode}`);
+  return request.options;
+}
 
 function writeFile(name: string, text: string): string {
   const path = join(dir, name);

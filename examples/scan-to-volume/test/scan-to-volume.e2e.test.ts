@@ -144,8 +144,43 @@ describe('a shared --out another user planted files in', () => {
     symlinkSync(real, link);
     const { exitCode, errors } = await cli(['--out', link, '--rate', '1000', '--scans', '4', '--voxel-size', '0.5']);
     expect(exitCode).toBe(1);
-    expect(errors).toEqual([expect.stringMatching(/^error: InvalidArgument: --out: output folder .* is a symbolic link/)]);
+    expect(errors).toEqual([expect.stringMatching(/^scan-to-volume: InvalidArgument: --out: output folder .* is a symbolic link/)]);
     expect(readdirSync(real)).toEqual([]);
+  });
+});
+
+describe('bad values are a usage error: one typed line, the hint and exit code 2', () => {
+  const WHOLE = 'a whole number';
+  const NUMBER = 'a finite number';
+  it.each([
+    ['rate 0', ['--rate', '0'], `--rate takes ${WHOLE} from 1 to 100000`, '0'],
+    ['a fractional rate', ['--rate', '2.5'], `--rate takes ${WHOLE} from 1 to 100000`, '2.5'],
+    ['a rate above the range', ['--rate', '100001'], `--rate takes ${WHOLE} from 1 to 100000`, '100001'],
+    ['a non-numeric rate', ['--rate', 'fast'], `--rate takes ${WHOLE} from 1 to 100000`, 'fast'],
+    ['scans 0', ['--scans', '0'], `--scans takes ${WHOLE} from 1 to 3600`, '0'],
+    ['a negative voxel size', ['--voxel-size', '-1'], `--voxel-size takes ${NUMBER} above 0`, '-1'],
+    ['a zero voxel size', ['--voxel-size', '0'], `--voxel-size takes ${NUMBER} above 0`, '0'],
+    ['an infinite voxel size', ['--voxel-size', '1e400'], `--voxel-size takes ${NUMBER} above 0`, '1e400'],
+    ['a hex voxel size', ['--voxel-size', '0x10'], `--voxel-size takes ${NUMBER} above 0`, '0x10'],
+    ['Infinity', ['--voxel-size', 'Infinity'], `--voxel-size takes ${NUMBER} above 0`, 'Infinity'],
+    ['a dangling exponent', ['--voxel-size', '1e'], `--voxel-size takes ${NUMBER} above 0`, '1e'],
+    ['a max grid size of 0', ['--max-grid-bytes', '0'], `--max-grid-bytes takes ${WHOLE} from 1 to 9007199254740991`, '0'],
+    ['a max grid size in MiB', ['--max-grid-bytes', '256M'], `--max-grid-bytes takes ${WHOLE} from 1 to 9007199254740991`, '256M'],
+    ['a max grid size with separators', ['--max-grid-bytes', '1_000'], `--max-grid-bytes takes ${WHOLE} from 1 to 9007199254740991`, '1_000'],
+  ])('%s', async (_, args, what, text) => {
+    const out = join(dir, 'never');
+    const { exitCode, logs, errors } = await cli([...args, '--out', out]);
+    expect({ exitCode, logs, errors }).toEqual({
+      exitCode: 2,
+      logs: [],
+      errors: [`scan-to-volume: InvalidArgument: ${what} in standard notation (30, 0.25, 5e-2), got '${text}'`, 'hint: scan-to-volume --help lists the options'],
+    });
+  });
+
+  it('an unknown builder is answered by commander with the choices, the hint and exit code 2', async () => {
+    const { exitCode, errors } = await cli(['--builder', 'gpu']);
+    expect(exitCode).toBe(2);
+    expect(errors).toEqual(["scan-to-volume: option '--builder <kind>' argument 'gpu' is invalid. Allowed choices are stream, host.", 'hint: scan-to-volume --help lists the options']);
   });
 });
 
@@ -157,39 +192,30 @@ describe('bad input is one typed line and exit code 1', () => {
   };
 
   it.each([
-    ['a missing file', () => ['--input', join(dir, 'missing.ply')], /^error: NotFound: cannot read .*missing\.ply: ENOENT/],
-    ['a malformed PLY', () => ['--input', write('bad.ply', 'ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n2\n')], /^error: InvalidArgument: .*bad\.ply: the PLY vertex element has no "y", "z" property/],
-    ['a file that is not PLY', () => ['--input', write('junk.ply', 'hello')], /^error: InvalidArgument: .*junk\.ply is not a readable PLY file/],
-    ['a malformed LAS', () => ['--input', write('bad.las', 'LASF but far too short')], /^error: InvalidArgument: .*bad\.las: truncated LAS header: 22 bytes/],
-    ['zero points', () => ['--input', write('empty.xyz', '# no points\n')], /^error: InvalidArgument: .*empty\.xyz holds no points$/],
-    ['a non-finite point', () => ['--input', write('inf.xyz', '1 2 3\n4 5 1e999\n')], /^error: InvalidArgument: .*inf\.xyz:2: expected "x y z" as three finite decimal numbers/],
-    ['rate 0', () => ['--rate', '0'], /^error: InvalidArgument: --rate must be a plain decimal integer from 1 to 100000, got '0'$/],
-    ['a fractional rate', () => ['--rate', '2.5'], /^error: InvalidArgument: --rate must be a plain decimal integer from 1 to 100000, got '2\.5'$/],
-    ['a rate above the range', () => ['--rate', '100001'], /--rate must be a plain decimal integer from 1 to 100000, got '100001'$/],
-    ['a non-numeric rate', () => ['--rate', 'fast'], /--rate must be .* got 'fast'$/],
-    ['scans 0', () => ['--scans', '0'], /^error: InvalidArgument: --scans must be a plain decimal integer from 1 to 3600, got '0'$/],
-    ['a negative voxel size', () => ['--voxel-size', '-1'], /^error: InvalidArgument: --voxel-size must be greater than 0, got '-1'$/],
-    ['an infinite voxel size', () => ['--voxel-size', '1e400'], /^error: InvalidArgument: --voxel-size '1e400' is not finite/],
+    ['a missing file', () => ['--input', join(dir, 'missing.ply')], /^scan-to-volume: NotFound: cannot read .*missing\.ply: ENOENT/],
+    ['a malformed PLY', () => ['--input', write('bad.ply', 'ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nend_header\n1\n2\n')], /^scan-to-volume: InvalidArgument: .*bad\.ply: the PLY vertex element has no "y", "z" property/],
+    ['a file that is not PLY', () => ['--input', write('junk.ply', 'hello')], /^scan-to-volume: InvalidArgument: .*junk\.ply is not a readable PLY file/],
+    ['a malformed LAS', () => ['--input', write('bad.las', 'LASF but far too short')], /^scan-to-volume: InvalidArgument: .*bad\.las: truncated LAS header: 22 bytes/],
+    ['zero points', () => ['--input', write('empty.xyz', '# no points\n')], /^scan-to-volume: InvalidArgument: .*empty\.xyz holds no points$/],
+    ['a non-finite point', () => ['--input', write('inf.xyz', '1 2 3\n4 5 1e999\n')], /^scan-to-volume: InvalidArgument: .*inf\.xyz:2: expected "x y z" as three finite decimal numbers/],
     // The bunny has no NaN: every voxel index is beyond the 32-bit range, and the message says so.
     [
       'a voxel size so small that voxel indices overflow',
       () => ['--voxel-size', '0.00000000001'],
-      /^error: InvalidArgument: Stanford bunny.*: sizing the volume: countGridNodes: point 0 \(.+\) maps to a voxel index outside the 32-bit range \(-2\^31 to 2\^31 - 1\) at voxel size 1e-11; use a larger voxel size/,
+      /^scan-to-volume: InvalidArgument: Stanford bunny.*: sizing the volume: countGridNodes: point 0 \(.+\) maps to a voxel index outside the 32-bit range \(-2\^31 to 2\^31 - 1\) at voxel size 1e-11; use a larger voxel size/,
     ],
     [
       'an XYZ point whose voxel index overflows, named by file and line',
       () => ['--input', write('far.xyz', '# far away\n1 2 3\n\n1e300 0 0\n')],
-      /^error: InvalidArgument: .*far\.xyz:4: sizing the volume: countGridNodes: point 1 \(1e\+300, 0, 0\) maps to a voxel index outside the 32-bit range/,
+      /^scan-to-volume: InvalidArgument: .*far\.xyz:4: sizing the volume: countGridNodes: point 1 \(1e\+300, 0, 0\) maps to a voxel index outside the 32-bit range/,
     ],
-    ['a max grid size of 0', () => ['--max-grid-bytes', '0'], /^error: InvalidArgument: --max-grid-bytes must be a plain decimal integer from 1 to 9007199254740991, got '0'$/],
-    ['a max grid size in MiB', () => ['--max-grid-bytes', '256M'], /^error: InvalidArgument: --max-grid-bytes must be a plain decimal integer .* got '256M'$/],
     // Every point its own upper node (270 400 bytes each): a 560 MB grid and 4.4 GB of RSS before the cap.
     [
       'a voxel size that makes a grid above the default 256 MiB cap',
       () => ['--voxel-size', '0.0000001'],
-      /^error: InvalidArgument: Stanford bunny.*: voxel size 1e-7 gives a \d+-byte grid \(\d+\.\d MiB: 1839 upper, 1839 lower nodes, 1839 leaves\), above --max-grid-bytes 268435456; use a larger --voxel-size or raise --max-grid-bytes$/,
+      /^scan-to-volume: InvalidArgument: Stanford bunny.*: voxel size 1e-7 gives a \d+-byte grid \(\d+\.\d MiB: 1839 upper, 1839 lower nodes, 1839 leaves\), above --max-grid-bytes 268435456; use a larger --voxel-size or raise --max-grid-bytes$/,
     ],
-    ['a grid above a lowered cap', () => ['--voxel-size', '0.5', '--max-grid-bytes', '1000'], /^error: InvalidArgument: .*: voxel size 0\.5 gives a \d+-byte grid .*, above --max-grid-bytes 1000; use a larger --voxel-size/],
+    ['a grid above a lowered cap', () => ['--voxel-size', '0.5', '--max-grid-bytes', '1000'], /^scan-to-volume: InvalidArgument: .*: voxel size 0\.5 gives a \d+-byte grid .*, above --max-grid-bytes 1000; use a larger --voxel-size/],
   ])('%s', async (_, args, message) => {
     const out = join(dir, 'never');
     const { exitCode, logs, errors } = await cli([...args(), '--out', out]);
@@ -199,18 +225,12 @@ describe('bad input is one typed line and exit code 1', () => {
     expect(errors[0]).toMatch(message);
   });
 
-  it('an unknown builder is answered by commander with the choices and exit code 1', async () => {
-    const { exitCode, errors } = await cli(['--builder', 'gpu']);
-    expect(exitCode).toBe(1);
-    expect(errors.join('\n')).toContain("option '--builder <kind>' argument 'gpu' is invalid. Allowed choices are stream, host.");
-  });
-
   // Node's recursive mkdir never returns for a folder under /proc; the example used to hang there.
   it.skipIf(process.platform !== 'linux')('an --out under /proc is one typed line before anything is printed, not a hang', async () => {
     const { exitCode, logs, errors } = await cli(['--out', '/proc/hs-no-such-folder/out']);
     expect(exitCode).toBe(1);
     expect(logs).toEqual([]);
-    expect(errors).toEqual(['error: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/out: ENOENT']);
+    expect(errors).toEqual(['scan-to-volume: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/out: ENOENT']);
   });
 
   it.skipIf(CudaBackend.available())('a backend that cannot start (--backend cuda without a GPU) leaves no output folder behind', async () => {
@@ -218,7 +238,7 @@ describe('bad input is one typed line and exit code 1', () => {
     const { exitCode, logs, errors } = await cli(['--backend', 'cuda', '--out', out]);
     expect(exitCode).toBe(1);
     expect(logs).toEqual([]);
-    expect(errors).toEqual([expect.stringMatching(/^error: NotSupported: .*use the host backend/)]);
+    expect(errors).toEqual([expect.stringMatching(/^scan-to-volume: NotSupported: .*use the host backend/)]);
     expect(existsSync(out)).toBe(false);
   });
 
@@ -227,14 +247,14 @@ describe('bad input is one typed line and exit code 1', () => {
     mkdirSync(join(out, file), { recursive: true });
     const { exitCode, errors } = await cli(['--out', out, '--rate', '1000', '--scans', '4', '--voxel-size', '0.5']);
     expect(exitCode).toBe(1);
-    expect(errors).toEqual([expect.stringMatching(new RegExp(`^error: InvalidArgument: .*cannot write ${join(out, file).replaceAll('.', '\\.')}: EISDIR`))]);
+    expect(errors).toEqual([expect.stringMatching(new RegExp(`^scan-to-volume: InvalidArgument: .*cannot write ${join(out, file).replaceAll('.', '\\.')}: EISDIR`))]);
     expect(readdirSync(out).filter((name) => name.endsWith('.hs-staging'))).toEqual([]);
     expect(readdirSync(join(out, file))).toEqual([]);
   });
 
-  it('an unknown option is answered by commander with its usage line and exit code 1', async () => {
+  it('an unknown option is answered by commander with the hint and exit code 2', async () => {
     const { exitCode, errors } = await cli(['--colour', 'red']);
-    expect(exitCode).toBe(1);
-    expect(errors.join('\n')).toContain("unknown option '--colour'");
+    expect(exitCode).toBe(2);
+    expect(errors).toEqual(["scan-to-volume: unknown option '--colour'", 'hint: scan-to-volume --help lists the options']);
   });
 });

@@ -1,3 +1,4 @@
+import { processLines } from '@hs/cli-options';
 import { runCli } from './cli.js';
 
 // The first SIGINT (Ctrl-C) or SIGTERM stops the run (the sources end, the graph drains, the metrics are
@@ -14,5 +15,6 @@ for (const name of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-const exitCode = await runCli(process.argv.slice(2), { log: (line) => console.log(line), error: (line) => console.error(line) }, process.env, stop.signal);
+// A reader that goes away (`node dist/main.js | head`) ends the process quietly with the code so far.
+const exitCode = await runCli(process.argv.slice(2), processLines(), process.env, stop.signal);
 process.exitCode = exitCode === 0 && received !== undefined ? SIGNAL_EXIT_CODES[received] : exitCode;

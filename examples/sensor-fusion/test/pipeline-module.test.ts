@@ -32,13 +32,13 @@ describe('sensor-fusion as a PipelineModule and a command line', () => {
     expect(plan.edge(EDGES.imu)?.queueDepth).toBe(34);
   });
 
-  it('refuses a --seconds that is not a plain integer from 1 to 3600, naming the option and the value', () => {
-    for (const bad of ['0', '3601', '1.5', 'x', '-1']) {
+  it('refuses a --seconds that is not a whole number from 1 to 3600, naming the option and the value', () => {
+    for (const bad of ['0', '3601', '1.5', 'x', '-1', '1_0', 'NaN', '']) {
       const parsed = sensorFusionModule.parseArguments(['--seconds', bad], quiet);
       expect(parsed.ok).toBe(false);
       if (!parsed.ok) {
         expect(parsed.error.code).toBe(ErrorCode.InvalidArgument);
-        expect(parsed.error.message).toBe(`InvalidArgument: --seconds must be a plain decimal integer from 1 to 3600, got '${bad}'`);
+        expect(parsed.error.message).toBe(`InvalidArgument: --seconds takes a whole number from 1 to 3600 in standard notation (30, 0.25, 5e-2), got '${bad}'`);
       }
     }
   });

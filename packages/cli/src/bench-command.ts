@@ -3,6 +3,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createOutputDirectory } from '@hs/runtime';
 import { type HsError, readRegularFile, removeStaleStaging, writeFileAtomic } from '@hs/streams';
+import { usageHint } from '@hs/cli-options';
 import type { CliIo } from './cli-io.js';
 import { findInAncestors } from './checkout-search.js';
 import { renderBenchPlot } from './bench-plot.js';
@@ -42,22 +43,26 @@ export interface BenchCommandOptions {
 export async function benchCommand(options: BenchCommandOptions, io: CliIo): Promise<ExitCodeValue> {
   const sections = parseBenchSections(options.sections ?? BENCH_SECTIONS.join(','), '--sections');
   if (!sections.ok) {
-    io.err(`error: ${sections.error.message}`);
+    io.err(`hs: ${sections.error.message}`);
+    io.err(usageHint('hs bench'));
     return ExitCode.Usage;
   }
   if (!sections.value.includes('chain')) {
-    io.err(`error: InvalidArgument: --sections ${options.sections} leaves out 'chain', whose repeats make the report; add it`);
+    io.err(`hs: InvalidArgument: --sections ${options.sections} leaves out 'chain', whose repeats make the report; add it`);
+    io.err(usageHint('hs bench'));
     return ExitCode.Usage;
   }
   const manifest = await findInAncestors(io.cwd, join('tooling', 'benchmarks', 'package.json'));
   if (manifest === undefined) {
-    io.err(`error: NotFound: no tooling/benchmarks in ${io.cwd} or its parents; run hs bench inside an hs checkout (after pnpm install and pnpm build)`);
+    io.err(`hs: NotFound: no tooling/benchmarks in ${io.cwd} or its parents; run hs bench inside an hs checkout (after pnpm install and pnpm build)`);
+    io.err(usageHint('hs bench'));
     return ExitCode.Usage;
   }
   const benchDir = dirname(manifest);
   const script = await benchScript(manifest);
   if (script === undefined) {
-    io.err(`error: InvalidArgument: ${manifest} has no "bench" script`);
+    io.err(`hs: InvalidArgument: ${manifest} has no "bench" script`);
+    io.err(usageHint('hs bench'));
     return ExitCode.Usage;
   }
   const outDir = resolve(io.cwd, options.outDir);
@@ -65,7 +70,7 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     await createOutputDirectory(outDir, '--out'); // a symlinked --out is refused
     await removeStaleStaging(outDir);
   } catch (thrown) {
-    io.err(`error: ${(thrown as HsError).message}; choose a writable --out`);
+    io.err(`hs: ${(thrown as HsError).message}; choose a writable --out`);
     return ExitCode.Failure;
   }
   const reportPath = join(outDir, 'bench.json');
@@ -79,7 +84,7 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
   };
   const exitCode = await runScript(script, benchDir, env, io);
   if (exitCode !== 0) {
-    io.err(`error: the benchmarks (${script}, in ${benchDir}) exited with ${exitCode}`);
+    io.err(`hs: the benchmarks (${script}, in ${benchDir}) exited with ${exitCode}`);
     return ExitCode.Failure;
   }
   const text = await readRegularFile(reportPath, { maxBytes: MAX_REPORT_BYTES }).then(
@@ -87,12 +92,12 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     () => undefined,
   );
   if (text === undefined) {
-    io.err(`error: the benchmarks did not write ${reportPath}; is tooling/benchmarks older than this hs?`);
+    io.err(`hs: the benchmarks did not write ${reportPath}; is tooling/benchmarks older than this hs?`);
     return ExitCode.Failure;
   }
   const report = parseBenchReport(text, reportPath);
   if (!report.ok) {
-    io.err(`error: ${report.error.message}`);
+    io.err(`hs: ${report.error.message}`);
     return ExitCode.Failure;
   }
   const markdownPath = join(outDir, 'bench.md');
@@ -102,7 +107,7 @@ export async function benchCommand(options: BenchCommandOptions, io: CliIo): Pro
     await writeFileAtomic(markdownPath, renderBenchMarkdown(report.value));
     await writeFileAtomic(plotPath, await renderBenchPlot(report.value));
   } catch (thrown) {
-    io.err(`error: ${(thrown as HsError).message}; choose a writable --out`);
+    io.err(`hs: ${(thrown as HsError).message}; choose a writable --out`);
     return ExitCode.Failure;
   }
   io.out(`wrote ${reportPath}, ${markdownPath} and ${plotPath}`);
@@ -129,7 +134,7 @@ function runScript(script: string, cwd: string, env: Record<string, string | und
     createInterface({ input: child.stdout }).on('line', io.out);
     createInterface({ input: child.stderr }).on('line', io.err);
     child.on('error', (error) => {
-      io.err(`error: cannot start the benchmarks: ${error.message}`);
+      io.err(`hs: cannot start the benchmarks: ${error.message}`);
       done(1);
     });
     child.on('close', (code) => done(code ?? 1));

@@ -15,7 +15,7 @@ export interface ProgressStream {
 export interface CliIo {
   /** Results: plan renderings, reports, final metrics. */
   readonly out: (line: string) => void;
-  /** Diagnostics: `error: <ErrorCode>: <message>` lines and hints. */
+  /** Diagnostics: `hs: <ErrorCode>: <message>` lines and their `hint:` lines. */
   readonly err: (line: string) => void;
   /**
    * Terminal for the progress bar and live status line of `hs run`; `null` turns them off (quiet mode,

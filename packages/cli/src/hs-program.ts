@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { commanderExit, createProgram, parseNumberOption, withoutLeadingSeparators } from '@hs/cli-options';
 import { ErrorCode, HsError } from '@hs/streams';
 import { benchCommand } from './bench-command.js';
 import { BENCH_SECTIONS } from './bench-sections.js';
@@ -14,15 +15,17 @@ import { runCommand } from './run-command.js';
 export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /**
- * Runs the `hs` command line on `args` (the user's arguments, without `node` and the script). Everything
- * before the first `--` is for `hs`; everything after it goes to the pipeline module of `hs run` and
- * `hs plan`. Commands: `doctor`, `run`, `plan`, `bench` (see `hs <command> --help`).
+ * Runs the `hs` command line on `args` (the user's arguments, without `node` and the script). A `--` in
+ * front of everything (which package managers pass through) is dropped; then everything before the first
+ * `--` is for `hs`, everything after it goes to the pipeline module of `hs run` and `hs plan`.
+ * Commands: `doctor`, `run`, `plan`, `bench` (see `hs <command> --help`).
  *
  * Every failure of a command is an exit code, not a rejection: the promise resolves with what the
  * process should exit with (`bin.ts` sets `process.exitCode` to it).
  *
  * @returns the exit code (see `ExitCode`). Usage errors (unknown command or option, a bad number) are
- *   printed by the argument parser and answered with `ExitCode.Usage`; `--help` and `--version` with 0.
+ *   printed as `hs: <message>` and a `hint:` line and answered with `ExitCode.Usage`; `--help` and
+ *   `--version` with 0.
  *   An `HsError` thrown by a module (a programmer error) is printed and answered with `ExitCode.Failure`.
  * @throws HsError (the promise rejects) `InvalidArgument` when `args` is not an array of strings or `io`
  *   lacks its `out`/`err` functions (a caller's bug: nothing was run); anything else a module throws
@@ -35,9 +38,10 @@ export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCod
   if (typeof io !== 'object' || io === null || typeof io.out !== 'function' || typeof io.err !== 'function') {
     throw new HsError(ErrorCode.InvalidArgument, 'runHs(args, io): io must be a CliIo with out and err functions');
   }
-  const split = args.indexOf('--');
-  const hsArgs = split < 0 ? args : args.slice(0, split);
-  const moduleArgs = split < 0 ? [] : args.slice(split + 1);
+  const given = withoutLeadingSeparators(args);
+  const split = given.indexOf('--');
+  const hsArgs = split < 0 ? given : given.slice(0, split);
+  const moduleArgs = split < 0 ? [] : given.slice(split + 1);
   let exitCode: ExitCodeValue = ExitCode.Success;
   const program = buildProgram(io, moduleArgs, (code) => {
     exitCode = code;
@@ -45,9 +49,9 @@ export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCod
   try {
     await program.parseAsync(hsArgs, { from: 'user' });
   } catch (thrown) {
-    if (thrown instanceof CommanderError) return thrown.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
+    if (thrown instanceof CommanderError) return commanderExit(thrown);
     if (thrown instanceof HsError) {
-      io.err(`error: ${thrown.message}`);
+      io.err(`hs: ${thrown.message}`);
       return ExitCode.Failure;
     }
     throw thrown;
@@ -70,15 +74,8 @@ const EXIT_CODES_HELP = [
 ].join('\n');
 
 function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: ExitCodeValue) => void): Command {
-  const program = new Command('hs')
-    .description('The hs command line: check this machine, run and draw pipeline modules, benchmark hs.')
+  const program = createProgram('hs', 'The hs command line: check this machine, run and draw pipeline modules, benchmark hs.', { log: io.out, error: io.err })
     .version(HS_CLI_VERSION)
-    .exitOverride()
-    .configureOutput({
-      writeOut: (text) => io.out(text.replace(/\n$/, '')),
-      writeErr: (text) => io.err(text.replace(/\n$/, '')),
-    })
-    .showHelpAfterError('(hs --help lists the commands; hs <command> --help their options)')
     .addHelpText('after', EXIT_CODES_HELP);
 
   program
@@ -103,7 +100,7 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
     .command('plan')
     .description('Compile a pipeline module and show its plan: partitions, streams, fused edges, pools and their derivations.')
     .argument('<module>', 'example name or path to a pipeline module file or package')
-    .option('-o, --output <file>', 'write to this file instead of standard output; without a format flag its extension (.txt, .json, .dot, .svg, .html) picks the format')
+    .option('-o, --output <file>', 'write to this file instead of standard output; without a format flag its extension (.txt, .json, .dot, .svg, .html; any other is refused) picks the format')
     .addHelpText(
       'after',
       '\nWithout a format flag, -o\'s extension picks the format (plan.svg is SVG),\n' +
@@ -123,7 +120,7 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
     .description('Run the benchmarks of this checkout (tooling/benchmarks) and write a Markdown table and an SVG plot of the latency distributions.')
     .option('--frames <n>', 'frames per repeat (1 to 100000000)', integerIn('--frames', 1, 100_000_000), 200_000)
     .option('--repeats <n>', 'repeats of each series (1 to 1000)', integerIn('--repeats', 1, 1000), 5)
-    .option('--out <dir>', 'directory for bench.json, bench.md and bench-latency.svg', 'bench-report')
+    .option('--out <dir>', 'directory for bench.json, bench.md and bench-latency.svg (relative to where the command was typed)', './out/bench')
     .option('--sections <list>', `comma-separated sections to run: ${BENCH_SECTIONS.join(', ')} (default: all; chain is required)`)
     .action(async (options: { frames: number; repeats: number; out: string; sections?: string }) =>
       finish(await benchCommand({ frames: options.frames, repeats: options.repeats, outDir: options.out, sections: options.sections }, io)),
@@ -131,13 +128,11 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
   return program;
 }
 
-const PLAIN_INTEGER = /^[0-9]+$/;
-
-/** A commander argument parser for a plain decimal integer from `min` to `max`. */
+/** A commander argument parser for a whole number from `min` to `max` in standard notation (`parseNumberOption`). */
 function integerIn(option: string, min: number, max: number): (text: string) => number {
   return (text) => {
-    const value = PLAIN_INTEGER.test(text) ? Number(text) : Number.NaN;
-    if (!(value >= min && value <= max)) throw new InvalidArgumentError(`${option} takes a plain decimal integer from ${min} to ${max}`);
-    return value;
+    const value = parseNumberOption(option, text, { min, max, integer: true });
+    if (!value.ok) throw new InvalidArgumentError(value.error.message.replace(/^InvalidArgument: /, ''));
+    return value.value;
   };
 }

@@ -15,7 +15,7 @@ export interface PreparedPipeline {
 /**
  * The steps `hs run` and `hs plan` share: load the module `target` names, let it parse `moduleArgs`,
  * build its graph and compile it with the build's compile options. Every failure is printed to `io.err`
- * as `error: <ErrorCode>: <message>`.
+ * as `hs: <ErrorCode>: <message>`.
  *
  * @returns the prepared pipeline, or the exit code to stop with: `ExitCode.Usage` for a module that
  *   cannot be loaded or arguments it rejected (`ExitCode.Success` after its own `--help`),
@@ -89,7 +89,11 @@ function thrownMessage(moduleName: string, what: string, thrown: unknown): strin
   return `InvalidState: ${moduleName}: ${what} threw ${thrown.name}: ${thrown.message.split('\n')[0]}${where}`;
 }
 
+/** The hint line under a usage error of `hs run`/`hs plan`: where the commands' and the module's options are listed. */
+const MODULE_USAGE_HINT = 'hint: hs run --help lists the options of hs; the module\'s own go after --, listed by -- --help';
+
 function fail(io: CliIo, message: string, exitCode: ExitCodeValue): { readonly ok: false; readonly exitCode: ExitCodeValue } {
-  io.err(`error: ${message}`);
+  io.err(`hs: ${message}`);
+  if (exitCode === ExitCode.Usage) io.err(MODULE_USAGE_HINT);
   return { ok: false, exitCode };
 }

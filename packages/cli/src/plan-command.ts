@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { type HsError, writeFileAtomic } from '@hs/streams';
+import { usageHint } from '@hs/cli-options';
 import type { CliIo } from './cli-io.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { preparePipeline } from './pipeline-preparation.js';
@@ -26,13 +27,16 @@ export interface PlanCommandOptions {
  * Without a format flag, `-o`'s extension picks the format (`plan.svg` is SVG).
  *
  * @returns `ExitCode.Success`, `ExitCode.Usage` or `ExitCode.Failure` as `preparePipeline` decides;
- *   `ExitCode.Usage` (before the module is loaded) when the format flag and `-o`'s extension disagree;
+ *   `ExitCode.Usage` (before the module is loaded) when `-o`'s extension names no format (`plan.png`) or
+ *   the format flag and the extension disagree;
  *   `ExitCode.Failure` when the output file cannot be written.
  */
 export async function planCommand(options: PlanCommandOptions, io: CliIo): Promise<ExitCodeValue> {
-  const format = choosePlanFormat(options.format, options.outFile);
+  const path = options.outFile === undefined ? undefined : resolve(io.cwd, options.outFile);
+  const format = choosePlanFormat(options.format, path);
   if (!format.ok) {
-    io.err(`error: ${format.error.message}`);
+    io.err(`hs: ${format.error.message}`);
+    io.err(usageHint('hs plan'));
     return ExitCode.Usage;
   }
   const prepared = await preparePipeline(options.target, options.moduleArgs, io);
@@ -62,18 +66,17 @@ export async function planCommand(options: PlanCommandOptions, io: CliIo): Promi
       });
       break;
   }
-  if (options.outFile === undefined) {
+  if (path === undefined) {
     io.out(rendered.replace(/\n$/, ''));
     return ExitCode.Success;
   }
-  const path = resolve(io.cwd, options.outFile);
   try {
     // Atomic, never through a symlink or FIFO planted at `path`; a symlinked folder is refused.
     await writeFileAtomic(path, rendered.endsWith('\n') ? rendered : `${rendered}\n`);
   } catch (thrown) {
     const error = thrown as HsError;
     const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
-    io.err(code === undefined ? `error: ${error.message}; choose a writable file with -o` : `error: cannot write ${path} (${code}); choose a writable file with -o`);
+    io.err(code === undefined ? `hs: ${error.message}; choose a writable file with -o` : `hs: cannot write ${path} (${code}); choose a writable file with -o`);
     return ExitCode.Failure;
   }
   io.err(`wrote the ${format.value} plan of ${loaded.module.name} to ${path}`);

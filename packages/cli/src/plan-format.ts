@@ -1,4 +1,5 @@
 import { extname } from 'node:path';
+import { refuseUnwritableExtension } from '@hs/cli-options';
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 
 /** Renderings of `hs plan`. */
@@ -16,10 +17,15 @@ const EXTENSIONS: Readonly<Record<PlanFormat, string>> = Object.freeze({ text: '
  *
  * @param flag - the format flag given (`--svg` is `'svg'`), or `undefined`.
  * @param outFile - the `-o` file, or `undefined` for standard output.
- * @returns the format; `ErrorCode.InvalidArgument` when the flag and the extension name different
- *   formats (`--text -o plan.svg`), saying which flag or file name to change.
+ * @returns the format; `ErrorCode.InvalidArgument` when, without a flag, `outFile` has an extension no
+ *   format writes (`-o plan.png`; `--json -o plan.out` is taken), or when the flag and the extension name
+ *   different formats (`--text -o plan.svg`), saying which flag or file name to change.
  */
 export function choosePlanFormat(flag: PlanFormat | undefined, outFile: string | undefined): Result<PlanFormat> {
+  if (flag === undefined && outFile !== undefined) {
+    const writable = refuseUnwritableExtension('-o', outFile, Object.values(EXTENSIONS));
+    if (!writable.ok) return writable;
+  }
   const extension = outFile === undefined ? '' : extname(outFile).toLowerCase();
   const named = PLAN_FORMATS.find((format) => EXTENSIONS[format] === extension);
   if (flag === undefined) return ok(named ?? 'text');

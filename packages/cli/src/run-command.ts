@@ -25,7 +25,7 @@ export interface RunCommandOptions {
  * status line are redrawn from each `'metrics'` snapshot; otherwise nothing is printed while it runs.
  * Ctrl-C stops the session (`stop()` semantics: sources end, the graph drains within `drainTimeoutMs`,
  * every slot returns). The backend is printed first; at the end `formatMetrics()` and the module's summary lines (also after Ctrl-C);
- * a summary that returns an error (see `pipelineSummary`) is printed as `error: <message>` and fails the run.
+ * a summary that returns an error (see `pipelineSummary`) is printed as `hs: <message>` and fails the run.
  *
  * @returns `ExitCode.Success`; `ExitCode.Interrupted` after Ctrl-C; `ExitCode.Failure` when the run or
  *   its preparation fails; `ExitCode.Usage` for a module or arguments that were wrong.
@@ -38,7 +38,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // make, such as an empty output folder.
   const created = RunSession.create(plan, { ...build.sessionOptions, metricsIntervalMs: options.intervalMs });
   if (!created.ok) {
-    io.err(`error: ${created.error.message}`);
+    io.err(`hs: ${created.error.message}`);
     return ExitCode.Failure;
   }
   const session = created.value;
@@ -47,7 +47,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       await build.prepareRun();
     } catch (thrown) {
       session.dispose();
-      io.err(`error: ${errorMessage(thrown)}`);
+      io.err(`hs: ${errorMessage(thrown)}`);
       return ExitCode.Failure;
     }
   }
@@ -69,7 +69,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     });
     metrics = await session.run({ signal: controller.signal, drainTimeoutMs: options.drainTimeoutMs });
   } catch (thrown) {
-    io.err(`error: ${errorMessage(thrown)}`);
+    io.err(`hs: ${errorMessage(thrown)}`);
     return ExitCode.Failure;
   } finally {
     display?.stop();
@@ -79,7 +79,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   io.out(formatMetrics(metrics));
   const summary = pipelineSummary(build, metrics);
   if (!summary.ok) {
-    io.err(`error: ${summary.error.message}`);
+    io.err(`hs: ${summary.error.message}`);
     return ExitCode.Failure;
   }
   for (const line of summary.value) io.out(line);

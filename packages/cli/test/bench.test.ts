@@ -9,6 +9,9 @@ import { type BenchReport, parseBenchReport } from '../src/bench-report-schema.j
 import { ExitCode } from '../src/index.js';
 import { hs } from './run-hs.js';
 
+/** The hint line under a usage error of hs bench. */
+const BENCH_HINT = 'hint: hs bench --help lists the options';
+
 const REPORT: BenchReport = {
   schema: 'hs-bench-report/1',
   node: 'v20.0.0',
@@ -119,17 +122,17 @@ describe('hs bench', () => {
   it('refuses sections without chain before running anything', async () => {
     const { exitCode, err } = await hs(['bench', '--sections', 'heap,p2g', '--out', join(dir, 'never')]);
     expect(exitCode).toBe(ExitCode.Usage);
-    expect(err).toEqual(["error: InvalidArgument: --sections heap,p2g leaves out 'chain', whose repeats make the report; add it"]);
+    expect(err).toEqual(["hs: InvalidArgument: --sections heap,p2g leaves out 'chain', whose repeats make the report; add it", BENCH_HINT]);
   });
 
   it.each([
-    ['chain,foo', "error: InvalidArgument: --sections: unknown section 'foo'; known: compile, chain, heap, p2g, ipc"],
-    ['foo', "error: InvalidArgument: --sections: unknown section 'foo'; known: compile, chain, heap, p2g, ipc"],
-    ['chain,', "error: InvalidArgument: --sections: empty section name in 'chain,'; known: compile, chain, heap, p2g, ipc"],
+    ['chain,foo', "hs: InvalidArgument: --sections: unknown section 'foo'; known: compile, chain, heap, p2g, ipc"],
+    ['foo', "hs: InvalidArgument: --sections: unknown section 'foo'; known: compile, chain, heap, p2g, ipc"],
+    ['chain,', "hs: InvalidArgument: --sections: empty section name in 'chain,'; known: compile, chain, heap, p2g, ipc"],
   ])('answers --sections %s with one line and exit code 2, creating nothing', async (sections, line) => {
     const outDir = join(dir, 'unknown-section', 'report');
     const { exitCode, out, err } = await hs(['bench', '--sections', sections, '--out', outDir]);
-    expect({ exitCode, out, err }).toEqual({ exitCode: ExitCode.Usage, out: [], err: [line] });
+    expect({ exitCode, out, err }).toEqual({ exitCode: ExitCode.Usage, out: [], err: [line, BENCH_HINT] });
     await expect(stat(join(dir, 'unknown-section'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
@@ -138,12 +141,12 @@ describe('hs bench', () => {
     const { exitCode, out, err } = await hs(['bench', '--sections', 'chain', '--out', '/proc/hs-no-such-folder/report']);
     expect(exitCode).toBe(ExitCode.Failure);
     expect(out).toEqual([]);
-    expect(err).toEqual(['error: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/report: ENOENT; choose a writable --out']);
+    expect(err).toEqual(['hs: InvalidArgument: --out: cannot create /proc/hs-no-such-folder/report: ENOENT; choose a writable --out']);
   });
 
   it('answers outside a checkout with exit code 2 and what to do', async () => {
     const { exitCode, err } = await hs(['bench'], { cwd: dir });
     expect(exitCode).toBe(ExitCode.Usage);
-    expect(err).toEqual([`error: NotFound: no tooling/benchmarks in ${dir} or its parents; run hs bench inside an hs checkout (after pnpm install and pnpm build)`]);
+    expect(err).toEqual([`hs: NotFound: no tooling/benchmarks in ${dir} or its parents; run hs bench inside an hs checkout (after pnpm install and pnpm build)`, BENCH_HINT]);
   });
 });

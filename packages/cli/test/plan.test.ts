@@ -1,10 +1,14 @@
+import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/index.js';
 import { FIXTURE, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
+
+/** The hint line under a usage error of a module (`hs run`/`hs plan`). */
+const USAGE_HINT = "hint: hs run --help lists the options of hs; the module's own go after --, listed by -- --help";
 
 interface SvgGroup {
   '@_class'?: string;
@@ -96,12 +100,23 @@ describe('hs plan', () => {
     ['plan.dot', 'dot', (text: string) => expect(text.startsWith('digraph "counting" {')).toBe(true)],
     ['plan.json', 'json', (text: string) => expect(JSON.parse(text)).toMatchObject({ name: 'counting' })],
     ['plan.txt', 'text', (text: string) => expect(text).toContain('source.frames->add-one.input: queueDepth 2')],
-    ['plan.out', 'text', (text: string) => expect(text).toContain('source.frames->add-one.input: queueDepth 2')],
+    ['plan', 'text', (text: string) => expect(text).toContain('source.frames->add-one.input: queueDepth 2')],
   ])('without a format flag, -o %s picks the format %s from its extension', async (name, format, check) => {
     const file = join(dir, `by-extension-${name}`);
     const { exitCode, err } = await hs(['plan', FIXTURE, '-o', file]);
     expect({ exitCode, err }).toEqual({ exitCode: ExitCode.Success, err: [`wrote the ${format} plan of counting-pipeline to ${file}`] });
     check(await readFile(file, 'utf8'));
+  });
+
+  it.each(['plan.png', 'plan.out', 'plan.PDF'])('refuses -o %s without a format flag, an extension no format writes, with exit code 2, writing nothing', async (name) => {
+    const file = join(dir, `unwritable-${name}`);
+    const { exitCode, out, err } = await hs(['plan', FIXTURE, '-o', file]);
+    expect({ exitCode, out, err }).toEqual({
+      exitCode: ExitCode.Usage,
+      out: [],
+      err: [`hs: InvalidArgument: -o ${file}: cannot write a ${extname(name).toLowerCase()} file; use one of .txt, .json, .dot, .svg, .html`, 'hint: hs plan --help lists the options'],
+    });
+    expect(existsSync(file)).toBe(false);
   });
 
   it('refuses a format flag that contradicts the -o extension with exit code 2, writing nothing', async () => {
@@ -110,7 +125,7 @@ describe('hs plan', () => {
     expect({ exitCode, out, err }).toEqual({
       exitCode: ExitCode.Usage,
       out: [],
-      err: [`error: InvalidArgument: --text renders text, but the extension of -o ${file} asks for svg; drop --text (the extension picks the format) or write to a .txt file`],
+      err: [`hs: InvalidArgument: --text renders text, but the extension of -o ${file} asks for svg; drop --text (the extension picks the format) or write to a .txt file`, 'hint: hs plan --help lists the options'],
     });
     await expect(readFile(file, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
     const agreeing = join(dir, 'agreeing.svg');
@@ -141,25 +156,25 @@ describe('hs plan', () => {
   it('answers usage errors with exit code 2 and one line saying what to do', async () => {
     const both = await hs(['plan', FIXTURE, '--svg', '--dot']);
     expect(both.exitCode).toBe(ExitCode.Usage);
-    expect(both.err[0]).toBe("error: option '--dot' cannot be used with option '--svg'");
+    expect(both.err[0]).toBe("hs: option '--dot' cannot be used with option '--svg'");
     const missing = await hs(['plan', 'no-such-example']);
     expect(missing.exitCode).toBe(ExitCode.Usage);
-    expect(missing.err[0]).toMatch(/^error: NotFound: no example 'no-such-example' in examples\/ of .* \(known examples: .*image-pipeline.*\); give a path/);
+    expect(missing.err[0]).toMatch(/^hs: NotFound: no example 'no-such-example' in examples\/ of .* \(known examples: .*image-pipeline.*\); give a path/);
     const ts = await hs(['plan', 'src/index.ts']);
-    expect(ts.err).toEqual([expect.stringMatching(/^error: InvalidArgument: .*index\.ts is TypeScript source: build it to JavaScript first/)]);
+    expect(ts.err).toEqual([expect.stringMatching(/^hs: InvalidArgument: .*index\.ts is TypeScript source: build it to JavaScript first/), USAGE_HINT]);
     const notModule = await hs(['plan', 'test/fixtures/not-a-pipeline.mjs']);
     expect(notModule.exitCode).toBe(ExitCode.Usage);
-    expect(notModule.err).toEqual([expect.stringMatching(/not-a-pipeline\.mjs: the default export is not a pipeline module object \(got number\)/)]);
+    expect(notModule.err).toEqual([expect.stringMatching(/not-a-pipeline\.mjs: the default export is not a pipeline module object \(got number\)/), USAGE_HINT]);
     const badArgs = await hs(['plan', FIXTURE, '--', '--frames', 'x']);
-    expect(badArgs).toMatchObject({ exitCode: ExitCode.Usage, err: ['error: InvalidArgument: --frames must be a positive number'] });
+    expect(badArgs).toMatchObject({ exitCode: ExitCode.Usage, err: ['hs: InvalidArgument: --frames must be a positive number', USAGE_HINT] });
   });
 
   it('reports a build failure with exit code 1 and an unwritable -o with exit code 1', async () => {
     const build = await hs(['plan', FIXTURE, '--', '--fail-build']);
-    expect(build).toMatchObject({ exitCode: ExitCode.Failure, err: ['error: NotFound: input points.ply does not exist'] });
+    expect(build).toMatchObject({ exitCode: ExitCode.Failure, err: ['hs: NotFound: input points.ply does not exist'] });
     const file = join(dir, 'missing-dir', 'plan.svg');
     const write = await hs(['plan', FIXTURE, '--svg', '-o', file]);
-    expect(write).toMatchObject({ exitCode: ExitCode.Failure, err: [`error: cannot write ${file} (ENOENT); choose a writable file with -o`] });
+    expect(write).toMatchObject({ exitCode: ExitCode.Failure, err: [`hs: cannot write ${file} (ENOENT); choose a writable file with -o`] });
   });
 
   it('replaces a symlink planted at -o (its target untouched) and refuses -o in a symlinked folder', async () => {
@@ -173,7 +188,7 @@ describe('hs plan', () => {
     await mkdir(join(dir, 'real'));
     await symlink(join(dir, 'real'), join(dir, 'linked'));
     const linked = await hs(['plan', FIXTURE, '--dot', '-o', join(dir, 'linked', 'plan.dot')]);
-    expect(linked).toMatchObject({ exitCode: ExitCode.Failure, err: [expect.stringMatching(/^error: InvalidArgument: output folder .*linked' is a symbolic link/)] });
+    expect(linked).toMatchObject({ exitCode: ExitCode.Failure, err: [expect.stringMatching(/^hs: InvalidArgument: output folder .*linked' is a symbolic link/)] });
   });
 
   it('works as the built bin', async () => {
@@ -193,12 +208,12 @@ describe('hs plan of the flagship (scan-to-volume)', () => {
     expect(text).toMatch(/\n {2}130 {2}hs run stopped by Ctrl-C/);
     expect(await hs(['plan', 'scan-to-volume', '--', '--voxel-size', '-1'])).toMatchObject({
       exitCode: ExitCode.Usage,
-      err: [expect.stringMatching(/^error: InvalidArgument: --voxel-size .*'-1'/)],
+      err: [expect.stringMatching(/^hs: InvalidArgument: --voxel-size .*'-1'/), USAGE_HINT],
     });
     const missing = join(dir, 'nope.ply');
     expect(await hs(['plan', 'scan-to-volume', '--', '--input', missing])).toMatchObject({
       exitCode: ExitCode.Failure,
-      err: [expect.stringMatching(/^error: NotFound: .*nope\.ply/)],
+      err: [expect.stringMatching(/^hs: NotFound: .*nope\.ply/)],
     });
   });
 
@@ -230,21 +245,21 @@ describe('hs plan of the flagship (scan-to-volume)', () => {
 describe('modules that return the wrong values', () => {
   const broken = join(PACKAGE_DIR, 'test', 'fixtures', 'broken-results.mjs');
   it.each([
-    ['--raw-parse', 'error: InvalidArgument: broken-results: parseArguments() did not return a Result (ok/err from @hs/streams)'],
-    ['--result-build', 'error: InvalidArgument: broken-results: build() resolved a Result; it resolves the PipelineBuild itself and rejects with an HsError'],
-    ['--no-summary', 'error: InvalidArgument: broken-results: build() must give a PipelineBuild with a graph and a summary function'],
+    ['--raw-parse', 'hs: InvalidArgument: broken-results: parseArguments() did not return a Result (ok/err from @hs/streams)'],
+    ['--result-build', 'hs: InvalidArgument: broken-results: build() resolved a Result; it resolves the PipelineBuild itself and rejects with an HsError'],
+    ['--no-summary', 'hs: InvalidArgument: broken-results: build() must give a PipelineBuild with a graph and a summary function'],
     [
       '--no-graph',
-      "error: InvalidArgument: broken-results: build() gave a graph that is not a Graph of the @hs/compiler hs uses; build it with new Graph() and install @hs/cli in the same project as the module's @hs/compiler",
+      "hs: InvalidArgument: broken-results: build() gave a graph that is not a Graph of the @hs/compiler hs uses; build it with new Graph() and install @hs/cli in the same project as the module's @hs/compiler",
     ],
   ])('%s is a typed failure with exit code 1, not a crash', async (flag, message) => {
     expect(await hs(['plan', broken, '--', flag])).toMatchObject({ exitCode: ExitCode.Failure, err: [message] });
   });
 
   it.each([
-    ['--throw-parse', /^error: InvalidState: broken-results: parseArguments\(\) threw TypeError: parse boom \(at [^()]*broken-results\.mjs:\d+:\d+\)$/],
-    ['--throw-build', /^error: InvalidState: broken-results: build\(\) threw RangeError: build boom \(at [^()]*broken-results\.mjs:\d+:\d+\)$/],
-    ['--throw-string', /^error: InvalidState: broken-results: build\(\) threw a string$/],
+    ['--throw-parse', /^hs: InvalidState: broken-results: parseArguments\(\) threw TypeError: parse boom \(at [^()]*broken-results\.mjs:\d+:\d+\)$/],
+    ['--throw-build', /^hs: InvalidState: broken-results: build\(\) threw RangeError: build boom \(at [^()]*broken-results\.mjs:\d+:\d+\)$/],
+    ['--throw-string', /^hs: InvalidState: broken-results: build\(\) threw a string$/],
   ])('a module whose function throws (%s) is one line with exit code 1 for plan and run, not a stack trace', async (flag, line) => {
     for (const command of ['plan', 'run']) {
       const { exitCode, err } = await hs([command, broken, '--', flag]);

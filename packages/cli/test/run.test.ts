@@ -35,7 +35,7 @@ describe('hs run', () => {
     expect(exitCode).toBe(ExitCode.Failure);
     expect(out.join('\n')).toContain('frames: 3 in ');
     expect(out.join('\n')).not.toContain('checked 3 frames, 0 wrong');
-    expect(err).toEqual(['error: InvalidArgument: checked 3 frames: planted summary failure']);
+    expect(err).toEqual(['hs: InvalidArgument: checked 3 frames: planted summary failure']);
   });
 
   it('stays quiet without a terminal and with --no-progress', async () => {
@@ -99,13 +99,16 @@ describe('hs run', () => {
     expect(failed.exitCode).toBe(ExitCode.Failure);
     expect(failed.err.join('\n')).toContain('planted failure at frame 3');
     const build = await hs(['run', FIXTURE, '--', '--fail-build']);
-    expect(build).toMatchObject({ exitCode: ExitCode.Failure, err: ['error: NotFound: input points.ply does not exist'] });
+    expect(build).toMatchObject({ exitCode: ExitCode.Failure, err: ['hs: NotFound: input points.ply does not exist'] });
     const interval = await hs(['run', FIXTURE, '--interval', '0']);
     expect(interval.exitCode).toBe(ExitCode.Usage);
-    expect(interval.err[0]).toContain('--interval takes a plain decimal integer from 10 to 60000');
+    expect(interval.err).toEqual([
+      "hs: option '--interval <ms>' argument '0' is invalid. --interval takes a whole number from 10 to 60000 in standard notation (30, 0.25, 5e-2), got '0'",
+      'hint: hs --help lists the options',
+    ]);
     const unknown = await hs(['run', FIXTURE, '--frames', '3']);
     expect(unknown.exitCode).toBe(ExitCode.Usage);
-    expect(unknown.err[0]).toBe("error: unknown option '--frames'");
+    expect(unknown.err[0]).toBe("hs: unknown option '--frames'");
     const help = await hs(['run', FIXTURE, '--', '--help']);
     expect(help).toMatchObject({ exitCode: ExitCode.Success, out: ['counting-pipeline [--frames N] [--rate HZ] [--fail-build] [--fail-at FRAME] [--fail-summary]'] });
     const noCommand = await hs(['launch']);

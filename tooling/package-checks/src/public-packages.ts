@@ -14,6 +14,7 @@ export interface PackageManifest {
   readonly dependencies?: Readonly<Record<string, string>>;
   readonly devDependencies?: Readonly<Record<string, string>>;
   readonly optionalDependencies?: Readonly<Record<string, string>>;
+  readonly peerDependencies?: Readonly<Record<string, string>>;
 }
 
 /** A workspace package that is published: its name, folder and manifest. */
@@ -44,6 +45,22 @@ export function publicPackages(root: string = repositoryRoot): PublicPackage[] {
     .filter((p) => p.manifest.private !== true)
     .map((p) => ({ ...p, name: p.manifest.name }))
     .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * The names of the workspace's private packages (`"private": true` in `packages/`, `examples/`, `tooling/`):
+ * the ones no published package may depend on or import at run time.
+ */
+export function privateWorkspacePackageNames(root: string = repositoryRoot): string[] {
+  return ['packages', 'examples', 'tooling']
+    .flatMap((folder) =>
+      readdirSync(join(root, folder), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory() && existsSync(join(root, folder, entry.name, 'package.json')))
+        .map((entry) => readManifest(join(root, folder, entry.name))),
+    )
+    .filter((manifest) => manifest.private === true)
+    .map((manifest) => manifest.name)
+    .sort();
 }
 
 /**

@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { INSTALL_SCRIPTS } from '../src/offline-install.js';
 import { tarballOf } from '../src/packed-tarball.js';
-import { publicPackages, repositoryRoot } from '../src/public-packages.js';
+import { privateWorkspacePackageNames, publicPackages, repositoryRoot } from '../src/public-packages.js';
 
 const packed = inject('packed');
 const license = readFileSync(join(repositoryRoot, 'LICENSE'), 'utf8');
@@ -41,6 +41,18 @@ describe('every public package is publishable', () => {
       expect(JSON.stringify(manifest.exports ?? {}), 'no require condition and no CommonJS file in exports').not.toMatch(/"require"|\.cjs"|\.d\.cts"/);
       expect(Object.keys(manifest.scripts ?? {}).filter((s) => INSTALL_SCRIPTS.includes(s))).toEqual([]);
       expect(manifest.files).toContain('LICENSE');
+    });
+
+    // A private workspace package (@hs/cli-options) is bundled into the package that uses it, never named.
+    it(`${pkg.name}: neither its manifest's dependencies nor its packed JavaScript name a private workspace package`, () => {
+      const unpublished = privateWorkspacePackageNames();
+      const named = Object.keys({ ...pkg.manifest.dependencies, ...pkg.manifest.optionalDependencies, ...pkg.manifest.peerDependencies });
+      expect(named.filter((name) => unpublished.includes(name))).toEqual([]);
+      const tarball = tarballOf(packed, pkg.name);
+      const scripts = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter((file) => /\.[cm]?js$/.test(file));
+      const text = scripts.length === 0 ? '' : execFileSync('tar', ['-xzOf', tarball, ...scripts], { encoding: 'utf8', maxBuffer: 512 * 2 ** 20 });
+      const imported = unpublished.filter((name) => new RegExp(`(from|import\\()\\s*["']${name}["'/]`).test(text));
+      expect(imported, 'bundle it (tsup noExternal) instead of importing it').toEqual([]);
     });
 
     it(`${pkg.name}: the tarball carries the LICENSE`, () => {
