@@ -48,7 +48,7 @@ export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../packag
   * const out: string[] = [];
   * const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), progress: null, env: { HS_BACKEND: 'host' }, cwd: process.cwd(), onInterrupt: () => () => {} };
   * const code = await runHs(['plan', 'image-pipeline', '--text'], io);
-  * console.log(`exit ${code} (${code === ExitCode.Success ? "success" : "failed"}); first line: ${out.join("\n").split("\n")[0]}`);
+  * console.log(`exit ${code} (${code === ExitCode.Success ? 'success' : 'failed'}); first line: ${out.join('\n').split('\n')[0]}`);
   * ```
  */
 export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCodeValue> {
