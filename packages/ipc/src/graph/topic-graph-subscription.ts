@@ -243,7 +243,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     if (h.deviceOrdinal !== this.endpoint.device.id) {
       return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic} lives on cuda:${h.deviceOrdinal} but input ${this.#input} is bound to ${this.endpoint.device.toString()}; hs never copies across devices`);
     }
-    const mapped = CudaIpcImport.open(this.backend, { name: `topic ${this.endpoint.topic}`, device: this.endpoint.device, handle: h.handle, slotCount: h.slotCount, slotStride: h.slotStride });
+    const mapped = CudaIpcImport.open(this.backend, { name: `topic ${this.endpoint.topic}`, device: this.endpoint.device, handle: h.handle, slotCount: h.slotCount, slotStride: h.slotStride, allocationBytes: h.allocationBytes });
     if (!mapped.ok) return mapped;
     this.#import = mapped.value;
     return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: true, fenceCounters: true } };
