@@ -1,6 +1,4 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, constants } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, readSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unwrap } from '@hs/streams';
 import { FRAME_BYTES, SharedSegment } from '../src/index.js';
@@ -10,17 +8,13 @@ import { mailboxSupport } from '../src/mailbox/topic-mailbox.js';
 
 const support = mailboxSupport();
 if (!support.ok) console.log(`FrameRing tests skipped: ${support.error.detail}`);
-const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-ring-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A ring of `capacity` entries over a plain 0600 segment (no mailbox header), and a doorbell whose rings can be counted. */
 function plainRing(name: string, capacity: number) {
   const native = unwrap(support);
   const segment = unwrap(SharedSegment.create({ name: `/hs.${process.getuid!()}.${process.pid}.ring-${name}`, byteSize: mailboxByteSize(capacity) }));
-  const bellPath = join(dir, `${name}.bell`);
-  const bell = native.createDoorbell(bellPath);
-  // A second descriptor of the same FIFO counts the rings without going through the addon's drain.
-  const counter = openSync(bellPath, constants.O_RDONLY | constants.O_NONBLOCK);
+  // The doorbell pipe's read end counts the rings without going through the addon's drain.
+  const [counter, bell] = native.createDoorbellPipe();
   const writer = new FrameRing(native, segment.bytes, DESCRIPTOR_RING_CONTROL, RING_ENTRIES, capacity);
   const reader = new FrameRing(native, segment.bytes, DESCRIPTOR_RING_CONTROL, RING_ENTRIES, capacity);
   const control = new Uint32Array(segment.bytes.buffer, segment.bytes.byteOffset + DESCRIPTOR_RING_CONTROL, 48);
@@ -48,7 +42,6 @@ function plainRing(name: string, capacity: number) {
   const dispose = (): void => {
     closeSync(counter);
     native.closeDoorbell(bell);
-    rmSync(bellPath, { force: true });
     segment.unlink();
     segment.close();
   };
