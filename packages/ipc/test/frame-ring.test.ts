@@ -130,4 +130,22 @@ describe.skipIf(!support.ok)('FrameRing (one direction of a topic mailbox, over 
     expect(Atomics.load(r.control, RingWord.tail / 4)).toBe(0);
     r.dispose();
   });
+
+  it('a doorbell pipe whose writer closed wakes its watch once and is not polled again; a ring to a closed reader returns', async () => {
+    const native = unwrap(support);
+    const [read, write] = native.createDoorbellPipe();
+    let wakes = 0;
+    const watch = native.watchDoorbell(read, () => wakes++);
+    native.closeDoorbell(write);
+    // End of file: a poll that kept reporting it would wake the watch on every turn of the loop.
+    for (let turn = 0; turn < 50 && wakes === 0; turn++) await new Promise((resolve) => setTimeout(resolve, 2));
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(wakes).toBe(1);
+    native.unwatchDoorbell(watch);
+    native.closeDoorbell(read);
+    const [closedRead, ringing] = native.createDoorbellPipe();
+    native.closeDoorbell(closedRead);
+    expect(() => native.ringDoorbell(ringing)).not.toThrow(); // EPIPE counts as rung (and Node ignores SIGPIPE)
+    native.closeDoorbell(ringing);
+  });
 });
