@@ -197,7 +197,7 @@ const deviceFlat =
 console.log('\nsummary');
 console.log(`  frames ${run.frames} + ${flagship.frames} flagship scans + ${topics.consumer.frames} cross-process | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
 console.log(`  fuzz failures ${fuzzFailures} | wrong fault outcomes ${wrong} | memory flat ${memoryFlat ? 'yes' : 'NO'} | device memory flat ${run.backend === 'host' ? 'n/a (host backend)' : deviceFlat ? 'yes' : 'NO'} | handle counts constant ${countsConstant ? 'yes' : 'NO'}`);
-console.log(`  wall time ${seconds(performance.now() - runStarted)}: image-pipeline soak ${seconds(run.elapsedMs)}, flagship ${seconds(flagship.elapsedMs)}, cross-process ${seconds(topics.producer.elapsedMs)}`);
+console.log(`  wall time ${seconds(performance.now() - runStarted)}: image-pipeline soak ${seconds(run.elapsedMs)}, flagship ${seconds(flagship.elapsedMs)}, cross-process ${seconds(topics.producer.elapsedMs)}${hostileRun === null ? '' : `, beside the hostile peer ${seconds(hostileRun.producer.elapsedMs)}`}`);
 console.log(`  seeds: soak ${soakSeed}, fuzz ${FUZZ_SEED}, chaos ${chaosSeeds[0]}..${chaosSeeds[chaosSeeds.length - 1]}, FaultyResource 1..8`);
 const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && deviceFlat && countsConstant && run.runError === null && flagshipClean;
 console.log(clean ? 'PASS' : 'FAIL');
