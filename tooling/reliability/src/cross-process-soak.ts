@@ -76,6 +76,7 @@ export async function crossProcessSoak(frames: number, options: CrossProcessSoak
     let samples = 0;
     let warmedUp = false;
     const hostile = hostilePeers > 0 && backendName === 'host' ? spawnHostilePeer(join(dir, 'soak.sock'), process.pid, hostilePeers) : null;
+    await hostile?.started;
     const producer = await runTopicProducer({
       backend,
       topic: 'soak',

@@ -5,8 +5,8 @@ import { parseArgs } from 'node:util';
 // A same-uid hostile peer of a host topic, as its own process (the cross-process soak's hostile mode): it
 // never subscribes. `--connections` actors each loop over the attacks below, reconnecting as soon as the
 // publisher dropped them, while `--truncate-every-ms` it reopens the publisher's segments through
-// /proc/<pid>/fd and tries to shrink and grow them (the SIGBUS of wire version 1). On SIGTERM it prints one
-// JSON line (a HostilePeerReport) and exits 0. Plain Node, no hs import: it speaks only bytes.
+// /proc/<pid>/fd and tries to shrink and grow them (the SIGBUS of wire version 1). It prints `started` once
+// up; on SIGTERM it prints one JSON line (a HostilePeerReport) and exits 0. Plain Node, no hs import: it speaks only bytes.
 //   node --import tsx src/hostile-peer.ts --socket PATH --publisher-pid PID [--connections N] [--truncate-every-ms MS]
 
 /** The attacks, in the order each actor cycles through them. */
@@ -99,6 +99,8 @@ function tryTruncate(): void {
   }
 }
 
+// Up (its start-up, a tsx compile on a developer machine, no longer competes with the run it attacks).
+console.log('started');
 for (let actor = 0; actor < actors; actor++) attack(actor, 0);
 const truncating = setInterval(tryTruncate, truncateEveryMs);
 process.on('SIGTERM', () => {

@@ -58,6 +58,8 @@ export function spawnTopicChildFor(role: 'producer' | 'consumer', args: readonly
 
 /** A running hostile peer (`hostile-peer`): `stop()` ends it and resolves with what it did. */
 export interface HostilePeerChild {
+  /** Resolves once the child is up and attacking (or has exited). */
+  readonly started: Promise<void>;
   stop(): Promise<HostilePeerReport>;
 }
 
@@ -71,7 +73,12 @@ export function spawnHostilePeer(socketPath: string, publisherPid: number, conne
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  const started = new Promise<void>((resolve) => {
+    child.stdout?.on('data', () => stdout.includes('started') && resolve());
+    void closed.then(resolve);
+  });
   return {
+    started,
     stop: async () => {
       child.kill('SIGTERM');
       await closed;
