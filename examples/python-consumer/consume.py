@@ -235,13 +235,48 @@ def pattern_mismatches_kernel():
     return PATTERN_MISMATCHES
 
 
+def pattern_layout(array, frame):
+    """(the two byte values the hs test producer writes for `frame`, None), or (them, the mismatch of an array
+    that cannot hold the pattern: not a contiguous uint8 frame). For NumPy and CuPy arrays alike."""
+    want = [(frame * 7 + 1) & 0xFF, (frame * 13 + 5) & 0xFF]
+    if array.dtype != np.uint8 or not array.flags.c_contiguous:
+        return want, {"frame": frame, "wrongBytes": array.nbytes, "layout": f"{array.dtype} strides {array.strides}, not contiguous uint8", "want": want}
+    return want, None
+
+
+class FrameTally:
+    """What a receive loop took: frames, how many held the wrong bytes, and the first of those with where it
+    was (slot, generation, fence). Both memory kinds count and report alike."""
+
+    def __init__(self):
+        self.received = 0
+        self.bad = 0
+        self.first_bad = None
+
+    def add(self, mismatch, slot, generation, fence):
+        """Counts one frame; `mismatch` is None for a good one, else what the pattern check found."""
+        if mismatch is not None:
+            self.bad += 1
+            if self.first_bad is None:
+                self.first_bad = {**mismatch, "slot": slot, "generation": generation, "fence": fence}
+        self.received += 1
+
+    def report(self, **fields):
+        """The result line's object: frames, badFrames, firstBad, then `fields`."""
+        return {"frames": self.received, "badFrames": self.bad, "firstBad": self.first_bad, **fields}
+
+    def exit_status(self):
+        """0 when frames came and none was wrong, else 1."""
+        return 0 if self.bad == 0 and self.received > 0 else 1
+
+
 def hs_pattern_mismatch(array, frame):
     """None when `array` (on the current stream) holds the pattern the hs test producer writes for `frame`:
     a contiguous uint8 frame whose two halves hold (frame*7+1) and (frame*13+5), mod 256. Otherwise what was
     found: the first and last byte, how many bytes differ, and the two expected values."""
-    want = [(frame * 7 + 1) & 0xFF, (frame * 13 + 5) & 0xFF]
-    if array.dtype != np.uint8 or not array.flags.c_contiguous:
-        return {"frame": frame, "wrongBytes": array.nbytes, "layout": f"{array.dtype} strides {array.strides}, not contiguous uint8", "want": want}
+    want, bad_layout = pattern_layout(array, frame)
+    if bad_layout is not None:
+        return bad_layout
     flat = array.reshape(-1)
     wrong = cp.zeros(1, dtype=cp.uint64)
     if flat.size > 0:
@@ -260,9 +295,9 @@ def fence_counter_bytes(slot_count):
 
 def host_pattern_mismatch(array, frame):
     """As hs_pattern_mismatch, for a numpy.ndarray over the mapped segment."""
-    want = [(frame * 7 + 1) & 0xFF, (frame * 13 + 5) & 0xFF]
-    if array.dtype != np.uint8 or not array.flags.c_contiguous:
-        return {"frame": frame, "wrongBytes": array.nbytes, "layout": f"{array.dtype} strides {array.strides}, not contiguous uint8", "want": want}
+    want, bad_layout = pattern_layout(array, frame)
+    if bad_layout is not None:
+        return bad_layout
     flat = array.reshape(-1)
     half = flat.size // 2
     count = int(np.count_nonzero(flat[:half] != want[0])) + int(np.count_nonzero(flat[half:] != want[1]))
@@ -334,12 +369,12 @@ def consume_pinned_host(args, sock, pid, topic_id, fds, slot_count, slot_stride,
     has_counters = segment_bytes >= slot_count * slot_stride + fence_counter_bytes(slot_count)
     counters = slot_count * slot_stride
     last_generation = [0] * slot_count
-    received = bad = fenced = 0
-    first_bad = None
+    tally = FrameTally()
+    fenced = 0
     end = "frame count reached"
     sock.sendall(struct.pack("<IHHII", MAGIC, VERSION, ATTACH, topic_id, 0).ljust(FRAME, b"\0"))
     try:
-        while args.frames == 0 or received < args.frames:
+        while args.frames == 0 or tally.received < args.frames:
             descriptor = next_descriptor(sock, topic_id, slot_count, slot_stride, last_generation)
             if isinstance(descriptor, str):
                 end = descriptor
@@ -358,22 +393,19 @@ def consume_pinned_host(args, sock, pid, topic_id, fds, slot_count, slot_stride,
             last_generation[slot] = generation
             start = slot * slot_stride + byte_offset
             array = np.ndarray(shape, dtype=dtype, buffer=segment, offset=start, strides=tuple(s * dtype.itemsize for s in strides))
-            mismatch = host_pattern_mismatch(array, received) if args.check == "hs-pattern" else None
+            mismatch = host_pattern_mismatch(array, tally.received) if args.check == "hs-pattern" else None
             del array
-            if mismatch is not None:
-                bad += 1
-                first_bad = first_bad or {**mismatch, "slot": slot, "generation": generation, "fence": fence}
-            received += 1
+            tally.add(mismatch, slot, generation, fence)
             if not send_release(sock, topic_id, slot, generation):
                 end = "connection closed"
                 break
     except socket.timeout:
-        raise read_timeout(args, pid, received) from None
+        raise read_timeout(args, pid, tally.received) from None
     finally:
         segment.close()
         sock.close()
-    print(json.dumps({"frames": received, "badFrames": bad, "firstBad": first_bad, "fence": "host-poll" if fenced > 0 else "none", "memory": "pinnedHost", "end": end}))
-    return 0 if bad == 0 and received > 0 else 1
+    print(json.dumps(tally.report(fence="host-poll" if fenced > 0 else "none", memory="pinnedHost", end=end)))
+    return tally.exit_status()
 
 
 def read_timeout(args, pid, received):
@@ -514,12 +546,11 @@ def main():
     stream = cp.cuda.Stream(non_blocking=True)
     last_generation = [0] * slot_count
 
-    received = bad = 0
-    first_bad = None
+    tally = FrameTally()
     end = "frame count reached"
     fence_mode = "device" if wait_fence is not None else "host-poll"
     try:
-        while args.frames == 0 or received < args.frames:
+        while args.frames == 0 or tally.received < args.frames:
             descriptor = next_descriptor(sock, topic_id, slot_count, slot_stride, last_generation)
             if isinstance(descriptor, str):
                 end = descriptor
@@ -538,24 +569,21 @@ def main():
                     host_poll_fence(counters + 8 * slot, fence)
             with stream:
                 array = cp.ndarray(shape, dtype=dtype, memptr=pool + slot * slot_stride + byte_offset, strides=tuple(s * dtype.itemsize for s in strides))
-                mismatch = hs_pattern_mismatch(array, received) if args.check == "hs-pattern" else None
+                mismatch = hs_pattern_mismatch(array, tally.received) if args.check == "hs-pattern" else None
             stream.synchronize()
-            if mismatch is not None:
-                bad += 1
-                first_bad = first_bad or {**mismatch, "slot": slot, "generation": generation, "fence": fence}
-            received += 1
+            tally.add(mismatch, slot, generation, fence)
             if not send_release(sock, topic_id, slot, generation):
                 end = "connection closed"
                 break
     except socket.timeout:
-        raise read_timeout(args, pid, received) from None
+        raise read_timeout(args, pid, tally.received) from None
     finally:
         stream.synchronize()
         cp.cuda.runtime.ipcCloseMemHandle(base)
         sock.close()
 
-    print(json.dumps({"frames": received, "badFrames": bad, "firstBad": first_bad, "fence": fence_mode, "device": ordinal, "end": end}))
-    return 0 if bad == 0 and received > 0 else 1
+    print(json.dumps(tally.report(fence=fence_mode, device=ordinal, end=end)))
+    return tally.exit_status()
 
 
 if __name__ == "__main__":

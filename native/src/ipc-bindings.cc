@@ -1,6 +1,8 @@
 // CUDA IPC: memory handles (cudaMalloc'd memory) and event handles (interprocess events) as 64-byte
 // Buffers that another process opens.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
 
 #include <cstring>
 
@@ -42,6 +44,37 @@ Napi::Value IpcOpenMemHandle(const Napi::CallbackInfo& info) {
   return FromPointer(env, p);
 }
 
+/**
+ * ipcMemRange(device, pointer) -> { base: bigint, size: number }: the whole allocation holding `pointer`
+ * (`cuMemGetAddressRange`, reached through the runtime's driver entry point so the addon does not link
+ * libcuda). An importer checks a mapped handle against the size its peer announced with it. Throws an
+ * Error with `cudaError` when the driver has no entry point or refuses the pointer.
+ */
+Napi::Value IpcMemRange(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  static PFN_cuMemGetAddressRange_v3020 range = nullptr;  // a plain function pointer: nothing to destroy
+  if (range == nullptr) {
+    cudaDriverEntryPointQueryResult found{};
+    void* p = nullptr;
+    Check(env, cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault, &found), "cudaGetDriverEntryPointByVersion(cuMemGetAddressRange)");
+    if (found != cudaDriverEntryPointSuccess || p == nullptr) throw Napi::Error::New(env, "cuMemGetAddressRange: the driver has no such entry point");
+    range = reinterpret_cast<PFN_cuMemGetAddressRange_v3020>(p);
+  }
+  Check(env, cudaSetDevice(ToInt(info[0], "device")), "cudaSetDevice");
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  CUresult r = range(&base, &size, static_cast<CUdeviceptr>(ToU64(info[1], "pointer")));
+  if (r != CUDA_SUCCESS) {
+    Napi::Error e = Napi::Error::New(env, "cuMemGetAddressRange failed with CUresult " + std::to_string(static_cast<int>(r)));
+    e.Set("cudaError", Napi::Number::New(env, static_cast<double>(r)));
+    throw e;
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("base", Napi::BigInt::New(env, static_cast<uint64_t>(base)));
+  out.Set("size", Napi::Number::New(env, static_cast<double>(size)));
+  return out;
+}
+
 Napi::Value IpcCloseMemHandle(const Napi::CallbackInfo& info) {
   return StatusValue(info.Env(), cudaIpcCloseMemHandle(ToHandle<void*>(info[0], "pointer")));
 }
@@ -67,6 +100,7 @@ Napi::Value IpcOpenEventHandle(const Napi::CallbackInfo& info) {
 void RegisterIpcBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("ipcGetMemHandle", Napi::Function::New(env, IpcGetMemHandle, "ipcGetMemHandle"));
   exports.Set("ipcOpenMemHandle", Napi::Function::New(env, IpcOpenMemHandle, "ipcOpenMemHandle"));
+  exports.Set("ipcMemRange", Napi::Function::New(env, IpcMemRange, "ipcMemRange"));
   exports.Set("ipcCloseMemHandle", Napi::Function::New(env, IpcCloseMemHandle, "ipcCloseMemHandle"));
   exports.Set("ipcGetEventHandle", Napi::Function::New(env, IpcGetEventHandle, "ipcGetEventHandle"));
   exports.Set("ipcOpenEventHandle", Napi::Function::New(env, IpcOpenEventHandle, "ipcOpenEventHandle"));

@@ -1,7 +1,8 @@
-// Node-API glue of topic mailboxes: doorbell FIFOs (create, open, ring, watch on the event loop) and the
-// ring control block's ordered commit and park (ring-control.h). A watch is a uv_poll handle on the
-// FIFO: when it turns readable the pending bytes are drained and the JS callback runs on the loop thread,
-// so a ring wakes the reader with one kernel wake-up and no socket stream machinery in between.
+// Node-API glue of topic mailboxes: doorbell pipes (create, adopt a received end, ring, watch on the event
+// loop) and the ring control block's ordered commit and park (ring-control.h). A watch is a uv_poll handle
+// on the pipe's read end: when it turns readable the pending bytes are drained and the JS callback runs on
+// the loop thread, so a ring wakes the reader with one kernel wake-up and no socket stream machinery in
+// between. Once the peer closed its write end the watch stops polling (the pipe would read as ready for ever).
 #include "doorbell-watch.h"
 
 #include <uv.h>
@@ -26,13 +27,6 @@ namespace {
   error.Set("code", Napi::String::New(env, ErrnoName(code)));
   error.Set("errno", Napi::Number::New(env, code));
   throw error;
-}
-
-std::string PathArgument(const Napi::CallbackInfo& info) {
-  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "doorbell path must be a string");
-  std::string path = info[0].As<Napi::String>().Utf8Value();
-  if (path.empty() || path[0] != '/' || path.find('\0') != std::string::npos) throw Napi::TypeError::New(info.Env(), "doorbell path must be absolute");
-  return path;
 }
 
 int FdArgument(const Napi::CallbackInfo& info, std::size_t index) {
@@ -89,7 +83,8 @@ class Watch {
   static void OnReadable(uv_poll_t* handle, int status, int) {
     auto* self = static_cast<Watch*>(handle->data);
     if (self->stopping_) return;
-    if (status == 0) DrainDoorbell(self->fd_);
+    // End of file: every writer closed its end, so no ring can come; stop polling and drain the rings once more.
+    if (status == 0 && DrainDoorbell(self->fd_) == -EPIPE) uv_poll_stop(&self->poll_);
     Napi::HandleScope scope(self->env_);
     try {
       self->callback_.MakeCallback(self->env_.Global(), {}, self->context_);
@@ -107,20 +102,29 @@ class Watch {
   bool stopping_ = false;
 };
 
-Napi::Value CreateDoorbellBinding(const Napi::CallbackInfo& info) {
-  std::string path = PathArgument(info);
-  int fd = -1;
-  int code = CreateDoorbell(path.c_str(), &fd);
-  if (code != 0) ThrowCode(info.Env(), "cannot create doorbell " + path, code);
-  return Napi::Number::New(info.Env(), fd);
+// createDoorbellPipe() -> [readFd, writeFd], both non-blocking and close-on-exec.
+Napi::Value CreateDoorbellPipeBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int read_end = -1;
+  int write_end = -1;
+  int code = CreateDoorbellPipe(&read_end, &write_end);
+  if (code != 0) ThrowCode(env, "cannot create a doorbell pipe", code);
+  Napi::Array ends = Napi::Array::New(env, 2);
+  ends.Set(0u, Napi::Number::New(env, read_end));
+  ends.Set(1u, Napi::Number::New(env, write_end));
+  return ends;
 }
 
-Napi::Value OpenDoorbellBinding(const Napi::CallbackInfo& info) {
-  std::string path = PathArgument(info);
+// adoptDoorbell(fd, readEnd) -> a checked, non-blocking duplicate of a received doorbell end.
+Napi::Value AdoptDoorbellBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int received = FdArgument(info, 0);
+  if (info.Length() < 2 || !info[1].IsBoolean()) throw Napi::TypeError::New(env, "adoptDoorbell needs (fd, readEnd)");
+  bool read_end = info[1].As<Napi::Boolean>().Value();
   int fd = -1;
-  int code = OpenDoorbell(path.c_str(), &fd);
-  if (code != 0) ThrowCode(info.Env(), "cannot open doorbell " + path, code);
-  return Napi::Number::New(info.Env(), fd);
+  int code = AdoptDoorbellEnd(received, read_end, &fd);
+  if (code != 0) ThrowCode(env, std::string("cannot adopt the doorbell ") + (read_end ? "read" : "write") + " end", code);
+  return Napi::Number::New(env, fd);
 }
 
 Napi::Value RingDoorbellBinding(const Napi::CallbackInfo& info) {
@@ -176,8 +180,8 @@ Napi::Value ParkRingBinding(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void RegisterDoorbellBindings(Napi::Env env, Napi::Object exports) {
-  exports.Set("createDoorbell", Napi::Function::New(env, CreateDoorbellBinding, "createDoorbell"));
-  exports.Set("openDoorbell", Napi::Function::New(env, OpenDoorbellBinding, "openDoorbell"));
+  exports.Set("createDoorbellPipe", Napi::Function::New(env, CreateDoorbellPipeBinding, "createDoorbellPipe"));
+  exports.Set("adoptDoorbell", Napi::Function::New(env, AdoptDoorbellBinding, "adoptDoorbell"));
   exports.Set("ringDoorbell", Napi::Function::New(env, RingDoorbellBinding, "ringDoorbell"));
   exports.Set("closeDoorbell", Napi::Function::New(env, CloseDoorbellBinding, "closeDoorbell"));
   exports.Set("watchDoorbell", Napi::Function::New(env, WatchDoorbellBinding, "watchDoorbell"));

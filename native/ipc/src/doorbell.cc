@@ -6,40 +6,26 @@
 #include <unistd.h>
 
 namespace hs::ipc {
-namespace {
 
-constexpr int kOpenFlags = O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW;
+int CreateDoorbellPipe(int* read_end, int* write_end) {
+  int ends[2];
+  if (pipe2(ends, O_NONBLOCK | O_CLOEXEC) != 0) return errno;
+  *read_end = ends[0];
+  *write_end = ends[1];
+  return 0;
+}
 
-int CheckedFifo(int fd) {
+int AdoptDoorbellEnd(int received, bool read_end, int* fd) {
   struct stat info;
-  if (fstat(fd, &info) != 0) return errno;
-  if (!S_ISFIFO(info.st_mode) || info.st_uid != geteuid() || (info.st_mode & 077) != 0) return EPERM;
-  return 0;
-}
-
-}  // namespace
-
-int CreateDoorbell(const char* path, int* fd) {
-  if (mkfifo(path, 0600) != 0) return errno;
-  int opened = open(path, kOpenFlags);
-  if (opened < 0) {
-    int code = errno;
-    unlink(path);
-    return code;
-  }
-  *fd = opened;
-  return 0;
-}
-
-int OpenDoorbell(const char* path, int* fd) {
-  int opened = open(path, kOpenFlags);
-  if (opened < 0) return errno == ELOOP ? EPERM : errno;
-  int code = CheckedFifo(opened);
-  if (code != 0) {
-    close(opened);
-    return code;
-  }
-  *fd = opened;
+  if (fstat(received, &info) != 0) return errno;
+  if (!S_ISFIFO(info.st_mode)) return EPERM;
+  int flags = fcntl(received, F_GETFL);
+  if (flags < 0) return errno;
+  if ((flags & O_ACCMODE) != (read_end ? O_RDONLY : O_WRONLY)) return EPERM;
+  if ((flags & O_NONBLOCK) == 0 && fcntl(received, F_SETFL, flags | O_NONBLOCK) != 0) return errno;
+  int copy = fcntl(received, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return errno;
+  *fd = copy;
   return 0;
 }
 
@@ -48,7 +34,7 @@ int RingDoorbell(int fd) {
   for (;;) {
     if (write(fd, &one, 1) == 1) return 0;
     if (errno == EINTR) continue;
-    return errno == EAGAIN ? 0 : errno;
+    return errno == EAGAIN || errno == EPIPE ? 0 : errno;
   }
 }
 
@@ -61,8 +47,9 @@ long DrainDoorbell(int fd) {
       total += n;
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN) return -errno;
+    if (n == 0) return total > 0 ? total : -EPIPE;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return -errno;
     return total;
   }
 }

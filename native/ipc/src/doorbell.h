@@ -1,21 +1,24 @@
-// Doorbells of a topic mailbox: named FIFOs in the (0700) topic directory. Ringing one writes a byte; the
-// reader's event loop polls the FIFO and drains it. Pure C++ (no Node-API), linkable into a sanitizer test.
+// Doorbells of a topic mailbox: anonymous pipes (wire version 2: nothing named). The publisher makes a pipe
+// per side and passes the subscriber its ends with HELLO (SCM_RIGHTS). Ringing one writes a byte; the
+// reader's event loop polls its read end and drains it. Pure C++ (no Node-API), linkable into a sanitizer test.
 #pragma once
 
 namespace hs::ipc {
 
-// Makes the FIFO `path` (mode 0600, fails with EEXIST when the name exists) and opens it read-write and
-// non-blocking, so neither side ever blocks in open() nor gets SIGPIPE. Returns 0 or an errno value.
-int CreateDoorbell(const char* path, int* fd);
+// Makes one doorbell: a pipe, both ends non-blocking and close-on-exec. Returns 0 or an errno value.
+int CreateDoorbellPipe(int* read_end, int* write_end);
 
-// Opens the existing FIFO `path` read-write and non-blocking, without following a symlink, and checks
-// that it is a FIFO owned by this user with no group or other permission bits (EPERM otherwise).
-int OpenDoorbell(const char* path, int* fd);
+// Checks a doorbell end received from the peer and duplicates it (close-on-exec) into `*fd`: it must be a
+// pipe (or FIFO) opened for reading when `read_end`, for writing otherwise (EPERM), and is made
+// non-blocking, so neither side ever blocks on it. The caller keeps `received`. Returns 0 or an errno value.
+int AdoptDoorbellEnd(int received, bool read_end, int* fd);
 
-// Writes one byte. A full pipe already holds a pending ring, so EAGAIN counts as rung. 0 or errno.
+// Writes one byte. A full pipe already holds a pending ring, so EAGAIN counts as rung, and so does EPIPE
+// (the reader closed its end: the connection's end reports that peer). 0 or errno.
 int RingDoorbell(int fd);
 
-// Reads every pending byte; returns how many were read, or -errno.
+// Reads every pending byte; returns how many were read, or -errno; -EPIPE once every writer closed its end
+// (the pipe reads end-of-file, and polling it would report it readable for ever).
 long DrainDoorbell(int fd);
 
 }  // namespace hs::ipc

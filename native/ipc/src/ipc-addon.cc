@@ -411,7 +411,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 #ifdef HS_IPC_DOORBELLS
   RegisterDoorbellBindings(env, exports);
 #endif
-  exports.Set("abiVersion", Napi::Number::New(env, 5));
+  exports.Set("abiVersion", Napi::Number::New(env, 6));
   return exports;
 }
 

@@ -116,22 +116,43 @@ int MemfdCreate(const char* label, unsigned flags) {
 
 }  // namespace
 
-int CreateSealedSegment(const char* label, std::size_t byteSize, Mapping* out, int* fd) {
-  if (label == nullptr || byteSize == 0 || byteSize > kMaxFileSize || out == nullptr || fd == nullptr) return EINVAL;
-  int made = MemfdCreate(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (made < 0) return errno;
+namespace {
+
+// Sizes and seals a new memfd, then allocates its pages. Until the seals are on, a same-uid process can reopen
+// it through /proc/<pid>/fd and resize it, so the size is checked after sealing (then nobody can change it)
+// and the pages are allocated only then (within the sealed size, which F_SEAL_GROW allows): a shrink in that
+// window can neither leave a smaller file under the mapping nor a sparse one. EAGAIN when it was resized.
+int SizeAndSeal(int fd, std::size_t byteSize) {
+  if (ftruncate(fd, static_cast<off_t>(byteSize)) != 0) return errno;
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) return errno;
+  struct stat info;
+  if (fstat(fd, &info) != 0) return errno;
+  if (static_cast<std::size_t>(info.st_size) != byteSize) return EAGAIN;
   int status = 0;
   do {
-    status = posix_fallocate(made, 0, static_cast<off_t>(byteSize));
+    status = posix_fallocate(fd, 0, static_cast<off_t>(byteSize));
   } while (status == EINTR);
-  if (status == 0 && fcntl(made, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) status = errno;
-  if (status == 0) status = MapDescriptor(made, byteSize, true, out);
-  if (status != 0) {
+  return status;
+}
+
+}  // namespace
+
+int CreateSealedSegment(const char* label, std::size_t byteSize, Mapping* out, int* fd) {
+  if (label == nullptr || byteSize == 0 || byteSize > kMaxFileSize || out == nullptr || fd == nullptr) return EINVAL;
+  // A memfd resized by another process before its seals went on is thrown away; a few tries, then EAGAIN.
+  int status = EAGAIN;
+  for (int attempt = 0; attempt < 4 && status == EAGAIN; attempt++) {
+    int made = MemfdCreate(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (made < 0) return errno;
+    status = SizeAndSeal(made, byteSize);
+    if (status == 0) status = MapDescriptor(made, byteSize, true, out);
+    if (status == 0) {
+      *fd = made;
+      return 0;
+    }
     close(made);
-    return status;
   }
-  *fd = made;
-  return 0;
+  return status;
 }
 
 int SegmentSeals(int fd, unsigned* seals) {

@@ -4,6 +4,7 @@
 //   ./build/ipc-asan/hs_ipc_core_test
 // Prints "N passed, 0 failed" and exits non-zero on any failure.
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
@@ -149,13 +150,13 @@ int main() {
   Check(ProcessAlive(getpid()), "this process is alive");
   Check(!ProcessAlive(0) && !ProcessAlive(-1), "pid 0 and negative pids are never alive");
 
-  const std::string fifo = "/tmp/hs-core-test-bell-" + std::to_string(getpid());
-  int writer = -1;
-  Check(CreateDoorbell(fifo.c_str(), &writer) == 0, "create a doorbell");
-  int second = -1;
-  Check(CreateDoorbell(fifo.c_str(), &second) == EEXIST, "a second doorbell of the same name is EEXIST");
+  // Doorbells are anonymous pipes (wire version 2): nothing is named, so nothing can be squatted.
+  signal(SIGPIPE, SIG_IGN);  // as in Node: a ring whose reader is gone must return, not kill
   int reader = -1;
-  Check(OpenDoorbell(fifo.c_str(), &reader) == 0, "open the doorbell");
+  int writer = -1;
+  Check(CreateDoorbellPipe(&reader, &writer) == 0, "create a doorbell pipe");
+  Check((fcntl(reader, F_GETFL) & O_NONBLOCK) != 0 && (fcntl(writer, F_GETFL) & O_NONBLOCK) != 0, "both ends are non-blocking");
+  Check((fcntl(reader, F_GETFD) & FD_CLOEXEC) != 0 && (fcntl(writer, F_GETFD) & FD_CLOEXEC) != 0, "both ends are close-on-exec");
   Check(DrainDoorbell(reader) == 0, "a fresh doorbell holds nothing");
   Check(RingDoorbell(writer) == 0 && RingDoorbell(writer) == 0, "ring twice");
   Check(DrainDoorbell(reader) == 2, "the reader drains both rings");
@@ -163,22 +164,32 @@ int main() {
   for (int i = 0; i < 70000; i++) RingDoorbell(writer);
   Check(RingDoorbell(writer) == 0, "ringing a full pipe still counts as rung");
   Check(DrainDoorbell(reader) > 0, "a full pipe drains");
-  close(reader);
-  close(writer);
-  unlink(fifo.c_str());
-  int loose = -1;
-  Check(mkfifo(fifo.c_str(), 0644) == 0 && OpenDoorbell(fifo.c_str(), &loose) == EPERM, "a FIFO open to group or others is EPERM");
-  unlink(fifo.c_str());
-  const std::string plain = fifo + ".file";
-  FILE* file = std::fopen(plain.c_str(), "w");
-  if (file != nullptr) std::fclose(file);
-  chmod(plain.c_str(), 0600);
-  Check(OpenDoorbell(plain.c_str(), &loose) == EPERM, "a regular file is not a doorbell (EPERM)");
-  const std::string link = fifo + ".link";
-  Check(symlink(plain.c_str(), link.c_str()) == 0 && OpenDoorbell(link.c_str(), &loose) == EPERM, "a symlink is never followed (EPERM)");
-  unlink(link.c_str());
+
+  int adopted = -1;
+  Check(AdoptDoorbellEnd(reader, true, &adopted) == 0 && adopted != reader, "a read end is adopted as a read end (a duplicate)");
+  Check((fcntl(adopted, F_GETFD) & FD_CLOEXEC) != 0, "the duplicate is close-on-exec");
+  int wrong = -1;
+  Check(AdoptDoorbellEnd(reader, false, &wrong) == EPERM, "a read end is refused as a write end (EPERM)");
+  Check(AdoptDoorbellEnd(writer, true, &wrong) == EPERM, "a write end is refused as a read end (EPERM)");
+  const std::string plain = "/tmp/hs-core-test-bell-" + std::to_string(getpid());
+  int file = open(plain.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  Check(file >= 0 && AdoptDoorbellEnd(file, true, &wrong) == EPERM, "a regular file is not a doorbell (EPERM)");
+  close(file);
   unlink(plain.c_str());
-  Check(OpenDoorbell(fifo.c_str(), &loose) == ENOENT, "a missing doorbell is ENOENT");
+  Check(AdoptDoorbellEnd(-1, true, &wrong) == EBADF, "a bad fd is EBADF");
+  int blocking[2];
+  Check(pipe(blocking) == 0 && AdoptDoorbellEnd(blocking[0], true, &wrong) == 0 && (fcntl(wrong, F_GETFL) & O_NONBLOCK) != 0, "a blocking end is made non-blocking");
+  close(wrong);
+  close(blocking[0]);
+  close(blocking[1]);
+
+  close(writer);
+  Check(DrainDoorbell(adopted) == -EPIPE, "once every writer closed its end the reader sees -EPIPE (end of file)");
+  close(adopted);
+  Check(CreateDoorbellPipe(&reader, &writer) == 0, "another doorbell pipe");
+  close(reader);
+  Check(RingDoorbell(writer) == 0, "ringing a doorbell whose reader is gone returns (EPIPE counts as rung)");
+  close(writer);
 
   alignas(64) unsigned char control[kRingControlBytes] = {};
   Check(ParkRingReader(control) == 0, "parking an empty ring returns tail 0");
@@ -193,13 +204,6 @@ int main() {
   Check(CommitRingTail(busy, 0xffffffffu) && ParkRingReader(busy) == 0xffffffffu, "tails are full 32-bit counters");
   Check(CommitRingTail(busy, 0) && ParkRingReader(busy) == 0, "and wrap around to 0");
   Check(RingDoorbell(-1) == EBADF && DrainDoorbell(-1) == -EBADF, "a bad doorbell fd is EBADF");
-  int made = -1;
-  Check(CreateDoorbell(fifo.c_str(), &made) == 0, "create a doorbell again");
-  struct stat info;
-  Check(stat(fifo.c_str(), &info) == 0 && S_ISFIFO(info.st_mode) && (info.st_mode & 0777) == 0600, "a doorbell is a FIFO of mode 0600");
-  close(made);
-  unlink(fifo.c_str());
-  Check(CreateDoorbell((fifo + ".missing/bell").c_str(), &made) == ENOENT, "a doorbell in a missing directory is ENOENT");
   Check(ParkCommitRace(200000) == 0, "200000 commits against a parking reader lose no wake-up");
 
   // Sealed segments (wire version 2).

@@ -124,6 +124,17 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
    * when CUDA refuses (the same process, a freed allocation).
    */
   ipcOpenMemHandle(device: number, handle: Buffer): bigint;
+  /**
+   * The whole allocation that holds `address` on `device` (`cuMemGetAddressRange`): its first byte and
+   * its size in bytes. An importer checks the memory an IPC handle mapped against the size its peer
+   * announced. Throws an Error with `cudaError` (a `CUresult`) when the driver refuses the address.
+   */
+  ipcMemRange(device: number, address: bigint): {
+    /** First byte of the allocation, in this process. */
+    base: bigint;
+    /** Bytes of the allocation. */
+    size: number;
+  };
   /** Unmaps memory opened with `ipcOpenMemHandle`; returns the CUDA status. */
   ipcCloseMemHandle(address: bigint): number;
   /** 64-byte handle of an interprocess event (`eventCreate(device, true)`). */

@@ -14,7 +14,8 @@ const HALF = 1 << 20;
 const PRODUCER_NS = 1_500_000_000;
 
 /**
- * Process B, run by `node -e`: opens A's memory and event from the hex handles in argv, waits on the
+ * Process B, run by `node -e`: opens A's memory and event from the hex handles in argv, sizes the mapped
+ * allocation (`ipcMemRange`), waits on the
  * event on its own stream, copies the first half into pinned memory, fills the second half with 0x77,
  * closes both handles and prints one JSON line.
  */
@@ -24,6 +25,8 @@ const [memHex, eventHex, half] = process.argv.slice(-3);
 const n = Number(half);
 const check = (what, status) => { if (status !== 0) throw new Error(what + ': ' + cuda.errorName(status)); };
 const remote = cuda.ipcOpenMemHandle(0, Buffer.from(memHex, 'hex'));
+const range = cuda.ipcMemRange(0, remote);
+const mappedBytes = range.base === remote ? range.size : -1;
 const ready = cuda.ipcOpenEventHandle(0, Buffer.from(eventHex, 'hex'));
 const pendingAtWait = cuda.eventQuery(ready) === 600;
 const stream = cuda.streamCreate(0, 0);
@@ -42,12 +45,12 @@ const poll = () => {
   check('eventDestroy', cuda.eventDestroy(ready));
   check('streamDestroy', cuda.streamDestroy(stream));
   cuda.deferFree(1, pinned);
-  console.log(JSON.stringify({ pendingAtWait, filled, closeStatus }));
+  console.log(JSON.stringify({ pendingAtWait, filled, closeStatus, mappedBytes }));
 };
 poll();
 `;
 
-function runProcessB(addon: string, memHandle: Buffer, eventHandle: Buffer): Promise<{ pendingAtWait: boolean; filled: number; closeStatus: number }> {
+function runProcessB(addon: string, memHandle: Buffer, eventHandle: Buffer): Promise<{ pendingAtWait: boolean; filled: number; closeStatus: number; mappedBytes: number }> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -97,7 +100,8 @@ describe.skipIf(process.env['HS_GPU_SANITIZER_TOOL'] === 'initcheck')('CUDA IPC 
       expect(cuda.eventRecord(ready, stream)).toBe(0);
       const b = await runProcessB(loaded.path, cuda.ipcGetMemHandle(memory), cuda.ipcGetEventHandle(ready));
       console.log(`ipc: process B queued its wait while A's event was ${b.pendingAtWait ? 'pending' : 'already complete'}; read ${b.filled}/${HALF} bytes 0x5a`);
-      expect(b).toEqual({ pendingAtWait: b.pendingAtWait, filled: HALF, closeStatus: 0 });
+      // ipcMemRange sizes the mapping from its first byte: the whole exported allocation, what an importer checks HELLO against.
+      expect(b).toEqual({ pendingAtWait: b.pendingAtWait, filled: HALF, closeStatus: 0, mappedBytes: 2 * HALF });
       expect(cuda.memcpyAsync(pinned, memory + BigInt(HALF), HALF, stream)).toBe(0);
       await drain(cuda, stream);
       expect(view.every((v) => v === 0x77)).toBe(true);

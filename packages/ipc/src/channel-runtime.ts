@@ -3,7 +3,7 @@ import { isInsideCompute } from '@hs/runtime';
 import { ErrorCode, HsError, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type Result } from '@hs/streams';
 import { ChannelTensor } from './channel-tensor.js';
 import { FrameReader } from './frame-reader.js';
-import { checkHelloDescriptors, closeDescriptors, receiveHello } from './hello-connection.js';
+import { closeDescriptors, hostHelloDescriptors, receiveHello } from './hello-connection.js';
 import { TopicMailbox } from './mailbox/topic-mailbox.js';
 import { SharedSegment, subscriberSegmentAccess } from './shared-segment.js';
 import { checkHelloPid, checkedSocketPeer } from './socket-peer.js';
@@ -200,10 +200,10 @@ export class ChannelRuntime {
     const h = hello.value;
     const samePublisher = checkHelloPid(topic, h.producerPid, peer.value.pid);
     if (!samePublisher.ok) return fail(samePublisher);
-    const expected = checkHelloDescriptors(topic, fds, h.mailboxToken === null ? 1 : 2, h.mailboxToken === null ? 'the data segment' : 'the data segment and the offered mailbox');
+    const expected = hostHelloDescriptors(topic, fds, h.mailboxToken !== null);
     if (!expected.ok) return fail(expected);
     const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
-    const segment = SharedSegment.fromDescriptor({ fd: fds[0] as number, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
+    const segment = SharedSegment.fromDescriptor({ fd: expected.value.segment, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
     if (!segment.ok) return fail(segment);
     const memory = backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${topic} segment` });
     if (!memory.ok) {
@@ -211,10 +211,11 @@ export class ChannelRuntime {
       return fail(memory);
     }
     // The mailbox the publisher offered, when this addon has doorbells; a mailbox that exists but fails
-    // its checks (another user's FIFO, an unsealed segment, a wrong header) is an error, not a reason to fall back.
+    // its checks (a doorbell that is no pipe end, an unsealed segment, a wrong header) is an error, not a reason to fall back.
     let mailbox: TopicMailbox | null = null;
-    if (h.mailboxToken !== null) {
-      const opened = TopicMailbox.open({ directory: dir.value, topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken, fds[1] as number);
+    const offered = expected.value.mailbox;
+    if (h.mailboxToken !== null && offered !== null) {
+      const opened = TopicMailbox.open({ topic, topicId: h.topicId, slotCount: h.slotCount }, h.mailboxToken, offered);
       if (opened.ok) mailbox = opened.value;
       else if (opened.error.code !== ErrorCode.NotSupported) {
         backend.free(memory.value);

@@ -2,6 +2,7 @@ import { closeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { errnoCode, errnoErrorCode, loadIpcNative } from './ipc-native.js';
+import type { ReceivedMailbox } from './mailbox/topic-mailbox.js';
 import { FRAME_BYTES } from './wire/frame-layout.js';
 
 /**
@@ -96,8 +97,8 @@ export function sendHello(socket: Socket, frame: Buffer, fds: readonly number[])
 }
 
 /**
- * Checks that a HELLO came with the descriptors its kind needs: a host topic's data segment, then its
- * mailbox when one is offered; a device topic's none. `ProtocolError` otherwise.
+ * Checks that a HELLO came with `expected` descriptors (a device topic's none; a host topic's, see
+ * `hostHelloDescriptors`). `ProtocolError` otherwise.
  */
 export function checkHelloDescriptors(topic: string, fds: readonly number[], expected: number, what: string): Result<void> {
   if (fds.length === expected) return ok(undefined);
@@ -105,4 +106,22 @@ export function checkHelloDescriptors(topic: string, fds: readonly number[], exp
     ErrorCode.ProtocolError,
     `topic ${topic}: the HELLO came with ${fds.length} descriptors, expected ${expected} (${what}); wire version 2 passes a host topic's shared memory with its HELLO`,
   );
+}
+
+/** A host topic's descriptors from HELLO: the data segment and, with MAILBOX_OFFERED, the mailbox's three. */
+export interface HostHelloDescriptors {
+  readonly segment: number;
+  readonly mailbox: ReceivedMailbox | null;
+}
+
+/**
+ * Sorts a host topic's HELLO descriptors (wire version 2, in order: the data segment; with MAILBOX_OFFERED the
+ * mailbox segment, the subscriber's doorbell read end, the publisher's doorbell write end). `ProtocolError`
+ * for another count. The descriptors stay the caller's.
+ */
+export function hostHelloDescriptors(topic: string, fds: readonly number[], mailboxOffered: boolean): Result<HostHelloDescriptors> {
+  const expected = checkHelloDescriptors(topic, fds, mailboxOffered ? 4 : 1, mailboxOffered ? 'the data segment, the offered mailbox and its two doorbell ends' : 'the data segment');
+  if (!expected.ok) return expected;
+  const [segment, mailbox, ownBell, peerBell] = fds as [number, number?, number?, number?];
+  return ok({ segment, mailbox: mailboxOffered ? { segment: mailbox as number, ownBell: ownBell as number, peerBell: peerBell as number } : null });
 }

@@ -55,10 +55,12 @@ export interface IpcNativeBinding {
   readonly abiVersion: number;
   /**
    * Topic mailbox doorbells (native/ipc/src/doorbell-watch.cc); absent when the addon was built without
-   * libuv's header, and topics then carry descriptors over the socket. See `mailboxSupport()`.
+   * libuv's header, and topics then carry descriptors over the socket. See `mailboxSupport()`. Since ABI 6
+   * a doorbell is an anonymous pipe, `[readFd, writeFd]` (before: named FIFOs).
    */
-  readonly createDoorbell?: (path: string) => number;
-  readonly openDoorbell?: (path: string) => number;
+  readonly createDoorbellPipe?: () => [number, number];
+  /** A checked, non-blocking duplicate of a received doorbell end (EPERM: not a pipe, or the other direction); `fd` stays the caller's. */
+  readonly adoptDoorbell?: (fd: number, readEnd: boolean) => number;
   readonly ringDoorbell?: (fd: number) => void;
   readonly closeDoorbell?: (fd: number) => void;
   readonly watchDoorbell?: (fd: number, onRing: () => void) => object;
@@ -68,7 +70,7 @@ export interface IpcNativeBinding {
 }
 
 /** The doorbell functions of the addon, all present. */
-export type DoorbellBinding = Required<Pick<IpcNativeBinding, 'createDoorbell' | 'openDoorbell' | 'ringDoorbell' | 'closeDoorbell' | 'watchDoorbell' | 'unwatchDoorbell' | 'commitRing' | 'parkRing'>>;
+export type DoorbellBinding = Required<Pick<IpcNativeBinding, 'createDoorbellPipe' | 'adoptDoorbell' | 'ringDoorbell' | 'closeDoorbell' | 'watchDoorbell' | 'unwatchDoorbell' | 'commitRing' | 'parkRing'>>;
 
 /** One `Result` per load outcome, so every call for the same path returns the same object. */
 const asResult = new WeakMap<AddonLoad<IpcNativeBinding>, Result<IpcNativeBinding>>();

@@ -204,8 +204,8 @@ export class SubscriberSessions {
       socket.destroy();
       return;
     }
-    // The subscriber holds the mailbox's descriptor now (or never will: it is then dropped and closed).
-    sub.mailbox?.releaseDescriptor();
+    // The subscriber holds the mailbox's descriptors now (or never will: it is then dropped and closed).
+    sub.mailbox?.releaseDescriptors();
     this.#subscribers.add(sub);
     if (attached) this.#attachedCount++;
     socket.setNoDelay(true);
@@ -225,11 +225,6 @@ export class SubscriberSessions {
     sub.socket.end(bye);
     this.#drop(sub, { reason: 'protocolViolation', error: new HsError(ErrorCode.ProtocolError, `topic ${this.#options.topic}: subscriber pid ${sub.pid} dropped: ${detail}`) });
     return false;
-  }
-
-  /** Removes the names of the mailboxes offered and not yet attached through (the publisher's exit hook). */
-  unlinkMailboxNames(): void {
-    for (const sub of this.#subscribers) sub.mailbox?.unlinkNames();
   }
 
   /**
@@ -282,7 +277,6 @@ export class SubscriberSessions {
       if (!watched.ok) return this.#mailboxFailed(sub, watched.error);
       // The watch drained what the subscriber wrote before its ATTACH; a bad frame there dropped it.
       if (sub.gone) return false;
-      mailbox.unlinkNames();
     } else if (mailbox !== null) {
       mailbox.close();
       sub.mailbox = null;

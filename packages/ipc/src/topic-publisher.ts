@@ -139,7 +139,7 @@ export class TopicPublisher extends EventEmitter {
       producerPid: process.pid,
       mailboxToken: null,
     };
-    const { topic, topicId, runtimeDirectory } = init;
+    const { topic, topicId } = init;
     this.#sessions = new SubscriberSessions({
       topic,
       topicId,
@@ -150,7 +150,7 @@ export class TopicPublisher extends EventEmitter {
       handshake: 'attach',
       // Without doorbells in the addon, or when /dev/shm refuses the mailbox, the subscriber gets the socket path.
       offerMailbox: (slotCount) => {
-        const mailbox = TopicMailbox.create({ directory: runtimeDirectory, topic, topicId, publisherPid: process.pid, slotCount });
+        const mailbox = TopicMailbox.create({ topic, topicId, slotCount });
         return mailbox.ok ? mailbox.value : null;
       },
       // close() reclaims every lease and disposes the pool: nothing to recycle or tell then.
@@ -167,15 +167,11 @@ export class TopicPublisher extends EventEmitter {
         return hello;
       },
       // Wire version 2: the data segment (and the mailbox) travel with HELLO as sealed descriptors.
-      descriptors: (mailbox) => (mailbox === null ? [this.#segment.descriptor] : [this.#segment.descriptor, mailbox.descriptor]),
+      // and, with a mailbox, its segment and the subscriber's doorbell ends (nothing of a mailbox has a name).
+      descriptors: (mailbox) => [this.#segment.descriptor, ...(mailbox?.descriptors ?? [])],
     });
-    // Last-chance cleanup when the process exits without close(): names only (the OS drops mappings and
-    // descriptors; the segments have no names). The doorbells offered to subscribers that had not attached
-    // yet still have theirs.
-    this.#socket.serve(
-      (socket) => this.#sessions.accept(socket),
-      () => this.#sessions.unlinkMailboxNames(),
-    );
+    // The exit hook removes the socket path, the topic's only name (the OS drops mappings and descriptors).
+    this.#socket.serve((socket) => this.#sessions.accept(socket));
   }
 
   /** The topic name. */

@@ -1,6 +1,4 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, constants } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, readSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unwrap } from '@hs/streams';
 import { FRAME_BYTES, SharedSegment } from '../src/index.js';
@@ -10,17 +8,13 @@ import { mailboxSupport } from '../src/mailbox/topic-mailbox.js';
 
 const support = mailboxSupport();
 if (!support.ok) console.log(`FrameRing tests skipped: ${support.error.detail}`);
-const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-ring-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A ring of `capacity` entries over a plain 0600 segment (no mailbox header), and a doorbell whose rings can be counted. */
 function plainRing(name: string, capacity: number) {
   const native = unwrap(support);
   const segment = unwrap(SharedSegment.create({ name: `/hs.${process.getuid!()}.${process.pid}.ring-${name}`, byteSize: mailboxByteSize(capacity) }));
-  const bellPath = join(dir, `${name}.bell`);
-  const bell = native.createDoorbell(bellPath);
-  // A second descriptor of the same FIFO counts the rings without going through the addon's drain.
-  const counter = openSync(bellPath, constants.O_RDONLY | constants.O_NONBLOCK);
+  // The doorbell pipe's read end counts the rings without going through the addon's drain.
+  const [counter, bell] = native.createDoorbellPipe();
   const writer = new FrameRing(native, segment.bytes, DESCRIPTOR_RING_CONTROL, RING_ENTRIES, capacity);
   const reader = new FrameRing(native, segment.bytes, DESCRIPTOR_RING_CONTROL, RING_ENTRIES, capacity);
   const control = new Uint32Array(segment.bytes.buffer, segment.bytes.byteOffset + DESCRIPTOR_RING_CONTROL, 48);
@@ -48,7 +42,6 @@ function plainRing(name: string, capacity: number) {
   const dispose = (): void => {
     closeSync(counter);
     native.closeDoorbell(bell);
-    rmSync(bellPath, { force: true });
     segment.unlink();
     segment.close();
   };
@@ -136,5 +129,23 @@ describe.skipIf(!support.ok)('FrameRing (one direction of a topic mailbox, over 
     expect(r.writer.push(r.frame(1), r.bell)).toBe(false);
     expect(Atomics.load(r.control, RingWord.tail / 4)).toBe(0);
     r.dispose();
+  });
+
+  it('a doorbell pipe whose writer closed wakes its watch once and is not polled again; a ring to a closed reader returns', async () => {
+    const native = unwrap(support);
+    const [read, write] = native.createDoorbellPipe();
+    let wakes = 0;
+    const watch = native.watchDoorbell(read, () => wakes++);
+    native.closeDoorbell(write);
+    // End of file: a poll that kept reporting it would wake the watch on every turn of the loop.
+    for (let turn = 0; turn < 50 && wakes === 0; turn++) await new Promise((resolve) => setTimeout(resolve, 2));
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(wakes).toBe(1);
+    native.unwatchDoorbell(watch);
+    native.closeDoorbell(read);
+    const [closedRead, ringing] = native.createDoorbellPipe();
+    native.closeDoorbell(closedRead);
+    expect(() => native.ringDoorbell(ringing)).not.toThrow(); // EPIPE counts as rung (and Node ignores SIGPIPE)
+    native.closeDoorbell(ringing);
   });
 });

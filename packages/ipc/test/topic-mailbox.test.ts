@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +31,8 @@ import { FrameReader } from '../src/frame-reader.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
 import { FrameRing } from '../src/mailbox/frame-ring.js';
 import { DESCRIPTOR_RING_CONTROL, MAILBOX_MAGIC, MailboxHeader, RELEASE_RING_CONTROL, RING_ENTRIES, RingWord, mailboxByteSize, mailboxCapacity, releaseEntries } from '../src/mailbox/mailbox-layout.js';
-import { TopicMailbox, doorbellError, mailboxSupport, type MailboxAddress } from '../src/mailbox/topic-mailbox.js';
+import { TopicMailbox, doorbellError, mailboxSupport, type MailboxAddress, type ReceivedMailbox } from '../src/mailbox/topic-mailbox.js';
+import { errnoErrorCode as errnoErrorCodeOf } from '../src/ipc-native.js';
 import { receiveHello, sendHello } from '../src/hello-connection.js';
 import { encodeGoodbye, encodeRelease } from '../src/wire/control-frames.js';
 import { Offset } from '../src/wire/frame-layout.js';
@@ -155,6 +156,17 @@ async function rawClient(socketPath: string): Promise<RawClient> {
   };
 }
 
+/** The mailbox descriptors of a raw client's HELLO (segment, its doorbell read end, the publisher's write end). */
+function receivedMailbox(client: RawClient): ReceivedMailbox {
+  expect(client.fds).toHaveLength(4);
+  return { segment: client.fds[1]!, ownBell: client.fds[2]!, peerBell: client.fds[3]! };
+}
+
+/** A write end of the subscriber's doorbell, reopened through /proc from the read end in `mailboxFds` (a pipe reopens in the mode asked for). */
+function subscriberBell(mailboxFds: readonly number[]): number {
+  return openSync(`/proc/self/fd/${mailboxFds[1]!}`, constants.O_WRONLY | constants.O_NONBLOCK);
+}
+
 async function helloOf(client: RawClient): Promise<TopicHello> {
   const view = await client.next();
   expect(view).not.toBeNull();
@@ -216,7 +228,7 @@ function hostInput(topic: string): TopicEndpointRecord {
 }
 
 describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases through shared-memory rings', () => {
-  it('ChannelRuntime receives 2000 tensors bit-exact through the mailbox; the names go at attach, everything at close', async () => {
+  it('ChannelRuntime receives 2000 tensors bit-exact through the mailbox; nothing but the topic socket has a name, everything goes at close', async () => {
     const t = await openTopic('mb-e2e');
     const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
     await until(() => t.pub.subscriberCount === 1, 'attach');
@@ -224,7 +236,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
     expect(shmMailboxNames()).toEqual([]);
     expect(mappings(process.pid)).toHaveLength(2);
-    expect(openDescriptors(t.dir)).toHaveLength(4); // each end holds both doorbells (deleted FIFOs)
+    expect(openDescriptors(t.dir)).toEqual([]); // the doorbells are anonymous pipes: no file of the directory is open
 
     const total = 2000;
     let mismatches = 0;
@@ -355,17 +367,48 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     await t.finish();
   });
 
+  it('a hostile peer cannot squat a doorbell: the names wire version 1 used, planted between HELLO and ATTACH, are never opened', async () => {
+    const t = await openTopic('mb-squat');
+    const raw = await rawClient(t.pub.socketPath);
+    const hello = await helloOf(raw);
+    const token = hello.mailboxToken!;
+    // A same-uid squatter that learnt the token plants the old doorbell names: a FIFO of its own and a symlink.
+    const stem = join(t.dir, `${t.topic}.${process.pid}.${token}`);
+    expect(spawnSync('mkfifo', ['-m', '0600', `${stem}.pub`]).status).toBe(0);
+    symlinkSync('/dev/null', `${stem}.sub`);
+    const mailbox = unwrap(TopicMailbox.open({ topic: t.topic, topicId: hello.topicId, slotCount: hello.slotCount }, token, receivedMailbox(raw)));
+    const slots: [number, number][] = [];
+    unwrap(mailbox.watch((view) => (slots.push([view.getUint32(Offset.slot, true), Number(view.getBigUint64(Offset.generation, true))]), true), () => undefined));
+    raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
+    await until(() => t.pub.subscriberCount === 1, 'attach');
+    for (let i = 0; i < 3; i++) expect(publishOne(t.pub, i, 64)).toBe(true);
+    await until(() => slots.length === 3, 'the descriptors through the mailbox');
+    for (const [slot, generation] of slots) expect(mailbox.send(frame((v) => encodeRelease(v, 0, hello.topicId, slot, generation)))).toBe(true);
+    await until(() => t.pub.occupancy === 0, 'the releases through the mailbox');
+    expect(t.lost).toEqual([]);
+    // Neither side opened the planted names: only the squatter's own files are there.
+    expect(openDescriptors(t.dir)).toEqual([]);
+    expect(readdirSync(t.dir).sort()).toEqual([`${t.topic}.${process.pid}.${token}.pub`, `${t.topic}.${process.pid}.${token}.sub`, `${t.topic}.sock`]);
+    mailbox.close();
+    raw.socket.end();
+    await raw.closed;
+    rmSync(`${stem}.pub`);
+    rmSync(`${stem}.sub`);
+    await t.finish();
+  });
+
   it('a subscriber that declines the mailbox gets descriptors over the socket, and its RELEASE frames return the slots', async () => {
     const t = await openTopic('mb-socket');
     const raw = await rawClient(t.pub.socketPath);
     const hello = await helloOf(raw);
     const token = hello.mailboxToken!;
     expect(token).toMatch(/^[0-9a-f]{16}$/);
-    // Offered: the segment and both doorbells exist until the subscriber attaches.
-    expect(readdirSync(t.dir).sort()).toEqual([`${t.topic}.${process.pid}.${token}.pub`, `${t.topic}.${process.pid}.${token}.sub`, `${t.topic}.sock`]);
-    // Wire version 2: the mailbox segment is a sealed memfd that came with HELLO; it never has a name.
+    // Offered, not attached yet: the mailbox segment (a sealed memfd) and both doorbells (pipe ends) came with
+    // HELLO, so nothing of the mailbox has a name between HELLO and ATTACH: no FIFO, no /dev/shm segment.
+    expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);
     expect(shmMailboxNames()).toEqual([]);
-    expect(raw.fds).toHaveLength(2);
+    expect(raw.fds).toHaveLength(4);
+    expect(raw.fds.slice(2).map((fd) => readlinkSync(`/proc/self/fd/${fd}`))).toEqual([expect.stringMatching(/^pipe:\[\d+\]$/), expect.stringMatching(/^pipe:\[\d+\]$/)]);
     // Not attached yet: it is not counted, sent nothing and lent nothing.
     expect(publishOne(t.pub, 0, 100)).toBe(true);
     expect(t.pub.subscriberCount).toBe(0);
@@ -426,7 +469,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     }
   });
 
-  it('a publisher process that exits without close() removes the names of mailboxes it offered and nobody took', async () => {
+  it('a mailbox offered to a connection that never attaches has no name, and a publisher process that exits without close() leaves nothing in the runtime directory', async () => {
     const dir = runtimeDirectory();
     const child = spawn(process.execPath, ['--import', 'tsx', exitingPublisherScript, dir, 'mb-exit'], { stdio: ['pipe', 'pipe', 'inherit'] });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -434,7 +477,9 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     const raw = await rawClient(join(dir, 'mb-exit.sock'));
     const hello = await helloOf(raw);
     const token = hello.mailboxToken!;
-    expect(readdirSync(dir).sort()).toEqual([`mb-exit.${child.pid}.${token}.pub`, `mb-exit.${child.pid}.${token}.sub`, 'mb-exit.sock']);
+    expect(token).toMatch(/^[0-9a-f]{16}$/);
+    expect(raw.fds).toHaveLength(4);
+    expect(readdirSync(dir)).toEqual(['mb-exit.sock']);
     // The segment has no name at all (a sealed memfd passed with HELLO).
     expect(readdirSync('/dev/shm').filter((n) => n.startsWith(`hs.${process.getuid!()}.${child.pid}.`))).toEqual([]);
     child.stdin!.write('exit\n');
@@ -443,44 +488,37 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
     expect(readdirSync(dir)).toEqual([]);
   }, 60_000);
 
-  it('TopicMailbox.create leaves nothing behind when a doorbell cannot be made', () => {
-    const made = TopicMailbox.create({ directory: join(base, 'missing-directory'), topic: 'mb-create', topicId: 9, publisherPid: process.pid, slotCount: 4 });
-    expect(made.ok ? null : made.error.code).toBe(ErrorCode.NotFound);
-    expect(shmMailboxNames()).toEqual([]);
+  it('TopicMailbox.create leaves nothing behind when a doorbell pipe cannot be made (EMFILE is ResourceExhausted)', () => {
+    const native = unwrap(support);
+    const pipesBefore = openDescriptors('pipe:').length;
+    const real = native.createDoorbellPipe.bind(native);
+    let calls = 0;
+    const pipe = vi.spyOn(native, 'createDoorbellPipe').mockImplementation(() => {
+      if (++calls === 2) throw Object.assign(new Error('cannot create a doorbell pipe: Too many open files'), { code: 'EMFILE' });
+      return real();
+    });
+    try {
+      const made = TopicMailbox.create({ topic: 'mb-create', topicId: 9, slotCount: 4 });
+      expect(made.ok ? null : made.error.code).toBe(ErrorCode.ResourceExhausted);
+      expect(made.ok ? '' : made.error.message).toContain('ulimit -n');
+    } finally {
+      pipe.mockRestore();
+    }
+    expect(calls).toBe(2);
+    expect(openDescriptors('pipe:')).toHaveLength(pipesBefore); // the first pipe was closed again
     expect(mappings(process.pid)).toEqual([]);
   });
 
-  it('a full runtime directory file system (mkfifo ENOSPC) is OutOfMemory naming the directory, and leaves nothing behind (a tmpfs out of inodes; needs root to mount, skipped otherwise)', (context) => {
-    const full = join(base, 'full-fs');
-    mkdirSync(full);
-    // nr_inodes=3: the root directory and two files fill it, so the first doorbell's mkfifo is ENOSPC.
-    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,nr_inodes=3,mode=0700', 'tmpfs', full], { encoding: 'utf8' });
-    if (process.getuid?.() !== 0 || mounted.status !== 0) {
-      context.skip(`cannot mount a tmpfs here (${mounted.stderr?.trim() || 'not root'})`);
-      return;
-    }
-    try {
-      for (const name of ['a', 'b']) closeSync(openSync(join(full, name), 'w'));
-      const made = TopicMailbox.create({ directory: full, topic: 'mb-full', topicId: 11, publisherPid: process.pid, slotCount: 4 });
-      expect(made.ok ? null : made.error.code).toBe(ErrorCode.OutOfMemory);
-      expect(made.ok ? '' : made.error.message).toContain(`df -i ${full}`);
-      expect(readdirSync(full).sort()).toEqual(['a', 'b']);
-      expect(shmMailboxNames()).toEqual([]);
-    } finally {
-      spawnSync('umount', [full]);
-    }
-  });
-
-  it('doorbell errors map errno names as segments do: ENOSPC OutOfMemory, EFBIG ResourceExhausted', () => {
-    const thrown = (code: string): Error => Object.assign(new Error(`cannot create doorbell: ${code}`), { code });
-    const codeOf = (r: { ok: false; error: { code: ErrorCode } }): ErrorCode => r.error.code;
-    expect(codeOf(doorbellError(thrown('ENOSPC'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.OutOfMemory);
-    expect(codeOf(doorbellError(thrown('EDQUOT'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.OutOfMemory);
-    expect(codeOf(doorbellError(thrown('EFBIG'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.ResourceExhausted);
-    expect(codeOf(doorbellError(thrown('EMFILE'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.ResourceExhausted);
-    expect(codeOf(doorbellError(thrown('EEXIST'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.AlreadyExists);
-    expect(codeOf(doorbellError(thrown('EACCES'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.PermissionDenied);
-    expect(codeOf(doorbellError(thrown('EUNKNOWN'), '/run/x/t.1.0.pub') as never)).toBe(ErrorCode.InvalidState);
+  it('doorbell errors map errno names as segments do: EMFILE ResourceExhausted, EPERM PermissionDenied naming what a doorbell is', () => {
+    const thrown = (code: string): Error => Object.assign(new Error(`cannot adopt the doorbell read end: ${code}`), { code });
+    const failure = (code: string): { code: ErrorCode; message: string } => {
+      const r = doorbellError(thrown(code), 'topic t: the doorbell');
+      return r.ok ? { code: ErrorCode.InvalidState, message: 'ok' } : { code: r.error.code, message: r.error.message };
+    };
+    expect(failure('EMFILE').code).toBe(ErrorCode.ResourceExhausted);
+    expect(failure('ENFILE').code).toBe(ErrorCode.ResourceExhausted);
+    expect(failure('EPERM')).toEqual({ code: ErrorCode.PermissionDenied, message: expect.stringContaining('a doorbell is the end of a pipe the publisher passed with HELLO') });
+    expect(failure('EBADF').code).toBe(errnoErrorCodeOf('EBADF'));
   });
 
   describe('protocol violations before and around ATTACH drop the subscriber and remove its mailbox', () => {
@@ -561,16 +599,17 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
   });
 
   describe('a hostile subscriber behind the mailbox', () => {
-    /** A raw subscriber that attaches through the mailbox, plus a second mapping and its own descriptor of the publisher's doorbell (opened before ATTACH removes the names). */
+    /** A raw subscriber that attaches through the mailbox, plus a second mapping and its own descriptor of the publisher's doorbell. */
     async function hostileAttach(t: Topic) {
       const raw = await rawClient(t.pub.socketPath);
       const hello = await helloOf(raw);
       const token = hello.mailboxToken!;
-      const address: MailboxAddress = { directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount };
-      const mailbox = unwrap(TopicMailbox.open(address, token, raw.fds[1]!));
+      const address: MailboxAddress = { topic: t.topic, topicId: hello.topicId, slotCount: hello.slotCount };
+      const mailbox = unwrap(TopicMailbox.open(address, token, receivedMailbox(raw)));
       const alias = unwrap(SharedSegment.fromDescriptor({ fd: raw.fds[1]!, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       const native = unwrap(support);
-      const bell = native.openDoorbell(join(t.dir, `${t.topic}.${process.pid}.${token}.pub`));
+      // Its own descriptor of the publisher's doorbell: the write end that came with HELLO, duplicated.
+      const bell = native.adoptDoorbell(raw.fds[3]!, false);
       const descriptors: number[] = [];
       unwrap(mailbox.watch((view) => (descriptors.push(view.getUint32(Offset.slot, true)), true), () => undefined));
       raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
@@ -739,7 +778,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         const raw = await rawClient(t.pub.socketPath);
         const hello = await helloOf(raw);
         const token = hello.mailboxToken!;
-        const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token, raw.fds[1]!));
+        const mailbox = unwrap(TopicMailbox.open({ topic: t.topic, topicId: hello.topicId, slotCount: hello.slotCount }, token, receivedMailbox(raw)));
         const alias = unwrap(SharedSegment.fromDescriptor({ fd: raw.fds[1]!, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
         e.write(mailbox, alias, hello);
         raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
@@ -767,7 +806,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const raw = await rawClient(t.pub.socketPath);
       const hello = await helloOf(raw);
       const token = hello.mailboxToken!;
-      const mailbox = unwrap(TopicMailbox.open({ directory: t.dir, topic: t.topic, topicId: hello.topicId, publisherPid: hello.producerPid, slotCount: hello.slotCount }, token, raw.fds[1]!));
+      const mailbox = unwrap(TopicMailbox.open({ topic: t.topic, topicId: hello.topicId, slotCount: hello.slotCount }, token, receivedMailbox(raw)));
       const alias = unwrap(SharedSegment.fromDescriptor({ fd: raw.fds[1]!, byteSize: mailboxByteSize(mailboxCapacity(hello.slotCount)), access: 'readWrite' }));
       raw.socket.write(frame((v) => encodeAttach(v, 0, hello.topicId, true)));
       peers.push({ raw, hello, mailbox, alias });
@@ -804,15 +843,17 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
      * (made by `TopicMailbox.create`), tampered with by `tamper`, offered in its HELLO; it records the
      * frames the subscriber sends and answers nothing by itself.
      */
-    async function fakePublisher(topic: string, tamper: (m: { dir: string; token: string; pubBell: string; subBell: string; alias: (byteSize: number) => SharedSegment }) => void) {
+    async function fakePublisher(topic: string, tamper: (m: { dir: string; token: string; mailboxFds: readonly number[]; alias: (byteSize: number) => SharedSegment }) => readonly number[] | void) {
       const dir = runtimeDirectory();
       const segment = unwrap(SharedSegment.createSealed({ label: `hs.pool-${topic}`, byteSize: 4 * 1024 }));
-      const mailbox = unwrap(TopicMailbox.create({ directory: dir, topic, topicId: 5, publisherPid: process.pid, slotCount: 4 }));
+      const mailbox = unwrap(TopicMailbox.create({ topic, topicId: 5, slotCount: 4 }));
       const token = mailbox.token;
-      // A second read/write mapping of the mailbox (the fake keeps its descriptor to pass it with each HELLO).
-      const alias = (byteSize: number): SharedSegment => unwrap(SharedSegment.fromDescriptor({ fd: mailbox.descriptor, byteSize, access: 'readWrite' }));
-      const names = { dir, token, pubBell: join(dir, `${topic}.${process.pid}.${token}.pub`), subBell: join(dir, `${topic}.${process.pid}.${token}.sub`), alias };
-      tamper(names);
+      // The fake keeps the mailbox's descriptors (segment, the subscriber's doorbell ends) to pass them with each HELLO.
+      const mailboxFds = mailbox.descriptors;
+      // A second read/write mapping of the mailbox.
+      const alias = (byteSize: number): SharedSegment => unwrap(SharedSegment.fromDescriptor({ fd: mailboxFds[0]!, byteSize, access: 'readWrite' }));
+      const names = { dir, token, mailboxFds, alias };
+      const sent = tamper(names) ?? mailboxFds;
       const got: DataView[] = [];
       const peers: Socket[] = [];
       const server = createServer((socket) => {
@@ -823,7 +864,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
         sendHello(
           socket,
           frame((v) => encodeHello(v, 0, { topicId: 5, slotCount: 4, slotStride: 1024, segmentBytes: 4 * 1024, memoryKind: WireMemoryKind.Host, maxRank: 1, producerPid: process.pid, mailboxToken: token })),
-          [segment.descriptor, mailbox.descriptor],
+          [segment.descriptor, ...sent],
         );
       });
       await new Promise<void>((resolve) => server.listen(join(dir, `${topic}.sock`), resolve));
@@ -836,11 +877,11 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       return { ...names, mailbox, segment, got, peers, close };
     }
 
-    /** What of the fake's names this process has mapped or open (the fake's own mapping and doorbells included). */
-    const held = (f: { token: string; dir: string; segment: SharedSegment }) => ({
+    /** What of the fake's this process has mapped or open (the fake's own mappings and doorbell pipes included). */
+    const held = (f: { token: string; segment: SharedSegment }) => ({
       mailboxMaps: mappings(process.pid, new RegExp(`\\.m${f.token}`)).length,
       poolMaps: mappings(process.pid, new RegExp(f.segment.name.replace(/\./g, '\\.'))).length,
-      doorbells: openDescriptors(f.dir).length,
+      pipes: openDescriptors('pipe:').length,
     });
 
     const refusals: { name: string; code: ErrorCode; detail: RegExp; tamper: Parameters<typeof fakePublisher>[1] }[] = [
@@ -864,24 +905,25 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
           alias.close();
         },
       },
-      { name: 'a doorbell FIFO of mode 0644', code: ErrorCode.PermissionDenied, detail: /must be a FIFO of this user with mode 0600/, tamper: (m) => chmodSync(m.subBell, 0o644) },
       {
-        name: 'a symlink in place of a doorbell',
+        name: 'a regular file in place of a doorbell end',
         code: ErrorCode.PermissionDenied,
-        detail: /must be a FIFO of this user with mode 0600/,
-        tamper: (m) => {
-          unlinkSync(m.pubBell);
-          symlinkSync(m.subBell, m.pubBell);
-        },
+        detail: /a doorbell is the end of a pipe the publisher passed with HELLO/,
+        tamper: (m) => [m.mailboxFds[0]!, openSync(join(base, `not-a-pipe-${m.token}`), 'w'), m.mailboxFds[2]!],
       },
-      { name: 'a missing doorbell', code: ErrorCode.NotFound, detail: /the publisher removed it/, tamper: (m) => unlinkSync(m.pubBell) },
+      {
+        name: 'the two doorbell ends swapped (a write end where the read end belongs)',
+        code: ErrorCode.PermissionDenied,
+        detail: /subscriber's doorbell \(read end\).*a doorbell is the end of a pipe/,
+        tamper: (m) => [m.mailboxFds[0]!, m.mailboxFds[2]!, m.mailboxFds[1]!],
+      },
     ];
     for (const r of refusals) {
       it(`refuses ${r.name} with ${r.code}, and keeps nothing of it`, async () => {
         const topic = `mb-fake-${refusals.indexOf(r)}`;
         const f = await fakePublisher(topic, r.tamper);
         const before = held(f);
-        expect(before).toEqual({ mailboxMaps: 1, poolMaps: 1, doorbells: 2 }); // the fake's own
+        expect(before).toMatchObject({ mailboxMaps: 1, poolMaps: 1 }); // the fake's own
         const backend = new HostBackend();
         await expect(ChannelRuntime.connect({ backend, topic, runtimeDirectory: f.dir })).rejects.toMatchObject({ code: r.code, detail: expect.stringMatching(r.detail) });
         await until(() => f.peers[0]?.destroyed === true || f.peers[0]?.readableEnded === true, 'the subscriber hung up');
@@ -908,7 +950,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       const { f, backend, channel } = await attachedToFake('mb-fake-corrupt');
       const native = unwrap(support);
       const alias = f.alias(RING_ENTRIES);
-      const bell = native.openDoorbell(f.subBell);
+      const bell = subscriberBell(f.mailboxFds);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 1000);
       native.ringDoorbell(bell);
       await expect(channel.receive()).rejects.toMatchObject({ code: ErrorCode.ProtocolError, detail: expect.stringMatching(/corrupted control block/) });
@@ -930,7 +972,7 @@ describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases 
       expect(f.got[0]!.getUint32(Offset.attachFlags, true)).toBe(1);
       const native = unwrap(support);
       const alias = f.alias(RING_ENTRIES);
-      const bell = native.openDoorbell(f.subBell);
+      const bell = subscriberBell(f.mailboxFds);
       Atomics.store(new Uint32Array(alias.bytes.buffer, alias.bytes.byteOffset + DESCRIPTOR_RING_CONTROL + RingWord.tail, 1), 0, 0xfffffff0);
       native.ringDoorbell(bell);
       await until(() => subscription.failure !== null, 'the input failed');

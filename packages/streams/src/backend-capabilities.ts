@@ -43,7 +43,10 @@ export interface IpcMemoryImport {
   readonly device: Device;
   /** The 64-byte `cudaIpcMemHandle_t` another process got from `exportMemory`. */
   readonly handle: Uint8Array;
-  /** Bytes of the exported allocation this process uses (at most its size). */
+  /**
+   * Bytes of the exported allocation this process uses: at most its size, which the CUDA backend checks
+   * on the mapped memory (`cuMemGetAddressRange`), refusing a larger one with `InvalidArgument`.
+   */
   readonly byteSize: number;
   /** Name shown in diagnostics. */
   readonly label?: string;
@@ -77,7 +80,8 @@ export interface IpcHandleOperations {
   /**
    * Maps another process's exported allocation into this process as cudaDevice memory of this backend.
    * `free()` (or `freeAsync()`) unmaps it once the work enqueued on this backend's streams before the free
-   * completed; it never frees the exporter's memory.
+   * completed; it never frees the exporter's memory. `InvalidArgument` (and nothing stays mapped) when
+   * `byteSize` exceeds the allocation the handle maps, so an announced size cannot reach past its end.
    */
   importMemory(request: IpcMemoryImport): Result<DeviceMemory>;
   /** The 64-byte IPC handle of an event created with `createEvent(device, { interprocess: true })`. */

@@ -32,6 +32,8 @@ export const GPU_SUITE_FILES = [
 export const GPU_PACKED_EXTRAS = [
   // The child process the cross-process suite spawns (found next to the suite's bundle).
   'tooling/reliability/src/topic-process.ts',
+  // The hostile peer the cross-process soak runs beside its host topic (`pnpm soak`).
+  'tooling/reliability/src/hostile-peer.ts',
   // `pnpm soak`'s report, run on the device by `run-on-device.sh soak`.
   'tooling/reliability/src/soak-cli.ts',
   'tooling/gpu/src/bench-gpu.ts',

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { loadCudaNative } from '@hs/cuda-native';
 import { CudaBackend, HostBackend, unwrap, type Backend } from '@hs/streams';
 import { deviceSample, forceGc, memoryAfterGc, soakDeviceMemory, soakMemory, type DeviceSample, type SoakBackend, type SoakDeviceMemory, type SoakMemory } from './soak.js';
-import { spawnTopicChildFor } from './topic-child.js';
+import type { HostilePeerReport } from './hostile-peer.js';
+import { spawnHostilePeer, spawnTopicChildFor } from './topic-child.js';
 import { runTopicProducer, type TopicRunReport } from './topic-graphs.js';
 
 /** Fraction of the cross-process soak's frames before the producer's memory baseline. */
@@ -27,6 +28,10 @@ export interface CrossProcessSoakOutcome {
   readonly backend: SoakBackend;
   /** On `cuda`: device 0's memory at the same two points as `producerMemory`; null on `host` or without a warm-up sample. */
   readonly deviceMemory: SoakDeviceMemory | null;
+  /** Frames the good subscriber received per second of the producer's run. */
+  readonly framesPerSecond: number;
+  /** With `hostilePeers`: what the hostile peer did and the subscriber losses the publisher reported (`TopicMetrics.subscribersLost`); else null. */
+  readonly hostile: (HostilePeerReport & { readonly subscribersLost: number }) | null;
 }
 
 /** Options of `crossProcessSoak`. */
@@ -35,6 +40,13 @@ export interface CrossProcessSoakOptions {
   readonly backend?: SoakBackend;
   /** Milliseconds between the producer's metrics samples; default 250. */
   readonly sampleEveryMs?: number;
+  /**
+   * Host topics: run a same-uid hostile peer (`hostile-peer`, a child process) with this many connections
+   * beside the good subscriber for the whole run: connections that never ATTACH, malformed and partial
+   * frames, instant reconnects, and `ftruncate` attempts on the publisher's segments. A segment it could
+   * resize counts as a problem. Default 0: none.
+   */
+  readonly hostilePeers?: number;
 }
 
 /**
@@ -42,11 +54,13 @@ export interface CrossProcessSoakOptions {
  * consumer graph in a child process subscribes to; every byte is checked there, and the boundary pool
  * must have every slot back at the end. On `cuda` the frames are device tensors behind generation fences
  * and device 0's memory is sampled too. With `--expose-gc` the producer's heap and RSS are sampled after
- * warm-up and at the end (from the session's metrics, every `sampleEveryMs`).
+ * warm-up and at the end (from the session's metrics, every `sampleEveryMs`). With `hostilePeers` (host
+ * topics) a hostile same-uid peer attacks the topic for the whole run; the good subscriber must still get
+ * every frame intact (compare `framesPerSecond` with a run without it).
  * @throws HsError NotSupported for `backend: 'cuda'` without a usable device.
  */
 export async function crossProcessSoak(frames: number, options: CrossProcessSoakOptions = {}): Promise<CrossProcessSoakOutcome> {
-  const { backend: backendName = 'host', sampleEveryMs = 250 } = options;
+  const { backend: backendName = 'host', sampleEveryMs = 250, hostilePeers = 0 } = options;
   const dir = mkdtempSync(join(tmpdir(), 'hs-soak-topics-'));
   try {
     const memory = backendName === 'cuda' ? 'cudaDevice' : 'host';
@@ -61,6 +75,8 @@ export async function crossProcessSoak(frames: number, options: CrossProcessSoak
     let endDevice: DeviceSample | null = null;
     let samples = 0;
     let warmedUp = false;
+    const hostile = hostilePeers > 0 && backendName === 'host' ? spawnHostilePeer(join(dir, 'soak.sock'), process.pid, hostilePeers) : null;
+    await hostile?.started;
     const producer = await runTopicProducer({
       backend,
       topic: 'soak',
@@ -85,11 +101,15 @@ export async function crossProcessSoak(frames: number, options: CrossProcessSoak
     });
     const producerMemory = warm === null || end === null ? null : soakMemory(warm, end, samples);
     const deviceMemory = warmDevice === null || endDevice === null ? null : soakDeviceMemory(warmDevice, endDevice);
+    const attacks = hostile === null ? null : await hostile.stop();
     const consumed = await consumer.report;
     backend.dispose();
+    const resized = attacks?.truncations['ok'] ?? 0;
     const problems =
-      (producer.ok ? 0 : 1) + (consumed.ok ? 0 : 1) + Math.abs(producer.slotsOut) + consumed.badBytes + Math.abs(frames - consumed.frames);
-    return { frames, producer, consumer: consumed, problems, producerMemory, backend: backendName, deviceMemory };
+      (producer.ok ? 0 : 1) + (consumed.ok ? 0 : 1) + Math.abs(producer.slotsOut) + consumed.badBytes + Math.abs(frames - consumed.frames) + resized;
+    const framesPerSecond = consumed.frames / Math.max(producer.elapsedMs / 1000, 1e-9);
+    const hostileOutcome = attacks === null ? null : { ...attacks, subscribersLost: producer.topic?.subscribersLost ?? 0 };
+    return { frames, producer, consumer: consumed, problems, producerMemory, backend: backendName, deviceMemory, framesPerSecond, hostile: hostileOutcome };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

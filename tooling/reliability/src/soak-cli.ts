@@ -12,12 +12,24 @@ import { FLAGSHIP_SOAK_DEFAULT_SCANS, flagshipSoak } from './flagship-soak.js';
 import { CudaBackend } from '@hs/streams';
 
 // `pnpm soak`: the reliability run and its one report. Environment: HS_SOAK_FRAMES (default 1e6),
-// HS_SOAK_TOPIC_FRAMES (frames of the cross-process topic soak, default 1e6),
+// HS_SOAK_TOPIC_FRAMES (frames of the cross-process topic soak, default 1e6; run again beside a hostile peer),
+// HS_SOAK_HOSTILE_PEERS (connections of that hostile peer, default 4; 0 skips the hostile run),
 // HS_SOAK_BACKEND (host, cuda or auto = cuda when a device is usable; default auto),
 // HS_SOAK_FLAGSHIP_FRAMES (scans of the scan-to-volume flagship soak, rounded up to whole sweeps of 36;
 // default FLAGSHIP_SOAK_DEFAULT_SCANS, 1e6: about 85 minutes on 2 cores, see flagship-soak.ts),
 // HS_SOAK_SEED (default 1), HS_CHAOS_SEEDS (how many seeds, 1..N; default 16), HS_FUZZ_RUNS (inputs per
 // fuzz target; default per target below), HS_FUZZ_SEED. Exits 1 when anything is found.
+
+function nonNegativeInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    console.error(`${name} must be a non-negative integer, got "${raw}"`);
+    process.exit(2);
+  }
+  return value;
+}
 
 function positiveInteger(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -149,9 +161,29 @@ if (topics.backend === 'cuda') {
 }
 for (const side of [topics.producer, topics.consumer]) if (side.error !== null) console.log(`    ! ${side.error}`);
 
+// The hostile peer attacks a host topic (device topics have no ATTACH and no segments to truncate): its
+// baseline is the host run above, or one more host run when the soak ran on CUDA.
+const hostilePeers = nonNegativeInteger('HS_SOAK_HOSTILE_PEERS', 4);
+const hostileBaseline = hostilePeers === 0 ? null : topics.backend === 'host' ? topics : await crossProcessSoak(topicFrames, { backend: 'host' });
+const hostileRun = hostilePeers === 0 ? null : await crossProcessSoak(topicFrames, { backend: 'host', hostilePeers });
+if (hostileRun !== null && hostileBaseline !== null && hostileRun.hostile !== null) {
+  const h = hostileRun.hostile;
+  const ratio = hostileRun.framesPerSecond / Math.max(hostileBaseline.framesPerSecond, 1e-9);
+  console.log(`\ncross-process soak with a hostile peer (host topic; a same-uid child process with ${hostilePeers} connections attacking it for the whole run)`);
+  console.log(
+    `  ${hostileRun.consumer.frames}/${hostileRun.frames} frames received in ${(hostileRun.producer.elapsedMs / 1000).toFixed(1)} s; good subscriber ${Math.round(hostileRun.framesPerSecond)} frames/s ` +
+      `beside the hostile peer, ${Math.round(hostileBaseline.framesPerSecond)} frames/s without it (ratio ${ratio.toFixed(3)}); bad bytes ${hostileRun.consumer.badBytes}; boundary slots out at the end ${hostileRun.producer.slotsOut}`,
+  );
+  const attacks = Object.entries(h.connections).map(([kind, n]) => `${kind} ${n}`).join(', ');
+  const truncations = Object.entries(h.truncations).map(([outcome, n]) => `${outcome} ${n}`).join(', ') || 'none (no segment found)';
+  console.log(`  hostile connections: ${attacks}; subscriber losses the publisher reported ${h.subscribersLost}; ftruncate on the publisher's segments: ${truncations}`);
+  for (const side of [hostileRun.producer, hostileRun.consumer]) if (side.error !== null) console.log(`    ! ${side.error}`);
+}
+const hostileProblems = (hostileRun?.problems ?? 0) + (hostileBaseline !== null && hostileBaseline !== topics ? hostileBaseline.problems : 0);
+
 const faultsInjected = scenarios.reduce((n, s) => n + s.faultsInjected, 0);
 const inputsFuzzed = fuzz.reduce((n, f) => n + f.runs, 0);
-const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liveLeaks + flagshipLeaks + topics.problems;
+const leaks = scenarios.reduce((n, s) => n + s.leaks, 0) + run.leakedSlots + liveLeaks + flagshipLeaks + topics.problems + hostileProblems;
 const hangs = scenarios.reduce((n, s) => n + s.hangs, 0);
 const wrong = scenarios.reduce((n, s) => n + s.wrongOutcomes, 0);
 const fuzzFailures = fuzz.filter((f) => f.failure !== null).length;
@@ -165,7 +197,7 @@ const deviceFlat =
 console.log('\nsummary');
 console.log(`  frames ${run.frames} + ${flagship.frames} flagship scans + ${topics.consumer.frames} cross-process | faults injected ${faultsInjected} | inputs fuzzed ${inputsFuzzed} | races found ${chaos.violations} | leaks ${leaks} | hangs ${hangs}`);
 console.log(`  fuzz failures ${fuzzFailures} | wrong fault outcomes ${wrong} | memory flat ${memoryFlat ? 'yes' : 'NO'} | device memory flat ${run.backend === 'host' ? 'n/a (host backend)' : deviceFlat ? 'yes' : 'NO'} | handle counts constant ${countsConstant ? 'yes' : 'NO'}`);
-console.log(`  wall time ${seconds(performance.now() - runStarted)}: image-pipeline soak ${seconds(run.elapsedMs)}, flagship ${seconds(flagship.elapsedMs)}, cross-process ${seconds(topics.producer.elapsedMs)}`);
+console.log(`  wall time ${seconds(performance.now() - runStarted)}: image-pipeline soak ${seconds(run.elapsedMs)}, flagship ${seconds(flagship.elapsedMs)}, cross-process ${seconds(topics.producer.elapsedMs)}${hostileRun === null ? '' : `, beside the hostile peer ${seconds(hostileRun.producer.elapsedMs)}`}`);
 console.log(`  seeds: soak ${soakSeed}, fuzz ${FUZZ_SEED}, chaos ${chaosSeeds[0]}..${chaosSeeds[chaosSeeds.length - 1]}, FaultyResource 1..8`);
 const clean = chaos.violations === 0 && chaos.problems.length === 0 && leaks === 0 && hangs === 0 && wrong === 0 && fuzzFailures === 0 && memoryFlat && deviceFlat && countsConstant && run.runError === null && flagshipClean;
 console.log(clean ? 'PASS' : 'FAIL');

@@ -28,6 +28,25 @@ describe.skipIf(!available.available)('cross-process soak (short)', () => {
     expect(memory!.heapGrowth).toBe((memory!.heapAtEnd - memory!.heapAfterWarmup) / memory!.heapAfterWarmup);
   }, 120_000);
 
+  it('beside a hostile same-uid peer (no ATTACH, malformed and partial frames, reconnects, ftruncate on the segments) the good subscriber gets every frame intact', async () => {
+    const baseline = await crossProcessSoak(5_000, { sampleEveryMs: 50 });
+    const outcome = await crossProcessSoak(5_000, { sampleEveryMs: 50, hostilePeers: 4 });
+    expect(baseline.hostile).toBeNull();
+    expect(outcome.problems).toBe(0);
+    expect(outcome.consumer).toMatchObject({ ok: true, frames: 5_000, badBytes: 0 });
+    expect(outcome.producer).toMatchObject({ ok: true, frames: 5_000, slotsOut: 0 });
+    const hostile = outcome.hostile!;
+    // Every attack ran, the publisher dropped what connected, and no sealed segment changed size.
+    for (const kind of ['silent', 'malformed', 'partialFrame', 'reconnect'] as const) expect(hostile.connections[kind]).toBeGreaterThan(0);
+    expect(hostile.subscribersLost).toBeGreaterThan(0);
+    expect(hostile.truncations['EPERM']).toBeGreaterThan(0);
+    expect(Object.keys(hostile.truncations)).toEqual(['EPERM']);
+    console.log(
+      `good subscriber: ${Math.round(baseline.framesPerSecond)} frames/s alone, ${Math.round(outcome.framesPerSecond)} frames/s beside the hostile peer ` +
+        `(ratio ${(outcome.framesPerSecond / baseline.framesPerSecond).toFixed(3)}); hostile ${JSON.stringify(hostile)}`,
+    );
+  }, 120_000);
+
   it('reports no producer memory when no gc() is available', async () => {
     delete withGc.gc;
     const outcome = await crossProcessSoak(1_000, { sampleEveryMs: 20 });

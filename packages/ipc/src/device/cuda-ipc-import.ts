@@ -11,6 +11,8 @@ export interface CudaIpcImportSpec {
   readonly handle: Uint8Array;
   readonly slotCount: number;
   readonly slotStride: number;
+  /** Bytes HELLO announced for the allocation (slots, then fence counters); the mapped allocation must hold them. */
+  readonly allocationBytes: number;
 }
 
 /**
@@ -35,9 +37,12 @@ export class CudaIpcImport {
   }
 
   /**
-   * Maps the exporter's allocation. `ProtocolError` for a handle that is not 64 bytes; `DeviceError` when
-   * CUDA refuses to open it (another device, a freed allocation, the exporting process itself);
-   * `NotSupported` without the CUDA backend. Nothing stays mapped on failure.
+   * Maps the exporter's allocation. `ProtocolError` for a handle that is not 64 bytes, for announced
+   * bytes that are not the slots plus their counters, and (naming `allocation bytes`) when the allocation
+   * the handle maps holds fewer bytes than announced (the backend measures it: `cuMemGetAddressRange` on
+   * CUDA), so no slot or counter lies past its end; `DeviceError` when CUDA refuses to open it (another
+   * device, a freed allocation, the exporting process itself); `NotSupported` without the CUDA backend.
+   * Nothing stays mapped on failure.
    */
   static open(backend: Backend, spec: CudaIpcImportSpec): Result<CudaIpcImport> {
     const access = deviceBoundaryAccess(backend, `device boundary ${spec.name}`);
@@ -45,9 +50,18 @@ export class CudaIpcImport {
     if (!(spec.handle instanceof Uint8Array) || spec.handle.byteLength !== 64) {
       return err(ErrorCode.ProtocolError, `device boundary ${spec.name}: the CUDA IPC handle must be 64 bytes`);
     }
-    const byteSize = spec.slotCount * spec.slotStride + fenceCounterBytes(spec.slotCount);
+    const byteSize = spec.allocationBytes;
+    if (byteSize !== spec.slotCount * spec.slotStride + fenceCounterBytes(spec.slotCount)) {
+      return err(ErrorCode.ProtocolError, `device boundary ${spec.name}: allocation bytes ${byteSize} are not ${spec.slotCount} slots of ${spec.slotStride} bytes plus their fence counters`);
+    }
     const mapped = access.value.ipc.importMemory({ device: spec.device, handle: spec.handle, byteSize, label: `${spec.name} (imported)` });
-    if (!mapped.ok) return errWithContext(mapped.error, `device boundary ${spec.name}`);
+    if (!mapped.ok) {
+      // The backend refuses a size above what the handle maps: the peer announced memory it did not export.
+      if (mapped.error.code === ErrorCode.InvalidArgument) {
+        return err(ErrorCode.ProtocolError, `device boundary ${spec.name}: device hello rejected: allocation bytes ${byteSize} exceed the allocation its handle maps (${mapped.error.detail})`, mapped.error);
+      }
+      return errWithContext(mapped.error, `device boundary ${spec.name}`);
+    }
     return ok(new CudaIpcImport(access.value, mapped.value, spec.slotCount, spec.slotStride));
   }
 

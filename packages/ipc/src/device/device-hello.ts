@@ -47,9 +47,11 @@ export function encodeDeviceHello(view: DataView, offset: number, hello: DeviceH
 
 /**
  * Reads and validates a device HELLO: header, memory kind 2, slot count 1..65536, stride a positive
- * multiple of 256, allocation bytes exactly slots plus fence counters, rank bound 0..8, a positive pid,
+ * multiple of 256 whose slots and counters stay below 2^53 bytes (else `slot stride` overflows),
+ * allocation bytes exactly slots plus fence counters, rank bound 0..8, a positive pid,
  * zero flags and segment-name bytes, zero tail. `ProtocolError` names the first bad field; a host HELLO
- * is `NotSupported` here (attach it with `ChannelRuntime`).
+ * is `NotSupported` here (attach it with `ChannelRuntime`). Whether the exported allocation really holds
+ * the announced bytes is checked when it is mapped (`CudaIpcImport.open`).
  */
 export function decodeDeviceHello(view: DataView, offset: number): Result<DeviceHello> {
   const header = readFrameHeader(view, offset, null);
@@ -63,6 +65,10 @@ export function decodeDeviceHello(view: DataView, offset: number): Result<Device
   if (slotCount < 1 || slotCount > MAX_TOPIC_SLOTS) return bad('slot count', `${slotCount} is outside 1..${MAX_TOPIC_SLOTS}`);
   const slotStride = readSafeU64(view, offset + Offset.slotStride);
   if (slotStride <= 0 || slotStride % 256 !== 0) return bad('slot stride', `${slotStride} is not a positive multiple of 256 bytes`);
+  // Computed exactly, or refused: a product past 2^53 would compare as a rounded double.
+  if (slotCount * slotStride + fenceCounterBytes(slotCount) > Number.MAX_SAFE_INTEGER) {
+    return bad('slot stride', `${slotStride} x ${slotCount} slots overflows a 53-bit byte count`);
+  }
   const allocationBytes = readSafeU64(view, offset + Offset.segmentBytes);
   if (allocationBytes !== slotCount * slotStride + fenceCounterBytes(slotCount)) {
     return bad('allocation bytes', `${allocationBytes} are not ${slotCount} slots of ${slotStride} bytes plus their fence counters`);

@@ -11,7 +11,7 @@ import { TopicMailbox } from '../mailbox/topic-mailbox.js';
 import { SharedSegment, subscriberSegmentAccess } from '../shared-segment.js';
 import { checkHelloPid, checkedSocketPeer } from '../socket-peer.js';
 import { topicDirectory, topicSocketPath } from '../topic-endpoint.js';
-import { checkHelloDescriptors, closeDescriptors, receiveHello } from '../hello-connection.js';
+import { checkHelloDescriptors, closeDescriptors, hostHelloDescriptors, receiveHello } from '../hello-connection.js';
 import { attachFrame, decodeHello, encodeRelease, goodbyeFrame, goodbyeReason, publisherGoodbyeText } from '../wire/control-frames.js';
 import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.js';
 import { readFrameHeader } from '../wire/frame-header.js';
@@ -243,7 +243,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
     if (h.deviceOrdinal !== this.endpoint.device.id) {
       return err(ErrorCode.InvalidArgument, `topic ${this.endpoint.topic} lives on cuda:${h.deviceOrdinal} but input ${this.#input} is bound to ${this.endpoint.device.toString()}; hs never copies across devices`);
     }
-    const mapped = CudaIpcImport.open(this.backend, { name: `topic ${this.endpoint.topic}`, device: this.endpoint.device, handle: h.handle, slotCount: h.slotCount, slotStride: h.slotStride });
+    const mapped = CudaIpcImport.open(this.backend, { name: `topic ${this.endpoint.topic}`, device: this.endpoint.device, handle: h.handle, slotCount: h.slotCount, slotStride: h.slotStride, allocationBytes: h.allocationBytes });
     if (!mapped.ok) return mapped;
     this.#import = mapped.value;
     return { ok: true, value: { topicId: h.topicId, slotCount: h.slotCount, slotStride: h.slotStride, maxRank: h.maxRank, producerPid: h.producerPid, device: true, fenceCounters: true } };
@@ -256,14 +256,14 @@ export class TopicGraphSubscription implements BoundarySubscription {
     const h = hello.value;
     const samePublisher = checkHelloPid(this.endpoint.topic, h.producerPid, peerPid);
     if (!samePublisher.ok) return samePublisher;
-    const expected = checkHelloDescriptors(this.endpoint.topic, fds, h.mailboxToken === null ? 1 : 2, h.mailboxToken === null ? 'the data segment' : 'the data segment and the offered mailbox');
+    const expected = hostHelloDescriptors(this.endpoint.topic, fds, h.mailboxToken !== null);
     if (!expected.ok) return expected;
     const kind = h.memoryKind === WireMemoryKind.PinnedHost ? MemoryKind.PinnedHost : MemoryKind.Host;
     if (kind !== this.endpoint.memoryKind) {
       return err(ErrorCode.ProtocolError, `topic ${this.endpoint.topic}: the publisher sends ${kind} memory but input ${this.#input} imports ${this.endpoint.memoryKind}`);
     }
     if (typeof this.backend.adoptHostMemory !== 'function') return err(ErrorCode.NotSupported, `topic ${this.endpoint.topic}: the ${this.backend.name} backend cannot adopt shared memory`);
-    const segment = SharedSegment.fromDescriptor({ fd: fds[0] as number, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
+    const segment = SharedSegment.fromDescriptor({ fd: expected.value.segment, byteSize: h.segmentBytes, access: subscriberSegmentAccess(kind) });
     if (!segment.ok) return segment;
     const memory = this.backend.adoptHostMemory({ bytes: segment.value.bytes, kind, address: segment.value.address, label: `topic ${this.endpoint.topic} segment` });
     if (!memory.ok) {
@@ -273,11 +273,9 @@ export class TopicGraphSubscription implements BoundarySubscription {
     this.#segment = segment.value;
     this.#memory = memory.value;
     // The offered mailbox, when this addon has doorbells; one that fails its checks is an error.
-    if (h.mailboxToken !== null) {
-      const directory = topicDirectory(this.options.runtimeDirectory);
-      const opened = directory.ok
-        ? TopicMailbox.open({ directory: directory.value, topic: this.endpoint.topic, topicId: h.topicId, publisherPid: h.producerPid, slotCount: h.slotCount }, h.mailboxToken, fds[1] as number)
-        : directory;
+    const offered = expected.value.mailbox;
+    if (h.mailboxToken !== null && offered !== null) {
+      const opened = TopicMailbox.open({ topic: this.endpoint.topic, topicId: h.topicId, slotCount: h.slotCount }, h.mailboxToken, offered);
       if (opened.ok) this.#mailbox = opened.value;
       else if (opened.error.code !== ErrorCode.NotSupported) {
         this.#unmap();

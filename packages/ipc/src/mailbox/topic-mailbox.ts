@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { ErrorCode, HsError, OK_VOID, err, ok, type Result } from '@hs/streams';
 import { errnoCode, errnoErrorCode, loadIpcNative, type DoorbellBinding } from '../ipc-native.js';
 import { SharedSegment } from '../shared-segment.js';
@@ -19,17 +17,23 @@ import {
   releaseEntries,
 } from './mailbox-layout.js';
 
-/** Where a mailbox lives: the topic it belongs to and the publisher that made it. */
+/** Which topic a mailbox belongs to. */
 export interface MailboxAddress {
-  /** The topic's socket directory (0700, see `topicDirectory`); the doorbell FIFOs are made there. */
-  readonly directory: string;
   readonly topic: string;
   /** Topic id of the HELLO. */
   readonly topicId: number;
-  /** The publisher's process id (names its segments). */
-  readonly publisherPid: number;
   /** Slots of the boundary pool; sizes the rings. */
   readonly slotCount: number;
+}
+
+/**
+ * What a subscriber received for its mailbox with HELLO (descriptors 2..4, still the caller's): the mailbox
+ * segment, the read end of its own doorbell and the write end of the publisher's.
+ */
+export interface ReceivedMailbox {
+  readonly segment: number;
+  readonly ownBell: number;
+  readonly peerBell: number;
 }
 
 /**
@@ -40,41 +44,38 @@ export function mailboxSupport(): Result<DoorbellBinding> {
   const native = loadIpcNative();
   if (!native.ok) return native;
   const n = native.value;
-  if (typeof n.watchDoorbell !== 'function') {
+  if (typeof n.watchDoorbell !== 'function' || typeof n.createDoorbellPipe !== 'function') {
     return err(ErrorCode.NotSupported, 'the @hs/ipc addon was built without topic doorbells (libuv headers were not found next to Node); descriptors go over the socket');
   }
   return ok(n as DoorbellBinding);
 }
 
 /**
- * The typed error of a doorbell call, by the errno name (`errnoErrorCode`, as for segments): ENOSPC or
- * EDQUOT (the runtime directory's file system has no room or no inodes left) `OutOfMemory`, EFBIG, EMFILE,
- * ENFILE `ResourceExhausted`, each with what to check. @internal (exported for tests)
+ * The typed error of a doorbell call, by the errno name (`errnoErrorCode`, as for segments): EMFILE and
+ * ENFILE (no descriptor left for the pipe) `ResourceExhausted` naming `ulimit -n`; EPERM a received end
+ * that is not the doorbell pipe end the protocol passes. @internal (exported for tests)
  */
-export function doorbellError(thrown: unknown, path: string): Result<never> {
+export function doorbellError(thrown: unknown, what: string): Result<never> {
   const code = errnoCode(thrown);
-  const what = `mailbox doorbell ${path}: ${(thrown as Error).message}`;
+  const text = `${what}: ${(thrown as Error).message}`;
   const errorCode = errnoErrorCode(code);
-  if (code === 'EPERM' || code === 'EACCES' || code === 'ELOOP') return err(errorCode, `${what}; a doorbell must be a FIFO of this user with mode 0600`, thrown);
-  if (code === 'ENOENT') return err(errorCode, `${what}; the publisher removed it (attach again)`, thrown);
-  if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return err(errorCode, `${what}; the file system of ${dirname(path)} has no room or no inodes left (\`df -h ${dirname(path)}\`, \`df -i ${dirname(path)}\`)`, thrown);
-  }
-  if (code === 'EMFILE' || code === 'ENFILE') return err(errorCode, `${what}; too many open files (\`ulimit -n\`)`, thrown);
-  return err(errorCode, what, thrown);
+  if (code === 'EPERM') return err(errorCode, `${text}; a doorbell is the end of a pipe the publisher passed with HELLO (its own read end, the publisher's write end)`, thrown);
+  if (code === 'EMFILE' || code === 'ENFILE') return err(errorCode, `${text}; too many open files (\`ulimit -n\`)`, thrown);
+  return err(errorCode, text, thrown);
 }
 
 /**
  * A topic mailbox: the fast path of a host topic between a publisher and one subscriber. One sealed, nameless
  * shared segment (passed with the subscriber's HELLO) holds two frame rings — descriptors out, releases back — and each side has a
- * doorbell, a FIFO in the topic directory that its event loop watches. Sending a frame copies its 256
+ * doorbell, an anonymous pipe whose read end its event loop watches (the subscriber's ends travel with HELLO
+ * too, so nothing is named and nobody can squat or replace a doorbell). Sending a frame copies its 256
  * bytes into the ring; the doorbell is rung only when the reader sleeps, and a ring wakes the reader
  * with one kernel wake-up and no socket stream in between. The socket stays for HELLO, ATTACH, GOODBYE and
  * liveness. Frames read from a ring are copied into private memory before use and validated like socket
  * frames; a peer that corrupts a ring's counters is reported through `watch`'s `onCorrupt`.
  *
- * The publisher `create`s it per subscriber and offers its token in HELLO; the subscriber `open`s it and
- * says so in ATTACH; the publisher then `unlinkNames()`, so nothing named stays behind. Spec: "Crossing
+ * The publisher `create`s it per subscriber and offers it in HELLO (token and descriptors); the subscriber
+ * `open`s it and says so in ATTACH. Spec: "Crossing
  * process boundaries: the generation fence" (descriptors), warning "Returning slots across processes can
  * limit throughput" (releases).
  */
@@ -86,7 +87,8 @@ export class TopicMailbox {
   /** The peer's doorbell (rung after a send) and this side's (watched). */
   readonly #peerBell: number;
   readonly #ownBell: number;
-  readonly #paths: readonly string[];
+  /** Publisher's end: the subscriber's doorbell ends [its read end, the publisher's write end] until HELLO carried them. */
+  #subscriberBells: number[];
   readonly #staging = new Uint32Array(FRAME_BYTES / 4);
   readonly #view = new DataView(this.#staging.buffer);
   #watch: object | null = null;
@@ -94,7 +96,7 @@ export class TopicMailbox {
   #onCorrupt: ((error: HsError) => void) | null = null;
   #closed = false;
 
-  private constructor(native: DoorbellBinding, segment: SharedSegment, publisherEnd: boolean, capacity: number, bells: { own: number; peer: number }, paths: readonly string[], token: string) {
+  private constructor(native: DoorbellBinding, segment: SharedSegment, publisherEnd: boolean, capacity: number, bells: { own: number; peer: number }, subscriberBells: number[], token: string) {
     this.#native = native;
     this.#segment = segment;
     const descriptors = new FrameRing(native, segment.bytes, DESCRIPTOR_RING_CONTROL, RING_ENTRIES, capacity);
@@ -103,16 +105,17 @@ export class TopicMailbox {
     this.#inbox = publisherEnd ? releases : descriptors;
     this.#ownBell = bells.own;
     this.#peerBell = bells.peer;
-    this.#paths = paths;
+    this.#subscriberBells = subscriberBells;
     this.token = token;
   }
 
-  /** 16 lowercase hex digits naming the segment and the doorbells (carried by HELLO). */
+  /** 16 lowercase hex digits naming the mailbox (carried by HELLO; its segment's label). */
   readonly token: string;
 
   /**
-   * The publisher's end: makes the segment (both readers start parked) and both doorbells. `NotSupported`
-   * without doorbells in the addon; `OutOfMemory` when /dev/shm is full; nothing is left behind on failure.
+   * The publisher's end: makes the segment (both readers start parked) and both doorbell pipes.
+   * `NotSupported` without doorbells in the addon; `OutOfMemory` when memory cannot back the segment;
+   * `ResourceExhausted` without descriptors left for the pipes; nothing is left behind on failure.
    */
   static create(address: MailboxAddress): Result<TopicMailbox> {
     const support = mailboxSupport();
@@ -130,38 +133,36 @@ export class TopicMailbox {
     header.setUint32(MailboxHeader.entryBytes, FRAME_BYTES, true);
     header.setUint32(DESCRIPTOR_RING_CONTROL + RingWord.parked, 1, true);
     header.setUint32(RELEASE_RING_CONTROL + RingWord.parked, 1, true);
-    const [ownPath, peerPath] = doorbellPaths(address, token, true);
-    const made: number[] = [];
-    const undo = (failure: Result<never>): Result<never> => {
-      for (const fd of made) native.closeDoorbell(fd);
-      for (const path of [ownPath, peerPath].slice(0, made.length)) unlinkQuietly(path);
-      segment.value.close();
-      return failure;
-    };
-    for (const path of [ownPath, peerPath]) {
+    const pipes: [number, number][] = [];
+    for (const side of ['publisher', 'subscriber']) {
       try {
-        made.push(native.createDoorbell(path));
+        pipes.push(native.createDoorbellPipe());
       } catch (thrown) {
-        return undo(doorbellError(thrown, path));
+        for (const fd of pipes.flat()) native.closeDoorbell(fd);
+        segment.value.close();
+        return doorbellError(thrown, `topic ${address.topic}: the ${side}'s mailbox doorbell`);
       }
     }
-    return ok(new TopicMailbox(native, segment.value, true, capacity, { own: made[0] as number, peer: made[1] as number }, [ownPath, peerPath], token));
+    const [[ownRead, ownWrite], [peerRead, peerWrite]] = pipes as [[number, number], [number, number]];
+    // This side watches its own pipe and rings the subscriber's; the other two ends go with HELLO.
+    return ok(new TopicMailbox(native, segment.value, true, capacity, { own: ownRead, peer: peerWrite }, [peerRead, ownWrite], token));
   }
 
   /**
-   * The subscriber's end of the mailbox `token` offered in HELLO: opens both doorbells (FIFOs of this user,
-   * mode 0600, never through a symlink) and maps the segment received with HELLO (`fd`), and checks its header against the topic.
-   * `PermissionDenied` for a doorbell or segment of another user or mode, `NotFound` when gone,
-   * `ProtocolError` for a header that does not match, `NotSupported` without doorbells in the addon.
+   * The subscriber's end of the mailbox `token` offered in HELLO: maps the segment and adopts the two doorbell
+   * ends received with HELLO (`received`, still the caller's: checked and duplicated), and checks the segment's
+   * header against the topic. `PermissionDenied` for a doorbell end that is not a pipe's end of the right
+   * direction, `ProtocolError` for a header that does not match or an unsealed segment, `NotSupported`
+   * without doorbells in the addon.
    */
-  static open(address: MailboxAddress, token: string, fd: number): Result<TopicMailbox> {
+  static open(address: MailboxAddress, token: string, received: ReceivedMailbox): Result<TopicMailbox> {
     const support = mailboxSupport();
     if (!support.ok) return support;
     const native = support.value;
     const capacity = mailboxCapacity(address.slotCount);
     // Read/write: the subscriber advances the release ring and parks on the descriptor ring. The segment came
-    // with the HELLO (descriptor `fd`, still the caller's); one not sealed against shrinking is refused.
-    const segment = SharedSegment.fromDescriptor({ fd, byteSize: mailboxByteSize(capacity), access: 'readWrite' });
+    // with the HELLO; one not sealed against shrinking is refused.
+    const segment = SharedSegment.fromDescriptor({ fd: received.segment, byteSize: mailboxByteSize(capacity), access: 'readWrite' });
     if (!segment.ok) return segment;
     const header = new DataView(segment.value.bytes.buffer, segment.value.bytes.byteOffset, RING_ENTRIES);
     const bad =
@@ -173,18 +174,17 @@ export class TopicMailbox {
       segment.value.close();
       return err(ErrorCode.ProtocolError, `topic ${address.topic}: mailbox ${token} has a header that does not match the topic (magic, version, ${capacity} entries of ${FRAME_BYTES} bytes)`);
     }
-    const paths = doorbellPaths(address, token, false);
-    const opened: number[] = [];
-    for (const path of paths) {
+    const adopted: number[] = [];
+    for (const [fd, readEnd] of [[received.ownBell, true], [received.peerBell, false]] as const) {
       try {
-        opened.push(native.openDoorbell(path));
+        adopted.push(native.adoptDoorbell(fd, readEnd));
       } catch (thrown) {
-        for (const fd of opened) native.closeDoorbell(fd);
+        for (const own of adopted) native.closeDoorbell(own);
         segment.value.close();
-        return doorbellError(thrown, path);
+        return doorbellError(thrown, `topic ${address.topic}: mailbox ${token}: the ${readEnd ? "subscriber's doorbell (read end)" : "publisher's doorbell (write end)"}`);
       }
     }
-    return ok(new TopicMailbox(native, segment.value, false, capacity, { own: opened[0] as number, peer: opened[1] as number }, [], token));
+    return ok(new TopicMailbox(native, segment.value, false, capacity, { own: adopted[0] as number, peer: adopted[1] as number }, [], token));
   }
 
   /** Sends one frame (`FRAME_BYTES` bytes) through the outgoing ring; false when it is full or closed. */
@@ -226,49 +226,31 @@ export class TopicMailbox {
     }
   }
 
-  /** The segment's descriptor, to pass with the subscriber's HELLO (publisher's end; -1 once released). */
-  get descriptor(): number {
-    return this.#segment.descriptor;
+  /**
+   * The descriptors to pass with the subscriber's HELLO, after the data segment (publisher's end): the
+   * mailbox segment, the subscriber's doorbell read end, the publisher's doorbell write end. Empty once released.
+   */
+  get descriptors(): readonly number[] {
+    const segment = this.#segment.descriptor;
+    return segment < 0 ? [] : [segment, ...this.#subscriberBells];
   }
 
-  /** Closes the publisher's descriptor of the segment once the HELLO carried it (the mapping stays). */
-  releaseDescriptor(): void {
+  /** Closes the publisher's copies of what HELLO carried (the segment's descriptor, the subscriber's doorbell ends); the mapping stays. */
+  releaseDescriptors(): void {
     this.#segment.closeDescriptor();
+    for (const fd of this.#subscriberBells) this.#native.closeDoorbell(fd);
+    this.#subscriberBells = [];
   }
 
-  /** Removes the doorbell FIFOs (both ends hold them open); the segment has no name. Idempotent. */
-  unlinkNames(): void {
-    for (const path of this.#paths) unlinkQuietly(path);
-  }
-
-  /** Stops watching, closes the doorbells, unmaps the segment and (publisher's end) removes the names. Idempotent. */
+  /** Stops watching, closes the doorbells and unmaps the segment. Idempotent. */
   close(): void {
     if (this.#closed) return;
-    this.unlinkNames();
     this.#closed = true;
     if (this.#watch !== null) this.#native.unwatchDoorbell(this.#watch);
     this.#watch = null;
+    this.releaseDescriptors();
     this.#native.closeDoorbell(this.#ownBell);
     this.#native.closeDoorbell(this.#peerBell);
     this.#segment.close();
-  }
-}
-
-/**
- * [this side's doorbell, the peer's]: `<topic>.<publisher pid>.<token>.pub` is the publisher's, `.sub` the
- * subscriber's; the pid lets `reapStaleDoorbells` remove those of a crashed publisher.
- */
-function doorbellPaths(address: MailboxAddress, token: string, publisherEnd: boolean): [string, string] {
-  const stem = join(address.directory, `${address.topic}.${address.publisherPid}.${token}`);
-  const publisher = `${stem}.pub`;
-  const subscriber = `${stem}.sub`;
-  return publisherEnd ? [publisher, subscriber] : [subscriber, publisher];
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Already gone: the names are removed once both ends attached, or at close.
   }
 }

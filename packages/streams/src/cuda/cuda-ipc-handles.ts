@@ -4,7 +4,7 @@ import type { IpcHandleOperations, IpcMemoryImport } from '../backend-capabiliti
 import { disposedProblem } from '../backend-argument-checks.js';
 import { deviceProblem } from '../allocation-request.js';
 import type { Device } from '../device.js';
-import { ErrorCode, err, ok, type Err, type Result } from '../errors.js';
+import { ErrorCode, OK_VOID, err, ok, type Err, type Result } from '../errors.js';
 import { eventProblem, memoryProblem } from '../handle-checks.js';
 import { CudaAllocationOrigin, type CudaEvent, type CudaMemory } from './cuda-handles.js';
 
@@ -62,7 +62,31 @@ export class CudaIpcHandles implements IpcHandleOperations {
     } catch (cause) {
       return err(ErrorCode.DeviceError, `ipc.importMemory: cudaIpcOpenMemHandle refused the handle for "${label}" on ${device.toString()}: ${(cause as Error).message}`, cause);
     }
+    // The handle maps the exporter's whole allocation: use no byte past its end, whatever the peer announced.
+    const fits = this.#checkMappedSize(device, address, byteSize, label);
+    if (!fits.ok) {
+      this.cuda.ipcCloseMemHandle(address);
+      return fits;
+    }
     return ok(this.host.trackImportedMemory(device, address, byteSize, label));
+  }
+
+  /** `InvalidArgument` when the allocation mapped at `address` holds fewer than `byteSize` bytes from there. */
+  #checkMappedSize(device: Device, address: bigint, byteSize: number, label: string): Result<void> {
+    let range: { base: bigint; size: number };
+    try {
+      range = this.cuda.ipcMemRange(device.id, address);
+    } catch (cause) {
+      return err(ErrorCode.DeviceError, `ipc.importMemory: cuMemGetAddressRange cannot size the memory mapped for "${label}" on ${device.toString()}: ${(cause as Error).message}`, cause);
+    }
+    const available = range.size - Number(address - range.base);
+    if (byteSize > available) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `ipc.importMemory: byteSize ${byteSize} exceeds the ${available} bytes of the exported allocation mapped for "${label}" on ${device.toString()} (cuMemGetAddressRange); nothing was mapped`,
+      );
+    }
+    return OK_VOID;
   }
 
   exportEvent(event: Event): Result<Uint8Array> {
