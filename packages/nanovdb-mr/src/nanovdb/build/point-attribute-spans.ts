@@ -42,6 +42,8 @@ export interface PointAttributeGridOptions extends Omit<PointsToGridOptions, 'gr
     /** The channel's value type: Float, Double, Int32, Vec3f or RGBA8. */
     readonly type: AttributeChannelType;
   };
+  /** Grid class; default IndexGrid for OnIndex, Topology for Mask, otherwise Unknown (it must fit the type, as `voxelsToGrid` checks). */
+  readonly gridClass?: GridClass;
   /**
    * The value of inactive voxels as `voxelsToGrid` takes it (one number, or one per component; Mask 0 or 1); for
    * OnIndex the value of the channel's slot 0. Default 0.
@@ -81,6 +83,57 @@ const CHANNEL_TYPES: readonly number[] = [GridType.Float, GridType.Double, GridT
  * and alignment, and the grid options; InvalidArgument naming what is wrong, prefixed with `who`.
  */
 export function resolveAttributeBuild(who: string, options: PointAttributeGridOptions, points: number): Result<AttributeBuild> {
+  const values = options.attributes?.values;
+  const element = values?.element as PointAttributeElement;
+  if (values === null || typeof values !== 'object' || !ATTRIBUTE_ARRAYS.includes(element) || typeof values.size !== 'number') {
+    return err(ErrorCode.InvalidArgument, `${who}: attributes.values must be a ResourceBuffer or BufferView of Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array or Uint32Array elements`);
+  }
+  const layout = resolveAttributeLayout(who, { ...options, attributes: { element, channels: options.attributes.channels, reduction: options.attributes.reduction } });
+  if (!layout.ok) return layout;
+  const range = attributeRange(who, values, layout.value, points, true);
+  return range.ok ? ok({ ...layout.value, range: range.value }) : range;
+}
+
+/** The attribute layout a bounded build is made for: the element type, channels and reduction (the span comes with each build). */
+export interface PointAttributeLayout {
+  /** The attribute's element type: one of the `PointAttributeArray` constructors. */
+  readonly element: PointAttributeElement;
+  /** Channels per point, 1 to 4 (as `PointAttributeSpan.channels`). */
+  readonly channels: number;
+  /** How the points of one voxel become its value. */
+  readonly reduction: PointReduction;
+}
+
+/**
+ * InvalidArgument unless `span` holds `layout`'s elements, `channels * points` of them (at least that many unless
+ * `exact`), from an address that is a multiple of the element size; its range (`null` for none) otherwise.
+ */
+export function attributeRange(who: string, span: ElementSpan<PointAttributeElement>, layout: Omit<AttributeBuild, 'range'>, points: number, exact: boolean): Result<MemoryRange | null> {
+  const { element, channels } = layout;
+  if (span === null || typeof span !== 'object' || span.element !== element || typeof span.size !== 'number') {
+    return err(ErrorCode.InvalidArgument, `${who}: attributes.values must be a ResourceBuffer or BufferView of ${element.name} elements`);
+  }
+  if (exact ? span.size !== channels * points : span.size < channels * points) {
+    return err(ErrorCode.InvalidArgument, `${who}: attributes.values holds ${span.size} numbers; ${points} points of ${channels} channels need ${channels * points}`);
+  }
+  const range = span.data;
+  if (range !== null) {
+    const address = range.memory.address + BigInt(range.byteOffset);
+    if (address % BigInt(element.BYTES_PER_ELEMENT) !== 0n) {
+      return err(ErrorCode.InvalidArgument, `${who}: attributes.values start at address ${address}, not a multiple of their ${element.BYTES_PER_ELEMENT}-byte element size`);
+    }
+  }
+  return ok(range);
+}
+
+/**
+ * Checks the grid type, channel, attribute layout (element type, channels matching the value type unless `count` or
+ * Mask, reduction) and grid options of an attribute build; InvalidArgument naming what is wrong, prefixed with `who`.
+ */
+export function resolveAttributeLayout(
+  who: string,
+  options: Omit<PointAttributeGridOptions, 'attributes'> & { readonly attributes: PointAttributeLayout },
+): Result<Omit<AttributeBuild, 'range'>> {
   const gridType = options.gridType;
   const onIndex = gridType === GridType.OnIndex;
   const channel = options.channel;
@@ -93,26 +146,15 @@ export function resolveAttributeBuild(who: string, options: PointAttributeGridOp
     return err(ErrorCode.InvalidArgument, `${who}: gridType must be Float, Double, Int32, Vec3f, RGBA8, Mask or OnIndex, got ${String(gridType)}`);
   }
   const components = valueType === GridType.Mask ? 0 : REDUCED_COMPONENTS[valueType];
-  const { values, channels, reduction } = options.attributes;
-  const element = values?.element as PointAttributeElement;
-  if (values === null || typeof values !== 'object' || !ATTRIBUTE_ARRAYS.includes(element) || typeof values.size !== 'number') {
-    return err(ErrorCode.InvalidArgument, `${who}: attributes.values must be a ResourceBuffer or BufferView of Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array or Uint32Array elements`);
+  const { element, channels, reduction } = options.attributes ?? ({} as PointAttributeLayout);
+  if (!ATTRIBUTE_ARRAYS.includes(element)) {
+    return err(ErrorCode.InvalidArgument, `${who}: the attribute element type must be Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array or Uint32Array`);
   }
   if (!Number.isInteger(channels) || channels < 1 || channels > 4) return err(ErrorCode.InvalidArgument, `${who}: attributes.channels must be 1, 2, 3 or 4, got ${String(channels)}`);
   if (!REDUCTIONS.includes(reduction)) return err(ErrorCode.InvalidArgument, `${who}: attributes.reduction must be one of ${REDUCTIONS.join(', ')}, got ${String(reduction)}`);
-  if (values.size !== channels * points) {
-    return err(ErrorCode.InvalidArgument, `${who}: attributes.values holds ${values.size} numbers; ${points} points of ${channels} channels need ${channels * points}`);
-  }
   const outChannels = reduction === 'count' || components === 0 ? components : channels;
   if (outChannels !== components) return err(ErrorCode.InvalidArgument, `${who}: a ${GridType[valueType]} grid takes ${components} channels per voxel, the attribute has ${channels}`);
-  const range = values.data;
-  if (range !== null) {
-    const address = range.memory.address + BigInt(range.byteOffset);
-    if (address % BigInt(element.BYTES_PER_ELEMENT) !== 0n) {
-      return err(ErrorCode.InvalidArgument, `${who}: attributes.values start at address ${address}, not a multiple of their ${element.BYTES_PER_ELEMENT}-byte element size`);
-    }
-  }
-  const gridClass = options.gridClass ?? (onIndex ? GridClass.IndexGrid : GridClass.Unknown);
+  const gridClass = options.gridClass ?? (onIndex ? GridClass.IndexGrid : gridType === GridType.Mask ? GridClass.Topology : GridClass.Unknown);
   if (!Number.isInteger(gridClass) || !gridClassFitsType(gridClass, gridType)) {
     return err(ErrorCode.InvalidArgument, `${who}: gridClass ${String(gridClass)} does not fit grid type ${GridType[gridType]} (NanoVDB's rule: LevelSet and FogVolume need a float type, IndexGrid an index type, ...)`);
   }
@@ -126,7 +168,7 @@ export function resolveAttributeBuild(who: string, options: PointAttributeGridOp
   const layout = valueLayoutOf(gridType) as ValueLayout;
   const settings: ResolvedGridOptions = { ...base.value, layout, gridClass, background: gridType === GridType.Float && typeof bg === 'number' ? Math.fround(bg) : 0 };
   const valueSize = valueType === GridType.Mask ? 0 : (valueLayoutOf(valueType) as ValueLayout).valueSize;
-  const common = { settings, range, element, channels, reduction, valueType: valueType === GridType.Mask ? null : valueType, valueSize };
+  const common = { settings, element, channels, reduction, valueType: valueType === GridType.Mask ? null : valueType, valueSize };
   if (!onIndex) return ok({ ...common, background: bg });
   const [Type, n] = blindArrayType(valueType) as readonly [new (length: number) => ArrayLike<number> & { readonly buffer: ArrayBufferLike; fill(v: number): unknown }, number];
   const slot = new Type(n);
@@ -143,7 +185,7 @@ export interface ChannelPlacement {
   /** Where the values of voxels 0.. start (after slot 0) and their bytes. */
   readonly valuesOffset: number;
   readonly valuesBytes: number;
-  /** Host bytes to copy at `nodesBytes`: the record, slot 0 and the voxels' share left to the reduce stage zeroed only in the tail padding (see `patches`). */
+  /** Host bytes to copy into the grid at `offset`: the record and slot 0, GridData's gridSize and blind-metadata fields, the zero padding. */
   readonly patches: readonly { readonly offset: number; readonly bytes: Uint8Array }[];
 }
 
@@ -154,7 +196,7 @@ export interface ChannelPlacement {
  * `attachChannels` lays them out. The patches are host bytes for the caller to copy in stream order after the write
  * stage and before the checksum.
  */
-export function placeChannel(build: AttributeBuild, nodesBytes: number, voxels: number): ChannelPlacement {
+export function placeChannel(build: Omit<AttributeBuild, 'range'>, nodesBytes: number, voxels: number): ChannelPlacement {
   const channel = build.channel as NonNullable<AttributeBuild['channel']>;
   const valueCount = voxels + 1;
   const dataBytes = build.valueSize * valueCount;

@@ -125,10 +125,11 @@ export async function pointsToGridAsync(
   if (attributes !== null && attributes.valueType !== null) {
     if (placement !== null) valuesRange = subRange(out, placement.valuesOffset, placement.valuesBytes, 'pointsToGrid channel values');
     else {
-      const made = ResourceBuffer.allocateAsync(backend, stream, resource, Math.max(1, report.total.voxels) * attributes.valueSize, { noInit: true });
+      // the write stage takes room for one value per point read (the most voxels `n` points can hit)
+      const made = ResourceBuffer.allocateAsync(backend, stream, resource, Math.max(1, n) * attributes.valueSize, { noInit: true });
       if (!made.ok) throw fail(made.error);
       values = made.value;
-      valuesRange = subRange(values.data as MemoryBlock, 0, report.total.voxels * attributes.valueSize, 'pointsToGrid values');
+      valuesRange = subRange(values.data as MemoryBlock, 0, n * attributes.valueSize, 'pointsToGrid values');
     }
     const input = attributes.range ?? subRange(ws, 0, 0, 'no attributes');
     const reduced = backend.launchKernel(stream, reduceLaunch(input, ws, valuesRange, { used: n, element: attributes.element, channels: attributes.channels, reduction: attributes.reduction, valueType: attributes.valueType }));

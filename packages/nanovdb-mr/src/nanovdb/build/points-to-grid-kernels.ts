@@ -6,8 +6,9 @@
  * the functions below run instead, writing the same grid bytes and the same report words.
  *
  * - `sort`: points -> voxel coordinates (world points through the inverse voxel size and origin,
- *   rounded), invalid points dropped and the first one reported, voxels sorted into build order,
- *   level totals counted.
+ *   rounded), invalid points dropped and the first one reported, voxels sorted into build order
+ *   (stable: the points of one voxel in input order), each sorted point's input index kept for the
+ *   reduce stage (`point-reduce.ts`), level totals counted.
  * - `write`: the grid of the longest sorted prefix whose node counts fit the capacities, written into
  *   the output range (GridData from the template the caller put in the workspace): the background in
  *   the root, the tables and the inactive voxels, and at each active voxel its value from a values
@@ -202,6 +203,8 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const origin = [ox, oy, oz];
   let valid = 0;
   let firstInvalid = 0;
+  // the input index of each kept point, once a point was dropped (until then kept point i is input point i)
+  let inputOf: Uint32Array | null = null;
   if (encoding === PointEncoding.IndexInt32) {
     coords.set(new Int32Array(input.buffer, input.byteOffset, 3 * used));
     valid = used;
@@ -215,8 +218,13 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
         if (!(c >= -2147483648 && c <= 2147483647)) inRange = false;
         coords[3 * valid + a] = c;
       }
-      if (inRange) valid++;
-      else if (firstInvalid === 0) firstInvalid = i + 1;
+      if (inRange) {
+        if (inputOf !== null) inputOf[valid] = i;
+        valid++;
+      } else if (firstInvalid === 0) {
+        firstInvalid = i + 1;
+        inputOf = new Uint32Array(used).map((_, j) => j);
+      }
     }
   }
   const keys = new Uint32Array(ws.buffer, ws.byteOffset + r.keys, KEY_WORDS * valid);
@@ -224,6 +232,9 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const pingPong = new Uint32Array(ws.buffer, ws.byteOffset + r.pingPong, valid);
   const histogram = new Uint32Array(ws.buffer, ws.byteOffset + r.histogram, 65536);
   const sorted = sortByBuildKey(coords.subarray(0, 3 * valid), keys, order, pingPong, histogram);
+  // the reduce stage finds each sorted point's input index in the order region
+  if (sorted !== order) order.set(sorted);
+  if (inputOf !== null) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
   // the keys are spent: the sorted coordinates go where they were
   const out = new Int32Array(ws.buffer, ws.byteOffset + r.keys, 3 * valid);
   for (let j = 0; j < valid; j++) {
