@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Device, ErrorCode, HostBackend, HsError, unwrap, type Backend, type MemoryRange, type Stream } from '@hs/streams';
 import {
+  BoundedPointsToGrid,
   BufferView,
   DeviceResource,
   GridType,
@@ -137,6 +138,44 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
           const bytes = await streamBytes(points, values, options);
           expectSameBytes(bytes, expected);
           expect(unwrap(validateGrids(bytes))[0]?.gridType).toBe(gridType);
+        });
+      }
+    }
+
+    async function boundedBytes(points: Coords, values: PointAttributeArray, options: PointAttributeGridOptions): Promise<Uint8Array> {
+      const input = upload<Int32ArrayConstructor>(points);
+      const attr = upload<Float32ArrayConstructor>(values);
+      const span = unwrap(BufferView.of(attr.data, values.length, values.constructor as Float32ArrayConstructor));
+      const { attributes, channel: _channel, ...rest } = options;
+      const n = points.length / 3;
+      const build = unwrap(
+        BoundedPointsToGrid.create(backend, stream, deviceResource, { points: n, uppers: 32, lowers: 400, leaves: n }, {
+          ...rest,
+          gridType: options.gridType as Exclude<AttributeGridType, GridType.OnIndex>,
+          attributes: { element: values.constructor as Float32ArrayConstructor, channels: attributes.channels, reduction: attributes.reduction },
+        }),
+      );
+      unwrap(build.encode(stream, pointSpan(input, points.length), undefined, span));
+      const report = await build.readReport(stream);
+      expect(report.overflowed).toBe(false);
+      const bytes = await download(build.grid.data as MemoryBlock, report.gridSize);
+      build.dispose();
+      attr.dispose();
+      input.dispose();
+      return bytes;
+    }
+
+    for (const gridType of gridTypes.filter((t) => t !== GridType.OnIndex)) {
+      for (const [r, reduction] of REDUCTIONS.entries()) {
+        const dtype = DTYPES[(gridTypes.indexOf(gridType) + r + 3) % DTYPES.length] as AttributeArrayConstructor;
+        const s = seed++;
+        it(`BoundedPointsToGrid, ${GridType[gridType]}, ${reduction} of ${dtype.name}: the same bytes as pointAttributesToGrid`, async () => {
+          const coords = clusteredCloud(Math.ceil(sizes.points / 2), s);
+          const components = COMPONENTS[gridType] as number;
+          const channels = components === 0 || reduction === 'count' ? 1 + (s % 4) : components;
+          const values = attributeValues(dtype, (channels * coords.length) / 3, s);
+          const options: PointAttributeGridOptions = { gridType, attributes: { values: undefined as never, channels, reduction }, ...(gridType === GridType.Mask ? {} : { background: 4 }) };
+          expectSameBytes(await boundedBytes(coords, values, options), hostAttributeGridBytes(coords, values, options));
         });
       }
     }
