@@ -93,7 +93,10 @@ function checkCapacity(capacity: PointsToGridCapacity): Err | null {
  * nodes than the capacities allow keeps the longest prefix of its build order that fits (whole root
  * tiles, nodes and leaves in key order): the grid stays valid and traversable from the root, and the
  * overflow is recorded on the device for `readReport`. The grid equals the host `pointsToGrid` grid of
- * the kept voxels, byte for byte.
+ * the kept voxels, byte for byte. With `options.attributes` (a `PointAttributeLayout`) the build also reduces a
+ * per-point attribute span given to each `encode` into the voxels of a Float, Double, Int32, Vec3f, RGBA8 or Mask
+ * grid (a values region of `capacity.points` values after the workspace; the reduce launch before the write), the
+ * grid `pointAttributesToGrid` builds from the kept points, byte for byte.
  * Spec: beyond NanoVDB's roadmap, its "capacity-bounded, sync-free build path" candidate (issue #4 item 7).
  *
  * @example

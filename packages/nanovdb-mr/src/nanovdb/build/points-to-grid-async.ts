@@ -24,15 +24,27 @@ export interface StreamGrid {
 }
 
 /**
- * Builds a NanoVDB grid (OnIndex or Float) from points in backend memory, in stream order on `stream`:
+ * Builds a NanoVDB grid (OnIndex or Float; with attributes, any attribute grid type) from points in backend memory, in stream order on `stream`:
  * the same grid, byte for byte, as the host `pointsToGrid` for the same points and options. On the
  * CUDA backend the work runs as kernels (`hs.nanovdb.pointsToGrid.sort`, `.write`,
  * `hs.nanovdb.gridChecksum`, CUB radix sorts and scans); on the host backend the same launches run
  * their host implementations, so one code path is tested everywhere.
  *
+ * With `options.attributes` (a `PointAttributeGridOptions`: a span of per-point attributes, 1-4 channels of any
+ * `PointAttributeArray` element type, and a reduction) it builds the Float, Double, Int32, Vec3f, RGBA8, Mask or
+ * OnIndex grid `pointAttributesToGrid` builds on the host, byte for byte: after the sort (stable, so a voxel's points
+ * keep their input order) `hs.nanovdb.pointsToGrid.reduce` reduces each voxel's segment of points with one thread
+ * (float64 sums in input order, no atomics, built with `-fmad=false`; see `pointAttributesToGrid` for the
+ * accumulation and rounding rules) into a values region the write stage reads. An OnIndex grid (`options.channel`)
+ * is allocated with room for its sidecar channel: the reduce stage writes the values straight into the channel's
+ * blind data after the nodes, and the record, slot 0 (`background`), GridData's gridSize and blind-metadata fields
+ * are copied from the host in stream order before the checksum (the layout `attachChannels` writes).
+ *
  * Allocations, all through `resource` on `stream`: the workspace (on CUDA 66 bytes per point plus
  * 8 MiB, on the host 40 bytes per point plus 257 KiB), freed on `stream` before the promise settles,
- * and the grid. The JS thread never blocks: the one host read-back is the 64-byte build report after the
+ * and the grid (for OnIndex with a channel, its blind data included); an attribute build of a value grid also
+ * takes a values region of `valueSize` bytes per point (the write stage's bound), allocated after the read-back and
+ * freed with the workspace. The JS thread never blocks: the one host read-back is the 64-byte build report after the
  * sort (the node counts fix the grid's size, which the allocation needs), awaited through
  * `synchronizeStream`. For a build without any read-back (graph capture), see `BoundedPointsToGrid`.
  * With `maxGridBytes`, a grid above the cap is refused after that read-back and before the grid is
@@ -42,20 +54,24 @@ export interface StreamGrid {
  *
  * Resolves with the grid once its work is enqueued (read its bytes after `stream`'s work, as above).
  * Rejects with an `HsError` (nothing is left allocated): InvalidArgument for a bad span, options,
- * misaligned points, a point that is NaN, infinite or maps outside the 32-bit index range (named), or a
+ * misaligned points, bad attributes (checked before any allocation: element type, channels not 1-4 or not
+ * matching the grid type, reduction, a length that is not `channels` per point, a misaligned span; an OnIndex build
+ * without `channel`), a point that is NaN, infinite or maps outside the 32-bit index range (named), or a
  * grid above `maxGridBytes` (naming its bytes, node counts and the cap),
  * and when `resource` is not an async resource or `points` is malformed; the resource's errors
  * (`OutOfMemory`, …); the backend's, including the read-back's wait (`DeviceError` when work on `stream`
  * faulted, `InvalidState` for a destroyed stream or a backend disposed meanwhile). The input must stay
  * unchanged until the stream's work completes.
  * Spec: PointsToGrid on the device with scratch and output through the injected resource
- * (nanovdb-memory-resources: Step 1 seam, B3, B4).
+ * (nanovdb-memory-resources: Step 1 seam, B3, B4); values on voxels (issue 24 item 1).
  * @example
  * ```ts
  * const positions = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
  * // … fill positions on `stream` …
  * const grid = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize: 0.05 });
  * await backend.synchronizeStream(stream); // grid.buffer now holds grid.gridSize bytes of NanoVDB grid
+ * // mean RGB colour per voxel from u8 colours in backend memory (3 per point)
+ * const colour = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions }, { gridType: GridType.Vec3f, voxelSize: 0.05, attributes: { values: rgb, channels: 3, reduction: 'mean' } });
  * ```
  */
 export async function pointsToGridAsync(
