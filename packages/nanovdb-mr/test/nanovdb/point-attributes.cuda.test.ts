@@ -9,4 +9,4 @@ if (!gpu) console.log('point attribute GPU tests skipped: no CUDA device or @hs/
 // Under compute-sanitizer every access is checked: smaller clouds keep the run short.
 const sanitizer = process.env.HS_GPU_SANITIZER === '1';
 
-if (gpu) describeStreamPointAttributes('CudaBackend', () => unwrap(CudaBackend.create()), { points: sanitizer ? 1500 : 16_000 });
+if (gpu) describeStreamPointAttributes('CudaBackend', () => unwrap(CudaBackend.create()), { points: sanitizer ? 1000 : 12_000 });

@@ -20,11 +20,19 @@ export const REDUCTIONS: readonly PointReduction[] = ['mean', 'sum', 'min', 'max
 /** Numeric arrays an attribute may come in. */
 export type PointAttributeArray = Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array;
 
-/** The constructors of `PointAttributeArray`, in the order of the reduce kernel's attribute-type parameter (0 f32 ... 7 u32). */
-export const ATTRIBUTE_ARRAYS = [Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array] as const;
+/** A constructor of `PointAttributeArray`: the element type of an attribute span. */
+export type PointAttributeElement =
+  | Float32ArrayConstructor
+  | Float64ArrayConstructor
+  | Int8ArrayConstructor
+  | Uint8ArrayConstructor
+  | Int16ArrayConstructor
+  | Uint16ArrayConstructor
+  | Int32ArrayConstructor
+  | Uint32ArrayConstructor;
 
-/** A constructor of `PointAttributeArray`. */
-export type PointAttributeElement = (typeof ATTRIBUTE_ARRAYS)[number];
+/** The constructors of `PointAttributeArray`, in the order of the reduce kernel's attribute-type parameter (0 f32 ... 7 u32). */
+export const ATTRIBUTE_ARRAYS: readonly PointAttributeElement[] = [Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array];
 
 /** The value types a reduction is rounded to. */
 export type ReducedValueType = GridType.Float | GridType.Double | GridType.Int32 | GridType.Vec3f | GridType.RGBA8;
