@@ -7,6 +7,7 @@ import {
   GridType,
   HostResource,
   ResourceBuffer,
+  countGridNodes,
   pointAttributesToGrid,
   pointsToGridAsync,
   validateGrids,
@@ -148,8 +149,10 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
       const span = unwrap(BufferView.of(attr.data, values.length, values.constructor as Float32ArrayConstructor));
       const { attributes, channel: _channel, ...rest } = options;
       const n = points.length / 3;
+      // capacities that fit exactly: the build keeps every voxel
+      const need = unwrap(countGridNodes(Float64Array.from(points)));
       const build = unwrap(
-        BoundedPointsToGrid.create(backend, stream, deviceResource, { points: n, uppers: 32, lowers: 400, leaves: n }, {
+        BoundedPointsToGrid.create(backend, stream, deviceResource, { points: Math.max(n, 1), uppers: Math.max(need.uppers, 1), lowers: Math.max(need.lowers, 1), leaves: Math.max(need.leaves, 1) }, {
           ...rest,
           gridType: options.gridType as Exclude<AttributeGridType, GridType.OnIndex>,
           attributes: { element: values.constructor as Float32ArrayConstructor, channels: attributes.channels, reduction: attributes.reduction },
