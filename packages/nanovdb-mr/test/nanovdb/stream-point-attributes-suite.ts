@@ -13,6 +13,9 @@ import {
   validateGrids,
   type AttributeChannelType,
   type AttributeGridType,
+  type ElementSpan,
+  type PointAttributeElement,
+  type PointAttributeLayout,
   type MemoryBlock,
   type PointAttributeArray,
   type PointAttributeGridOptions,
@@ -143,14 +146,14 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
       }
     }
 
-    async function boundedBytes(points: Coords, values: PointAttributeArray, options: PointAttributeGridOptions): Promise<Uint8Array> {
+    /** The bounded build's grid bytes (capacities that fit `sizing`, default the points, exactly: no overflow). */
+    async function boundedBytes(points: Coords, values: PointAttributeArray, options: PointAttributeGridOptions, sizing: Coords = points): Promise<Uint8Array> {
       const input = upload<Int32ArrayConstructor>(points);
       const attr = upload<Float32ArrayConstructor>(values);
       const span = unwrap(BufferView.of(attr.data, values.length, values.constructor as Float32ArrayConstructor));
       const { attributes, channel: _channel, ...rest } = options;
       const n = points.length / 3;
-      // capacities that fit exactly: the build keeps every voxel
-      const need = unwrap(countGridNodes(Float64Array.from(points)));
+      const need = unwrap(countGridNodes(Float64Array.from(sizing), { voxelSize: options.voxelSize ?? 1, origin: options.origin ?? [0, 0, 0] }));
       const build = unwrap(
         BoundedPointsToGrid.create(backend, stream, deviceResource, { points: Math.max(n, 1), uppers: Math.max(need.uppers, 1), lowers: Math.max(need.lowers, 1), leaves: Math.max(need.leaves, 1) }, {
           ...rest,
@@ -160,7 +163,7 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
       );
       unwrap(build.encode(stream, pointSpan(input, points.length), undefined, span));
       const report = await build.readReport(stream);
-      expect(report.overflowed).toBe(false);
+      expect(report.overflow).toEqual({ points: false, uppers: false, lowers: false, leaves: false });
       const bytes = await download(build.grid.data as MemoryBlock, report.gridSize);
       build.dispose();
       attr.dispose();
@@ -182,6 +185,54 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
         });
       }
     }
+
+    it('BoundedPointsToGrid skips NaN points with their attributes: the host builder\'s grid of the other points', async () => {
+      const coords = clusteredCloud(800, 31);
+      const world = Float32Array.from(coords, (c) => c * 0.1);
+      const values = attributeValues(Int16Array, coords.length / 3, 31);
+      for (const i of [0, 5, 399, 798]) world[3 * i + (i % 3)] = Number.NaN;
+      const keep = [...Array(coords.length / 3).keys()].filter((i) => ![0, 5, 399, 798].includes(i));
+      const kept = Float32Array.from(keep.flatMap((i) => [world[3 * i] as number, world[3 * i + 1] as number, world[3 * i + 2] as number]));
+      const keptValues = Int16Array.from(keep, (i) => values[i] as number);
+      const options: PointAttributeGridOptions = { gridType: GridType.Float, voxelSize: 0.1, attributes: { values: undefined as never, channels: 1, reduction: 'mean' } };
+      expectSameBytes(await boundedBytes(world, values, options, kept), hostAttributeGridBytes(kept, keptValues, options));
+    });
+
+    it('BoundedPointsToGrid refuses bad attribute layouts before allocating, and bad attribute spans at encode', async () => {
+      const layouts: [string, PointAttributeLayout, AttributeGridType][] = [
+        ['channels out of range', { element: Float32Array, channels: 0, reduction: 'mean' }, GridType.Float],
+        ['wrong dtype', { element: BigInt64Array as never, channels: 1, reduction: 'mean' }, GridType.Float],
+        ['channels not matching the grid type', { element: Uint8Array, channels: 3, reduction: 'mean' }, GridType.RGBA8],
+        ['an OnIndex channel', { element: Float32Array, channels: 1, reduction: 'mean' }, GridType.OnIndex],
+      ];
+      const capacity = { points: 16, uppers: 1, lowers: 1, leaves: 4 };
+      for (const [name, attributes, gridType] of layouts) {
+        const { resource, allocations } = countingResource();
+        const made = BoundedPointsToGrid.create(backend, stream, resource, capacity, { gridType: gridType as GridType.Float, attributes });
+        expect(made.ok ? 'built' : made.error.code, name).toBe(ErrorCode.InvalidArgument);
+        expect(allocations(), name).toBe(0);
+      }
+      const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, capacity, { gridType: GridType.Float, attributes: { element: Float32Array, channels: 1, reduction: 'sum' } }));
+      const input = upload<Int32ArrayConstructor>(new Int32Array([0, 0, 0, 1, 1, 1, 2, 2, 2]));
+      const f64 = upload<Float64ArrayConstructor>(new Float64Array(3));
+      const f32 = upload<Float32ArrayConstructor>(new Float32Array(3));
+      const points = pointSpan(input, 9);
+      const spans: [string, ElementSpan<PointAttributeElement> | undefined][] = [
+        ['no span', undefined],
+        ['another element type', unwrap(BufferView.of(f64.data, 3, Float64Array))],
+        ['too short', unwrap(BufferView.of(f32.data, 2, Float32Array))],
+      ];
+      for (const [name, span] of spans) {
+        const encoded = build.encode(stream, points, undefined, span);
+        expect(encoded.ok ? 'encoded' : encoded.error.code, name).toBe(ErrorCode.InvalidArgument);
+      }
+      expect(build.encode(stream, points, 2, unwrap(BufferView.of(f32.data, 2, Float32Array))).ok).toBe(true);
+      await backend.synchronizeStream(stream);
+      build.dispose();
+      f32.dispose();
+      f64.dispose();
+      input.dispose();
+    });
 
     it('a voxel of one point, no points, and f32 world points: the host builder\'s bytes', async () => {
       for (const gridType of [GridType.Float, GridType.OnIndex] as const) {

@@ -232,9 +232,6 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const pingPong = new Uint32Array(ws.buffer, ws.byteOffset + r.pingPong, valid);
   const histogram = new Uint32Array(ws.buffer, ws.byteOffset + r.histogram, 65536);
   const sorted = sortByBuildKey(coords.subarray(0, 3 * valid), keys, order, pingPong, histogram);
-  // the reduce stage finds each sorted point's input index in the order region
-  if (sorted !== order) order.set(sorted);
-  if (inputOf !== null) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
   // the keys are spent: the sorted coordinates go where they were
   const out = new Int32Array(ws.buffer, ws.byteOffset + r.keys, 3 * valid);
   for (let j = 0; j < valid; j++) {
@@ -243,6 +240,9 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
     out[3 * j + 1] = coords[3 * p + 1] as number;
     out[3 * j + 2] = coords[3 * p + 2] as number;
   }
+  // then the reduce stage finds each sorted point's input index in the order region
+  if (sorted !== order) order.set(sorted);
+  if (inputOf !== null) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
   const { total } = planGrid(out, valid, ON_INDEX_LAYOUT);
   const w = words32(ws);
   w.fill(0);
