@@ -375,7 +375,7 @@ uint64_t GridBytes(const Layout& l, uint64_t uppers, uint64_t lowers, uint64_t l
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
   Layout layout;
   Value background;
-  if ((a.readCount != 0 && a.readCount != 1) || a.writeCount != 2 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
+  if ((a.readCount != 0 && a.readCount != 1) || a.writeCount != 2 || a.paramCount < 5 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
       !IsCount(a.params[3]) || !IsCount(a.params[4]) || !BackgroundOf(a, layout, &background)) {
     return cudaErrorInvalidValue;
   }
