@@ -35,20 +35,19 @@ struct Layout {
   uint64_t leafValues;   // offset of the voxel values (value leaves only)
   uint32_t valueSize;    // bytes of one value: the background's, and a voxel's in a value leaf
   bool leafHasValues;    // Float, Double, Int32, Vec3f, RGBA8
-  bool valuesF32;        // f32 components: a NaN is stored quieted
   bool isIndex;
 };
 
 bool LayoutOf(double gridType, Layout* out) {
   const uint64_t U = kUpperSize, L = kLowerSize, E = kTableEntrySize;
-  if (gridType == kGridTypeFloat) *out = Layout{kGridTypeFloat, kFloatRootDataSize, kFloatRootBackground, U, L, E, kFloatLeafSize, kFloatLeafValues, 4, true, true, false};
-  else if (gridType == kGridTypeDouble) *out = Layout{kGridTypeDouble, kDoubleRootDataSize, kDoubleRootBackground, U, L, E, kDoubleLeafSize, kDoubleLeafValues, 8, true, false, false};
-  else if (gridType == kGridTypeInt32) *out = Layout{kGridTypeInt32, kInt32RootDataSize, kInt32RootBackground, U, L, E, kInt32LeafSize, kInt32LeafValues, 4, true, false, false};
+  if (gridType == kGridTypeFloat) *out = Layout{kGridTypeFloat, kFloatRootDataSize, kFloatRootBackground, U, L, E, kFloatLeafSize, kFloatLeafValues, 4, true, false};
+  else if (gridType == kGridTypeDouble) *out = Layout{kGridTypeDouble, kDoubleRootDataSize, kDoubleRootBackground, U, L, E, kDoubleLeafSize, kDoubleLeafValues, 8, true, false};
+  else if (gridType == kGridTypeInt32) *out = Layout{kGridTypeInt32, kInt32RootDataSize, kInt32RootBackground, U, L, E, kInt32LeafSize, kInt32LeafValues, 4, true, false};
   else if (gridType == kGridTypeVec3f) {
-    *out = Layout{kGridTypeVec3f, kVec3fRootDataSize, kVec3fRootBackground, kVec3fUpperSize, kVec3fLowerSize, kVec3fTableEntrySize, kVec3fLeafSize, kVec3fLeafValues, 12, true, true, false};
-  } else if (gridType == kGridTypeRGBA8) *out = Layout{kGridTypeRGBA8, kRgba8RootDataSize, kRgba8RootBackground, U, L, E, kRgba8LeafSize, kRgba8LeafValues, 4, true, false, false};
-  else if (gridType == kGridTypeMask) *out = Layout{kGridTypeMask, kMaskRootDataSize, kMaskRootBackground, U, L, E, kMaskLeafSize, 0, 1, false, false, false};
-  else if (gridType == kGridTypeOnIndex) *out = Layout{kGridTypeOnIndex, kOnIndexRootDataSize, 0, U, L, E, kOnIndexLeafSize, 0, 8, false, false, true};
+    *out = Layout{kGridTypeVec3f, kVec3fRootDataSize, kVec3fRootBackground, kVec3fUpperSize, kVec3fLowerSize, kVec3fTableEntrySize, kVec3fLeafSize, kVec3fLeafValues, 12, true, false};
+  } else if (gridType == kGridTypeRGBA8) *out = Layout{kGridTypeRGBA8, kRgba8RootDataSize, kRgba8RootBackground, U, L, E, kRgba8LeafSize, kRgba8LeafValues, 4, true, false};
+  else if (gridType == kGridTypeMask) *out = Layout{kGridTypeMask, kMaskRootDataSize, kMaskRootBackground, U, L, E, kMaskLeafSize, 0, 1, false, false};
+  else if (gridType == kGridTypeOnIndex) *out = Layout{kGridTypeOnIndex, kOnIndexRootDataSize, 0, U, L, E, kOnIndexLeafSize, 0, 8, false, true};
   else return false;
   return true;
 }
@@ -208,8 +207,7 @@ __global__ void WriteLeaves(uint8_t* out, const uint64_t* __restrict__ in, const
 }
 
 // Active voxels: the value-mask bit, and the voxel's value (voxel c.x - 1 of the build order reads value
-// c.x - 1 of `values`; an f32 NaN quieted as the host's conversion through a double does), or without
-// values a Float grid's 1.0.
+// c.x - 1 of `values`, copied bit for bit), or without values a Float grid's 1.0.
 __global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ values, Layout layout, uint32_t used,
                             const uint32_t* report) {
   uint32_t cut = report[kCut];
@@ -223,11 +221,7 @@ __global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const
     if (values != nullptr) {
       const uint32_t* from = values + static_cast<uint64_t>(c.x - 1) * (layout.valueSize / 4);
       uint32_t* to = reinterpret_cast<uint32_t*>(out + leafAt + layout.leafValues + static_cast<uint64_t>(layout.valueSize) * n);
-      for (uint32_t w = 0; w < layout.valueSize / 4; w++) {
-        uint32_t bits = from[w];
-        if (layout.valuesF32 && (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0) bits |= 0x00400000u;
-        to[w] = bits;
-      }
+      for (uint32_t w = 0; w < layout.valueSize / 4; w++) to[w] = from[w];
     } else if (layout.gridType == kGridTypeFloat) {
       *reinterpret_cast<float*>(out + leafAt + kFloatLeafValues + 4ull * n) = 1.0f;
     }
@@ -375,7 +369,7 @@ uint64_t GridBytes(const Layout& l, uint64_t uppers, uint64_t lowers, uint64_t l
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
   Layout layout;
   Value background;
-  if ((a.readCount != 0 && a.readCount != 1) || a.writeCount != 2 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
+  if ((a.readCount != 0 && a.readCount != 1) || a.writeCount != 2 || a.paramCount < 5 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
       !IsCount(a.params[3]) || !IsCount(a.params[4]) || !BackgroundOf(a, layout, &background)) {
     return cudaErrorInvalidValue;
   }
