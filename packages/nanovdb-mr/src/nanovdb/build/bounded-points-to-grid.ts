@@ -159,7 +159,11 @@ export class BoundedPointsToGrid implements Disposable {
    * Prepares a bounded build: allocates its one block from `target` on `stream` (an async resource), or
    * uses `target` (a `BufferView` of at least `requiredBytes`, its address a multiple of 256, owned by
    * the caller), and enqueues the upload of the 672-byte GridData template on `stream`.
-   * Errors: InvalidArgument for bad capacities, options, or a view that is too small or misaligned, and
+   * With `options.attributes` (a `BoundedAttributeGridOptions`) the block also holds the values region and each
+   * `encode` takes an attribute span; the attribute layout (element type, channels 1-4 matching the grid type unless
+   * `count` or Mask, reduction) and the grid type (an OnIndex channel build is refused: use `pointsToGridAsync`) are
+   * checked before anything is allocated.
+   * Errors: InvalidArgument for bad capacities, options, attribute layouts, or a view that is too small or misaligned, and
    * for a grid capacity (`gridCapacityBytes` of these node capacities) above `maxGridBytes`, refused before
    * anything is allocated (naming the bytes, the node capacities and the cap);
    * the resource's (`OutOfMemory`, …) and the backend's. Nothing is left allocated on failure.
