@@ -20,7 +20,7 @@ using nanovdb::Workspace;
 
 /**
  * Benchmark baseline: the bare CUB radix sorts of a build's keys (36-bit in-tile keys with 32-bit
- * values, then 62-bit tile keys with 64-bit values) of `n` points at `points`, mapped once, timed with
+ * values, then 62-bit tile keys with 32-bit ranks) of `n` points at `points`, mapped once, timed with
  * events over `iterations` runs (fresh unsorted keys each run). Allocates and synchronizes: benchmarks only.
  * Returns mean nanoseconds per run, or a negative CUDA status.
  */
@@ -49,9 +49,10 @@ double BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, d
       size_t bytes = w.cubBytes;
       e = SortByInTileKey(w.cub, bytes, keys, order, n, s);
       cub::DoubleBuffer<uint64_t> tiles(reinterpret_cast<uint64_t*>(w.ids), keys.Alternate());
-      cub::DoubleBuffer<uint64_t> vals(w.valsA, w.valsB);
+      // as the build: the ranks in the value buffer sort 1 left free and in the upper half of the ids region
+      cub::DoubleBuffer<uint32_t> ranked(order.Alternate(), reinterpret_cast<uint32_t*>(reinterpret_cast<uint64_t*>(w.ids) + n));
       bytes = w.cubBytes;
-      if (e == cudaSuccess) e = SortByTileKey(w.cub, bytes, tiles, vals, n, s);
+      if (e == cudaSuccess) e = SortByTileKey(w.cub, bytes, tiles, ranked, n, s);
       cudaEventRecord(stop, s);
       if (e == cudaSuccess) e = cudaEventSynchronize(stop);
       float ms = 0;

@@ -40,9 +40,10 @@ cudaError_t LaunchRgbaToGray(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchDownscale2x(const KernelArgs& args, cudaStream_t stream);
 // nanovdb/grid-preview-kernel.cu (examples/scan-to-volume)
 cudaError_t LaunchGridPreview(const KernelArgs& args, cudaStream_t stream);
-// nanovdb/points-to-grid-sort.cu, points-to-grid-write.cu, grid-checksum.cu (@hs/nanovdb-mr PointsToGrid)
+// nanovdb/points-to-grid-sort.cu, points-to-grid-write.cu, points-to-grid-reduce.cu, grid-checksum.cu (@hs/nanovdb-mr PointsToGrid)
 cudaError_t LaunchPointsToGridSort(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchPointsToGridReduce(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchGridChecksum(const KernelArgs& args, cudaStream_t stream);
 
 /**

@@ -80,15 +80,34 @@ constexpr uint64_t kLeafValueMask = 16;
 /** The HasBBox bit, of GridData's flags and of every node's flags. */
 constexpr uint8_t kHasBBox = 2;
 
-// ---- value layouts of the grid types hs builds --------------------------------------------------
+// ---- value layouts of the grid types hs builds on the device ------------------------------------
+// Per type: RootData bytes and the background's offset in it, leaf bytes and the offset of its voxel
+// values. Every type below has kRootTileSize tiles and its tables at kUpperTable and kLowerTable; the
+// internal nodes are kUpperSize and kLowerSize with kTableEntrySize entries except where a type names
+// its own (Vec3f: 16-byte entries, the 12-byte value aligned to 8).
 constexpr uint32_t kGridTypeFloat = 1;
+constexpr uint32_t kGridTypeDouble = 2;
+constexpr uint32_t kGridTypeInt32 = 4;
+constexpr uint32_t kGridTypeVec3f = 6;
+constexpr uint32_t kGridTypeMask = 8;
+constexpr uint32_t kGridTypeRGBA8 = 12;
 constexpr uint32_t kGridTypeOnIndex = 20;
+/** Bytes of an internal-node table entry of every type but Vec3f. */
+constexpr uint64_t kTableEntrySize = 8;
 constexpr uint64_t kFloatRootDataSize = 64;
 /** f32 background, from the RootData start. */
 constexpr uint64_t kFloatRootBackground = 28;
 constexpr uint64_t kFloatLeafSize = 2144;
 /** f32[512] voxel values. */
 constexpr uint64_t kFloatLeafValues = 96;
+constexpr uint64_t kDoubleRootDataSize = 96, kDoubleRootBackground = 32, kDoubleLeafSize = 4224, kDoubleLeafValues = 128;
+constexpr uint64_t kInt32RootDataSize = 64, kInt32RootBackground = 28, kInt32LeafSize = 2144, kInt32LeafValues = 96;
+constexpr uint64_t kVec3fRootDataSize = 96, kVec3fRootBackground = 28, kVec3fLeafSize = 6272, kVec3fLeafValues = 128;
+constexpr uint64_t kVec3fUpperSize = 532544, kVec3fLowerSize = 66624, kVec3fTableEntrySize = 16;
+/** RGBA8 values are 4 u8 (r, g, b, a), aligned as a u32. */
+constexpr uint64_t kRgba8RootDataSize = 64, kRgba8RootBackground = 28, kRgba8LeafSize = 2144, kRgba8LeafValues = 96;
+/** Mask leaves hold no values (the value mask is the value); the background is one bool byte. */
+constexpr uint64_t kMaskRootDataSize = 64, kMaskRootBackground = 28, kMaskLeafSize = 96;
 constexpr uint64_t kOnIndexRootDataSize = 96;
 constexpr uint64_t kOnIndexLeafSize = 96;
 /** u64 value index of the leaf's first active voxel. */
@@ -106,9 +125,14 @@ constexpr uint32_t kChecksumNone = 0xffffffffu;
 static_assert(kUpperChildLog2 == kLowerLog2Dim + kLowerChildLog2 && kLowerChildLog2 == kLeafLog2Dim);
 static_assert(kUpperMaskBytes * 8 == 1u << (3 * kUpperLog2Dim) && kLowerMaskBytes * 8 == 1u << (3 * kLowerLog2Dim));
 static_assert(kUpperChildMask == kInternalValueMask + kUpperMaskBytes && kLowerChildMask == kInternalValueMask + kLowerMaskBytes);
-static_assert(kUpperSize == kUpperTable + 8 * (1u << (3 * kUpperLog2Dim)) && kLowerSize == kLowerTable + 8 * (1u << (3 * kLowerLog2Dim)));
-static_assert(kFloatLeafSize == kFloatLeafValues + 4 * (1u << (3 * kLeafLog2Dim)));
+static_assert(kUpperSize == kUpperTable + kTableEntrySize * (1u << (3 * kUpperLog2Dim)) && kLowerSize == kLowerTable + kTableEntrySize * (1u << (3 * kLowerLog2Dim)));
+static_assert(kVec3fUpperSize == kUpperTable + kVec3fTableEntrySize * (1u << (3 * kUpperLog2Dim)) && kVec3fLowerSize == kLowerTable + kVec3fTableEntrySize * (1u << (3 * kLowerLog2Dim)));
+static_assert(kFloatLeafSize == kFloatLeafValues + 4 * (1u << (3 * kLeafLog2Dim)) && kInt32LeafSize == kInt32LeafValues + 4 * (1u << (3 * kLeafLog2Dim)) &&
+              kRgba8LeafSize == kRgba8LeafValues + 4 * (1u << (3 * kLeafLog2Dim)) && kDoubleLeafSize == kDoubleLeafValues + 8 * (1u << (3 * kLeafLog2Dim)));
+static_assert(kVec3fLeafSize == kVec3fLeafValues + 12 * (1u << (3 * kLeafLog2Dim)));
 static_assert(kRootOffset % kDataAlignment == 0 && kUpperSize % kDataAlignment == 0 && kLowerSize % kDataAlignment == 0 &&
-              kFloatLeafSize % kDataAlignment == 0 && kOnIndexLeafSize % kDataAlignment == 0);
+              kVec3fUpperSize % kDataAlignment == 0 && kVec3fLowerSize % kDataAlignment == 0 && kFloatLeafSize % kDataAlignment == 0 &&
+              kDoubleLeafSize % kDataAlignment == 0 && kVec3fLeafSize % kDataAlignment == 0 && kMaskLeafSize % kDataAlignment == 0 &&
+              kOnIndexLeafSize % kDataAlignment == 0);
 
 }  // namespace hs::nanovdb

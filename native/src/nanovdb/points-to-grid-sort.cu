@@ -1,6 +1,7 @@
 // The sort stage of the device PointsToGrid build, `hs.nanovdb.pointsToGrid.sort`: points -> voxel keys,
-// sorted into build order (by in-tile key, then stably by tile), then the start of every voxel, leaf,
-// lower node and tile in sorted order and the level totals, all in the workspace
+// sorted into build order (by in-tile key, then stably by tile), each sorted point's input index (`perm`,
+// for the reduce stage), then the start of every voxel, leaf, lower node and tile in sorted order and the
+// level totals, all in the workspace
 // (points-to-grid-workspace.h). The CUDA side of `sortLaunch` in
 // packages/nanovdb-mr/src/nanovdb/build/points-to-grid-kernels.ts; its report words equal `sortOnHost`'s.
 //
@@ -71,11 +72,21 @@ __global__ void MapPoints(const uint8_t* __restrict__ points, int encoding, uint
   }
 }
 
-__global__ void GatherTiles(const uint64_t* __restrict__ sortedIn, const uint32_t* __restrict__ order, const uint64_t* __restrict__ tileKeys, uint64_t* __restrict__ tileOut,
-                            uint64_t* __restrict__ inOut, uint32_t used) {
+// Before sort 2: each point's tile key in sort 1's order, and its rank j in that order.
+__global__ void GatherTiles(const uint32_t* __restrict__ order, const uint64_t* __restrict__ tileKeys, uint64_t* __restrict__ tileOut, uint32_t* __restrict__ ranks, uint32_t used) {
   for (uint64_t j = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; j < used; j += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     tileOut[j] = tileKeys[order[j]];
-    inOut[j] = sortedIn[j];
+    ranks[j] = static_cast<uint32_t>(j);
+  }
+}
+
+// After sort 2: sorted point k's in-tile key and input index, from its rank in sort 1's order.
+__global__ void GatherRanks(const uint32_t* __restrict__ ranks, const uint64_t* __restrict__ sortedIn, const uint32_t* __restrict__ order, uint64_t* __restrict__ inOut,
+                            uint32_t* __restrict__ perm, uint32_t used) {
+  for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < used; k += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint32_t j = ranks[k];
+    inOut[k] = sortedIn[j];
+    perm[k] = order[j];
   }
 }
 
@@ -140,8 +151,8 @@ cudaError_t SortByInTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint
   return cub::DeviceRadixSort::SortPairs(storage, bytes, keys, order, n, 0, 36, stream);
 }
 
-cudaError_t SortByTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& tiles, cub::DoubleBuffer<uint64_t>& ins, uint32_t n, cudaStream_t stream) {
-  return cub::DeviceRadixSort::SortPairs(storage, bytes, tiles, ins, n, 0, 62, stream);
+cudaError_t SortByTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& tiles, cub::DoubleBuffer<uint32_t>& ranks, uint32_t n, cudaStream_t stream) {
+  return cub::DeviceRadixSort::SortPairs(storage, bytes, tiles, ranks, n, 0, 62, stream);
 }
 
 }  // namespace nanovdb
@@ -162,32 +173,41 @@ cudaError_t LaunchPointsToGridSort(const KernelArgs& a, cudaStream_t stream) {
   size_t sortBytes = 0, sort2Bytes = 0, scanBytes = 0;
   cub::DoubleBuffer<uint64_t> keys(w.keysA, w.keysB);
   cub::DoubleBuffer<uint32_t> order(reinterpret_cast<uint32_t*>(w.valsA), reinterpret_cast<uint32_t*>(w.valsB));
-  cub::DoubleBuffer<uint64_t> vals(w.valsA, w.valsB);
+  // sort 2's ranks: the value buffer sort 1 leaves free, and the ids region's upper half (its lower half holds the
+  // tile keys until the gather, then serves as sort 2's alternate key buffer)
+  uint64_t* idsLow = reinterpret_cast<uint64_t*>(w.ids);
+  uint32_t* idsHigh = reinterpret_cast<uint32_t*>(idsLow + used);
+  cub::DoubleBuffer<uint32_t> probeRanks(reinterpret_cast<uint32_t*>(w.valsB), idsHigh);
   cudaError_t e = SortByInTileKey(nullptr, sortBytes, keys, order, used, stream);
-  if (e == cudaSuccess) e = SortByTileKey(nullptr, sort2Bytes, keys, vals, used, stream);
+  if (e == cudaSuccess) e = SortByTileKey(nullptr, sort2Bytes, keys, probeRanks, used, stream);
   if (e == cudaSuccess) e = cub::DeviceScan::InclusiveScan(nullptr, scanBytes, w.ids, w.ids, AddUint4{}, used, stream);
   if (e != cudaSuccess) return e;
   if (sortBytes > w.cubBytes || sort2Bytes > w.cubBytes || scanBytes > w.cubBytes) return cudaErrorInvalidValue;
 
   // the tile keys wait in the ids region until the gather
-  uint64_t* tileKeys = reinterpret_cast<uint64_t*>(w.ids);
+  uint64_t* tileKeys = idsLow;
   EnqueueMapPoints(w.report, a.reads[0], encoding, static_cast<uint32_t>(a.params[0]), used, a.params[3], a.params[4], a.params[5], a.params[6], w.keysA,
                    reinterpret_cast<uint32_t*>(w.valsA), tileKeys, stream);
   if (used > 0) {
     e = SortByInTileKey(w.cub, sortBytes, keys, order, used, stream);
     if (e != cudaSuccess) return e;
-    // sort 2 (stable) by tile: keys = tile keys, values = in-tile keys, in the buffers sort 1 left free
+    // sort 2 (stable) by tile: keys = tile keys, values = ranks in sort 1's order, in the buffers sort 1 left free
     uint64_t* sortedIn = keys.Current();
     uint64_t* tileOut = keys.Alternate();
-    uint64_t* inOut = order.Current() == reinterpret_cast<uint32_t*>(w.valsA) ? w.valsB : w.valsA;
-    GatherTiles<<<Blocks(used, 256), 256, 0, stream>>>(sortedIn, order.Current(), tileKeys, tileOut, inOut, used);
-    cub::DoubleBuffer<uint64_t> tiles(tileOut, sortedIn);
-    cub::DoubleBuffer<uint64_t> ins(inOut, inOut == w.valsA ? w.valsB : w.valsA);
-    e = SortByTileKey(w.cub, sort2Bytes, tiles, ins, used, stream);
+    uint32_t* order1 = order.Current();
+    uint32_t* freeVals = order.Alternate();
+    GatherTiles<<<Blocks(used, 256), 256, 0, stream>>>(order1, tileKeys, tileOut, freeVals, used);
+    cub::DoubleBuffer<uint64_t> tiles(tileOut, idsLow);
+    cub::DoubleBuffer<uint32_t> ranks(freeVals, idsHigh);
+    e = SortByTileKey(w.cub, sort2Bytes, tiles, ranks, used, stream);
     if (e != cudaSuccess) return e;
-    // the write stage finds the sorted tile keys in keysA and the in-tile keys in valsA
-    if (tiles.Current() != w.keysA) e = cudaMemcpyAsync(w.keysA, tiles.Current(), 8ull * used, cudaMemcpyDeviceToDevice, stream);
-    if (e == cudaSuccess && ins.Current() != w.valsA) e = cudaMemcpyAsync(w.valsA, ins.Current(), 8ull * used, cudaMemcpyDeviceToDevice, stream);
+    // in-tile keys and point indices through the ranks, the keys into whichever of tileOut / idsLow sort 2 left free
+    uint64_t* inOut = tiles.Current() == idsLow ? tileOut : idsLow;
+    GatherRanks<<<Blocks(used, 256), 256, 0, stream>>>(ranks.Current(), sortedIn, order1, inOut, w.perm, used);
+    // the write stage finds the sorted tile keys in keysA and the in-tile keys in valsA (valsA is neither source now;
+    // keysA may be inOut, so it is copied out first)
+    e = cudaMemcpyAsync(w.valsA, inOut, 8ull * used, cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess && tiles.Current() != w.keysA) e = cudaMemcpyAsync(w.keysA, tiles.Current(), 8ull * used, cudaMemcpyDeviceToDevice, stream);
     if (e != cudaSuccess) return e;
     StartFlags<<<Blocks(used, 256), 256, 0, stream>>>(w.keysA, w.valsA, w.ids, used, w.report);
     e = cub::DeviceScan::InclusiveScan(w.cub, scanBytes, w.ids, w.ids, AddUint4{}, used, stream);

@@ -30,7 +30,10 @@ void EnqueueMapPoints(uint32_t* report, const uint8_t* points, int encoding, uin
  */
 cudaError_t SortByInTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& keys, cub::DoubleBuffer<uint32_t>& order, uint32_t n, cudaStream_t stream);
 
-/** Sort 2 (stable): `n` tile keys (62 bits) with the in-tile keys; scratch as for SortByInTileKey. */
-cudaError_t SortByTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& tiles, cub::DoubleBuffer<uint64_t>& ins, uint32_t n, cudaStream_t stream);
+/**
+ * Sort 2 (stable): `n` tile keys (62 bits) with their ranks in sort 1's order (u32), from which the in-tile keys
+ * and point indices are gathered after it; scratch as for SortByInTileKey.
+ */
+cudaError_t SortByTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& tiles, cub::DoubleBuffer<uint32_t>& ranks, uint32_t n, cudaStream_t stream);
 
 }  // namespace hs::nanovdb

@@ -70,6 +70,7 @@ struct Workspace {
   uint32_t* leafFirst;
   uint32_t* lowerFirst;
   uint32_t* tileFirst;
+  uint32_t* perm;  // per sorted point: the input index of the point (stable: a voxel's points in input order)
   uint8_t* cub;
   uint64_t cubBytes;
   uint64_t total;
@@ -90,6 +91,7 @@ inline Workspace Carve(uint8_t* base, uint64_t n) {
   w.leafFirst = reinterpret_cast<uint32_t*>(take(4 * n));
   w.lowerFirst = reinterpret_cast<uint32_t*>(take(4 * n));
   w.tileFirst = reinterpret_cast<uint32_t*>(take(4 * n));
+  w.perm = reinterpret_cast<uint32_t*>(take(4 * n));
   w.cubBytes = Region(CubBytes(n));
   w.cub = take(CubBytes(n));
   w.total = at;

@@ -1,16 +1,16 @@
 // The write stage of the device PointsToGrid build, `hs.nanovdb.pointsToGrid.write`: from the sorted
 // keys and node starts the sort stage left in the workspace, the grid of the longest sorted prefix whose
 // node counts fit the capacities: plan, zero, tiles, internal nodes, leaves and voxels, then bounding
-// boxes bottom-up and the headers (GridData from the template in the workspace). A Float grid's
-// background goes where the host writer puts it: the root's background, every internal-node table
-// entry (child entries are overwritten with offsets after), every leaf voxel (active ones get 1.0 after). The CUDA side of
+// boxes bottom-up and the headers (GridData from the template in the workspace). The background goes
+// where the host writer puts it: the root's background, every internal-node table entry (child entries
+// are overwritten with offsets after), every voxel of a leaf that stores values; an active voxel then
+// gets its value from the values range (voxel k of the build order reads value k), or without one a
+// Float grid's 1.0. Float, Double, Int32, Vec3f, RGBA8, Mask and OnIndex grids. The CUDA side of
 // `writeLaunch` in packages/nanovdb-mr/src/nanovdb/build/points-to-grid-kernels.ts; the grid bytes equal
 // the host writer's (grid-writer.ts). Layout facts: grid-layout.h; workspace: points-to-grid-workspace.h.
 //
 // The launcher only enqueues kernels on its stream (no allocation, no host synchronization). Counts
 // stay on the device: the node kernels are launched over the capacities and read the counts.
-#include <cfloat>
-#include <cmath>
 #include <cstdint>
 
 #include "kernel-registry.h"
@@ -22,18 +22,49 @@ namespace {
 
 using namespace nanovdb;
 
+// What the kernels need of a grid type's layout (grid-layout.h). Tiles and table offsets are the same
+// for every type written here.
 struct Layout {
-  uint32_t gridType;      // kGridTypeFloat or kGridTypeOnIndex
+  uint32_t gridType;
   uint64_t rootDataSize;
+  uint64_t rootBackground;
+  uint64_t upperSize;
+  uint64_t lowerSize;
+  uint64_t tableEntrySize;
   uint64_t leafSize;
+  uint64_t leafValues;   // offset of the voxel values (value leaves only)
+  uint32_t valueSize;    // bytes of one value: the background's, and a voxel's in a value leaf
+  bool leafHasValues;    // Float, Double, Int32, Vec3f, RGBA8
   bool isIndex;
 };
 
 bool LayoutOf(double gridType, Layout* out) {
-  if (gridType == kGridTypeFloat) *out = Layout{kGridTypeFloat, kFloatRootDataSize, kFloatLeafSize, false};
-  else if (gridType == kGridTypeOnIndex) *out = Layout{kGridTypeOnIndex, kOnIndexRootDataSize, kOnIndexLeafSize, true};
+  const uint64_t U = kUpperSize, L = kLowerSize, E = kTableEntrySize;
+  if (gridType == kGridTypeFloat) *out = Layout{kGridTypeFloat, kFloatRootDataSize, kFloatRootBackground, U, L, E, kFloatLeafSize, kFloatLeafValues, 4, true, false};
+  else if (gridType == kGridTypeDouble) *out = Layout{kGridTypeDouble, kDoubleRootDataSize, kDoubleRootBackground, U, L, E, kDoubleLeafSize, kDoubleLeafValues, 8, true, false};
+  else if (gridType == kGridTypeInt32) *out = Layout{kGridTypeInt32, kInt32RootDataSize, kInt32RootBackground, U, L, E, kInt32LeafSize, kInt32LeafValues, 4, true, false};
+  else if (gridType == kGridTypeVec3f) {
+    *out = Layout{kGridTypeVec3f, kVec3fRootDataSize, kVec3fRootBackground, kVec3fUpperSize, kVec3fLowerSize, kVec3fTableEntrySize, kVec3fLeafSize, kVec3fLeafValues, 12, true, false};
+  } else if (gridType == kGridTypeRGBA8) *out = Layout{kGridTypeRGBA8, kRgba8RootDataSize, kRgba8RootBackground, U, L, E, kRgba8LeafSize, kRgba8LeafValues, 4, true, false};
+  else if (gridType == kGridTypeMask) *out = Layout{kGridTypeMask, kMaskRootDataSize, kMaskRootBackground, U, L, E, kMaskLeafSize, 0, 1, false, false};
+  else if (gridType == kGridTypeOnIndex) *out = Layout{kGridTypeOnIndex, kOnIndexRootDataSize, 0, U, L, E, kOnIndexLeafSize, 0, 8, false, true};
   else return false;
   return true;
+}
+
+// A value's stored bytes as u32 words (the background from the launch params: 1 to 3 words).
+struct Value {
+  uint32_t w[3];
+};
+
+// Writes `size` bytes of a value at `at` (4-byte aligned; Mask's one bool byte at any address).
+__device__ __forceinline__ void PutValue(uint8_t* at, const Value& v, uint32_t size) {
+  if (size == 1) {
+    *at = static_cast<uint8_t>(v.w[0]);
+    return;
+  }
+  uint32_t* o = reinterpret_cast<uint32_t*>(at);
+  for (uint32_t i = 0; i < size / 4; i++) o[i] = v.w[i];
 }
 
 __device__ __forceinline__ uint64_t U64(const uint32_t* report, int word) {
@@ -80,8 +111,8 @@ __global__ void PlanGrid(const uint4* __restrict__ ids, Layout layout, uint32_t 
   report[kOverflow] = (report[kGiven] > report[kUsed] ? kOverflowPoints : 0u) | (report[kTotalTiles] > capUppers ? kOverflowUppers : 0u) |
                       (report[kTotalLowers] > capLowers ? kOverflowLowers : 0u) | (report[kTotalLeaves] > capLeaves ? kOverflowLeaves : 0u);
   uint64_t upperStart = kRootOffset + layout.rootDataSize + k.w * kRootTileSize;
-  uint64_t lowerStart = upperStart + k.w * kUpperSize;
-  uint64_t leafStart = lowerStart + k.z * kLowerSize;
+  uint64_t lowerStart = upperStart + k.w * layout.upperSize;
+  uint64_t leafStart = lowerStart + k.z * layout.lowerSize;
   SetU64(report, kUpperStart, upperStart);
   SetU64(report, kLowerStart, lowerStart);
   SetU64(report, kLeafStart, leafStart);
@@ -94,24 +125,24 @@ __global__ void ZeroGrid(uint8_t* out, const uint32_t* report) {
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < words; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) o[i] = make_uint4(0, 0, 0, 0);
 }
 
-// The background of a Float grid (not launched for a zero background: ZeroGrid wrote it): the root's,
-// then every table entry of the planned upper and lower nodes and every voxel of the planned leaves, as
-// the f32 at the entry's start (the entry's other 4 bytes stay 0, as on the host).
-__global__ void FillBackground(uint8_t* out, float background, Layout layout, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, const uint32_t* report) {
+// The background (not launched when the host writer leaves it 0: ZeroGrid wrote it): the root's, then
+// every table entry of the planned upper and lower nodes and every voxel of the planned value leaves,
+// as the value at the entry's start (the entry's other bytes stay 0, as on the host).
+__global__ void FillBackground(uint8_t* out, Value background, Layout layout, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, const uint32_t* report) {
   uint32_t tiles = report[kTiles] < capUppers ? report[kTiles] : capUppers;
   uint32_t lowers = report[kLowers] < capLowers ? report[kLowers] : capLowers;
   uint32_t leaves = report[kLeaves] < capLeaves ? report[kLeaves] : capLeaves;
   uint64_t upperStart = U64(report, kUpperStart), lowerStart = U64(report, kLowerStart), leafStart = U64(report, kLeafStart);
   constexpr uint64_t kUpperEntries = 1ull << (3 * kUpperLog2Dim), kLowerEntries = 1ull << (3 * kLowerLog2Dim), kLeafVoxels = 1ull << (3 * kLeafLog2Dim);
-  uint64_t upperEnd = tiles * kUpperEntries, lowerEnd = upperEnd + lowers * kLowerEntries, end = lowerEnd + leaves * kLeafVoxels;
+  uint64_t upperEnd = tiles * kUpperEntries, lowerEnd = upperEnd + lowers * kLowerEntries, end = lowerEnd + (layout.leafHasValues ? leaves * kLeafVoxels : 0);
   uint64_t first = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-  if (first == 0) *reinterpret_cast<float*>(out + kRootOffset + kFloatRootBackground) = background;
+  if (first == 0) PutValue(out + kRootOffset + layout.rootBackground, background, layout.valueSize);
   for (uint64_t i = first; i < end; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     uint64_t at;
-    if (i < upperEnd) at = upperStart + (i / kUpperEntries) * kUpperSize + kUpperTable + 8 * (i % kUpperEntries);
-    else if (i < lowerEnd) at = lowerStart + ((i - upperEnd) / kLowerEntries) * kLowerSize + kLowerTable + 8 * ((i - upperEnd) % kLowerEntries);
-    else at = leafStart + ((i - lowerEnd) / kLeafVoxels) * layout.leafSize + kFloatLeafValues + 4 * ((i - lowerEnd) % kLeafVoxels);
-    *reinterpret_cast<float*>(out + at) = background;
+    if (i < upperEnd) at = upperStart + (i / kUpperEntries) * layout.upperSize + kUpperTable + layout.tableEntrySize * (i % kUpperEntries);
+    else if (i < lowerEnd) at = lowerStart + ((i - upperEnd) / kLowerEntries) * layout.lowerSize + kLowerTable + layout.tableEntrySize * ((i - upperEnd) % kLowerEntries);
+    else at = leafStart + ((i - lowerEnd) / kLeafVoxels) * layout.leafSize + layout.leafValues + layout.valueSize * ((i - lowerEnd) % kLeafVoxels);
+    PutValue(out + at, background, layout.valueSize);
   }
 }
 
@@ -136,7 +167,7 @@ __global__ void WriteTiles(uint8_t* out, const uint64_t* __restrict__ tiles, con
     // root key of the unbiased coordinates: flip the top bit of each 20-bit tile coordinate
     uint64_t tx = ((key >> 42) & 0xfffff) ^ 0x80000, ty = ((key >> 21) & 0xfffff) ^ 0x80000, tz = (key & 0xfffff) ^ 0x80000;
     uint8_t* tile = out + kRootOffset + layout.rootDataSize + t * kRootTileSize;
-    uint64_t upperAt = upperStart + t * kUpperSize;
+    uint64_t upperAt = upperStart + t * layout.upperSize;
     *reinterpret_cast<uint64_t*>(tile + kTileKey) = tz | (ty << 21) | (tx << 42);
     SetI64(tile + kTileChild, static_cast<int64_t>(upperAt - kRootOffset));
     out[upperAt + kInternalFlags] = kHasBBox;
@@ -144,16 +175,17 @@ __global__ void WriteTiles(uint8_t* out, const uint64_t* __restrict__ tiles, con
   }
 }
 
-__global__ void WriteLowers(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ lowerFirst, uint32_t capLowers, const uint32_t* report) {
+__global__ void WriteLowers(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ lowerFirst, Layout layout, uint32_t capLowers,
+                            const uint32_t* report) {
   uint32_t count = report[kLowers];
   uint64_t upperStart = U64(report, kUpperStart), lowerStart = U64(report, kLowerStart);
   for (uint64_t l = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; l < count && l < capLowers; l += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     uint32_t j = lowerFirst[l];
-    uint64_t upperAt = upperStart + (ids[j].w - 1) * kUpperSize;
-    uint64_t lowerAt = lowerStart + l * kLowerSize;
+    uint64_t upperAt = upperStart + (ids[j].w - 1) * layout.upperSize;
+    uint64_t lowerAt = lowerStart + l * layout.lowerSize;
     uint32_t entry = static_cast<uint32_t>(in[j] >> 21) & 0x7fff;
     atomicOr(reinterpret_cast<uint32_t*>(out + upperAt + kUpperChildMask) + (entry >> 5), 1u << (entry & 31));
-    SetI64(out + upperAt + kUpperTable + 8ull * entry, static_cast<int64_t>(lowerAt - upperAt));
+    SetI64(out + upperAt + kUpperTable + layout.tableEntrySize * entry, static_cast<int64_t>(lowerAt - upperAt));
     out[lowerAt + kInternalFlags] = kHasBBox;
     InitBBox(out + lowerAt);
   }
@@ -165,16 +197,19 @@ __global__ void WriteLeaves(uint8_t* out, const uint64_t* __restrict__ in, const
   uint64_t lowerStart = U64(report, kLowerStart), leafStart = U64(report, kLeafStart);
   for (uint64_t f = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; f < count && f < capLeaves; f += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     uint32_t j = leafFirst[f];
-    uint64_t lowerAt = lowerStart + (ids[j].z - 1) * kLowerSize;
+    uint64_t lowerAt = lowerStart + (ids[j].z - 1) * layout.lowerSize;
     uint64_t leafAt = leafStart + f * layout.leafSize;
     uint32_t entry = static_cast<uint32_t>(in[j] >> 9) & 0xfff;
     atomicOr(reinterpret_cast<uint32_t*>(out + lowerAt + kLowerChildMask) + (entry >> 5), 1u << (entry & 31));
-    SetI64(out + lowerAt + kLowerTable + 8ull * entry, static_cast<int64_t>(leafAt - lowerAt));
+    SetI64(out + lowerAt + kLowerTable + layout.tableEntrySize * entry, static_cast<int64_t>(leafAt - lowerAt));
     out[leafAt + kLeafFlags] = kHasBBox;
   }
 }
 
-__global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, Layout layout, uint32_t used, const uint32_t* report) {
+// Active voxels: the value-mask bit, and the voxel's value (voxel c.x - 1 of the build order reads value
+// c.x - 1 of `values`, copied bit for bit), or without values a Float grid's 1.0.
+__global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ values, Layout layout, uint32_t used,
+                            const uint32_t* report) {
   uint32_t cut = report[kCut];
   uint64_t leafStart = U64(report, kLeafStart);
   for (uint64_t j = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; j < cut && j < used; j += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
@@ -183,7 +218,13 @@ __global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const
     uint64_t leafAt = leafStart + (c.y - 1) * layout.leafSize;
     uint32_t n = static_cast<uint32_t>(in[j]) & 511;
     atomicOr(reinterpret_cast<unsigned long long*>(out + leafAt + kLeafValueMask) + (n >> 6), 1ull << (n & 63));
-    if (!layout.isIndex) *reinterpret_cast<float*>(out + leafAt + kFloatLeafValues + 4ull * n) = 1.0f;
+    if (values != nullptr) {
+      const uint32_t* from = values + static_cast<uint64_t>(c.x - 1) * (layout.valueSize / 4);
+      uint32_t* to = reinterpret_cast<uint32_t*>(out + leafAt + layout.leafValues + static_cast<uint64_t>(layout.valueSize) * n);
+      for (uint32_t w = 0; w < layout.valueSize / 4; w++) to[w] = from[w];
+    } else if (layout.gridType == kGridTypeFloat) {
+      *reinterpret_cast<float*>(out + leafAt + kFloatLeafValues + 4ull * n) = 1.0f;
+    }
   }
 }
 
@@ -235,24 +276,24 @@ __global__ void FinishLeaves(uint8_t* out, const uint64_t* __restrict__ tiles, c
       *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafOffset) = ids[j].x;  // 1 + voxels of earlier leaves
       *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafPrefixSum) = prefix;
     }
-    MergeBBox(reinterpret_cast<int32_t*>(out + lowerStart + (ids[j].z - 1) * kLowerSize), lo, hi);
+    MergeBBox(reinterpret_cast<int32_t*>(out + lowerStart + (ids[j].z - 1) * layout.lowerSize), lo, hi);
   }
 }
 
-__global__ void FinishLowers(uint8_t* out, const uint4* __restrict__ ids, const uint32_t* __restrict__ lowerFirst, uint32_t capLowers, const uint32_t* report) {
+__global__ void FinishLowers(uint8_t* out, const uint4* __restrict__ ids, const uint32_t* __restrict__ lowerFirst, Layout layout, uint32_t capLowers, const uint32_t* report) {
   uint32_t count = report[kLowers];
   uint64_t upperStart = U64(report, kUpperStart), lowerStart = U64(report, kLowerStart);
   for (uint64_t l = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; l < count && l < capLowers; l += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    const int32_t* b = reinterpret_cast<const int32_t*>(out + lowerStart + l * kLowerSize);
-    MergeBBox(reinterpret_cast<int32_t*>(out + upperStart + (ids[lowerFirst[l]].w - 1) * kUpperSize), b, b + 3);
+    const int32_t* b = reinterpret_cast<const int32_t*>(out + lowerStart + l * layout.lowerSize);
+    MergeBBox(reinterpret_cast<int32_t*>(out + upperStart + (ids[lowerFirst[l]].w - 1) * layout.upperSize), b, b + 3);
   }
 }
 
-__global__ void FinishUppers(uint8_t* out, uint32_t capUppers, uint32_t* report) {
+__global__ void FinishUppers(uint8_t* out, Layout layout, uint32_t capUppers, uint32_t* report) {
   uint32_t count = report[kTiles];
   uint64_t upperStart = U64(report, kUpperStart);
   for (uint64_t t = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; t < count && t < capUppers; t += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    const int32_t* b = reinterpret_cast<const int32_t*>(out + upperStart + t * kUpperSize);
+    const int32_t* b = reinterpret_cast<const int32_t*>(out + upperStart + t * layout.upperSize);
     MergeBBox(reinterpret_cast<int32_t*>(report + kRootBBox), b, b + 3);
   }
 }
@@ -289,31 +330,54 @@ __global__ void FinishHeader(uint8_t* out, const uint8_t* __restrict__ tmpl, Lay
   *reinterpret_cast<uint32_t*>(out + kRootOffset + kRootDataTableSize) = tiles;
 }
 
-// A background the kernel writes as given: a finite double that is an f32 (the TypeScript side rounds
-// it with Math.fround), and 0 for an index grid.
-bool IsF32Background(double v, const Layout& l) {
-  if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(FLT_MAX) || static_cast<double>(static_cast<float>(v)) != v) return false;
-  return !l.isIndex || v == 0.0;
+// The background from its launch encoding (params 5.., one u32 word each: the value's stored bytes,
+// zero-padded): every word a u32, the padding 0, Mask's 0 or 1, OnIndex's 0.
+bool BackgroundOf(const KernelArgs& a, const Layout& l, Value* out) {
+  uint32_t words = (l.valueSize + 3) / 4;
+  if (a.paramCount != 5 + static_cast<int>(words)) return false;
+  *out = Value{{0, 0, 0}};
+  for (uint32_t i = 0; i < words; i++) {
+    double v = a.params[5 + i];
+    if (!(v >= 0 && v <= 4294967295.0) || v != static_cast<double>(static_cast<uint32_t>(v))) return false;
+    out->w[i] = static_cast<uint32_t>(v);
+  }
+  if (l.valueSize == 1 && out->w[0] > 1) return false;
+  return !l.isIndex || (out->w[0] == 0 && out->w[1] == 0);
+}
+
+// Whether FillBackground has bytes to write, as the host writer decides: with a values writer every
+// non-zero byte is written; a Float grid without values skips a background equal to 0 (-0 included).
+bool WritesBackground(const Value& v, const Layout& l, bool hasValues) {
+  if (l.gridType == kGridTypeFloat && !hasValues) return (v.w[0] & 0x7fffffffu) != 0;
+  return (v.w[0] | v.w[1] | v.w[2]) != 0;
 }
 
 uint64_t GridBytes(const Layout& l, uint64_t uppers, uint64_t lowers, uint64_t leaves) {
-  return kRootOffset + l.rootDataSize + uppers * (kRootTileSize + kUpperSize) + lowers * kLowerSize + leaves * l.leafSize;
+  return kRootOffset + l.rootDataSize + uppers * (kRootTileSize + l.upperSize) + lowers * l.lowerSize + leaves * l.leafSize;
 }
 
 }  // namespace
 
 /**
- * hs.nanovdb.pointsToGrid.write: writes [workspace, grid]; params [used, gridType (1 Float, 20
- * OnIndex), capacity uppers, lowers, leaves, background (a finite f32 value; 0 for OnIndex)]. The grid
- * range must hold a grid of the capacities.
+ * hs.nanovdb.pointsToGrid.write: reads [values] or nothing, writes [workspace, grid]; params [used,
+ * gridType (1 Float, 2 Double, 4 Int32, 6 Vec3f, 8 Mask, 12 RGBA8, 20 OnIndex), capacity uppers,
+ * lowers, leaves, background as ceil(valueSize / 4) u32 words of its stored bytes]. Values: at least
+ * `used` values of the type's size from a 4-byte aligned address; required for Double, Int32, Vec3f and
+ * RGBA8, optional for Float, refused for Mask and OnIndex. The grid range must hold a grid of the
+ * capacities.
  */
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
   Layout layout;
-  if (a.readCount != 0 || a.writeCount != 2 || a.paramCount != 6 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
-      !IsCount(a.params[3]) || !IsCount(a.params[4]) || !IsF32Background(a.params[5], layout)) {
+  Value background;
+  if ((a.readCount != 0 && a.readCount != 1) || a.writeCount != 2 || a.paramCount < 5 || !IsCount(a.params[0]) || !LayoutOf(a.params[1], &layout) || !IsCount(a.params[2]) ||
+      !IsCount(a.params[3]) || !IsCount(a.params[4]) || !BackgroundOf(a, layout, &background)) {
     return cudaErrorInvalidValue;
   }
   uint32_t used = static_cast<uint32_t>(a.params[0]);
+  bool hasValues = a.readCount == 1;
+  const uint32_t* values = hasValues ? reinterpret_cast<const uint32_t*>(a.reads[0]) : nullptr;
+  if (hasValues != layout.leafHasValues && !(layout.gridType == kGridTypeFloat && !hasValues)) return cudaErrorInvalidValue;
+  if (hasValues && (a.readBytes[0] < static_cast<uint64_t>(used) * layout.valueSize || (reinterpret_cast<uintptr_t>(values) & 3) != 0)) return cudaErrorInvalidValue;
   uint32_t capU = static_cast<uint32_t>(a.params[2]), capL = static_cast<uint32_t>(a.params[3]), capF = static_cast<uint32_t>(a.params[4]);
   Workspace w = Carve(a.writes[0], used);
   uint8_t* out = a.writes[1];
@@ -323,15 +387,14 @@ cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
   PlanGrid<<<1, 1, 0, stream>>>(w.ids, layout, capU, capL, capF, w.report);
   unsigned zeroBlocks = Blocks(a.writeBytes[1] / 16, 256);
   ZeroGrid<<<zeroBlocks < 2048 ? zeroBlocks : 2048, 256, 0, stream>>>(out, w.report);
-  float background = static_cast<float>(a.params[5]);
-  if (background != 0.0f) FillBackground<<<2048, 256, 0, stream>>>(out, background, layout, capU, capL, capF, w.report);
+  if (WritesBackground(background, layout, hasValues)) FillBackground<<<2048, 256, 0, stream>>>(out, background, layout, capU, capL, capF, w.report);
   WriteTiles<<<Blocks(capU, 128), 128, 0, stream>>>(out, w.keysA, w.tileFirst, layout, capU, w.report);
-  WriteLowers<<<Blocks(capL, 128), 128, 0, stream>>>(out, w.valsA, w.ids, w.lowerFirst, capL, w.report);
+  WriteLowers<<<Blocks(capL, 128), 128, 0, stream>>>(out, w.valsA, w.ids, w.lowerFirst, layout, capL, w.report);
   WriteLeaves<<<Blocks(capF, 256), 256, 0, stream>>>(out, w.valsA, w.ids, w.leafFirst, layout, capF, w.report);
-  if (used > 0) WriteVoxels<<<Blocks(used, 256), 256, 0, stream>>>(out, w.valsA, w.ids, layout, used, w.report);
+  if (used > 0) WriteVoxels<<<Blocks(used, 256), 256, 0, stream>>>(out, w.valsA, w.ids, values, layout, used, w.report);
   FinishLeaves<<<Blocks(capF, 256), 256, 0, stream>>>(out, w.keysA, w.valsA, w.ids, w.leafFirst, layout, capF, w.report);
-  FinishLowers<<<Blocks(capL, 128), 128, 0, stream>>>(out, w.ids, w.lowerFirst, capL, w.report);
-  FinishUppers<<<Blocks(capU, 128), 128, 0, stream>>>(out, capU, w.report);
+  FinishLowers<<<Blocks(capL, 128), 128, 0, stream>>>(out, w.ids, w.lowerFirst, layout, capL, w.report);
+  FinishUppers<<<Blocks(capU, 128), 128, 0, stream>>>(out, layout, capU, w.report);
   FinishHeader<<<1, 256, 0, stream>>>(out, w.tmpl, layout, w.report);
   return cudaGetLastError();
 }

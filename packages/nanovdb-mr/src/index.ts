@@ -55,6 +55,8 @@ export { pointsToGridAsync } from './nanovdb/build/points-to-grid-async.js';
 export type { StreamGrid } from './nanovdb/build/points-to-grid-async.js';
 export { MAX_DEVICE_POINTS } from './nanovdb/build/point-spans.js';
 export type { IndexPointSpan, WorldPointSpan } from './nanovdb/build/point-spans.js';
+export type { PointAttributeGridOptions, PointAttributeLayout, PointAttributeSpan } from './nanovdb/build/point-attribute-spans.js';
+export type { PointAttributeElement } from './nanovdb/build/point-reduce.js';
 export type { LevelCounts } from './nanovdb/build/points-to-grid-workspace.js';
 export { countGridNodes, gridByteSize } from './nanovdb/build/grid-node-count.js';
 export { voxelsToGrid } from './nanovdb/build/voxels-to-grid.js';
@@ -70,7 +72,7 @@ export type { ValueGridType, VoxelValues, VoxelsToGridOptions } from './nanovdb/
 export type { VoxelValueArray } from './nanovdb/build/voxel-values.js';
 export type { CountGridNodesOptions } from './nanovdb/build/grid-node-count.js';
 export { BoundedPointsToGrid } from './nanovdb/build/bounded-points-to-grid.js';
-export type { PointsToGridCapacity, BoundedBuildReport } from './nanovdb/build/bounded-points-to-grid.js';
+export type { PointsToGridCapacity, BoundedBuildReport, BoundedAttributeGridOptions } from './nanovdb/build/bounded-points-to-grid.js';
 export { encodeNvdb, decodeNvdb, decodeNvdbGrid } from './nanovdb/io/nvdb-codec.js';
 export { readNvdbMetadata } from './nanovdb/io/nvdb-metadata.js';
 export type { NvdbGridInfo } from './nanovdb/io/nvdb-segment.js';

@@ -3,6 +3,7 @@ import { loadCudaNative, type CudaNativeBinding } from '@hs/cuda-native';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BoundedPointsToGrid, ResourceBuffer, BufferView, DeviceResource, GridType, PinnedResource, validateGrids, type MemoryBlock, type PointsToGridOptions } from '../../../packages/nanovdb-mr/src/index.js';
 import { describeStreamPointsToGrid, expectSameBytes, hostGridBytes, indexPoints, keptVoxels } from '../../../packages/nanovdb-mr/test/nanovdb/stream-points-to-grid-suite.js';
+import { describeValueWrite } from '../../../packages/nanovdb-mr/test/nanovdb/points-to-grid-write-values-suite.js';
 
 const gpu = CudaBackend.available();
 if (!gpu) console.log('PointsToGrid GPU tests skipped: no CUDA device or @hs/cuda-native not built');
@@ -10,6 +11,8 @@ if (!gpu) console.log('PointsToGrid GPU tests skipped: no CUDA device or @hs/cud
 const sanitizer = process.env.HS_GPU_SANITIZER === '1';
 
 if (gpu) describeStreamPointsToGrid('CudaBackend', () => unwrap(CudaBackend.create()), sanitizer ? { points: 3000, range: 300 } : { points: 100_000, range: 200 });
+// The write stage with per-voxel values (Float, Double, Int32, Vec3f, RGBA8, Mask): device bytes = host write = voxelsToGrid.
+if (gpu) describeValueWrite('CudaBackend', () => unwrap(CudaBackend.create()), sanitizer ? { points: 3000, range: 40 } : { points: 100_000, range: 150 });
 
 describe.skipIf(!gpu)('CUDA graphs: capture, instantiate, launch twice', () => {
   let backend: CudaBackend;

@@ -29,10 +29,28 @@ import {
   Tree,
   UPPER,
   UPPER_SIZE,
+  valueLayoutOf,
+  type ValueLayout,
 } from '../../src/nanovdb/grid/grid-layout.js';
 import { MAX_DEVICE_POINTS } from '../../src/nanovdb/build/point-spans.js';
 import { PointEncoding } from '../../src/nanovdb/build/points-to-grid-kernels.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, WORKSPACE_HEADER_BYTES, workspaceBytes } from '../../src/nanovdb/build/points-to-grid-workspace.js';
+
+const DOUBLE = valueLayoutOf(GridType.Double) as ValueLayout;
+const INT32 = valueLayoutOf(GridType.Int32) as ValueLayout;
+const VEC3F = valueLayoutOf(GridType.Vec3f) as ValueLayout;
+const RGBA8 = valueLayoutOf(GridType.RGBA8) as ValueLayout;
+const MASK = valueLayoutOf(GridType.Mask) as ValueLayout;
+
+/** The header's four constants of a value grid type (`k<Type>RootDataSize`, `...RootBackground`, `...LeafSize`, `...LeafValues`). */
+function valueLayoutTwins(prefix: string, layout: ValueLayout): Record<string, number> {
+  return {
+    [`k${prefix}RootDataSize`]: layout.rootDataSize,
+    [`k${prefix}RootBackground`]: layout.rootBackground,
+    [`k${prefix}LeafSize`]: layout.leafSize,
+    [`k${prefix}LeafValues`]: layout.leafValues,
+  };
+}
 
 const NATIVE_NANOVDB = join(resolve(dirname(fileURLToPath(import.meta.url)), '../../../..'), 'native/src/nanovdb');
 
@@ -174,11 +192,27 @@ describe('native/src/nanovdb/grid-layout.h', () => {
       kLeafValueMask: Leaf.valueMask,
       kHasBBox: GridFlags.HasBBox,
       kGridTypeFloat: GridType.Float,
+      kGridTypeDouble: GridType.Double,
+      kGridTypeInt32: GridType.Int32,
+      kGridTypeVec3f: GridType.Vec3f,
+      kGridTypeMask: GridType.Mask,
+      kGridTypeRGBA8: GridType.RGBA8,
       kGridTypeOnIndex: GridType.OnIndex,
+      kTableEntrySize: UPPER.tableStride,
       kFloatRootDataSize: FLOAT_LAYOUT.rootDataSize,
       kFloatRootBackground: FLOAT_LAYOUT.rootBackground,
       kFloatLeafSize: FLOAT_LAYOUT.leafSize,
       kFloatLeafValues: FLOAT_LAYOUT.leafValues,
+      ...valueLayoutTwins('Double', DOUBLE),
+      ...valueLayoutTwins('Int32', INT32),
+      ...valueLayoutTwins('Vec3f', VEC3F),
+      kVec3fUpperSize: VEC3F.upper.size,
+      kVec3fLowerSize: VEC3F.lower.size,
+      kVec3fTableEntrySize: VEC3F.upper.tableStride,
+      ...valueLayoutTwins('Rgba8', RGBA8),
+      kMaskRootDataSize: MASK.rootDataSize,
+      kMaskRootBackground: MASK.rootBackground,
+      kMaskLeafSize: MASK.leafSize,
       kOnIndexRootDataSize: ON_INDEX_LAYOUT.rootDataSize,
       kOnIndexLeafSize: ON_INDEX_LAYOUT.leafSize,
       kOnIndexLeafOffset: ON_INDEX_LAYOUT.leafValues,
@@ -187,6 +221,17 @@ describe('native/src/nanovdb/grid-layout.h', () => {
       kChecksumBlockBytes: CHECKSUM_BLOCK_BYTES,
       kChecksumNone: CHECKSUM_NONE,
     });
+  });
+
+  it('gives every type the write kernel writes the tiles, table offsets and node sizes it assumes', () => {
+    const v = (id: string): number => Number(header.values.get(id));
+    for (const layout of [FLOAT_LAYOUT, DOUBLE, INT32, VEC3F, RGBA8, MASK, ON_INDEX_LAYOUT]) {
+      const name = GridType[layout.gridType];
+      expect(layout.tileSize, name).toBe(v('kRootTileSize'));
+      expect([layout.upper.table, layout.lower.table], name).toEqual([v('kUpperTable'), v('kLowerTable')]);
+      expect(layout.upper.tableStride, name).toBe(layout.lower.tableStride);
+      if (layout !== VEC3F) expect([layout.upper.size, layout.lower.size, layout.upper.tableStride], name).toEqual([v('kUpperSize'), v('kLowerSize'), v('kTableEntrySize')]);
+    }
   });
 
   it('is read the way the compiler reads it (expressions over earlier constants)', () => {
@@ -242,7 +287,7 @@ describe('native/src/nanovdb/points-to-grid-workspace.h', () => {
   it("carves the workspace workspaceBytes(n, 'cuda') sizes", () => {
     const carve = /inline Workspace Carve\([^)]*\)\s*\{([\s\S]*?)\n\}/.exec(header.text)?.[1] ?? '';
     const takes = [...carve.matchAll(/take\((?:(\d+) \* n|(CubBytes)\(n\))\)/g)];
-    expect(takes.length).toBe(9);
+    expect(takes.length).toBe(10);
     const v = (id: string): number => Number(header.values.get(id));
     const region = (bytes: number): number => Math.ceil(bytes / v('kRegionAlignment')) * v('kRegionAlignment');
     for (const n of [0, 1, 3, 31, 32, 1000, 123_457, 2 ** 32 - 1]) {

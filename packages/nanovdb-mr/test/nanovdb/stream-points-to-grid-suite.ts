@@ -75,7 +75,7 @@ export function expectSameBytes(got: Uint8Array, expected: Uint8Array): void {
 }
 
 /** Build key of a voxel (tile biased by 2^31, then upper, lower and leaf index), as a BigInt. */
-function buildKey(x: number, y: number, z: number): bigint {
+export function buildKey(x: number, y: number, z: number): bigint {
   const t = (c: number): bigint => BigInt(((c ^ 0x80000000) >>> 12) & 0xfffff);
   const upper = (((x & 4095) >> 7) << 10) | (((y & 4095) >> 7) << 5) | ((z & 4095) >> 7);
   const lower = (((x & 127) >> 3) << 8) | (((y & 127) >> 3) << 4) | ((z & 127) >> 3);

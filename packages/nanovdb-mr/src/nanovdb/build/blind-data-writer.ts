@@ -35,17 +35,25 @@ export function writeBlindData(bytes: Uint8Array, at: number, items: readonly Bl
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let data = at + items.length * BLIND_METADATA_SIZE;
   items.forEach((item, i) => {
-    const record = at + i * BLIND_METADATA_SIZE;
-    v.setBigInt64(record + BlindMeta.dataOffset, BigInt(data - record), true);
-    v.setBigUint64(record + BlindMeta.valueCount, BigInt(item.valueCount), true);
-    v.setUint32(record + BlindMeta.valueSize, item.valueSize, true);
-    v.setUint32(record + BlindMeta.semantic, item.semantic, true);
-    v.setUint32(record + BlindMeta.dataClass, item.dataClass, true);
-    v.setUint32(record + BlindMeta.dataType, item.dataType, true);
-    bytes.set(new TextEncoder().encode(item.name).subarray(0, GRID_NAME_SIZE - 1), record + BlindMeta.name);
-    item.write(v, data);
+    writeBlindRecord(bytes, at + i * BLIND_METADATA_SIZE, data, item);
     data += aligned(item.valueSize * item.valueCount);
   });
   v.setBigInt64(Grid.blindMetadataOffset, BigInt(at), true);
   v.setUint32(Grid.blindMetadataCount, items.length, true);
+}
+
+/**
+ * Writes the 288-byte metadata record of `item` at byte `record` of `bytes` (zeroed there) with its data at byte
+ * `data` (`dataOffset` = `data - record`), and calls `item.write` for the data.
+ */
+export function writeBlindRecord(bytes: Uint8Array, record: number, data: number, item: BlindItem): void {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  v.setBigInt64(record + BlindMeta.dataOffset, BigInt(data - record), true);
+  v.setBigUint64(record + BlindMeta.valueCount, BigInt(item.valueCount), true);
+  v.setUint32(record + BlindMeta.valueSize, item.valueSize, true);
+  v.setUint32(record + BlindMeta.semantic, item.semantic, true);
+  v.setUint32(record + BlindMeta.dataClass, item.dataClass, true);
+  v.setUint32(record + BlindMeta.dataType, item.dataType, true);
+  bytes.set(new TextEncoder().encode(item.name).subarray(0, GRID_NAME_SIZE - 1), record + BlindMeta.name);
+  item.write(v, data);
 }

@@ -1,13 +1,29 @@
-import { ErrorCode, HsError, OK_VOID, err, ok, unwrap, type Backend, type Err, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, HsError, OK_VOID, err, ok, unwrap, type Backend, type Err, type MemoryRange, type Result, type Stream } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import { BufferView } from '../../buffer-view.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../resource.js';
-import { GRID_DATA_SIZE, type ValueLayout } from '../grid/grid-layout.js';
+import { GRID_DATA_SIZE, GridType, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
 import { checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
 import { checkGridBytes, resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
 import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { MAX_DEVICE_POINTS, pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
+import type { ElementSpan } from '../../element-span.js';
+import { attributeRange, resolveAttributeLayout, type AttributeBuild, type PointAttributeGridOptions, type PointAttributeLayout } from './point-attribute-spans.js';
+import { reduceLaunch, type PointAttributeElement } from './point-reduce.js';
+import type { AttributeGridType } from './point-attributes.js';
+
+/**
+ * Options of a bounded build of an attribute grid: those of `pointsToGridAsync`'s attribute builds without the
+ * OnIndex channel (a bounded build's voxel count is known only on the device), `attributes` the layout each
+ * `encode` brings a span of.
+ */
+export interface BoundedAttributeGridOptions extends Omit<PointAttributeGridOptions, 'attributes' | 'channel' | 'gridType'> {
+  /** Float, Double, Int32, Vec3f, RGBA8 or Mask. */
+  readonly gridType: Exclude<AttributeGridType, GridType.OnIndex>;
+  /** The attribute's element type, channels and reduction. */
+  readonly attributes: PointAttributeLayout;
+}
 
 /** Capacity bounds of a `BoundedPointsToGrid`: the most points read and nodes written per build. */
 export interface PointsToGridCapacity {
@@ -77,7 +93,10 @@ function checkCapacity(capacity: PointsToGridCapacity): Err | null {
  * nodes than the capacities allow keeps the longest prefix of its build order that fits (whole root
  * tiles, nodes and leaves in key order): the grid stays valid and traversable from the root, and the
  * overflow is recorded on the device for `readReport`. The grid equals the host `pointsToGrid` grid of
- * the kept voxels, byte for byte.
+ * the kept voxels, byte for byte. With `options.attributes` (a `PointAttributeLayout`) the build also reduces a
+ * per-point attribute span given to each `encode` into the voxels of a Float, Double, Int32, Vec3f, RGBA8 or Mask
+ * grid (a values region of `capacity.points` values after the workspace; the reduce launch before the write), the
+ * grid `pointAttributesToGrid` builds from the kept points, byte for byte.
  * Spec: beyond NanoVDB's roadmap, its "capacity-bounded, sync-free build path" candidate (issue #4 item 7).
  *
  * @example
@@ -97,9 +116,18 @@ export class BoundedPointsToGrid implements Disposable {
   readonly #capacity: PointsToGridCapacity;
   readonly #settings: ResolvedGridOptions;
   readonly #gridCapacity: number;
+  readonly #attributes: Omit<AttributeBuild, 'range'> | null;
   #disposed = false;
 
-  private constructor(backend: Backend, owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null, block: MemoryBlock, capacity: PointsToGridCapacity, settings: ResolvedGridOptions) {
+  private constructor(
+    backend: Backend,
+    owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null,
+    block: MemoryBlock,
+    capacity: PointsToGridCapacity,
+    settings: ResolvedGridOptions,
+    attributes: Omit<AttributeBuild, 'range'> | null,
+  ) {
+    this.#attributes = attributes;
     this.#backend = backend;
     this.#owned = owned;
     this.#block = block;
@@ -110,22 +138,32 @@ export class BoundedPointsToGrid implements Disposable {
 
   /**
    * Bytes of the one block a bounded build needs on `backend` (grid capacity rounded to 256 bytes, then
-   * the workspace for `capacity.points`), for callers who supply their own memory. InvalidArgument for
-   * bad capacities or grid type.
+   * the workspace for `capacity.points`, then for an attribute build the values region: `capacity.points`
+   * values of the grid type's size), for callers who supply their own memory. `attributes`: the build reduces
+   * point attributes (implied for Double, Int32, Vec3f and RGBA8). InvalidArgument for bad capacities or grid type.
    */
-  static requiredBytes(backend: Backend, capacity: PointsToGridCapacity, gridType: PointsToGridOptions['gridType']): Result<number> {
+  static requiredBytes(backend: Backend, capacity: PointsToGridCapacity, gridType: PointsToGridOptions['gridType'] | BoundedAttributeGridOptions['gridType'], attributes = false): Result<number> {
     const bad = checkCapacity(capacity);
     if (bad !== null) return bad;
-    const settings = resolveGridOptions(WHO, { gridType });
-    if (!settings.ok) return settings;
-    return ok(blockBytes(backend, capacity, settings.value.layout));
+    const layout = gridType === GridType.Float || gridType === GridType.OnIndex ? resolveGridOptions(WHO, { gridType }) : null;
+    if (layout !== null && !layout.ok) return layout;
+    const valueLayout = valueLayoutOf(gridType);
+    if (valueLayout === undefined || ![GridType.Float, GridType.OnIndex, GridType.Double, GridType.Int32, GridType.Vec3f, GridType.RGBA8, GridType.Mask].includes(gridType)) {
+      return err(ErrorCode.InvalidArgument, `${WHO}: gridType must be Float, OnIndex, Double, Int32, Vec3f, RGBA8 or Mask, got ${String(gridType)}`);
+    }
+    const withValues = gridType !== GridType.Mask && gridType !== GridType.OnIndex && (attributes || gridType !== GridType.Float);
+    return ok(blockBytes(backend, capacity, valueLayout, withValues ? valueLayout.valueSize : 0));
   }
 
   /**
    * Prepares a bounded build: allocates its one block from `target` on `stream` (an async resource), or
    * uses `target` (a `BufferView` of at least `requiredBytes`, its address a multiple of 256, owned by
    * the caller), and enqueues the upload of the 672-byte GridData template on `stream`.
-   * Errors: InvalidArgument for bad capacities, options, or a view that is too small or misaligned, and
+   * With `options.attributes` (a `BoundedAttributeGridOptions`) the block also holds the values region and each
+   * `encode` takes an attribute span; the attribute layout (element type, channels 1-4 matching the grid type unless
+   * `count` or Mask, reduction) and the grid type (an OnIndex channel build is refused: use `pointsToGridAsync`) are
+   * checked before anything is allocated.
+   * Errors: InvalidArgument for bad capacities, options, attribute layouts, or a view that is too small or misaligned, and
    * for a grid capacity (`gridCapacityBytes` of these node capacities) above `maxGridBytes`, refused before
    * anything is allocated (naming the bytes, the node capacities and the cap);
    * the resource's (`OutOfMemory`, …) and the backend's. Nothing is left allocated on failure.
@@ -136,18 +174,27 @@ export class BoundedPointsToGrid implements Disposable {
     stream: Stream,
     target: AsyncResource | BufferView<Uint8ArrayConstructor>,
     capacity: PointsToGridCapacity,
-    options: PointsToGridOptions,
+    options: PointsToGridOptions | BoundedAttributeGridOptions,
   ): Result<BoundedPointsToGrid> {
     const isView = target instanceof BufferView;
     if (!isView && !isAsyncResource(target)) throw new HsError(ErrorCode.InvalidArgument, `${WHO}.create: target must be an async resource or a BufferView of bytes`);
     const bad = checkCapacity(capacity);
     if (bad !== null) return bad;
-    const settings = resolveGridOptions(WHO, options);
+    let attributes: Omit<AttributeBuild, 'range'> | null = null;
+    if ('attributes' in options && options.attributes !== undefined) {
+      if ((options.gridType as number) === GridType.OnIndex) {
+        return err(ErrorCode.InvalidArgument, `${WHO}.create: an OnIndex grid with a sidecar channel needs the voxel count on the host; build it with pointsToGridAsync`);
+      }
+      const resolved = resolveAttributeLayout(WHO, options);
+      if (!resolved.ok) return resolved;
+      attributes = resolved.value;
+    }
+    const settings = attributes !== null ? ok(attributes.settings) : resolveGridOptions(WHO, options as PointsToGridOptions);
     if (!settings.ok) return settings;
     const { layout } = settings.value;
     const capped = checkGridBytes(WHO, gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves), capacity, settings.value);
     if (!capped.ok) return capped;
-    const bytes = blockBytes(backend, capacity, layout);
+    const bytes = blockBytes(backend, capacity, layout, attributes?.valueSize ?? 0);
     let owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
     let block: MemoryBlock;
     if (isView) {
@@ -163,7 +210,7 @@ export class BoundedPointsToGrid implements Disposable {
       owned = made.value;
       block = owned.data as MemoryBlock;
     }
-    const build = new BoundedPointsToGrid(backend, owned, block, capacity, settings.value);
+    const build = new BoundedPointsToGrid(backend, owned, block, capacity, settings.value, attributes);
     const uploaded = backend.copyFromHostAsync(stream, subRange(block, build.#workspaceOffset + TEMPLATE_OFFSET, GRID_DATA_SIZE, 'bounded pointsToGrid template'), gridTemplate(settings.value));
     if (!uploaded.ok) {
       owned?.destroy(stream);
@@ -198,11 +245,15 @@ export class BoundedPointsToGrid implements Disposable {
    * Enqueues a build of the first `count` points (default all of them) of `points` on `stream`: no
    * allocation, no host function, no read-back, so the call can be captured into a CUDA graph; a
    * captured graph reads the same input memory at each launch. At most `capacity.points` points are read.
+   * An attribute build (`options.attributes` at `create`) takes `attributes`: a span of the layout's element type
+   * holding `channels` numbers for each of the `count` points (more are ignored), element-aligned; the reduce
+   * stage writes each voxel's value into the block's values region before the write stage reads it.
    * Errors: InvalidState after `dispose`; InvalidArgument for a bad span, misaligned points or a `count`
-   * beyond the span; the backend's launch errors.
+   * beyond the span, an attribute span missing, of another element type, too short or misaligned (or given to a
+   * build without attributes); the backend's launch errors.
    * @throws HsError InvalidArgument when `points` is malformed.
    */
-  encode(stream: Stream, points: IndexPointSpan | WorldPointSpan, count?: number): Result<void> {
+  encode(stream: Stream, points: IndexPointSpan | WorldPointSpan, count?: number, attributes?: ElementSpan<PointAttributeElement>): Result<void> {
     if (this.#disposed) return err(ErrorCode.InvalidState, `${WHO}.encode: the build was disposed`);
     const source = pointSource(`${WHO}.encode`, points);
     if (!source.ok) return source;
@@ -212,9 +263,16 @@ export class BoundedPointsToGrid implements Disposable {
     if (!Number.isSafeInteger(given) || given < 0 || given > source.value.count) {
       return err(ErrorCode.InvalidArgument, `${WHO}.encode: count must be an integer in [0, ${source.value.count}] (the points the span holds), got ${String(count)}`);
     }
+    const layout = this.#attributes;
+    if ((layout === null) !== (attributes === undefined)) {
+      return err(ErrorCode.InvalidArgument, `${WHO}.encode: ${layout === null ? 'this build was created without options.attributes; pass no attribute span' : 'this attribute build needs the attribute span'}`);
+    }
+    const attributeInput = layout === null ? ok(null) : attributeRange(`${WHO}.encode`, attributes as ElementSpan<PointAttributeElement>, layout, given, false);
+    if (!attributeInput.ok) return attributeInput;
     const used = Math.min(given, this.#capacity.points);
     const elementBytes = source.value.range === null ? 0 : source.value.range.byteLength / (3 * source.value.count);
-    const ws = subRange(this.#block, this.#workspaceOffset, this.#block.byteLength - this.#workspaceOffset, 'bounded pointsToGrid workspace');
+    const wsBytes = workspaceBytes(this.#capacity.points, this.#backend.name);
+    const ws = subRange(this.#block, this.#workspaceOffset, wsBytes, 'bounded pointsToGrid workspace');
     const input = source.value.range === null ? subRange(this.#block, 0, 0, 'no points') : { ...source.value.range, byteLength: 3 * used * elementBytes };
     const s = this.#settings;
     const params: SortParams = { given, used, encoding: source.value.encoding, inverseVoxelSize: 1 / s.voxelSize, origin: s.origin };
@@ -222,7 +280,15 @@ export class BoundedPointsToGrid implements Disposable {
     const capacity: NodeCapacity = this.#capacity;
     const sorted = this.#backend.launchKernel(stream, sortLaunch(input, ws, params));
     if (!sorted.ok) return sorted;
-    const written = this.#backend.launchKernel(stream, writeLaunch(ws, grid, used, s.layout, capacity, s.background));
+    let values: MemoryRange | undefined;
+    if (layout !== null && layout.valueType !== null) {
+      values = subRange(this.#block, this.#workspaceOffset + wsBytes, this.#capacity.points * layout.valueSize, 'bounded pointsToGrid values');
+      const range = attributeInput.value ?? subRange(this.#block, 0, 0, 'no attributes');
+      const input2 = { ...range, byteLength: Math.min(range.byteLength, layout.channels * used * layout.element.BYTES_PER_ELEMENT) };
+      const reduced = this.#backend.launchKernel(stream, reduceLaunch(input2, ws, values, { used, element: layout.element, channels: layout.channels, reduction: layout.reduction, valueType: layout.valueType }));
+      if (!reduced.ok) return reduced;
+    }
+    const written = this.#backend.launchKernel(stream, writeLaunch(ws, grid, used, s.layout, capacity, layout?.background ?? s.background, values));
     if (!written.ok) return written;
     const summed = this.#backend.launchKernel(stream, checksumLaunch(grid, ws, s.checksum));
     return summed.ok ? OK_VOID : summed;
@@ -273,6 +339,6 @@ export class BoundedPointsToGrid implements Disposable {
   }
 }
 
-function blockBytes(backend: Backend, capacity: PointsToGridCapacity, layout: ValueLayout): number {
-  return roundUp(gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves), 256) + workspaceBytes(capacity.points, backend.name);
+function blockBytes(backend: Backend, capacity: PointsToGridCapacity, layout: ValueLayout, valueSize: number): number {
+  return roundUp(gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves), 256) + workspaceBytes(capacity.points, backend.name) + capacity.points * valueSize;
 }

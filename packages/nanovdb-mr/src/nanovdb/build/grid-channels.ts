@@ -7,7 +7,7 @@
  * CreateNanoGrid (index grids with channels).
  */
 import { ErrorCode, HsError, err, ok, type Backend, type Result } from '@hs/streams';
-import { ResourceBuffer } from '../../resource-buffer.js';
+import type { ResourceBuffer } from '../../resource-buffer.js';
 import { isResource, type SyncResource } from '../../resource.js';
 import { GridHandle, type GridStorage } from '../grid/grid-handle.js';
 import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
@@ -15,6 +15,7 @@ import { BlindDataClass, GRID_NAME_SIZE, Grid, GridType } from '../grid/grid-lay
 import { blindArrayType, type BlindDataArray, type BlindMetadata } from '../grid/grid-blind-data.js';
 import type { GridMetadata } from '../grid/grid-validation.js';
 import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-writer.js';
+import { allocateHostGrid } from './host-grid-buffer.js';
 
 /** Value types a channel holds (one GridType per value; Vec3u8 and Vec3u16 exist only as blind data). */
 export type ChannelType =
@@ -236,16 +237,9 @@ export function attachChannels(
   }));
   const all = [...kept, ...items];
   const gridSize = nodesEnd + blindDataBytes(all);
-  const made = ResourceBuffer.allocate(backend, resource, gridSize, { alignment: 32 });
+  const made = allocateHostGrid(who, backend, resource, gridSize);
   if (!made.ok) return made;
-  const buffer = made.value;
-  const view = buffer.hostView();
-  if (!view.ok) {
-    buffer.dispose();
-    return err(ErrorCode.NotSupported, `${who}: needs a host-accessible resource (host, pinned or managed memory)`, view.error);
-  }
-  const bytes = view.value;
-  bytes.fill(0);
+  const { buffer, bytes } = made.value;
   bytes.set(grid.subarray(0, nodesEnd));
   writeBlindData(bytes, nodesEnd, all);
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

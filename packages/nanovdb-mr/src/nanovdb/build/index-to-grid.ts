@@ -4,7 +4,7 @@
  * as NanoVDB's `tools::cuda::IndexToGrid` converts. Spec: NANOVDB-FORMAT.md (node layouts); NanoVDB's IndexToGrid.
  */
 import { ErrorCode, HsError, err, type Backend, type Result } from '@hs/streams';
-import { ResourceBuffer } from '../../resource-buffer.js';
+import type { ResourceBuffer } from '../../resource-buffer.js';
 import { isResource, type SyncResource } from '../../resource.js';
 import { GridHandle, type GridStorage } from '../grid/grid-handle.js';
 import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
@@ -30,6 +30,7 @@ import {
 } from '../grid/grid-layout.js';
 import { writeGridStatistics } from '../grid/grid-statistics.js';
 import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-writer.js';
+import { allocateHostGrid } from './host-grid-buffer.js';
 import { gridChannel, indexGridOf, type ChannelType } from './grid-channels.js';
 
 /** Grid types `indexToGrid` writes: the channel types that have a grid layout with plain values. */
@@ -138,16 +139,9 @@ export function indexToGrid(
   const values = src.subarray(ch.dataOffset, ch.dataOffset + ch.valueCount * ch.valueSize);
   const size = layout.valueSize;
   let bad: string | null = null;
-  const made = ResourceBuffer.allocate(backend, resource, gridSize, { alignment: 32 });
+  const made = allocateHostGrid(who, backend, resource, gridSize);
   if (!made.ok) return made;
-  const buffer = made.value;
-  const view = buffer.hostView();
-  if (!view.ok) {
-    buffer.dispose();
-    return err(ErrorCode.NotSupported, `${who}: needs a host-accessible resource (host, pinned or managed memory)`, view.error);
-  }
-  const bytes = view.value;
-  bytes.fill(0);
+  const { buffer, bytes } = made.value;
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   /** Writes the channel value at the u64 index stored at `from` of the source to `to`. */
   const put = (to: number, from: number, where: string): void => {

@@ -16,12 +16,9 @@ import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
 import { voxelsToGrid, type VoxelsToGridOptions } from './voxels-to-grid.js';
 import { pointsToGrid } from './points-to-grid.js';
 import { attachChannels, channelValues } from './grid-channels.js';
+import { ATTRIBUTE_ARRAYS, REDUCTIONS, reduceSegment, toValueType, type PointAttributeArray, type PointReduction, type ReducedValueType } from './point-reduce.js';
 
-/** How the points of one voxel become its value. */
-export type PointReduction = 'mean' | 'sum' | 'min' | 'max' | 'count' | 'last';
-
-/** Numeric arrays an attribute may come in. */
-export type PointAttributeArray = Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array;
+export type { PointAttributeArray, PointReduction } from './point-reduce.js';
 
 /** One attribute per point and its reduction. */
 export interface PointAttributes {
@@ -64,22 +61,6 @@ const COMPONENTS: Readonly<Record<Exclude<AttributeGridType, GridType.OnIndex>, 
   [GridType.RGBA8]: 4,
   [GridType.Mask]: 0,
 };
-const REDUCTIONS: readonly PointReduction[] = ['mean', 'sum', 'min', 'max', 'count', 'last'];
-const ATTRIBUTE_ARRAYS = [Float32Array, Float64Array, Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array] as const;
-
-/**
- * The value of a reduced segment in the grid's value type: Float and Vec3f round the float64 result to the nearest
- * f32 (ties to even); Double keeps it; Int32 rounds to the nearest integer, ties away from zero, clamped to
- * [-2^31, 2^31 - 1]; RGBA8 the same, clamped to [0, 255].
- */
-function toValueType(gridType: Exclude<AttributeGridType, GridType.OnIndex>, v: number): number {
-  if (gridType === GridType.Int32 || gridType === GridType.RGBA8) {
-    const r = Math.sign(v) * Math.round(Math.abs(v));
-    return gridType === GridType.Int32 ? Math.min(2147483647, Math.max(-2147483648, r)) : Math.min(255, Math.max(0, r));
-  }
-  return gridType === GridType.Double ? v : Math.fround(v);
-}
-
 /**
  * Builds a value grid on the host from points and one attribute per point: each voxel holding points gets the
  * reduction of its points' attribute, channel by channel. Accumulation: `sum` and `mean` add in float64 in input
@@ -161,7 +142,7 @@ export function pointAttributesToGrid(
     let end = start + 1;
     while (end < n && sameVoxel(coords, p0, order[end] as number)) end++;
     voxelCoords.push(coords[3 * p0] as number, coords[3 * p0 + 1] as number, coords[3 * p0 + 2] as number);
-    for (let c = 0; c < components; c++) voxelValues.push(toValueType(gridType, reduce(values, channels, c, order, start, end, reduction)));
+    for (let c = 0; c < components; c++) voxelValues.push(toValueType(gridType as ReducedValueType, reduceSegment((j) => values[channels * (order[j] as number) + c] as number, start, end, reduction)));
     start = end;
   }
   const voxels = { coords: new Int32Array(voxelCoords), ...(components === 0 ? {} : { values: new Float64Array(voxelValues) }) };
@@ -205,19 +186,4 @@ function onIndexWithChannel(
 
 function sameVoxel(coords: Int32Array, p: number, q: number): boolean {
   return coords[3 * p] === coords[3 * q] && coords[3 * p + 1] === coords[3 * q + 1] && coords[3 * p + 2] === coords[3 * q + 2];
-}
-
-/** Channel `c` of the points `order[start..end)` (in input order) reduced; float64 for sum and mean. */
-function reduce(values: PointAttributeArray, channels: number, c: number, order: Uint32Array, start: number, end: number, reduction: PointReduction): number {
-  if (reduction === 'count') return end - start;
-  const at = (j: number): number => values[channels * (order[j] as number) + c] as number;
-  if (reduction === 'last') return at(end - 1);
-  let acc = at(start);
-  for (let j = start + 1; j < end; j++) {
-    const v = at(j);
-    if (reduction === 'min') acc = v < acc ? v : acc;
-    else if (reduction === 'max') acc = v > acc ? v : acc;
-    else acc += v;
-  }
-  return reduction === 'mean' ? acc / (end - start) : acc;
 }

@@ -6,19 +6,24 @@
  * the functions below run instead, writing the same grid bytes and the same report words.
  *
  * - `sort`: points -> voxel coordinates (world points through the inverse voxel size and origin,
- *   rounded), invalid points dropped and the first one reported, voxels sorted into build order,
- *   level totals counted.
+ *   rounded), invalid points dropped and the first one reported, voxels sorted into build order
+ *   (stable: the points of one voxel in input order), each sorted point's input index kept for the
+ *   reduce stage (`point-reduce.ts`), level totals counted.
  * - `write`: the grid of the longest sorted prefix whose node counts fit the capacities, written into
- *   the output range (GridData from the template the caller put in the workspace), a Float grid's
- *   f32 background in the root, the tables and the inactive voxels.
+ *   the output range (GridData from the template the caller put in the workspace): the background in
+ *   the root, the tables and the inactive voxels, and at each active voxel its value from a values
+ *   range (one value per voxel in build order), or without one a Float grid's 1.0 (OnIndex and Mask
+ *   grids store no voxel values).
  * - `checksum`: the CRC32 checksum in the requested mode.
  */
-import type { KernelLaunch, MemoryRange } from '@hs/streams';
+import { ErrorCode, HsError, type KernelLaunch, type MemoryRange } from '@hs/streams';
 import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
-import { GRID_DATA_SIZE, Grid, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
+import { GRID_DATA_SIZE, Grid, GridType, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
+import { readScalar, writeScalar } from '../grid/scalar-io.js';
 import { planGrid, writeGrid, type NodeCapacity } from './grid-writer.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
-import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sameVoxel, sortByBuildKey } from './voxel-order.js';
+import { VoxelValueWriter } from './voxel-values.js';
 
 /** How the point coordinates are stored: i32 voxel coordinates, or f32/f64 world positions. */
 export enum PointEncoding {
@@ -47,9 +52,64 @@ export function sortArgs(p: SortParams): number[] {
   return [p.given, p.used, p.encoding, p.inverseVoxelSize, p.origin[0], p.origin[1], p.origin[2]];
 }
 
-/** Scalar parameters of the write kernel. */
-export function writeArgs(used: number, layout: ValueLayout, capacity: NodeCapacity, background: number): number[] {
-  return [used, layout.gridType, capacity.uppers, capacity.lowers, capacity.leaves, background];
+/**
+ * Grid types the write stage writes, and whether a values range comes with the launch: required for Double,
+ * Int32, Vec3f and RGBA8, optional for Float (without it active voxels hold 1.0), none for Mask and OnIndex.
+ */
+const WRITE_VALUES: ReadonlyMap<GridType, 'required' | 'optional' | 'none'> = new Map([
+  [GridType.Float, 'optional'],
+  [GridType.Double, 'required'],
+  [GridType.Int32, 'required'],
+  [GridType.Vec3f, 'required'],
+  [GridType.RGBA8, 'required'],
+  [GridType.Mask, 'none'],
+  [GridType.OnIndex, 'none'],
+] as const);
+
+/** Bytes of the background's launch encoding: its stored bytes, zero-padded to whole u32 words. */
+function backgroundWordCount(layout: ValueLayout): number {
+  return Math.ceil(layout.valueSize / 4);
+}
+
+/**
+ * The background as the write kernel takes it: the bytes the grid stores for it (each component through
+ * `writeScalar`, exactly as `voxelsToGrid` writes its `background` option) read as little-endian u32 words,
+ * zero-padded: Float, Int32, RGBA8 (r | g << 8 | b << 16 | a << 24) and Mask (0 or 1) one word, Double and
+ * OnIndex two, Vec3f three (x, y, z bits).
+ * @throws HsError InvalidArgument for a background of neither one nor `layout.components` numbers, or a non-zero
+ * OnIndex background.
+ */
+export function backgroundWords(layout: ValueLayout, background: number | readonly number[]): number[] {
+  const parts = typeof background === 'number' ? new Array<number>(layout.components).fill(background) : background;
+  if (parts.length !== layout.components) {
+    throw new HsError(ErrorCode.InvalidArgument, `pointsToGrid write: background needs 1 or ${layout.components} numbers for ${GridType[layout.gridType]}, got ${parts.length}`);
+  }
+  if (layout.isIndex && parts[0] !== 0) throw new HsError(ErrorCode.InvalidArgument, "pointsToGrid write: an OnIndex grid's background is value index 0");
+  const words = backgroundWordCount(layout);
+  const v = new DataView(new ArrayBuffer(4 * words));
+  const step = layout.valueSize / layout.components;
+  parts.forEach((part, c) => writeScalar(v, step * c, layout.scalar, part));
+  return Array.from({ length: words }, (_, w) => v.getUint32(4 * w, true));
+}
+
+/** The background components a `backgroundWords` encoding holds, as `VoxelValueWriter` takes them. */
+function backgroundOf(layout: ValueLayout, words: readonly number[]): number[] {
+  const v = new DataView(new ArrayBuffer(4 * words.length));
+  words.forEach((w, i) => v.setUint32(4 * i, w, true));
+  const step = layout.valueSize / layout.components;
+  return Array.from({ length: layout.components }, (_, c) => readScalar(v, step * c, layout.scalar));
+}
+
+/**
+ * Scalar parameters of the write kernel: `[used, gridType, capacity uppers, lowers, leaves, ...backgroundWords]`
+ * (see `backgroundWords`: 6 to 8 numbers).
+ * @throws HsError InvalidArgument for a grid type the write stage does not write (see `writeLaunch`) or a bad background.
+ */
+export function writeArgs(used: number, layout: ValueLayout, capacity: NodeCapacity, background: number | readonly number[]): number[] {
+  if (!WRITE_VALUES.has(layout.gridType)) {
+    throw new HsError(ErrorCode.InvalidArgument, `pointsToGrid write: grid type ${GridType[layout.gridType]} is not one it writes (Float, Double, Int32, Vec3f, RGBA8, Mask, OnIndex)`);
+  }
+  return [used, layout.gridType, capacity.uppers, capacity.lowers, capacity.leaves, ...backgroundWords(layout, background)];
 }
 
 /** Scalar parameters of the checksum kernel. */
@@ -68,13 +128,49 @@ export function sortLaunch(points: MemoryRange, workspace: MemoryRange, p: SortP
   };
 }
 
-/** The write launch: reads and writes the workspace (report words), writes the grid into `output`. */
-export function writeLaunch(workspace: MemoryRange, output: MemoryRange, used: number, layout: ValueLayout, capacity: NodeCapacity, background: number): KernelLaunch {
+/**
+ * The write launch: reads `values` when given, reads and writes the workspace (report words), writes the grid into
+ * `output` (which must hold a grid of `capacity`). `values` holds one value per voxel in build order (the sorted
+ * unique voxels: an OnIndex grid's value index minus 1), `layout.valueSize` bytes each stored as the grid's leaves
+ * store them (Float f32, Double f64, Int32 i32, Vec3f 3 x f32, RGBA8 4 x u8, little-endian), for at least `used`
+ * voxels (a grid of `used` points has at most that many), from a 4-byte aligned offset; leaf voxel `k` of the
+ * grid gets `values[k]`, so a grid cut to a prefix by `capacity` keeps the prefix of the values. The CUDA kernel
+ * copies each value bit for bit; the host writer converts it through a JavaScript number, which keeps every value
+ * but a signalling f32 NaN (V8 quiets one or not depending on how far it has optimized the code), so host and
+ * device agree byte for byte on every value but that one.
+ * `values` is required for Double, Int32, Vec3f and RGBA8, optional for Float (without it every active voxel holds
+ * 1.0), and refused for Mask and OnIndex. `background` is what `voxelsToGrid`'s option of that name takes (one
+ * number, or one per component; RGBA8 components 0-255, Mask 0 or 1, OnIndex 0) and the grid holds the same bytes.
+ * @throws HsError InvalidArgument for another grid type, `values` missing or refused for the type, too short or
+ * misaligned, or a bad background.
+ */
+export function writeLaunch(
+  workspace: MemoryRange,
+  output: MemoryRange,
+  used: number,
+  layout: ValueLayout,
+  capacity: NodeCapacity,
+  background: number | readonly number[],
+  values?: MemoryRange,
+): KernelLaunch {
+  const params = writeArgs(used, layout, capacity, background);
+  const rule = WRITE_VALUES.get(layout.gridType);
+  const name = GridType[layout.gridType];
+  if (values === undefined && rule === 'required') throw new HsError(ErrorCode.InvalidArgument, `pointsToGrid write: a ${name} grid needs a values range`);
+  if (values !== undefined) {
+    if (rule === 'none') throw new HsError(ErrorCode.InvalidArgument, `pointsToGrid write: a ${name} grid stores no voxel values; pass no values range`);
+    if (values.byteLength < used * layout.valueSize || values.byteOffset % 4 !== 0) {
+      throw new HsError(
+        ErrorCode.InvalidArgument,
+        `pointsToGrid write: values must hold ${used} values of ${layout.valueSize} bytes from a 4-byte aligned offset, got ${values.byteLength} bytes at offset ${values.byteOffset}`,
+      );
+    }
+  }
   return {
     name: 'hs.nanovdb.pointsToGrid.write',
-    reads: [],
+    reads: values === undefined ? [] : [values],
     writes: [workspace, output],
-    params: writeArgs(used, layout, capacity, background),
+    params,
     host: writeOnHost,
   };
 }
@@ -87,7 +183,7 @@ export function checksumLaunch(grid: MemoryRange, workspace: MemoryRange, mode: 
   return { name: 'hs.nanovdb.gridChecksum', reads: [], writes: [grid, workspace], params: checksumArgs(mode), host: checksumOnHost };
 }
 
-function words(workspace: Uint8Array): Uint32Array {
+function words32(workspace: Uint8Array): Uint32Array {
   return new Uint32Array(workspace.buffer, workspace.byteOffset, 32);
 }
 
@@ -109,6 +205,8 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const origin = [ox, oy, oz];
   let valid = 0;
   let firstInvalid = 0;
+  // the input index of each kept point, once a point was dropped (until then kept point i is input point i)
+  let inputOf: Uint32Array | null = null;
   if (encoding === PointEncoding.IndexInt32) {
     coords.set(new Int32Array(input.buffer, input.byteOffset, 3 * used));
     valid = used;
@@ -122,8 +220,13 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
         if (!(c >= -2147483648 && c <= 2147483647)) inRange = false;
         coords[3 * valid + a] = c;
       }
-      if (inRange) valid++;
-      else if (firstInvalid === 0) firstInvalid = i + 1;
+      if (inRange) {
+        if (inputOf !== null) inputOf[valid] = i;
+        valid++;
+      } else if (firstInvalid === 0) {
+        firstInvalid = i + 1;
+        inputOf = new Uint32Array(used).map((_, j) => j);
+      }
     }
   }
   const keys = new Uint32Array(ws.buffer, ws.byteOffset + r.keys, KEY_WORDS * valid);
@@ -139,8 +242,11 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
     out[3 * j + 1] = coords[3 * p + 1] as number;
     out[3 * j + 2] = coords[3 * p + 2] as number;
   }
+  // then the reduce stage finds each sorted point's input index in the order region
+  if (sorted !== order) order.set(sorted);
+  if (inputOf !== null) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
   const { total } = planGrid(out, valid, ON_INDEX_LAYOUT);
-  const w = words(ws);
+  const w = words32(ws);
   w.fill(0);
   w[ReportWord.given] = given;
   w[ReportWord.used] = used;
@@ -152,17 +258,28 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   w[ReportWord.totalTiles] = total.tiles;
 }
 
-/** Host implementation of `hs.nanovdb.pointsToGrid.write` (see the module comment). */
-export function writeOnHost(_reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
-  const [used, gridType, uppers, lowers, leaves, background] = params as [number, number, number, number, number, number];
+/**
+ * Host implementation of `hs.nanovdb.pointsToGrid.write` (see the module comment and `writeLaunch`): reads the
+ * values range when `reads` has one, and writes through `writeGrid`'s `VoxelValueWriter` for every grid type with
+ * values and for Mask, as `voxelsToGrid` does.
+ */
+export function writeOnHost(reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
+  const [used, gridType, uppers, lowers, leaves, ...words] = params as [number, number, number, number, number, ...number[]];
   const ws = writes[0] as Uint8Array;
   const out = writes[1] as Uint8Array;
   const layout = valueLayoutOf(gridType) as ValueLayout;
-  const w = words(ws);
+  const w = words32(ws);
   const valid = w[ReportWord.valid] as number;
   const sorted = new Int32Array(ws.buffer, ws.byteOffset + hostRegions(used).keys, 3 * valid);
   const plan = planGrid(sorted, valid, layout, { uppers, lowers, leaves });
-  writeGrid(out, sorted, plan, layout, ws.subarray(TEMPLATE_OFFSET, TEMPLATE_OFFSET + GRID_DATA_SIZE), undefined, background);
+  const template = ws.subarray(TEMPLATE_OFFSET, TEMPLATE_OFFSET + GRID_DATA_SIZE);
+  const background = backgroundOf(layout, words);
+  const values = reads[0];
+  if (layout.isIndex || (values === undefined && layout.gridType === GridType.Float)) {
+    writeGrid(out, sorted, plan, layout, template, undefined, background[0]);
+  } else {
+    writeGrid(out, sorted, plan, layout, template, new VoxelValueWriter(layout, voxelValues(layout, values, used), background, voxelOfSorted(sorted, valid)));
+  }
   w[ReportWord.voxels] = plan.voxels;
   w[ReportWord.leaves] = plan.leaves;
   w[ReportWord.lowers] = plan.lowers;
@@ -175,6 +292,29 @@ export function writeOnHost(_reads: readonly Uint8Array[], writes: readonly Uint
     (plan.total.leaves > leaves ? Overflow.Leaves : 0);
   w[ReportWord.gridSize] = plan.gridSize >>> 0;
   w[ReportWord.gridSize + 1] = Math.floor(plan.gridSize / 4294967296);
+}
+
+/** The values range as the elements `VoxelValueWriter` reads (`components` per voxel, `used` voxels); Mask: none. */
+function voxelValues(layout: ValueLayout, values: Uint8Array | undefined, used: number): ArrayLike<number> {
+  if (values === undefined) return [];
+  const count = layout.components * used;
+  switch (layout.scalar) {
+    case 'f32':
+      return new Float32Array(values.buffer, values.byteOffset, count);
+    case 'f64':
+      return new Float64Array(values.buffer.slice(values.byteOffset, values.byteOffset + 8 * count)); // a 4-byte aligned range may not be 8-byte aligned
+    case 'i32':
+      return new Int32Array(values.buffer, values.byteOffset, count);
+    default:
+      return values.subarray(0, count); // RGBA8: u8 components
+  }
+}
+
+/** For each of the `count` sorted points, the index of its voxel among the distinct sorted voxels. */
+function voxelOfSorted(sorted: Int32Array, count: number): Uint32Array {
+  const voxel = new Uint32Array(count);
+  for (let i = 1; i < count; i++) voxel[i] = (voxel[i - 1] as number) + (sameVoxel(sorted, i, i - 1) ? 0 : 1);
+  return voxel;
 }
 
 /** Host implementation of `hs.nanovdb.gridChecksum`. */

@@ -62,13 +62,13 @@ function region(bytes: number): number {
 
 /**
  * Workspace bytes of a build of `n` points on a backend: the host kernels keep coordinates, 99-bit
- * keys, the sort order and a 64 Ki-entry histogram (40 bytes per point + 256 KiB); the CUDA kernels keep
- * two 64-bit key and value double buffers, per-point node ids, node starts and CUB scratch (62 bytes
- * per point + 8 MiB).
+ * keys, the sort order (after the sort: each sorted point's input index) and a 64 Ki-entry histogram
+ * (40 bytes per point + 256 KiB); the CUDA kernels keep two 64-bit key and value double buffers, per-point
+ * node ids, node starts, each sorted point's input index and CUB scratch (66 bytes per point + 8 MiB).
  */
 export function workspaceBytes(n: number, backend: 'host' | 'cuda'): number {
   if (backend === 'host') return WORKSPACE_HEADER_BYTES + region(20 * n) + region(12 * n) + 2 * region(4 * n) + 262144;
-  return WORKSPACE_HEADER_BYTES + 4 * region(8 * n) + region(16 * n) + 3 * region(4 * n) + region(cubBytes(n));
+  return WORKSPACE_HEADER_BYTES + 4 * region(8 * n) + region(16 * n) + 4 * region(4 * n) + region(cubBytes(n));
 }
 
 /** Offsets of the host kernels' regions in a workspace for `n` points. */
