@@ -4,9 +4,13 @@
 Speaks the hs wire protocol, version 2 (docs/ipc-wire-protocol.md): connect to the topic's Unix socket, read
 the HELLO with socket.recv_fds (version 2 passes a host topic's shared memory as sealed descriptors with it;
 a device topic's HELLO carries none, and any it does carry are closed and refused). A device topic: the
-HELLO carries the CUDA IPC handle of the publisher's one boundary allocation, opened with
-cupy.cuda.runtime.ipcOpenMemHandle; for every DESCRIPTOR wait for the generation fence on our own stream,
-view the slot as a cupy.ndarray (no copy), use it, and send RELEASE so the publisher can reuse the slot. A
+HELLO carries the CUDA IPC handle of the publisher's one boundary allocation; its announced size must be
+exactly the slots plus their fence counters (and below 2^53) before the handle is opened with
+cupy.cuda.runtime.ipcOpenMemHandle, and the mapped allocation is measured (cuMemGetAddressRange of libcuda,
+through ctypes) and refused when it holds fewer bytes than announced; then send ATTACH (the publisher lends
+nothing before it, and drops a connection that sends none within its attach timeout); for every DESCRIPTOR
+wait for the generation fence on our own stream, view the slot as a cupy.ndarray (no copy), use it, and
+send RELEASE so the publisher can reuse the slot. A
 pinnedHost topic: map the sealed segment that came with HELLO (read-only), send ATTACH (descriptors over the
 socket, no mailbox), and for every DESCRIPTOR of a CUDA-stream writer (DEVICE_FENCE, fence > 0) poll the
 slot's fence counter in the mapped segment (a little-endian u64 after the slots) from the host until it
@@ -63,6 +67,9 @@ WIRE_PINNED_HOST = 1
 WIRE_CUDA_DEVICE = 2
 ATTACH = 5
 MAX_RANK = 8
+MAX_TOPIC_SLOTS = 65536
+# u64 wire fields are at most 2^53 - 1 (what a JavaScript number holds exactly).
+MAX_SAFE_U64 = 2**53 - 1
 CU_STREAM_WAIT_VALUE_GEQ = 0
 
 # DLPack type codes (int, uint, float, bfloat, complex, bool) -> NumPy kind letters.
@@ -187,8 +194,8 @@ def numpy_dtype(code, bits, lanes):
     return np.dtype(f"<{DTYPE_KINDS[code]}{bits // 8}")
 
 
-def fence_waiter():
-    """Device-side wait on a fence counter through cuda-python; None when it is not installed."""
+def cuda_python_driver():
+    """cuda-python's driver module (cuda.bindings.driver, or cuda.cuda before 12.6); None when it is not installed."""
     try:
         from cuda.bindings import driver
     except ImportError:
@@ -196,6 +203,14 @@ def fence_waiter():
             from cuda import cuda as driver
         except ImportError:
             return None
+    return driver
+
+
+def fence_waiter():
+    """Device-side wait on a fence counter through cuda-python; None when it is not installed."""
+    driver = cuda_python_driver()
+    if driver is None:
+        return None
     geq = getattr(getattr(driver, "CUstreamWaitValue_flags", None), "CU_STREAM_WAIT_VALUE_GEQ", CU_STREAM_WAIT_VALUE_GEQ)
 
     def wait(stream, address, value):
@@ -323,6 +338,81 @@ def wait_segment_fence(segment, offset, value, timeout_s):
     return True
 
 
+def send_attach(sock, topic_id):
+    """ATTACH with flags 0 (descriptors and releases over the socket, no mailbox): the subscriber is ready.
+
+    The publisher sends nothing after HELLO and lends no lease until it read this, and drops a connection
+    that sends none within its attach timeout (GOODBYE attach timeout)."""
+    sock.sendall(struct.pack("<IHHII", MAGIC, VERSION, ATTACH, topic_id, 0).ljust(FRAME, b"\0"))
+
+
+def check_device_hello(hello, pid):
+    """The geometry of a device HELLO, checked as hs's importer checks it (decodeDeviceHello): returns
+    (slot_count, slot_stride, allocation_bytes, device ordinal, the 64-byte handle).
+
+    ProtocolError naming the first bad field: memory kind, producer pid (must be the socket peer `pid`), slot
+    count (1..65536), slot stride (a positive multiple of 256 whose slots and counters stay below 2^53 bytes),
+    allocation bytes (exactly the slots plus their fence counters)."""
+    slot_count, slot_stride, allocation_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
+    if memory_kind != WIRE_CUDA_DEVICE:
+        raise ProtocolError(f"not a device topic (memory kind {memory_kind})")
+    if producer_pid != pid:
+        raise ProtocolError(f"HELLO names pid {producer_pid} but the socket peer is pid {pid}")
+    if not 1 <= slot_count <= MAX_TOPIC_SLOTS:
+        raise ProtocolError(f"device hello rejected: slot count {slot_count} is outside 1..{MAX_TOPIC_SLOTS}")
+    if slot_stride <= 0 or slot_stride % 256 != 0:
+        raise ProtocolError(f"device hello rejected: slot stride {slot_stride} is not a positive multiple of 256 bytes")
+    needed = slot_count * slot_stride + fence_counter_bytes(slot_count)
+    if slot_stride > MAX_SAFE_U64 or needed > MAX_SAFE_U64:
+        raise ProtocolError(f"device hello rejected: slot stride {slot_stride} x {slot_count} slots overflows a 53-bit byte count")
+    if allocation_bytes != needed:
+        raise ProtocolError(f"device hello rejected: allocation bytes {allocation_bytes} are not {slot_count} slots of {slot_stride} bytes plus their fence counters")
+    ordinal = struct.unpack_from("<I", hello, 48)[0]
+    return slot_count, slot_stride, allocation_bytes, ordinal, bytes(hello[120:184])
+
+
+def libcuda():
+    """libcuda.so.1 through ctypes, with cuMemGetAddressRange_v2's signature (OSError when it cannot be loaded)."""
+    import ctypes
+
+    driver = ctypes.CDLL("libcuda.so.1")
+    driver.cuMemGetAddressRange_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_uint64]
+    driver.cuMemGetAddressRange_v2.restype = ctypes.c_int
+    return driver
+
+
+def allocation_range(address, driver=None):
+    """(base, size in bytes) of the allocation that holds device `address`, by cuMemGetAddressRange on the
+    current context (CuPy made it current): through cuda-python when it is installed, else libcuda through
+    ctypes (`driver`: a libcuda() stand-in). OSError when the driver refuses or cannot be loaded."""
+    import ctypes
+
+    if driver is None:
+        bindings = cuda_python_driver()
+        if bindings is not None and hasattr(bindings, "cuMemGetAddressRange"):
+            status, base, size = bindings.cuMemGetAddressRange(bindings.CUdeviceptr(address))
+            if int(status) != 0:
+                raise OSError(f"cuMemGetAddressRange cannot size the imported allocation at {address:#x} ({status})")
+            return int(base), int(size)
+        driver = libcuda()
+    base = ctypes.c_uint64(0)
+    size = ctypes.c_size_t(0)
+    status = driver.cuMemGetAddressRange_v2(ctypes.pointer(base), ctypes.pointer(size), ctypes.c_uint64(address))
+    if status != 0:
+        raise OSError(f"cuMemGetAddressRange cannot size the imported allocation at {address:#x} (CUresult {status})")
+    return base.value, size.value
+
+
+def check_imported_allocation(address, allocation_bytes, driver=None):
+    """Refuses (ProtocolError naming allocation bytes) a HELLO that announced more bytes than the allocation its
+    handle mapped at `address` holds from there, as hs's importer does: no slot or counter read lies past it."""
+    base, size = allocation_range(address, driver)
+    available = size - (address - base) if base <= address < base + size else 0
+    if allocation_bytes > available:
+        raise ProtocolError(f"device hello rejected: allocation bytes {allocation_bytes} exceed the {available} bytes of the allocation its handle maps (cuMemGetAddressRange)")
+    return available
+
+
 def send_release(sock, topic_id, slot, generation):
     """Gives the slot back (RELEASE); False when the publisher closed the topic after its last frame (nothing is left to return)."""
     try:
@@ -372,7 +462,7 @@ def consume_pinned_host(args, sock, pid, topic_id, fds, slot_count, slot_stride,
     tally = FrameTally()
     fenced = 0
     end = "frame count reached"
-    sock.sendall(struct.pack("<IHHII", MAGIC, VERSION, ATTACH, topic_id, 0).ljust(FRAME, b"\0"))
+    send_attach(sock, topic_id)
     try:
         while args.frames == 0 or tally.received < args.frames:
             descriptor = next_descriptor(sock, topic_id, slot_count, slot_stride, last_generation)
@@ -515,10 +605,11 @@ def main():
         return consume_pinned_host(args, sock, pid, topic_id, fds, slot_count, slot_stride, segment_bytes)
     import_cupy()
 
-    # The publisher starts the lease of a frame when it sends the descriptor, and drops a subscriber that
-    # holds a slot past its lease timeout (then reuses the slot). So the slow first-time work happens
-    # before connecting: importing cuda-python, and CuPy compiling the check's kernels (seconds on a cold
-    # kernel cache).
+    # The publisher drops a connection that sends no ATTACH within its attach timeout (2 s by default) of
+    # HELLO, and one that holds a slot past its lease timeout (then reuses the slot). So the slow first-time
+    # work happens before connecting: the CUDA context, importing cuda-python, and CuPy compiling the
+    # check's kernels (seconds on a cold kernel cache).
+    cp.cuda.Device().synchronize()
     wait_fence = fence_waiter()
     if args.check == "hs-pattern":
         hs_pattern_mismatch(cp.zeros(2, dtype=cp.uint8), 0)
@@ -529,18 +620,23 @@ def main():
     close_fds(fds)
     if fds:
         raise ProtocolError(f"the HELLO of a device topic came with {len(fds)} descriptors, expected none")
-    slot_count, slot_stride, segment_bytes, memory_kind, _max_rank, producer_pid = struct.unpack_from("<IQQIII", hello, 12)
-    ordinal = struct.unpack_from("<I", hello, 48)[0]
-    handle = hello[120:184]
-    if memory_kind != WIRE_CUDA_DEVICE:
-        raise ProtocolError(f"topic {args.topic} is not a device topic (memory kind {memory_kind})")
-    if producer_pid != pid:
-        raise ProtocolError(f"HELLO names pid {producer_pid} but the socket peer is pid {pid}")
-    if not 1 <= slot_count <= 65536 or slot_stride % 256 != 0 or segment_bytes < slot_count * slot_stride + 8 * slot_count:
-        raise ProtocolError("HELLO geometry is inconsistent")
+    try:
+        slot_count, slot_stride, segment_bytes, ordinal, handle = check_device_hello(hello, pid)
+    except ProtocolError as error:
+        sock.close()
+        raise ProtocolError(f"topic {args.topic}: {error}") from None
 
     cp.cuda.Device(ordinal).use()
     base = cp.cuda.runtime.ipcOpenMemHandle(handle)
+    try:
+        # The handle maps the exporter's whole allocation: use no byte past its end, whatever HELLO announced.
+        check_imported_allocation(base, segment_bytes)
+        # Imported and checked: now the publisher may lend this subscriber slots.
+        send_attach(sock, topic_id)
+    except BaseException:
+        cp.cuda.runtime.ipcCloseMemHandle(base)
+        sock.close()
+        raise
     pool = cp.cuda.MemoryPointer(cp.cuda.UnownedMemory(base, segment_bytes, owner=None), 0)
     counters = base + slot_count * slot_stride
     stream = cp.cuda.Stream(non_blocking=True)

@@ -2,8 +2,9 @@
 
     python3 -m unittest discover -s examples/python-consumer/test
 
-A stub `cupy` package (written to a temporary directory put first on PYTHONPATH) stands in for CuPy: it
-is only reached after HELLO, where the read-timeout case needs it; NumPy must be installed for that case.
+A stub `cupy` package (written to a temporary directory put first on PYTHONPATH) stands in for CuPy, and a
+stub cuda-python driver module measures the "imported" allocation (cuMemGetAddressRange); they are reached
+after HELLO, where the read-timeout case needs them; NumPy must be installed for that case.
 """
 import os
 import socket
@@ -27,8 +28,9 @@ class _Stream:
     def __exit__(self, *exc): return False
 _Stream.null = _Stream()
 class _Device:
-    def __init__(self, ordinal): pass
+    def __init__(self, ordinal=0): pass
     def use(self): pass
+    def synchronize(self): pass
 class _Runtime:
     memcpyDeviceToHost = 2
     @staticmethod
@@ -45,12 +47,18 @@ class cuda:
     def MemoryPointer(memory, offset): return memory
 '''
 
+# cuda-python's driver, as far as consume.py measures the imported allocation: 1 MiB from the mapped address.
+STUB_DRIVER = '''
+def CUdeviceptr(address): return address
+def cuMemGetAddressRange(address): return (0, address, 1 << 20)
+'''
+
 
 def hello_frame(pid):
     frame = bytearray(256)
     struct.pack_into("<IHHI", frame, 0, MAGIC, VERSION, HELLO, 7)
-    # one slot of 256 bytes plus its 8-byte fence counter, a cudaDevice topic (memory kind 2), rank 1
-    struct.pack_into("<IQQIII", frame, 12, 1, 256, 264, 2, 1, pid)
+    # one slot of 256 bytes plus its fence counter area (256 bytes), a cudaDevice topic (memory kind 2), rank 1
+    struct.pack_into("<IQQIII", frame, 12, 1, 256, 512, 2, 1, pid)
     return bytes(frame)
 
 
@@ -90,6 +98,12 @@ class ConsumeTimeouts(unittest.TestCase):
         os.makedirs(stub)
         with open(os.path.join(stub, "__init__.py"), "w") as f:
             f.write(STUB_CUPY)
+        bindings = os.path.join(self.tmp.name, "stub", "cuda", "bindings")
+        os.makedirs(bindings)
+        for package in (os.path.dirname(bindings), bindings):
+            open(os.path.join(package, "__init__.py"), "w").close()
+        with open(os.path.join(bindings, "driver.py"), "w") as f:
+            f.write(STUB_DRIVER)
         self.env = {**os.environ, "PYTHONPATH": os.path.join(self.tmp.name, "stub")}
 
     def tearDown(self):

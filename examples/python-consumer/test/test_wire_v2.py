@@ -27,7 +27,7 @@ F_SEAL_SEAL = getattr(fcntl, "F_SEAL_SEAL", 0x1)
 def device_hello(pid, version=2):
     frame = bytearray(256)
     struct.pack_into("<IHHI", frame, 0, consume.MAGIC, version, consume.HELLO, 7)
-    struct.pack_into("<IQQIII", frame, 12, 1, 256, 264, 2, 1, pid)
+    struct.pack_into("<IQQIII", frame, 12, 1, 256, 512, 2, 1, pid)
     return bytes(frame)
 
 
@@ -99,7 +99,7 @@ class DeviceHelloWithDescriptors(unittest.TestCase):
             stub = os.path.join(directory, "stub", "cupy")
             os.makedirs(stub)
             with open(os.path.join(stub, "__init__.py"), "w") as f:
-                f.write("")
+                f.write("class cuda:\n    class Device:\n        def __init__(self, ordinal=0): pass\n        def synchronize(self): pass\n")
             path = os.path.join(directory, "fds.sock")
             server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             server.bind(path)

@@ -215,7 +215,7 @@ async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
   }
   const dir = dirname(manifest);
   const buildCommand = 'npx hs-build-addon ipc';
-  const native = loadAddon<{ watchDoorbell?: unknown }>({
+  const native = loadAddon<IpcAddonExports>({
     name: '@hs/ipc addon',
     packageRoot: dir,
     file: join('build', 'hs_ipc.node'),
@@ -228,14 +228,56 @@ async function ipcPackageCheck(cwd: string): Promise<DoctorCheck> {
       ? { name, status: 'failed', detail: `found at ${dir}: ${native.reason}`, todo: `rebuild it: ${buildCommand}` }
       : { name, status: 'missing', detail: `found at ${dir}: ${native.reason}`, todo: `install cmake and a C++ compiler, then: ${buildCommand}` };
   }
-  const addon = native.path;
-  const exports = native.addon;
-  // Without doorbells host topics still work, with descriptors over the socket instead of the mailbox rings.
-  const mailboxes =
-    typeof exports.watchDoorbell === 'function'
-      ? 'topic mailboxes available'
-      : `topic mailboxes unavailable (built without libuv's uv.h next to Node; descriptors go over the socket; rebuild with Node's headers installed: ${buildCommand})`;
-  return { name, status: 'ok', detail: `native addon loaded from ${addon}; ${mailboxes}` };
+  return ipcAddonCheck(native.path, native.addon);
+}
+
+/** What `hs doctor` reads of a loaded `hs_ipc.node`: its ABI and whether the functions `@hs/ipc` needs exist. */
+export interface IpcAddonExports {
+  readonly abiVersion?: unknown;
+  readonly createSealedSegment?: unknown;
+  readonly openSealedSegment?: unknown;
+  readonly sendWithDescriptors?: unknown;
+  readonly connectAndReceive?: unknown;
+  readonly watchDoorbell?: unknown;
+  readonly createDoorbellPipe?: unknown;
+}
+
+/** The addon ABI that brought wire version 2's sealed segments passed with HELLO (host topics need it). */
+const WIRE_V2_ABI = 5;
+/** The addon ABI that brought anonymous doorbell pipes (topic mailboxes need it). */
+const DOORBELL_PIPE_ABI = 6;
+
+/**
+ * The `@hs/ipc` check of a loaded addon (`addon`: its path), deciding as `@hs/ipc` itself does: host topics
+ * (wire version 2) need the sealed-segment and descriptor-passing functions of ABI 5 (`SharedSegment.createSealed`,
+ * `receiveHello`), else every topic fails with `NotSupported`: `failed`, with the rebuild command; topic mailboxes
+ * need `watchDoorbell` and `createDoorbellPipe`, the anonymous doorbell pipes of ABI 6 (`mailboxSupport()`):
+ * without them topics carry descriptors over the socket, and the check stays `ok` saying why and how to rebuild.
+ */
+export function ipcAddonCheck(addon: string, exports: IpcAddonExports): DoctorCheck {
+  const name = '@hs/ipc';
+  const buildCommand = 'npx hs-build-addon ipc';
+  const abi = typeof exports.abiVersion === 'number' ? exports.abiVersion : null;
+  const abiText = abi === null ? 'no ABI version' : `ABI ${abi}`;
+  const wireV2 = [exports.createSealedSegment, exports.openSealedSegment, exports.sendWithDescriptors, exports.connectAndReceive].every((f) => typeof f === 'function');
+  if (!wireV2) {
+    return {
+      name,
+      status: 'failed',
+      detail: `native addon loaded from ${addon} (${abiText}) is older than wire version 2 needs (ABI ${WIRE_V2_ABI}: sealed segments passed with HELLO); every topic fails with NotSupported`,
+      todo: `rebuild it: ${buildCommand}`,
+    };
+  }
+  let mailboxes: string;
+  if (typeof exports.watchDoorbell === 'function' && typeof exports.createDoorbellPipe === 'function') mailboxes = 'topic mailboxes available';
+  else if (typeof exports.watchDoorbell === 'function') {
+    // An ABI 5 addon watches named FIFO doorbells, which wire version 2 no longer uses.
+    mailboxes = `topic mailboxes unavailable (${abiText} has named doorbell FIFOs; mailboxes need the doorbell pipes of ABI ${DOORBELL_PIPE_ABI}; descriptors go over the socket; rebuild: ${buildCommand})`;
+  } else {
+    // Without doorbells host topics still work, with descriptors over the socket instead of the mailbox rings.
+    mailboxes = `topic mailboxes unavailable (built without libuv's uv.h next to Node; descriptors go over the socket; rebuild with Node's headers installed: ${buildCommand})`;
+  }
+  return { name, status: 'ok', detail: `native addon loaded from ${addon} (${abiText}); ${mailboxes}` };
 }
 
 /** `13000` -> `13.0`, `12040` -> `12.4`. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaDeviceFault, CudaDeviceProperties, CudaReport } from '@hs/streams';
 import { PREBUILT_FLOORS, PREBUILT_PLATFORMS, prebuiltPlatform } from '@hs/native-addon';
-import { cudaChecks, prebuiltCheck } from '../src/doctor-checks.js';
+import { cudaChecks, ipcAddonCheck, prebuiltCheck } from '../src/doctor-checks.js';
 import { ExitCode } from '../src/index.js';
 import { hs, spawnHs } from './run-hs.js';
 
@@ -71,7 +71,7 @@ describe('hs doctor', () => {
     const here = await report({ HS_BACKEND: 'host' });
     const ipc = here.checks.find((c) => c.name === '@hs/ipc')?.detail;
     expect(ipc).toMatch(/native addon loaded from|addon is not installed/);
-    if (ipc?.startsWith('native addon loaded')) expect(ipc).toMatch(/; topic mailboxes (available|unavailable \(built without libuv)/);
+    if (ipc?.startsWith('native addon loaded')) expect(ipc).toMatch(/ \(ABI \d+\); topic mailboxes (available|unavailable \()/);
   });
 
   it('reports an installed @hs/ipc whose addon is missing or broken, with the build command', async () => {
@@ -168,5 +168,36 @@ describe('CUDA checks', () => {
     expect(cudaChecks({ addon: 'unavailable', reason: 'the CUDA addon is not built: build it' })).toEqual([
       { name: 'CUDA addon', status: 'missing', detail: 'not loaded, so no CUDA backend', todo: 'the CUDA addon is not built: build it' },
     ]);
+  });
+});
+
+describe('hs doctor: the @hs/ipc addon check decides as @hs/ipc does', () => {
+  const fn = (): void => undefined;
+  const wireV2 = { createSealedSegment: fn, openSealedSegment: fn, sendWithDescriptors: fn, connectAndReceive: fn };
+
+  it('says mailboxes are available only with the doorbell pipes of ABI 6 (watchDoorbell and createDoorbellPipe)', () => {
+    expect(ipcAddonCheck('/x/hs_ipc.node', { abiVersion: 6, ...wireV2, watchDoorbell: fn, createDoorbellPipe: fn })).toEqual({
+      name: '@hs/ipc',
+      status: 'ok',
+      detail: 'native addon loaded from /x/hs_ipc.node (ABI 6); topic mailboxes available',
+    });
+    // ABI 5 watched named FIFO doorbells: @hs/ipc's mailboxSupport() refuses it, so the doctor does too.
+    const fifo = ipcAddonCheck('/x/hs_ipc.node', { abiVersion: 5, ...wireV2, watchDoorbell: fn });
+    expect(fifo.status).toBe('ok');
+    expect(fifo.detail).toBe(
+      'native addon loaded from /x/hs_ipc.node (ABI 5); topic mailboxes unavailable (ABI 5 has named doorbell FIFOs; mailboxes need the doorbell pipes of ABI 6; descriptors go over the socket; rebuild: npx hs-build-addon ipc)',
+    );
+    const noLibuv = ipcAddonCheck('/x/hs_ipc.node', { abiVersion: 6, ...wireV2 });
+    expect(noLibuv.detail).toMatch(/; topic mailboxes unavailable \(built without libuv/);
+  });
+
+  it('fails an addon older than wire version 2 (no sealed segments or descriptor passing), with the rebuild command', () => {
+    for (const exports of [{ abiVersion: 4, watchDoorbell: fn }, { abiVersion: 5, ...wireV2, connectAndReceive: undefined }, {}]) {
+      const check = ipcAddonCheck('/x/hs_ipc.node', exports);
+      expect(check).toMatchObject({ name: '@hs/ipc', status: 'failed', todo: 'rebuild it: npx hs-build-addon ipc' });
+      expect(check.detail).toMatch(/is older than wire version 2 needs \(ABI 5: sealed segments passed with HELLO\); every topic fails with NotSupported$/);
+    }
+    expect(ipcAddonCheck('/x/hs_ipc.node', { abiVersion: 4 }).detail).toContain('(ABI 4)');
+    expect(ipcAddonCheck('/x/hs_ipc.node', {}).detail).toContain('(no ABI version)');
   });
 });

@@ -94,7 +94,7 @@ export interface LivenessLoss {
 
 /** The limits one liveness pass applies (ms; `Infinity`: no limit). */
 export interface LivenessLimits {
-  /** Longest a connection may stay unattached (with the `hello` handshake every subscriber is attached at once). */
+  /** Longest a connection may stay unattached after its HELLO. */
   readonly attachTimeoutMs: number;
   /** Longest one lease may be held. */
   readonly leaseTimeoutMs: number;

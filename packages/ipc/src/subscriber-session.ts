@@ -15,7 +15,8 @@ import { FrameType, GoodbyeReason } from './wire/frame-layout.js';
  * Why a subscriber's slots were reclaimed. `mailboxFailed` is the publisher's own failure: the subscriber
  * attached through its mailbox, but this process could not watch the mailbox's doorbell (for example out of
  * file descriptors); the subscriber is told `GOODBYE` closed, not accused of a protocol violation.
- * `attachTimeout`: a connection of a host topic sent no ATTACH within `attachTimeoutMs` (it held no lease).
+ * `attachTimeout`: a connection sent no ATTACH within `attachTimeoutMs` (it held no lease); host and device
+ * topics alike since wire version 2.
  */
 export type SubscriberLossReason = 'closed' | 'processGone' | 'attachTimeout' | 'leaseTimeout' | 'protocolViolation' | 'mailboxFailed';
 
@@ -37,8 +38,8 @@ export interface SubscriberSession {
   /** Its process id (from SO_PEERCRED). */
   readonly pid: number;
   /**
-   * False until its ATTACH arrived (host topics): it is sent no descriptor, lent no lease, and does not count
-   * in `attachedCount`; it takes a place under `maxSubscribers` only until `attachTimeoutMs` passed.
+   * False until its ATTACH arrived (host and device topics): it is sent no descriptor, lent no lease, and
+   * does not count in `attachedCount`; it takes a place under `maxSubscribers` only until `attachTimeoutMs` passed.
    */
   attached: boolean;
   /** When its connection was accepted (ms, `performance.now()`): the start of its attach deadline. */
@@ -54,31 +55,22 @@ export interface SubscriberSession {
 }
 
 /**
- * How a subscriber joins after its HELLO. `attach` (host topics): it sends ATTACH, which picks the offered
- * mailbox or the socket, and until then what is published is held for it. `hello` (device topics): it is
- * attached once its HELLO was sent and may send only RELEASE and GOODBYE.
- */
-export type SubscriberHandshake = 'attach' | 'hello';
-
-/**
  * What differs between the publishers that share `SubscriberSessions`, besides their limits (`topic`, in
  * every error text; `maxSubscribers`, attached or on their way, one more is refused by destroying its socket;
- * `leaseTimeoutMs`, past which a subscriber holding one slot is dropped, `Infinity` for none;
+ * `attachTimeoutMs`, past which a connection that sent no ATTACH is dropped (GOODBYE attach timeout): every
+ * subscriber joins with ATTACH, a device topic's once it imported the CUDA IPC handle, and is lent nothing
+ * before it; `leaseTimeoutMs`, past which a subscriber holding one slot is dropped, `Infinity` for none;
  * `livenessIntervalMs`, the period of the pid, attach-deadline and lease-age checks).
  */
 export interface SubscriberSessionsOptions extends SubscriberLimits {
   /** The topic id every frame carries. */
   readonly topicId: number;
-  readonly handshake: SubscriberHandshake;
-  /**
-   * With the `attach` handshake, how long (ms) a connection may go without ATTACH after its HELLO before it
-   * is dropped (GOODBYE attach timeout), checked every `livenessIntervalMs`; default 2000. Unused with `hello`.
-   */
-  readonly attachTimeoutMs?: number;
   /** Offers a new subscriber a mailbox, or null (then descriptors go over its socket); omitted: never. */
   readonly offerMailbox?: (slotCount: number) => TopicMailbox | null;
   /** A subscriber was sent its HELLO. */
   readonly onAccepted?: () => void;
+  /** A subscriber's ATTACH was read: it counts in `attachedCount` and is lent what is published from now on. */
+  readonly onAttached?: () => void;
   /** Read leases came back: after a RELEASE, and after a drop reclaimed a subscriber's (`closing`: within `close()`). */
   readonly onLeasesReturned: (closing: boolean) => void;
   /** A subscriber was dropped, with why and how many leases came back (not for the goodbyes of `close()`). */
@@ -102,7 +94,7 @@ type Loss = { readonly reason: SubscriberLossReason; readonly error: HsError };
 /**
  * The publisher side of the subscriber protocol, shared by `TopicPublisher` (host topics) and
  * `DeviceTopicPublisher` (device topics): accept a connection (same-user peer check, subscriber limit),
- * send HELLO, read the subscriber's frames (ATTACH where the handshake has one, RELEASE, GOODBYE; through
+ * send HELLO, read the subscriber's frames (ATTACH first, then RELEASE and GOODBYE; through
  * its mailbox or its socket), lend and release read leases (to attached subscribers only), and drop a
  * subscriber (closed socket, GOODBYE, protocol violation, vanished process, no ATTACH within the attach
  * timeout, lease timeout) with every lease it held reclaimed and reported.
@@ -126,7 +118,7 @@ export class SubscriberSessions {
 
   constructor(options: SubscriberSessionsOptions) {
     this.#options = options;
-    const limits = { attachTimeoutMs: options.attachTimeoutMs ?? 2000, leaseTimeoutMs: options.leaseTimeoutMs };
+    const limits = { attachTimeoutMs: options.attachTimeoutMs, leaseTimeoutMs: options.leaseTimeoutMs };
     this.#liveness = setInterval(() => dropLapsedSubscribers(this.#subscribers, options.topic, options.topicId, limits, (sub, loss) => this.#drop(sub, loss)), options.livenessIntervalMs);
     this.#liveness.unref();
   }
@@ -136,7 +128,7 @@ export class SubscriberSessions {
     return this.#subscribers;
   }
 
-  /** Subscribers attached now (with the `hello` handshake: every one). */
+  /** Subscribers attached now (their ATTACH was read). */
   get attachedCount(): number {
     return this.#attachedCount;
   }
@@ -187,11 +179,10 @@ export class SubscriberSessions {
       return;
     }
     const slotCount = topic.slotCount;
-    const attached = this.#options.handshake === 'hello';
     const sub: SubscriberSession = {
       socket,
       pid: peer.value.pid,
-      attached,
+      attached: false,
       acceptedAtMs: performance.now(),
       mailbox: this.#options.offerMailbox?.(slotCount) ?? null,
       leases: new SubscriberLeases(slotCount),
@@ -207,7 +198,6 @@ export class SubscriberSessions {
     // The subscriber holds the mailbox's descriptors now (or never will: it is then dropped and closed).
     sub.mailbox?.releaseDescriptors();
     this.#subscribers.add(sub);
-    if (attached) this.#attachedCount++;
     socket.setNoDelay(true);
     const reader = new FrameReader((view) => this.#onFrame(sub, view));
     socket.on('data', (chunk: Buffer) => reader.push(chunk));
@@ -243,7 +233,7 @@ export class SubscriberSessions {
     for (const socket of this.#waiting.splice(0)) socket.destroy();
   }
 
-  /** A frame from the subscriber's socket: ATTACH first (the `attach` handshake), then RELEASE or GOODBYE. */
+  /** A frame from the subscriber's socket: ATTACH first, then RELEASE or GOODBYE. */
   #onFrame(sub: SubscriberSession, view: DataView): boolean {
     const type = readFrameHeader(view, 0, this.#options.topicId);
     if (typeof type !== 'number') return this.violation(sub, type.error.detail);
@@ -256,10 +246,7 @@ export class SubscriberSessions {
       if (type !== FrameType.Attach) return this.violation(sub, `the first frame of a subscriber must be Attach, got ${FrameType[type]}`);
       return this.#attach(sub, view);
     }
-    if (type !== FrameType.Release) {
-      const who = this.#options.handshake === 'attach' ? 'an attached subscriber' : 'a subscriber';
-      return this.violation(sub, `${who} may only send Release and Goodbye frames, got ${FrameType[type]}`);
-    }
+    if (type !== FrameType.Release) return this.violation(sub, `an attached subscriber may only send Release and Goodbye frames, got ${FrameType[type]}`);
     return this.#release(sub, view);
   }
 
@@ -283,6 +270,7 @@ export class SubscriberSessions {
     }
     sub.attached = true;
     this.#attachedCount++;
+    this.#options.onAttached?.();
     return true;
   }
 

@@ -69,11 +69,21 @@ export interface TopicPublisherOptions {
 export interface DeviceTopicListenOptions {
   /** Topic name (letters, digits, `_`, `-`, `.`; it names the socket). */
   readonly topic: string;
-  /** Most subscribers at once (more are refused); default 8. */
+  /**
+   * Most subscribers at once, attached or still on their way (more are refused: the connection is closed
+   * before its HELLO); default 8. A connection that has not attached counts only until `attachTimeoutMs`.
+   */
   readonly maxSubscribers?: number;
+  /**
+   * Longest a connection may go without sending ATTACH after its HELLO, in ms, before it is dropped with a
+   * GOODBYE (attach timeout) and a `subscriberLost` event (`attachTimeout`, `ProtocolError`); default 2000,
+   * checked every `livenessIntervalMs`. A device subscriber sends ATTACH once it imported the CUDA IPC
+   * handle; until then it is sent no descriptor and holds no lease (wire version 2). A positive finite number.
+   */
+  readonly attachTimeoutMs?: number;
   /** Longest a subscriber may hold one slot before it is dropped and its slots reclaimed, in ms; default 5000. */
   readonly leaseTimeoutMs?: number;
-  /** How often subscriber pids and lease ages are checked, in ms; default 250. */
+  /** How often subscriber pids, attach deadlines and lease ages are checked, in ms; default 250. */
   readonly livenessIntervalMs?: number;
   /** Directory of the topic socket; default the per-user runtime directory. */
   readonly runtimeDirectory?: string;
@@ -84,6 +94,8 @@ export interface SubscriberLimits {
   readonly topic: string;
   /** Most subscribers at once. */
   readonly maxSubscribers: number;
+  /** Longest a connection may stay unattached after its HELLO, in ms. */
+  readonly attachTimeoutMs: number;
   /** Longest one lease may be held, in ms (`Infinity`: no limit). */
   readonly leaseTimeoutMs: number;
   /** Period of the liveness checks, in ms. */
@@ -92,8 +104,6 @@ export interface SubscriberLimits {
 
 /** `TopicPublisherOptions` checked, with the defaults applied. */
 export interface ResolvedTopicPublisherOptions extends SubscriberLimits {
-  /** Longest a connection may stay unattached, in ms. */
-  readonly attachTimeoutMs: number;
   readonly slotCount: number;
   readonly slotByteSpan: number;
   readonly maxRank: number;
@@ -132,10 +142,7 @@ export function resolveTopicPublisherOptions(options: TopicPublisherOptions): Re
   }
   const maxSubscribers = positiveInteger(options.maxSubscribers ?? 8, 'maxSubscribers', 1024);
   const livenessIntervalMs = positiveInteger(options.livenessIntervalMs ?? 250, 'livenessIntervalMs', 60_000);
-  const attachTimeoutMs = options.attachTimeoutMs ?? 2000;
-  if (typeof attachTimeoutMs !== 'number' || !(attachTimeoutMs > 0) || !Number.isFinite(attachTimeoutMs)) {
-    throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: attachTimeoutMs must be a positive finite number of ms (a deadline for ATTACH), got ${String(attachTimeoutMs)}`);
-  }
+  const attachTimeoutMs = resolveAttachTimeout(options.attachTimeoutMs, 'TopicPublisher');
   const leaseTimeoutMs = options.leaseTimeoutMs ?? 5000;
   if (typeof leaseTimeoutMs !== 'number' || !(leaseTimeoutMs > 0)) {
     throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: leaseTimeoutMs must be a positive number of ms (or Infinity), got ${String(leaseTimeoutMs)}`);
@@ -147,11 +154,20 @@ export function resolveTopicPublisherOptions(options: TopicPublisherOptions): Re
   return { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, attachTimeoutMs, leaseTimeoutMs, memoryKind };
 }
 
+/** `attachTimeoutMs` with its default (2000 ms); `InvalidArgument` (thrown) unless a positive finite number. */
+function resolveAttachTimeout(value: number | undefined, who: string): number {
+  const attachTimeoutMs = value ?? 2000;
+  if (typeof attachTimeoutMs !== 'number' || !(attachTimeoutMs > 0) || !Number.isFinite(attachTimeoutMs)) {
+    throw new HsError(ErrorCode.InvalidArgument, `${who}: attachTimeoutMs must be a positive finite number of ms (a deadline for ATTACH), got ${String(attachTimeoutMs)}`);
+  }
+  return attachTimeoutMs;
+}
+
 /**
- * Checks the options of `DeviceTopicPublisher.listen` and applies their defaults (8 subscribers, 5000 ms
- * lease timeout, 250 ms liveness period).
- * @throws HsError `InvalidArgument` for a malformed topic name, or a subscriber count, lease timeout or
- *   liveness period that is not positive.
+ * Checks the options of `DeviceTopicPublisher.listen` and applies their defaults (8 subscribers, 2000 ms
+ * attach timeout, 5000 ms lease timeout, 250 ms liveness period).
+ * @throws HsError `InvalidArgument` for a malformed topic name, a subscriber count, lease timeout or
+ *   liveness period that is not positive, or an attach timeout that is not a positive finite number of ms.
  */
 export function resolveDeviceListenOptions(options: DeviceTopicListenOptions): SubscriberLimits {
   const topic = checkTopicName(options.topic, 'DeviceTopicPublisher.listen');
@@ -161,5 +177,6 @@ export function resolveDeviceListenOptions(options: DeviceTopicListenOptions): S
   if (!Number.isSafeInteger(maxSubscribers) || maxSubscribers < 1 || !(leaseTimeoutMs > 0) || !(livenessIntervalMs > 0)) {
     throw new HsError(ErrorCode.InvalidArgument, 'DeviceTopicPublisher.listen: maxSubscribers, leaseTimeoutMs and livenessIntervalMs must be positive');
   }
-  return { topic, maxSubscribers, leaseTimeoutMs, livenessIntervalMs };
+  const attachTimeoutMs = resolveAttachTimeout(options.attachTimeoutMs, 'DeviceTopicPublisher.listen');
+  return { topic, maxSubscribers, attachTimeoutMs, leaseTimeoutMs, livenessIntervalMs };
 }

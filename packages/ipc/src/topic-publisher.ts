@@ -171,7 +171,6 @@ export class TopicPublisher extends EventEmitter {
       attachTimeoutMs: init.attachTimeoutMs,
       leaseTimeoutMs: init.leaseTimeoutMs,
       livenessIntervalMs: init.livenessIntervalMs,
-      handshake: 'attach',
       // Without doorbells in the addon, or when /dev/shm refuses the mailbox, the subscriber gets the socket path.
       offerMailbox: (slotCount) => {
         const mailbox = TopicMailbox.create({ topic, topicId, slotCount });

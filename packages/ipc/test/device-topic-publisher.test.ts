@@ -38,8 +38,16 @@ class StandInIpcBackend extends HostBackend {
   };
 }
 
+async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
 describe.skipIf(!available.available)('DeviceTopicPublisher on the host backend (stand-in CUDA IPC)', () => {
-  it('holds subscribers until attach(), backs its pool with the exported slot region at offset 0, and fences before each descriptor', async () => {
+  it('holds subscribers until attach(), lends nothing before their ATTACH, backs its pool with the exported slot region at offset 0, and fences before each descriptor', async () => {
     const backend = new StandInIpcBackend();
     const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
     const pub = await DeviceTopicPublisher.listen({ topic: 'dev-frames', runtimeDirectory: dir });
@@ -53,7 +61,8 @@ describe.skipIf(!available.available)('DeviceTopicPublisher on the host backend 
     const hello = unwrap(decodeDeviceHello(await client.frame(1), 0));
     expect([hello.slotCount, hello.slotStride, hello.deviceOrdinal, hello.handle[0]]).toEqual([SLOTS, STRIDE, 0, 0xcd]);
     expect([pool.backing.byteOffset, pool.backing.byteLength, pool.backing.memory.byteSize]).toEqual([0, SLOTS * STRIDE, hello.allocationBytes]);
-    expect([pub.subscriberCount, activity]).toEqual([1, 1]);
+    // HELLO sent, no ATTACH read yet: not counted, and a publish goes to nobody (no lease, no descriptor).
+    expect([pub.subscriberCount, activity]).toEqual([0, 1]);
 
     const loans = [0, 1, 2].map(() => unwrap(pool.allocateTensor({ shape: [SPAN], dtype: DType.uint8 })));
     const published = loans.map((loan) => {
@@ -61,13 +70,20 @@ describe.skipIf(!available.available)('DeviceTopicPublisher on the host backend 
       return unwrap(loan.emit());
     });
     expect(published.map((t) => t.byteOffset)).toEqual([0, STRIDE, 2 * STRIDE]);
+    expect(unwrap(pub.publish(published[0]!))).toBe(0);
+    client.socket.write(attachFrame(hello.topicId, false));
+    await until(() => pub.subscriberCount === 1);
+    expect(activity).toBe(2);
     expect(unwrap(pub.publish(published[1]!))).toBe(1);
     const descriptor = await client.frame(2);
     expect(readFrameHeader(descriptor, 0, hello.topicId)).toBe(FrameType.Descriptor);
     expect(descriptor.getUint32(Offset.slot, true)).toBe(1);
-    expect(backend.fences.map((f) => [f.target.byteOffset, f.value])).toEqual([[fenceCounterOffset(SLOTS, STRIDE, 1), 1n]]);
+    expect(backend.fences.map((f) => [f.target.byteOffset, f.value])).toEqual([
+      [fenceCounterOffset(SLOTS, STRIDE, 0), 1n],
+      [fenceCounterOffset(SLOTS, STRIDE, 1), 1n],
+    ]);
 
-    // A device subscriber never sends ATTACH: it is dropped for it, and its lease comes back.
+    // A second ATTACH is a protocol violation: the subscriber is dropped, and its lease comes back.
     const viaEvent: SubscriberLost[] = [];
     const viaCallback: SubscriberLost[] = [];
     pub.on('subscriberLost', (lost: SubscriberLost) => viaEvent.push(lost));
@@ -78,8 +94,8 @@ describe.skipIf(!available.available)('DeviceTopicPublisher on the host backend 
     expect(viaEvent).toHaveLength(1);
     expect(viaCallback).toEqual(viaEvent);
     expect(viaEvent[0]).toMatchObject({ pid: process.pid, reason: 'protocolViolation', reclaimedLeases: 1 });
-    expect(viaEvent[0]!.error.detail).toContain('a subscriber may only send Release and Goodbye frames, got Attach');
-    expect([pub.subscriberCount, activity]).toEqual([0, 2]);
+    expect(viaEvent[0]!.error.detail).toContain('an attached subscriber may only send Release and Goodbye frames, got Attach');
+    expect([pub.subscriberCount, activity]).toEqual([0, 3]);
 
     await pub.close();
     expect(existsSync(join(dir, 'dev-frames.sock'))).toBe(false);

@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, OK_VOID } from '@hs/streams';
 import type { Tensor, TensorBacking } from '@hs/tensor';
 import { FRAME_BYTES, FrameType, GoodbyeReason, ipcAvailability } from '../src/index.js';
-import { SubscriberSessions, type SubscriberHandshake, type SubscriberLost } from '../src/subscriber-session.js';
+import { SubscriberSessions, type SubscriberLost } from '../src/subscriber-session.js';
 import { attachFrame, encodeRelease, goodbyeReason } from '../src/wire/control-frames.js';
 import { readFrameHeader } from '../src/wire/frame-header.js';
 import { connectFrameClient as connect } from './fixtures/frame-client.js';
@@ -59,7 +59,7 @@ afterEach(async () => {
   }
 });
 
-async function serve(name: string, handshake: SubscriberHandshake, maxSubscribers = 4) {
+async function serve(name: string, maxSubscribers = 4) {
   const path = join(dir, `${name}.sock`);
   const lost: SubscriberLost[] = [];
   const returned: boolean[] = [];
@@ -70,7 +70,7 @@ async function serve(name: string, handshake: SubscriberHandshake, maxSubscriber
     maxSubscribers,
     leaseTimeoutMs: 60_000,
     livenessIntervalMs: 60_000,
-    handshake,
+    attachTimeoutMs: 60_000,
     onAccepted: () => accepted++,
     onLeasesReturned: (closing) => returned.push(closing),
     onLost: (l) => lost.push(l),
@@ -90,8 +90,8 @@ function publish(sessions: SubscriberSessions, backing: TensorBacking, slot: num
 }
 
 describe.skipIf(!available.available)('SubscriberSessions: the subscriber protocol of both publishers', () => {
-  it('holds a connection until open() (a device topic before attach()), then sends HELLO and counts it attached', async () => {
-    const { path, sessions, accepted } = await serve('held', 'hello');
+  it('holds a connection until open() (a device topic before attach()), then sends HELLO, and counts it attached after its ATTACH', async () => {
+    const { path, sessions, accepted } = await serve('held');
     const client = connect(path);
     await until(() => client.socket.readyState === 'open');
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -100,14 +100,18 @@ describe.skipIf(!available.available)('SubscriberSessions: the subscriber protoc
     sessions.open({ slotCount: SLOTS, hello: () => helloFrame() });
     const hello = await client.frame(1);
     expect(hello.getUint8(0)).toBe(0x11);
-    expect([sessions.attachedCount, accepted()]).toEqual([1, 1]);
+    expect([sessions.attachedCount, accepted()]).toEqual([0, 1]);
+    client.send(attachFrame(TOPIC_ID, false));
+    await until(() => sessions.attachedCount === 1);
   });
 
   it('returns a released lease, and drops a subscriber that releases what it does not hold (GOODBYE protocol violation)', async () => {
-    const { path, sessions, lost, returned } = await serve('release', 'hello');
+    const { path, sessions, lost, returned } = await serve('release');
     sessions.open({ slotCount: SLOTS, hello: () => helloFrame() });
     const client = connect(path);
     await client.frame(1);
+    client.send(attachFrame(TOPIC_ID, false));
+    await until(() => sessions.attachedCount === 1);
     const backing = countingBacking();
     const generation = publish(sessions, backing, 2);
     expect([generation, backing.leases]).toEqual([1, 1]);
@@ -126,8 +130,8 @@ describe.skipIf(!available.available)('SubscriberSessions: the subscriber protoc
     expect([backing.leases, sessions.attachedCount, sessions.subscribers.size]).toEqual([0, 0, 0]);
   });
 
-  it('with the attach handshake, counts a subscriber only after its ATTACH and refuses any other first frame', async () => {
-    const { path, sessions, lost } = await serve('attach', 'attach');
+  it('counts a subscriber only after its ATTACH and refuses any other first frame', async () => {
+    const { path, sessions, lost } = await serve('attach');
     sessions.open({ slotCount: SLOTS, hello: () => helloFrame() });
     const good = connect(path);
     await good.frame(1);
@@ -144,10 +148,12 @@ describe.skipIf(!available.available)('SubscriberSessions: the subscriber protoc
   });
 
   it('reclaims the leases of a subscriber whose connection closed and reports it closed (InvalidState)', async () => {
-    const { path, sessions, lost, returned } = await serve('closed', 'hello');
+    const { path, sessions, lost, returned } = await serve('closed');
     sessions.open({ slotCount: SLOTS, hello: () => helloFrame() });
     const client = connect(path);
     await client.frame(1);
+    client.send(attachFrame(TOPIC_ID, false));
+    await until(() => sessions.attachedCount === 1);
     const backing = countingBacking();
     publish(sessions, backing, 0);
     publish(sessions, backing, 3);
@@ -159,10 +165,12 @@ describe.skipIf(!available.available)('SubscriberSessions: the subscriber protoc
   });
 
   it('refuses a subscriber past maxSubscribers; close() says GOODBYE (closed) to the rest, reclaims their leases and reports no loss', async () => {
-    const { path, sessions, lost, returned } = await serve('limits', 'hello', 1);
+    const { path, sessions, lost, returned } = await serve('limits', 1);
     sessions.open({ slotCount: SLOTS, hello: () => helloFrame() });
     const first = connect(path);
     await first.frame(1);
+    first.send(attachFrame(TOPIC_ID, false));
+    await until(() => sessions.attachedCount === 1);
     const second = connect(path);
     await second.ended;
     expect(second.frames).toHaveLength(0);

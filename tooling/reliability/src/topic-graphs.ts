@@ -340,6 +340,8 @@ export interface TopicProducerOptions extends TopicRunOptions {
   readonly source?: 'pool' | 'foreign';
   /** Longest a subscriber may hold a slot before the publisher drops it, in ms (default IpcBoundaries' 5000). */
   readonly leaseTimeoutMs?: number;
+  /** Longest a connection may go without ATTACH before the publisher drops it, in ms (default IpcBoundaries' 2000). */
+  readonly attachTimeoutMs?: number;
   /** Sees the session's metrics every `metricsIntervalMs` ms (default 1000) and once when the run ended. */
   readonly onMetrics?: (metrics: RunMetrics) => void;
   readonly metricsIntervalMs?: number;
@@ -365,6 +367,7 @@ export async function runTopicProducer(options: TopicProducerOptions): Promise<T
     backend: options.backend,
     awaitSubscribers: options.awaitSubscribers,
     ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
+    ...(options.attachTimeoutMs === undefined ? {} : { attachTimeoutMs: options.attachTimeoutMs }),
     ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),
   }));
   if (!prepared.ok) return { ...failed(prepared.error), topic: null, foreignEmits: null };

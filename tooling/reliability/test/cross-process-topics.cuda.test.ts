@@ -1,8 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { ipcAvailability } from '@hs/ipc';
+import { FRAME_BYTES, FrameType, GoodbyeReason, ipcAvailability } from '@hs/ipc';
 import type { RunMetrics, TopicMetrics } from '@hs/runtime';
 import { CudaBackend, ErrorCode } from '@hs/streams';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +66,39 @@ async function until(condition: () => boolean, ms: number, failure: () => string
   }
 }
 
+/**
+ * A connection to `path` that never speaks (no ATTACH): it connects once the socket exists and records the
+ * type (and a GOODBYE's reason) of every frame the publisher sends until the connection ends.
+ */
+function silentConnection(path: string): { frames: { type: number; reason: number }[]; ended: Promise<void> } {
+  const frames: { type: number; reason: number }[] = [];
+  const ended = (async () => {
+    let socket: Socket | null = null;
+    for (let attempt = 0; socket === null; attempt++) {
+      if (existsSync(path)) {
+        socket = await new Promise<Socket | null>((done) => {
+          const s = createConnection(path);
+          s.once('connect', () => done(s));
+          s.once('error', () => done(null));
+        });
+      }
+      if (socket === null) {
+        if (attempt > 6000) throw new Error(`nobody listened on ${path} within 30 s`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+    const connected: Socket = socket;
+    let pending = Buffer.alloc(0);
+    connected.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      for (; pending.length >= FRAME_BYTES; pending = pending.subarray(FRAME_BYTES)) frames.push({ type: pending.readUInt16LE(6), reason: pending.readUInt32LE(12) });
+    });
+    connected.on('error', () => undefined);
+    await new Promise<void>((resolve) => connected.once('close', () => resolve()));
+  })();
+  return { frames, ended };
+}
+
 /** examples/python-consumer/consume.py, searched upwards from the working directory. */
 function pythonConsumer(): string | null {
   for (let at = process.cwd(); ; at = dirname(at)) {
@@ -98,11 +132,15 @@ const initcheck = process.env['HS_GPU_SANITIZER_TOOL'] === 'initcheck';
 const sanitized = process.env['HS_GPU_SANITIZER'] === '1';
 if (sanitized && !skip && !initcheck) console.log('CUDA topic kill tests skipped under compute-sanitizer: they kill a followed child and bound the reclaim at 1 s; the plain run covers them');
 if (initcheck) console.log('cross-process CUDA topic tests skipped under initcheck: it cannot see writes made by another process');
+// A device consumer attaches once it imported the handle and made its events; a process followed by
+// compute-sanitizer can take longer than the publisher's default attach deadline (2 s) for that.
+const attachDeadline = sanitized ? { attachTimeoutMs: 60_000 } : {};
+if (sanitized && !skip && !initcheck) console.log('the silent-connection test is skipped under compute-sanitizer: its 500 ms attach deadline would also apply to the followed consumer; the plain run covers it');
 describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundary with generation fences', () => {
   it(`delivers ${FRAMES} device frames bit-exact between two Node graphs; occupancy back to 0`, async () => {
     const consumer = spawnTopicChildFor('consumer', ['--topic', 'cuda-bulk', '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir]);
     const backend = cudaBackend();
-    const produced = await runTopicProducer({ backend, topic: 'cuda-bulk', memory: 'cudaDevice', frames: FRAMES, awaitSubscribers: 1, runtimeDirectory: dir });
+    const produced = await runTopicProducer({ backend, topic: 'cuda-bulk', memory: 'cudaDevice', frames: FRAMES, awaitSubscribers: 1, runtimeDirectory: dir, ...attachDeadline });
     const consumed = await consumer.report;
     backend.dispose();
     console.log(`cuda topic: producer ${JSON.stringify(produced)}; consumer ${JSON.stringify(consumed)}`);
@@ -115,7 +153,7 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     expect(topicProducerPlan('cuda-pinned', 1, 'pinnedHost').plan.pools[0]?.boundary?.fence).toBe('generation');
     const consumer = startChild('consumer', ['--topic', 'cuda-pinned', '--memory', 'pinnedHost', '--backend', 'cuda', '--dir', dir]);
     const backend = cudaBackend();
-    const produced = await runTopicProducer({ backend, topic: 'cuda-pinned', memory: 'pinnedHost', frames, awaitSubscribers: 1, runtimeDirectory: dir });
+    const produced = await runTopicProducer({ backend, topic: 'cuda-pinned', memory: 'pinnedHost', frames, awaitSubscribers: 1, runtimeDirectory: dir, ...attachDeadline });
     const consumed = await within(consumer.report, 120_000, () => 'the pinnedHost consumer did not finish');
     backend.dispose();
     console.log(`cuda pinnedHost topic (CUDA-stream writer): producer ${JSON.stringify(produced)}; consumer ${JSON.stringify(consumed)}`);
@@ -208,6 +246,41 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     expect(consumer.process.exitCode).toBe(0);
   }, 300_000);
 
+  it.skipIf(sanitized)('a silent device connection (no ATTACH) is lent nothing and dropped at the attach deadline; then a Node consumer gets every frame', async () => {
+    const topic = 'cuda-silent';
+    const frames = 3000;
+    const backend = cudaBackend();
+    const abort = new AbortController();
+    // The run waits for one attached subscriber: the silent connection never counts.
+    const producing = runTopicProducer({ backend, topic, memory: 'cudaDevice', frames, awaitSubscribers: 1, attachTimeoutMs: 500, runtimeDirectory: dir, signal: abort.signal });
+    const silent = silentConnection(join(dir, `${topic}.sock`));
+    try {
+      await within(silent.ended, 30_000, () => `the silent connection was not dropped (frames ${JSON.stringify(silent.frames)})`);
+    } catch (failure) {
+      abort.abort();
+      await producing;
+      backend.dispose();
+      throw failure;
+    }
+    // HELLO, then GOODBYE attach timeout: no DESCRIPTOR (no lease) before an ATTACH.
+    expect(silent.frames).toEqual([
+      { type: FrameType.Hello, reason: silent.frames[0]?.reason },
+      { type: FrameType.Goodbye, reason: GoodbyeReason.AttachTimeout },
+    ]);
+    const consumer = startChild('consumer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir]);
+    const produced = await within(producing, 120_000, () => {
+      abort.abort();
+      return `the producer did not finish its ${frames} frames after the silent connection was dropped`;
+    });
+    const consumed = await within(consumer.report, 60_000, () => 'the consumer did not finish after the producer did');
+    backend.dispose();
+    console.log(`cuda silent connection: ${JSON.stringify(silent.frames)}; producer ${JSON.stringify(produced)}; consumer ${JSON.stringify(consumed)}`);
+    expect(produced).toMatchObject({ ok: true, frames, slotsOut: 0 });
+    expect(produced.topic).toMatchObject({ topic, subscribersLost: 1, reclaimedLeases: 0 });
+    expect(produced.topic?.lastLoss).toMatchObject({ reason: 'attachTimeout', code: ErrorCode.ProtocolError });
+    expect(consumed).toMatchObject({ ok: true, frames, badBytes: 0 });
+  }, 300_000);
+
   it('a foreign device tensor at a device topic: one same-device copy on the producer stream, no host wait or host copy, fenced, bit-exact', async () => {
     const topic = 'cuda-foreign';
     const frames = 2000;
@@ -217,7 +290,7 @@ describe.skipIf(skip || initcheck)('cross-process topics on CUDA: device boundar
     // The consumer is a device import: it refuses any descriptor without a generation fence.
     const consumer = startChild('consumer', ['--topic', topic, '--memory', 'cudaDevice', '--backend', 'cuda', '--dir', dir]);
     const abort = new AbortController();
-    const producing = runTopicProducer({ backend, topic, memory: 'cudaDevice', source: 'foreign', frames, awaitSubscribers: 1, runtimeDirectory: dir, signal: abort.signal });
+    const producing = runTopicProducer({ backend, topic, memory: 'cudaDevice', source: 'foreign', frames, awaitSubscribers: 1, runtimeDirectory: dir, signal: abort.signal, ...attachDeadline });
     const produced = await within(producing, 120_000, () => {
       abort.abort();
       return `the foreign-tensor producer did not finish its ${frames} frames`;

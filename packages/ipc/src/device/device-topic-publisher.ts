@@ -38,10 +38,13 @@ const SLOT_ALIGNMENT = 256;
  * as a CUDA IPC handle (slots are offsets), written on the producer's stream. `publish()` enqueues the
  * slot's generation fence on the producer stream (a 64-bit stream memory operation writing the
  * generation into the slot's counter) and only then sends the descriptor, flagged `DEVICE_FENCE`, to
- * every subscriber, taking one read lease each; a slot recycles after every subscriber released it.
- * Subscribers that close, die, hold a slot past `leaseTimeoutMs` or send a malformed frame are dropped
- * and their slots reclaimed, with a `subscriberLost` event (a `SubscriberLost`, as `TopicPublisher`
- * emits it). No host thread waits on either side.
+ * every attached subscriber, taking one read lease each; a slot recycles after every subscriber released it.
+ * A subscriber attaches by sending ATTACH once it imported the handle (wire version 2): before that it is
+ * sent no descriptor and lent no lease, and a connection that sends no ATTACH within `attachTimeoutMs` is
+ * dropped (GOODBYE attach timeout), so silent connections neither pin slots nor hold places under
+ * `maxSubscribers` past the deadline. Subscribers that close, die, hold a slot past `leaseTimeoutMs` or
+ * send a malformed frame are dropped and their slots reclaimed, with a `subscriberLost` event (a
+ * `SubscriberLost`, as `TopicPublisher` emits it). No host thread waits on either side.
  *
  * Two phases because a graph session creates its streams synchronously: `listen()` (async: claims the
  * socket) before the session, `attach()` (sync: allocation, export, pool) inside it. Subscribers that
@@ -92,7 +95,7 @@ export class DeviceTopicPublisher extends EventEmitter {
   #export: CudaIpcExport | null = null;
   #pool: TensorPool | null = null;
   #closed = false;
-  /** Called when a subscriber attaches, a release arrives or a subscriber is dropped (the session's wake). */
+  /** Called when a subscriber is sent its HELLO or attaches, a release arrives or a subscriber is dropped (the session's wake). */
   onActivity: () => void = () => undefined;
   /**
    * Called when a subscriber is dropped and its slots reclaimed (not for the goodbyes of `close()`), right
@@ -114,8 +117,8 @@ export class DeviceTopicPublisher extends EventEmitter {
     this.#sessions = new SubscriberSessions({
       ...limits,
       topicId: this.#topicId,
-      handshake: 'hello',
       onAccepted: () => this.onActivity(),
+      onAttached: () => this.onActivity(),
       // The session retires the pool's slots on its own turn; the wake makes it run one.
       onLeasesReturned: () => this.onActivity(),
       onLost: (lost) => {
@@ -185,15 +188,20 @@ export class DeviceTopicPublisher extends EventEmitter {
     return pool;
   }
 
-  /** Subscribers attached (HELLO sent). */
+  /**
+   * Subscribers attached: sent HELLO, and their ATTACH was read (a device subscriber sends it once it
+   * imported the handle). One still on its way is not counted and is sent nothing: it receives what is
+   * published after its ATTACH was read (wait for this count before publishing what it must see).
+   */
   get subscriberCount(): number {
     return this.#sessions.attachedCount;
   }
 
   /**
    * Publishes a tensor just emitted from the pool: enqueues the slot's generation fence on the producer
-   * stream, then sends a `DEVICE_FENCE` descriptor to every subscriber with one read lease each. Returns
-   * the subscriber count. `InvalidArgument` for a tensor of another pool, `InvalidState` before
+   * stream, then sends a `DEVICE_FENCE` descriptor to every attached subscriber with one read lease each
+   * (a connection whose ATTACH was not read yet gets nothing and holds nothing). Returns the number of
+   * subscribers it went to. `InvalidArgument` for a tensor of another pool, `InvalidState` before
    * `attach()`/after `close()`, `DeviceError` when the fence cannot be enqueued. Never waits.
    */
   publish(tensor: Tensor): Result<number> {

@@ -32,7 +32,7 @@ export interface IpcBoundariesOptions {
   readonly connectTimeoutMs?: number;
   /** Longest a subscriber may hold one slot before the publisher reclaims it, in ms; default 5000. */
   readonly leaseTimeoutMs?: number;
-  /** Host topics: longest a connection may go without ATTACH before it is dropped, in ms; default 2000 (see `TopicPublisherOptions.attachTimeoutMs`). */
+  /** Longest a connection may go without ATTACH before it is dropped, in ms, host and device topics; default 2000 (see `TopicPublisherOptions.attachTimeoutMs`). */
   readonly attachTimeoutMs?: number;
   /** How often a publisher checks its subscribers' liveness, in ms; default 250. */
   readonly livenessIntervalMs?: number;
@@ -141,6 +141,7 @@ export class IpcBoundaries implements BoundaryProvider {
           const listening = await DeviceTopicPublisher.listen({
             topic: boundary.topic,
             maxSubscribers: boundary.maxSubscribers,
+            ...(options.attachTimeoutMs === undefined ? {} : { attachTimeoutMs: options.attachTimeoutMs }),
             ...(options.leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs: options.leaseTimeoutMs }),
             ...(options.livenessIntervalMs === undefined ? {} : { livenessIntervalMs: options.livenessIntervalMs }),
             ...(options.runtimeDirectory === undefined ? {} : { runtimeDirectory: options.runtimeDirectory }),

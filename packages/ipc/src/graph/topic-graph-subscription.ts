@@ -45,7 +45,8 @@ interface AttachedTopic extends TopicGeometry {
  * the segment to reach the fence (`streamMemoryOps.waitValue64`), a readiness event is recorded after the
  * wait, and `synchronizeForHost()` resolves once the bytes are complete; an input without a stream refuses
  * it (`NotSupported`). A device topic: the publisher's one CUDA IPC allocation is mapped once
- * (`CudaIpcImport`); for each descriptor the consumer's own stream waits on the device for the slot's
+ * (`CudaIpcImport`, its size checked), and only then ATTACH is sent (host topics likewise, once the segment is
+ * mapped: the publisher lends nothing before it); for each descriptor the consumer's own stream waits on the device for the slot's
  * generation fence, a readiness event is recorded on that stream right after the wait, and the slot's
  * tensor is handed to the graph, so the consumer's work is ordered after the producer's writes without a
  * host wait on either side. Either way no byte is copied, every descriptor is validated (and checked
@@ -216,17 +217,16 @@ export class TopicGraphSubscription implements BoundarySubscription {
     this.#decoder = new DescriptorDecoder(topic);
     this.#queue = new Int32Array(topic.slotCount);
     this.#generations = new Float64Array(topic.slotCount);
-    if (!device) {
-      const mailbox = this.#mailbox;
-      const attach = attachFrame(topic.topicId, mailbox !== null);
-      socket.write(attach);
-      if (mailbox !== null) {
-        const watched = mailbox.watch(
-          (frame) => this.#onRingFrame(frame),
-          (error) => this.#reject(error),
-        );
-        if (!watched.ok) return watched;
-      }
+    // ATTACH once the pool is mapped (a device topic's handle imported): the publisher lends nothing before
+    // it, and drops a connection that does not send it within its attachTimeoutMs. A device topic offers no mailbox.
+    const mailbox = this.#mailbox;
+    socket.write(attachFrame(topic.topicId, mailbox !== null));
+    if (mailbox !== null) {
+      const watched = mailbox.watch(
+        (frame) => this.#onRingFrame(frame),
+        (error) => this.#reject(error),
+      );
+      if (!watched.ok) return watched;
     }
     return OK_VOID;
   }

@@ -38,7 +38,8 @@ export interface ReceivedMailbox {
 
 /**
  * The doorbell functions when this addon has them; `NotSupported` when it was built without libuv's
- * header (topics then carry descriptors over their socket).
+ * header, or is older than ABI 6 (no doorbell pipes: `createDoorbellPipe`), and topics then carry
+ * descriptors over their socket. `hs doctor` (`@hs/cli`) decides "mailboxes available" the same way.
  */
 export function mailboxSupport(): Result<DoorbellBinding> {
   const native = loadIpcNative();

@@ -258,7 +258,7 @@ export enum GoodbyeReason {
   ProtocolViolation = 2,
   /** The publisher reclaimed this subscriber's slots because it held one past the lease timeout. */
   LeaseTimeout = 3,
-  /** The publisher dropped a connection that sent no ATTACH within its attach timeout (host topics). */
+  /** The publisher dropped a connection that sent no ATTACH within its attach timeout (host and device topics). */
   AttachTimeout = 4,
 }
 
