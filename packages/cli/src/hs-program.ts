@@ -40,16 +40,16 @@ export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../packag
  * @throws HsError (the promise rejects) `InvalidArgument` when `args` is not an array of strings or `io`
  *   lacks its `out`/`err` functions (a caller's bug: nothing was run); anything else a module throws
  *   propagates (a bug, worth its stack trace).
-  * @example
-  * ```ts
-  * import { ExitCode, runHs, type CliIo } from '@hs/cli';
-  *
-  * // the hs command line in-process, its output collected instead of printed
-  * const out: string[] = [];
-  * const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), progress: null, env: { HS_BACKEND: 'host' }, cwd: process.cwd(), onInterrupt: () => () => {} };
-  * const code = await runHs(['plan', 'image-pipeline', '--text'], io);
-  * console.log(`exit ${code} (${code === ExitCode.Success ? 'success' : 'failed'}); first line: ${out.join('\n').split('\n')[0]}`);
-  * ```
+ * @example
+ * ```ts
+ * import { ExitCode, runHs, type CliIo } from '@hs/cli';
+ *
+ * // the hs command line in-process, its output collected instead of printed
+ * const out: string[] = [];
+ * const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), progress: null, env: { HS_BACKEND: 'host' }, cwd: process.cwd(), onInterrupt: () => () => {} };
+ * const code = await runHs(['plan', 'image-pipeline', '--text'], io);
+ * console.log(`exit ${code} (${code === ExitCode.Success ? 'success' : 'failed'}); first line: ${out.join('\n').split('\n')[0]}`);
+ * ```
  */
 export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCodeValue> {
   if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string')) {

@@ -20,23 +20,23 @@ import { ErrorCode, HsError, checkOutputFolder, errWithContext } from '@hs/strea
  *   under a pseudo file system or a dangling link, EACCES, ...), with that error as the cause. Parents
  *   created before a later part fails stay (empty folders). `InvalidArgument`
  *   `[<option>: ]output folder '<dir>' is a symbolic link; ...` when `dir` is a link (to a folder or not).
-  * @example
-  * ```ts
-  * import { mkdtempSync, statSync } from 'node:fs';
-  * import { tmpdir } from 'node:os';
-  * import { join } from 'node:path';
-  * import type { HsError } from '@hs/streams';
-  * import { createOutputDirectory } from '@hs/runtime';
-  *
-  * const out = join(mkdtempSync(join(tmpdir(), 'hs-out-')), 'runs', 'today');
-  * await createOutputDirectory(out, '--out');
-  * console.log(`${out} is a directory: ${statSync(out).isDirectory()}`);
-  * try {
-  *   await createOutputDirectory('/proc/hs-cannot-exist', '--out');
-  * } catch (error) {
-  *   console.log((error as HsError).code, (error as HsError).message); // InvalidArgument --out: cannot create ...
-  * }
-  * ```
+ * @example
+ * ```ts
+ * import { mkdtempSync, statSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import type { HsError } from '@hs/streams';
+ * import { createOutputDirectory } from '@hs/runtime';
+ *
+ * const out = join(mkdtempSync(join(tmpdir(), 'hs-out-')), 'runs', 'today');
+ * await createOutputDirectory(out, '--out');
+ * console.log(`${out} is a directory: ${statSync(out).isDirectory()}`);
+ * try {
+ *   await createOutputDirectory('/proc/hs-cannot-exist', '--out');
+ * } catch (error) {
+ *   console.log((error as HsError).code, (error as HsError).message); // InvalidArgument --out: cannot create ...
+ * }
+ * ```
  */
 export async function createOutputDirectory(dir: string, option?: string): Promise<void> {
   const failure = (cause: unknown): never => {

@@ -153,21 +153,21 @@ const DEVICE_TYPE_OF: Record<MemoryKind, DLDeviceType> = {
  * events). Errors: InvalidState for a stale tensor or unpublished storage; ResourceExhausted or
  * NotSupported from the release-stream registration.
  * Spec: "Foreign tensors imported through DLPack".
-  * @example
-  * ```ts
-  * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
-  * import { DType, Tensor, exportDLPack } from '@hs/tensor';
-  *
-  * const backend = new HostBackend();
-  * const consumer = unwrap(backend.createStream(Device.cuda(0), { label: 'consumer' }));
-  * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 4 * 480 * 640 }));
-  * const image = unwrap(Tensor.import({ backend, memory, shape: [480, 640], dtype: DType.float32 }));
-  * const managed = unwrap(exportDLPack(image, { releaseStream: consumer }));
-  * const { shape, strides, dtype } = managed.dlTensor;
-  * console.log(`shape ${shape.join('x')}, strides ${strides?.join(',')}, ${dtype.bits}-bit lanes`);
-  * managed.deleter?.(); // the consumer is done: exactly once
-  * image.dispose();
-  * ```
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType, Tensor, exportDLPack } from '@hs/tensor';
+ *
+ * const backend = new HostBackend();
+ * const consumer = unwrap(backend.createStream(Device.cuda(0), { label: 'consumer' }));
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 4 * 480 * 640 }));
+ * const image = unwrap(Tensor.import({ backend, memory, shape: [480, 640], dtype: DType.float32 }));
+ * const managed = unwrap(exportDLPack(image, { releaseStream: consumer }));
+ * const { shape, strides, dtype } = managed.dlTensor;
+ * console.log(`shape ${shape.join('x')}, strides ${strides?.join(',')}, ${dtype.bits}-bit lanes`);
+ * managed.deleter?.(); // the consumer is done: exactly once
+ * image.dispose();
+ * ```
  */
 export function exportDLPack(tensor: Tensor, options: DLPackExportOptions): Result<DLPackManagedTensor> {
   let range;
@@ -229,23 +229,23 @@ export interface DLPackImportOptions {
  * another DLPack major version; InvalidArgument for a device that does not match the memory, an unknown
  * dtype, a rank mismatch, negative strides, or data outside the memory; as `Tensor.import` otherwise.
  * Spec: "Foreign tensors imported through DLPack".
-  * @example
-  * ```ts
-  * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
-  * import { DType, Tensor, exportDLPack, importDLPack } from '@hs/tensor';
-  *
-  * const backend = new HostBackend();
-  * const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
-  * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 256 }));
-  * const source = unwrap(Tensor.import({ backend, memory, shape: [64], dtype: DType.float32 }));
-  * const managed = unwrap(exportDLPack(source, { releaseStream: null }));
-  *
-  * const view = unwrap(importDLPack(managed, { backend, memory, name: 'from DLPack' }));
-  * unwrap(view.setReadinessStream(producer)); // readers are ordered after the producer's writes
-  * console.log(`${view.name}: ${view.shape} ${view.dtype}, read-only ${view.readOnly}`);
-  * view.dispose(); // the last holder: the DLPack deleter runs once
-  * source.dispose();
-  * ```
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType, Tensor, exportDLPack, importDLPack } from '@hs/tensor';
+ *
+ * const backend = new HostBackend();
+ * const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 256 }));
+ * const source = unwrap(Tensor.import({ backend, memory, shape: [64], dtype: DType.float32 }));
+ * const managed = unwrap(exportDLPack(source, { releaseStream: null }));
+ *
+ * const view = unwrap(importDLPack(managed, { backend, memory, name: 'from DLPack' }));
+ * unwrap(view.setReadinessStream(producer)); // readers are ordered after the producer's writes
+ * console.log(`${view.name}: ${view.shape} ${view.dtype}, read-only ${view.readOnly}`);
+ * view.dispose(); // the last holder: the DLPack deleter runs once
+ * source.dispose();
+ * ```
  */
 export function importDLPack(managed: DLPackManagedTensor, options: DLPackImportOptions): Result<Tensor> {
   const { backend, memory } = options;
