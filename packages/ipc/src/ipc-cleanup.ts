@@ -5,7 +5,7 @@ const DEFAULT_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
 /**
  * Opt-in cleanup for processes that end by a signal. The library installs no signal handler of its own: a
- * publisher removes its names (the topic socket, the doorbells of mailboxes not attached yet) in `close()`
+ * publisher removes its names (the topic socket; segments and doorbells have none) in `close()`
  * and in a process `exit` hook, but Node runs no `exit` listener when a signal's default action kills the
  * process (Ctrl-C, `kill`). `installIpcCleanup()` adds one listener per signal that removes those names and
  * then re-raises the signal with its default action, so the process still dies of it (exit status 130 for

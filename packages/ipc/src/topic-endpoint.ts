@@ -251,7 +251,9 @@ const DOORBELL_NAME = /^[A-Za-z0-9._-]{1,64}\.(\d{1,10})\.[0-9a-f]{16}\.(pub|sub
 
 /**
  * Unlinks mailbox doorbell FIFOs in the topic directory `dir` whose publisher process (the pid in the name)
- * is gone: a publisher that crashed between offering a mailbox and the subscriber's ATTACH leaves them.
+ * is gone. Only publishers before IPC addon ABI 6 named their doorbells (a crash between offering a mailbox and
+ * the subscriber's ATTACH left them); today's doorbells are anonymous pipes passed with HELLO, so this only clears
+ * what such an older publisher left. `TopicPublisher.create` calls it for its directory.
  * Only FIFOs of this user are touched. Returns how many were removed; 0 without the addon or when `dir`
  * cannot be listed. Spec: "Crossing process boundaries: the generation fence" (what a crashed process leaves
  * behind is reclaimed, never reused).
