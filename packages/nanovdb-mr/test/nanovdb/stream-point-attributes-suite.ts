@@ -232,6 +232,14 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
       const view = unwrap(ResourceBuffer.allocateAsync(backend, stream, deviceResource, required, { noInit: true }));
       const build = unwrap(BoundedPointsToGrid.create(backend, stream, unwrap(BufferView.of(view.data, required)), capacity, options));
       expect(BoundedPointsToGrid.requiredBytes(backend, capacity, GridType.OnIndex, true).ok).toBe(false);
+      // the grid capacity counts the channel of min(points, 512 * leaves) voxels: 288-byte record + 7 f32 padded to 32
+      const nodesOnly = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, capacity, { gridType: GridType.OnIndex }));
+      expect(build.gridCapacityBytes).toBe(nodesOnly.gridCapacityBytes + 288 + 32);
+      nodesOnly.dispose();
+      const { resource, allocations } = countingResource();
+      const capped = BoundedPointsToGrid.create(backend, stream, resource, capacity, { ...options, maxGridBytes: build.gridCapacityBytes - 1 });
+      expect(!capped.ok && capped.error.code).toBe(ErrorCode.InvalidArgument);
+      expect(allocations()).toBe(0);
       const input = upload<Int32ArrayConstructor>(coords);
       const attr = upload<Float32ArrayConstructor>(values);
       unwrap(build.encode(stream, pointSpan(input, coords.length), undefined, unwrap(BufferView.of(attr.data, values.length, Float32Array))));
