@@ -14,7 +14,8 @@ namespace {
 const KernelEntry kKernels[] = {
     {"hs.rgbaToGray", LaunchRgbaToGray},     {"hs.downscale2x", LaunchDownscale2x}, {"hs.gridPreview", LaunchGridPreview},
     {"hs.nanovdb.pointsToGrid.sort", LaunchPointsToGridSort}, {"hs.nanovdb.pointsToGrid.write", LaunchPointsToGridWrite},
-    {"hs.nanovdb.pointsToGrid.reduce", LaunchPointsToGridReduce},     {"hs.nanovdb.gridChecksum", LaunchGridChecksum},
+    {"hs.nanovdb.pointsToGrid.reduce", LaunchPointsToGridReduce},     {"hs.nanovdb.pointsToGrid.channel", LaunchPointsToGridChannel},
+    {"hs.nanovdb.gridChecksum", LaunchGridChecksum},
 };
 constexpr int kBuiltInCount = sizeof(kKernels) / sizeof(kKernels[0]);
 

@@ -44,6 +44,7 @@ cudaError_t LaunchGridPreview(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridSort(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridWrite(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridReduce(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchPointsToGridChannel(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchGridChecksum(const KernelArgs& args, cudaStream_t stream);
 
 /**

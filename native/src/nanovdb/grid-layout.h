@@ -38,8 +38,15 @@ constexpr uint64_t kGridWorldBBox = 560;
 constexpr uint64_t kGridVoxelSize = 608;
 constexpr uint64_t kGridGridType = 636;
 constexpr uint64_t kGridBlindMetadataOffset = 640;
+/** u32 count of blind-metadata records. */
+constexpr uint64_t kGridBlindMetadataCount = 648;
 /** u64; for index grids the value count, background slot 0 included. */
 constexpr uint64_t kGridData1 = 656;
+
+// ---- GridBlindMetaData (one 288-byte record per blind-data array) ---------------------------------
+constexpr uint64_t kBlindMetadataSize = 288;
+/** u64 values in the record's array. */
+constexpr uint64_t kBlindValueCount = 8;
 
 // ---- TreeData fields (TreeData starts at kGridDataSize) -----------------------------------------
 /** i64[4] leaf, lower, upper, root offsets from the TreeData start (0 for an empty level). */

@@ -64,7 +64,7 @@ export { attachChannels, channelValues, gridChannel } from './nanovdb/build/grid
 export type { AttachChannelsOptions, ChannelType, GridChannel } from './nanovdb/build/grid-channels.js';
 export { indexToGrid } from './nanovdb/build/index-to-grid.js';
 export type { IndexToGridOptions, IndexToGridType } from './nanovdb/build/index-to-grid.js';
-export { channelDLPack, valuesDLPack, gridFromTensor, gridFromTensorAsync, gridFromDLPack } from './nanovdb/grid/grid-dlpack.js';
+export { channelDLPack, valuesDLPack, gridFromTensor, gridFromTensorAsync, gridFromDLPack, streamGridHandleAsync } from './nanovdb/grid/grid-dlpack.js';
 export type { GridDLDataType, GridDLPackExport, GridDLPackTensor, GridTensorSource } from './nanovdb/grid/grid-dlpack.js';
 export { pointAttributesToGrid } from './nanovdb/build/point-attributes.js';
 export type { AttributeChannelType, AttributeGridType, PointAttributeArray, PointAttributes, PointAttributesToGridOptions, PointReduction } from './nanovdb/build/point-attributes.js';

@@ -1,9 +1,22 @@
 import { CudaBackend, unwrap, type Device, type Stream } from '@hs/streams';
 import { loadCudaNative, type CudaNativeBinding } from '@hs/cuda-native';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BoundedPointsToGrid, ResourceBuffer, BufferView, DeviceResource, GridType, PinnedResource, validateGrids, type MemoryBlock, type PointsToGridOptions } from '../../../packages/nanovdb-mr/src/index.js';
+import {
+  BoundedPointsToGrid,
+  ResourceBuffer,
+  BufferView,
+  DeviceResource,
+  GridType,
+  PinnedResource,
+  countGridNodes,
+  validateGrids,
+  type MemoryBlock,
+  type PointAttributeGridOptions,
+  type PointsToGridOptions,
+} from '../../../packages/nanovdb-mr/src/index.js';
 import { describeStreamPointsToGrid, expectSameBytes, hostGridBytes, indexPoints, keptVoxels } from '../../../packages/nanovdb-mr/test/nanovdb/stream-points-to-grid-suite.js';
 import { describeValueWrite } from '../../../packages/nanovdb-mr/test/nanovdb/points-to-grid-write-values-suite.js';
+import { attributeValues, clusteredCloud, hostAttributeGridBytes } from '../../../packages/nanovdb-mr/test/nanovdb/stream-point-attributes-suite.js';
 
 const gpu = CudaBackend.available();
 if (!gpu) console.log('PointsToGrid GPU tests skipped: no CUDA device or @hs/cuda-native not built');
@@ -91,6 +104,48 @@ describe.skipIf(!gpu)('CUDA graphs: capture, instantiate, launch twice', () => {
     }
     expect(cuda.graphExecDestroy(exec)).toBe(0);
     expect(cuda.graphDestroy(graph)).toBe(0);
+    input.dispose();
+    build.dispose();
+  });
+
+  it('a bounded OnIndex build with a sidecar channel, captured and relaunched: the channel placed on the device each time, pointAttributesToGrid bytes', async () => {
+    const n = sanitizer ? 1000 : 20_000;
+    const clouds = [clusteredCloud(n, 21), clusteredCloud(n, 22)];
+    const needs = clouds.map((c) => unwrap(countGridNodes(Float64Array.from(c))));
+    const most = (key: 'uppers' | 'lowers' | 'leaves'): number => Math.max(...needs.map((need) => need[key]));
+    const capacity = { points: n, uppers: most('uppers'), lowers: most('lowers'), leaves: most('leaves') };
+    const options: PointAttributeGridOptions = {
+      gridType: GridType.OnIndex,
+      channel: { name: 'colour', type: GridType.Vec3f },
+      background: 0.5,
+      attributes: { values: undefined as never, channels: 3, reduction: 'mean' },
+    };
+    const resource = new DeviceResource(backend, device);
+    const build = unwrap(BoundedPointsToGrid.create(backend, stream, resource, capacity, { ...options, attributes: { element: Uint8Array, channels: 3, reduction: 'mean' } }));
+    const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Int32Array }));
+    const colours = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Uint8Array }));
+    await backend.synchronizeStream(stream); // the template uploads ran before the capture
+    expect(cuda.streamBeginCapture(native)).toBe(0);
+    unwrap(build.encode(stream, { space: 'index', coords: BufferView.over(input) }, undefined, BufferView.over(colours)));
+    const graph = cuda.streamEndCapture(native);
+    const exec = cuda.graphInstantiate(graph);
+    for (const [round, coords] of clouds.entries()) {
+      const seed = 21 + round;
+      const rgb = attributeValues(Uint8Array, 3 * n, seed) as Uint8Array;
+      unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(coords.buffer)));
+      unwrap(backend.copyFromHostAsync(stream, colours.data as MemoryBlock, rgb));
+      expect(cuda.graphLaunch(exec, native)).toBe(0);
+      const report = await build.readReport(stream);
+      expect(report.overflowed).toBe(false);
+      const bytes = new Uint8Array(report.gridSize);
+      unwrap(backend.copyToHostAsync(stream, bytes, { ...(build.grid.data as MemoryBlock), byteLength: report.gridSize }));
+      await backend.synchronizeStream(stream);
+      expectSameBytes(bytes, hostAttributeGridBytes(coords, rgb, options));
+      expect(unwrap(validateGrids(bytes, { checksum: true }))[0]?.blindMetadataCount).toBe(1);
+    }
+    expect(cuda.graphExecDestroy(exec)).toBe(0);
+    expect(cuda.graphDestroy(graph)).toBe(0);
+    colours.dispose();
     input.dispose();
     build.dispose();
   });

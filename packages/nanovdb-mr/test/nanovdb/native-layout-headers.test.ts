@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHECKSUM_BLOCK_BYTES, CHECKSUM_NONE } from '../../src/nanovdb/grid/grid-checksum.js';
 import {
+  BLIND_METADATA_SIZE,
+  BlindMeta,
   DATA_ALIGNMENT,
   FLOAT_LAYOUT,
   FORMAT_VERSION,
@@ -163,6 +165,9 @@ describe('native/src/nanovdb/grid-layout.h', () => {
       kGridVoxelSize: Grid.voxelSize,
       kGridGridType: Grid.gridType,
       kGridBlindMetadataOffset: Grid.blindMetadataOffset,
+      kGridBlindMetadataCount: Grid.blindMetadataCount,
+      kBlindMetadataSize: BLIND_METADATA_SIZE,
+      kBlindValueCount: BlindMeta.valueCount,
       kGridData1: Grid.data1,
       kTreeNodeOffset: Tree.nodeOffset,
       kTreeNodeCount: Tree.nodeCount,

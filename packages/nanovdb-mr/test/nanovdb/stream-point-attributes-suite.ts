@@ -1,14 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Device, ErrorCode, HostBackend, HsError, unwrap, type Backend, type MemoryRange, type Stream } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap, type Backend, type MemoryRange, type Stream } from '@hs/streams';
+import { importDLPack } from '../../../tensor/src/index.js';
 import {
   BoundedPointsToGrid,
   BufferView,
   DeviceResource,
+  GridHandle,
   GridType,
   HostResource,
   ResourceBuffer,
+  channelDLPack,
   countGridNodes,
+  gridBlindMetadata,
   pointAttributesToGrid,
+  streamGridHandleAsync,
+  valuesDLPack,
   pointsToGridAsync,
   validateGrids,
   type AttributeChannelType,
@@ -151,19 +157,19 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
       const input = upload<Int32ArrayConstructor>(points);
       const attr = upload<Float32ArrayConstructor>(values);
       const span = unwrap(BufferView.of(attr.data, values.length, values.constructor as Float32ArrayConstructor));
-      const { attributes, channel: _channel, ...rest } = options;
+      const { attributes, ...rest } = options;
       const n = points.length / 3;
       const need = unwrap(countGridNodes(Float64Array.from(sizing), { voxelSize: options.voxelSize ?? 1, origin: options.origin ?? [0, 0, 0] }));
       const build = unwrap(
         BoundedPointsToGrid.create(backend, stream, deviceResource, { points: Math.max(n, 1), uppers: Math.max(need.uppers, 1), lowers: Math.max(need.lowers, 1), leaves: Math.max(need.leaves, 1) }, {
           ...rest,
-          gridType: options.gridType as Exclude<AttributeGridType, GridType.OnIndex>,
           attributes: { element: values.constructor as Float32ArrayConstructor, channels: attributes.channels, reduction: attributes.reduction },
         }),
       );
       unwrap(build.encode(stream, pointSpan(input, points.length), undefined, span));
       const report = await build.readReport(stream);
       expect(report.overflow).toEqual({ points: false, uppers: false, lowers: false, leaves: false });
+      expect(report.gridSize).toBeLessThanOrEqual(build.gridCapacityBytes);
       const bytes = await download(build.grid.data as MemoryBlock, report.gridSize);
       build.dispose();
       attr.dispose();
@@ -186,6 +192,73 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
       }
     }
 
+    // OnIndex with a sidecar channel: the channel (record, slot 0, values) appended on the device after the nodes
+    for (const channelType of CHANNEL_TYPES) {
+      for (const [r, reduction] of REDUCTIONS.entries()) {
+        const dtype = DTYPES[(CHANNEL_TYPES.indexOf(channelType) + r + 5) % DTYPES.length] as AttributeArrayConstructor;
+        const s = seed++;
+        it(`BoundedPointsToGrid, OnIndex (${GridType[channelType]} channel), ${reduction} of ${dtype.name}: the same bytes as pointAttributesToGrid, valid with its checksum`, async () => {
+          const world = s % 2 === 0;
+          const coords = clusteredCloud(Math.ceil(sizes.points / 3), s);
+          const points: Coords = world ? Float32Array.from(coords, (c) => c * 0.25 - 0.125) : coords;
+          const components = COMPONENTS[channelType] as number;
+          const channels = reduction === 'count' ? 1 + (s % 4) : components;
+          const values = attributeValues(dtype, (channels * coords.length) / 3, s);
+          const options: PointAttributeGridOptions = {
+            gridType: GridType.OnIndex,
+            voxelSize: world ? 0.25 : 1,
+            attributes: { values: undefined as never, channels, reduction },
+            channel: { name: `bounded_${reduction}`, type: channelType },
+            background: s % 3 === 0 ? 0 : 7,
+            checksum: s % 2 === 0 ? 'full' : 'partial',
+          };
+          const bytes = await boundedBytes(points, values, options);
+          expectSameBytes(bytes, hostAttributeGridBytes(points, values, options));
+          const [grid] = unwrap(validateGrids(bytes, { checksum: true }));
+          expect(grid?.gridType).toBe(GridType.OnIndex);
+          expect(grid?.blindMetadataCount).toBe(1);
+        });
+      }
+    }
+
+    it('BoundedPointsToGrid OnIndex with a channel: a capacity cut keeps the host builder\'s grid of the kept voxels; no points; requiredBytes', async () => {
+      const coords = new Int32Array([0, 0, 0, 1, 0, 0, 0, 0, 0, 5000, 5000, 5000, 5001, 5000, 5000, 1, 0, 0]);
+      const values = new Float32Array([1, 2, 3, 4, 5, 6]);
+      const channel = { name: 'density', type: GridType.Float } as const;
+      const layout = { element: Float32Array, channels: 1, reduction: 'mean' } as const;
+      const capacity = { points: 6, uppers: 1, lowers: 1, leaves: 1 };
+      const options = { gridType: GridType.OnIndex, channel, background: -1, attributes: layout } as const;
+      const required = unwrap(BoundedPointsToGrid.requiredBytes(backend, capacity, options));
+      const view = unwrap(ResourceBuffer.allocateAsync(backend, stream, deviceResource, required, { noInit: true }));
+      const build = unwrap(BoundedPointsToGrid.create(backend, stream, unwrap(BufferView.of(view.data, required)), capacity, options));
+      expect(BoundedPointsToGrid.requiredBytes(backend, capacity, GridType.OnIndex, true).ok).toBe(false);
+      // the grid capacity counts the channel of min(points, 512 * leaves) voxels: 288-byte record + 7 f32 padded to 32
+      const nodesOnly = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, capacity, { gridType: GridType.OnIndex }));
+      expect(build.gridCapacityBytes).toBe(nodesOnly.gridCapacityBytes + 288 + 32);
+      nodesOnly.dispose();
+      const { resource, allocations } = countingResource();
+      const capped = BoundedPointsToGrid.create(backend, stream, resource, capacity, { ...options, maxGridBytes: build.gridCapacityBytes - 1 });
+      expect(!capped.ok && capped.error.code).toBe(ErrorCode.InvalidArgument);
+      expect(allocations()).toBe(0);
+      const input = upload<Int32ArrayConstructor>(coords);
+      const attr = upload<Float32ArrayConstructor>(values);
+      unwrap(build.encode(stream, pointSpan(input, coords.length), undefined, unwrap(BufferView.of(attr.data, values.length, Float32Array))));
+      const report = await build.readReport(stream);
+      expect(report.overflow.uppers).toBe(true);
+      const cut = await download(build.grid.data as MemoryBlock, report.gridSize);
+      const keptOptions: PointAttributeGridOptions = { gridType: GridType.OnIndex, channel, background: -1, attributes: { values: undefined as never, channels: 1, reduction: 'mean' } };
+      expectSameBytes(cut, hostAttributeGridBytes(new Int32Array([0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0]), new Float32Array([1, 2, 3, 6]), keptOptions));
+      unwrap(validateGrids(cut, { checksum: true }));
+      // the same block again, no points: slot 0 alone
+      unwrap(build.encode(stream, pointSpan(input, coords.length), 0, unwrap(BufferView.of(attr.data, values.length, Float32Array))));
+      const empty = await build.readReport(stream);
+      expectSameBytes(await download(build.grid.data as MemoryBlock, empty.gridSize), hostAttributeGridBytes(new Int32Array(0), new Float32Array(0), keptOptions));
+      build.dispose();
+      attr.dispose();
+      input.dispose();
+      view.dispose();
+    });
+
     it('BoundedPointsToGrid skips NaN points with their attributes: the host builder\'s grid of the other points', async () => {
       const coords = clusteredCloud(800, 31);
       const world = Float32Array.from(coords, (c) => c * 0.1);
@@ -203,7 +276,7 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
         ['channels out of range', { element: Float32Array, channels: 0, reduction: 'mean' }, GridType.Float],
         ['wrong dtype', { element: BigInt64Array as never, channels: 1, reduction: 'mean' }, GridType.Float],
         ['channels not matching the grid type', { element: Uint8Array, channels: 3, reduction: 'mean' }, GridType.RGBA8],
-        ['an OnIndex channel', { element: Float32Array, channels: 1, reduction: 'mean' }, GridType.OnIndex],
+        ['an OnIndex build without a channel', { element: Float32Array, channels: 1, reduction: 'mean' }, GridType.OnIndex],
       ];
       const capacity = { points: 16, uppers: 1, lowers: 1, leaves: 4 };
       for (const [name, attributes, gridType] of layouts) {
@@ -248,6 +321,89 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
         expectSameBytes(await streamBytes(world, values, options), hostAttributeGridBytes(world, values, options));
       }
     });
+
+    /** The bytes a DLPack export describes, read through an `@hs/tensor` tensor (no copy of the grid made by the export). */
+    async function tensorBytes(exported: { managed: Parameters<typeof importDLPack>[0]; memory: Parameters<typeof importDLPack>[1]['memory'] }): Promise<Uint8Array> {
+      const tensor = unwrap(importDLPack(exported.managed, { backend, memory: exported.memory }));
+      unwrap(tensor.setReadinessStream(stream));
+      const out = new Uint8Array(tensor.byteSize);
+      await tensor.copyToHost(out, stream);
+      tensor.dispose();
+      return out;
+    }
+
+    it('device-built grids as tensors: channelDLPack and valuesDLPack of streamGridHandleAsync point into the build buffer', async () => {
+      const coords = clusteredCloud(600, 41);
+      const values = attributeValues(Float32Array, coords.length, 41);
+      const options: PointAttributeGridOptions = { gridType: GridType.OnIndex, channel: { name: 'normal', type: GridType.Vec3f }, attributes: { values: undefined as never, channels: 3, reduction: 'mean' } };
+      const expected = hostAttributeGridBytes(coords, values, options);
+      const [meta] = unwrap(validateGrids(expected));
+      const record = gridBlindMetadata(expected, meta!)[0]!;
+      const channel = expected.subarray(record.dataOffset, record.dataOffset + record.valueCount * record.valueSize);
+
+      // pointsToGridAsync: the StreamGrid adopted (its buffer freed by the handle's release)
+      const input = upload<Int32ArrayConstructor>(coords);
+      const attr = upload<Float32ArrayConstructor>(values);
+      const span = unwrap(BufferView.of(attr.data, values.length, Float32Array));
+      const built = await pointsToGridAsync(backend, stream, deviceResource, pointSpan(input, coords.length), { ...options, attributes: { ...options.attributes, values: span } });
+      let released = 0;
+      const handle = await streamGridHandleAsync(backend, stream, built, { release: () => (released++, built.buffer.dispose()) });
+      expect(handle.memoryKind).toBe(MemoryKind.CudaDevice);
+      expect(handle.grids[0]).toEqual(meta);
+      const exported = unwrap(channelDLPack(handle, 'normal'));
+      const block = built.buffer.data as MemoryBlock;
+      expect(exported.memory).toBe(block.memory);
+      expect(exported.managed.dlTensor.device.deviceType).toBe(2);
+      expect(exported.managed.dlTensor.shape).toEqual([meta!.valueCount, 3]);
+      expect(exported.managed.dlTensor.byteOffset).toBe(block.byteOffset + record.dataOffset);
+      handle.dispose();
+      expect(released).toBe(0); // the export keeps the buffer
+      expectSameBytes(await tensorBytes(exported), channel);
+      expect(released).toBe(1);
+
+      // a bounded build: its grid region cut to the report's gridSize
+      const need = unwrap(countGridNodes(Float64Array.from(coords)));
+      const bounded = unwrap(
+        BoundedPointsToGrid.create(backend, stream, deviceResource, { points: coords.length / 3, uppers: need.uppers, lowers: need.lowers, leaves: need.leaves }, { ...options, attributes: { element: Float32Array, channels: 3, reduction: 'mean' } }),
+      );
+      unwrap(bounded.encode(stream, pointSpan(input, coords.length), undefined, span));
+      const report = await bounded.readReport(stream);
+      const boundedHandle = await streamGridHandleAsync(backend, stream, unwrap(BufferView.of(bounded.grid.data, report.gridSize)));
+      const fromBounded = unwrap(channelDLPack(boundedHandle, 0));
+      expect(fromBounded.managed.dlTensor.byteOffset).toBe((bounded.grid.data as MemoryBlock).byteOffset + record.dataOffset);
+      expectSameBytes(await tensorBytes(fromBounded), channel);
+      boundedHandle.dispose();
+
+      // a value grid's leaves
+      const floatOptions: PointAttributeGridOptions = { gridType: GridType.Float, background: -3, attributes: { values: undefined as never, channels: 1, reduction: 'max' } };
+      const oneChannel = upload<Float32ArrayConstructor>(values.subarray(0, coords.length / 3));
+      const floats = await pointsToGridAsync(backend, stream, deviceResource, pointSpan(input, coords.length), {
+        ...floatOptions,
+        attributes: { ...floatOptions.attributes, values: unwrap(BufferView.of(oneChannel.data, coords.length / 3, Float32Array)) },
+      });
+      const floatHandle = await streamGridHandleAsync(backend, stream, floats);
+      const leaves = unwrap(valuesDLPack(floatHandle));
+      const reference = unwrap(GridHandleOf(hostAttributeGridBytes(coords, values.subarray(0, coords.length / 3), floatOptions)));
+      const referenceLeaves = unwrap(valuesDLPack(reference));
+      expect(leaves.managed.dlTensor.shape).toEqual(referenceLeaves.managed.dlTensor.shape);
+      expect(leaves.managed.dlTensor.strides).toEqual(referenceLeaves.managed.dlTensor.strides);
+      expectSameBytes(await tensorBytes(leaves), await tensorBytes(referenceLeaves));
+      reference.dispose();
+      floatHandle.dispose();
+      floats.buffer.dispose();
+      await expect(streamGridHandleAsync(backend, stream, { buffer: floats.buffer, gridSize: 0 } as never)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+      bounded.dispose();
+      oneChannel.dispose();
+      attr.dispose();
+      input.dispose();
+    });
+
+    /** A host handle of grid bytes (the reference for a tensor export). */
+    function GridHandleOf(bytes: Uint8Array) {
+      const buffer = unwrap(ResourceBuffer.allocate(backend, new HostResource(backend), bytes.length));
+      unwrap(buffer.hostView()).set(bytes);
+      return GridHandle.fromHostBytes(backend, buffer);
+    }
 
     /** `deviceResource` with its allocations counted (sync and async). */
     function countingResource(): { resource: DeviceResource; allocations: () => number } {

@@ -2,9 +2,10 @@ import { ErrorCode, HsError, OK_VOID, err, ok, unwrap, type Backend, type Err, t
 import { ResourceBuffer } from '../../resource-buffer.js';
 import { BufferView } from '../../buffer-view.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../resource.js';
-import { GRID_DATA_SIZE, GridType, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
+import { BLIND_METADATA_SIZE, BlindDataClass, GRID_DATA_SIZE, GridType, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
+import { writeBlindRecord } from './blind-data-writer.js';
 import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
-import { checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
+import { channelBytes, channelLaunch, checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
 import { checkGridBytes, resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
 import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { MAX_DEVICE_POINTS, pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
@@ -14,13 +15,13 @@ import { reduceLaunch, type PointAttributeElement } from './point-reduce.js';
 import type { AttributeGridType } from './point-attributes.js';
 
 /**
- * Options of a bounded build of an attribute grid: those of `pointsToGridAsync`'s attribute builds without the
- * OnIndex channel (a bounded build's voxel count is known only on the device), `attributes` the layout each
- * `encode` brings a span of.
+ * Options of a bounded build of an attribute grid: those of `pointsToGridAsync`'s attribute builds, `attributes` the
+ * layout each `encode` brings a span of. An OnIndex build takes `channel` (its sidecar channel, appended on the
+ * device after the nodes: see `BoundedPointsToGrid`).
  */
-export interface BoundedAttributeGridOptions extends Omit<PointAttributeGridOptions, 'attributes' | 'channel' | 'gridType'> {
-  /** Float, Double, Int32, Vec3f, RGBA8 or Mask. */
-  readonly gridType: Exclude<AttributeGridType, GridType.OnIndex>;
+export interface BoundedAttributeGridOptions extends Omit<PointAttributeGridOptions, 'attributes'> {
+  /** Float, Double, Int32, Vec3f, RGBA8, Mask, or OnIndex with `channel`. */
+  readonly gridType: AttributeGridType;
   /** The attribute's element type, channels and reduction. */
   readonly attributes: PointAttributeLayout;
 }
@@ -87,7 +88,7 @@ function checkCapacity(capacity: PointsToGridCapacity): Err | null {
 /**
  * PointsToGrid with caller-supplied capacity bounds and no host synchronization: one block holds the
  * grid (sized for the capacities) and the workspace, allocated once up front through the resource (or
- * supplied by the caller as a `BufferView`); `encode` enqueues the whole build (three kernel launches,
+ * supplied by the caller as a `BufferView`); `encode` enqueues the whole build (sort, write and checksum launches, a reduce launch for attribute builds, a channel launch for OnIndex channel builds;
  * launch sizes from the capacities, counts kept on the device), so it can be captured into a CUDA
  * graph and relaunched with new points in the same input memory. A build whose voxels need more
  * nodes than the capacities allow keeps the longest prefix of its build order that fits (whole root
@@ -96,7 +97,13 @@ function checkCapacity(capacity: PointsToGridCapacity): Err | null {
  * the kept voxels, byte for byte. With `options.attributes` (a `PointAttributeLayout`) the build also reduces a
  * per-point attribute span given to each `encode` into the voxels of a Float, Double, Int32, Vec3f, RGBA8 or Mask
  * grid (a values region of `capacity.points` values after the workspace; the reduce launch before the write), the
- * grid `pointAttributesToGrid` builds from the kept points, byte for byte.
+ * grid `pointAttributesToGrid` builds from the kept points, byte for byte. An OnIndex attribute build (`options.channel`)
+ * reduces into the values region too; its grid region is sized for the worst case, the nodes of the capacities plus
+ * the channel of `min(capacity.points, 512 * capacity.leaves)` voxels (record, slot 0, values, 32-byte padding), and
+ * after the write stage `hs.nanovdb.pointsToGrid.channel` appends the channel right after the nodes actually written
+ * (their size is known only on the device) from a record template uploaded at `create`: the record, slot 0
+ * (`background`), the kept voxels' values, GridData's gridSize and blind-metadata fields, the bytes `attachChannels`
+ * writes for `pointsToGridAsync`. Still no host read-back; the checksum launch follows.
  * Spec: beyond NanoVDB's roadmap, its "capacity-bounded, sync-free build path" candidate (issue #4 item 7).
  *
  * @example
@@ -133,26 +140,46 @@ export class BoundedPointsToGrid implements Disposable {
     this.#block = block;
     this.#capacity = { ...capacity };
     this.#settings = settings;
-    this.#gridCapacity = gridBytes(settings.layout, capacity.uppers, capacity.lowers, capacity.leaves);
+    this.#gridCapacity = gridCapacityOf(capacity, settings.layout, attributes);
   }
 
   /**
    * Bytes of the one block a bounded build needs on `backend` (grid capacity rounded to 256 bytes, then
    * the workspace for `capacity.points`, then for an attribute build the values region: `capacity.points`
-   * values of the grid type's size), for callers who supply their own memory. `attributes`: the build reduces
-   * point attributes (implied for Double, Int32, Vec3f and RGBA8). InvalidArgument for bad capacities or grid type.
+   * values of the grid type's size, or of the channel type's for OnIndex, whose grid capacity also holds the channel
+   * and whose block ends with the channel's record template), for callers who supply their own memory. `gridType`:
+   * the grid type, or the options `create` gets (needed for an OnIndex channel build, whose channel type sets the
+   * size); `attributes`: the build reduces point attributes (implied for Double, Int32, Vec3f and RGBA8, and by
+   * options with `attributes`). InvalidArgument for bad capacities, grid type or options.
    */
-  static requiredBytes(backend: Backend, capacity: PointsToGridCapacity, gridType: PointsToGridOptions['gridType'] | BoundedAttributeGridOptions['gridType'], attributes = false): Result<number> {
+  static requiredBytes(
+    backend: Backend,
+    capacity: PointsToGridCapacity,
+    gridType: PointsToGridOptions['gridType'] | BoundedAttributeGridOptions['gridType'] | PointsToGridOptions | BoundedAttributeGridOptions,
+    attributes = false,
+  ): Result<number> {
     const bad = checkCapacity(capacity);
     if (bad !== null) return bad;
+    if (typeof gridType === 'object' && gridType !== null) {
+      const options = gridType;
+      if ('attributes' in options && options.attributes !== undefined) {
+        const resolved = resolveAttributeLayout(WHO, options);
+        if (!resolved.ok) return resolved;
+        return ok(blockBytes(backend, capacity, resolved.value.settings.layout, resolved.value));
+      }
+      return BoundedPointsToGrid.requiredBytes(backend, capacity, options.gridType, attributes);
+    }
     const layout = gridType === GridType.Float || gridType === GridType.OnIndex ? resolveGridOptions(WHO, { gridType }) : null;
     if (layout !== null && !layout.ok) return layout;
     const valueLayout = valueLayoutOf(gridType);
     if (valueLayout === undefined || ![GridType.Float, GridType.OnIndex, GridType.Double, GridType.Int32, GridType.Vec3f, GridType.RGBA8, GridType.Mask].includes(gridType)) {
       return err(ErrorCode.InvalidArgument, `${WHO}: gridType must be Float, OnIndex, Double, Int32, Vec3f, RGBA8 or Mask, got ${String(gridType)}`);
     }
+    if (gridType === GridType.OnIndex && attributes) {
+      return err(ErrorCode.InvalidArgument, `${WHO}: an OnIndex attribute build's size depends on its channel type; pass the create options`);
+    }
     const withValues = gridType !== GridType.Mask && gridType !== GridType.OnIndex && (attributes || gridType !== GridType.Float);
-    return ok(blockBytes(backend, capacity, valueLayout, withValues ? valueLayout.valueSize : 0));
+    return ok(blockBytes(backend, capacity, valueLayout, withValues ? { valueSize: valueLayout.valueSize } : null));
   }
 
   /**
@@ -161,8 +188,9 @@ export class BoundedPointsToGrid implements Disposable {
    * the caller), and enqueues the upload of the 672-byte GridData template on `stream`.
    * With `options.attributes` (a `BoundedAttributeGridOptions`) the block also holds the values region and each
    * `encode` takes an attribute span; the attribute layout (element type, channels 1-4 matching the grid type unless
-   * `count` or Mask, reduction) and the grid type (an OnIndex channel build is refused: use `pointsToGridAsync`) are
-   * checked before anything is allocated.
+   * `count` or Mask, reduction), the grid type and an OnIndex build's `channel` (name of 1-255 UTF-8 bytes; Float,
+   * Double, Int32, Vec3f or RGBA8) are checked before anything is allocated; an OnIndex channel build also enqueues the
+   * upload of the channel's record template (288 bytes plus slot 0) on `stream`.
    * Errors: InvalidArgument for bad capacities, options, attribute layouts, or a view that is too small or misaligned, and
    * for a grid capacity (`gridCapacityBytes` of these node capacities) above `maxGridBytes`, refused before
    * anything is allocated (naming the bytes, the node capacities and the cap);
@@ -182,9 +210,6 @@ export class BoundedPointsToGrid implements Disposable {
     if (bad !== null) return bad;
     let attributes: Omit<AttributeBuild, 'range'> | null = null;
     if ('attributes' in options && options.attributes !== undefined) {
-      if ((options.gridType as number) === GridType.OnIndex) {
-        return err(ErrorCode.InvalidArgument, `${WHO}.create: an OnIndex grid with a sidecar channel needs the voxel count on the host; build it with pointsToGridAsync`);
-      }
       const resolved = resolveAttributeLayout(WHO, options);
       if (!resolved.ok) return resolved;
       attributes = resolved.value;
@@ -192,9 +217,9 @@ export class BoundedPointsToGrid implements Disposable {
     const settings = attributes !== null ? ok(attributes.settings) : resolveGridOptions(WHO, options as PointsToGridOptions);
     if (!settings.ok) return settings;
     const { layout } = settings.value;
-    const capped = checkGridBytes(WHO, gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves), capacity, settings.value);
+    const capped = checkGridBytes(WHO, gridCapacityOf(capacity, layout, attributes), capacity, settings.value);
     if (!capped.ok) return capped;
-    const bytes = blockBytes(backend, capacity, layout, attributes?.valueSize ?? 0);
+    const bytes = blockBytes(backend, capacity, layout, attributes);
     let owned: ResourceBuffer<AsyncResource, Uint8ArrayConstructor> | null = null;
     let block: MemoryBlock;
     if (isView) {
@@ -212,15 +237,29 @@ export class BoundedPointsToGrid implements Disposable {
     }
     const build = new BoundedPointsToGrid(backend, owned, block, capacity, settings.value, attributes);
     const uploaded = backend.copyFromHostAsync(stream, subRange(block, build.#workspaceOffset + TEMPLATE_OFFSET, GRID_DATA_SIZE, 'bounded pointsToGrid template'), gridTemplate(settings.value));
-    if (!uploaded.ok) {
+    const head = attributes?.channel !== undefined ? build.#headRange : null;
+    const headed = head === null ? uploaded : uploaded.ok ? backend.copyFromHostAsync(stream, head, channelHead(attributes as Omit<AttributeBuild, 'range'>)) : uploaded;
+    if (!headed.ok) {
       owned?.destroy(stream);
-      return uploaded;
+      return headed;
     }
     return ok(build);
   }
 
   get #workspaceOffset(): number {
     return roundUp(this.#gridCapacity, 256);
+  }
+
+  /** The values region (after the workspace): `capacity.points` reduced values. */
+  get #valuesRange(): MemoryRange {
+    const at = this.#workspaceOffset + workspaceBytes(this.#capacity.points, this.#backend.name);
+    return subRange(this.#block, at, this.#capacity.points * (this.#attributes?.valueSize ?? 0), 'bounded pointsToGrid values');
+  }
+
+  /** An OnIndex channel build's record template and slot 0 (after the values region). */
+  get #headRange(): MemoryRange {
+    const values = this.#valuesRange;
+    return subRange(this.#block, values.byteOffset - this.#block.byteOffset + values.byteLength, BLIND_METADATA_SIZE + (this.#attributes?.valueSize ?? 0), 'bounded pointsToGrid channel record');
   }
 
   /** The capacities this build was made with. */
@@ -230,13 +269,16 @@ export class BoundedPointsToGrid implements Disposable {
 
   /**
    * The grid region: `gridCapacityBytes` bytes at the start of the block. After a build's work ran, its
-   * first `gridSize` bytes (see `readReport`) hold the grid.
+   * first `gridSize` bytes (see `readReport`) hold the grid (for an OnIndex channel build, its channel included).
    */
   get grid(): BufferView<Uint8ArrayConstructor> {
     return unwrap(BufferView.of(subRange(this.#block, 0, this.#gridCapacity, 'bounded pointsToGrid grid'), this.#gridCapacity));
   }
 
-  /** Bytes of the largest grid the capacities allow. */
+  /**
+   * Bytes of the largest grid the capacities allow: the nodes of the capacities, and for an OnIndex channel build the
+   * channel of `min(capacity.points, 512 * capacity.leaves)` voxels.
+   */
   get gridCapacityBytes(): number {
     return this.#gridCapacity;
   }
@@ -247,7 +289,8 @@ export class BoundedPointsToGrid implements Disposable {
    * captured graph reads the same input memory at each launch. At most `capacity.points` points are read.
    * An attribute build (`options.attributes` at `create`) takes `attributes`: a span of the layout's element type
    * holding `channels` numbers for each of the `count` points (more are ignored), element-aligned; the reduce
-   * stage writes each voxel's value into the block's values region before the write stage reads it.
+   * stage writes each voxel's value into the block's values region before the write stage reads it (for an OnIndex
+   * channel build, before the channel stage appends them to the grid after its nodes).
    * Errors: InvalidState after `dispose`; InvalidArgument for a bad span, misaligned points or a `count`
    * beyond the span, an attribute span missing, of another element type, too short or misaligned (or given to a
    * build without attributes); the backend's launch errors.
@@ -282,14 +325,20 @@ export class BoundedPointsToGrid implements Disposable {
     if (!sorted.ok) return sorted;
     let values: MemoryRange | undefined;
     if (layout !== null && layout.valueType !== null) {
-      values = subRange(this.#block, this.#workspaceOffset + wsBytes, this.#capacity.points * layout.valueSize, 'bounded pointsToGrid values');
+      values = this.#valuesRange;
       const range = attributeInput.value ?? subRange(this.#block, 0, 0, 'no attributes');
       const input2 = { ...range, byteLength: Math.min(range.byteLength, layout.channels * used * layout.element.BYTES_PER_ELEMENT) };
       const reduced = this.#backend.launchKernel(stream, reduceLaunch(input2, ws, values, { used, element: layout.element, channels: layout.channels, reduction: layout.reduction, valueType: layout.valueType }));
       if (!reduced.ok) return reduced;
     }
-    const written = this.#backend.launchKernel(stream, writeLaunch(ws, grid, used, s.layout, capacity, layout?.background ?? s.background, values));
+    const channel = layout?.channel !== undefined;
+    const nodes = channel ? subRange(this.#block, 0, gridBytes(s.layout, capacity.uppers, capacity.lowers, capacity.leaves), 'bounded pointsToGrid nodes') : grid;
+    const written = this.#backend.launchKernel(stream, writeLaunch(ws, nodes, used, s.layout, capacity, layout?.background ?? s.background, channel ? undefined : values));
     if (!written.ok) return written;
+    if (channel) {
+      const placed = this.#backend.launchKernel(stream, channelLaunch(ws, grid, values as MemoryRange, this.#headRange, (layout as Omit<AttributeBuild, 'range'>).valueSize, voxelCapacity(this.#capacity)));
+      if (!placed.ok) return placed;
+    }
     const summed = this.#backend.launchKernel(stream, checksumLaunch(grid, ws, s.checksum));
     return summed.ok ? OK_VOID : summed;
   }
@@ -339,6 +388,39 @@ export class BoundedPointsToGrid implements Disposable {
   }
 }
 
-function blockBytes(backend: Backend, capacity: PointsToGridCapacity, layout: ValueLayout, valueSize: number): number {
-  return roundUp(gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves), 256) + workspaceBytes(capacity.points, backend.name) + capacity.points * valueSize;
+/** The most voxels a bounded build keeps: one per point, 512 per leaf. */
+function voxelCapacity(capacity: PointsToGridCapacity): number {
+  return Math.min(capacity.points, 512 * capacity.leaves);
+}
+
+/** The grid region's bytes: the nodes of the capacities, and an OnIndex channel build's channel for `voxelCapacity` voxels. */
+function gridCapacityOf(capacity: PointsToGridCapacity, layout: ValueLayout, attributes: { readonly valueSize: number; readonly channel?: unknown } | null): number {
+  const nodes = gridBytes(layout, capacity.uppers, capacity.lowers, capacity.leaves);
+  return attributes?.channel !== undefined ? nodes + channelBytes(attributes.valueSize, voxelCapacity(capacity)) : nodes;
+}
+
+/**
+ * The block: the grid region rounded to 256 bytes, the workspace, the values region (`capacity.points` values) and
+ * for an OnIndex channel build the channel's record template (288 bytes plus slot 0).
+ */
+function blockBytes(backend: Backend, capacity: PointsToGridCapacity, layout: ValueLayout, attributes: { readonly valueSize: number; readonly channel?: unknown } | null): number {
+  const valueSize = attributes?.valueSize ?? 0;
+  const head = attributes?.channel !== undefined ? BLIND_METADATA_SIZE + valueSize : 0;
+  return roundUp(gridCapacityOf(capacity, layout, attributes), 256) + workspaceBytes(capacity.points, backend.name) + capacity.points * valueSize + head;
+}
+
+/** The channel's record (value count 0: the channel stage sets it on the device) and slot 0, as `placeChannel` writes them. */
+function channelHead(build: Omit<AttributeBuild, 'range'>): Uint8Array {
+  const channel = build.channel as NonNullable<AttributeBuild['channel']>;
+  const head = new Uint8Array(BLIND_METADATA_SIZE + build.valueSize);
+  writeBlindRecord(head, 0, BLIND_METADATA_SIZE, {
+    semantic: 0,
+    dataClass: BlindDataClass.ChannelArray,
+    dataType: channel.type,
+    valueSize: build.valueSize,
+    valueCount: 0,
+    name: channel.name,
+    write: (v, at) => new Uint8Array(v.buffer, v.byteOffset + at, build.valueSize).set(channel.slot0),
+  });
+  return head;
 }

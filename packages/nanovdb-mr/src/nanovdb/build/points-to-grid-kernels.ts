@@ -1,7 +1,8 @@
 /**
- * The three kernel launches of a stream-ordered PointsToGrid build and their host implementations.
+ * The kernel launches of a stream-ordered PointsToGrid build and their host implementations.
  * On the CUDA backend the launches run the kernels registered under the same names in
- * `native/src/nanovdb/` (`points-to-grid-sort.cu`, `points-to-grid-write.cu`, `grid-checksum.cu`);
+ * `native/src/nanovdb/` (`points-to-grid-sort.cu`, `points-to-grid-reduce.cu`, `points-to-grid-write.cu`,
+ * `points-to-grid-channel.cu`, `grid-checksum.cu`);
  * on the host backend (and in the synchronous host builder)
  * the functions below run instead, writing the same grid bytes and the same report words.
  *
@@ -14,11 +15,13 @@
  *   the root, the tables and the inactive voxels, and at each active voxel its value from a values
  *   range (one value per voxel in build order), or without one a Float grid's 1.0 (OnIndex and Mask
  *   grids store no voxel values).
+ * - `channel` (a bounded OnIndex build with a sidecar channel only): the channel appended after the nodes from the
+ *   report's grid size, on the device (`channelLaunch`).
  * - `checksum`: the CRC32 checksum in the requested mode.
  */
 import { ErrorCode, HsError, type KernelLaunch, type MemoryRange } from '@hs/streams';
 import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
-import { GRID_DATA_SIZE, Grid, GridType, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
+import { BLIND_METADATA_SIZE, BlindMeta, DATA_ALIGNMENT, GRID_DATA_SIZE, Grid, GridType, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { readScalar, writeScalar } from '../grid/scalar-io.js';
 import { planGrid, writeGrid, type NodeCapacity } from './grid-writer.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
@@ -315,6 +318,63 @@ function voxelOfSorted(sorted: Int32Array, count: number): Uint32Array {
   const voxel = new Uint32Array(count);
   for (let i = 1; i < count; i++) voxel[i] = (voxel[i - 1] as number) + (sameVoxel(sorted, i, i - 1) ? 0 : 1);
   return voxel;
+}
+
+/**
+ * Bytes of an OnIndex grid's one sidecar channel of `voxels` voxels of `valueSize` bytes (value count `voxels + 1`):
+ * the record, then the data padded to 32 bytes, as `attachChannels` appends it.
+ */
+export function channelBytes(valueSize: number, voxels: number): number {
+  return BLIND_METADATA_SIZE + Math.ceil((valueSize * (voxels + 1)) / DATA_ALIGNMENT) * DATA_ALIGNMENT;
+}
+
+/**
+ * The channel launch of a bounded OnIndex build with a sidecar channel (after the write stage, before the checksum):
+ * reads the reduce stage's `values` (voxel k's value at `k * valueSize`, room for `voxelCapacity` values) and `head`
+ * (the channel's 288-byte record, its `dataOffset` 288 and name, type and sizes set, followed by slot 0's
+ * `valueSize` bytes), and appends the channel right after the nodes the write stage wrote (the report's grid size,
+ * known only on the device): the record with its value count set to voxels + 1, slot 0, the kept voxels' values and
+ * zero padding to 32 bytes; then GridData's gridSize, blind-metadata offset and count (1) and the report's grid size,
+ * the bytes `attachChannels` writes. `grid` must hold the worst case: the nodes of the capacities plus
+ * `channelBytes(valueSize, voxelCapacity)`. A channel that would not fit is not written (the ranges above rule that
+ * out). CUDA: `native/src/nanovdb/points-to-grid-channel.cu`.
+ * @throws HsError InvalidArgument for a value size outside 1-255 or ranges too small for `voxelCapacity`.
+ */
+export function channelLaunch(workspace: MemoryRange, grid: MemoryRange, values: MemoryRange, head: MemoryRange, valueSize: number, voxelCapacity: number): KernelLaunch {
+  if (!Number.isInteger(valueSize) || valueSize < 1 || valueSize > 255 || !Number.isSafeInteger(voxelCapacity) || voxelCapacity < 0) {
+    throw new HsError(ErrorCode.InvalidArgument, `pointsToGrid channel: valueSize must be 1-255 and voxelCapacity a count, got ${valueSize} and ${voxelCapacity}`);
+  }
+  if (values.byteLength < valueSize * voxelCapacity || head.byteLength < BLIND_METADATA_SIZE + valueSize) {
+    throw new HsError(ErrorCode.InvalidArgument, `pointsToGrid channel: values must hold ${voxelCapacity} values of ${valueSize} bytes and head ${BLIND_METADATA_SIZE + valueSize} bytes`);
+  }
+  return { name: 'hs.nanovdb.pointsToGrid.channel', reads: [values, head], writes: [workspace, grid], params: [valueSize, voxelCapacity], host: channelOnHost };
+}
+
+/** Host implementation of `hs.nanovdb.pointsToGrid.channel` (see `channelLaunch`): the same bytes as the kernel. */
+export function channelOnHost(reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
+  const [valueSize, voxelCapacity] = params as [number, number];
+  const values = reads[0] as Uint8Array;
+  const head = reads[1] as Uint8Array;
+  const ws = writes[0] as Uint8Array;
+  const grid = writes[1] as Uint8Array;
+  const w = new DataView(ws.buffer, ws.byteOffset, 64);
+  const nodesEnd = w.getUint32(4 * ReportWord.gridSize, true) + w.getUint32(4 * ReportWord.gridSize + 4, true) * 4294967296;
+  const voxels = w.getUint32(4 * ReportWord.voxels, true);
+  const total = channelBytes(valueSize, voxels);
+  if (voxels > voxelCapacity || nodesEnd + total > grid.byteLength) return;
+  const headBytes = BLIND_METADATA_SIZE + valueSize;
+  const out = grid.subarray(nodesEnd, nodesEnd + total);
+  out.set(head.subarray(0, headBytes));
+  out.set(values.subarray(0, valueSize * voxels), headBytes);
+  out.fill(0, headBytes + valueSize * voxels);
+  const gridSize = nodesEnd + total;
+  const g = new DataView(grid.buffer, grid.byteOffset, grid.byteLength);
+  g.setBigUint64(nodesEnd + BlindMeta.valueCount, BigInt(voxels + 1), true);
+  g.setBigUint64(Grid.gridSize, BigInt(gridSize), true);
+  g.setBigInt64(Grid.blindMetadataOffset, BigInt(nodesEnd), true);
+  g.setUint32(Grid.blindMetadataCount, 1, true);
+  w.setUint32(4 * ReportWord.gridSize, gridSize >>> 0, true);
+  w.setUint32(4 * ReportWord.gridSize + 4, Math.floor(gridSize / 4294967296), true);
 }
 
 /** Host implementation of `hs.nanovdb.gridChecksum`. */

@@ -3,7 +3,8 @@
  * leaf values are described as a DLPack managed tensor that aliases the grid's memory (host or device, no copy), the
  * shape `@hs/tensor`'s `importDLPack` takes; and a u8 tensor's bytes are wrapped as a grid after validation. This
  * package sits below `@hs/tensor`, so it speaks DLPack's fields (structurally `@hs/tensor`'s `DLPackManagedTensor`)
- * and takes any tensor-shaped object, never importing the Tensor class. Spec: "Foreign tensors imported through
+ * and takes any tensor-shaped object, never importing the Tensor class. A grid built on the device (`pointsToGridAsync`,
+ * `BoundedPointsToGrid`) becomes a handle through `streamGridHandleAsync`, whose exports alias the build's buffer. Spec: "Foreign tensors imported through
  * DLPack" (holoscan-5.0-tensors-in-depth); "GridHandle over BufferView for externally owned blobs" (nanovdb-memory-resources).
  */
 import { ErrorCode, HsError, MemoryKind, err, ok, type Backend, type DeviceMemory, type Result, type Stream } from '@hs/streams';
@@ -12,6 +13,7 @@ import { GridHandle, type GridHandleOptions, type GridStorage } from './grid-han
 import { GridType, LeafKind, valueLayoutOf } from './grid-layout.js';
 import { gridChannel } from '../build/grid-channels.js';
 import type { MemoryBlock } from '../../resource.js';
+import type { StreamGrid } from '../build/points-to-grid-async.js';
 
 /** DLPack `DLDataType`: type code (0 int, 1 uint, 2 float), bits per lane, lanes. */
 export interface GridDLDataType {
@@ -325,6 +327,54 @@ export async function gridFromTensorAsync(backend: Backend, stream: Stream, tens
   if (!copied.ok) throw copied.error;
   await backend.synchronizeStream(stream);
   const handle = GridHandle.fromValidatedCopy(backend, view.value, host, options);
+  if (!handle.ok) throw handle.error;
+  return handle.value;
+}
+
+/**
+ * A `GridHandle` over a grid built in stream order, wherever its bytes are (device memory included): a `StreamGrid`
+ * from `pointsToGridAsync`, or a byte view of exactly the grid (a bounded build's `grid` cut to its report's
+ * `gridSize`: `BufferView.of(build.grid.data, report.gridSize)`). Enqueues one copy of the grid to the host on
+ * `stream` (after the build's work, which it follows in stream order), validates that copy (`validateGrids`; the
+ * checksum too unless `options.checksum` is false) and wraps the grid's own bytes, no copy kept: `channelDLPack` and
+ * `valuesDLPack` of the handle are tensors pointing into the build's buffer (DLPack device type 2 for device memory).
+ * The handle does not own the bytes: keep the `StreamGrid`'s buffer (or the bounded build, not re-encoded) alive
+ * while the handle and its exports are used; `options.release` (say `() => grid.buffer.dispose()`) runs when the
+ * handle and its last export let go, which hands the buffer over. Rejects with an HsError: InvalidArgument for a
+ * source that is neither, or invalid grid bytes (naming the field); the backend's copy and wait errors.
+ * @example
+ * ```ts
+ * const built = await pointsToGridAsync(backend, stream, resource, points, { gridType: GridType.OnIndex, channel: { name: 'intensity', type: GridType.Float }, attributes });
+ * const grid = await streamGridHandleAsync(backend, stream, built, { release: () => built.buffer.dispose() });
+ * const { managed, memory } = unwrap(channelDLPack(grid, 'intensity'));   // float32 [voxels + 1] in device memory
+ * ```
+ */
+export async function streamGridHandleAsync(
+  backend: Backend,
+  stream: Stream,
+  grid: StreamGrid | BufferView<Uint8ArrayConstructor>,
+  options: GridHandleOptions = {},
+): Promise<GridHandle<BufferView<Uint8ArrayConstructor>>> {
+  const who = 'streamGridHandleAsync';
+  let view: BufferView<Uint8ArrayConstructor>;
+  if (grid instanceof BufferView) {
+    if (grid.element !== Uint8Array || grid.data === null) throw new HsError(ErrorCode.InvalidArgument, `${who}: the view must hold the grid's bytes (a non-empty byte view)`);
+    view = grid;
+  } else {
+    const block = (grid as StreamGrid | null)?.buffer?.data;
+    if (block === undefined || block === null || !Number.isSafeInteger(grid.gridSize) || grid.gridSize < 1 || grid.gridSize > block.byteLength) {
+      throw new HsError(ErrorCode.InvalidArgument, `${who}: expected a StreamGrid (buffer and gridSize) or a byte BufferView of the grid`);
+    }
+    const made = BufferView.of(block, grid.gridSize);
+    if (!made.ok) throw made.error;
+    view = made.value;
+  }
+  const block = view.data as MemoryBlock;
+  const host = new Uint8Array(view.sizeBytes);
+  const copied = backend.copyToHostAsync(stream, host, { ...block, byteLength: view.sizeBytes });
+  if (!copied.ok) throw copied.error;
+  await backend.synchronizeStream(stream);
+  const handle = GridHandle.fromValidatedCopy(backend, view, host, options);
   if (!handle.ok) throw handle.error;
   return handle.value;
 }
