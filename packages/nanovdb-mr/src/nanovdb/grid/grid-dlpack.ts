@@ -344,9 +344,26 @@ export async function gridFromTensorAsync(backend: Backend, stream: Stream, tens
  * source that is neither, or invalid grid bytes (naming the field); the backend's copy and wait errors.
  * @example
  * ```ts
- * const built = await pointsToGridAsync(backend, stream, resource, points, { gridType: GridType.OnIndex, channel: { name: 'intensity', type: GridType.Float }, attributes });
+ * import { BufferView, DeviceResource, GridType, ResourceBuffer, channelDLPack, pointsToGridAsync, streamGridHandleAsync, type MemoryBlock } from '@hs/nanovdb-mr';
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const device = Device.cuda(0);
+ * const stream = unwrap(backend.createStream(device));
+ * const resource = new DeviceResource(backend, device);
+ * const host = new Int32Array([0, 0, 0, 0, 0, 0, 9, 0, 0]);
+ * const coords = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, host.length, { noInit: true, element: Int32Array }));
+ * unwrap(backend.copyFromHostAsync(stream, coords.data as MemoryBlock, new Uint8Array(host.buffer)));
+ * const points = { space: 'index', coords: unwrap(BufferView.of(coords.data, host.length, Int32Array)) } as const;
+ * const ones = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3, { noInit: true, element: Float32Array })); // 'count' reads no values
+ * const built = await pointsToGridAsync(backend, stream, resource, points, { gridType: GridType.OnIndex, channel: { name: 'count', type: GridType.Int32 }, attributes: { values: ones, channels: 1, reduction: 'count' } });
  * const grid = await streamGridHandleAsync(backend, stream, built, { release: () => built.buffer.dispose() });
- * const { managed, memory } = unwrap(channelDLPack(grid, 'intensity'));   // float32 [voxels + 1] in device memory
+ * const { managed } = unwrap(channelDLPack(grid, 'count')); // int32 [voxels + 1], pointing into the build's device buffer
+ * console.log(`count channel: shape [${managed.dlTensor.shape}], DLPack device type ${managed.dlTensor.device.deviceType}`);
+ * managed.deleter?.();
+ * grid.dispose();
+ * coords.dispose();
+ * ones.dispose();
  * ```
  */
 export async function streamGridHandleAsync(
