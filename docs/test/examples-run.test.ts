@@ -14,6 +14,7 @@ const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   'cuda-operator.ts': ['gray 2x4: 77 77 77 77 77 77 77 77', 'ordering violations: 0'],
   'inject-allocator.ts': ['allocate 262144 B (alignment 256)', 'refused: OutOfMemory', 'after dispose: 0 B live'],
   'invert-operator.ts': ['slotCount = 2 (maxConsumerQueueDepth)', 'first pixels: 255 245 235 225'],
+  'point-cloud-volume.ts': ['mean intensity: 907 voxels', 'count channel: an hs Tensor [908] of int32, 2000 points in all', 'read back: intensity Float, (unnamed) OnIndex', 'resource: 7 allocations, 0 bytes outstanding'],
 };
 
 /** Why an example cannot run on this machine, or null. */

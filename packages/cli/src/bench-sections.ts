@@ -5,6 +5,12 @@ import { ErrorCode, err, ok, type Result } from '@hs/streams';
  * of a large graph), `chain` (the two-operator series of the `hs-bench-report/1` report), `heap` (JS heap
  * growth over many frames), `p2g` (host PointsToGrid), `ipc` (tensors across two processes). The one list
  * both `hs bench --sections` and the benchmarks' `HS_BENCH_SECTIONS` are checked against.
+ * @example
+ * ```ts
+ * import { BENCH_SECTIONS } from '@hs/cli';
+ *
+ * console.log(`hs bench --sections takes: ${BENCH_SECTIONS.join(', ')}`);
+ * ```
  */
 export const BENCH_SECTIONS = Object.freeze(['compile', 'chain', 'heap', 'p2g', 'ipc'] as const);
 
@@ -18,6 +24,15 @@ export type BenchSection = (typeof BENCH_SECTIONS)[number];
  * @param source - what the list came from, named in the error (`--sections`, `HS_BENCH_SECTIONS`).
  * @returns the sections in the order given; `ErrorCode.InvalidArgument` for an empty name or a name not
  *   in `BENCH_SECTIONS` (`<source>: unknown section 'foo'; known: compile, chain, heap, p2g, ipc`).
+ * @example
+ * ```ts
+ * import { parseBenchSections } from '@hs/cli';
+ *
+ * const sections = parseBenchSections('chain,heap,chain', '--sections');
+ * if (sections.ok) console.log(`runs ${sections.value.join(' then ')}`); // repeated names count once
+ * const bad = parseBenchSections('chain,fast', 'HS_BENCH_SECTIONS');
+ * if (!bad.ok) console.log(bad.error.message); // names the source and the known sections
+ * ```
  */
 export function parseBenchSections(list: string, source: string): Result<readonly BenchSection[]> {
   const sections: BenchSection[] = [];

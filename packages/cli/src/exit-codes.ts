@@ -10,6 +10,14 @@
  *   bad or conflicting value (`--sections foo`, `--text -o plan.svg`), a module or hs checkout that
  *   cannot be found or loaded, module arguments the module's `parseArguments()` rejects.
  * - `Interrupted` (130, 128 + SIGINT): the run was stopped by Ctrl-C (drained, every slot returned).
+ * @example
+ * ```ts
+ * import { ExitCode, runHs } from '@hs/cli';
+ *
+ * const io = { out: () => {}, err: () => {}, progress: null, env: {}, cwd: process.cwd(), onInterrupt: () => () => {} };
+ * const code = await runHs(['plan', '--no-such-flag'], io);
+ * console.log(`a bad flag exits ${code}: ${code === ExitCode.Usage ? 'usage error (2)' : 'something else'}; failed work exits ${ExitCode.Failure}`);
+ * ```
  */
 export const ExitCode = Object.freeze({
   /** 0: done; for `hs doctor`, the host backend works. */

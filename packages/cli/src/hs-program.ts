@@ -11,7 +11,17 @@ import { planCommand } from './plan-command.js';
 import { PLAN_FORMATS, type PlanFormat } from './plan-format.js';
 import { runCommand } from './run-command.js';
 
-/** Version printed by `hs --version`: the `version` of this package's `package.json`. */
+/**
+ * Version printed by `hs --version`: the `version` of this package's `package.json`.
+ * @example
+ * ```ts
+ * import { HS_CLI_VERSION, runHs } from '@hs/cli';
+ *
+ * const lines: string[] = [];
+ * await runHs(['--version'], { out: (l) => lines.push(l), err: (l) => lines.push(l), progress: null, env: {}, cwd: process.cwd(), onInterrupt: () => () => {} });
+ * console.log(`hs --version printed ${lines.join('')}; this package is ${HS_CLI_VERSION}`);
+ * ```
+ */
 export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /**
@@ -30,6 +40,16 @@ export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../packag
  * @throws HsError (the promise rejects) `InvalidArgument` when `args` is not an array of strings or `io`
  *   lacks its `out`/`err` functions (a caller's bug: nothing was run); anything else a module throws
  *   propagates (a bug, worth its stack trace).
+ * @example
+ * ```ts
+ * import { ExitCode, runHs, type CliIo } from '@hs/cli';
+ *
+ * // the hs command line in-process, its output collected instead of printed
+ * const out: string[] = [];
+ * const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), progress: null, env: { HS_BACKEND: 'host' }, cwd: process.cwd(), onInterrupt: () => () => {} };
+ * const code = await runHs(['plan', 'image-pipeline', '--text'], io);
+ * console.log(`exit ${code} (${code === ExitCode.Success ? 'success' : 'failed'}); first line: ${out.join('\n').split('\n')[0]}`);
+ * ```
  */
 export async function runHs(args: readonly string[], io: CliIo): Promise<ExitCodeValue> {
   if (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string')) {

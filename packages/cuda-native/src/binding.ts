@@ -292,7 +292,17 @@ export interface OpenedMemoryResource {
   readonly name: string;
 }
 
-/** Statuses of the `memoryResource*` calls: the table's own (`hs_resource_status`) and hs's negative ones. */
+/**
+ * Statuses of the `memoryResource*` calls: the table's own (`hs_resource_status`) and hs's negative ones.
+ * @example
+ * ```ts
+ * import { ResourceStatus } from '@hs/cuda-native';
+ *
+ * // what a downstream resource table's allocate may answer, and hs's own refusals (negative)
+ * const names = new Map(Object.entries(ResourceStatus).map(([name, code]) => [code, name]));
+ * for (const status of [0, 1, -1]) console.log(`status ${status}: ${names.get(status as never) ?? 'unknown'}`);
+ * ```
+ */
 export const ResourceStatus = Object.freeze({
   /** `HS_RESOURCE_OK`: the call succeeded. */
   Ok: 0,
@@ -368,7 +378,21 @@ export interface DeviceProperties {
   readonly greatestStreamPriority: number;
 }
 
-/** CUDA status codes the TypeScript side tests for. */
+/**
+ * CUDA status codes the TypeScript side tests for.
+ * @example
+ * ```ts
+ * import { CudaStatus, loadCudaNative } from '@hs/cuda-native';
+ *
+ * const cuda = loadCudaNative();
+ * if (cuda.ok && cuda.hasDevice) {
+ *   const stream = cuda.binding.streamCreate(0, 0);
+ *   const status = cuda.binding.streamQuery(stream); // enqueue and query calls return a status, never throw
+ *   console.log(status === CudaStatus.Success ? 'stream idle' : status === CudaStatus.NotReady ? 'work pending' : `cudaError ${status}`);
+ *   cuda.binding.streamDestroy(stream);
+ * } else console.log(`no device: ${cuda.ok ? cuda.deviceProblem : cuda.reason}`);
+ * ```
+ */
 export const CudaStatus: {
   /** `cudaSuccess`. */
   readonly Success: 0;

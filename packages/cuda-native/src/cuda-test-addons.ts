@@ -7,6 +7,13 @@ import { loadCudaNative } from './load-cuda-native.js';
  * (`build/hs_cuda_test.node`: the `hs.test.*` kernels; `build/hs_abi_test.node`: a downstream addon of the C
  * ABI and resource tables) from this package's `build/` folder, whichever `hs_cuda.node` is in use (the
  * prebuilt package's or the local build). Never throws.
+ * @example
+ * ```ts
+ * import { loadCudaTestAddon } from '@hs/cuda-native';
+ *
+ * const abi = loadCudaTestAddon<{ abiVersion(): number }>('hs_abi_test.node'); // a downstream addon of the C ABI
+ * console.log(abi.ok ? `loaded ${abi.path}` : `skipped: ${abi.reason}`);
+ * ```
  */
 export function loadCudaTestAddon<Addon>(file: 'hs_cuda_test.node' | 'hs_abi_test.node'): AddonLoad<Addon> {
   return loadAddon<Addon>({
@@ -42,8 +49,10 @@ export type CudaTestKernels =
  *
  * @example
  * ```ts
- * const kernels = addCudaTestKernels();
- * if (!kernels.ok) console.log(`CUDA kernel tests skipped: ${kernels.reason}`);
+ * import { addCudaTestKernels } from '@hs/cuda-native';
+ *
+ * const kernels = addCudaTestKernels(); // before creating the CudaBackend that launches them
+ * console.log(kernels.ok ? `${kernels.added} hs.test.* kernels registered` : `CUDA kernel tests skipped: ${kernels.reason}`);
  * ```
  */
 export function addCudaTestKernels(): CudaTestKernels {

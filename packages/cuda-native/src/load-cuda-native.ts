@@ -36,8 +36,12 @@ const withRuntime = new WeakMap<AddonLoad<CudaNativeBinding>, CudaNativeLoad>();
  *
  * @example
  * ```ts
+ * import { loadCudaNative } from '@hs/cuda-native';
+ *
  * const cuda = loadCudaNative();
- * if (cuda.ok && cuda.hasDevice) console.log(cuda.binding.deviceProperties(0).name);
+ * if (!cuda.ok) console.log(`no CUDA addon: ${cuda.reason}`);
+ * else if (!cuda.hasDevice) console.log(`addon ${cuda.path} loaded, ${cuda.deviceProblem}`);
+ * else console.log(`CUDA ${cuda.runtime.runtimeVersion}: ${cuda.binding.deviceProperties(0).name}`);
  * ```
  */
 export function loadCudaNative(): CudaNativeLoad {

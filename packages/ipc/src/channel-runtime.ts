@@ -54,17 +54,45 @@ interface Pending {
  *
  * @example
  * ```ts
- * const channel = await ChannelRuntime.connect({ backend, topic: 'camera' });
- * try {
- *   for (;;) {
- *     const lease = await channel.receive();         // rejects once the channel ended
- *     const pixels = unwrap(lease.tensor.hostView()); // zero copy, read-only by contract
- *     lease.release();
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ * import { ChannelRuntime, TopicPublisher, ipcAvailability } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   const runtimeDirectory = mkdtempSync(join(tmpdir(), 'hs-topics-'));
+ *   const backend = new HostBackend();
+ *   // the producer, another process as a rule: three frames, then the end of the topic
+ *   const pub = await TopicPublisher.create({ backend, topic: 'camera', memoryKind: MemoryKind.Host, slotCount: 4, slotByteSpan: 64, maxRank: 1, runtimeDirectory });
+ *   const channel = await ChannelRuntime.connect({ backend, topic: 'camera', runtimeDirectory });
+ *   while (pub.subscriberCount === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+ *   for (let frame = 1; frame <= 3; frame++) {
+ *     const loan = unwrap(pub.pool.allocateTensor({ shape: [64], dtype: DType.uint8 }));
+ *     const guard = unwrap(loan.write(null));
+ *     unwrap(guard.tensor.mutableHostView()).fill(frame);
+ *     unwrap(guard.commit());
+ *     unwrap(pub.publish(unwrap(loan.emit())));
  *   }
- * } catch (error) {
- *   if (error !== channel.closedError) throw error;   // the publisher went away: the end of the topic
- * } finally {
- *   channel.close();
+ *   await pub.close();
+ *
+ *   const firstBytes: number[] = [];
+ *   try {
+ *     for (;;) {
+ *       const lease = await channel.receive(); // rejects once the channel ended
+ *       firstBytes.push(unwrap(lease.tensor.hostView())[0] ?? -1); // zero copy, read-only by contract
+ *       unwrap(lease.release());
+ *     }
+ *   } catch (error) {
+ *     if (error !== channel.closedError) throw error; // the publisher went away: the end of the topic
+ *   } finally {
+ *     channel.close();
+ *     rmSync(runtimeDirectory, { recursive: true, force: true });
+ *   }
+ *   console.log(`received frames ${firstBytes.join(', ')}, then ${channel.closedError?.message}`);
  * }
  * ```
  */

@@ -5,7 +5,7 @@ const DEFAULT_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
 /**
  * Opt-in cleanup for processes that end by a signal. The library installs no signal handler of its own: a
- * publisher removes its names (the topic socket, the doorbells of mailboxes not attached yet) in `close()`
+ * publisher removes its names (the topic socket; segments and doorbells have none) in `close()`
  * and in a process `exit` hook, but Node runs no `exit` listener when a signal's default action kills the
  * process (Ctrl-C, `kill`). `installIpcCleanup()` adds one listener per signal that removes those names and
  * then re-raises the signal with its default action, so the process still dies of it (exit status 130 for
@@ -18,9 +18,24 @@ const DEFAULT_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
  *
  * @example
  * ```ts
- * import { installIpcCleanup, TopicPublisher } from '@hs/ipc';
- * installIpcCleanup(); // Ctrl-C removes the topic socket, then exits as SIGINT would
- * const pub = await TopicPublisher.create({ ... });
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, MemoryKind } from '@hs/streams';
+ * import { TopicPublisher, installIpcCleanup, ipcAvailability } from '@hs/ipc';
+ *
+ * // once, in the program's entry point: Ctrl-C and SIGTERM remove the topic socket, then exit as the signal would
+ * const uninstall = installIpcCleanup();
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   const runtimeDirectory = mkdtempSync(join(tmpdir(), 'hs-topics-'));
+ *   const pub = await TopicPublisher.create({ backend: new HostBackend(), topic: 'camera', memoryKind: MemoryKind.Host, slotCount: 2, slotByteSpan: 64, maxRank: 1, runtimeDirectory });
+ *   console.log(`serving topic ${pub.topic}; SIGINT and SIGTERM listeners: ${process.listenerCount('SIGINT')}, ${process.listenerCount('SIGTERM')}`);
+ *   await pub.close(); // the orderly way out removes the socket too
+ *   rmSync(runtimeDirectory, { recursive: true, force: true });
+ * }
+ * uninstall(); // takes the listeners back (a test or a program that installs its own handlers)
  * ```
  */
 export function installIpcCleanup(signals: readonly NodeJS.Signals[] = DEFAULT_SIGNALS): () => void {

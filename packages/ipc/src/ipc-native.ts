@@ -116,6 +116,16 @@ export type IpcAvailability =
 /**
  * Whether this process can use @hs/ipc (the native addon loaded). `{ available: false, reason }` says why
  * not and how to fix it; every IPC call then returns `NotSupported` with the same reason.
+ *
+ * @example
+ * ```ts
+ * import { ipcAvailability } from '@hs/ipc';
+ *
+ * // without the native addon every IPC call returns NotSupported with this same reason
+ * const ipc = ipcAvailability();
+ * if (ipc.available) console.log('IPC available: topics and shared segments work in this process');
+ * else console.log(`IPC unavailable, running without topics: ${ipc.reason}`);
+ * ```
  */
 export function ipcAvailability(): IpcAvailability {
   const native = loadIpcNative();

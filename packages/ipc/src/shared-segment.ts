@@ -124,6 +124,26 @@ function tooLarge(name: string, byteSize: number, who: string): Result<never> | 
  * it read as empty instead of touching unmapped memory; `unlink()` removes the name (mappings stay valid).
  *
  * Spec: "Crossing process boundaries: the generation fence" (the boundary pool's host storage).
+ *
+ * @example
+ * ```ts
+ * import { unwrap } from '@hs/streams';
+ * import { SharedSegment, ipcAvailability } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   // the creator: a sealed memfd with no name, every page allocated, its size fixed for good
+ *   const segment = unwrap(SharedSegment.createSealed({ label: 'frames', byteSize: 1 << 20 }));
+ *   segment.bytes.fill(42, 0, 256);
+ *   // a peer maps the descriptor it received (SCM_RIGHTS; here the same process), read-only by default
+ *   const peer = unwrap(SharedSegment.fromDescriptor({ fd: segment.descriptor, byteSize: segment.byteSize }));
+ *   console.log(`${peer.byteSize} bytes seen by the peer, writable ${peer.writable}, first byte ${peer.bytes[0]}`);
+ *   peer.close();
+ *   segment.close(); // unmaps and closes the descriptor; views over it read as empty
+ *   console.log(`after close: ${segment.bytes.byteLength} bytes`);
+ * }
+ * ```
  */
 export class SharedSegment {
   readonly #native: IpcNativeBinding;

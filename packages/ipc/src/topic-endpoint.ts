@@ -51,6 +51,24 @@ function describeUid(uid: number): string {
  *   `InvalidArgument` when the parent is not a directory, or `PermissionDenied` when the directory cannot
  *   be created or read, or is a symlink, not a directory, owned by another user (naming the owner and
  *   saying to set `XDG_RUNTIME_DIR` or pass `runtimeDirectory`), or (an `override`) open to group or others.
+ *
+ * @example
+ * ```ts
+ * import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { unwrap } from '@hs/streams';
+ * import { topicDirectory } from '@hs/ipc';
+ *
+ * // topicDirectory() alone: $XDG_RUNTIME_DIR/hs-ipc, else <tmpdir>/hs-ipc-<uid>; here an application's own place
+ * const base = mkdtempSync(join(tmpdir(), 'hs-app-'));
+ * const dir = unwrap(topicDirectory(join(base, 'topics'))); // made with mode 0700
+ * console.log(`topic sockets go to .../${dir.slice(base.length + 1)}: pass it as runtimeDirectory to both ends`);
+ * chmodSync(dir, 0o755);
+ * const shared = topicDirectory(dir); // others could reach the sockets now
+ * if (!shared.ok) console.log(shared.error.message);
+ * rmSync(base, { recursive: true, force: true });
+ * ```
  */
 export function topicDirectory(override?: string): Result<string> {
   const xdg = process.env['XDG_RUNTIME_DIR'];
@@ -151,6 +169,25 @@ export function holdPublisherLiveness(): Result<void> {
  * removed while the lock is held. Segments without a lock file (a publisher of an older version) fall back
  * to `kill(pid, 0)`, which cannot see other PID namespaces. Returns how many segments were removed; 0 where
  * /dev/shm cannot be listed. Never touches segments of live publishers, of this process or of other users.
+ *
+ * @example
+ * ```ts
+ * import { spawnSync } from 'node:child_process';
+ * import { existsSync } from 'node:fs';
+ * import { unwrap } from '@hs/streams';
+ * import { SharedSegment, ipcAvailability, reapStaleSegments } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   // a publisher of an older version crashed and left its named segment: /hs.<uid>.<pid>.<...>
+ *   const gone = spawnSync(process.execPath, ['-e', '']).pid; // a process that has exited
+ *   const name = `/hs.${process.getuid?.() ?? 0}.${gone}.camera`;
+ *   unwrap(SharedSegment.create({ name, byteSize: 4096 })).close(); // unmapped; the name stays in /dev/shm
+ *   const removed = reapStaleSegments(); // what TopicPublisher.create runs first; live publishers are left alone
+ *   console.log(`reaped ${removed} stale segment(s); ${name} still in /dev/shm: ${existsSync(`/dev/shm${name}`)}`);
+ * }
+ * ```
  */
 export function reapStaleSegments(): number {
   const native = loadIpcNative();
@@ -214,10 +251,34 @@ const DOORBELL_NAME = /^[A-Za-z0-9._-]{1,64}\.(\d{1,10})\.[0-9a-f]{16}\.(pub|sub
 
 /**
  * Unlinks mailbox doorbell FIFOs in the topic directory `dir` whose publisher process (the pid in the name)
- * is gone: a publisher that crashed between offering a mailbox and the subscriber's ATTACH leaves them.
+ * is gone. Only publishers before IPC addon ABI 6 named their doorbells (a crash between offering a mailbox and
+ * the subscriber's ATTACH left them); today's doorbells are anonymous pipes passed with HELLO, so this only clears
+ * what such an older publisher left. `TopicPublisher.create` calls it for its directory.
  * Only FIFOs of this user are touched. Returns how many were removed; 0 without the addon or when `dir`
  * cannot be listed. Spec: "Crossing process boundaries: the generation fence" (what a crashed process leaves
  * behind is reclaimed, never reused).
+ *
+ * @example
+ * ```ts
+ * import { execFileSync, spawnSync } from 'node:child_process';
+ * import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { unwrap } from '@hs/streams';
+ * import { ipcAvailability, reapStaleDoorbells, topicDirectory } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   const dir = unwrap(topicDirectory(join(mkdtempSync(join(tmpdir(), 'hs-app-')), 'topics')));
+ *   // an older publisher (named FIFO doorbells) crashed between offering a mailbox and the subscriber's ATTACH
+ *   const gone = spawnSync(process.execPath, ['-e', '']).pid; // a process that has exited
+ *   execFileSync('mkfifo', ['-m', '600', join(dir, `camera.${gone}.00112233aabbccdd.pub`)]);
+ *   const removed = reapStaleDoorbells(dir); // TopicPublisher.create sweeps its topic directory the same way
+ *   console.log(`removed ${removed} stale doorbell(s); entries left: ${readdirSync(dir).length}`);
+ *   rmSync(join(dir, '..'), { recursive: true, force: true });
+ * }
+ * ```
  */
 export function reapStaleDoorbells(dir: string): number {
   const native = loadIpcNative();

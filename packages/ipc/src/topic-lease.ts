@@ -15,6 +15,43 @@ import type { Tensor } from '@hs/tensor';
  * `Uint8Array` from `hostView()`) is not protected: it still reads the segment, whose bytes may change
  * under it. Copy what must outlive the lease.
  * Spec: "Crossing process boundaries: the generation fence" (an importer's claim on an exporter slot).
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ * import { ChannelRuntime, TopicPublisher, ipcAvailability } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   const runtimeDirectory = mkdtempSync(join(tmpdir(), 'hs-topics-'));
+ *   const backend = new HostBackend();
+ *   const pub = await TopicPublisher.create({ backend, topic: 'scan', memoryKind: MemoryKind.Host, slotCount: 2, slotByteSpan: 16, maxRank: 1, runtimeDirectory });
+ *   const channel = await ChannelRuntime.connect({ backend, topic: 'scan', runtimeDirectory });
+ *   while (pub.subscriberCount === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+ *   const loan = unwrap(pub.pool.allocateTensor({ shape: [16], dtype: DType.uint8 }));
+ *   const guard = unwrap(loan.write(null));
+ *   unwrap(guard.tensor.mutableHostView()).set([3, 1, 4, 1, 5]);
+ *   unwrap(guard.commit());
+ *   unwrap(pub.publish(unwrap(loan.emit())));
+ *
+ *   const lease = await channel.receive();
+ *   const kept = Uint8Array.from(unwrap(lease.tensor.hostView()).subarray(0, 5)); // copy what must outlive the lease
+ *   console.log(`slot ${lease.slot}, generation ${lease.generation}, held ${lease.held}: kept ${kept.join(',')}`);
+ *   unwrap(lease.release()); // the slot goes back to the publisher; the tensor turns stale
+ *   const stale = lease.tensor.hostView();
+ *   if (!stale.ok) console.log(stale.error.message);
+ *   const twice = lease.release();
+ *   if (!twice.ok) console.log(twice.error.message);
+ *   channel.close();
+ *   await pub.close();
+ *   rmSync(runtimeDirectory, { recursive: true, force: true });
+ * }
+ * ```
  */
 export class TopicLease {
   #generation = 0;

@@ -45,13 +45,37 @@ const DEFAULT_ALIGNMENT = 256;
  *
  * @example
  * ```ts
- * const pub = await TopicPublisher.create({ backend, topic: 'camera', memoryKind: MemoryKind.Host,
- *   slotCount: 8, slotByteSpan: 1 << 20, maxRank: 3 });
- * const loan = unwrap(pub.pool.allocateTensor({ shape: [480, 640], dtype: DType.uint8 }));
- * const guard = unwrap(loan.write(null));
- * unwrap(guard.tensor.mutableHostView()).fill(7);
- * unwrap(guard.commit());
- * unwrap(pub.publish(unwrap(loan.emit())));
+ * import { once } from 'node:events';
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ * import { ChannelRuntime, TopicPublisher, ipcAvailability } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   const runtimeDirectory = mkdtempSync(join(tmpdir(), 'hs-topics-')); // omit it for the per-user default
+ *   const backend = new HostBackend();
+ *   const pub = await TopicPublisher.create({ backend, topic: 'camera', memoryKind: MemoryKind.Host, slotCount: 8, slotByteSpan: 480 * 640, maxRank: 2, runtimeDirectory });
+ *   const channel = await ChannelRuntime.connect({ backend, topic: 'camera', runtimeDirectory }); // another process, usually
+ *   while (pub.subscriberCount === 0) await new Promise((resolve) => setTimeout(resolve, 1)); // its ATTACH was read
+ *
+ *   const loan = unwrap(pub.pool.allocateTensor({ shape: [480, 640], dtype: DType.uint8 })); // ResourceExhausted when slots are out
+ *   const guard = unwrap(loan.write(null)); // the host writer
+ *   unwrap(guard.tensor.mutableHostView()).fill(7); // straight into the shared slot, no copy
+ *   unwrap(guard.commit());
+ *   const sent = unwrap(pub.publish(unwrap(loan.emit()))); // a 256-byte descriptor to each subscriber
+ *
+ *   const lease = await channel.receive();
+ *   unwrap(lease.release());
+ *   const [freed] = await once(pub, 'slotsReturned'); // every subscriber released it
+ *   console.log(`published to ${sent} subscriber(s); ${freed} slot(s) back, ${pub.occupancy} in use`);
+ *   channel.close();
+ *   await pub.close();
+ *   rmSync(runtimeDirectory, { recursive: true, force: true });
+ * }
  * ```
  */
 export class TopicPublisher extends EventEmitter {

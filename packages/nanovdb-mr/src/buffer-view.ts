@@ -8,6 +8,24 @@ import type { MemoryBlock } from './resource.js';
  * frees. It wraps memory owned elsewhere (a `ResourceBuffer`, a pool slot, a foreign tensor's allocation) so a
  * `GridHandle` can hold externally owned bytes with zero copies. Immutable; cheap to copy.
  * Spec: "cuda::BufferView<T> (view)".
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { BufferView, GridHandle, GridType, HostResource, ResourceBuffer, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const built = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([1, 2, 3]) }, { gridType: GridType.Float }));
+ * // grid bytes owned elsewhere (here a buffer of ours; a pool slot or a foreign tensor works the same)
+ * const owned = unwrap(ResourceBuffer.allocate(backend, host, built.sizeBytes));
+ * unwrap(owned.hostView()).set(unwrap(built.hostBytes()));
+ * const view = unwrap(BufferView.of(owned.data, owned.size)); // no copy, never frees
+ * const handle = unwrap(GridHandle.fromHostBytes(backend, view));
+ * console.log(`${view.sizeBytes} viewed bytes, voxel (1,2,3) active: ${unwrap(handle.accessor()).isActive(1, 2, 3)}`);
+ * handle.dispose(); // leaves the bytes alone
+ * owned.dispose(); // their owner frees them
+ * built.dispose();
+ * ```
  */
 export class BufferView<E extends ElementType = Uint8ArrayConstructor> implements ElementSpan<E> {
   private constructor(

@@ -19,10 +19,24 @@ const current = new Map<Device, AsyncResource>();
  *   (nor `null`), or when it declares (see `resourceOrigin`) memory other than cudaDevice memory on `device`.
  * @example
  * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, GridType, HostResource, StatisticsResource, pointsToGrid, setCurrentDeviceResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
  * const stats = new StatisticsResource(new DeviceResource(backend, Device.cuda(0)));
  * const previous = setCurrentDeviceResource(Device.cuda(0), stats);
- * // ... run sessions, build grids: their device memory is counted by stats ...
- * setCurrentDeviceResource(Device.cuda(0), previous);
+ * try {
+ *   const grid = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array([0, 0, 0, 8, 8, 8]) }, { gridType: GridType.Float }));
+ *   const onDevice = unwrap(grid.copyTo(stream)); // given no resource: the current device resource
+ *   console.log(`device bytes counted by stats: ${stats.statistics.bytes.current} (grid: ${onDevice.sizeBytes})`);
+ *   onDevice.dispose();
+ *   grid.dispose();
+ *   await backend.synchronizeStream(stream);
+ * } finally {
+ *   setCurrentDeviceResource(Device.cuda(0), previous); // process-wide: restore it
+ * }
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export function setCurrentDeviceResource(device: Device, resource: AsyncResource | null): AsyncResource | null {
@@ -57,6 +71,23 @@ export function setCurrentDeviceResource(device: Device, resource: AsyncResource
  * @returns InvalidArgument when `device` is not a device of `backend`, or when the installed resource
  *   declares another backend (hs orders memory only with the backend that made it: install a resource of
  *   this backend, or pass one explicitly).
+ * @example
+ * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, currentDeviceResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // a library that allocates device memory when its caller passed no resource
+ * function scratch(bytes: number) {
+ *   const resource = unwrap(currentDeviceResource(backend, Device.cuda(0)));
+ *   const block = unwrap(resource.allocate(bytes, 256));
+ *   return { block, free: () => unwrap(resource.deallocate(block, bytes, 256)) };
+ * }
+ * const { block, free } = scratch(1 << 20);
+ * console.log(`${block?.byteLength} bytes of ${block?.memory.kind} memory`);
+ * free();
+ * console.log(`nothing installed, so the default: ${unwrap(currentDeviceResource(backend, Device.cuda(0))) instanceof DeviceResource}`);
+ * ```
  */
 export function currentDeviceResource(backend: Backend, device: Device): Result<AsyncResource> {
   const installed = current.get(device);

@@ -17,6 +17,18 @@ const defaults = new WeakMap<Backend, Map<string, BackendResource>>();
  * hs has no process-global device runtime, so the backend is explicit. Errors: InvalidArgument for an
  * unknown kind, a host kind with a CUDA device or a CUDA kind with `Device.cpu()` or a device the backend
  * does not have. Spec: "default_resource<R>()" (nanovdb-memory-resources, Step 1).
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { defaultResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const device = unwrap(defaultResource(backend, MemoryKind.CudaDevice, Device.cuda(0)));
+ * const again = unwrap(defaultResource(backend, MemoryKind.CudaDevice, Device.cuda(0)));
+ * console.log(`${device.label} for cudaDevice memory, the same object each time: ${device === again}`);
+ * const wrong = defaultResource(backend, MemoryKind.Host, Device.cuda(0));
+ * if (!wrong.ok) console.log(wrong.error.message); // host memory belongs to Device.cpu()
+ * ```
  */
 export function defaultResource(backend: Backend, kind: MemoryKind, device: Device): Result<BackendResource> {
   if (!(device instanceof Device)) return err(ErrorCode.InvalidArgument, `defaultResource: device must be a Device, got ${String(device)}`);

@@ -44,7 +44,22 @@ const ELEMENT_TYPES: readonly ElementType[] = [
   BigUint64Array,
 ];
 
-/** True when `value` is one of the supported typed-array constructors. */
+/**
+ * True when `value` is one of the supported typed-array constructors.
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { HostResource, ResourceBuffer, isElementType } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // validate an element type read from configuration before allocating with it
+ * const requested: unknown = { f32: Float32Array, u8: Uint8Array, array: Array }['f32'];
+ * if (!isElementType(requested)) throw new Error('unsupported element type');
+ * const buffer = unwrap(ResourceBuffer.allocate(backend, new HostResource(backend), 16, { element: requested }));
+ * console.log(`${buffer.size} elements of ${requested.BYTES_PER_ELEMENT} bytes; Array allowed: ${isElementType(Array)}`);
+ * buffer.dispose();
+ * ```
+ */
 export function isElementType(value: unknown): value is ElementType {
   return ELEMENT_TYPES.includes(value as ElementType);
 }

@@ -39,11 +39,21 @@ export interface AsyncResourceBufferOptions<E extends ElementType> extends Resou
  *
  * @example
  * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, ResourceBuffer } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
  * const resource = new DeviceResource(backend, Device.cuda(0));
  * const buf = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 1024, { noInit: true, element: Float32Array }));
- * buf.sizeBytes;                        // 4096
- * unwrap(buf.resize(2048, stream));     // prefix copied, old block freed on `stream`
- * buf.dispose();                        // freed on the retained stream
+ * console.log(`${buf.size} floats, ${buf.sizeBytes} bytes`); // 1024 floats, 4096 bytes
+ * unwrap(buf.resize(2048, stream)); // prefix copied, old block freed on `stream`
+ * const copy = unwrap(buf.copy(stream)); // same resource, element type and contents
+ * console.log(`after resize: ${buf.sizeBytes} bytes, copy ${copy.sizeBytes}`);
+ * copy.dispose();
+ * buf.dispose(); // freed on the retained stream
+ * await backend.synchronizeStream(stream);
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export class ResourceBuffer<R extends SyncResource = SyncResource, E extends ElementType = Uint8ArrayConstructor>

@@ -23,8 +23,18 @@ const MAX_CHAIN = 64;
  *
  * @example
  * ```ts
+ * import { Device, HostBackend } from '@hs/streams';
+ * import { AsyncFromSync, HostResource, MallocResource, StatisticsResource, resourceOrigin, type MemoryBlock } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // found down the adaptor chain (upstream links), without allocating
  * const stats = new StatisticsResource(new AsyncFromSync(backend, new MallocResource(backend, Device.cuda(0))));
- * resourceOrigin(stats); // { kind: 'cudaDevice', device: Device.cuda(0), backend }
+ * const origin = resourceOrigin(stats);
+ * console.log(`${origin?.kind} on ${origin?.device.toString()}, this backend: ${origin?.backend === backend}`);
+ * // a plain JS resource declares nothing: check its blocks once allocated (block.memory.kind)
+ * const host = new HostResource(backend);
+ * const plain = { allocate: (b: number, a: number) => host.allocate(b, a), deallocate: (m: MemoryBlock | null, b: number, a: number) => host.deallocate(m, b, a) };
+ * console.log(`plain object: ${resourceOrigin(plain)}`);
  * ```
  */
 export function resourceOrigin(resource: SyncResource): ResourceOrigin | null {

@@ -50,12 +50,43 @@ export interface AsyncResource extends SyncResource {
   deallocateAsync(block: MemoryBlock | null, bytes: number, alignment: number, stream: Stream): Result<void>;
 }
 
-/** Default alignment of resource blocks, in bytes (CUDA's allocation granularity for device memory). */
+/**
+ * Default alignment of resource blocks, in bytes (CUDA's allocation granularity for device memory).
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { DEFAULT_ALIGNMENT, HostResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * // the alignment argument defaults to DEFAULT_ALIGNMENT (256 bytes, CUDA's allocation granularity)
+ * const block = unwrap(host.allocate(1000));
+ * const address = block === null ? 0n : block.memory.address + BigInt(block.byteOffset);
+ * console.log(`aligned to ${DEFAULT_ALIGNMENT} bytes: ${address % BigInt(DEFAULT_ALIGNMENT) === 0n}`);
+ * unwrap(host.deallocate(block, 1000, DEFAULT_ALIGNMENT));
+ * ```
+ */
 export const DEFAULT_ALIGNMENT = 256;
 
 /**
  * True when `value` has the synchronous pair `allocate` and `deallocate` (the `is_resource` trait).
  * Spec: "the two detection traits".
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { HostResource, ResourceBuffer, isAsyncResource, isResource, type MemoryBlock } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * // a plain object with allocate and deallocate is a resource: this one logs every request
+ * const logging = {
+ *   allocate: (bytes: number, alignment: number) => (console.log(`allocate ${bytes} bytes`), host.allocate(bytes, alignment)),
+ *   deallocate: (block: MemoryBlock | null, bytes: number, alignment: number) => host.deallocate(block, bytes, alignment),
+ * };
+ * console.log(`resource: ${isResource(logging)}, stream-ordered: ${isAsyncResource(logging)}, a Map: ${isResource(new Map())}`);
+ * const buffer = unwrap(ResourceBuffer.allocate(backend, logging, 64)); // prints "allocate 64 bytes"
+ * buffer.dispose();
+ * ```
  */
 export function isResource(value: unknown): value is SyncResource {
   if (typeof value !== 'object' || value === null) return false;
@@ -66,6 +97,20 @@ export function isResource(value: unknown): value is SyncResource {
 /**
  * True when `value` has all four methods (the `is_async_resource` trait). An object with only the
  * async pair is not an async resource: the async tier refines the sync one.
+ * @example
+ * ```ts
+ * import { Device, HostBackend } from '@hs/streams';
+ * import { AsyncFromSync, DeviceResource, MallocResource, isAsyncResource, type SyncResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const malloc = new MallocResource(backend, Device.cuda(0));
+ * const candidates: Record<string, SyncResource> = {
+ *   DeviceResource: new DeviceResource(backend, Device.cuda(0)), // all four methods
+ *   MallocResource: malloc, // the synchronous pair only
+ *   'AsyncFromSync(MallocResource)': new AsyncFromSync(backend, malloc), // lifted explicitly
+ * };
+ * for (const [name, resource] of Object.entries(candidates)) console.log(`${name}: stream-ordered ${isAsyncResource(resource)}`);
+ * ```
  */
 export function isAsyncResource(value: unknown): value is AsyncResource {
   if (!isResource(value)) return false;
@@ -73,12 +118,43 @@ export function isAsyncResource(value: unknown): value is AsyncResource {
   return typeof r.allocateAsync === 'function' && typeof r.deallocateAsync === 'function';
 }
 
-/** True when `resource` declares its blocks host-accessible (an undeclared property counts as false). */
+/**
+ * True when `resource` declares its blocks host-accessible (an undeclared property counts as false).
+ * @example
+ * ```ts
+ * import { Device, HostBackend } from '@hs/streams';
+ * import { DeviceResource, HostResource, ManagedResource, PinnedResource, hostAccessible, type SyncResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // a library fills host-accessible blocks in place and stages everything else through a host copy
+ * function needsStaging(resource: SyncResource): boolean {
+ *   return !hostAccessible(resource);
+ * }
+ * const resources = [new HostResource(backend), new PinnedResource(backend), new ManagedResource(backend, Device.cuda(0)), new DeviceResource(backend, Device.cuda(0))];
+ * for (const r of resources) console.log(`${r.label}: staging ${needsStaging(r)}`); // only DeviceResource needs it
+ * ```
+ */
 export function hostAccessible(resource: SyncResource): boolean {
   return resource.hostAccessible === true;
 }
 
-/** True when `resource` declares its blocks device-accessible (an undeclared property counts as false). */
+/**
+ * True when `resource` declares its blocks device-accessible (an undeclared property counts as false).
+ * @example
+ * ```ts
+ * import { HostBackend } from '@hs/streams';
+ * import { HostResource, PinnedResource, deviceAccessible, type MemoryBlock } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * // a plain JS resource that declares nothing counts as not device-accessible
+ * const undeclared = {
+ *   allocate: (bytes: number, alignment: number) => host.allocate(bytes, alignment),
+ *   deallocate: (block: MemoryBlock | null, bytes: number, alignment: number) => host.deallocate(block, bytes, alignment),
+ * };
+ * console.log(`pinned: ${deviceAccessible(new PinnedResource(backend))}, pageable: ${deviceAccessible(host)}, undeclared: ${deviceAccessible(undeclared)}`);
+ * ```
+ */
 export function deviceAccessible(resource: SyncResource): boolean {
   return resource.deviceAccessible === true;
 }

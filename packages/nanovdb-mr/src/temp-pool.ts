@@ -10,6 +10,25 @@ import type { AsyncResource, MemoryBlock } from './resource.js';
  * contents are not kept) and allocates a larger one on that stream. Everything is stream-ordered; nothing
  * synchronizes. Spec: "TempPool routes through a resource instance and frees on its retained stream"
  * (Step 1), "TempPool's bytes onto ResourceBuffer<std::byte, ResourceRef<R>>" (B2).
+ * @example
+ * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, StatisticsResource, TempPool } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * const stats = new StatisticsResource(new DeviceResource(backend, Device.cuda(0)));
+ * // a builder's scratch: reused while large enough, grown by discarding, all on `stream`
+ * const scratch = new TempPool(backend, stats, stream);
+ * for (const bytes of [4096, 1024, 65536, 2048]) {
+ *   const block = unwrap(scratch.reserve(bytes));
+ *   if (block !== null) unwrap(backend.memsetAsync(stream, { ...block, byteLength: bytes }, 0)); // the pass's work
+ * }
+ * console.log(`holds ${scratch.size} bytes after ${stats.statistics.allocations.total} allocations for 4 passes`);
+ * scratch.dispose(); // freed on the retained stream
+ * await backend.synchronizeStream(stream);
+ * unwrap(backend.destroyStream(stream));
+ * ```
  */
 export class TempPool<R extends AsyncResource> implements Disposable {
   readonly #backend: Backend;

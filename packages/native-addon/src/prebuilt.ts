@@ -5,6 +5,13 @@ import { basename, dirname, join } from 'node:path';
  * The platforms hs publishes prebuilt addons for, as `prebuiltPlatform()` names them. Each has a package
  * `@hs/native-<platform>` (with `os`, `cpu` and `libc` set) among the optional dependencies of the addon
  * packages; other platforms build from source with `npx hs-build-addon`.
+ * @example
+ * ```ts
+ * import { PREBUILT_PLATFORMS, prebuiltPlatform } from '@hs/native-addon';
+ *
+ * const here = prebuiltPlatform();
+ * console.log(PREBUILT_PLATFORMS.includes(here) ? `${here}: a prebuilt addon installs` : `${here}: build from source with npx hs-build-addon`);
+ * ```
  */
 export const PREBUILT_PLATFORMS: readonly string[] = ['linux-x64-gnu'];
 
@@ -13,6 +20,13 @@ export const PREBUILT_PLATFORMS: readonly string[] = ['linux-x64-gnu'];
  * (`tooling/package-checks`): the newest symbol versions they import, and the NVIDIA driver the static CUDA
  * runtime they carry needs. They link nothing but glibc (libc, libdl, libpthread, libm, librt) and carry
  * libstdc++ and libgcc statically, so no GLIBCXX version applies.
+ * @example
+ * ```ts
+ * import { PREBUILT_FLOORS } from '@hs/native-addon';
+ *
+ * // what `hs doctor` compares this machine against
+ * console.log(`prebuilt addons need glibc >= ${PREBUILT_FLOORS.glibc} and an NVIDIA driver >= ${PREBUILT_FLOORS.nvidiaDriver} (CUDA ${PREBUILT_FLOORS.cuda})`);
+ * ```
  */
 export const PREBUILT_FLOORS = {
   /** The newest `GLIBC_` symbol version `hs_cuda.node` and `hs_ipc.node` import. */
@@ -30,6 +44,12 @@ let platform: string | null = null;
  * This process's platform as hs's prebuilt packages name it: `linux-x64-gnu`, `linux-arm64-gnu`,
  * `linux-x64-musl`, `darwin-arm64`, ... (the C library is named on Linux only: glibc is `gnu`). Found on
  * the first call and remembered: every native call of an addon package looks its addon up through it.
+ * @example
+ * ```ts
+ * import { prebuiltPlatform } from '@hs/native-addon';
+ *
+ * console.log(`this process runs on ${prebuiltPlatform()}`); // e.g. linux-x64-gnu
+ * ```
  */
 export function prebuiltPlatform(): string {
   if (platform !== null) return platform;
@@ -41,7 +61,15 @@ export function prebuiltPlatform(): string {
   return platform;
 }
 
-/** The prebuilt package for this process's platform: `@hs/native-linux-x64-gnu`. */
+/**
+ * The prebuilt package for this process's platform: `@hs/native-linux-x64-gnu`.
+ * @example
+ * ```ts
+ * import { prebuiltPackage } from '@hs/native-addon';
+ *
+ * console.log(`the addons of this platform ship in ${prebuiltPackage()}`); // e.g. @hs/native-linux-x64-gnu
+ * ```
+ */
 export function prebuiltPackage(): string {
   return `@hs/native-${prebuiltPlatform()}`;
 }

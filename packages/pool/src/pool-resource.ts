@@ -14,6 +14,15 @@ export interface PoolMemory {
 /**
  * True for the memory kinds whose pool backing is allocated and returned in stream order on the producer
  * stream: cudaDevice memory (its writer is always a stream). Spec: "Resource (allocator): two tiers".
+ * @example
+ * ```ts
+ * import { MemoryKind } from '@hs/streams';
+ * import { needsStreamOrder } from '@hs/pool';
+ *
+ * for (const kind of [MemoryKind.CudaDevice, MemoryKind.PinnedHost, MemoryKind.Host]) {
+ *   console.log(`${kind}: backing allocated in stream order on the producer stream: ${needsStreamOrder(kind)}`);
+ * }
+ * ```
  */
 export function needsStreamOrder(kind: MemoryKind): boolean {
   return kind === MemoryKind.CudaDevice;
@@ -29,6 +38,18 @@ export function needsStreamOrder(kind: MemoryKind): boolean {
  *   NotSupported when the default device resource meets a device without stream-ordered memory pools;
  *   the default resource's errors (a device the backend does not have).
  * Spec: "Resource (allocator): two tiers" (nanovdb-memory-resources), "Sized cold, borrowed hot".
+ * @example
+ * ```ts
+ * import { HostResource, StatisticsResource } from '@hs/nanovdb-mr';
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { poolResource } from '@hs/pool';
+ *
+ * const backend = new HostBackend();
+ * const counted = new StatisticsResource(new HostResource(backend));
+ * // the resource a host pool would allocate from: the injected one, checked against the pool's memory
+ * const chosen = unwrap(poolResource(backend, { name: 'frames', memoryKind: MemoryKind.Host, device: Device.cpu() }, counted));
+ * console.log(`pool allocates from the injected resource: ${chosen === counted}`);
+ * ```
  */
 export function poolResource(backend: Backend, memory: PoolMemory, resource: SyncResource | null, requireStreamOrder = true): Result<SyncResource> {
   const pool = `pool "${memory.name}"`;

@@ -64,6 +64,24 @@ const poolLeaks = leakTracker('TensorPool');
  *
  * Spec: "Pool mechanics: bounded by construction" ("Sized cold, borrowed hot", "Exhaustion fails fast",
  * "Fanout release-stream caps") and "Two stream roles order every device tensor".
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ * import { TensorPool } from '@hs/pool';
+ *
+ * const backend = new HostBackend();
+ * const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+ * const pool = unwrap(TensorPool.materialize(backend, {
+ *   name: 'frames', memoryKind: MemoryKind.CudaDevice, device: Device.cuda(0),
+ *   slotCount: 2, slotByteSpan: 1024, maxRank: 2, dtype: DType.uint8, producerStream: producer,
+ * }));
+ * const loans = [pool.allocateTensor({ shape: [32, 32], dtype: DType.uint8 }), pool.allocateTensor({ shape: [32, 32], dtype: DType.uint8 })];
+ * const third = pool.allocateTensor({ shape: [32, 32], dtype: DType.uint8 });
+ * console.log(`third loan: ${third.ok ? 'lent' : third.error.code}`); // ResourceExhausted, at once: drop or degrade the frame
+ * for (const loan of loans) if (loan.ok) loan.value.abandon();
+ * pool.dispose();
+ * ```
  */
 export class TensorPool implements Disposable {
   readonly #backend: Backend;

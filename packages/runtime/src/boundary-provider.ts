@@ -27,11 +27,12 @@ export interface TopicSubscriberLoss {
   readonly pid: number;
   /**
    * Why it was dropped, as the provider names it; `@hs/ipc` says `closed` (its connection ended),
-   * `processGone`, `leaseTimeout` (it held a slot too long), `protocolViolation` (a malformed frame) or
-   * `mailboxFailed` (the publisher could not serve the mailbox the subscriber attached through).
+   * `processGone`, `attachTimeout` (it connected but did not ATTACH within the deadline, so it was never lent a
+   * slot), `leaseTimeout` (it held a slot too long), `protocolViolation` (a malformed frame) or `mailboxFailed` (the
+   * publisher could not serve the mailbox the subscriber attached through).
    */
   readonly reason: string;
-  /** The typed error's code: `InvalidState` (closed, process gone, mailbox failed), `ResourceExhausted` (lease timeout) or `ProtocolError`. */
+  /** The typed error's code: `InvalidState` (closed, process gone, mailbox failed), `ResourceExhausted` (lease timeout) or `ProtocolError` (attach timeout, a malformed frame). */
   readonly code: ErrorCode;
   /** The typed error's detail, its message without the code (names the topic, the pid and what happened). */
   readonly detail: string;

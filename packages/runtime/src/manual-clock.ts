@@ -15,14 +15,16 @@ interface ManualTimer {
  * timer a callback sets for a time already reached fires in the same advance. Inject it with
  * `RunSessionOptions.clock`. Spec: "Size queue entries from nominal rates".
  * @example
+ * ```ts
  * import { ManualClock } from '@hs/runtime';
- * const clock = new ManualClock();
- * const session = unwrap(RunSession.create(plan, { clock }));
- * const running = session.run();
- * for (let j = 1n; j <= 5000n; j++) {
- *   clock.advanceTo(j * 1_000_000n); // t = j ms: a 1 kHz clock trigger ticks once
- *   await new Promise((resolve) => setImmediate(resolve)); // let the graph settle
- * }
+ *
+ * const clock = new ManualClock(); // inject it: RunSession.create(plan, { clock })
+ * const fired: bigint[] = [];
+ * clock.setTimer(2_000_000n, () => fired.push(clock.now()));
+ * clock.setTimer(1_000_000n, () => fired.push(clock.now()));
+ * const count = clock.advanceTo(5_000_000n); // t = 5 ms: both timers fire, in time order, each at its own time
+ * console.log(`${count} timers fired at ${fired.join(', ')} ns; next timer: ${clock.nextTimerAt}`);
+ * ```
  */
 export class ManualClock implements SessionClock {
   #now: bigint;

@@ -13,13 +13,6 @@ import { ErrorCode, HsError, checkOutputFolder, errWithContext } from '@hs/strea
  *
  * @param dir - the folder to create; nothing happens when it is already a directory.
  * @param option - the option that named `dir` (such as `'--out'`), put before the message; omit for none.
- * ```ts
- * try {
- *   await createOutputDirectory(outDir, '--out');
- * } catch (error) {
- *   console.error((error as HsError).message); // "--out: cannot create /proc/x: ENOENT"
- * }
- * ```
  * @returns nothing, once `dir` is (now) a directory. A part another process creates at the same time is
  *   accepted when it is a directory.
  * @throws HsError (the promise rejects) `InvalidArgument` `[<option>: ]cannot create <dir>: <code>`
@@ -27,6 +20,23 @@ import { ErrorCode, HsError, checkOutputFolder, errWithContext } from '@hs/strea
  *   under a pseudo file system or a dangling link, EACCES, ...), with that error as the cause. Parents
  *   created before a later part fails stay (empty folders). `InvalidArgument`
  *   `[<option>: ]output folder '<dir>' is a symbolic link; ...` when `dir` is a link (to a folder or not).
+ * @example
+ * ```ts
+ * import { mkdtempSync, statSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import type { HsError } from '@hs/streams';
+ * import { createOutputDirectory } from '@hs/runtime';
+ *
+ * const out = join(mkdtempSync(join(tmpdir(), 'hs-out-')), 'runs', 'today');
+ * await createOutputDirectory(out, '--out');
+ * console.log(`${out} is a directory: ${statSync(out).isDirectory()}`);
+ * try {
+ *   await createOutputDirectory('/proc/hs-cannot-exist', '--out');
+ * } catch (error) {
+ *   console.log((error as HsError).code, (error as HsError).message); // InvalidArgument --out: cannot create ...
+ * }
+ * ```
  */
 export async function createOutputDirectory(dir: string, option?: string): Promise<void> {
   const failure = (cause: unknown): never => {

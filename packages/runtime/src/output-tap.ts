@@ -11,7 +11,30 @@ export interface TapOptions {
   readonly queueDepth?: number;
 }
 
-/** Largest `TapOptions.queueDepth` (entries); the queue is allocated up front, so a depth is bounded. */
+/**
+ * Largest `TapOptions.queueDepth` (entries); the queue is allocated up front, so a depth is bounded.
+ * @example
+ * ```ts
+ * import { Readable } from 'node:stream';
+ * import { Graph, compile } from '@hs/compiler';
+ * import { MAX_TAP_QUEUE_DEPTH, ReadableSource, RunSession } from '@hs/runtime';
+ *
+ * const graph = new Graph('tapped');
+ * graph.add(new ReadableSource('in', Readable.from([1, 2, 3].map((n) => new Uint8Array(4).fill(n))), { maxFrameBytes: 4 }));
+ * const plan = compile(graph);
+ * if (!plan.ok) throw plan.error;
+ * const session = RunSession.create(plan.value, { backend: 'host' });
+ * if (!session.ok) throw session.error;
+ * const tooDeep = session.value.tap('in', 'frames', { queueDepth: MAX_TAP_QUEUE_DEPTH + 1 });
+ * console.log(`depth ${MAX_TAP_QUEUE_DEPTH + 1}: ${tooDeep.ok ? 'accepted' : tooDeep.error.code}`); // InvalidArgument
+ * const tap = session.value.tap('in', 'frames', { queueDepth: 4 });
+ * if (!tap.ok) throw tap.error;
+ * const running = session.value.run();
+ * for await (const frame of tap.value) console.log(`frame of ${frame.byteSize} bytes`);
+ * await running;
+ * session.value.dispose();
+ * ```
+ */
 export const MAX_TAP_QUEUE_DEPTH = 65_536;
 
 /**

@@ -75,6 +75,22 @@ export interface PipelineBuild {
  * runner exit non-zero.
  * @returns the lines, or the error the summary returned (e.g. `InvalidArgument` from a file that does
  *   not read back); a summary that throws propagates its exception.
+ * @example
+ * ```ts
+ * import { Graph, compile } from '@hs/compiler';
+ * import { RunSession, pipelineSummary, type PipelineBuild } from '@hs/runtime';
+ *
+ * const build: PipelineBuild = { graph: new Graph('nothing'), expectedFrames: 0, summary: (metrics) => [`ran ${metrics.operators.length} operators`] };
+ * const plan = compile(build.graph);
+ * if (!plan.ok) throw plan.error;
+ * const session = RunSession.create(plan.value, { backend: 'host' });
+ * if (!session.ok) throw session.error;
+ * const metrics = await session.value.run();
+ * session.value.dispose();
+ * const lines = pipelineSummary(build, metrics);
+ * if (!lines.ok) throw lines.error; // a summary that checks something can fail: exit non-zero
+ * for (const line of lines.value) console.log(line);
+ * ```
  */
 export function pipelineSummary(build: PipelineBuild, metrics: RunMetrics): Result<readonly string[]> {
   const answer = build.summary(metrics);
@@ -129,6 +145,22 @@ const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
  *
  * @param source where the value came from (a file path), named in the error.
  * @returns the module, or `ErrorCode.InvalidArgument` naming the first member that is missing or wrong.
+ * @example
+ * ```ts
+ * import { ErrorCode, ok } from '@hs/streams';
+ * import { Graph } from '@hs/compiler';
+ * import { checkPipelineModule, type PipelineModule } from '@hs/runtime';
+ *
+ * const pipeline: PipelineModule<{ frames: number }> = {
+ *   name: 'count-frames',
+ *   description: 'Counts frames.',
+ *   parseArguments: () => ok({ kind: 'build', options: { frames: 8 } }),
+ *   build: async ({ frames }) => ({ graph: new Graph('count'), expectedFrames: frames, summary: () => [`${frames} frames`] }),
+ * };
+ * console.log(`valid module: ${checkPipelineModule(pipeline, 'count-frames.js').ok}`);
+ * const broken = checkPipelineModule({ name: 'Bad Name', description: 'x' }, 'broken.js');
+ * console.log(broken.ok ? 'accepted' : `${broken.error.code === ErrorCode.InvalidArgument}: ${broken.error.message}`);
+ * ```
  */
 export function checkPipelineModule(value: unknown, source: string): Result<PipelineModule> {
   if (typeof value !== 'object' || value === null) {

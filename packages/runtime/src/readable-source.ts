@@ -20,6 +20,28 @@ export interface ReadableSourceOptions {
  * ended. Errors (returned, ending the run): `InvalidState` for the stream's error, and for a stream
  * destroyed before it ended (a premature close: the frames it still had are lost); `InvalidArgument`
  * for a chunk that is not a `Uint8Array` or exceeds `maxFrameBytes`.
+ * @example
+ * ```ts
+ * import { Readable } from 'node:stream';
+ * import { Graph, compile } from '@hs/compiler';
+ * import { ReadableSource, RunSession } from '@hs/runtime';
+ *
+ * async function* frames(): AsyncGenerator<Uint8Array> {
+ *   for (let i = 0; i < 3; i++) yield new Uint8Array(128).fill(i); // e.g. chunks of a capture stream
+ * }
+ * const graph = new Graph('ingest');
+ * graph.add(new ReadableSource('camera', Readable.from(frames()), { maxFrameBytes: 128 }));
+ * const plan = compile(graph);
+ * if (!plan.ok) throw plan.error;
+ * const session = RunSession.create(plan.value, { backend: 'host' });
+ * if (!session.ok) throw session.error;
+ * const tap = session.value.tap('camera', 'frames');
+ * if (!tap.ok) throw tap.error;
+ * const running = session.value.run();
+ * for await (const frame of tap.value) console.log(`frame: ${frame.shape} ${frame.dtype}`);
+ * await running;
+ * session.value.dispose();
+ * ```
  */
 export class ReadableSource extends Operator {
   /** The frames output. */

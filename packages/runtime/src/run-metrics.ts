@@ -92,7 +92,26 @@ export interface RunMetrics {
   readonly topics: readonly TopicMetrics[];
 }
 
-/** Renders metrics as aligned text lines for a terminal. */
+/**
+ * Renders metrics as aligned text lines for a terminal.
+ * @example
+ * ```ts
+ * import { Readable, Writable } from 'node:stream';
+ * import { Graph, compile } from '@hs/compiler';
+ * import { ReadableSource, RunSession, WritableSink, formatMetrics } from '@hs/runtime';
+ *
+ * const graph = new Graph('metrics');
+ * const source = graph.add(new ReadableSource('in', Readable.from([new Uint8Array(64), new Uint8Array(64)]), { maxFrameBytes: 64 }));
+ * const sink = graph.add(new WritableSink('out', new Writable({ objectMode: true, write(_chunk, _enc, done) { done(); } })));
+ * graph.addFlow(source.frames, sink.input);
+ * const plan = compile(graph);
+ * if (!plan.ok) throw plan.error;
+ * const session = RunSession.create(plan.value, { backend: 'host' });
+ * if (!session.ok) throw session.error;
+ * console.log(formatMetrics(await session.value.run())); // frames, per-operator latency, pool high-water marks
+ * session.value.dispose();
+ * ```
+ */
 export function formatMetrics(metrics: RunMetrics): string {
   const lines = [
     `frames: ${metrics.frames} in ${metrics.elapsedMs.toFixed(1)} ms`,

@@ -15,6 +15,22 @@ import { hostWaitOutcome } from './host-wait-outcome.js';
  * backlog does not move upstream. Combine it with `retainPending()`: a Backpressured retry re-emits the
  * kept loan without calling `admit()` or `record()` again.
  * Spec: "Pace GPU submissions when latency matters".
+ * @example
+ * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { SubmissionPacer } from '@hs/runtime';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+ * const pacer = unwrap(SubmissionPacer.create(backend, Device.cuda(0), 2)); // at most 2 frames of work queued
+ * for (let frame = 0; frame < 5; frame++) {
+ *   await pacer.admit(); // waits (off the JS thread) only while 2 frames are in flight
+ *   // ... enqueue this frame's kernels and copies on `stream` ...
+ *   unwrap(pacer.record(stream));
+ * }
+ * console.log(`in flight: ${pacer.inFlight} of ${pacer.window}`);
+ * await pacer.close();
+ * ```
  */
 export class SubmissionPacer {
   private head = 0;

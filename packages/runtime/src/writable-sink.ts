@@ -13,6 +13,28 @@ import { ErrorCode, HsError, OK_VOID, type Result, err } from '@hs/streams';
  * (checked before every write and in `stop()`, so a Writable that is already closed fails at once
  * rather than waiting for a `'drain'` that will never come); the tensor's `hostView()` error
  * (`NotSupported` for device memory).
+ * @example
+ * ```ts
+ * import { createWriteStream, mkdtempSync, statSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { Readable } from 'node:stream';
+ * import { Graph, compile } from '@hs/compiler';
+ * import { ReadableSource, RunSession, WritableSink } from '@hs/runtime';
+ *
+ * const file = join(mkdtempSync(join(tmpdir(), 'hs-sink-')), 'frames.bin');
+ * const graph = new Graph('record');
+ * const source = graph.add(new ReadableSource('in', Readable.from([1, 2, 3, 4].map((n) => new Uint8Array(1000).fill(n))), { maxFrameBytes: 1000 }));
+ * const sink = graph.add(new WritableSink('file', createWriteStream(file)));
+ * graph.addFlow(source.frames, sink.input, { queueDepth: 2 });
+ * const plan = compile(graph);
+ * if (!plan.ok) throw plan.error;
+ * const session = RunSession.create(plan.value, { backend: 'host' });
+ * if (!session.ok) throw session.error;
+ * await session.value.run(); // stop() ends the Writable and waits for 'finish'
+ * session.value.dispose();
+ * console.log(`${file}: ${statSync(file).size} bytes`);
+ * ```
  */
 export class WritableSink extends Operator {
   /** The frames input. */

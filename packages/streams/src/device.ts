@@ -1,4 +1,13 @@
-/** Device families hs knows; numbers are the DLPack `DLDeviceType` codes. */
+/**
+ * Device families hs knows; numbers are the DLPack `DLDeviceType` codes.
+ * @example
+ * ```ts
+ * import { Device, DeviceType } from '@hs/streams';
+ *
+ * const gpu = Device.of(DeviceType.Cuda, 0); // DLPack's kDLCUDA = 2
+ * console.log(gpu === Device.cuda(0), gpu.type === DeviceType.Cuda, `DLPack device type ${gpu.type}, ordinal ${gpu.id}`);
+ * ```
+ */
 export enum DeviceType {
   /** Host CPU memory and execution (`kDLCPU`). */
   Cpu = 1,
@@ -9,6 +18,18 @@ export enum DeviceType {
 /**
  * A device identity: a type and an ordinal. Instances are interned, so `===` compares devices.
  * Spec: "Current limitations" (one device per operator, never guess device 0).
+ * @example
+ * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ *
+ * const device = Device.parse('cuda:0'); // for example from a --device option
+ * if (device === undefined) throw new Error("--device must be 'cpu' or 'cuda:N'");
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(device, { label: 'compute' }));
+ * // Devices are interned: === compares them.
+ * console.log(`${stream.label} on ${stream.device}, same device: ${stream.device === Device.cuda(0)}, isCuda: ${device.isCuda}`);
+ * backend.dispose();
+ * ```
  */
 export class Device {
   private static readonly interned = new Map<string, Device>();

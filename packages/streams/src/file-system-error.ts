@@ -14,6 +14,22 @@ export type FileSystemAction = 'read' | 'write' | 'create';
  * @param action - what failed.
  * @param path - the path as the message names it (callers may quote it or say what it is, `input 'a.png'`).
  * @param cause - what Node threw (an `ErrnoException`; anything else is reported as `unknown error`).
+ * @example
+ * ```ts
+ * import { readFileSync } from 'node:fs';
+ * import { ErrorCode, fileSystemError, ok, type Result } from '@hs/streams';
+ *
+ * function readCalibration(path: string): Result<string> {
+ *   try {
+ *     return ok(readFileSync(path, 'utf8'));
+ *   } catch (cause) {
+ *     return fileSystemError('read', `calibration '${path}'`, cause);
+ *   }
+ * }
+ *
+ * const calibration = readCalibration('/nonexistent/camera.json');
+ * if (!calibration.ok) console.log(calibration.error.code === ErrorCode.NotFound, calibration.error.message);
+ * ```
  */
 export function fileSystemError(action: FileSystemAction, path: string, cause: unknown): Err {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';

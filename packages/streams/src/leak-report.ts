@@ -88,13 +88,26 @@ function flushWarnings(): void {
  * Returns a tracker of owner class `className`; every tracker of one class shares its count and warning.
  * @example
  * ```ts
- * const leaks = leakTracker('ResourceBuffer');
- * class Owner {
+ * import { leakCounts, leakTracker } from '@hs/streams';
+ *
+ * const leaks = leakTracker('FrameBuffer');
+ *
+ * class FrameBuffer {
+ *   readonly bytes: Uint8Array;
  *   readonly #token = {};
- *   constructor() { leaks.track(this, { label: 'frame buffer', release: () => freeOnStream() }, this.#token); }
- *   dispose() { leaks.untrack(this.#token); }
+ *   constructor(byteSize: number) {
+ *     this.bytes = new Uint8Array(byteSize);
+ *     // The record must not reference the owner: it outlives it. A release could free memory on a retained stream.
+ *     leaks.track(this, { label: `frame buffer ${byteSize} B` }, this.#token);
+ *   }
+ *   dispose(): void {
+ *     leaks.untrack(this.#token);
+ *   }
  * }
- * leakCounts();   // { ResourceBuffer: 0 } until an undisposed Owner is collected
+ *
+ * const frame = new FrameBuffer(4096);
+ * frame.dispose();
+ * console.log(leakCounts()); // { FrameBuffer: 0, ... } until an undisposed FrameBuffer is collected
  * ```
  */
 export function leakTracker(className: string): LeakTracker {
@@ -110,7 +123,20 @@ export function leakTracker(className: string): LeakTracker {
   };
 }
 
-/** Owners collected without `dispose()` so far, per owner class (every class that has a tracker). */
+/**
+ * Owners collected without `dispose()` so far, per owner class (every class that has a tracker).
+ * @example
+ * ```ts
+ * import { leakCounts, leakTracker } from '@hs/streams';
+ *
+ * const leaks = leakTracker('StagingBuffer');
+ * const buffer = { bytes: new Uint8Array(1024) };
+ * const token = {};
+ * leaks.track(buffer, { label: 'staging buffer 1024 B' }, token);
+ * leaks.untrack(token); // what dispose() does: a disposed owner is never counted
+ * console.log(`StagingBuffer leaks so far: ${leakCounts()['StagingBuffer']}`);
+ * ```
+ */
 export function leakCounts(): Readonly<Record<string, number>> {
   return Object.fromEntries([...reports].map(([className, report]) => [className, report.total]));
 }

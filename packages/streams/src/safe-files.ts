@@ -18,7 +18,23 @@ const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 const EXCLUSIVE_WRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW | O_NONBLOCK;
 const READ_NONBLOCKING = constants.O_RDONLY | O_NONBLOCK;
 
-/** The suffix of every staging file: `<name>.<pid>.<16 hex digits>.hs-staging`, beside its target. */
+/**
+ * The suffix of every staging file: `<name>.<pid>.<16 hex digits>.hs-staging`, beside its target.
+ * @example
+ * ```ts
+ * import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { STAGING_SUFFIX, createStagingFile } from '@hs/streams';
+ *
+ * const out = mkdtempSync(join(tmpdir(), 'hs-out-'));
+ * const staging = await createStagingFile(join(out, 'grid.nvdb'));
+ * const inFlight = readdirSync(out).filter((name) => name.endsWith(STAGING_SUFFIX));
+ * console.log(`while writing: ${inFlight.length} file ending in ${STAGING_SUFFIX}`);
+ * await staging.discard();
+ * rmSync(out, { recursive: true, force: true });
+ * ```
+ */
 export const STAGING_SUFFIX = '.hs-staging';
 /** A staging file's name: the target's name, the writing process's pid, 16 random hex digits, the suffix. */
 const STAGING_NAME = /^.+\.([1-9][0-9]*)\.[0-9a-f]{16}\.hs-staging$/;
@@ -85,7 +101,21 @@ function folderCheck(folder: string, stats: Stats): Result<void> {
  *   missing folder, `PermissionDenied`, ...).
  * @example
  * ```ts
- * await checkOutputFolder('out'); // rejects with InvalidArgument when out -> /home/alice
+ * import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HsError, checkOutputFolder } from '@hs/streams';
+ *
+ * const base = mkdtempSync(join(tmpdir(), 'hs-out-'));
+ * mkdirSync(join(base, 'out'));
+ * await checkOutputFolder(join(base, 'out')); // a real directory: resolves
+ * symlinkSync(join(base, 'out'), join(base, 'linked'));
+ * try {
+ *   await checkOutputFolder(join(base, 'linked'));
+ * } catch (error) {
+ *   if (error instanceof HsError) console.log(`refused (${error.code}): ${error.detail.split(';')[0]}`);
+ * }
+ * rmSync(base, { recursive: true, force: true });
  * ```
  */
 export async function checkOutputFolder(folder: string): Promise<void> {
@@ -141,14 +171,23 @@ export interface StagingFile {
  *   `fileSystemError`'s `write <path>` error otherwise (`NotFound` when the folder is missing, `PermissionDenied`, ...).
  * @example
  * ```ts
- * const staging = await createStagingFile('volume.nvdb');
+ * import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { createStagingFile } from '@hs/streams';
+ *
+ * const out = mkdtempSync(join(tmpdir(), 'hs-out-'));
+ * const target = join(out, 'points.xyz');
+ * const staging = await createStagingFile(target);
  * try {
- *   for (const piece of pieces) await staging.handle.write(piece);
+ *   for (let i = 0; i < 3; i += 1) await staging.handle.write(`${i} ${i * 2} ${i * 3}\n`); // written in pieces
  * } catch (error) {
  *   await staging.discard();
  *   throw error;
  * }
- * await staging.commit();
+ * await staging.commit(); // fsync, close, rename: readers see the old file or the whole new one
+ * console.log(`${target} holds ${readFileSync(target, 'utf8').split('\n').length - 1} points`);
+ * rmSync(out, { recursive: true, force: true });
  * ```
  */
 export async function createStagingFile(path: string, options: SafeWriteOptions = {}): Promise<StagingFile> {
@@ -210,7 +249,16 @@ export async function createStagingFile(path: string, options: SafeWriteOptions 
  *   (EACCES, EPERM), `InvalidArgument` otherwise (EISDIR when `path` is a folder, ENOSPC, ...).
  * @example
  * ```ts
- * await writeFileAtomic(join(out, 'frame-00000.png'), png);
+ * import { mkdtempSync, rmSync, statSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { writeFileAtomic } from '@hs/streams';
+ *
+ * const out = mkdtempSync(join(tmpdir(), 'hs-out-'));
+ * const frame = new Uint8Array(64 * 64).fill(128); // a 64x64 gray8 frame
+ * await writeFileAtomic(join(out, 'frame-00000.gray'), frame);
+ * console.log(`wrote ${statSync(join(out, 'frame-00000.gray')).size} bytes atomically`);
+ * rmSync(out, { recursive: true, force: true });
  * ```
  */
 export async function writeFileAtomic(path: string, bytes: Uint8Array | string, options: SafeWriteOptions = {}): Promise<void> {
@@ -230,8 +278,17 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array | string, 
  *   file removed.
  * @example
  * ```ts
- * const written = writeFileAtomicSync('grid.nvdb', bytes);
- * if (!written.ok) console.error(written.error.message);
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { writeFileAtomicSync } from '@hs/streams';
+ *
+ * const out = mkdtempSync(join(tmpdir(), 'hs-out-'));
+ * const written = writeFileAtomicSync(join(out, 'plan.json'), JSON.stringify({ operators: 3 }));
+ * if (!written.ok) throw written.error;
+ * const missing = writeFileAtomicSync(join(out, 'no-such-folder', 'plan.json'), '{}');
+ * if (!missing.ok) console.log(missing.error.code, '-', missing.error.detail); // NotFound: the folder is missing
+ * rmSync(out, { recursive: true, force: true });
  * ```
  */
 export function writeFileAtomicSync(path: string, bytes: Uint8Array | string, options: SafeWriteOptions = {}): Result<void> {
@@ -296,9 +353,22 @@ export function writeFileAtomicSync(path: string, bytes: Uint8Array | string, op
  *   cause); `fileSystemError`'s `write <path>` error otherwise (`NotFound` when the folder is missing, ...).
  * @example
  * ```ts
- * const lock = await openExclusive(join(dir, '.run.lock'));
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { ErrorCode, HsError, openExclusive } from '@hs/streams';
+ *
+ * const dir = mkdtempSync(join(tmpdir(), 'hs-run-'));
+ * const lockPath = join(dir, '.run.lock');
+ * const lock = await openExclusive(lockPath);
  * await lock.writeFile(`${process.pid}\n`);
  * await lock.close();
+ * try {
+ *   await openExclusive(lockPath, { label: `lock file '${lockPath}'` }); // a second run finds it taken
+ * } catch (error) {
+ *   if (error instanceof HsError && error.code === ErrorCode.AlreadyExists) console.log(`another run holds the lock: ${error.detail}`);
+ * }
+ * rmSync(dir, { recursive: true, force: true });
  * ```
  */
 export async function openExclusive(path: string, options: SafeWriteOptions = {}): Promise<FileHandle> {
@@ -319,7 +389,23 @@ export async function openExclusive(path: string, options: SafeWriteOptions = {}
  *   a directory, a device); `fileSystemError`'s `read <path>` error when it cannot be opened (`NotFound`, ...).
  * @example
  * ```ts
- * const { handle, size } = await openRegularFile('scene.nvdb');
+ * import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { openRegularFile } from '@hs/streams';
+ *
+ * const dir = mkdtempSync(join(tmpdir(), 'hs-in-'));
+ * const path = join(dir, 'scene.bin');
+ * writeFileSync(path, Buffer.from('HSV1 and the rest of the scene'));
+ * const { handle, size } = await openRegularFile(path); // a FIFO or a directory is refused, never waited on
+ * try {
+ *   const magic = Buffer.alloc(4);
+ *   await handle.read(magic, 0, 4, 0); // read in pieces: here only the header
+ *   console.log(`${size} bytes, magic '${magic.toString('latin1')}'`);
+ * } finally {
+ *   await handle.close();
+ * }
+ * rmSync(dir, { recursive: true, force: true });
  * ```
  */
 export async function openRegularFile(path: string, options: Pick<ReadRegularFileOptions, 'label'> = {}): Promise<RegularFile> {
@@ -359,7 +445,19 @@ function tooLarge(path: string, size: number, maxBytes: number): Err {
  *   the file is larger than `maxBytes`; `fileSystemError`'s `read <path>` error (`NotFound`, `PermissionDenied`, ...).
  * @example
  * ```ts
- * const png = await readRegularFile('input.png', { maxBytes: 256 * 2 ** 20 });
+ * import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HsError, readRegularFile } from '@hs/streams';
+ *
+ * const dir = mkdtempSync(join(tmpdir(), 'hs-in-'));
+ * writeFileSync(join(dir, 'input.ply'), 'ply\nformat ascii 1.0\nend_header\n');
+ * const ply = await readRegularFile(join(dir, 'input.ply'), { maxBytes: 256 * 2 ** 20 });
+ * console.log(`read ${ply.byteLength} bytes`);
+ * await readRegularFile(dir, { label: `input '${dir}'` }).catch((error: unknown) => {
+ *   if (error instanceof HsError) console.log(`refused (${error.code}): ${error.detail}`); // a directory, not a regular file
+ * });
+ * rmSync(dir, { recursive: true, force: true });
  * ```
  */
 export async function readRegularFile(path: string, options: ReadRegularFileOptions = {}): Promise<Buffer> {
@@ -380,8 +478,20 @@ export async function readRegularFile(path: string, options: ReadRegularFileOpti
  * @returns the bytes, or the error `readRegularFile` rejects with.
  * @example
  * ```ts
- * const bytes = readRegularFileSync('points.xyz');
- * if (!bytes.ok) return bytes;
+ * import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { readRegularFileSync } from '@hs/streams';
+ *
+ * const dir = mkdtempSync(join(tmpdir(), 'hs-in-'));
+ * const path = join(dir, 'points.xyz');
+ * writeFileSync(path, '0 0 0\n1 2 3\n');
+ * const bytes = readRegularFileSync(path, { maxBytes: 1024 });
+ * if (!bytes.ok) throw bytes.error;
+ * console.log(`${bytes.value.toString('utf8').trim().split('\n').length} points in ${bytes.value.byteLength} bytes`);
+ * const tooLarge = readRegularFileSync(path, { maxBytes: 4 });
+ * if (!tooLarge.ok) console.log(tooLarge.error.message); // InvalidArgument: ... more than the 4 accepted
+ * rmSync(dir, { recursive: true, force: true });
  * ```
  */
 export function readRegularFileSync(path: string, options: ReadRegularFileOptions = {}): Result<Buffer> {
@@ -441,7 +551,18 @@ function processIsAlive(pid: number): boolean {
  *   a file that another process removes first is not an error.
  * @example
  * ```ts
- * const removed = await removeStaleStaging(dirname(outPath));
+ * import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { STAGING_SUFFIX, removeStaleStaging } from '@hs/streams';
+ *
+ * const out = mkdtempSync(join(tmpdir(), 'hs-out-'));
+ * // What a writer killed mid-write leaves: a staging file of a pid that no longer runs.
+ * writeFileSync(join(out, `frame-00007.png.4194305.0123456789abcdef${STAGING_SUFFIX}`), 'partial');
+ * writeFileSync(join(out, 'frame-00006.png'), 'whole');
+ * const removed = await removeStaleStaging(out); // when a writer starts
+ * console.log(`removed ${removed.join(', ')}; frame-00006.png is kept`);
+ * rmSync(out, { recursive: true, force: true });
  * ```
  */
 export async function removeStaleStaging(folder: string): Promise<string[]> {

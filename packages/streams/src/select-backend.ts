@@ -33,7 +33,15 @@ export interface SelectBackendOptions {
  *
  * @example
  * ```ts
+ * import { selectBackend, unwrap } from '@hs/streams';
+ *
+ * // options.backend, then HS_BACKEND (host | cuda), then auto-detection: CUDA when it sees a device, else host.
  * const backend = unwrap(selectBackend({ hostOptions: { orderingChecker: true } }));
+ * console.log(`running on the ${backend.name} backend (${backend.devices.join(', ')}), ordering checker: ${backend.orderingChecker !== undefined}`);
+ * backend.dispose();
+ *
+ * const wrong = selectBackend({ backend: 'gpu' as 'cuda' });
+ * if (!wrong.ok) console.log(wrong.error.message); // InvalidArgument: ... allowed values are 'host' and 'cuda'
  * ```
  */
 export function selectBackend(options: SelectBackendOptions = {}): Result<Backend> {

@@ -3,7 +3,22 @@ import { DType, type DTypeCode } from './dtype.js';
 import { Tensor } from './tensor.js';
 import { contiguousStrides } from './tensor-layout.js';
 
-/** DLPack device types hs memory kinds map to (`DLDeviceType`). */
+/**
+ * DLPack device types hs memory kinds map to (`DLDeviceType`).
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DLDeviceType, DType, Tensor, exportDLPack } from '@hs/tensor';
+ *
+ * const backend = new HostBackend();
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 64 }));
+ * const tensor = unwrap(Tensor.import({ backend, memory, shape: [16], dtype: DType.float32 }));
+ * const managed = unwrap(exportDLPack(tensor, { releaseStream: null }));
+ * console.log(`device memory is DLPack kDLCUDA: ${managed.dlTensor.device.deviceType === DLDeviceType.Cuda}`);
+ * managed.deleter?.();
+ * tensor.dispose();
+ * ```
+ */
 export enum DLDeviceType {
   /** Pageable host memory (`kDLCPU`). */
   Cpu = 1,
@@ -15,16 +30,51 @@ export enum DLDeviceType {
   CudaManaged = 13,
 }
 
-/** DLPack version hs writes and the major version it reads. */
+/**
+ * DLPack version hs writes and the major version it reads.
+ * @example
+ * ```ts
+ * import { DLPACK_VERSION } from '@hs/tensor';
+ *
+ * // a producer written against another major version is refused by importDLPack (NotSupported)
+ * const foreign = { major: 1, minor: 0 };
+ * console.log(`hs writes DLPack ${DLPACK_VERSION.major}.${DLPACK_VERSION.minor}; ${foreign.major}.${foreign.minor} imports: ${foreign.major === DLPACK_VERSION.major}`);
+ * ```
+ */
 export const DLPACK_VERSION: {
   /** Major version; a managed tensor with another major version is refused with `NotSupported`. */
   readonly major: 1;
   /** Minor version hs writes. */
   readonly minor: 1;
 } = Object.freeze({ major: 1, minor: 1 });
-/** `flags` bit: the consumer must not write the data. */
+/**
+ * `flags` bit: the consumer must not write the data.
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DLPACK_FLAG_READ_ONLY, DType, Tensor, exportDLPack } from '@hs/tensor';
+ *
+ * const backend = new HostBackend();
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.Host, device: Device.cpu(), byteSize: 16 }));
+ * const tensor = unwrap(Tensor.import({ backend, memory, shape: [4], dtype: DType.int32 }));
+ * const managed = unwrap(exportDLPack(tensor, { releaseStream: null }));
+ * console.log(`consumer may write: ${(managed.flags & DLPACK_FLAG_READ_ONLY) === 0}`); // false: imports are read-only
+ * managed.deleter?.();
+ * tensor.dispose();
+ * ```
+ */
 export const DLPACK_FLAG_READ_ONLY = 1;
-/** `flags` bit: the producer copied the data for this exchange. */
+/**
+ * `flags` bit: the producer copied the data for this exchange.
+ * @example
+ * ```ts
+ * import { DLPACK_FLAG_IS_COPIED, DLPACK_FLAG_READ_ONLY } from '@hs/tensor';
+ *
+ * // a producer that copied its data for the exchange says so; hs exports share memory and never set it
+ * const flags = DLPACK_FLAG_READ_ONLY | DLPACK_FLAG_IS_COPIED;
+ * console.log(`copied: ${(flags & DLPACK_FLAG_IS_COPIED) !== 0}`);
+ * ```
+ */
 export const DLPACK_FLAG_IS_COPIED = 2;
 
 /** The `DLTensor` part of a DLPack exchange, in JavaScript terms. */
@@ -103,6 +153,21 @@ const DEVICE_TYPE_OF: Record<MemoryKind, DLDeviceType> = {
  * events). Errors: InvalidState for a stale tensor or unpublished storage; ResourceExhausted or
  * NotSupported from the release-stream registration.
  * Spec: "Foreign tensors imported through DLPack".
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType, Tensor, exportDLPack } from '@hs/tensor';
+ *
+ * const backend = new HostBackend();
+ * const consumer = unwrap(backend.createStream(Device.cuda(0), { label: 'consumer' }));
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 4 * 480 * 640 }));
+ * const image = unwrap(Tensor.import({ backend, memory, shape: [480, 640], dtype: DType.float32 }));
+ * const managed = unwrap(exportDLPack(image, { releaseStream: consumer }));
+ * const { shape, strides, dtype } = managed.dlTensor;
+ * console.log(`shape ${shape.join('x')}, strides ${strides?.join(',')}, ${dtype.bits}-bit lanes`);
+ * managed.deleter?.(); // the consumer is done: exactly once
+ * image.dispose();
+ * ```
  */
 export function exportDLPack(tensor: Tensor, options: DLPackExportOptions): Result<DLPackManagedTensor> {
   let range;
@@ -164,6 +229,23 @@ export interface DLPackImportOptions {
  * another DLPack major version; InvalidArgument for a device that does not match the memory, an unknown
  * dtype, a rank mismatch, negative strides, or data outside the memory; as `Tensor.import` otherwise.
  * Spec: "Foreign tensors imported through DLPack".
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType, Tensor, exportDLPack, importDLPack } from '@hs/tensor';
+ *
+ * const backend = new HostBackend();
+ * const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 256 }));
+ * const source = unwrap(Tensor.import({ backend, memory, shape: [64], dtype: DType.float32 }));
+ * const managed = unwrap(exportDLPack(source, { releaseStream: null }));
+ *
+ * const view = unwrap(importDLPack(managed, { backend, memory, name: 'from DLPack' }));
+ * unwrap(view.setReadinessStream(producer)); // readers are ordered after the producer's writes
+ * console.log(`${view.name}: ${view.shape} ${view.dtype}, read-only ${view.readOnly}`);
+ * view.dispose(); // the last holder: the DLPack deleter runs once
+ * source.dispose();
+ * ```
  */
 export function importDLPack(managed: DLPackManagedTensor, options: DLPackImportOptions): Result<Tensor> {
   const { backend, memory } = options;

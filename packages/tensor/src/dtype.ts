@@ -3,6 +3,13 @@ import { ErrorCode, HsError } from '@hs/streams';
 /**
  * DLPack `DLDataTypeCode` values: the type family of a tensor element.
  * Spec: DLPack data types used by "Foreign tensors imported through DLPack" (holoscan-5.0-tensors-in-depth).
+ * @example
+ * ```ts
+ * import { DType, DTypeCode } from '@hs/tensor';
+ *
+ * const half = DType.of(DTypeCode.Float, 16);
+ * console.log(`${half} is float16: ${half === DType.float16}, ${half.itemSize} bytes`); // interned, so === compares
+ * ```
  */
 export enum DTypeCode {
   /** Signed two's-complement integer. */
@@ -40,6 +47,14 @@ const NAME_PATTERN = /^(int|uint|float|bfloat|complex|bool)(\d+)?(?:x(\d+))?$/;
  * multiple of 8): hs tensors address memory in bytes.
  *
  * Spec: the `DLDataType` carried by every tensor (holoscan-5.0-tensors-in-depth, "Emit: commit records readiness").
+ * @example
+ * ```ts
+ * import { DType } from '@hs/tensor';
+ *
+ * const rgba = DType.parse('uint8x4'); // 4 lanes of uint8: one RGBA pixel per element
+ * if (rgba === undefined) throw new Error('not a dtype name');
+ * console.log(`${rgba}: ${rgba.itemSize} bytes per element, float32 has ${DType.float32.itemSize}`);
+ * ```
  */
 export class DType {
   private static readonly interned = new Map<string, DType>();

@@ -92,6 +92,23 @@ const importLeaks = leakTracker('Tensor (DLPack import)');
  *
  * Spec: "Two stream roles order every device tensor", "Receive: the tensor arrives pre-ordered",
  * "Foreign tensors imported through DLPack", "Host access: the only blocking calls".
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType, Tensor } from '@hs/tensor';
+ *
+ * const backend = new HostBackend();
+ * const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 1024 }));
+ * unwrap(backend.memsetAsync(producer, { memory, byteOffset: 0, byteLength: 1024, label: 'frame' }, 7));
+ *
+ * const frame = unwrap(Tensor.import({ backend, memory, shape: [16, 16], dtype: DType.float32 }));
+ * unwrap(frame.setReadinessStream(producer));
+ * const host = new Uint8Array(frame.byteSize);
+ * await frame.copyToHost(host, unwrap(backend.createStream(Device.cuda(0)))); // rejects with an HsError on failure
+ * console.log(`${frame.shape.join('x')} ${frame.dtype}, strides ${frame.strides}, first byte ${host[0]}`);
+ * frame.dispose();
+ * ```
  */
 export class Tensor {
   readonly #backend: Backend;

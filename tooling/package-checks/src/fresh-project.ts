@@ -1,7 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readmeCompilerOptions } from './readme-installs.js';
 
 /** One README example to compile and run in the fresh project. */
 export interface ProjectExample {
@@ -49,11 +51,14 @@ export function installTarballs(dir: string, packed: readonly PackedTarball[], t
   }
 }
 
+/** The TypeScript settings the repository README gives users (its `readme-tsconfig` block). */
+const USER_COMPILER_OPTIONS = readmeCompilerOptions(readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8'));
+
 /**
  * Writes the examples to `examples/<id>.ts` and compiles them with TypeScript against the installed
- * packages (NodeNext resolution, strict, library declarations checked too: the published `.d.ts` files
- * must compile for a user). Returns the compiler's diagnostics per example id ('' when clean); JS is
- * emitted into `dist/` even when an example has type errors.
+ * packages, with the settings the README gives users (`readmeCompilerOptions`; library declarations checked
+ * too: the published `.d.ts` files must compile for a user). Returns the compiler's diagnostics per example id
+ * ('' when clean); JS is emitted into `dist/` even when an example has type errors.
  */
 export function compileExamples(dir: string, examples: readonly ProjectExample[]): Map<string, string> {
   mkdirSync(join(dir, 'examples'), { recursive: true });
@@ -61,16 +66,7 @@ export function compileExamples(dir: string, examples: readonly ProjectExample[]
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2023', 'ESNext.Disposable'],
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        strict: true,
-        types: ['node'],
-        rootDir: 'examples',
-        outDir: 'dist',
-      },
+      compilerOptions: { ...USER_COMPILER_OPTIONS, rootDir: 'examples', outDir: 'dist' },
       include: ['examples'],
     }),
   );

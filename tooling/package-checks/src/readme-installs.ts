@@ -71,3 +71,20 @@ export function extractReadmeInstalls(markdown: string): ReadmeInstall[] {
   }
   return installs;
 }
+
+const TSCONFIG = /^<!--\s*readme-tsconfig\s*-->\s*$/;
+
+/**
+ * The `compilerOptions` of the README's marked tsconfig (`<!-- readme-tsconfig -->` on the line before a ```json
+ * fence): the TypeScript settings the README tells users to set, which the fresh-project checks compile with.
+ * @throws Error when the README has no such block, or more than one, or it is not JSON with `compilerOptions`.
+ */
+export function readmeCompilerOptions(markdown: string): Readonly<Record<string, unknown>> {
+  const lines = markdown.split(/\r?\n/);
+  const markers = lines.flatMap((line, i) => (TSCONFIG.test(line) ? [i] : []));
+  if (markers.length !== 1) throw new Error(`the README needs exactly one readme-tsconfig block, found ${markers.length}`);
+  const block = fence(lines, (markers[0] as number) + 1, 'json', 'readme-tsconfig');
+  const parsed = JSON.parse(block.text) as { compilerOptions?: unknown };
+  if (typeof parsed.compilerOptions !== 'object' || parsed.compilerOptions === null) throw new Error('the readme-tsconfig block has no compilerOptions object');
+  return parsed.compilerOptions as Record<string, unknown>;
+}

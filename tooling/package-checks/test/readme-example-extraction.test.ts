@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { extractReadmeExamples } from '../src/readme-examples.js';
+import { readmeCompilerOptions } from '../src/readme-installs.js';
 
 describe('extractReadmeExamples', () => {
   it('takes the fenced block after each marker, with its expected output', () => {
@@ -37,5 +40,19 @@ describe('extractReadmeExamples', () => {
 
   it('rejects a fence that never closes', () => {
     expect(() => extractReadmeExamples('a\n<!-- readme-example -->\n```ts\nx\n')).toThrow(/line 3: .*never closed/);
+  });
+});
+
+describe('readmeCompilerOptions', () => {
+  it("reads the README's TypeScript settings, which name the libraries hs's declarations need", () => {
+    const options = readmeCompilerOptions(readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8'));
+    expect(options['lib']).toContain('ESNext.Disposable');
+    expect(options['types']).toContain('node');
+    expect(options['strict']).toBe(true);
+  });
+
+  it('refuses a README without exactly one marked block, and a block without compilerOptions', () => {
+    expect(() => readmeCompilerOptions('# no settings\n')).toThrow(/exactly one readme-tsconfig block, found 0/);
+    expect(() => readmeCompilerOptions('<!-- readme-tsconfig -->\n```json\n{ "include": [] }\n```\n')).toThrow(/no compilerOptions/);
   });
 });

@@ -1,7 +1,18 @@
 import { ErrorCode, HsError } from '@hs/streams';
 import type { InputPort, OutputPort } from './ports.js';
 
-/** Longest topic name, in bytes of UTF-8 (the names are ASCII, so characters); the wire descriptor holds it in a fixed field. */
+/**
+ * Longest topic name, in bytes of UTF-8 (the names are ASCII, so characters); the wire descriptor holds it in a fixed field.
+ * @example
+ * ```ts
+ * import { MAX_TOPIC_NAME_LENGTH } from '@hs/compiler';
+ *
+ * // A topic name travels in every descriptor's fixed field: derive one from a site and sensor, within the limit.
+ * const site = 'warehouse-north';
+ * const topic = `${site}.lidar-front.points`.slice(0, MAX_TOPIC_NAME_LENGTH);
+ * console.log(`topic '${topic}': ${topic.length} of at most ${MAX_TOPIC_NAME_LENGTH} characters`);
+ * ```
+ */
 export const MAX_TOPIC_NAME_LENGTH = 63;
 
 const TOPIC_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -80,6 +91,21 @@ export interface TopicSubscription {
  * Checks a topic name: 1 to `MAX_TOPIC_NAME_LENGTH` letters, digits, `_`, `-` and `.`, not starting
  * with `-` or `.` (the name travels in every descriptor and names the socket and shared segments).
  * @throws HsError `InvalidArgument` when `topic` is not such a string.
+ * @example
+ * ```ts
+ * import { assertTopicName } from '@hs/compiler';
+ * import { HsError } from '@hs/streams';
+ *
+ * for (const topic of ['camera.frames', '.hidden', 'frames/left']) {
+ *   try {
+ *     assertTopicName('--topic', topic); // what Graph.publish() and subscribe() check
+ *     console.log(`'${topic}' is a valid topic name`);
+ *   } catch (error) {
+ *     if (!(error instanceof HsError)) throw error;
+ *     console.log(`'${topic}' refused: ${error.code}`);
+ *   }
+ * }
+ * ```
  */
 export function assertTopicName(where: string, topic: unknown): asserts topic is string {
   if (typeof topic !== 'string' || topic.length > MAX_TOPIC_NAME_LENGTH || !TOPIC_PATTERN.test(topic)) {

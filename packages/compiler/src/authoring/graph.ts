@@ -59,6 +59,35 @@ const graphOfOperator = new WeakMap<Operator, Graph>();
  * Authoring throws only for misuse that cannot be a graph at all (wrong port direction, a port of an
  * operator outside this graph, an operator added twice); every declaration conflict (duplicate
  * names, fan-in, layout mismatches, cycles, bad depths) is collected and reported by `compile()`.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const RGBA = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.output('frames').producesTensor({ representation: RGBA, bounds: { maxByteSpan: 640 * 480 * 4 }, storage: 'runtimePool' }).nominalRate(Rate.hz(30));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames', RGBA);
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('capture');
+ * const camera = graph.add(new Camera('camera')); // setup() runs here
+ * const recorder = graph.add(new Recorder('recorder'));
+ * graph.addFlow(camera.frames, recorder.frames, { queueDepth: 4, dropPolicy: 'dropOldest' });
+ * const plan = unwrap(compile(graph));
+ * console.log(`${graph.operators.length} operators; edge ${plan.edges[0]?.id} holds ${plan.edges[0]?.queueDepth} entries`);
+ * ```
  */
 export class Graph {
   readonly #operators: Operator[] = [];

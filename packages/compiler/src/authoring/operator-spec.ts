@@ -12,6 +12,36 @@ import { declareInputRequirements, type InputPortOptions, type TensorInputRequir
  * What `Operator.setup()` receives: declares the operator's ports and whether it needs a CUDA
  * stream. Usable only while `setup()` runs. Duplicate port names are accepted here and reported by
  * `compile()` as `DUPLICATE_PORT_NAME`.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { Device, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Imu extends Operator {
+ *   samples!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.float32, rank: 1 };
+ *     this.samples = spec.output('samples').producesTensor({ representation, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' }).nominalRate(Rate.hz(1000));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Integrator extends Operator {
+ *   imu!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.imu = spec.input('imu', { dtype: DType.float32, rank: 1 });
+ *     spec.requireCudaStream(); // compute() gets a planned stream although no port is in CUDA memory
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(100) }, windows: [{ input: this.imu, entries: 20 }] });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('imu');
+ * const integrator = graph.add(new Integrator('integrator'));
+ * graph.addFlow(graph.add(new Imu('imu')).samples, integrator.imu);
+ * const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { integrator: Device.cuda(0) } } }));
+ * console.log(`cudaStreamRequired ${graph.specOf(integrator).cudaStreamRequired}; stream ${plan.operator('integrator')?.stream}; imu queue ${plan.edges[0]?.queueDepth} entries`);
+ * ```
  */
 export class OperatorSpec {
   readonly #inputs: InputPort[] = [];
@@ -167,7 +197,38 @@ export class OperatorSpec {
   }
 }
 
-/** The scenario a window or selector belongs to when it names none, and the one a session runs by default. */
+/**
+ * The scenario a window or selector belongs to when it names none, and the one a session runs by default.
+ * @example
+ * ```ts
+ * import { DEFAULT_SCENARIO, Graph, Operator, Rate, compile, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Imu extends Operator {
+ *   samples!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.float32, rank: 1 };
+ *     this.samples = spec.output('samples').producesTensor({ representation, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' }).nominalRate(Rate.hz(1000));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Fusion extends Operator {
+ *   imu!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.imu = spec.input('imu');
+ *     // A window without a scenario belongs to DEFAULT_SCENARIO; 'replay' takes twice as many samples.
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(50) }, windows: [{ input: this.imu, entries: 20 }, { input: this.imu, entries: 40, scenario: 'replay' }] });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('fusion');
+ * graph.addFlow(graph.add(new Imu('imu')).samples, graph.add(new Fusion('fusion')).imu);
+ * const plan = unwrap(compile(graph));
+ * for (const c of plan.hardFloorContributors) console.log(`${c.kind} ${c.entries} in ${c.scenario}${c.scenario === DEFAULT_SCENARIO ? ' (the default)' : ''}`);
+ * ```
+ */
 export const DEFAULT_SCENARIO = 'default';
 
 /** What an activation consumes (window) or keeps (selector) on one input. */

@@ -13,8 +13,21 @@ export type OperatorCallbackResult = Result<void> | void | Promise<Result<void> 
  *
  * @example
  * ```ts
+ * import { Graph, Operator, compile, type ExecutionContext, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { Device, MemoryKind, OK_VOID, unwrap, type Result } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Camera extends Operator {
+ *   rgba!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const representation = { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 3 };
+ *     this.rgba = spec.output('rgba').producesTensor({ representation, bounds: { maxByteSpan: 4 << 20 }, storage: 'runtimePool' });
+ *   }
+ *   compute(): void {}
+ * }
  * class Grayscale extends Operator {
- *   rgba!: InputPort; gray!: OutputPort;
+ *   rgba!: InputPort;
+ *   gray!: OutputPort;
  *   setup(spec: OperatorSpec): void {
  *     this.rgba = spec.input('rgba', { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 3 });
  *     this.gray = spec.output('gray').producesTensor({
@@ -23,8 +36,19 @@ export type OperatorCallbackResult = Result<void> | void | Promise<Result<void> 
  *       storage: 'runtimePool',
  *     });
  *   }
- *   compute(ctx: ExecutionContext): Result<void> { ... }
+ *   compute(ctx: ExecutionContext): Result<void> {
+ *     const rgba = ctx.receive(this.rgba);
+ *     if (rgba === undefined) return OK_VOID;
+ *     // allocate from this.gray's pool, launch the kernel on ctx.cudaStream(), emit the loan
+ *     return OK_VOID;
+ *   }
  * }
+ *
+ * const graph = new Graph('grayscale');
+ * graph.addFlow(graph.add(new Camera('camera')).rgba, graph.add(new Grayscale('gray')).rgba);
+ * const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { gray: Device.cuda(0) } } }));
+ * const gray = plan.operator('gray');
+ * console.log(`gray runs in ${gray?.partition} on ${gray?.device}, stream ${gray?.stream}`);
  * ```
  */
 export abstract class Operator {

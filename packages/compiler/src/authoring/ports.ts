@@ -44,6 +44,36 @@ function positiveCount(where: string, value: unknown): number {
 /**
  * An operator's input, created by `OperatorSpec.input()` inside `setup()`. Connect it with
  * `Graph.addFlow(output, input)`; read from it in `compute()` with `ExecutionContext.receive(port)`.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ *     this.frames = spec.output('frames').producesTensor({ representation, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }); // no rate declared
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     // Keeps the last 4 frames alive; expects 30 Hz, the sizing fallback since the camera declares no rate.
+ *     this.frames = spec.input('frames', { dtype: DType.uint8, rank: 3 }).retainHistory(4).expectedRate(Rate.hz(30));
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(10) } });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('recording');
+ * const recorder = graph.add(new Recorder('recorder'));
+ * graph.addFlow(graph.add(new Camera('camera')).frames, recorder.frames);
+ * const plan = unwrap(compile(graph));
+ * console.log(`${recorder.frames.key}: ${plan.pool('pool:camera.frames')?.derivation.text}`);
+ * ```
  */
 export class InputPort {
   #expectedRate: Rate | null = null;
@@ -106,6 +136,37 @@ export class InputPort {
  * An operator's output, created by `OperatorSpec.output()` inside `setup()`. Declare what it
  * publishes with `producesTensor()`; publish in `compute()` with `ExecutionContext.emit()` (pool
  * outputs) or `emitTensor()` (pass-through outputs).
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec
+ *       .output('frames')
+ *       .producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 }, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' })
+ *       .nominalRate(Rate.ratio(30000, 1001)) // 29.97 Hz, exact
+ *       .producerBurst(2); // one activation may emit two frames
+ *   }
+ *   compute(): void {}
+ * }
+ * class Viewer extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames');
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('preview');
+ * const camera = graph.add(new Camera('camera'));
+ * graph.addFlow(camera.frames, graph.add(new Viewer('viewer')).frames);
+ * const plan = unwrap(compile(graph));
+ * console.log(`${camera.frames.key} at ${plan.portRates[0]?.active}: ${plan.pool('pool:camera.frames')?.derivation.text}`);
+ * ```
  */
 export class OutputPort {
   #tensor: DeclaredTensorOutput | null = null;

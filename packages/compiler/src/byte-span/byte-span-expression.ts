@@ -56,6 +56,28 @@ export type ByteSpanOperand = TensorByteSpanExpression | number | bigint;
  * (parameter fields and inputs) and 8 shape extents; arithmetic is exact and checked (results beyond
  * 2^64 - 1 are `PHYSICAL_TENSOR_BYTE_SPAN_OVERFLOW`). Immutable.
  * Spec: "Derive slot bytes from deployment parameters".
+ * @example
+ * ```ts
+ * import { Graph, Operator, compile, parameterContiguousByteSpan, paramSchema, shapeParam, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const StackParams = paramSchema('com.example.StackParams', 1, { sliceShape: shapeParam({ rank: 2, maxExtent: 4096 }).recompileRequired() });
+ * class Stacker extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(StackParams, { sliceShape: [512, 512] });
+ *     // Eight float32 slices per tensor, rounded up to 64 KiB: exact, checked arithmetic resolved by compile().
+ *     const byteSpan = parameterContiguousByteSpan(params.ref('sliceShape')).multipliedBy(8).alignedTo(64 << 10);
+ *     spec.output('stack').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.float32, rank: 2 }, storage: 'runtimePool' }, byteSpan);
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('stacking');
+ * graph.add(new Stacker('stacker'));
+ * const [derivation] = unwrap(compile(graph)).tensorByteSpanDerivations();
+ * console.log(`${derivation?.expression} = ${derivation?.bytes} bytes`);
+ * ```
  */
 export class TensorByteSpanExpression {
   /**
@@ -95,6 +117,27 @@ export class TensorByteSpanExpression {
 /**
  * A literal byte count.
  * @throws HsError `InvalidArgument` unless `bytes` is a non-negative integer (a zero span is reported by `compile()`).
+ * @example
+ * ```ts
+ * import { Graph, Operator, compile, parameterContiguousByteSpan, paramSchema, shapeParam, tensorByteSpan, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const ThumbParams = paramSchema('com.example.ThumbParams', 1, { thumbShape: shapeParam({ rank: 2, maxExtent: 1024 }).recompileRequired() });
+ * class Thumbnailer extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(ThumbParams, { thumbShape: [96, 128] });
+ *     // At least 64 KiB per slot, however small the thumbnail: a literal leaf in a max().
+ *     const byteSpan = parameterContiguousByteSpan(params.ref('thumbShape')).max(tensorByteSpan(64 << 10));
+ *     spec.output('thumb').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 2 }, storage: 'runtimePool' }, byteSpan);
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('thumbs');
+ * graph.add(new Thumbnailer('thumbnailer'));
+ * console.log(`slot bytes: ${unwrap(compile(graph)).pool('pool:thumbnailer.thumb')?.maxByteSpan}`);
+ * ```
  */
 export function tensorByteSpan(bytes: number | bigint): TensorByteSpanExpression {
   const ok = typeof bytes === 'bigint' ? bytes >= 0n : Number.isSafeInteger(bytes) && bytes >= 0;
@@ -106,6 +149,27 @@ export function tensorByteSpan(bytes: number | bigint): TensorByteSpanExpression
  * The contiguous byte span of a shape parameter: product of its extents × the output dtype's item size.
  * The shape's length must equal the output's exact rank (`TENSOR_BYTE_SPAN_RANK_MISMATCH`).
  * @throws HsError `InvalidArgument` when `ref` is not a `ParamRef`.
+ * @example
+ * ```ts
+ * import { Graph, Operator, compile, parameterContiguousByteSpan, paramSchema, shapeParam, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const DepthParams = paramSchema('com.example.DepthParams', 1, { depthShape: shapeParam({ rank: 2, maxExtent: 4096 }).recompileRequired() });
+ * class DepthCamera extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(DepthParams, { depthShape: [480, 640] });
+ *     // 480 x 640 elements x 2 bytes (uint16): the shape's length must equal the output's rank.
+ *     spec.output('depth').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint16, rank: 2 }, storage: 'runtimePool' }, parameterContiguousByteSpan(params.ref('depthShape')));
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('depth');
+ * graph.add(new DepthCamera('depth'));
+ * const [derivation] = unwrap(compile(graph)).byteSpanDerivations;
+ * console.log(`${derivation?.output.operator}.${derivation?.output.port}: ${derivation?.expression} = ${derivation?.bytes} B (from ${derivation?.dependencies.join(', ')})`);
+ * ```
  */
 export function parameterContiguousByteSpan(ref: ParamRef<readonly number[]>): TensorByteSpanExpression {
   if (!(ref instanceof ParamRef)) throw new HsError(ErrorCode.InvalidArgument, 'parameterContiguousByteSpan(ref) takes params.ref(field) of a shapeParam field');
@@ -116,6 +180,29 @@ export function parameterContiguousByteSpan(ref: ParamRef<readonly number[]>): T
  * The result of `projector` over the declared parameter fields `refs` (at least one, all of the
  * declaring operator's parameters). Spec: "Use a parameter byte-span projector for custom formulas".
  * @throws HsError `InvalidArgument` for a non-projector, no refs, or a ref that is not a `ParamRef`.
+ * @example
+ * ```ts
+ * import { ByteSpanProjector, Graph, Operator, compile, integerParam, parameterProjectedByteSpan, paramSchema, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind, ok, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const ScanParams = paramSchema('com.example.ScanParams', 1, { maxPoints: integerParam({ min: 1, max: 1 << 24 }).recompileRequired() });
+ * // 16 bytes per point (x, y, z, intensity as float32) plus a 256-byte header: a custom formula.
+ * const scanBytes = new ByteSpanProjector('com.example.Scan.output-max-byte-span.v1', (p) => ok(256 + 16 * Number(p['maxPoints'])));
+ * class Lidar extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(ScanParams, { maxPoints: 100_000 });
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.float32, rank: 2 };
+ *     spec.output('scan').producesTensor({ representation, storage: 'runtimePool' }, parameterProjectedByteSpan(scanBytes, params.ref('maxPoints')));
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('lidar');
+ * graph.add(new Lidar('lidar'));
+ * const [derivation] = unwrap(compile(graph)).byteSpanDerivations;
+ * console.log(`${derivation?.bytes} B per scan, by ${derivation?.projectors.join(', ')}`);
+ * ```
  */
 export function parameterProjectedByteSpan(projector: ByteSpanProjector, ...refs: ParamRef[]): TensorByteSpanExpression {
   if (!(projector instanceof ByteSpanProjector)) throw new HsError(ErrorCode.InvalidArgument, 'parameterProjectedByteSpan(projector, ...refs) takes a ByteSpanProjector');

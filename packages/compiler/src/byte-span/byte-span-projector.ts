@@ -24,6 +24,34 @@ export type ByteSpanProjectorFunction = (params: Readonly<Record<string, unknown
  * on them needs an id of its own. Built-ins and `bind()` results (no visible source, hidden bound
  * arguments) are the same only as one object.
  * Spec: "Use a parameter byte-span projector for custom formulas".
+ * @example
+ * ```ts
+ * import { ByteSpanProjector, Graph, Operator, compile, integerParam, parameterProjectedByteSpan, paramSchema, type OperatorSpec } from '@hs/compiler';
+ * import { ErrorCode, MemoryKind, err, ok, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const BatchParams = paramSchema('com.example.BatchParams', 1, {
+ *   batch: integerParam({ min: 1, max: 64 }).recompileRequired(),
+ *   imageBytes: integerParam({ min: 1, max: 64 << 20 }).recompileRequired(),
+ * });
+ * // The id names the calculation; bump .v1 whenever the function could return something else.
+ * const batchBytes = new ByteSpanProjector('com.example.Batch.output-max-byte-span.v1', (p) => {
+ *   const bytes = BigInt(Number(p['batch'])) * BigInt(Number(p['imageBytes']));
+ *   return bytes <= BigInt(Number.MAX_SAFE_INTEGER) ? ok(bytes) : err(ErrorCode.ArithmeticOverflow, 'batch bytes overflow');
+ * });
+ * class Batcher extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(BatchParams, { batch: 8, imageBytes: 1920 * 1080 * 4 });
+ *     const byteSpan = parameterProjectedByteSpan(batchBytes, params.ref('batch'), params.ref('imageBytes'));
+ *     spec.output('batch').producesTensor({ representation: { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 4 }, storage: 'runtimePool' }, byteSpan);
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('batching');
+ * graph.add(new Batcher('batcher'));
+ * console.log(`${batchBytes.id}: ${unwrap(compile(graph)).pool('pool:batcher.batch')?.maxByteSpan} B per slot`);
+ * ```
  */
 export class ByteSpanProjector {
   /**

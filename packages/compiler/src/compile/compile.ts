@@ -41,6 +41,31 @@ import { buildTopicEndpoints } from './topic-endpoints.js';
  * "Derive slot bytes from deployment parameters", "Derive memory kind from deployment parameters",
  * "Size queue entries from nominal rates", "Current limitations".
  * @throws HsError `InvalidArgument` when `graph` is not a `Graph` or `options` is not an object.
+ * @example
+ * ```ts
+ * import { CompileError, Graph, Operator, compile, type OperatorSpec } from '@hs/compiler';
+ * import { Device, MemoryKind } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Renderer extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const representation = { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 3 };
+ *     spec.output('image').producesTensor({ representation, bounds: { maxByteSpan: 8 << 20 }, storage: 'runtimePool' });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('render');
+ * graph.add(new Renderer('renderer'));
+ * // The compiler never guesses a device: cudaDevice memory needs a binding.
+ * const result = compile(graph, { deployment: { bindOperatorDevice: { renderer: Device.cuda(0) } } });
+ * if (!result.ok) {
+ *   if (result.error instanceof CompileError) for (const d of result.error.diagnostics) console.error(`${d.severity} ${d.code}: ${d.message}`);
+ *   throw result.error;
+ * }
+ * const plan = result.value;
+ * console.log(`${plan.streams.length} stream, ${plan.pools[0]?.slotCount} slots of ${plan.pools[0]?.slotBytes} B; warnings: ${plan.diagnostics.map((d) => d.code).join(', ')}`);
+ * ```
  */
 export function compile(graph: Graph, options?: CompileOptions): Result<ExecutionPlan> {
   if (!(graph instanceof Graph)) throw new HsError(ErrorCode.InvalidArgument, 'compile(graph, options): graph must be a Graph');

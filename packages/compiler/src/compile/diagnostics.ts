@@ -3,6 +3,26 @@ import { ErrorCode, HsError } from '@hs/streams';
 /**
  * Stable codes of compile diagnostics. Each names one kind of problem; the message says what is
  * wrong and what to do.
+ * @example
+ * ```ts
+ * import { DiagnosticCode, Graph, Operator, compile, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Snapshot extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 2 };
+ *     spec.output('image').producesTensor({ representation, bounds: { maxByteSpan: 1 << 16 }, storage: 'runtimePool' }); // nothing consumes it
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('snapshot');
+ * graph.add(new Snapshot('snapshot'));
+ * const plan = unwrap(compile(graph)); // compiles, with a warning
+ * const unconsumed = plan.diagnostics.find((d) => d.code === DiagnosticCode.UnconsumedPool);
+ * console.log(unconsumed === undefined ? 'no warnings' : `${unconsumed.code}: ${unconsumed.message}`);
+ * ```
  */
 export enum DiagnosticCode {
   /** Two operators share a name. */
@@ -190,6 +210,29 @@ export class DiagnosticLog {
 /**
  * `compile()` failure: an `HsError` with code `ErrorCode.CompileError` carrying every diagnostic of
  * the run (`diagnostics`, errors and warnings, frozen). Its message lists the errors.
+ * @example
+ * ```ts
+ * import { CompileError, Graph, Operator, compile, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * class Renderer extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const representation = { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 3 };
+ *     spec.output('image').producesTensor({ representation, bounds: { maxByteSpan: 8 << 20 }, storage: 'runtimePool' });
+ *     spec.input('scene'); // required, never connected
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('render');
+ * graph.add(new Renderer('renderer'));
+ * const result = compile(graph); // no device binding either
+ * if (!result.ok && result.error instanceof CompileError) {
+ *   // Every diagnostic of the run, not only the first.
+ *   for (const d of result.error.diagnostics) console.log(`${d.severity} ${d.code} (${d.subject.kind}): ${d.message}`);
+ * }
+ * ```
  */
 export class CompileError extends HsError {
   /** Every diagnostic of the failed run, in check order. */

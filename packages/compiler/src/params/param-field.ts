@@ -35,7 +35,7 @@ export type ParamFieldDomain =
       readonly values: readonly string[];
     }
   | {
-      /** A tensor shape of exactly `rank` extents, each in `[0, maxExtent]` elements. */
+      /** A tensor shape of exactly `rank` extents, each in `[1, maxExtent]` elements. */
       readonly kind: 'shape';
       /** Required rank. */
       readonly rank: number;
@@ -60,6 +60,16 @@ export type ParamFieldDomain =
  * modifiers return a new field. Build with `integerParam`, `enumParam`, `shapeParam`,
  * `memoryKindParam` or `rateParam`. Spec: "Derive slot bytes from deployment parameters",
  * "Derive memory kind from deployment parameters".
+ * @example
+ * ```ts
+ * import { Rate, enumParam, rateParam } from '@hs/compiler';
+ *
+ * // Modifiers return a new field: a runtime rate a session may change within 1..120 Hz.
+ * const frameRate = rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime();
+ * const site = enumParam(['north', 'south']).markSensitive(); // redacted from plans and inspection
+ * console.log(`${frameRate.domain.kind} field, ${frameRate.mutability}; 60 Hz: ${frameRate.valueProblem(Rate.hz(60)) ?? 'admitted'}`);
+ * console.log(`240 Hz: ${frameRate.valueProblem(Rate.hz(240))}; site sensitive: ${site.sensitive}`);
+ * ```
  */
 export class ParamField<TValue = unknown> {
   /** @internal Phantom marker of the value type. */
@@ -155,6 +165,27 @@ function fail(message: string): never {
 /**
  * An integer field admitting `[min, max]`.
  * @throws HsError `InvalidArgument` unless `min <= max` are safe integers.
+ * @example
+ * ```ts
+ * import { CompileError, Graph, Operator, compile, integerParam, paramSchema, type OperatorSpec } from '@hs/compiler';
+ *
+ * const BatchParams = paramSchema('com.example.BatchParams', 1, {
+ *   batchSize: integerParam({ min: 1, max: 64 }).recompileRequired(),
+ * });
+ * class Batcher extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     spec.params(BatchParams, { batchSize: 128 }); // outside [1, 64]: compile() reports it
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('batching');
+ * graph.add(new Batcher('batcher'));
+ * const result = compile(graph);
+ * if (!result.ok && result.error instanceof CompileError) {
+ *   for (const d of result.error.diagnostics) console.log(`${d.code}: ${d.message}`);
+ * }
+ * ```
  */
 export function integerParam(range: { readonly min: number; readonly max: number }): ParamField<number> {
   if (!Number.isSafeInteger(range?.min) || !Number.isSafeInteger(range?.max) || range.min > range.max) {
@@ -166,6 +197,30 @@ export function integerParam(range: { readonly min: number; readonly max: number
 /**
  * An enum field admitting exactly `values` (non-empty, distinct names).
  * @throws HsError `InvalidArgument` for an empty or repeating list.
+ * @example
+ * ```ts
+ * import { Graph, Operator, compile, enumParam, memoryKindCase, parameterMemoryKind, paramSchema, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const CaptureParams = paramSchema('com.example.CaptureParams', 1, {
+ *   storage: enumParam(['pageable', 'pinned']).recompileRequired(),
+ * });
+ * class Capture extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(CaptureParams, { storage: 'pinned' });
+ *     // Every admitted enum value maps to one memory kind.
+ *     const memoryKind = parameterMemoryKind(params.ref('storage'), [memoryKindCase('pageable', MemoryKind.Host), memoryKindCase('pinned', MemoryKind.PinnedHost)]);
+ *     spec.output('frames').producesTensor({ representation: { dtype: DType.uint8, rank: 3 }, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }, { memoryKind });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('capture');
+ * graph.add(new Capture('camera'));
+ * const pool = unwrap(compile(graph)).pool('pool:camera.frames');
+ * console.log(`frames in ${pool?.memoryKind}, chosen by ${pool?.memoryKindSource}`);
+ * ```
  */
 export function enumParam<const T extends string>(values: readonly T[]): ParamField<T> {
   if (!Array.isArray(values) || values.length === 0 || new Set(values).size !== values.length || values.some((v) => typeof v !== 'string')) {
@@ -177,6 +232,29 @@ export function enumParam<const T extends string>(values: readonly T[]): ParamFi
 /**
  * A bounded integral shape: exactly `rank` extents (elements per dimension), each in `[1, maxExtent]`.
  * @throws HsError `InvalidArgument` for a rank outside [1, 8] or a bad `maxExtent`.
+ * @example
+ * ```ts
+ * import { Graph, Operator, compile, parameterContiguousByteSpan, paramSchema, shapeParam, type OperatorSpec } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const CaptureParams = paramSchema('com.example.CaptureParams', 1, {
+ *   frameShape: shapeParam({ rank: 3, maxExtent: 8192 }).recompileRequired(), // height, width, channels
+ * });
+ * class Capture extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(CaptureParams, { frameShape: [1080, 1920, 4] });
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ *     spec.output('frames').producesTensor({ representation, storage: 'runtimePool' }, parameterContiguousByteSpan(params.ref('frameShape')));
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('capture');
+ * graph.add(new Capture('camera'));
+ * console.log(`a 1080p RGBA slot: ${unwrap(compile(graph)).pool('pool:camera.frames')?.maxByteSpan} bytes`);
+ * console.log(`[0, 1920, 4]: ${CaptureParams.fields.frameShape.valueProblem([0, 1920, 4])}`);
+ * ```
  */
 export function shapeParam(bounds: { readonly rank: number; readonly maxExtent: number }): ParamField<readonly number[]> {
   if (!Number.isSafeInteger(bounds?.rank) || bounds.rank < 1 || bounds.rank > 8 || !Number.isSafeInteger(bounds.maxExtent) || bounds.maxExtent < 1) {
@@ -189,6 +267,29 @@ export function shapeParam(bounds: { readonly rank: number; readonly maxExtent: 
  * A direct memory-kind field admitting exactly `values`: non-empty, distinct, concrete kinds (an
  * unknown kind is never admissible).
  * @throws HsError `InvalidArgument` for an empty, repeating or unknown list.
+ * @example
+ * ```ts
+ * import { Graph, Operator, compile, memoryKindParam, parameterMemoryKind, paramSchema, type OperatorSpec } from '@hs/compiler';
+ * import { Device, MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const OutputParams = paramSchema('com.example.OutputParams', 1, {
+ *   memory: memoryKindParam([MemoryKind.PinnedHost, MemoryKind.CudaDevice]).recompileRequired(),
+ * });
+ * class Renderer extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(OutputParams, { memory: MemoryKind.CudaDevice });
+ *     const representation = { dtype: DType.uint8, rank: 3 };
+ *     spec.output('image').producesTensor({ representation, bounds: { maxByteSpan: 4 << 20 }, storage: 'runtimePool' }, { memoryKind: parameterMemoryKind(params.ref('memory')) });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('render');
+ * graph.add(new Renderer('renderer'));
+ * const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { renderer: Device.cuda(0) } } }));
+ * console.log(`image pool in ${plan.pool('pool:renderer.image')?.memoryKind} on ${plan.pool('pool:renderer.image')?.device}`);
+ * ```
  */
 export function memoryKindParam(values: readonly MemoryKind[]): ParamField<MemoryKind> {
   if (!Array.isArray(values) || values.length === 0 || new Set(values).size !== values.length || !values.every((v) => MEMORY_KINDS.includes(v))) {
@@ -200,6 +301,36 @@ export function memoryKindParam(values: readonly MemoryKind[]): ParamField<Memor
 /**
  * A rate field (Hz) admitting `admitted`: a non-empty list of rates or an inclusive `{ min, max }` range.
  * @throws HsError `InvalidArgument` for an empty list, a non-Rate, or `min > max`.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, paramSchema, rateParam, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const CameraParams = paramSchema('com.example.CameraParams', 1, { frameRate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime() });
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(CameraParams, { frameRate: Rate.hz(60) });
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ *     this.frames = spec.output('frames').producesTensor({ representation, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }).nominalRate(params.ref('frameRate'));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames');
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(15) } });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('capture');
+ * graph.addFlow(graph.add(new Camera('camera')).frames, graph.add(new Recorder('recorder')).frames);
+ * const edge = unwrap(compile(graph)).edges[0];
+ * console.log(`${edge?.id}: ${edge?.queueDepth} entries at 60 Hz, ${edge?.admittedQueueDepth} admitted for up to 120 Hz`);
+ * ```
  */
 export function rateParam(admitted: RateDomain): ParamField<Rate> {
   if (Array.isArray(admitted)) {

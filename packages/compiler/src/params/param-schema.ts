@@ -14,6 +14,16 @@ const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * A typed parameter schema with a stable id (a dotted name such as `com.example.ResizeParams`) and a
  * version (positive integer). Operators bind it with generation-zero values in `setup()` through
  * `spec.params(schema, values)`. Spec: "Derive slot bytes from deployment parameters".
+ * @example
+ * ```ts
+ * import { ParamSchema, Rate, paramSchema, rateParam, shapeParam } from '@hs/compiler';
+ *
+ * const ResizeParams = paramSchema('com.example.ResizeParams', 2, {
+ *   outputShape: shapeParam({ rank: 3, maxExtent: 8192 }).recompileRequired(),
+ *   frameRate: rateParam([Rate.hz(30), Rate.hz(60)]).runtime(),
+ * });
+ * console.log(ResizeParams instanceof ParamSchema, `${ResizeParams.id} v${ResizeParams.version}: ${Object.keys(ResizeParams.fields).join(', ')}`);
+ * ```
  */
 export class ParamSchema<F extends ParamFields = ParamFields> {
   /** @internal Use `paramSchema()`. */
@@ -33,10 +43,24 @@ export class ParamSchema<F extends ParamFields = ParamFields> {
  * Defines a parameter schema.
  * @example
  * ```ts
+ * import { Graph, Operator, Rate, compile, paramSchema, rateParam, shapeParam, type OperatorSpec } from '@hs/compiler';
+ * import { unwrap } from '@hs/streams';
+ *
  * const ResizeParams = paramSchema('com.example.ResizeParams', 1, {
  *   outputShape: shapeParam({ rank: 3, maxExtent: 8192 }).recompileRequired(),
  *   frameRate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime(),
  * });
+ * class Resize extends Operator {
+ *   setup(spec: OperatorSpec): void {
+ *     spec.params(ResizeParams, { outputShape: [720, 1280, 4], frameRate: Rate.hz(30) }); // generation-zero values
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('resize');
+ * graph.add(new Resize('resize'));
+ * const [params] = unwrap(compile(graph)).params;
+ * console.log(`${params?.operator}: ${params?.schema} v${params?.version}, ${params?.fields.map((f) => `${f.name} (${f.mutability})`).join(', ')}`);
  * ```
  * @throws HsError `InvalidArgument` for a malformed id, a version that is not a positive integer, no
  * fields, a bad field name, or a value that is not a `ParamField`.

@@ -105,6 +105,36 @@ export interface ExecutionPlan extends ExecutionPlanRecords {}
  *
  * Orders: operators and partitions topologically (ties by name); edges by producer, then consumer,
  * then id; streams in partition order (`sharedProcessDevice`: by device ordinal); pools in producer order.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const GRAY = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 2 };
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.output('frames').producesTensor({ representation: GRAY, bounds: { maxByteSpan: 640 * 480 }, storage: 'runtimePool' }).nominalRate(Rate.hz(30));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames', GRAY);
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(10) } });
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('capture');
+ * graph.addFlow(graph.add(new Camera('camera')).frames, graph.add(new Recorder('recorder')).frames);
+ * const plan = unwrap(compile(graph));
+ * const pool = plan.pool('pool:camera.frames');
+ * console.log(`pool ${pool?.id}: ${pool?.slotCount} slots x ${pool?.slotBytes} B = ${pool?.totalBytes} B in ${pool?.memoryKind}`);
+ * console.log(plan.toText().split('\n')[0]); // also toJSON() (canonical, via JSON.stringify), toDot(), toMermaid()
+ * ```
  */
 export class ExecutionPlan {
   readonly #operatorByName: ReadonlyMap<string, PlanOperator>;

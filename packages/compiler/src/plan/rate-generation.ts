@@ -73,7 +73,40 @@ function evaluate(term: PlanRateTerm, values: ReadonlyMap<string, Rate>): Ration
   return multiplyRational(base, factor);
 }
 
-/** The generation-zero values of the plan's runtime rate parameters. */
+/**
+ * The generation-zero values of the plan's runtime rate parameters.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, generationZeroRates, paramSchema, rateParam, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const CameraParams = paramSchema('com.example.CameraParams', 1, { frameRate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime() });
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(CameraParams, { frameRate: Rate.hz(60) });
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ *     this.frames = spec.output('frames').producesTensor({ representation, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }).nominalRate(params.ref('frameRate'));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames');
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(15) } });
+ *   }
+ *   compute(): void {}
+ * }
+ * const graph = new Graph('capture');
+ * graph.addFlow(graph.add(new Camera('camera')).frames, graph.add(new Recorder('recorder')).frames);
+ * const plan = unwrap(compile(graph));
+ *
+ * // The runtime rate parameters' values when a session starts (unless it is created with others).
+ * for (const [parameter, rate] of generationZeroRates(plan)) console.log(`${parameter} = ${rate}`);
+ * ```
+ */
 export function generationZeroRates(plan: ExecutionPlan): Map<string, Rate> {
   const values = new Map<string, Rate>();
   for (const p of plan.params) {
@@ -87,6 +120,40 @@ export function generationZeroRates(plan: ExecutionPlan): Map<string, Rate> {
  * overridden by `candidate`. Each candidate must name a runtime rate parameter and lie in its admitted
  * domain (`InvalidArgument`, `NotFound`); every new active depth must fit the edge's admitted depth
  * (`ResourceExhausted`). Cold: allocates its result.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, evaluateRateGeneration, generationZeroRates, paramSchema, rateParam, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const CameraParams = paramSchema('com.example.CameraParams', 1, { frameRate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime() });
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(CameraParams, { frameRate: Rate.hz(60) });
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ *     this.frames = spec.output('frames').producesTensor({ representation, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }).nominalRate(params.ref('frameRate'));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames');
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(15) } });
+ *   }
+ *   compute(): void {}
+ * }
+ * const graph = new Graph('capture');
+ * graph.addFlow(graph.add(new Camera('camera')).frames, graph.add(new Recorder('recorder')).frames);
+ * const plan = unwrap(compile(graph));
+ *
+ * const zero = generationZeroRates(plan);
+ * const faster = unwrap(evaluateRateGeneration(plan, 1, zero, [{ parameter: 'camera.params.frameRate', rate: Rate.hz(120) }]));
+ * console.log(`generation ${faster.rateGeneration}: ${faster.edges.map((e) => `${e.edge} ${e.activeDepth} entries`).join(', ')}`);
+ * const refused = evaluateRateGeneration(plan, 2, zero, [{ parameter: 'camera.params.frameRate', rate: Rate.hz(240) }]);
+ * if (!refused.ok) console.log(`refused: ${refused.error.message}`); // outside the admitted domain the pools were sized for
+ * ```
  */
 export function evaluateRateGeneration(
   plan: ExecutionPlan,

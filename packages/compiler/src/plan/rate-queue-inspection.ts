@@ -6,7 +6,43 @@ import type { RateGeneration, RateGenerationSnapshot, RejectedRateGeneration } f
 /** `text`: line-oriented for review; `json`: canonical, deterministic JSON. */
 export type RateQueueInspectionFormat = 'text' | 'json';
 
-/** Schema marker of the canonical inspection JSON. */
+/**
+ * Schema marker of the canonical inspection JSON.
+ * @example
+ * ```ts
+ * import { Graph, Operator, RATE_QUEUE_INSPECTION_SCHEMA, Rate, compile, evaluateRateGeneration, generationZeroRates, paramSchema, rateParam, renderRateQueueInspection, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const CameraParams = paramSchema('com.example.CameraParams', 1, { frameRate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime() });
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(CameraParams, { frameRate: Rate.hz(60) });
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ *     this.frames = spec.output('frames').producesTensor({ representation, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }).nominalRate(params.ref('frameRate'));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames');
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(15) } });
+ *   }
+ *   compute(): void {}
+ * }
+ * const graph = new Graph('capture');
+ * graph.addFlow(graph.add(new Camera('camera')).frames, graph.add(new Recorder('recorder')).frames);
+ * const plan = unwrap(compile(graph));
+ *
+ * const published = unwrap(evaluateRateGeneration(plan, 0, generationZeroRates(plan), []));
+ * const json = unwrap(renderRateQueueInspection(plan, { published, lastRejected: null }, 0, 'camera.frames->recorder.frames', 'json'));
+ * const inspection = JSON.parse(json) as { schema: string; activeDepth: number };
+ * if (inspection.schema !== RATE_QUEUE_INSPECTION_SCHEMA) throw new Error(`unknown inspection schema ${inspection.schema}`);
+ * console.log(`${inspection.schema}: active depth ${inspection.activeDepth}`);
+ * ```
+ */
 export const RATE_QUEUE_INSPECTION_SCHEMA = 'hs.rate-queue-inspection/1';
 
 /**
@@ -18,6 +54,39 @@ export const RATE_QUEUE_INSPECTION_SCHEMA = 'hs.rate-queue-inspection/1';
  * given only when automatic sizing chose the depth.
  * Spec: "Size queue entries from nominal rates" (render_rate_queue_inspection).
  * @returns the rendering; `NotFound` when the edge or generation is not in the plan or snapshot.
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, compile, evaluateRateGeneration, generationZeroRates, paramSchema, rateParam, renderRateQueueInspection, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const CameraParams = paramSchema('com.example.CameraParams', 1, { frameRate: rateParam({ min: Rate.hz(1), max: Rate.hz(120) }).runtime() });
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     const params = spec.params(CameraParams, { frameRate: Rate.hz(60) });
+ *     const representation = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ *     this.frames = spec.output('frames').producesTensor({ representation, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }).nominalRate(params.ref('frameRate'));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Recorder extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames');
+ *     spec.temporalContract({ trigger: { clock: Rate.hz(15) } });
+ *   }
+ *   compute(): void {}
+ * }
+ * const graph = new Graph('capture');
+ * graph.addFlow(graph.add(new Camera('camera')).frames, graph.add(new Recorder('recorder')).frames);
+ * const plan = unwrap(compile(graph));
+ *
+ * // A snapshot as RunSession.captureRateGenerations() returns it; here generation 0, evaluated directly.
+ * const published = unwrap(evaluateRateGeneration(plan, 0, generationZeroRates(plan), []));
+ * const text = renderRateQueueInspection(plan, { published, lastRejected: null }, 0, 'camera.frames->recorder.frames', 'text');
+ * console.log(unwrap(text)); // rates, horizon, headroom, hard floor, active and admitted depth, payload, reservation
+ * ```
  */
 export function renderRateQueueInspection(
   plan: ExecutionPlan,

@@ -12,6 +12,15 @@ function positiveSafeInteger(what: string, value: unknown): bigint {
  * An exact nominal rate in hertz (events per second), a positive rational. Build it with `Rate.hz(60)`
  * or `Rate.ratio(30000, 1001)` (29.97 Hz). Rates compare and multiply exactly; nothing is rounded.
  * Spec: "Size queue entries from nominal rates".
+ * @example
+ * ```ts
+ * import { Rate, RateRatio } from '@hs/compiler';
+ *
+ * const ntsc = Rate.ratio(30000, 1001); // 29.97 Hz, exact: nothing is rounded
+ * const pal = Rate.hz(25);
+ * console.log(`${ntsc} is ${ntsc.compare(pal) > 0 ? 'faster' : 'slower'} than ${pal}; every 2nd frame: ${ntsc.scaledBy(new RateRatio(1, 2))}`);
+ * console.log(JSON.stringify(ntsc), Rate.hz(60).equals(Rate.ratio(120, 2)));
+ * ```
  */
 export class Rate {
   /** The rate in hertz as an exact rational. */
@@ -76,6 +85,35 @@ export class Rate {
 /**
  * An exact positive ratio `numerator / denominator`: a derived rate (`follows(input, new RateRatio(1, 4))`)
  * or the compile-wide queue headroom (default `2/1`). Spec: "Size queue entries from nominal rates".
+ * @example
+ * ```ts
+ * import { Graph, Operator, Rate, RateRatio, compile, type InputPort, type OperatorSpec, type OutputPort } from '@hs/compiler';
+ * import { MemoryKind, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const RGBA = { memoryKind: MemoryKind.Host, dtype: DType.uint8, rank: 3 };
+ * class Camera extends Operator {
+ *   frames!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.output('frames').producesTensor({ representation: RGBA, bounds: { maxByteSpan: 1 << 20 }, storage: 'runtimePool' }).nominalRate(Rate.hz(60));
+ *   }
+ *   compute(): void {}
+ * }
+ * class Decimator extends Operator {
+ *   frames!: InputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.frames = spec.input('frames');
+ *     spec.output('preview').producesTensor({ representation: RGBA }).follows(this.frames, new RateRatio(1, 4)); // every 4th frame
+ *   }
+ *   compute(): void {}
+ * }
+ *
+ * const graph = new Graph('preview');
+ * graph.addFlow(graph.add(new Camera('camera')).frames, graph.add(new Decimator('decimator')).frames);
+ * const plan = unwrap(compile(graph, { automaticQueueSizing: { headroomRatio: new RateRatio(3, 2) } })); // a ratio is also the queue headroom
+ * const preview = plan.portRates.find((r) => r.port.port === 'preview');
+ * console.log(`decimator.preview at ${preview?.active} (${preview?.source}); queue headroom ${plan.options.headroomRatio}`);
+ * ```
  */
 export class RateRatio {
   /** The ratio as an exact rational (reduced). */

@@ -31,7 +31,32 @@ export interface DeviceHello {
   readonly handle: Uint8Array;
 }
 
-/** Writes a device HELLO frame at `offset` (the publisher's own values: trusted). */
+/**
+ * Writes a device HELLO frame at `offset` (the publisher's own values: trusted).
+ *
+ * @example
+ * ```ts
+ * import { FRAME_BYTES, decodeDeviceHello, encodeDeviceHello, fenceCounterBytes } from '@hs/ipc';
+ * import { unwrap } from '@hs/streams';
+ *
+ * // a device topic's HELLO (DeviceTopicPublisher sends it): one exported allocation, the slots then their fence counters
+ * const slotCount = 4;
+ * const slotStride = 1 << 20;
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * encodeDeviceHello(frame, 0, {
+ *   topicId: 0xd3e9,
+ *   slotCount,
+ *   slotStride,
+ *   allocationBytes: slotCount * slotStride + fenceCounterBytes(slotCount),
+ *   maxRank: 2,
+ *   producerPid: process.pid,
+ *   deviceOrdinal: 0,
+ *   handle: new Uint8Array(64).fill(0xab), // the cudaIpcMemHandle_t of the allocation
+ * });
+ * const hello = unwrap(decodeDeviceHello(frame, 0));
+ * console.log(`cuda:${hello.deviceOrdinal}, ${hello.slotCount} slots in ${hello.allocationBytes} bytes, handle ${hello.handle.length} bytes`);
+ * ```
+ */
 export function encodeDeviceHello(view: DataView, offset: number, hello: DeviceHello): void {
   for (let i = offset; i < offset + FRAME_BYTES; i += 4) view.setUint32(i, 0, true);
   writeFrameHeader(view, offset, FrameType.Hello, hello.topicId);
@@ -52,6 +77,20 @@ export function encodeDeviceHello(view: DataView, offset: number, hello: DeviceH
  * zero flags and segment-name bytes, zero tail. `ProtocolError` names the first bad field; a host HELLO
  * is `NotSupported` here (attach it with `ChannelRuntime`). Whether the exported allocation really holds
  * the announced bytes is checked when it is mapped (`CudaIpcImport.open`).
+ *
+ * @example
+ * ```ts
+ * import { FRAME_BYTES, WireMemoryKind, decodeDeviceHello, encodeDeviceHello, encodeHello, fenceCounterBytes } from '@hs/ipc';
+ *
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * encodeDeviceHello(frame, 0, { topicId: 1, slotCount: 2, slotStride: 4096, allocationBytes: 2 * 4096 + fenceCounterBytes(2), maxRank: 3, producerPid: process.pid, deviceOrdinal: 1, handle: new Uint8Array(64) });
+ * const device = decodeDeviceHello(frame, 0); // validates every field before anything is imported
+ * if (device.ok) console.log(`device topic on cuda:${device.value.deviceOrdinal}, max rank ${device.value.maxRank}`);
+ *
+ * encodeHello(frame, 0, { topicId: 2, slotCount: 2, slotStride: 256, segmentBytes: 512, memoryKind: WireMemoryKind.Host, maxRank: 1, producerPid: process.pid, mailboxToken: null });
+ * const host = decodeDeviceHello(frame, 0); // a host topic's HELLO
+ * if (!host.ok) console.log(host.error.message); // NotSupported: ... attach to it with ChannelRuntime
+ * ```
  */
 export function decodeDeviceHello(view: DataView, offset: number): Result<DeviceHello> {
   const header = readFrameHeader(view, offset, null);

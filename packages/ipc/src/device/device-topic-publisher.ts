@@ -53,11 +53,35 @@ const SLOT_ALIGNMENT = 256;
  *
  * @example
  * ```ts
- * const pub = await DeviceTopicPublisher.listen({ topic: 'depth' });
- * pub.on('subscriberLost', (lost: SubscriberLost) => console.warn(lost.error.message));
- * const pool = unwrap(pub.attach(cudaBackend, { device: Device.cuda(0), producerStream, slotCount: 4, slotByteSpan: 1 << 20, maxRank: 2 }));
- * // allocate from pool, write on producerStream, commit, emit, then:
- * unwrap(pub.publish(tensor));
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { Device, selectBackend, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ * import { DeviceTopicPublisher, ipcAvailability, type SubscriberLost } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   const runtimeDirectory = mkdtempSync(join(tmpdir(), 'hs-topics-'));
+ *   const backend = unwrap(selectBackend()); // CUDA when it sees a device, else host (HS_BACKEND chooses)
+ *   const producerStream = unwrap(backend.createStream(Device.cuda(0)));
+ *   const pub = await DeviceTopicPublisher.listen({ topic: 'depth', runtimeDirectory }); // the socket, before any session
+ *   pub.on('subscriberLost', (lost: SubscriberLost) => console.warn(lost.error.message));
+ *   const pool = pub.attach(backend, { device: Device.cuda(0), producerStream, slotCount: 4, slotByteSpan: 512 * 512 * 4, maxRank: 2 });
+ *   if (!pool.ok) console.log(pool.error.message); // the host backend: a device boundary needs CUDA IPC
+ *   else {
+ *     const loan = unwrap(pool.value.allocateTensor({ shape: [512, 512], dtype: DType.float32 }));
+ *     unwrap(unwrap(loan.write(producerStream)).commit()); // kernels write the slot on producerStream
+ *     const sent = unwrap(pub.publish(unwrap(loan.emit()))); // the generation fence, then the descriptor
+ *     console.log(`published to ${sent} subscriber(s) from one CUDA IPC allocation`);
+ *   }
+ *   await pub.close();
+ *   await backend.synchronizeStream(producerStream);
+ *   unwrap(backend.destroyStream(producerStream));
+ *   backend.dispose();
+ *   rmSync(runtimeDirectory, { recursive: true, force: true });
+ * }
  * ```
  */
 export class DeviceTopicPublisher extends EventEmitter {

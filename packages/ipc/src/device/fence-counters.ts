@@ -8,12 +8,43 @@ import type { DeviceMemory, MemoryRange } from '@hs/streams';
  * Spec: "Crossing process boundaries: the generation fence".
  */
 
-/** Bytes of the counters of `slotCount` slots. */
+/**
+ * Bytes of the counters of `slotCount` slots.
+ *
+ * @example
+ * ```ts
+ * import { fenceCounterBytes } from '@hs/ipc';
+ *
+ * // one u64 counter per slot after the last slot, rounded up to 256 bytes: size a device allocation or a pinnedHost segment
+ * const slotStride = 640 * 480 * 4;
+ * for (const slotCount of [1, 32, 33]) {
+ *   const counters = fenceCounterBytes(slotCount);
+ *   console.log(`${slotCount} slot(s): ${counters} counter bytes, ${slotCount * slotStride + counters} bytes in all`);
+ * }
+ * ```
+ */
 export function fenceCounterBytes(slotCount: number): number {
   return Math.ceil((slotCount * 8) / 256) * 256;
 }
 
-/** Byte offset of `slot`'s counter from the start of the allocation. */
+/**
+ * Byte offset of `slot`'s counter from the start of the allocation.
+ *
+ * @example
+ * ```ts
+ * import { fenceCounterBytes, fenceCounterOffset } from '@hs/ipc';
+ *
+ * // an importer's check of a slot's generation fence, over memory laid out as a topic's (here an ordinary buffer)
+ * const slotCount = 4;
+ * const slotStride = 1024;
+ * const memory = new DataView(new ArrayBuffer(slotCount * slotStride + fenceCounterBytes(slotCount)));
+ * const counterOf = (slot: number) => memory.getBigUint64(fenceCounterOffset(slotCount, slotStride, slot), true);
+ * // what the producer stream does once slot 2's writes completed (a 64-bit stream memory write of its generation)
+ * memory.setBigUint64(fenceCounterOffset(slotCount, slotStride, 2), 5n, true);
+ * const reached = (slot: number, fenceValue: number) => counterOf(slot) >= BigInt(fenceValue);
+ * console.log(`slot 2's counter at byte ${fenceCounterOffset(slotCount, slotStride, 2)}: fence 5 reached ${reached(2, 5)}, fence 6 ${reached(2, 6)}`);
+ * ```
+ */
 export function fenceCounterOffset(slotCount: number, slotStride: number, slot: number): number {
   return slotCount * slotStride + 8 * slot;
 }

@@ -57,10 +57,44 @@ export interface IpcBoundariesOptions {
  *
  * @example
  * ```ts
- * const boundaries = await IpcBoundaries.prepare(plan, { backend, awaitSubscribers: 1 });
- * const session = unwrap(RunSession.create(plan, { backend, boundaries }));
- * await session.run();
- * session.dispose();
+ * import { mkdtempSync, rmSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { Readable } from 'node:stream';
+ * import { Graph, compile } from '@hs/compiler';
+ * import { ReadableSource, RunSession } from '@hs/runtime';
+ * import { HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { ChannelRuntime, IpcBoundaries, ipcAvailability } from '@hs/ipc';
+ *
+ * const ipc = ipcAvailability();
+ * if (!ipc.available) console.log(ipc.reason);
+ * else {
+ *   const runtimeDirectory = mkdtempSync(join(tmpdir(), 'hs-topics-'));
+ *   const frames = [1, 2, 3].map((n) => new Uint8Array(256).fill(n));
+ *   const graph = new Graph('producer');
+ *   const source = graph.add(new ReadableSource('camera', Readable.from(frames), { maxFrameBytes: 256, memoryKind: MemoryKind.Host }));
+ *   graph.publish(source.frames, 'camera.frames'); // an external topic: other processes subscribe to it
+ *   const plan = unwrap(compile(graph));
+ *
+ *   const backend = new HostBackend();
+ *   // every publication's segment, pool and socket before the session; the run waits for one subscriber
+ *   const boundaries = await IpcBoundaries.prepare(plan, { backend, runtimeDirectory, awaitSubscribers: 1 });
+ *   const session = unwrap(RunSession.create(plan, { backend, boundaries }));
+ *   const channel = await ChannelRuntime.connect({ backend, topic: 'camera.frames', runtimeDirectory }); // a process outside any graph
+ *   const running = session.run();
+ *   const received: number[] = [];
+ *   for (const _ of frames) {
+ *     const lease = await channel.receive();
+ *     received.push(unwrap(lease.tensor.hostView())[0] ?? -1);
+ *     unwrap(lease.release());
+ *   }
+ *   const metrics = await running;
+ *   console.log(`subscriber got frames ${received.join(', ')}; the run took ${metrics.frames} frames`);
+ *   channel.close();
+ *   session.dispose(); // closes the publishers the session took
+ *   await boundaries.dispose(); // and any it did not
+ *   rmSync(runtimeDirectory, { recursive: true, force: true });
+ * }
  * ```
  */
 export class IpcBoundaries implements BoundaryProvider {

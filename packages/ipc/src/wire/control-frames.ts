@@ -14,7 +14,23 @@ import {
 } from './frame-layout.js';
 import { allZero, readSafeU64, writeSafeU64 } from './wire-integers.js';
 
-/** Most slots a boundary pool may announce. */
+/**
+ * Most slots a boundary pool may announce.
+ *
+ * @example
+ * ```ts
+ * import { FRAME_BYTES, MAX_TOPIC_SLOTS, WireMemoryKind, decodeHello, encodeHello } from '@hs/ipc';
+ *
+ * // slots from a rate and a history to keep (120 Hz, 10 minutes), within what a topic may announce
+ * const slotCount = Math.min(120 * 600, MAX_TOPIC_SLOTS);
+ * console.log(`${slotCount} slots (at most ${MAX_TOPIC_SLOTS})`);
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * const slots = MAX_TOPIC_SLOTS + 1;
+ * encodeHello(frame, 0, { topicId: 1, slotCount: slots, slotStride: 256, segmentBytes: slots * 256, memoryKind: WireMemoryKind.Host, maxRank: 1, producerPid: process.pid, mailboxToken: null });
+ * const hello = decodeHello(frame, 0);
+ * if (!hello.ok) console.log(hello.error.message);
+ * ```
+ */
 export const MAX_TOPIC_SLOTS = 65536;
 
 /** The topic geometry a publisher announces once per connection (a HELLO frame). */
@@ -48,7 +64,30 @@ function clear(view: DataView, offset: number): void {
   for (let i = offset; i < offset + FRAME_BYTES; i += 4) view.setUint32(i, 0, true);
 }
 
-/** Writes a HELLO frame at `offset`. The publisher builds `hello` itself, so it is trusted here. */
+/**
+ * Writes a HELLO frame at `offset`. The publisher builds `hello` itself, so it is trusted here.
+ *
+ * @example
+ * ```ts
+ * import { FRAME_BYTES, WireMemoryKind, decodeHello, encodeHello } from '@hs/ipc';
+ * import { unwrap } from '@hs/streams';
+ *
+ * // what a publisher sends each new connection: its topic's geometry (TopicPublisher does this for you)
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * encodeHello(frame, 0, {
+ *   topicId: 0x5eed,
+ *   slotCount: 8,
+ *   slotStride: 307_200, // 480 x 640 bytes, a multiple of 256
+ *   segmentBytes: 8 * 307_200,
+ *   memoryKind: WireMemoryKind.Host,
+ *   maxRank: 2,
+ *   producerPid: process.pid,
+ *   mailboxToken: '0123456789abcdef', // the mailbox offered to this subscriber, or null
+ * });
+ * const hello = unwrap(decodeHello(frame, 0));
+ * console.log(`${hello.slotCount} slots of ${hello.slotStride} bytes, mailbox ${hello.mailboxToken}`);
+ * ```
+ */
 export function encodeHello(view: DataView, offset: number, hello: TopicHello): void {
   clear(view, offset);
   writeFrameHeader(view, offset, FrameType.Hello, hello.topicId);
@@ -70,6 +109,20 @@ export function encodeHello(view: DataView, offset: number, hello: TopicHello): 
  * reader), rank bound 0..8, a positive pid, bytes 56..119 zero (wire version 2 names no segment: it comes
  * as a descriptor with the HELLO), reserved bytes zero.
  * `ProtocolError` names the first bad field.
+ *
+ * @example
+ * ```ts
+ * import { FRAME_BYTES, WireMemoryKind, decodeHello, encodeHello } from '@hs/ipc';
+ *
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * encodeHello(frame, 0, { topicId: 7, slotCount: 4, slotStride: 1024, segmentBytes: 4096, memoryKind: WireMemoryKind.PinnedHost, maxRank: 1, producerPid: process.pid, mailboxToken: null });
+ * const hello = decodeHello(frame, 0); // a subscriber trusts nothing the socket brings
+ * if (hello.ok) console.log(`topic ${hello.value.topicId}: ${WireMemoryKind[hello.value.memoryKind]} segment of ${hello.value.segmentBytes} bytes, publisher pid ${hello.value.producerPid}`);
+ *
+ * frame.setUint32(24, 2048, true); // segment bytes (24..31) too small for 4 slots of 1024 bytes
+ * const forged = decodeHello(frame, 0);
+ * if (!forged.ok) console.log(forged.error.message); // ProtocolError naming the first bad field
+ * ```
  */
 export function decodeHello(view: DataView, offset: number): Result<TopicHello> {
   const header = readFrameHeader(view, offset, null);
@@ -119,7 +172,23 @@ export function encodeRelease(view: DataView, offset: number, topicId: number, s
   writeSafeU64(view, offset + Offset.generation, generation);
 }
 
-/** Writes an ATTACH frame: the subscriber takes its descriptors through the mailbox (`usesMailbox`) or the socket. */
+/**
+ * Writes an ATTACH frame: the subscriber takes its descriptors through the mailbox (`usesMailbox`) or the socket.
+ *
+ * @example
+ * ```ts
+ * import { FRAME_BYTES, attachUsesMailbox, encodeAttach } from '@hs/ipc';
+ *
+ * // a subscriber's answer to HELLO (ChannelRuntime sends it once it mapped the segment); until the publisher
+ * // read it the connection is sent nothing and holds no lease
+ * const topicId = 0x5eed; // from the HELLO
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * encodeAttach(frame, 0, topicId, false); // descriptors over the socket, not through a mailbox
+ * const usesMailbox = attachUsesMailbox(frame, 0); // what the publisher checks
+ * if (typeof usesMailbox !== 'boolean') throw usesMailbox.error;
+ * console.log(`ATTACH for topic 0x${frame.getUint32(8, true).toString(16)}: descriptors ${usesMailbox ? 'through the mailbox' : 'over the socket'}`);
+ * ```
+ */
 export function encodeAttach(view: DataView, offset: number, topicId: number, usesMailbox: boolean): void {
   clear(view, offset);
   writeFrameHeader(view, offset, FrameType.Attach, topicId);
@@ -136,6 +205,20 @@ export function attachFrame(topicId: number, usesMailbox: boolean): Buffer {
 /**
  * Validates the body of an ATTACH frame whose header was checked: known flag bits, reserved bytes zero.
  * Returns whether the subscriber uses the mailbox, or `ProtocolError`.
+ *
+ * @example
+ * ```ts
+ * import { FRAME_BYTES, attachUsesMailbox, encodeAttach } from '@hs/ipc';
+ *
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * encodeAttach(frame, 0, 0x5eed, true); // the subscriber opened the offered mailbox
+ * const uses = attachUsesMailbox(frame, 0); // a publisher validates the body after the header
+ * if (typeof uses === 'boolean') console.log(`descriptors travel ${uses ? 'through the mailbox rings' : 'over the socket'}`);
+ *
+ * frame.setUint8(100, 1); // a reserved byte set: a peer this side does not understand
+ * const refused = attachUsesMailbox(frame, 0);
+ * if (typeof refused !== 'boolean') console.log(refused.error.message);
+ * ```
  */
 export function attachUsesMailbox(view: DataView, offset: number): boolean | Err {
   const flags = view.getUint32(offset + Offset.attachFlags, true);

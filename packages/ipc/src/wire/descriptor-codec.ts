@@ -53,6 +53,31 @@ const KNOWN_FLAGS = DescriptorFlag.HostWriter | DescriptorFlag.DeviceFence;
  * Writes a DESCRIPTOR frame (`FRAME_BYTES` bytes, reserved bytes zeroed) at `offset` of `view`.
  * @throws HsError `InvalidArgument` when a field cannot be represented (rank above 8, a value that is not a
  * non-negative safe integer): the publisher only encodes tensors of its own pool, so this is a bug.
+ *
+ * @example
+ * ```ts
+ * import { DescriptorDecoder, DescriptorFlag, FRAME_BYTES, TensorDescriptor, encodeDescriptor } from '@hs/ipc';
+ * import { unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * // one published tensor: slot 2 of a topic of 4 slots of 307 200 bytes, written by the host
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * encodeDescriptor(frame, 0, {
+ *   topicId: 0x5eed,
+ *   slot: 2,
+ *   generation: 1,
+ *   fenceValue: 0, // the host writer records no fence
+ *   flags: DescriptorFlag.HostWriter,
+ *   dtype: DType.uint8,
+ *   shape: [480, 640],
+ *   strides: [640, 1], // elements
+ *   byteOffset: 0,
+ *   byteLength: 480 * 640,
+ * });
+ * const d = new TensorDescriptor();
+ * unwrap(new DescriptorDecoder({ topicId: 0x5eed, slotCount: 4, slotStride: 307_200, maxRank: 2 }).decode(frame, 0, d));
+ * console.log(`slot ${d.slot} generation ${d.generation}: ${d.dtype.name} [${d.shape.join(', ')}], ${d.byteLength} bytes`);
+ * ```
  */
 export function encodeDescriptor(view: DataView, offset: number, fields: DescriptorFields): void {
   const rank = fields.shape.length;
@@ -97,6 +122,26 @@ function reject(field: string, problem: string): Err {
  * zero. Each failure is `ProtocolError` naming the field; a rejected frame changes no state.
  *
  * Spec: "Crossing process boundaries: the generation fence" (descriptor validation before use).
+ *
+ * @example
+ * ```ts
+ * import { DescriptorDecoder, DescriptorFlag, FRAME_BYTES, TensorDescriptor, encodeDescriptor } from '@hs/ipc';
+ * import { DType } from '@hs/tensor';
+ *
+ * // checks descriptors against the geometry the HELLO announced
+ * const decoder = new DescriptorDecoder({ topicId: 9, slotCount: 4, slotStride: 1024, maxRank: 1 });
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * const out = new TensorDescriptor();
+ * const fields = { topicId: 9, slot: 1, generation: 1, fenceValue: 0, flags: DescriptorFlag.HostWriter, dtype: DType.float32, shape: [256], strides: [1], byteOffset: 0, byteLength: 1024 };
+ * encodeDescriptor(frame, 0, fields);
+ * const first = decoder.decode(frame, 0, out);
+ * console.log(`accepted: ${first.ok}, slot 1 at generation ${decoder.lastGeneration(1)}`);
+ * const replayed = decoder.decode(frame, 0, out); // the same frame again
+ * if (!replayed.ok) console.log(replayed.error.message);
+ * encodeDescriptor(frame, 0, { ...fields, generation: 2, shape: [512], byteLength: 2048 }); // more than one slot holds
+ * const oversized = decoder.decode(frame, 0, out);
+ * if (!oversized.ok) console.log(oversized.error.message);
+ * ```
  */
 export class DescriptorDecoder {
   readonly #geometry: TopicGeometry;

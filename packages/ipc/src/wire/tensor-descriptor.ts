@@ -10,6 +10,26 @@ import { MAX_DESCRIPTOR_RANK } from './frame-layout.js';
  * (strictly increasing per slot); `fenceValue` is the value the producer stream writes to the topic's
  * fence counter (0 for a host writer).
  * Spec: "Crossing process boundaries: the generation fence", "Pinned-host readiness follows the writer".
+ *
+ * @example
+ * ```ts
+ * import { DescriptorDecoder, DescriptorFlag, FRAME_BYTES, TensorDescriptor, encodeDescriptor } from '@hs/ipc';
+ * import { unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const decoder = new DescriptorDecoder({ topicId: 3, slotCount: 2, slotStride: 256, maxRank: 2 });
+ * const frame = new DataView(new ArrayBuffer(FRAME_BYTES));
+ * const d = new TensorDescriptor(); // one record, refilled by every decode: no allocation per frame
+ * const kept: number[][] = [];
+ * const published = [{ slot: 0, shape: [4, 8], strides: [8, 1] }, { slot: 1, shape: [16], strides: [1] }];
+ * for (const { slot, shape, strides } of published) {
+ *   const byteLength = shape.reduce((n, e) => n * e, 1) * DType.float32.itemSize;
+ *   encodeDescriptor(frame, 0, { topicId: 3, slot, generation: 1, fenceValue: 0, flags: DescriptorFlag.HostWriter, dtype: DType.float32, shape, strides, byteOffset: 0, byteLength });
+ *   unwrap(decoder.decode(frame, 0, d));
+ *   kept.push([...d.shape]); // copy what you keep
+ * }
+ * console.log(`last: slot ${d.slot}, rank ${d.rank}, ${d.byteLength} bytes; shapes kept: ${JSON.stringify(kept)}`);
+ * ```
  */
 export class TensorDescriptor {
   /** Topic the frame belongs to (assigned by the publisher, sent in HELLO). */

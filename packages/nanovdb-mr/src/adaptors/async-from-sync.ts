@@ -19,8 +19,20 @@ import { DEFAULT_ALIGNMENT, isResource, type AsyncResource, type MemoryBlock, ty
  *
  * @example
  * ```ts
- * // A pool-less device: opt into synchronous device malloc.
- * const resource = new AsyncFromSync(backend, new MallocResource(backend, Device.cuda(0)));
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { AsyncFromSync, MallocResource, ResourceBuffer, TrackingResource } from '@hs/nanovdb-mr';
+ *
+ * // a pool-less device: opt into synchronous device malloc where a stream-ordered resource is required
+ * const backend = new HostBackend({ memoryPools: false });
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * const malloc = new TrackingResource(new MallocResource(backend, Device.cuda(0)));
+ * const resource = new AsyncFromSync(backend, malloc);
+ * const buffer = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 1024, { noInit: true, element: Float32Array }));
+ * if (buffer.data !== null) unwrap(backend.memsetAsync(stream, buffer.data, 0));
+ * buffer.dispose(); // enqueued: a host function on `stream` runs the synchronous free after the memset
+ * await backend.synchronizeStream(stream);
+ * console.log(`blocks still held by MallocResource after the stream drained: ${malloc.outstanding.length}`);
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export class AsyncFromSync<R extends SyncResource> implements AsyncResource {

@@ -42,9 +42,17 @@ function nextState(state: number): number {
  *
  * @example
  * ```ts
- * const faulty = new FaultyResource(new DeviceResource(backend, Device.cuda(0)), { failAt: 3 });
- * faulty.allocate(64); faulty.allocate(64);
- * faulty.allocate(64); // { ok: false, error: OutOfMemory "FaultyResource: injected fault at allocation 3 ..." }
+ * import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
+ * import { FaultyResource, HostResource, ResourceBuffer } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // a reliability test: the third allocation fails with OutOfMemory, nothing allocated for it
+ * const faulty = new FaultyResource(new HostResource(backend), { failAt: 3 });
+ * const buffers = [unwrap(ResourceBuffer.allocate(backend, faulty, 64)), unwrap(ResourceBuffer.allocate(backend, faulty, 64))];
+ * const third = ResourceBuffer.allocate(backend, faulty, 64);
+ * if (!third.ok && third.error.code === ErrorCode.OutOfMemory) console.log(third.error.message); // "... injected fault at allocation 3 ..."
+ * console.log(`requests ${faulty.requests}, faults ${faulty.faultsInjected}`);
+ * for (const b of buffers) b.dispose();
  * ```
  */
 export class FaultyResource<R extends SyncResource> extends ResourceAdaptor<R> {

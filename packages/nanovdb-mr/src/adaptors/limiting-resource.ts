@@ -8,6 +8,23 @@ import { ResourceAdaptor } from './resource-adaptor.js';
  * `limitBytes` fails with `OutOfMemory` before reaching the upstream (nothing allocated). Deallocation
  * gives the bytes back. Keeps the upstream's tier.
  * Spec: RMM's limiting adaptor (nanovdb-memory-resources: adaptors).
+ * @example
+ * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, LimitingResource, ResourceBuffer } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * // cap what one tenant may hold on the device at 1 MiB
+ * const capped = new LimitingResource(new DeviceResource(backend, Device.cuda(0)), 1 << 20);
+ * const first = unwrap(ResourceBuffer.allocateAsync(backend, stream, capped, 768 << 10, { noInit: true }));
+ * const second = ResourceBuffer.allocateAsync(backend, stream, capped, 512 << 10, { noInit: true });
+ * if (!second.ok) console.log(`${second.error.code} with ${capped.allocatedBytes} bytes outstanding`); // OutOfMemory, before the upstream
+ * first.dispose(); // gives the bytes back
+ * console.log(`outstanding after dispose: ${capped.allocatedBytes}`);
+ * await backend.synchronizeStream(stream);
+ * unwrap(backend.destroyStream(stream));
+ * ```
  */
 export class LimitingResource<R extends SyncResource> extends ResourceAdaptor<R> {
   /** Largest number of bytes outstanding at once. */

@@ -14,6 +14,30 @@ export type DeallocateAsyncOf<U extends SyncResource> = U extends AsyncResource 
  * `forwardAllocate`/`forwardDeallocate`. Accessibility is the upstream's.
  * Spec: adaptors compose (RMM's resource adaptors), and "enable_if-gated async members so a ref over a
  * synchronous resource does not misreport its tier".
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap, type Result, type Stream } from '@hs/streams';
+ * import { HostResource, ResourceAdaptor, ResourceBuffer, type MemoryBlock, type SyncResource } from '@hs/nanovdb-mr';
+ *
+ * // an adaptor adds one concern and keeps its upstream's tier: this one counts the calls on each tier
+ * class CallCounter<R extends SyncResource> extends ResourceAdaptor<R> {
+ *   calls = { sync: 0, streamOrdered: 0 };
+ *   constructor(upstream: R) {
+ *     super(upstream, 'CallCounter');
+ *   }
+ *   protected allocateOn(bytes: number, alignment: number, stream: Stream | null): Result<MemoryBlock | null> {
+ *     this.calls[stream === null ? 'sync' : 'streamOrdered'] += 1;
+ *     return this.forwardAllocate(bytes, alignment, stream);
+ *   }
+ *   protected deallocateOn(block: MemoryBlock | null, bytes: number, alignment: number, stream: Stream | null): Result<void> {
+ *     return this.forwardDeallocate(block, bytes, alignment, stream);
+ *   }
+ * }
+ * const backend = new HostBackend();
+ * const counted = new CallCounter(new HostResource(backend));
+ * unwrap(ResourceBuffer.allocate(backend, counted, 64)).dispose();
+ * console.log(`allocations: ${JSON.stringify(counted.calls)}, async pair: ${counted.allocateAsync === undefined ? 'absent (sync upstream)' : 'present'}`);
+ * ```
  */
 export abstract class ResourceAdaptor<U extends SyncResource> implements SyncResource {
   /** The wrapped resource. */

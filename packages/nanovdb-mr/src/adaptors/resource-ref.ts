@@ -11,9 +11,19 @@ import { ResourceAdaptor } from './resource-adaptor.js';
  *
  * @example
  * ```ts
- * const ref = new ResourceRef(deviceResource);
- * isAsyncResource(ref);                          // true: the referent is async
- * ref.equals(new ResourceRef(deviceResource));   // true
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, ResourceBuffer, ResourceRef, isAsyncResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * const device = new DeviceResource(backend, Device.cuda(0));
+ * // borrow the resource: the buffer holds the ref, the referent must outlive it
+ * const ref = new ResourceRef(device);
+ * console.log(`async: ${isAsyncResource(ref)}, same referent: ${ref.equals(new ResourceRef(device))}, is it: ${ref.referent === device}`);
+ * const buffer = unwrap(ResourceBuffer.allocateAsync(backend, stream, ref, 256, { noInit: true }));
+ * buffer.dispose();
+ * await backend.synchronizeStream(stream);
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export class ResourceRef<R extends SyncResource> extends ResourceAdaptor<R> {

@@ -13,6 +13,31 @@ interface SharedState {
  * one) runs. A released owner refuses allocation with InvalidState (deallocation still forwards, so blocks
  * can be returned late). Owners sharing state are `equals`. Keeps the upstream's tier.
  * Spec: "shared_resource" (the sharing tier of the ownership rule; SharedResource<R>).
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { HostResource, RegionResource, SharedResource, type MemoryBlock } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const memory = unwrap(host.allocate(1 << 16, 256));
+ * if (memory === null) throw new Error('no memory');
+ * const region = new RegionResource(memory);
+ * // an arena that gives its memory back when disposed, owned by two consumers together
+ * const arena = {
+ *   allocate: (bytes: number, alignment: number) => region.allocate(bytes, alignment),
+ *   deallocate: (block: MemoryBlock | null, bytes: number, alignment: number) => region.deallocate(block, bytes, alignment),
+ *   dispose: () => (unwrap(host.deallocate(memory, 1 << 16, 256)), console.log('arena disposed')),
+ * };
+ * const a = new SharedResource(arena);
+ * const b = unwrap(a.share());
+ * console.log(`owners ${a.useCount}, equal: ${a.equals(b)}`);
+ * a.dispose(); // b still owns the arena
+ * const block = unwrap(b.allocate(512, 64));
+ * unwrap(b.deallocate(block, 512, 64));
+ * b.dispose(); // the last owner: prints "arena disposed"
+ * console.log(`owners ${b.useCount}, allocation refused: ${!b.allocate(512, 64).ok}`);
+ * ```
  */
 export class SharedResource<R extends SyncResource> extends ResourceAdaptor<R> implements Disposable {
   #state: SharedState;

@@ -58,10 +58,17 @@ interface Scope {
  *
  * @example
  * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, StatisticsResource, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
  * const stats = new StatisticsResource(new HostResource(backend));
- * const block = unwrap(stats.allocate(1024, 256));
- * stats.statistics.bytes.current;     // 1024
- * unwrap(stats.deallocate(block, 1024, 256));
+ * stats.pushCounters(); // a scope around one build
+ * const grid = unwrap(pointsToGrid(backend, stats, { space: 'index', coords: new Int32Array([0, 0, 0, 100, 0, 0]) }, { gridType: GridType.Float }));
+ * const build = unwrap(stats.popCounters()); // folded into the outer scope
+ * console.log(`build: peak ${build.bytes.peak} bytes, ${build.allocations.total} allocations, ${build.bytes.current} held by the grid`);
+ * grid.dispose();
+ * console.log(`after dispose: ${stats.statistics.bytes.current} bytes outstanding`);
  * ```
  */
 export class StatisticsResource<R extends SyncResource> extends ResourceAdaptor<R> {

@@ -15,10 +15,28 @@ import { DEFAULT_ALIGNMENT, type AsyncResource, type MemoryBlock } from '../reso
  *
  * @example
  * ```ts
- * class ArenaResource extends SyncFromAsync {
- *   allocateAsync(bytes: number, alignment: number, stream: Stream) { … }
- *   deallocateAsync(block: MemoryBlock | null, bytes: number, alignment: number, stream: Stream) { … }
+ * import { Device, HostBackend, unwrap, type Result, type Stream } from '@hs/streams';
+ * import { DeviceResource, ResourceBuffer, SyncFromAsync, type MemoryBlock } from '@hs/nanovdb-mr';
+ *
+ * // a custom stream-ordered resource is two methods; the synchronous pair runs on syncStream
+ * class LoggingResource extends SyncFromAsync {
+ *   constructor(private readonly upstream: DeviceResource, syncStream: Stream) {
+ *     super(syncStream);
+ *   }
+ *   allocateAsync(bytes: number, alignment: number, stream: Stream): Result<MemoryBlock | null> {
+ *     console.log(`allocate ${bytes} bytes on ${stream === this.syncStream ? 'syncStream' : 'a caller stream'}`);
+ *     return this.upstream.allocateAsync(bytes, alignment, stream);
+ *   }
+ *   deallocateAsync(block: MemoryBlock | null, bytes: number, alignment: number, stream: Stream): Result<void> {
+ *     return this.upstream.deallocateAsync(block, bytes, alignment, stream);
+ *   }
  * }
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * const resource = new LoggingResource(new DeviceResource(backend, Device.cuda(0)), stream);
+ * unwrap(ResourceBuffer.allocate(backend, resource, 64)).dispose(); // the synchronous pair, for free
+ * await backend.synchronizeStream(stream);
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export abstract class SyncFromAsync implements AsyncResource {

@@ -25,6 +25,21 @@ export interface TrackingResourceOptions {
  * stack that allocated it, and prints a leak report. 0-byte requests (a `null` block) are not tracked.
  * A block returned that was never seen is still forwarded (the upstream decides). Keeps the upstream's tier.
  * Spec: RMM's tracking adaptor (nanovdb-memory-resources: adaptors, "outstanding allocations with stacks").
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { HostResource, ResourceBuffer, TrackingResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // leak hunting: record the stack of every allocation
+ * const tracking = new TrackingResource(new HostResource(backend), { captureStacks: true });
+ * const kept = unwrap(ResourceBuffer.allocate(backend, tracking, 4096));
+ * unwrap(ResourceBuffer.allocate(backend, tracking, 128)).dispose();
+ * console.log(`${tracking.outstanding.length} outstanding, ${tracking.outstandingBytes} bytes`);
+ * console.log(tracking.leakReport().split('\n')[0]); // one line per outstanding allocation, its stack below
+ * kept.dispose();
+ * console.log(tracking.leakReport()); // "no leaks"
+ * ```
  */
 export class TrackingResource<R extends SyncResource> extends ResourceAdaptor<R> {
   readonly #outstanding = new Map<MemoryBlock, TrackedAllocation>();

@@ -28,6 +28,18 @@ export const OK_NULL_BLOCK: Ok<null> = Object.freeze({ ok: true as const, value:
  * `InvalidArgument` (bad size or alignment, a device that does not suit the kind), `InvalidState` (the
  * backend was disposed, a block already returned).
  * Spec: "Resource (allocator)", synchronous tier.
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { BackendResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // any memory kind on a device of the backend, one backend allocation per block (the concrete resources fix the kind)
+ * const staging = new BackendResource(backend, MemoryKind.CudaManaged, Device.cuda(0), 'staging');
+ * const block = unwrap(staging.allocate(1 << 16, 4096));
+ * console.log(`${staging.label}: ${block?.byteLength} bytes, host-accessible ${staging.hostAccessible}, device-accessible ${staging.deviceAccessible}`);
+ * unwrap(staging.deallocate(block, 1 << 16, 4096));
+ * ```
  */
 export class BackendResource implements SyncResource {
   /** The backend every block comes from. */

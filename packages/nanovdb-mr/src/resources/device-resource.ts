@@ -17,9 +17,20 @@ import { BackendResource, OK_NULL_BLOCK } from './backend-resource.js';
  *
  * @example
  * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
  * const device = new DeviceResource(backend, Device.cuda(0));
- * const block = unwrap(device.allocateAsync(1 << 20, 256, stream));
- * unwrap(device.deallocateAsync(block, 1 << 20, 256, stream));
+ * const block = unwrap(device.allocateAsync(1 << 20, 256, stream)); // usable by work enqueued on `stream` from now on
+ * if (block !== null) unwrap(backend.memsetAsync(stream, block, 0));
+ * unwrap(device.deallocateAsync(block, 1 << 20, 256, stream)); // returns to the pool after the memset
+ * await backend.synchronizeStream(stream);
+ * const poolless = new DeviceResource(new HostBackend({ memoryPools: false }), Device.cuda(0));
+ * const refused = poolless.allocate(1 << 20, 256);
+ * if (!refused.ok) console.log(refused.error.code); // NotSupported, never a silent fallback
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export class DeviceResource extends BackendResource implements AsyncResource {

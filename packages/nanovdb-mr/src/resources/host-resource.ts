@@ -8,9 +8,18 @@ import { BackendResource } from './backend-resource.js';
  *
  * @example
  * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { HostResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
  * const host = new HostResource(backend);
  * const block = unwrap(host.allocate(4096, 64));
- * unwrap(host.deallocate(block, 4096, 64));
+ * if (block !== null) {
+ *   const bytes = unwrap(backend.hostView(block.memory)).subarray(block.byteOffset, block.byteOffset + block.byteLength);
+ *   bytes.fill(7); // pageable host memory: the host writes it directly
+ *   console.log(`${block.byteLength} host bytes, first ${bytes[0]}; device-accessible: ${host.deviceAccessible}`);
+ * }
+ * unwrap(host.deallocate(block, 4096, 64)); // the same size and alignment as allocated
  * ```
  */
 export class HostResource extends BackendResource {

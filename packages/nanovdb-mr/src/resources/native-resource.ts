@@ -49,10 +49,21 @@ export interface NativeResourceOptions {
  *
  * @example
  * ```ts
- * const resource = unwrap(NativeResource.open(backend, myAddon.createResourceTable()));
- * const buffer = unwrap(ResourceBuffer.allocate(backend, resource, 1024));   // the addon's allocate ran
- * buffer.dispose();                                                          // the addon's deallocate ran
- * unwrap(resource.dispose());                                                // the table's destroy ran
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { HostResource, NativeResource, ResourceBuffer, type SyncResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // `table`: the hs_memory_resource_v1 external your addon hands over (native/include/hs/hs.h), e.g. myAddon.createResourceTable()
+ * function resourceFor(table: unknown): SyncResource {
+ *   const opened = NativeResource.open(backend, table);
+ *   if (opened.ok) return opened.value; // the addon's allocator, usable wherever hs allocates
+ *   console.log(`${opened.error.code}: falling back to host memory`); // not a table, or a backend that cannot open one
+ *   return new HostResource(backend);
+ * }
+ * const resource = resourceFor({});
+ * const buffer = unwrap(ResourceBuffer.allocate(backend, resource, 1024)); // with a table: the addon's allocate ran
+ * buffer.dispose(); // and its deallocate
+ * if (resource instanceof NativeResource) unwrap(resource.dispose()); // the table's destroy
  * ```
  */
 export class NativeResource implements SyncResource {
@@ -203,6 +214,23 @@ export class NativeResource implements SyncResource {
  * enqueued on `stream` so far, like `cudaFreeAsync`). Errors as `NativeResource`, plus InvalidArgument or
  * InvalidState for a stream of another backend or device, or a destroyed one.
  * Spec: "Resource (allocator): two tiers", stream-ordered tier, supplied by a native library.
+ * @example
+ * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, NativeAsyncResource, NativeResource, type AsyncResource } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // a table with allocate_async/deallocate_async, opened on the CUDA backend, gives the stream-ordered tier
+ * function streamOrderedFor(table: unknown): AsyncResource {
+ *   const opened = NativeResource.open(backend, table);
+ *   if (opened.ok && opened.value instanceof NativeAsyncResource) return opened.value;
+ *   if (opened.ok) unwrap(opened.value.dispose()); // a synchronous table: not what this caller needs
+ *   else console.log(`${opened.error.code}: using the device pool instead`);
+ *   return new DeviceResource(backend, Device.cuda(0));
+ * }
+ * const resource = streamOrderedFor({}); // `{}` is no table: pass your addon's external
+ * console.log(`stream-ordered: ${typeof resource.allocateAsync === 'function'}`);
+ * ```
  */
 export class NativeAsyncResource extends NativeResource implements AsyncResource {
   /** Stream-ordered allocation through `allocate_async` on `stream`'s `cudaStream_t`; `null` for 0 bytes. */

@@ -41,27 +41,28 @@ const ALIGNMENT_LIMIT = 2 ** 30;
  * Spec: "Resource (allocator)", synchronous tier (nanovdb-memory-resources): a custom allocator behind the
  * same two methods.
  *
- * @example
- * ```ts
- * // One 1 MiB allocation, shared out as blocks (its owner frees it once every block came back).
- * const memory = unwrap(backend.allocate({ kind: MemoryKind.Host, device: Device.cpu(), byteSize: 1 << 20 }));
- * const region = new RegionResource({ memory, byteOffset: 0, byteLength: memory.byteSize, label: 'scratch' });
- * const a = unwrap(region.allocate(4096, 256));      // bytes 0..4095 of the region
- * const b = unwrap(region.allocate(1000, 64));       // bytes 4096..5095
- * unwrap(region.deallocate(a, 4096, 256));
- * unwrap(region.deallocate(b, 1000, 64));            // coalesced: the region is one free range again
- * backend.free(memory);
- * ```
- *
- * @example
- * ```ts
- * // A buffer whose bytes come from the region (a pool's backing, a staging area) instead of the backend.
- * const buffer = unwrap(ResourceBuffer.allocate(backend, region, 256));   // 256 bytes cut from the region
- * buffer.dispose();                                                      // back to the region's free ranges
- * ```
- *
  * `TensorPool.materialize(backend, { ..., resource: region })` takes its one backing block the same way:
  * a region of exactly the pool's bytes at offset 0 gives the pool that region (slot `i` at `i * slotStride`).
+ *
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ * import { RegionResource, ResourceBuffer } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // one 1 MiB allocation, shared out as blocks (its owner frees it once every block came back)
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.Host, device: Device.cpu(), byteSize: 1 << 20 }));
+ * const region = new RegionResource({ memory, byteOffset: 0, byteLength: memory.byteSize, label: 'scratch' });
+ * const a = unwrap(region.allocate(4096, 256)); // bytes 0..4095 of the region
+ * const b = unwrap(region.allocate(1000, 64)); // bytes 4096..5095
+ * const buffer = unwrap(ResourceBuffer.allocate(backend, region, 256)); // a buffer cut from the region, not the backend
+ * console.log(`${region.liveBlocks} blocks live, ${region.freeBytes} bytes free`);
+ * buffer.dispose();
+ * unwrap(region.deallocate(a, 4096, 256));
+ * unwrap(region.deallocate(b, 1000, 64)); // coalesced: the region is one free range again
+ * console.log(`free: ${region.freeBytes === memory.byteSize}`);
+ * unwrap(backend.free(memory));
+ * ```
  */
 export class RegionResource implements SyncResource {
   /** The region blocks are cut from. */

@@ -62,8 +62,20 @@ export type { CudaBackendOptions } from './cuda-backend-options.js';
  *
  * @example
  * ```ts
- * const backend = unwrap(CudaBackend.create());
- * const stream = unwrap(backend.createStream(backend.devices[0]!, { label: 'producer' }));
+ * import { CudaBackend, HostBackend, MemoryKind, unwrap, type Backend } from '@hs/streams';
+ *
+ * const cuda = CudaBackend.create();
+ * // Without the CUDA addon or a GPU: NotSupported, saying what to do; fall back to the host backend.
+ * if (!cuda.ok) console.log(`no CUDA backend (${cuda.error.code}); using the host backend`);
+ * const backend: Backend = cuda.ok ? cuda.value : new HostBackend();
+ * const device = backend.devices[0];
+ * if (device === undefined) throw new Error('no CUDA device visible');
+ * const stream = unwrap(backend.createStream(device, { label: 'producer' }));
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 1 << 20 }));
+ * unwrap(backend.memsetAsync(stream, { memory, byteOffset: 0, byteLength: memory.byteSize, label: 'zeroed' }, 0));
+ * await backend.synchronizeStream(stream);
+ * console.log(`${backend.name}: cleared ${memory.byteSize} bytes on ${device}`);
+ * backend.dispose();
  * ```
  */
 export class CudaBackend implements Backend, Disposable {

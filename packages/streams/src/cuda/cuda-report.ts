@@ -79,9 +79,15 @@ export type CudaReport =
  *
  * @example
  * ```ts
- * const report = cudaReport();
- * if (report.addon === 'loaded') for (const d of report.devices) console.log('error' in d ? d.error : d.name);
- * else console.log(report.reason);
+ * import { cudaReport } from '@hs/streams';
+ *
+ * const report = cudaReport(); // never throws, needs no GPU
+ * if (report.addon === 'loaded') {
+ *   console.log(`CUDA runtime ${report.runtimeVersion}, driver ${report.driverVersion}: ${report.statusText}`);
+ *   for (const d of report.devices) console.log('error' in d ? `cuda:${d.ordinal}: ${d.error}` : `cuda:${d.ordinal}: ${d.name}, CC ${d.computeCapability}`);
+ * } else {
+ *   console.log(`no CUDA: ${report.reason}`);
+ * }
  * ```
  */
 export function cudaReport(): CudaReport {

@@ -51,11 +51,19 @@ import { StreamScheduler } from './stream-scheduler.js';
  *
  * @example
  * ```ts
- * const backend = new HostBackend();
- * const stream = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
- * const mem = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 1024 }));
- * backend.memsetAsync(stream, { memory: mem, byteOffset: 0, byteLength: 1024, label: 'frame' }, 7);
- * await backend.synchronizeStream(stream);
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend(); // no GPU needed: cuda:0 is emulated
+ * const device = Device.cuda(0);
+ * const stream = unwrap(backend.createStream(device, { label: 'producer' }));
+ * const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 1024, label: 'frame' }));
+ * const frame = { memory, byteOffset: 0, byteLength: 1024, label: 'frame' };
+ * unwrap(backend.memsetAsync(stream, frame, 7)); // enqueued: runs in stream order, off the calling stack
+ * const host = new Uint8Array(1024);
+ * unwrap(backend.copyToHostAsync(stream, host, frame));
+ * await backend.synchronizeStream(stream); // the explicit host wait; a fault would reject with DeviceError
+ * console.log(`frame[0] = ${host[0]} after the fill and the copy on '${stream.label}'`);
+ * backend.dispose();
  * ```
  */
 export class HostBackend implements Backend, Disposable {

@@ -108,11 +108,22 @@ function checkCapacity(capacity: PointsToGridCapacity): Err | null {
  *
  * @example
  * ```ts
- * const build = unwrap(BoundedPointsToGrid.create(backend, stream, new DeviceResource(backend, device),
- *   { points: 1 << 20, uppers: 8, lowers: 512, leaves: 65536 }, { gridType: GridType.OnIndex }));
- * unwrap(build.encode(stream, { space: 'index', coords }));   // no allocation, no host wait: capturable
- * const report = await build.readReport(stream);              // the only host read, when you want it
- * if (report.overflowed) console.warn(report.overflow);
+ * import { BoundedPointsToGrid, BufferView, DeviceResource, GridType, ResourceBuffer, type MemoryBlock } from '@hs/nanovdb-mr';
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const device = Device.cuda(0);
+ * const stream = unwrap(backend.createStream(device, { label: 'scans' }));
+ * const resource = new DeviceResource(backend, device);
+ * // sized once for the largest scan: capacities fix every byte, so encode() allocates nothing and never waits
+ * const build = unwrap(BoundedPointsToGrid.create(backend, stream, resource, { points: 1024, uppers: 1, lowers: 4, leaves: 64 }, { gridType: GridType.OnIndex }));
+ * const coords = new Int32Array([0, 0, 0, 1, 2, 3, 100, 0, 0]);
+ * const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, coords.length, { noInit: true, element: Int32Array }));
+ * unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(coords.buffer)));
+ * unwrap(build.encode(stream, { space: 'index', coords: unwrap(BufferView.of(input.data, coords.length, Int32Array)) })); // capturable in a CUDA graph
+ * const report = await build.readReport(stream); // the only host read, when you want it
+ * console.log(`${report.counts.voxels} voxels, ${report.gridSize} B of a ${build.gridCapacityBytes} B region; overflowed: ${report.overflowed}`);
+ * input.dispose();
  * build.dispose();
  * ```
  */

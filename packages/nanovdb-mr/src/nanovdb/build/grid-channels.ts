@@ -80,6 +80,23 @@ export function indexGridOf(who: string, handle: GridHandle, n: number): Result<
  * The blind-data record `channel` of grid `grid` of `handle`: by name (the first record of that name, as NanoVDB's
  * `findBlindData`) or by record position (`BlindMetadata.index`). Works for device grids too (the records are read
  * when the handle is validated). Errors: NotFound naming the grid's records; InvalidArgument for a grid out of range.
+ * @example
+ * ```ts
+ * import { GridType, HostResource, attachChannels, gridChannel, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const resource = new HostResource(backend);
+ * const grid = unwrap(pointsToGrid(backend, resource, { space: 'index', coords: new Int32Array([0, 0, 0, 8, 8, 8]) }, { gridType: GridType.OnIndex }));
+ * const values = new Float32Array([0, 0.5, 2]); // slot 0 is the background, then one value per active voxel
+ * const withDensity = unwrap(attachChannels(backend, resource, grid, [{ name: 'density', type: GridType.Float, values }]));
+ * const record = unwrap(gridChannel(withDensity, 'density'));
+ * console.log(`channel ${record.index} '${record.name}': ${record.valueCount} ${GridType[record.dataType]} values at byte ${record.dataOffset}`);
+ * const missing = gridChannel(withDensity, 'color');
+ * if (!missing.ok) console.log(missing.error.message); // NotFound, naming the records the grid has
+ * grid.dispose();
+ * withDensity.dispose();
+ * ```
  */
 export function gridChannel(handle: GridHandle, channel: string | number, grid = 0): Result<BlindMetadata> {
   if (!(handle instanceof GridHandle)) throw new HsError(ErrorCode.InvalidArgument, 'gridChannel: handle must be a GridHandle');
@@ -103,8 +120,16 @@ export function gridChannel(handle: GridHandle, channel: string | number, grid =
  * grid; NotSupported for device memory.
  * @example
  * ```ts
+ * import { GridType, HostResource, channelValues, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const coords = new Int32Array([5, 0, 0, 0, 0, 0]); // voxels in any order
+ * const grid = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.OnIndex }));
+ * // one value per voxel, given in the order of `coords`, laid out in the grid's value-index order
  * const density = unwrap(channelValues(grid, { coords, values: new Float32Array([0.5, 2]) }, GridType.Float, 0));
- * const withDensity = unwrap(attachChannels(backend, resource, grid, [{ name: 'density', type: GridType.Float, values: density }]));
+ * console.log(`channel array: [${[...density]}]`); // background, then (0,0,0), then (5,0,0)
+ * grid.dispose();
  * ```
  */
 export function channelValues(
@@ -166,10 +191,18 @@ export function channelValues(
  * @throws HsError InvalidArgument when `resource` is not a resource, `handle` not a GridHandle or `channels` not an array.
  * @example
  * ```ts
- * const grid = unwrap(pointsToGrid(backend, resource, { space: 'index', coords }, { gridType: GridType.OnIndex }));
- * const n = grid.grids[0].valueCount;                       // active voxels + 1 (slot 0: background)
- * const density = new Float32Array(n).map((_, i) => i / n);  // one f32 per value index
+ * import { GridType, HostResource, attachChannels, gridChannel, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const resource = new HostResource(backend);
+ * const grid = unwrap(pointsToGrid(backend, resource, { space: 'index', coords: new Int32Array([0, 0, 0, 1, 0, 0, 2, 0, 0]) }, { gridType: GridType.OnIndex }));
+ * const n = grid.grid()?.valueCount ?? 0; // active voxels + 1 (slot 0: background)
+ * const density = new Float32Array(n).map((_, i) => i / n); // one f32 per value index
  * const dense = unwrap(attachChannels(backend, resource, grid, [{ name: 'density', type: GridType.Float, values: density }]));
+ * console.log(`${dense.grid()?.gridSize} B with the channel, ${grid.grid()?.gridSize} B without; ${unwrap(gridChannel(dense, 'density')).valueCount} values`);
+ * grid.dispose();
+ * dense.dispose();
  * ```
  */
 export function attachChannels(

@@ -30,6 +30,16 @@ function isCount(value: unknown): value is number {
  * @returns the size in bytes (a multiple of 32).
  * @throws HsError InvalidArgument for FpN, a code with no grid layout, or a count that is not a non-negative safe integer.
  * Spec: "Single-space grid storage" (nanovdb-memory-resources), sizing a grid before it is built.
+ * @example
+ * ```ts
+ * import { GridType, countGridNodes, gridByteSize } from '@hs/nanovdb-mr';
+ * import { unwrap } from '@hs/streams';
+ *
+ * const positions = new Float32Array([0, 0, 0, 10, 0, 0, 100, 50, 3]);
+ * const nodes = unwrap(countGridNodes(positions, { voxelSize: 0.5 }));
+ * // the same topology costs different bytes per value type: OnIndex leaves hold offsets, Vec3f leaves 512 vectors
+ * console.log(`OnIndex ${gridByteSize(GridType.OnIndex, nodes)} B, Float ${gridByteSize(GridType.Float, nodes)} B, Vec3f ${gridByteSize(GridType.Vec3f, nodes)} B`);
+ * ```
  */
 export function gridByteSize(gridType: GridType, nodes: Pick<LevelCounts, 'uppers' | 'lowers' | 'leaves'>): number {
   const layout = valueLayoutOf(gridType);
@@ -54,6 +64,17 @@ export function gridByteSize(gridType: GridType, nodes: Pick<LevelCounts, 'upper
  *   (naming the first such point, as `pointsToGrid` does).
  * @throws HsError InvalidArgument when `positions` is not a Float32Array or Float64Array.
  * Spec: PointsToGrid (nanovdb-memory-resources), sizing its output before it is built.
+ * @example
+ * ```ts
+ * import { DEFAULT_CLI_MAX_GRID_BYTES, GridType, countGridNodes, gridByteSize } from '@hs/nanovdb-mr';
+ * import { unwrap } from '@hs/streams';
+ *
+ * // 8000 points spread over a 2 m cube: how large would the grid be at 1 mm voxels, before building anything?
+ * const positions = new Float64Array(3 * 8000).map((_, i) => ((i * 7919) % 2000) / 1000);
+ * const nodes = unwrap(countGridNodes(positions, { voxelSize: 1e-3 }));
+ * const bytes = gridByteSize(GridType.Float, nodes);
+ * console.log(`${nodes.voxels} voxels in ${nodes.leaves} leaves: ${bytes} B, ${bytes > DEFAULT_CLI_MAX_GRID_BYTES ? 'over' : 'under'} the CLI's 256 MiB cap`);
+ * ```
  */
 export function countGridNodes(positions: Float32Array | Float64Array, options: CountGridNodesOptions = {}): Result<LevelCounts> {
   const who = 'countGridNodes';

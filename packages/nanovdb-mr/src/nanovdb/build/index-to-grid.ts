@@ -75,9 +75,19 @@ const VALUE_TYPES: readonly number[] = [
  * @throws HsError InvalidArgument when `resource` is not a resource or `handle` not a GridHandle.
  * @example
  * ```ts
+ * import { GridType, HostResource, attachChannels, channelValues, indexToGrid, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const resource = new HostResource(backend);
+ * const coords = new Int32Array([1, 2, 3, 40, 0, 0]);
+ * const onIndex = unwrap(pointsToGrid(backend, resource, { space: 'index', coords }, { gridType: GridType.OnIndex }));
+ * // a density per voxel as the sidecar channel 'density', laid out in the grid's index order
+ * const values = unwrap(channelValues(onIndex, { coords, values: [0.25, 0.75] }, GridType.Float));
  * const withDensity = unwrap(attachChannels(backend, resource, onIndex, [{ name: 'density', type: GridType.Float, values }]));
  * const density = unwrap(indexToGrid(backend, resource, withDensity, 'density', { statistics: true }));
- * unwrap(density.accessor()).getValue(1, 2, 3);   // values[onIndexAccessor.getValue(1, 2, 3)]
+ * console.log(`${GridType[density.grid()?.gridType ?? -1]} grid: density at (40,0,0) = ${unwrap(density.accessor()).getValue(40, 0, 0)}`);
+ * for (const g of [onIndex, withDensity, density]) g.dispose();
  * ```
  */
 export function indexToGrid(

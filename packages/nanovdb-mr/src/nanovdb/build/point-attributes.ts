@@ -82,8 +82,19 @@ const COMPONENTS: Readonly<Record<Exclude<AttributeGridType, GridType.OnIndex>, 
  * Spec: issue 24 item 1 (values on voxels), PointsToGrid with the injected resource (nanovdb-memory-resources).
  * @example
  * ```ts
- * // mean intensity per voxel of 0.1 world units
+ * import { GridType, HostResource, pointAttributesToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const positions = new Float32Array([0.01, 0, 0, 0.03, 0, 0, 0.52, 0, 0]); // two points in voxel 0, one in voxel 5
+ * const intensity = new Float32Array([10, 20, 7]);
+ * // the mean intensity per voxel of 0.1 world units
  * const grid = unwrap(pointAttributesToGrid(backend, new HostResource(backend), { space: 'world', positions }, { values: intensity, channels: 1, reduction: 'mean' }, { gridType: GridType.Float, voxelSize: 0.1 }));
+ * const acc = unwrap(grid.accessor());
+ * console.log(`voxel 0: ${acc.getValue(0, 0, 0)}, voxel 5: ${acc.getValue(5, 0, 0)}`); // 15 and 7
+ * const wrong = pointAttributesToGrid(backend, new HostResource(backend), { space: 'world', positions }, { values: new Float32Array(2), channels: 1, reduction: 'sum' }, { gridType: GridType.Float, voxelSize: 0.1 });
+ * if (!wrong.ok) console.log(wrong.error.message); // the attribute's length, refused before anything is allocated
+ * grid.dispose();
  * ```
  */
 export function pointAttributesToGrid(

@@ -18,7 +18,17 @@ export interface WorldPointSpan {
   readonly positions: ElementSpan<Float32ArrayConstructor> | ElementSpan<Float64ArrayConstructor>;
 }
 
-/** Most points one stream-ordered build accepts: counts and sorted indices are 32-bit on the device. */
+/**
+ * Most points one stream-ordered build accepts: counts and sorted indices are 32-bit on the device.
+ * @example
+ * ```ts
+ * import { MAX_DEVICE_POINTS, MAX_POINTS } from '@hs/nanovdb-mr';
+ *
+ * const cloud = 5e9; // points in a large aerial survey
+ * const builds = Math.ceil(cloud / MAX_DEVICE_POINTS);
+ * console.log(`a stream-ordered build takes ${MAX_DEVICE_POINTS} points (the host one ${MAX_POINTS}): split ${cloud} points into ${builds} builds`);
+ * ```
+ */
 export const MAX_DEVICE_POINTS = 2 ** 32 - 1;
 
 /** What the kernels need to know about a point span. */

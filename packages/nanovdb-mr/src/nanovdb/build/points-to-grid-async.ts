@@ -66,12 +66,25 @@ export interface StreamGrid {
  * (nanovdb-memory-resources: Step 1 seam, B3, B4); values on voxels (issue 24 item 1).
  * @example
  * ```ts
- * const positions = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
- * // … fill positions on `stream` …
- * const grid = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize: 0.05 });
- * await backend.synchronizeStream(stream); // grid.buffer now holds grid.gridSize bytes of NanoVDB grid
- * // mean RGB colour per voxel from u8 colours in backend memory (3 per point)
- * const colour = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions }, { gridType: GridType.Vec3f, voxelSize: 0.05, attributes: { values: rgb, channels: 3, reduction: 'mean' } });
+ * import { BufferView, DeviceResource, GridType, ResourceBuffer, pointsToGridAsync, type MemoryBlock } from '@hs/nanovdb-mr';
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ *
+ * // points already in device memory (the host backend emulates it; on CudaBackend the same code runs kernels)
+ * const backend = new HostBackend();
+ * const device = Device.cuda(0);
+ * const stream = unwrap(backend.createStream(device, { label: 'build' }));
+ * const resource = new DeviceResource(backend, device);
+ * const host = new Float32Array([0.1, 0.2, 0.3, 1.5, 0, 0, 1.6, 0.1, 0]);
+ * const positions = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, host.length, { noInit: true, element: Float32Array }));
+ * unwrap(backend.copyFromHostAsync(stream, positions.data as MemoryBlock, new Uint8Array(host.buffer)));
+ * const intensity = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3, { noInit: true, element: Float32Array }));
+ * unwrap(backend.copyFromHostAsync(stream, intensity.data as MemoryBlock, new Uint8Array(new Float32Array([10, 20, 30]).buffer)));
+ *
+ * const points = { space: 'world', positions: unwrap(BufferView.of(positions.data, host.length, Float32Array)) } as const;
+ * const built = await pointsToGridAsync(backend, stream, resource, points, { gridType: GridType.Float, voxelSize: 0.5, attributes: { values: intensity, channels: 1, reduction: 'max' } });
+ * await backend.synchronizeStream(stream); // built.buffer now holds built.gridSize bytes of NanoVDB grid
+ * console.log(`${built.counts.voxels} voxels, ${built.gridSize} B in device memory`);
+ * for (const b of [built.buffer, positions, intensity]) b.dispose();
  * ```
  */
 export async function pointsToGridAsync(

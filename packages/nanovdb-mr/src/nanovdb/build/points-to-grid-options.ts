@@ -6,6 +6,17 @@ import type { GridSettings } from './grid-writer.js';
 /**
  * The `maxGridBytes` the hs command lines pass by default (`--max-grid-bytes`): 256 MiB (268 435 456 bytes), so every
  * entry point refuses the same grids. The builders themselves have no cap unless given one.
+ * @example
+ * ```ts
+ * import { DEFAULT_CLI_MAX_GRID_BYTES, GridType, HostResource, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const positions = new Float32Array([0, 0, 0, 1000, 1000, 1000]); // two points 1.7 km apart
+ * // at a 1e-4 voxel size they need far more than 256 MiB of nodes: refused before anything is allocated
+ * const built = pointsToGrid(backend, new HostResource(backend), { space: 'world', positions }, { gridType: GridType.Float, voxelSize: 1e-4, maxGridBytes: DEFAULT_CLI_MAX_GRID_BYTES });
+ * console.log(built.ok ? `built ${built.value.grid()?.gridSize} B` : built.error.message);
+ * ```
  */
 export const DEFAULT_CLI_MAX_GRID_BYTES = 256 * 2 ** 20;
 

@@ -24,7 +24,21 @@ export interface WorldPoints {
   readonly positions: Float32Array | Float64Array;
 }
 
-/** Most points one build accepts (NanoVDB's limit). */
+/**
+ * Most points one build accepts (NanoVDB's limit).
+ * @example
+ * ```ts
+ * import { GridType, HostResource, MAX_POINTS, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const positions = new Float32Array(3 * 1000).map((_, i) => (i % 97) * 0.1);
+ * if (positions.length / 3 > MAX_POINTS) throw new Error('split the cloud'); // pointsToGrid refuses more with InvalidArgument
+ * const grid = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize: 0.5 }));
+ * console.log(`${positions.length / 3} of at most ${MAX_POINTS} points: ${grid.grid()?.voxelCount} voxels`);
+ * grid.dispose();
+ * ```
+ */
 export const MAX_POINTS = 2 ** 32;
 
 /**
@@ -50,6 +64,25 @@ export const MAX_POINTS = 2 ** 32;
  * @throws HsError InvalidArgument when `resource` is not a resource or `points` is malformed.
  * Spec: PointsToGrid (OnIndex and Float, index- or world-space points) with scratch and output through
  * the injected resource (nanovdb-memory-resources: Step 1 seam, B3, B4).
+ * @example
+ * ```ts
+ * import { GridType, HostResource, StatisticsResource, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const resource = new StatisticsResource(new HostResource(backend)); // the workspace and the grid come from here
+ * const positions = new Float32Array([0.1, 0.2, 0.3, 1.5, 0, 0, 1.6, 0.1, 0]); // x, y, z in metres
+ * const built = pointsToGrid(backend, resource, { space: 'world', positions }, { gridType: GridType.OnIndex, voxelSize: 0.5, name: 'occupancy' });
+ * if (!built.ok) throw built.error; // InvalidArgument names a NaN point, a bad voxel size, a grid over maxGridBytes
+ * const grid = built.value;
+ * console.log(`${grid.grid()?.name}: ${grid.grid()?.voxelCount} active voxels, ${grid.grid()?.gridSize} B; voxel (3,0,0) active: ${grid.accessor().ok && unwrap2(grid)}`);
+ * function unwrap2(g: typeof grid): boolean {
+ *   const acc = g.accessor();
+ *   return acc.ok && acc.value.isActive(3, 0, 0);
+ * }
+ * grid.dispose();
+ * console.log(`peak ${resource.statistics.bytes.peak} B through the resource, ${resource.statistics.bytes.current} B left`);
+ * ```
  */
 export function pointsToGrid(
   backend: Backend,

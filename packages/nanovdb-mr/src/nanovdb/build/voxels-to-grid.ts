@@ -99,15 +99,20 @@ export interface VoxelsToGridOptions extends Omit<PointsToGridOptions, 'gridType
  *
  * @example
  * ```ts
- * const coords = new Int32Array([0, 0, 0, 1, 0, 0]);
- * const velocity = new Float32Array([1, 0, 0, 0.5, 0.5, 0]);
+ * import { GridClass, GridType, HostResource, voxelsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const resource = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0, 1, 0, 0]); // two voxels, i, j, k triplets
+ * const velocity = new Float32Array([1, 0, 0, 0.5, 0.5, 0]); // 3 components per voxel
  * const grid = unwrap(voxelsToGrid(backend, resource, { coords, values: velocity }, { gridType: GridType.Vec3f, gridClass: GridClass.Staggered }));
- * unwrap(grid.accessor()).getVector(1, 0, 0, new Float32Array(3)); // [0.5, 0.5, 0]
- * ```
- * @example
- * ```ts
- * // a level set of doubles with a background of 3 voxels' distance
- * voxelsToGrid(backend, resource, { coords, values: new Float64Array([-0.5, 0.5]) }, { gridType: GridType.Double, background: 3, gridClass: GridClass.LevelSet });
+ * const v = unwrap(grid.accessor()).getVector(1, 0, 0, new Float32Array(3));
+ * // a level set of doubles whose background is 3 voxels' distance
+ * const levelSet = unwrap(voxelsToGrid(backend, resource, { coords, values: new Float64Array([-0.5, 0.5]) }, { gridType: GridType.Double, background: 3, gridClass: GridClass.LevelSet }));
+ * console.log(`velocity at (1,0,0): ${[...v]}; level set outside: ${unwrap(levelSet.accessor()).getValue(9, 9, 9)}`);
+ * grid.dispose();
+ * levelSet.dispose();
  * ```
  */
 export function voxelsToGrid(

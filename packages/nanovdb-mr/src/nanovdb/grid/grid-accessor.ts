@@ -39,10 +39,25 @@ export type VectorOut = Float32Array | Float64Array | Uint8Array;
  *
  * @example
  * ```ts
- * const acc = unwrap(handle.accessor());
- * const density = acc.getValue(1, 2, 3);                       // Float, Double, Fp16, ... grids
- * const velocity = new Float32Array(3);
- * acc.getVector(1, 2, 3, velocity);                             // Vec3f grids: velocity holds x, y, z
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridAccessor, GridType, HostResource, voxelsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([1, 2, 3, 4, 5, 6]);
+ * const density = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([0.5, 2]) }, { gridType: GridType.Float, background: -1 }));
+ * const acc = unwrap(density.accessor());
+ * console.log(`density (1,2,3) = ${acc.getValue(1, 2, 3)}, outside = ${acc.getValue(100, 0, 0)}`); // 0.5, the background -1
+ * const velocity = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([1, 0, 0, 0, 3, 0]) }, { gridType: GridType.Vec3f }));
+ * const v = unwrap(velocity.accessor()).getVector(4, 5, 6, new Float32Array(3)); // writes x, y, z, no allocation
+ * console.log(`velocity (4,5,6) = ${Array.from(v)}`);
+ * // an accessor over bytes you validated yourself
+ * const bytes = unwrap(density.hostBytes());
+ * let sum = 0;
+ * for (const metadata of density.grids) new GridAccessor(bytes, metadata).forEachActiveVoxel((_x, _y, _z, value) => (sum += value));
+ * console.log(`sum of active values: ${sum}`);
+ * density.dispose();
+ * velocity.dispose();
  * ```
  */
 export class GridAccessor {

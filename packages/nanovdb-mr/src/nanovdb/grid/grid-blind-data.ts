@@ -63,7 +63,20 @@ export type BlindDataArray = Uint8Array | Uint16Array | Int16Array | Int32Array 
  *
  * @example
  * ```ts
- * const [offsets] = gridBlindMetadata(bytes, grid).filter((m) => m.dataType === GridType.Vec3u8);
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, attachChannels, channelValues, gridBlindMetadata, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0, 1, 2, 3, 9, 9, 9]);
+ * const topology = unwrap(pointsToGrid(backend, host, { space: 'index', coords }, { gridType: GridType.OnIndex }));
+ * const temperature = unwrap(channelValues(topology, { coords, values: [300, 310, 320] }, GridType.Float));
+ * const grid = unwrap(attachChannels(backend, host, topology, [{ name: 'temperature', type: GridType.Float, values: temperature }]));
+ * const metadata = grid.grid();
+ * if (metadata === undefined) throw new Error('no grid');
+ * for (const m of gridBlindMetadata(unwrap(grid.hostBytes()), metadata)) console.log(`record ${m.index} '${m.name}': ${GridType[m.dataType]} x ${m.valueCount}`); // the background and one value per voxel
+ * grid.dispose();
+ * topology.dispose();
  * ```
  */
 export function gridBlindMetadata(bytes: Uint8Array, metadata: GridMetadata): BlindMetadata[] {
@@ -97,8 +110,25 @@ export function gridBlindMetadata(bytes: Uint8Array, metadata: GridMetadata): Bl
  *
  * @example
  * ```ts
- * const out = new Uint8Array(3 * offsets.valueCount); // reuse across calls
- * unwrap(readBlindData(bytes, grid, offsets, out));
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, attachChannels, channelValues, gridBlindMetadata, pointsToGrid, readBlindData } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0, 1, 2, 3]);
+ * const topology = unwrap(pointsToGrid(backend, host, { space: 'index', coords }, { gridType: GridType.OnIndex }));
+ * const velocity = unwrap(channelValues(topology, { coords, values: [1, 0, 0, 0, 2, 0] }, GridType.Vec3f));
+ * const grid = unwrap(attachChannels(backend, host, topology, [{ name: 'velocity', type: GridType.Vec3f, values: velocity }]));
+ * const bytes = unwrap(grid.hostBytes());
+ * const metadata = grid.grid();
+ * if (metadata === undefined) throw new Error('no grid');
+ * const record = gridBlindMetadata(bytes, metadata).find((m) => m.name === 'velocity');
+ * if (record === undefined) throw new Error('no velocity channel');
+ * const out = new Float32Array(3 * record.valueCount); // reuse across calls: nothing is allocated
+ * const written = unwrap(readBlindData(bytes, metadata, record, out));
+ * console.log(`${written} floats: ${Array.from(out)}`); // value 0 is the background, then one per voxel
+ * grid.dispose();
+ * topology.dispose();
  * ```
  */
 export function readBlindData(bytes: Uint8Array, metadata: GridMetadata, record: BlindMetadata, out: BlindDataArray): Result<number> {

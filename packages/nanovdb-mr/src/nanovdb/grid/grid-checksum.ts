@@ -3,7 +3,23 @@ import { GRID_DATA_SIZE, Grid, ROOT_OFFSET } from './grid-layout.js';
 
 /** Bytes per block of the tail checksum. */
 export const CHECKSUM_BLOCK_BYTES = 4096;
-/** A checksum half that is "not computed". */
+/**
+ * A checksum half that is "not computed".
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { CHECKSUM_NONE, GridType, HostResource, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const handle = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array([0, 0, 0]) }, { gridType: GridType.Float, checksum: 'partial' }));
+ * const metadata = handle.grid();
+ * if (metadata === undefined) throw new Error('no grid');
+ * const { head, tail } = metadata.checksum;
+ * // 'partial' stores the head CRC only: the tail half reads as "not computed"
+ * console.log(`head stored: ${head !== CHECKSUM_NONE}, tail stored: ${tail !== CHECKSUM_NONE}`);
+ * handle.dispose();
+ * ```
+ */
 export const CHECKSUM_NONE = 0xffffffff;
 
 /** How much of a grid the checksum covers. */
@@ -21,6 +37,21 @@ export interface GridChecksum {
  * Computes the checksum of the grid at the start of `grid` (its `gridSize` bytes) in `mode`: `full`
  * (head and tail), `partial` (head; tail all ones) or `disabled` (both all ones). CRC32 is zlib's
  * (reflected 0xEDB88320). Spec: NANOVDB-FORMAT.md "Checksum".
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, computeChecksum, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const handle = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array([0, 0, 0, 5, 5, 5]) }, { gridType: GridType.Float, checksum: 'full' }));
+ * const metadata = handle.grid();
+ * if (metadata === undefined) throw new Error('no grid');
+ * const grid = unwrap(handle.hostBytes()).subarray(metadata.byteOffset);
+ * // recompute after the bytes crossed a wire, and compare with what the grid stores
+ * const now = computeChecksum(grid, metadata.gridSize, 'full');
+ * console.log(`head ${now.head.toString(16)}, tail ${now.tail.toString(16)}, intact: ${now.head === metadata.checksum.head && now.tail === metadata.checksum.tail}`);
+ * handle.dispose();
+ * ```
  */
 export function computeChecksum(grid: Uint8Array, gridSize: number, mode: ChecksumMode): GridChecksum {
   if (mode === 'disabled') return { head: CHECKSUM_NONE, tail: CHECKSUM_NONE };

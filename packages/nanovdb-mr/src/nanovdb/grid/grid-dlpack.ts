@@ -150,10 +150,27 @@ function exportOf(handle: GridHandle, byteOffset: number, dtype: GridDLDataType,
  * Errors: NotFound for an unknown channel; InvalidArgument for a grid out of range; InvalidState for a disposed handle.
  * @example
  * ```ts
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
  * import { importDLPack } from '@hs/tensor';
+ * import { GridType, HostResource, attachChannels, channelDLPack, channelValues, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0, 1, 2, 3, 9, 9, 9]);
+ * const topology = unwrap(pointsToGrid(backend, host, { space: 'index', coords }, { gridType: GridType.OnIndex }));
+ * const density = unwrap(channelValues(topology, { coords, values: [0.5, 1, 2] }, GridType.Float));
+ * const grid = unwrap(attachChannels(backend, host, topology, [{ name: 'density', type: GridType.Float, values: density }]));
+ * topology.dispose();
  * const { managed, memory } = unwrap(channelDLPack(grid, 'density'));
- * const density = unwrap(importDLPack(managed, { backend, memory }));   // float32 [valueCount], aliasing the grid
- * unwrap(density.setReadinessStream(stream));
+ * const tensor = unwrap(importDLPack(managed, { backend, memory })); // float32 [valueCount], aliasing the grid's bytes
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * unwrap(tensor.setReadinessStream(stream)); // DLPack carries no events: order reads after the grid's writer
+ * await backend.synchronizeStream(stream);
+ * const bytes = unwrap(tensor.hostView());
+ * console.log(`${tensor.dtype} [${tensor.shape.join(', ')}]: ${Array.from(new Float32Array(bytes.slice().buffer))}`); // the background, then one value per voxel
+ * grid.dispose(); // the bytes stay alive until the tensor is done with them
+ * tensor.dispose();
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export function channelDLPack(handle: GridHandle<GridStorage>, channel: string | number, options: { readonly grid?: number } = {}): Result<GridDLPackExport> {
@@ -177,6 +194,21 @@ export function channelDLPack(handle: GridHandle<GridStorage>, channel: string |
  * in elements. Tiles and the root are not included. Lifetime as `channelDLPack`.
  * Errors: InvalidArgument for another grid type (index, Mask, Boolean, quantized, PointIndex) or a grid out of range;
  * InvalidState for a disposed handle.
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { importDLPack } from '@hs/tensor';
+ * import { GridType, HostResource, valuesDLPack, voxelsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const coords = new Int32Array([0, 0, 0, 1, 0, 0, 64, 0, 0]);
+ * const grid = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords, values: new Float32Array([1, 2, 3]) }, { gridType: GridType.Float }));
+ * const { managed, memory } = unwrap(valuesDLPack(grid)); // [leafCount, 512]: every leaf's voxels, no copy
+ * const values = unwrap(importDLPack(managed, { backend, memory }));
+ * console.log(`${values.dtype} [${values.shape.join(', ')}] over ${grid.grids[0]?.nodeCount[0]} leaves`);
+ * values.dispose();
+ * grid.dispose();
+ * ```
  */
 export function valuesDLPack(handle: GridHandle<GridStorage>, options: { readonly grid?: number } = {}): Result<GridDLPackExport> {
   if (!(handle instanceof GridHandle)) throw new HsError(ErrorCode.InvalidArgument, 'valuesDLPack: handle must be a GridHandle');
@@ -225,8 +257,24 @@ function tensorBlock(who: string, tensor: GridTensorSource): Result<MemoryBlock>
  * @throws HsError InvalidArgument when `tensor` is not tensor-shaped.
  * @example
  * ```ts
- * // tensor: an @hs/tensor Tensor of dtype uint8 and shape [gridBytes] in host memory
- * const grid = unwrap(gridFromTensor(backend, tensor, { release: () => tensor.dispose() }));
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { DType, Tensor } from '@hs/tensor';
+ * import { GridType, HostResource, ResourceBuffer, gridFromTensor, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const built = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([3, 4, 5]) }, { gridType: GridType.Float }));
+ * // a uint8 tensor [gridBytes] in host memory that holds a grid (e.g. one received from a pipeline stage)
+ * const buffer = unwrap(ResourceBuffer.allocate(backend, host, built.sizeBytes));
+ * unwrap(buffer.hostView()).set(unwrap(built.hostBytes()));
+ * const block = buffer.data;
+ * if (block === null) throw new Error('empty buffer');
+ * const tensor = unwrap(Tensor.import({ backend, memory: block.memory, byteOffset: block.byteOffset, shape: [buffer.size], dtype: DType.uint8 }));
+ * const grid = unwrap(gridFromTensor(backend, tensor, { release: () => tensor.dispose() })); // validated, zero copy
+ * console.log(`voxel (3,4,5) active: ${unwrap(grid.accessor()).isActive(3, 4, 5)}`);
+ * grid.dispose(); // runs release: the tensor is disposed
+ * buffer.dispose();
+ * built.dispose();
  * ```
  */
 export function gridFromTensor(backend: Backend, tensor: GridTensorSource, options: GridHandleOptions = {}): Result<GridHandle<BufferView<Uint8ArrayConstructor>>> {
@@ -247,8 +295,26 @@ export function gridFromTensor(backend: Backend, tensor: GridTensorSource, optio
  * or grid bytes, naming the field), the backend's copy and wait errors.
  * @example
  * ```ts
- * const grid = await gridFromTensorAsync(backend, stream, deviceTensor);   // deviceTensor: uint8 [gridBytes] on cuda:0
- * const channel = unwrap(channelDLPack(grid, 'density'));                  // a device tensor over the same memory
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DType, Tensor } from '@hs/tensor';
+ * import { DeviceResource, GridType, HostResource, gridFromTensorAsync, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * const built = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array([0, 0, 0]) }, { gridType: GridType.Float }));
+ * const onDevice = unwrap(built.copyTo(stream, new DeviceResource(backend, Device.cuda(0))));
+ * // deviceTensor: uint8 [gridBytes] on cuda:0, e.g. the output of a kernel
+ * const block = onDevice.storage.data;
+ * if (block === null) throw new Error('empty grid');
+ * const deviceTensor = unwrap(Tensor.import({ backend, memory: block.memory, byteOffset: block.byteOffset, shape: [onDevice.sizeBytes], dtype: DType.uint8 }));
+ * const grid = await gridFromTensorAsync(backend, stream, deviceTensor); // one copy to the host to validate, then wraps the device bytes
+ * console.log(`${grid.memoryKind} grid, ${grid.grid()?.voxelCount} voxel`);
+ * grid.dispose();
+ * deviceTensor.dispose();
+ * onDevice.dispose();
+ * built.dispose();
+ * await backend.synchronizeStream(stream);
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export async function gridFromTensorAsync(backend: Backend, stream: Stream, tensor: GridTensorSource, options: GridHandleOptions = {}): Promise<GridHandle<BufferView<Uint8ArrayConstructor>>> {
@@ -278,9 +344,26 @@ export async function gridFromTensorAsync(backend: Backend, stream: Stream, tens
  * source that is neither, or invalid grid bytes (naming the field); the backend's copy and wait errors.
  * @example
  * ```ts
- * const built = await pointsToGridAsync(backend, stream, resource, points, { gridType: GridType.OnIndex, channel: { name: 'intensity', type: GridType.Float }, attributes });
+ * import { BufferView, DeviceResource, GridType, ResourceBuffer, channelDLPack, pointsToGridAsync, streamGridHandleAsync, type MemoryBlock } from '@hs/nanovdb-mr';
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const device = Device.cuda(0);
+ * const stream = unwrap(backend.createStream(device));
+ * const resource = new DeviceResource(backend, device);
+ * const host = new Int32Array([0, 0, 0, 0, 0, 0, 9, 0, 0]);
+ * const coords = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, host.length, { noInit: true, element: Int32Array }));
+ * unwrap(backend.copyFromHostAsync(stream, coords.data as MemoryBlock, new Uint8Array(host.buffer)));
+ * const points = { space: 'index', coords: unwrap(BufferView.of(coords.data, host.length, Int32Array)) } as const;
+ * const ones = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3, { noInit: true, element: Float32Array })); // 'count' reads no values
+ * const built = await pointsToGridAsync(backend, stream, resource, points, { gridType: GridType.OnIndex, channel: { name: 'count', type: GridType.Int32 }, attributes: { values: ones, channels: 1, reduction: 'count' } });
  * const grid = await streamGridHandleAsync(backend, stream, built, { release: () => built.buffer.dispose() });
- * const { managed, memory } = unwrap(channelDLPack(grid, 'intensity'));   // float32 [voxels + 1] in device memory
+ * const { managed } = unwrap(channelDLPack(grid, 'count')); // int32 [voxels + 1], pointing into the build's device buffer
+ * console.log(`count channel: shape [${managed.dlTensor.shape}], DLPack device type ${managed.dlTensor.device.deviceType}`);
+ * managed.deleter?.();
+ * grid.dispose();
+ * coords.dispose();
+ * ones.dispose();
  * ```
  */
 export async function streamGridHandleAsync(
@@ -317,6 +400,29 @@ export async function streamGridHandleAsync(
  * `gridFromTensor` for a DLPack managed tensor (DLPack's fields, as `@hs/tensor`'s `exportDLPack` gives them) in
  * `memory`: the managed tensor's deleter runs at the handle's `dispose()`. Errors: as `gridFromTensor`; InvalidArgument
  * when the data does not lie in `memory`.
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { DType, Tensor, exportDLPack } from '@hs/tensor';
+ * import { GridType, HostResource, ResourceBuffer, gridFromDLPack, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const built = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([0, 0, 0]) }, { gridType: GridType.Float }));
+ * const buffer = unwrap(ResourceBuffer.allocate(backend, host, built.sizeBytes));
+ * unwrap(buffer.hostView()).set(unwrap(built.hostBytes()));
+ * const block = buffer.data;
+ * if (block === null) throw new Error('empty buffer');
+ * const tensor = unwrap(Tensor.import({ backend, memory: block.memory, byteOffset: block.byteOffset, shape: [buffer.size], dtype: DType.uint8 }));
+ * // a producer hands over a DLPack managed tensor of the grid's bytes
+ * const managed = unwrap(exportDLPack(tensor, { releaseStream: null }));
+ * const grid = unwrap(gridFromDLPack(backend, { ...managed, deleter: () => (console.log('deleter ran'), managed.deleter?.()) }, tensor.memory));
+ * console.log(`${grid.gridCount} grid, ${grid.grid()?.voxelCount} voxel, zero copy: ${grid.storage.data?.memory === tensor.memory}`);
+ * grid.dispose(); // runs the managed tensor's deleter
+ * tensor.dispose();
+ * buffer.dispose();
+ * built.dispose();
+ * ```
  */
 export function gridFromDLPack(
   backend: Backend,

@@ -37,9 +37,25 @@ const handleLeaks = leakTracker('GridHandle');
  *
  * @example
  * ```ts
- * const handle = unwrap(GridHandle.fromHostBytes(backend, buffer));   // validates the whole chain
- * const onDevice = unwrap(handle.copyTo(stream));                     // host -> device, stream-ordered
- * handle.accessor().value?.getValue(1, 2, 3);
+ * import { Device, HostBackend, unwrap } from '@hs/streams';
+ * import { DeviceResource, GridHandle, GridType, HostResource, ResourceBuffer, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const built = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([1, 2, 3, 40, 0, -7]) }, { gridType: GridType.Float, name: 'density' }));
+ * const received = unwrap(built.hostBytes()).slice(); // grid bytes from a file, a socket, another process
+ * built.dispose();
+ * const buffer = unwrap(ResourceBuffer.allocate(backend, host, received.length));
+ * unwrap(buffer.hostView()).set(received);
+ * const handle = unwrap(GridHandle.fromHostBytes(backend, buffer)); // validates the whole chain; the handle owns the buffer
+ * console.log(`${handle.gridCount} grid '${handle.grid()?.name}', ${handle.grid()?.voxelCount} voxels, voxel (1,2,3) active: ${unwrap(handle.accessor()).isActive(1, 2, 3)}`);
+ * const stream = unwrap(backend.createStream(Device.cuda(0)));
+ * const onDevice = unwrap(handle.copyTo(stream, new DeviceResource(backend, Device.cuda(0)))); // host -> device: one stream-ordered copy, no kernel
+ * console.log(`copy: ${onDevice.memoryKind} memory, ${onDevice.sizeBytes} bytes`);
+ * onDevice.dispose(); // freed on `stream`
+ * handle.dispose(); // frees the buffer
+ * await backend.synchronizeStream(stream);
+ * unwrap(backend.destroyStream(stream));
  * ```
  */
 export class GridHandle<S extends GridStorage = GridStorage> implements Disposable {

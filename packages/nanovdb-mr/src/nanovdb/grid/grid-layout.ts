@@ -116,7 +116,22 @@ export const Internal = {
   valueMask: 32,
 } as const;
 
-/** NanoVDB 32.9 grid types (`GridType` codes; 21 and 22 are retired, Vec3u8 and Vec3u16 exist only as blind data). */
+/**
+ * NanoVDB 32.9 grid types (`GridType` codes; 21 and 22 are retired, Vec3u8 and Vec3u16 exist only as blind data).
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, voxelsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const coords = new Int32Array([0, 0, 0]);
+ * // the value type of a grid: what voxelsToGrid writes, what validation reports
+ * const grid = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords, values: new Float32Array([1, 2, 3]) }, { gridType: GridType.Vec3f }));
+ * const metadata = grid.grid();
+ * if (metadata !== undefined) console.log(`${GridType[metadata.gridType]} (code ${metadata.gridType}), vector: ${metadata.gridType === GridType.Vec3f}`);
+ * grid.dispose();
+ * ```
+ */
 export enum GridType {
   /** No value type declared; not readable. */
   Unknown = 0,
@@ -173,7 +188,20 @@ export enum GridType {
 /** One past the largest `GridType` code NanoVDB 32.9 defines. */
 export const GRID_TYPE_END = 27;
 
-/** NanoVDB grid classes (`GridClass` codes). */
+/**
+ * NanoVDB grid classes (`GridClass` codes).
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridClass, GridType, HostResource, voxelsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * // declare what the values mean: a fog volume of densities (a level set would be signed distances)
+ * const fog = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([0, 0, 0]), values: new Float32Array([0.8]) }, { gridType: GridType.Float, gridClass: GridClass.FogVolume }));
+ * console.log(`class: ${GridClass[fog.grid()?.gridClass ?? GridClass.Unknown]}`);
+ * fog.dispose();
+ * ```
+ */
 export enum GridClass {
   /** No particular meaning declared. */
   Unknown = 0,
@@ -202,7 +230,21 @@ export enum GridClass {
 /** One past the largest `GridClass` code NanoVDB 32.9 defines. */
 export const GRID_CLASS_END = 11;
 
-/** GridData flag bits. */
+/**
+ * GridData flag bits.
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridFlags, GridType, HostResource, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const grid = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array([0, 0, 0, 7, 7, 7]) }, { gridType: GridType.Float }));
+ * const flags = grid.grid()?.flags ?? 0;
+ * const set = Object.entries(GridFlags).filter(([, bit]) => typeof bit === 'number' && (flags & bit) !== 0).map(([name]) => name);
+ * console.log(`flags ${flags}: ${set.join(', ')}`); // e.g. HasBBox, IsBreadthFirst
+ * grid.dispose();
+ * ```
+ */
 export enum GridFlags {
   /** The name is longer than the 256-byte name field and lives in blind metadata. */
   HasLongGridName = 1,

@@ -263,8 +263,17 @@ class StatisticsWalk {
  *
  * @example
  * ```ts
- * const s = unwrap(gridStatistics(unwrap(handle.hostBytes()), handle.grid()!));
- * console.log(s.min, s.max, s.average, s.standardDeviation);
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, gridStatistics, voxelsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const coords = new Int32Array([0, 0, 0, 1, 0, 0, 2, 0, 0, 3, 0, 0]);
+ * const handle = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords, values: new Float32Array([1, 2, 3, 6]) }, { gridType: GridType.Float }));
+ * const metadata = handle.grid();
+ * if (metadata === undefined) throw new Error('no grid');
+ * const s = unwrap(gridStatistics(unwrap(handle.hostBytes()), metadata));
+ * console.log(`min ${s.min}, max ${s.max}, average ${s.average}, standard deviation ${s.standardDeviation.toFixed(3)}`);
+ * handle.dispose();
  * ```
  */
 export function gridStatistics(bytes: Uint8Array, metadata: GridMetadata): Result<GridStatistics> {

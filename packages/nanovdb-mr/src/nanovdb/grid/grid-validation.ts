@@ -109,9 +109,18 @@ export interface ValidateOptions {
  *
  * @example
  * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, pointsToGrid, validateGrids } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const grid = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array([0, 0, 0, 9, 9, 9]) }, { gridType: GridType.Float }));
+ * const bytes = unwrap(grid.hostBytes()).slice(); // e.g. bytes received from another process
  * const grids = validateGrids(bytes);
- * if (!grids.ok) console.error(grids.error.message); // "NanoVDB grid 0 at byte 0: gridClass: ..."
- * else console.log(grids.value[0].gridType, grids.value[0].voxelCount);
+ * if (grids.ok) for (const g of grids.value) console.log(`${GridType[g.gridType]} grid, ${g.voxelCount} voxels`);
+ * bytes[636] = 99; // corrupt the gridType field
+ * const bad = validateGrids(bytes);
+ * if (!bad.ok) console.log(bad.error.message); // names the grid and the first bad field
+ * grid.dispose();
  * ```
  */
 export function validateGrids(bytes: Uint8Array, options: ValidateOptions = {}): Result<GridMetadata[]> {

@@ -17,7 +17,15 @@ import type { NvdbCodec } from './nvdb-segment.js';
  *
  * @example
  * ```ts
- * const [segment] = await decodeNvdbAsync(readFileSync('smoke-blosc.nvdb'));
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, decodeNvdbAsync, voxelsToGrid, writeNvdbAsync } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const grid = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([0, 0, 0]), values: new Float32Array([2]) }, { gridType: GridType.Float, name: 'smoke' }));
+ * const file = await writeNvdbAsync(grid, 'blosc'); // e.g. the contents of a BLOSC-compressed .nvdb from NanoVDB
+ * grid.dispose();
+ * const [segment] = await decodeNvdbAsync(file); // BLOSC decoded by c-blosc in WebAssembly, then validated
+ * console.log(`${segment?.grids.length} grid '${segment?.grids[0]?.name}', ${segment?.bytes.length} bytes decoded from ${file.length}`);
  * ```
  */
 export async function decodeNvdbAsync(file: Uint8Array): Promise<NvdbSegment[]> {
@@ -34,7 +42,18 @@ export async function decodeNvdbAsync(file: Uint8Array): Promise<NvdbSegment[]> 
  *
  * @example
  * ```ts
- * const [handle] = await readNvdbAsync(backend, new HostResource(backend), readFileSync('smoke-blosc.nvdb'));
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, readNvdbAsync, voxelsToGrid, writeNvdbAsync } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const built = unwrap(voxelsToGrid(backend, host, { coords: new Int32Array([4, 4, 4]), values: new Float32Array([0.75]) }, { gridType: GridType.Float }));
+ * const file = await writeNvdbAsync(built, 'blosc'); // e.g. readFileSync('smoke-blosc.nvdb')
+ * built.dispose();
+ * const [handle] = await readNvdbAsync(backend, host, file); // any codec, BLOSC included
+ * if (handle === undefined) throw new Error('empty file');
+ * console.log(`value at (4,4,4): ${unwrap(handle.accessor()).getValue(4, 4, 4)}`);
+ * handle.dispose();
  * ```
  */
 export async function readNvdbAsync(backend: Backend, resource: SyncResource, file: Uint8Array): Promise<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
@@ -51,7 +70,24 @@ export async function readNvdbAsync(backend: Backend, resource: SyncResource, fi
  *
  * @example
  * ```ts
- * writeFileSync('smoke.nvdb', await writeNvdbAsync([density, temperature], 'blosc'));
+ * import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, voxelsToGrid, writeNvdbAsync } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0, 1, 0, 0]);
+ * const density = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([0.5, 1]) }, { gridType: GridType.Float, name: 'density' }));
+ * const temperature = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([300, 320]) }, { gridType: GridType.Float, name: 'temperature' }));
+ * const dir = mkdtempSync(join(tmpdir(), 'nvdb-'));
+ * const path = join(dir, 'smoke.nvdb');
+ * writeFileSync(path, await writeNvdbAsync([density, temperature], 'blosc')); // as NanoVDB built with BLOSC writes it
+ * console.log(`smoke.nvdb: ${statSync(path).size} bytes for ${density.sizeBytes + temperature.sizeBytes} bytes of grids`);
+ * rmSync(dir, { recursive: true });
+ * density.dispose();
+ * temperature.dispose();
  * ```
  */
 export async function writeNvdbAsync(handles: GridHandle | readonly GridHandle[], codec: NvdbCodec = 'none'): Promise<Uint8Array> {

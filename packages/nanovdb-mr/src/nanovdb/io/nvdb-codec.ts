@@ -26,6 +26,24 @@ export interface NvdbSegment {
  * keeps one buffer, e.g. the previous result); when the file does not fit, a new array is returned as
  * without `into`. InvalidArgument when `into` is not a Uint8Array or shares memory with `bytes`.
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::writeGrid).
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, encodeNvdb, pointsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0, 1, 1, 1]);
+ * const grid = unwrap(pointsToGrid(backend, host, { space: 'index', coords }, { gridType: GridType.Float, name: 'density' }));
+ * const bytes = unwrap(grid.hostBytes());
+ * const raw = unwrap(encodeNvdb(bytes, grid.grids)); // codec 'none'
+ * const zip = unwrap(encodeNvdb(bytes, grid.grids, 'zip'));
+ * console.log(`.nvdb: ${raw.length} bytes raw, ${zip.length} bytes zipped`);
+ * // a writer encoding one grid after another reuses one output buffer
+ * const again = unwrap(encodeNvdb(bytes, grid.grids, 'zip', new Uint8Array(zip.length)));
+ * console.log(`written into the given buffer: ${again.length === zip.length}`);
+ * grid.dispose();
+ * ```
  */
 export function encodeNvdb(bytes: Uint8Array, grids: readonly GridMetadata[], codec: NvdbCodec = 'none', into?: Uint8Array): Result<Uint8Array> {
   if (codec === 'blosc') return err(ErrorCode.NotSupported, 'encodeNvdb: blosc is written by writeNvdbAsync (a WebAssembly codec loaded on demand); use zip or none here');
@@ -104,6 +122,23 @@ function sharesMemory(a: Uint8Array, b: Uint8Array): boolean {
  * InvalidArgument when `file` is not a Uint8Array, InvalidArgument naming the segment, grid and field (for example `segment 0: meta[0].gridSize: …`),
  * NotSupported for blosc payloads or grid types hs does not read.
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::readGrids).
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridAccessor, GridType, HostResource, decodeNvdb, encodeNvdb, voxelsToGrid } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const grid = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([1, 2, 3]), values: new Float32Array([4.5]) }, { gridType: GridType.Float }));
+ * const file = unwrap(encodeNvdb(unwrap(grid.hostBytes()), grid.grids, 'zip')); // e.g. read from disk or the network
+ * grid.dispose();
+ * const segments = decodeNvdb(file); // every header checked, every grid validated
+ * if (!segments.ok) throw segments.error;
+ * for (const { bytes, grids } of segments.value) {
+ *   for (const metadata of grids) console.log(`${GridType[metadata.gridType]} grid, value at (1,2,3): ${new GridAccessor(bytes, metadata).getValue(1, 2, 3)}`);
+ * }
+ * const truncated = decodeNvdb(file.subarray(0, 100));
+ * if (!truncated.ok) console.log(truncated.error.message); // a typed error naming the field
+ * ```
  */
 export function decodeNvdb(file: Uint8Array): Result<NvdbSegment[]> {
   const notBytes = bytesArgumentProblem('decodeNvdb', file);
@@ -165,9 +200,23 @@ function decodeSegment(file: Uint8Array, start: number, index: number): Result<{
  *
  * @example
  * ```ts
- * const density = unwrap(decodeNvdbGrid(file, 'density'));  // by name
- * const second = unwrap(decodeNvdbGrid(file, 1));          // by position
- * new GridAccessor(density.bytes, density.grids[0]).getValue(0, 0, 0);
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridAccessor, GridType, HostResource, decodeNvdbGrid, voxelsToGrid, writeNvdb } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0]);
+ * const density = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([0.25]) }, { gridType: GridType.Float, name: 'density' }));
+ * const temperature = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([300]) }, { gridType: GridType.Float, name: 'temperature' }));
+ * const file = unwrap(writeNvdb([density, temperature], 'zip'));
+ * const byName = unwrap(decodeNvdbGrid(file, 'temperature')); // inflates only that grid's payload
+ * const byPosition = unwrap(decodeNvdbGrid(file, 0));
+ * const [metadata] = byName.grids;
+ * if (metadata !== undefined) console.log(`temperature ${new GridAccessor(byName.bytes, metadata).getValue(0, 0, 0)}, grid 0 '${byPosition.grids[0]?.name}'`);
+ * const missing = decodeNvdbGrid(file, 'velocity');
+ * if (!missing.ok) console.log(missing.error.code); // NotFound, naming the grids the file holds
+ * density.dispose();
+ * temperature.dispose();
  * ```
  */
 export function decodeNvdbGrid(file: Uint8Array, which: number | string): Result<NvdbSegment> {

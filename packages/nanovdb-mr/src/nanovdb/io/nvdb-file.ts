@@ -152,8 +152,24 @@ function adopt(backend: Backend, buffer: ResourceBuffer<SyncResource, Uint8Array
  *
  * @example
  * ```ts
- * const handles = await readNvdbFile(backend, new HostResource(backend), 'smoke.nvdb');
- * unwrap(handles[0].accessor()).getValue(0, 0, 0);
+ * import { mkdtemp, rm } from 'node:fs/promises';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, readNvdbFile, voxelsToGrid, writeNvdbFile } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const dir = await mkdtemp(join(tmpdir(), 'nvdb-'));
+ * const path = join(dir, 'smoke.nvdb');
+ * const smoke = unwrap(voxelsToGrid(backend, host, { coords: new Int32Array([0, 0, 0]), values: new Float32Array([0.5]) }, { gridType: GridType.Float, name: 'smoke' }));
+ * await writeNvdbFile(path, smoke, 'zip');
+ * smoke.dispose();
+ * // streamed from disk a chunk at a time: the file is never held whole
+ * const handles = await readNvdbFile(backend, host, path, { chunkBytes: 1 << 16 });
+ * for (const h of handles) console.log(`'${h.grid()?.name}': value at (0,0,0) ${unwrap(h.accessor()).getValue(0, 0, 0)}`);
+ * for (const h of handles) h.dispose();
+ * await rm(dir, { recursive: true });
  * ```
  */
 export async function readNvdbFile(backend: Backend, resource: SyncResource, path: string, options: ReadNvdbFileOptions = {}): Promise<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
@@ -251,7 +267,24 @@ async function chainLength(fh: FileHandle, start: number, size: number): Promise
  *
  * @example
  * ```ts
- * await writeNvdbFile('scene.nvdb', [density, velocity], 'zip');
+ * import { mkdtemp, rm } from 'node:fs/promises';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, readNvdbFile, voxelsToGrid, writeNvdbFile } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const coords = new Int32Array([0, 0, 0]);
+ * const density = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([1]) }, { gridType: GridType.Float, name: 'density' }));
+ * const velocity = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([0, 0, 1]) }, { gridType: GridType.Vec3f, name: 'velocity' }));
+ * const dir = await mkdtemp(join(tmpdir(), 'nvdb-'));
+ * const path = join(dir, 'scene.nvdb');
+ * await writeNvdbFile(path, [density, velocity], 'zip'); // staged beside path and renamed: readers never see half a file
+ * const back = await readNvdbFile(backend, host, path);
+ * console.log(`scene.nvdb: ${back.map((h) => h.grid()?.name).join(', ')}`);
+ * for (const h of [...back, density, velocity]) h.dispose();
+ * await rm(dir, { recursive: true });
  * ```
  */
 export async function writeNvdbFile(path: string, handles: GridHandle | readonly GridHandle[], codec: NvdbCodec = 'none'): Promise<void> {

@@ -10,6 +10,21 @@ import { decodeNvdb, decodeNvdbGrid, encodeNvdb, type NvdbCodec, type NvdbSegmen
  * `resource` (which must be host-accessible). Errors: InvalidArgument when `file` is not a Uint8Array,
  * those of `decodeNvdb`, the resource's, NotSupported
  * for a resource the host cannot write. Nothing is left allocated on failure.
+ * @example
+ * ```ts
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, pointsToGrid, readNvdb, writeNvdb } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const a = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([0, 0, 0]) }, { gridType: GridType.Float, name: 'a' }));
+ * const b = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([8, 8, 8]) }, { gridType: GridType.Float, name: 'b' }));
+ * const file = unwrap(writeNvdb([a, b])); // two segments, e.g. a file's contents
+ * // one handle per segment, each in a buffer from the resource you pass
+ * const handles = unwrap(readNvdb(backend, host, file));
+ * console.log(handles.map((h) => `'${h.grid()?.name}' ${h.sizeBytes} bytes`).join(', '));
+ * for (const h of [...handles, a, b]) h.dispose();
+ * ```
  */
 export function readNvdb(backend: Backend, resource: SyncResource, file: Uint8Array): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
   const notBytes = bytesArgumentProblem('readNvdb', file);
@@ -36,7 +51,21 @@ export function readNvdb(backend: Backend, resource: SyncResource, file: Uint8Ar
  *
  * @example
  * ```ts
- * const velocity = unwrap(readNvdbGrid(backend, new HostResource(backend), readFileSync('sim.nvdb'), 'velocity'));
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, StatisticsResource, readNvdbGrid, voxelsToGrid, writeNvdb } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new StatisticsResource(new HostResource(backend));
+ * const coords = new Int32Array([0, 0, 0]);
+ * const density = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([1]) }, { gridType: GridType.Float, name: 'density' }));
+ * const velocity = unwrap(voxelsToGrid(backend, host, { coords, values: new Float32Array([0, 2, 0]) }, { gridType: GridType.Vec3f, name: 'velocity' }));
+ * const file = unwrap(writeNvdb([density, velocity], 'zip'));
+ * density.dispose();
+ * velocity.dispose();
+ * const grid = unwrap(readNvdbGrid(backend, host, file, 'velocity')); // only that grid is inflated; it becomes grid 0 of 1
+ * const v = unwrap(grid.accessor()).getVector(0, 0, 0, new Float32Array(3));
+ * console.log(`velocity ${Array.from(v)}; bytes held: ${host.statistics.bytes.current}, the grid: ${grid.sizeBytes}`);
+ * grid.dispose();
  * ```
  */
 export function readNvdbGrid(backend: Backend, resource: SyncResource, file: Uint8Array, which: number | string): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>> {
@@ -66,8 +95,23 @@ function holdSegment(backend: Backend, resource: SyncResource, segment: NvdbSegm
  *
  * @example
  * ```ts
- * writeFileSync('scene.nvdb', unwrap(writeNvdb([density, velocity], 'zip')));
- * unwrap(readNvdbMetadata(readFileSync('scene.nvdb'))).map((g) => g.name); // both grids, without inflating them
+ * import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, pointsToGrid, readNvdbMetadata, writeNvdb } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const host = new HostResource(backend);
+ * const density = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([0, 0, 0]) }, { gridType: GridType.Float, name: 'density' }));
+ * const velocity = unwrap(pointsToGrid(backend, host, { space: 'index', coords: new Int32Array([1, 1, 1]) }, { gridType: GridType.Float, name: 'velocity' }));
+ * const dir = mkdtempSync(join(tmpdir(), 'nvdb-'));
+ * writeFileSync(join(dir, 'scene.nvdb'), unwrap(writeNvdb([density, velocity], 'zip')));
+ * const names = unwrap(readNvdbMetadata(readFileSync(join(dir, 'scene.nvdb')))).map((g) => g.name); // without inflating them
+ * console.log(`scene.nvdb holds ${names.join(', ')}`);
+ * rmSync(dir, { recursive: true });
+ * density.dispose();
+ * velocity.dispose();
  * ```
  */
 export function writeNvdb(handles: GridHandle | readonly GridHandle[], codec: NvdbCodec = 'none'): Result<Uint8Array> {

@@ -16,8 +16,21 @@ import { readSegmentHeaders, type NvdbGridInfo } from './nvdb-segment.js';
  *
  * @example
  * ```ts
- * const grids = unwrap(readNvdbMetadata(readFileSync('smoke.nvdb')));
- * for (const g of grids) console.log(g.name, GridType[g.gridType], g.voxelCount, g.gridSize);
+ * import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+ * import { tmpdir } from 'node:os';
+ * import { join } from 'node:path';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ * import { GridType, HostResource, pointsToGrid, readNvdbMetadata, writeNvdb } from '@hs/nanovdb-mr';
+ *
+ * const backend = new HostBackend();
+ * const smoke = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array([0, 0, 0, 9, 0, 0]) }, { gridType: GridType.Float, name: 'smoke' }));
+ * const dir = mkdtempSync(join(tmpdir(), 'nvdb-'));
+ * writeFileSync(join(dir, 'smoke.nvdb'), unwrap(writeNvdb(smoke, 'zip')));
+ * smoke.dispose();
+ * // list the grids from the headers alone: nothing is inflated or validated
+ * const grids = unwrap(readNvdbMetadata(readFileSync(join(dir, 'smoke.nvdb'))));
+ * for (const g of grids) console.log(`${g.name}: ${GridType[g.gridType]}, ${g.voxelCount} voxels, ${g.gridSize} bytes (${g.fileSize} stored, ${g.codec})`);
+ * rmSync(dir, { recursive: true });
  * ```
  */
 export function readNvdbMetadata(file: Uint8Array): Result<NvdbGridInfo[]> {
