@@ -169,7 +169,7 @@ const fixtureModule = (name: string): string => fileURLToPath(new URL(`./fixture
 async function hsFailsWithModuleError(scratch: string, command: 'plan' | 'run', module: string): Promise<void> {
   const io = collectingIo(scratch);
   const exitCode = await runHs([command, module], io);
-  if (exitCode !== 1 || !io.errors.includes('error: NotFound: input scan.ply does not exist')) {
+  if (exitCode !== 1 || !io.errors.includes('hs: NotFound: input scan.ply does not exist')) {
     throw new Error(`hs ${command} exited ${exitCode} printing ${JSON.stringify(io.errors)}`);
   }
 }
