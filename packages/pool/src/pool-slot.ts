@@ -170,9 +170,20 @@ export class PoolSlot implements TensorBacking {
     if (generation === this.generation && this.state === SlotState.Writing) this.#returnToFree(false);
   }
 
-  /** Recycles a retirable slot when all its release events completed per `completed`; true if it did. */
-  tryRecycle(completed: Uint8Array): boolean {
-    if (!this.#tracker.allReleased(completed)) return false;
+  /**
+   * Writes the release events retirement must poll for this retirable slot into `list` from `at` on;
+   * returns the index after them, or `-1` when a registered reader has not released yet (nothing to poll).
+   */
+  gatherReleaseEvents(list: Event[], at: number): number {
+    return this.#tracker.gather(list, at);
+  }
+
+  /**
+   * Recycles a retirable slot when its release events, gathered at `at` of the polled list, all completed
+   * per `completed`; true if it did.
+   */
+  tryRecycle(completed: Uint8Array, at: number): boolean {
+    if (!this.#tracker.allReleasedAt(completed, at)) return false;
     this.#returnToFree(true);
     return true;
   }
