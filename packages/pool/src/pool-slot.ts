@@ -59,6 +59,8 @@ export class PoolSlot implements TensorBacking {
   readonly #guard: PoolWriteGuard;
   readonly #label: string;
   #leases = 0;
+  /** Where the last `gatherReleaseEvents` wrote this slot's release events in the polled list; `-1`: not a candidate. */
+  #polledAt = -1;
   /** Set by `TensorLoan.deferReadiness()` for the current lend: commit retains the readiness event unrecorded. */
   #deferReadiness = false;
 
@@ -171,19 +173,22 @@ export class PoolSlot implements TensorBacking {
   }
 
   /**
-   * Writes the release events retirement must poll for this retirable slot into `list` from `at` on;
-   * returns the index after them, or `-1` when a registered reader has not released yet (nothing to poll).
+   * For the pool's batched poll: when the slot is retirable and every registered reader released, writes
+   * its release events into `list` from `at` on and returns the index after them (the slot is then a
+   * candidate of this poll); otherwise `-1`, and the slot is no candidate.
    */
   gatherReleaseEvents(list: Event[], at: number): number {
-    return this.#tracker.gather(list, at);
+    const next = this.retirable ? this.#tracker.gather(list, at) : -1;
+    this.#polledAt = next < 0 ? -1 : at;
+    return next;
   }
 
   /**
-   * Recycles a retirable slot when its release events, gathered at `at` of the polled list, all completed
-   * per `completed`; true if it did.
+   * Recycles a candidate of the last `gatherReleaseEvents` poll when its release events all completed
+   * per `completed` (the flags of the polled list); true if it did.
    */
-  tryRecycle(completed: Uint8Array, at: number): boolean {
-    if (!this.#tracker.allReleasedAt(completed, at)) return false;
+  tryRecycle(completed: Uint8Array): boolean {
+    if (this.#polledAt < 0 || !this.retirable || !this.#tracker.allReleasedAt(completed, this.#polledAt)) return false;
     this.#returnToFree(true);
     return true;
   }

@@ -76,8 +76,6 @@ export class TensorPool implements Disposable {
   readonly #completed: Uint8Array;
   /** The release events one `retire()` polls, gathered from its candidate slots (reused; as long as the pool's release-event list). */
   readonly #polled: Event[];
-  /** Per slot, where its release events start in `#polled` for the current `retire()`; `-1`: not recyclable now. */
-  readonly #polledAt: Int32Array;
   /** The exhaustion error, made at the first refusal and shared from then on (no allocation per refusal). */
   #exhausted: Err | null = null;
   readonly #rejectAll: Err | null;
@@ -95,7 +93,6 @@ export class TensorPool implements Disposable {
     this.#slots = slots;
     this.#completed = new Uint8Array(inventory.releaseEvents.length);
     this.#polled = inventory.releaseEvents.slice();
-    this.#polledAt = new Int32Array(spec.slotCount);
     poolLeaks.track(this, { label: `pool "${spec.name}" (${spec.slotCount} slots)` }, this.#leakToken);
     this.#rejectAll =
       spec.maxRank === 0 || spec.slotByteSpan === 0
@@ -270,27 +267,18 @@ export class TensorPool implements Disposable {
     if (this.#disposed) return 0;
     const slots = this.#slots;
     const polled = this.#polled;
-    const polledAt = this.#polledAt;
     let candidates = 0;
     let count = 0;
     for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i] as PoolSlot;
-      const next = slot.retirable ? slot.gatherReleaseEvents(polled, count) : -1;
-      if (next < 0) {
-        polledAt[i] = -1;
-        continue;
-      }
-      polledAt[i] = count;
+      const next = (slots[i] as PoolSlot).gatherReleaseEvents(polled, count);
+      if (next < 0) continue;
       count = next;
       candidates++;
     }
     if (candidates === 0) return 0;
     if (count > 0) this.#backend.queryEvents(polled, this.#completed, count);
     let recycled = 0;
-    for (let i = 0; i < slots.length; i++) {
-      const at = polledAt[i] as number;
-      if (at >= 0 && (slots[i] as PoolSlot).tryRecycle(this.#completed, at)) recycled++;
-    }
+    for (let i = 0; i < slots.length; i++) if ((slots[i] as PoolSlot).tryRecycle(this.#completed)) recycled++;
     return recycled;
   }
 
