@@ -59,6 +59,8 @@ export class PoolSlot implements TensorBacking {
   readonly #guard: PoolWriteGuard;
   readonly #label: string;
   #leases = 0;
+  /** Where the last `gatherReleaseEvents` wrote this slot's release events in the polled list; `-1`: not a candidate. */
+  #polledAt = -1;
   /** Set by `TensorLoan.deferReadiness()` for the current lend: commit retains the readiness event unrecorded. */
   #deferReadiness = false;
 
@@ -170,9 +172,23 @@ export class PoolSlot implements TensorBacking {
     if (generation === this.generation && this.state === SlotState.Writing) this.#returnToFree(false);
   }
 
-  /** Recycles a retirable slot when all its release events completed per `completed`; true if it did. */
+  /**
+   * For the pool's batched poll: when the slot is retirable and every registered reader released, writes
+   * its release events into `list` from `at` on and returns the index after them (the slot is then a
+   * candidate of this poll); otherwise `-1`, and the slot is no candidate.
+   */
+  gatherReleaseEvents(list: Event[], at: number): number {
+    const next = this.retirable ? this.#tracker.gather(list, at) : -1;
+    this.#polledAt = next < 0 ? -1 : at;
+    return next;
+  }
+
+  /**
+   * Recycles a candidate of the last `gatherReleaseEvents` poll when its release events all completed
+   * per `completed` (the flags of the polled list); true if it did.
+   */
   tryRecycle(completed: Uint8Array): boolean {
-    if (!this.#tracker.allReleased(completed)) return false;
+    if (this.#polledAt < 0 || !this.retirable || !this.#tracker.allReleasedAt(completed, this.#polledAt)) return false;
     this.#returnToFree(true);
     return true;
   }

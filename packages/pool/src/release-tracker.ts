@@ -77,12 +77,23 @@ export class ReleaseTracker {
   }
 
   /**
-   * True when every registered stream recorded its release event and, per `completed` (the pool's
-   * batched query over its whole release-event list), each of those events completed.
+   * For the pool's batched poll: writes the release events of every registered stream into `list` from
+   * `at` on and returns the index after the last one written; `-1` (nothing written) when a registered
+   * reader has not recorded its release yet, so the slot cannot recycle whatever the events say.
    */
-  allReleased(completed: Uint8Array): boolean {
+  gather(list: Event[], at: number): number {
+    for (let i = 0; i < this.#count; i++) if (this.#recorded[i] === 0) return -1;
+    for (let i = 0; i < this.#count; i++) list[at + i] = this.#events[this.#first + i] as Event;
+    return at + this.#count;
+  }
+
+  /**
+   * True when the events `gather` wrote at `at` all completed per `completed` (the batched query's flags
+   * for that list) and no registration came since.
+   */
+  allReleasedAt(completed: Uint8Array, at: number): boolean {
     for (let i = 0; i < this.#count; i++) {
-      if (this.#recorded[i] === 0 || completed[this.#first + i] === 0) return false;
+      if (this.#recorded[i] === 0 || completed[at + i] === 0) return false;
     }
     return true;
   }

@@ -8,6 +8,7 @@ import {
   type Device,
   type DeviceMemory,
   type Err,
+  type Event,
   type MemoryKind,
   type Result,
   type Stream,
@@ -91,6 +92,8 @@ export class TensorPool implements Disposable {
   readonly #slots: readonly PoolSlot[];
   /** Completion flags written by the batched release-event query; one byte per release event. */
   readonly #completed: Uint8Array;
+  /** The release events one `retire()` polls, gathered from its candidate slots (reused; as long as the pool's release-event list). */
+  readonly #polled: Event[];
   /** The exhaustion error, made at the first refusal and shared from then on (no allocation per refusal). */
   #exhausted: Err | null = null;
   readonly #rejectAll: Err | null;
@@ -107,6 +110,7 @@ export class TensorPool implements Disposable {
     for (let i = 0; i < spec.slotCount; i++) slots.push(new PoolSlot(backend, spec, inventory, this.#ledger, i));
     this.#slots = slots;
     this.#completed = new Uint8Array(inventory.releaseEvents.length);
+    this.#polled = inventory.releaseEvents.slice();
     poolLeaks.track(this, { label: `pool "${spec.name}" (${spec.slotCount} slots)` }, this.#leakToken);
     this.#rejectAll =
       spec.maxRank === 0 || spec.slotByteSpan === 0
@@ -273,29 +277,26 @@ export class TensorPool implements Disposable {
   /**
    * Recycles every published slot whose read leases are all returned and whose registered release
    * streams all recorded release events that completed. Polls with one `backend.queryEvents` call over
-   * the pool's preallocated release-event list (skipped when no candidate slot registered a release
-   * stream); never waits, allocates nothing. Returns the number of slots recycled.
+   * the release events of those candidate slots only, gathered into a preallocated list (skipped when no
+   * candidate has an event to poll); never waits, allocates nothing. Returns the number of slots recycled.
    * Spec: "Two stream roles order every device tensor" (recycling), "Fanout release-stream caps".
    */
   retire(): number {
     if (this.#disposed) return 0;
     const slots = this.#slots;
+    const polled = this.#polled;
     let candidates = 0;
-    let mustQuery = false;
+    let count = 0;
     for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i] as PoolSlot;
-      if (slot.retirable) {
-        candidates++;
-        if (slot.releaseStreamCount > 0) mustQuery = true;
-      }
+      const next = (slots[i] as PoolSlot).gatherReleaseEvents(polled, count);
+      if (next < 0) continue;
+      count = next;
+      candidates++;
     }
     if (candidates === 0) return 0;
-    if (mustQuery) this.#backend.queryEvents(this.#inventory.releaseEvents, this.#completed);
+    if (count > 0) this.#backend.queryEvents(polled, this.#completed, count);
     let recycled = 0;
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i] as PoolSlot;
-      if (slot.retirable && slot.tryRecycle(this.#completed)) recycled++;
-    }
+    for (let i = 0; i < slots.length; i++) if ((slots[i] as PoolSlot).tryRecycle(this.#completed)) recycled++;
     return recycled;
   }
 

@@ -68,7 +68,8 @@ export class Channel {
   push(tensor: Tensor): boolean {
     if (this.evictsOnPush) this.evict!(this.shift()!);
     if (this.count >= this.activeDepth) return false;
-    this.ring[(this.head + this.count) % this.capacity] = tensor;
+    const at = this.head + this.count;
+    this.ring[at < this.capacity ? at : at - this.capacity] = tensor;
     this.count += 1;
     if (this.count > this.highWater) this.highWater = this.count;
     return true;
@@ -112,7 +113,7 @@ export class Channel {
     if (this.count === 0) return undefined;
     const t = this.ring[this.head];
     this.ring[this.head] = undefined;
-    this.head = (this.head + 1) % this.capacity;
+    this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
     this.count -= 1;
     return t;
   }

@@ -29,7 +29,7 @@ export class LatencyWindow {
   /** Records one sample in milliseconds (after `reserve()`). Allocates nothing. */
   record(ms: number): void {
     this.samples[this.next] = ms;
-    this.next = (this.next + 1) % this.samples.length;
+    this.next = this.next + 1 === this.samples.length ? 0 : this.next + 1;
     if (this.filled < this.samples.length) this.filled += 1;
     this.count += 1;
     this.totalMs += ms;

@@ -9,6 +9,7 @@ import { LatencyWindow } from './latency-window.js';
 import { ActivationLoans, OutputBinding, type OutputWiring } from './output-binding.js';
 import { hostWaitOutcome } from './host-wait-outcome.js';
 import { ClockTrigger } from './clock-trigger.js';
+import { latencyNowMs } from './latency-clock.js';
 
 /** Wiring handed to a runner by the session: channels and pools by port name. */
 export interface RunnerWiring {
@@ -62,6 +63,8 @@ export class OperatorRunner implements ExecutionContext {
   private active = false;
   private activationNs = 0;
   private startedMs = 0;
+  /** When the last activation ended (`latencyNowMs()`): the start of the next one the scheduler runs in the same turn. */
+  endedMs = 0;
   private notBeforeNs = 0;
   /** True while an asynchronous compute() or a host readiness wait is in flight. */
   busy = false;
@@ -272,15 +275,18 @@ export class OperatorRunner implements ExecutionContext {
    * takes what each connected input reads under the contract (`InputBinding.take`: stream wait +
    * release-stream registration, or a host readiness wait for a stream-less consumer), calls compute(), then releases
    * the inputs' leases on this operator's stream and returns unemitted loans to their pools.
+   * @param startedMs when the activation started (`latencyNowMs()`): the scheduler hands in the end of
+   *   the activation it ran just before, so a turn reads the clock once per activation.
    * @returns the outcome synchronously, or a promise when compute() or a host wait is asynchronous.
    */
-  activate(nowNs: number): ActivationOutcome | Promise<ActivationOutcome> {
+  activate(nowNs: number, startedMs: number = latencyNowMs()): ActivationOutcome | Promise<ActivationOutcome> {
     this.activationNs = nowNs;
-    this.startedMs = performance.now();
+    this.startedMs = startedMs;
     if (this.pendingCount > 0) return this.retry();
     this.clock?.fire(nowNs);
     const events = this.hostWaits;
-    events.length = 0;
+    // Emptied only when a host-only consumer left events in it (setting a length is a runtime call, not free).
+    if (events.length !== 0) events.length = 0;
     for (const input of this.inputs) {
       if (input.channel === null) continue;
       const taken = input.take(events);
@@ -358,7 +364,9 @@ export class OperatorRunner implements ExecutionContext {
     }
     this.loans.abandonAll();
     for (const output of this.outputs) output.offered = undefined;
-    this.latency.record(performance.now() - this.startedMs);
+    const endedMs = latencyNowMs();
+    this.endedMs = endedMs;
+    this.latency.record(endedMs - this.startedMs);
     if (!outcome.ok) {
       return errWithContext(outcome.error, `operator ${this.name}`);
     }

@@ -39,7 +39,9 @@ export class ActivationLoans {
 
   /** The loan's position, or -1 when it is not among this activation's loans. */
   indexOf(loan: TensorLoan): number {
-    return this.#loans.indexOf(loan);
+    const loans = this.#loans;
+    for (let i = 0; i < loans.length; i++) if (loans[i] === loan) return i;
+    return -1;
   }
 
   /** Forgets the loan at `index` (from `indexOf`); order is not kept. */
@@ -50,8 +52,11 @@ export class ActivationLoans {
 
   /** Abandons every loan left (a loan already emitted ignores it) and empties the list. */
   abandonAll(): void {
-    for (const loan of this.#loans) loan.abandon();
-    this.#loans.length = 0;
+    const loans = this.#loans;
+    // Usually empty: every loan of the activation was emitted or retained.
+    if (loans.length === 0) return;
+    for (let i = 0; i < loans.length; i++) (loans[i] as TensorLoan).abandon();
+    loans.length = 0;
   }
 }
 

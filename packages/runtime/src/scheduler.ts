@@ -3,6 +3,7 @@ import type { Channel } from './channel.js';
 import type { OperatorRunner } from './operator-runner.js';
 import type { SessionClock } from './session-clock.js';
 import type { SessionResources } from './session-resources.js';
+import { latencyNowMs } from './latency-clock.js';
 
 /** Idle turns spent polling with `setImmediate` before backing off to a 1 ms timer. */
 const SPIN_TURNS = 64;
@@ -35,6 +36,8 @@ export class Scheduler {
   /** The armed session-clock timer and the time (ns) it fires at. */
   private clockTimer: unknown = null;
   private clockTimerAt = Infinity;
+  /** Latency-clock time (`latencyNowMs()`) the next activation of this turn starts at: the end of the previous one. */
+  private stampMs = 0;
 
   constructor(
     private readonly clock: SessionClock,
@@ -106,8 +109,15 @@ export class Scheduler {
     if (imported !== null) this.fail(imported);
     const now = Number(this.clock.now());
     let progressed = false;
+    this.stampMs = latencyNowMs();
     for (let pass = 0; pass < MAX_PASSES_PER_TURN && this.failure === null; pass++) {
-      if (!this.sweep(now) && (pass === 0 || this.resources.retire() === 0)) break;
+      if (this.sweep(now)) {
+        progressed = true;
+        continue;
+      }
+      if (pass === 0 || this.resources.retire() === 0) break;
+      // Retirement took its time (a batched event query): the next activation starts after it.
+      this.stampMs = latencyNowMs();
       progressed = true;
     }
     if (this.failure !== null) {
@@ -121,9 +131,15 @@ export class Scheduler {
     this.schedule(progressed);
   };
 
-  /** Activates every ready operator once, in plan order; returns true when any ran. */
+  /**
+   * Activates every ready operator once, in plan order; returns true when any ran. The latency clock is
+   * read once per activation: the end of one activation (`stampMs`, read at the turn's start and after
+   * retirement) is the start of the next, so the readiness checks between two activations, tens of
+   * nanoseconds, count in the latter's latency.
+   */
   private sweep(now: number): boolean {
     let progressed = false;
+    let startedMs = this.stampMs;
     for (const runner of this.runners) {
       if (this.failure !== null) break;
       if (!runner.isSource && !runner.busy && !runner.finished && runner.pendingCount === 0 && runner.inputsDrained(this.isProducerDone)) {
@@ -132,11 +148,13 @@ export class Scheduler {
       }
       if (!runner.isReady(now)) continue;
       const emittedBefore = runner.emitted;
-      const outcome = runner.activate(now);
+      const outcome = runner.activate(now, startedMs);
       if (outcome instanceof Promise) {
         progressed = true;
         void outcome.then(this.onSettled);
+        startedMs = latencyNowMs();
       } else {
+        startedMs = runner.endedMs;
         if (!outcome.ok) this.fail(outcome);
         // An uncontracted source activation that neither emitted nor finished is idle polling, not
         // progress: let the scheduler back off to a timer instead of spinning the CPU. A clock tick is
@@ -144,6 +162,7 @@ export class Scheduler {
         if (!runner.isSource || runner.emitted !== emittedBefore || runner.finished || runner.clock !== null) progressed = true;
       }
     }
+    this.stampMs = startedMs;
     return progressed;
   }
 

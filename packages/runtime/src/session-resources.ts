@@ -40,7 +40,16 @@ export class SessionResources {
     readonly publications: ReadonlyMap<string, BoundaryPublication>,
     /** `operator.port` of a subscribed input -> its import. */
     readonly imports: ReadonlyMap<string, ImportedTopic>,
-  ) {}
+  ) {
+    this.#poolList = [...pools.values()];
+    this.#publicationList = [...publications.values()];
+    this.#importList = [...imports.values()];
+  }
+
+  /** The values of `pools`, `publications` and `imports` (fixed at creation), for the per-turn loops without map iterators. */
+  readonly #poolList: readonly TensorPool[];
+  readonly #publicationList: readonly BoundaryPublication[];
+  readonly #importList: readonly ImportedTopic[];
 
   /**
    * Materializes every stream, pool and channel the plan names; pool backings from the resources bound
@@ -148,8 +157,9 @@ export class SessionResources {
    * Never waits.
    */
   retire(): number {
-    for (const publication of this.publications.values()) publication.poll();
-    for (const imported of this.imports.values()) {
+    for (let i = 0; i < this.#publicationList.length; i++) (this.#publicationList[i] as BoundaryPublication).poll();
+    for (let i = 0; i < this.#importList.length; i++) {
+      const imported = this.#importList[i] as ImportedTopic;
       imported.subscription.poll();
       while (imported.channel.hasRoom) {
         const tensor = imported.subscription.next();
@@ -160,12 +170,13 @@ export class SessionResources {
       }
     }
     let recycled = 0;
-    for (const pool of this.pools.values()) recycled += pool.retire();
+    for (let i = 0; i < this.#poolList.length; i++) recycled += (this.#poolList[i] as TensorPool).retire();
     return recycled;
   }
 
   /** The first typed error a subscription ended with (its publisher died, a hostile descriptor), or `null`. */
   importFailure(): Result<never> | null {
+    if (this.#importList.length === 0) return null;
     for (const [key, imported] of this.imports) {
       const failure = imported.subscription.failure;
       if (failure !== null) return errWithContext(failure, `input ${key} (topic ${imported.topic})`);
@@ -175,7 +186,10 @@ export class SessionResources {
 
   /** True when every pool has all its slots back. */
   get allSlotsReturned(): boolean {
-    for (const pool of this.pools.values()) if (pool.available !== pool.slotCount) return false;
+    for (let i = 0; i < this.#poolList.length; i++) {
+      const pool = this.#poolList[i] as TensorPool;
+      if (pool.available !== pool.slotCount) return false;
+    }
     return true;
   }
 

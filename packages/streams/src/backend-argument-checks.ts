@@ -55,16 +55,21 @@ export function recordEventProblem(owner: object, event: Event, stream: Stream):
 }
 
 /**
- * `queryEvents`: `completed` must hold an entry per event.
- * @throws HsError InvalidArgument when `completed` is shorter than `events`.
+ * `queryEvents`: `count` must be an integer in `0..events.length` and `completed` must hold an entry per
+ * queried event. Returns the number of events to query.
+ * @throws HsError InvalidArgument when `count` is out of range or `completed` is shorter than `count`.
  */
-export function assertCompletedFitsEvents(events: readonly Event[], completed: Uint8Array): void {
-  if (completed.length < events.length) {
+export function assertCompletedFitsEvents(events: readonly Event[], completed: Uint8Array, count: number = events.length): number {
+  if (!Number.isInteger(count) || count < 0 || count > events.length) {
+    throw new HsError(ErrorCode.InvalidArgument, `queryEvents: count is ${String(count)}; it must be an integer from 0 to events.length (${events.length})`);
+  }
+  if (completed.length < count) {
     throw new HsError(
       ErrorCode.InvalidArgument,
-      `queryEvents: completed has ${completed.length} entries but ${events.length} events were given; pass a Uint8Array at least as long as events`,
+      `queryEvents: completed has ${completed.length} entries but ${count} events were given; pass a Uint8Array at least as long as events`,
     );
   }
+  return count;
 }
 
 /**

@@ -210,9 +210,11 @@ export interface Backend {
   queryEvent(event: Event): boolean;
   /**
    * Queries many events in one call (for retirement polling). Writes 1 (complete) or 0 into
-   * `completed[i]` for `events[i]` and returns the number complete. Never blocks.
+   * `completed[i]` for `events[i]`, `i < count`, and returns the number complete. `count` (default
+   * `events.length`, at most that) lets a caller query the first entries of a reused, preallocated list
+   * without making a shorter array. Never blocks.
    */
-  queryEvents(events: readonly Event[], completed: Uint8Array): number;
+  queryEvents(events: readonly Event[], completed: Uint8Array, count?: number): number;
   /** Makes future work on `stream` wait for the event's current capture. Never blocks the host. */
   streamWaitEvent(stream: Stream, event: Event): Result<void>;
   /**

@@ -71,6 +71,9 @@ export interface TensorImportOptions {
 
 const EMPTY_DIMS: readonly number[] = Object.freeze([] as number[]);
 
+/** The one result `readinessFor` returns when a reader needs no wait. */
+const NO_READINESS: Ok<Event | null> = Object.freeze(ok<Event | null>(null));
+
 /** DLPack imports collected without `dispose()` (and held by no lease) are reported and their deleter run. */
 const importLeaks = leakTracker('Tensor (DLPack import)');
 
@@ -131,6 +134,8 @@ export class Tensor {
   #readOnly = true;
   #foreign = false;
   #readiness: Event | null = null;
+  /** The last success `readinessFor` returned with an event (reused while `#readiness` is that event). */
+  #readinessResult: Ok<Event | null> = NO_READINESS;
   /** Stream the readiness event still has to be recorded on (a deferred commit), or `null`. */
   #pendingOn: Stream | null = null;
   #hostComplete = false;
@@ -285,10 +290,14 @@ export class Tensor {
    * @returns the event or `null`; the backend's error when the lazy record fails.
    */
   readinessFor(stream: Stream | null): Result<Event | null> {
-    if (this.#pendingOn !== null && stream === this.#pendingOn) return ok(null);
+    if (this.#pendingOn !== null && stream === this.#pendingOn) return NO_READINESS;
     const resolved = this.#resolvePending();
     if (!resolved.ok) return resolved;
-    return ok(this.#readiness);
+    const event = this.#readiness;
+    if (event === null) return NO_READINESS;
+    // One result per event, reused while the event stays the same (a pool slot's), so the receive path allocates nothing.
+    if (this.#readinessResult.value !== event) this.#readinessResult = Object.freeze(ok<Event | null>(event));
+    return this.#readinessResult;
   }
 
   /**

@@ -13,6 +13,9 @@ const FRAME_BYTES = 1 << 16;
 const HOP_FRAMES = Number(process.env.HS_BENCH_FRAMES ?? 200_000);
 const HEAP_FRAMES = Number(process.env.HS_BENCH_HEAP_FRAMES ?? 1_000_000);
 const QUEUE_DEPTH = 4;
+/** Issue 26 targets for the host hop rows, as multiples of the Node `Readable -> Writable` baseline of the same run. */
+const POOL_HOP_TARGET = 1.5;
+const FUSED_CHAIN_TARGET = 2.5;
 const CLOCK_HZ = 1000;
 const CLOCK_TICKS = Number(process.env.HS_BENCH_CLOCK_TICKS ?? 2000);
 const REPEATS = Number(process.env.HS_BENCH_REPEATS ?? 3);
@@ -88,10 +91,12 @@ if (SECTIONS.has('chain')) {
     console.log(`  ${step.padEnd(9)} ${fmt(hop[step])}`);
   }
   console.log(`  ${'hop total'.padEnd(9)} ${fmt(hop.total)}   (no per-step timers)\n`);
+  // Targets of issue 26 (host hop rows), as ratios to the Node baseline measured in this run.
+  const target = (ratio: number, limit: number): string => `target <= ${limit.toFixed(1)}x ${ratio <= limit ? 'met' : 'NOT met'}`;
   console.log('two-operator chain, same frames, same run:');
   console.log(`  Node Readable -> Writable (baseline)   ${fmt(baseline)} / frame   1.00x`);
-  console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x`);
-  console.log(`  hs RunSession source -> sink (fused)   ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x`);
+  console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x   ${target(hop.total / baseline, POOL_HOP_TARGET)}`);
+  console.log(`  hs RunSession source -> sink (fused)   ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x   ${target(chain / baseline, FUSED_CHAIN_TARGET)}`);
   console.log(`  same, fullFences (no elision)          ${fmt(fenced)} / frame   ${(fenced / baseline).toFixed(2)}x   (medians of ${REPEATS})\n`);
 
   // A periodic source: the clock trigger's achieved rate and tick jitter against setInterval, same run.

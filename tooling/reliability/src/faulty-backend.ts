@@ -146,9 +146,9 @@ export class FaultyBackend implements Backend {
     return complete && !this.stuckEvents.has(event);
   }
 
-  queryEvents(events: readonly Event[], completed: Uint8Array): number {
-    let n = this.inner.queryEvents(events, completed);
-    for (let i = 0; i < events.length; i++) {
+  queryEvents(events: readonly Event[], completed: Uint8Array, count: number = events.length): number {
+    let n = this.inner.queryEvents(events, completed, count);
+    for (let i = 0; i < count; i++) {
       if (completed[i] === 1 && this.stuckEvents.has(events[i] as Event)) {
         completed[i] = 0;
         n -= 1;

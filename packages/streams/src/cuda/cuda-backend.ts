@@ -199,13 +199,13 @@ export class CudaBackend implements Backend, Disposable {
    * Queries all events in one native call. @throws HsError InvalidArgument when `completed` is too short or
    * an event is foreign; InvalidState when one is destroyed; DeviceError when CUDA reports an error.
    */
-  queryEvents(events: readonly Event[], completed: Uint8Array): number {
-    assertCompletedFitsEvents(events, completed);
-    for (const e of events) {
-      const problem = eventProblem(this, e, 'queryEvents');
+  queryEvents(events: readonly Event[], completed: Uint8Array, count?: number): number {
+    const queried = assertCompletedFitsEvents(events, completed, count);
+    for (let i = 0; i < queried; i++) {
+      const problem = eventProblem(this, events[i] as Event, 'queryEvents');
       if (problem !== null) throw problem.error;
     }
-    return this.streams.queryMany(events, completed);
+    return this.streams.queryMany(events, completed, queried);
   }
 
   /** `cudaStreamWaitEvent`: later work on `stream` waits for the event's current capture. */

@@ -94,11 +94,11 @@ export class CudaStreamTable {
   }
 
   /** One native call for all `events` (already validated); @throws HsError DeviceError when CUDA reports an error. */
-  queryMany(events: readonly Event[], completed: Uint8Array): number {
-    if (this.queryScratch.length < events.length) this.queryScratch = new BigUint64Array(2 ** Math.ceil(Math.log2(events.length)));
+  queryMany(events: readonly Event[], completed: Uint8Array, count: number = events.length): number {
+    if (this.queryScratch.length < count) this.queryScratch = new BigUint64Array(2 ** Math.ceil(Math.log2(count)));
     const handles = this.queryScratch;
-    for (let i = 0; i < events.length; i++) handles[i] = (events[i] as CudaEvent).handle;
-    const n = this.cuda.eventQueryMany(handles, events.length, completed);
+    for (let i = 0; i < count; i++) handles[i] = (events[i] as CudaEvent).handle;
+    const n = this.cuda.eventQueryMany(handles, count, completed);
     if (n < 0) throw this.errors.status('queryEvents', -n).error;
     return n;
   }

@@ -282,6 +282,24 @@ export function describeBackendConformance(
         expect([...flags]).toEqual([1, 1, 1, 1]);
       });
 
+      it('queries only the first count events of a list', async () => {
+        const s = stream('s');
+        const done = event('done');
+        const pending = event('pending');
+        unwrap(backend.recordEvent(done, s));
+        await backend.synchronizeStream(s);
+        unwrap(backend.launchHostFunc(s, () => undefined));
+        unwrap(backend.recordEvent(pending, s));
+        const flags = new Uint8Array(2).fill(7);
+        expect(backend.queryEvents([done, pending], flags, 1)).toBe(1);
+        expect([...flags]).toEqual([1, 7]);
+        expect(backend.queryEvents([done, pending], flags, 0)).toBe(0);
+        expect(() => backend.queryEvents([done], flags, 2)).toThrow(/InvalidArgument/);
+        expect(() => backend.queryEvents([done], new Uint8Array(0), 1)).toThrow(/InvalidArgument/);
+        await backend.synchronizeStream(s);
+        expect(backend.queryEvents([done, pending], flags, 2)).toBe(2);
+      });
+
       it('rejects use of a destroyed event with InvalidState', async () => {
         const e = event('gone');
         unwrap(backend.destroyEvent(e));

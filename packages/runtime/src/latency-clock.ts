@@ -1,0 +1,10 @@
+/**
+ * The monotonic clock activation latencies are measured with, in milliseconds (an arbitrary origin:
+ * only differences mean anything). It reads `process.hrtime()` and uses the pair at once, which V8
+ * optimizes to no allocation; Node 20's `performance.now()` reads the same clock but leaves a short-lived
+ * array behind on every call, garbage the GC must chase on the hot path (two reads per frame of a chain).
+ */
+export function latencyNowMs(): number {
+  const time = process.hrtime();
+  return (time[0] as number) * 1e3 + (time[1] as number) / 1e6;
+}
