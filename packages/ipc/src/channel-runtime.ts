@@ -1,3 +1,4 @@
+// Over 500 lines: the standalone subscriber client; connect, receive, release, the lease reclaim and close share one connection state, and its examples run as written.
 import type { Socket } from 'node:net';
 import { isInsideCompute } from '@hs/runtime';
 import { ErrorCode, HsError, MemoryKind, err, ok, unwrap, type Backend, type DeviceMemory, type Result } from '@hs/streams';

@@ -1,3 +1,4 @@
+// Over 500 lines: the file-system rules every hs reader and writer follows (no symlink followed, staging files renamed into place, regular files only), one function each with its runnable example.
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { lstat, open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';

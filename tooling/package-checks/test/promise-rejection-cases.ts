@@ -8,12 +8,14 @@ import { ChannelRuntime, DeviceTopicPublisher, IpcBoundaries, TopicPublisher, ip
 import {
   AsyncFromSync,
   BoundedPointsToGrid,
+  BufferView,
   DeviceResource,
   GridType,
   HostResource,
   decodeNvdbAsync,
   gridFromTensorAsync,
   pointsToGridAsync,
+  streamGridHandleAsync,
   readNvdbAsync,
   readNvdbFile,
   voxelsToGrid,
@@ -262,6 +264,21 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
           return await gridFromTensorAsync(backend, stream, floats);
         } finally {
           floats.dispose();
+        }
+      }),
+  },
+  '@hs/nanovdb-mr:streamGridHandleAsync': {
+    rejects: ErrorCode.InvalidArgument,
+    message: 'magic',
+    run: () =>
+      onHost(async (backend) => {
+        const stream = unwrap(backend.createStream(Device.cuda(0)));
+        const resource = new HostResource(backend);
+        const block = unwrap(resource.allocate(1024, 32))!; // no grid header in it
+        try {
+          return await streamGridHandleAsync(backend, stream, unwrap(BufferView.of(block, 1024)));
+        } finally {
+          unwrap(resource.deallocate(block, 1024, 32));
         }
       }),
   },

@@ -1,3 +1,4 @@
+// Over 500 lines: NanoVDB's byte layout as one table (every offset and value layout of the grid types, checked against the CUDA headers by one test); split, the facts would drift apart.
 /**
  * Byte layout of NanoVDB 32.9 grids (little-endian, breadth-first): sizes and field offsets, as listed
  * in NANOVDB-FORMAT.md. Spec: "Single-space grid storage" (nanovdb-memory-resources); format facts of
