@@ -2,15 +2,14 @@ import { ErrorCode, HsError, OK_VOID, err, ok, unwrap, type Backend, type Err, t
 import { ResourceBuffer } from '../../resource-buffer.js';
 import { BufferView } from '../../buffer-view.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../resource.js';
-import { BLIND_METADATA_SIZE, BlindDataClass, GRID_DATA_SIZE, GridType, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
-import { writeBlindRecord } from './blind-data-writer.js';
+import { BLIND_METADATA_SIZE, GRID_DATA_SIZE, GridType, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { gridBytes, gridTemplate, type NodeCapacity } from './grid-writer.js';
 import { channelBytes, channelLaunch, checksumLaunch, sortLaunch, writeLaunch, type SortParams } from './points-to-grid-kernels.js';
 import { checkGridBytes, resolveGridOptions, type PointsToGridOptions, type ResolvedGridOptions } from './points-to-grid-options.js';
 import { Overflow, REPORT_BYTES, TEMPLATE_OFFSET, readReport, subRange, workspaceBytes, type LevelCounts } from './points-to-grid-workspace.js';
 import { MAX_DEVICE_POINTS, pointAlignmentProblem, pointSource, type IndexPointSpan, type WorldPointSpan } from './point-spans.js';
 import type { ElementSpan } from '../../element-span.js';
-import { attributeRange, resolveAttributeLayout, type AttributeBuild, type PointAttributeGridOptions, type PointAttributeLayout } from './point-attribute-spans.js';
+import { attributeRange, channelHead, resolveAttributeLayout, type AttributeBuild, type PointAttributeGridOptions, type PointAttributeLayout } from './point-attribute-spans.js';
 import { reduceLaunch, type PointAttributeElement } from './point-reduce.js';
 import type { AttributeGridType } from './point-attributes.js';
 
@@ -249,7 +248,7 @@ export class BoundedPointsToGrid implements Disposable {
     const build = new BoundedPointsToGrid(backend, owned, block, capacity, settings.value, attributes);
     const uploaded = backend.copyFromHostAsync(stream, subRange(block, build.#workspaceOffset + TEMPLATE_OFFSET, GRID_DATA_SIZE, 'bounded pointsToGrid template'), gridTemplate(settings.value));
     const head = attributes?.channel !== undefined ? build.#headRange : null;
-    const headed = head === null ? uploaded : uploaded.ok ? backend.copyFromHostAsync(stream, head, channelHead(attributes as Omit<AttributeBuild, 'range'>)) : uploaded;
+    const headed = head === null ? uploaded : uploaded.ok ? backend.copyFromHostAsync(stream, head, channelHead(attributes as Omit<AttributeBuild, 'range'>, 0)) : uploaded;
     if (!headed.ok) {
       owned?.destroy(stream);
       return headed;
@@ -420,18 +419,3 @@ function blockBytes(backend: Backend, capacity: PointsToGridCapacity, layout: Va
   return roundUp(gridCapacityOf(capacity, layout, attributes), 256) + workspaceBytes(capacity.points, backend.name) + capacity.points * valueSize + head;
 }
 
-/** The channel's record (value count 0: the channel stage sets it on the device) and slot 0, as `placeChannel` writes them. */
-function channelHead(build: Omit<AttributeBuild, 'range'>): Uint8Array {
-  const channel = build.channel as NonNullable<AttributeBuild['channel']>;
-  const head = new Uint8Array(BLIND_METADATA_SIZE + build.valueSize);
-  writeBlindRecord(head, 0, BLIND_METADATA_SIZE, {
-    semantic: 0,
-    dataClass: BlindDataClass.ChannelArray,
-    dataType: channel.type,
-    valueSize: build.valueSize,
-    valueCount: 0,
-    name: channel.name,
-    write: (v, at) => new Uint8Array(v.buffer, v.byteOffset + at, build.valueSize).set(channel.slot0),
-  });
-  return head;
-}

@@ -190,18 +190,12 @@ export interface ChannelPlacement {
 }
 
 /**
- * The channel's placement in a grid of `nodesBytes` node bytes and `voxels` active voxels (value count
- * `voxels + 1`): the record and slot 0 right after the nodes, the voxels' values (written by the reduce stage) after
- * slot 0, the data padded with zeros to 32 bytes, and GridData's gridSize and blind-metadata offset and count, as
- * `attachChannels` lays them out. The patches are host bytes for the caller to copy in stream order after the write
- * stage and before the checksum.
+ * The channel's blind-metadata record with `valueCount` values followed by its slot 0 (the background), as
+ * `attachChannels` writes them: what `placeChannel` patches into an async build's grid, and (value count 0, set on
+ * the device) the template a bounded build uploads once.
  */
-export function placeChannel(build: Omit<AttributeBuild, 'range'>, nodesBytes: number, voxels: number): ChannelPlacement {
+export function channelHead(build: Omit<AttributeBuild, 'range'>, valueCount: number): Uint8Array {
   const channel = build.channel as NonNullable<AttributeBuild['channel']>;
-  const valueCount = voxels + 1;
-  const dataBytes = build.valueSize * valueCount;
-  const padded = Math.ceil(dataBytes / DATA_ALIGNMENT) * DATA_ALIGNMENT;
-  const gridSize = nodesBytes + BLIND_METADATA_SIZE + padded;
   const head = new Uint8Array(BLIND_METADATA_SIZE + build.valueSize);
   writeBlindRecord(head, 0, BLIND_METADATA_SIZE, {
     semantic: 0,
@@ -212,6 +206,22 @@ export function placeChannel(build: Omit<AttributeBuild, 'range'>, nodesBytes: n
     name: channel.name,
     write: (v, at) => new Uint8Array(v.buffer, v.byteOffset + at, build.valueSize).set(channel.slot0),
   });
+  return head;
+}
+
+/**
+ * The channel's placement in a grid of `nodesBytes` node bytes and `voxels` active voxels (value count
+ * `voxels + 1`): the record and slot 0 right after the nodes, the voxels' values (written by the reduce stage) after
+ * slot 0, the data padded with zeros to 32 bytes, and GridData's gridSize and blind-metadata offset and count, as
+ * `attachChannels` lays them out. The patches are host bytes for the caller to copy in stream order after the write
+ * stage and before the checksum.
+ */
+export function placeChannel(build: Omit<AttributeBuild, 'range'>, nodesBytes: number, voxels: number): ChannelPlacement {
+  const valueCount = voxels + 1;
+  const dataBytes = build.valueSize * valueCount;
+  const padded = Math.ceil(dataBytes / DATA_ALIGNMENT) * DATA_ALIGNMENT;
+  const gridSize = nodesBytes + BLIND_METADATA_SIZE + padded;
+  const head = channelHead(build, valueCount);
   const size = new Uint8Array(8);
   new DataView(size.buffer).setBigUint64(0, BigInt(gridSize), true);
   const meta = new Uint8Array(12);
