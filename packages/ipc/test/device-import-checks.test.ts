@@ -159,7 +159,8 @@ describe.skipIf(!available.available)('the CUDA IPC path checks announced sizes 
   it('after a lease-timeout GOODBYE the lent device tensor returns InvalidState on every later call and its release is a no-op', async () => {
     const backend = new StandInIpcBackend();
     const producer = unwrap(backend.createStream(Device.cuda(0), { label: 'producer' }));
-    const pub = await DeviceTopicPublisher.listen({ topic: 'dev-reclaim', runtimeDirectory: dir, leaseTimeoutMs: 100, livenessIntervalMs: 10 });
+    // the lease must outlive the descriptor's delivery on a loaded machine (at 100 ms CI reclaimed it before the subscriber read it)
+    const pub = await DeviceTopicPublisher.listen({ topic: 'dev-reclaim', runtimeDirectory: dir, leaseTimeoutMs: 1500, livenessIntervalMs: 10 });
     const lost: SubscriberLost[] = [];
     pub.on('subscriberLost', (l: SubscriberLost) => lost.push(l));
     const pool = unwrap(pub.attach(backend, { device: Device.cuda(0), producerStream: producer, slotCount: 2, slotByteSpan: 64, maxRank: 1 }));
