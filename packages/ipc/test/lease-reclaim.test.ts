@@ -23,7 +23,8 @@ async function until(check: () => boolean, what: string, timeoutMs = 5000): Prom
 
 async function hungTopic(topic: string) {
   const backend = new HostBackend();
-  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount: 4, slotByteSpan: 64, maxRank: 1, leaseTimeoutMs: 100, livenessIntervalMs: 10, runtimeDirectory: dir });
+  // long enough that the descriptors arrive before the reclaim on a loaded CI machine
+  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount: 4, slotByteSpan: 64, maxRank: 1, leaseTimeoutMs: 1000, livenessIntervalMs: 10, runtimeDirectory: dir });
   const lost: SubscriberLost[] = [];
   pub.on('subscriberLost', (l: SubscriberLost) => lost.push(l));
   const publish = (value: number): void => {
