@@ -1,31 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ErrorCode, HostBackend, HsError, MemoryKind, unwrap } from '@hs/streams';
 import { DType } from '@hs/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
-import { ChannelRuntime, FrameType, GoodbyeReason, TopicPublisher, ipcAvailability, type SubscriberLost } from '../src/index.js';
-import { goodbyeReason } from '../src/wire/control-frames.js';
-import { readFrameHeader } from '../src/wire/frame-header.js';
+import { describe, expect, it } from 'vitest';
+import { ChannelRuntime, TopicPublisher, ipcAvailability, type SubscriberLost } from '../src/index.js';
 import { connectFrameClient } from './fixtures/frame-client.js';
+import { expectDroppedAtAttachDeadline, sleep, testRuntimeDirectory, until } from './fixtures/topic-test-setup.js';
 
 // Issue 21, defect 4: connections that never ATTACH must not pin leases or hold places under
 // maxSubscribers past the attach deadline, so silent or reconnecting squatters cannot lock out or slow down
 // a real subscriber.
-const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-attach-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const dir = testRuntimeDirectory('hs-ipc-attach-');
 
 async function openTopic(topic: string, attachTimeoutMs: number) {
   const backend = new HostBackend();
@@ -112,16 +96,7 @@ describe.skipIf(!ipcAvailability().available)('the ATTACH deadline: unattached c
     expect(pub.occupancy).toBe(0);
     expect(silent.every((client) => client.frames.length === 1)).toBe(true); // no DESCRIPTOR, only the HELLO
     // Past the deadline each is told why and dropped.
-    await Promise.all(silent.map((client) => client.ended));
-    for (const client of silent) {
-      expect(client.frames).toHaveLength(2);
-      const bye = client.frames[1]!;
-      expect(readFrameHeader(bye, 0, bye.getUint32(8, true))).toBe(FrameType.Goodbye);
-      expect(goodbyeReason(bye, 0)).toBe(GoodbyeReason.AttachTimeout);
-    }
-    await until(() => lost.length === 8, 'the 8 drops reported');
-    expect(lost.every((l) => l.reason === 'attachTimeout' && l.reclaimedLeases === 0 && l.error.code === ErrorCode.ProtocolError)).toBe(true);
-    expect(lost[0]!.error.message).toContain('attachTimeoutMs (600 ms)');
+    await expectDroppedAtAttachDeadline(silent, lost, 600);
 
     const channel = await ChannelRuntime.connect({ backend, topic: 'attach-silent', runtimeDirectory: dir });
     await until(() => pub.subscriberCount === 1, 'attach');

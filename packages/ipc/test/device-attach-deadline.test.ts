@@ -1,76 +1,25 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TopicEndpointRecord } from '@hs/compiler';
 import type { TensorPool } from '@hs/pool';
-import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, err, ok, unwrap, type IpcHandleOperations, type IpcMemoryImport, type Stream, type StreamMemoryOperations } from '@hs/streams';
+import { Device, MemoryKind, unwrap, type Stream } from '@hs/streams';
 import { DType } from '@hs/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DeviceTopicPublisher, FrameType, GoodbyeReason, decodeDeviceHello, ipcAvailability, type SubscriberLost } from '../src/index.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
 import { attachFrame, goodbyeReason } from '../src/wire/control-frames.js';
 import { readFrameHeader } from '../src/wire/frame-header.js';
 import { connectFrameClient } from './fixtures/frame-client.js';
+import { StandInIpcBackend, expectDroppedAtAttachDeadline, sleep, subscribeEndpoint, testRuntimeDirectory, until } from './fixtures/topic-test-setup.js';
 
 // Issue 21, defect 4 on device topics (wire version 2): a device subscriber sends ATTACH once it imported the
 // CUDA IPC handle, the publisher lends nothing before it and drops a connection that sends none within
 // attachTimeoutMs. On the host backend with a stand-in for CUDA IPC (the CUDA run:
 // tooling/reliability/test/cross-process-topics.cuda.test.ts).
 const available = ipcAvailability();
-const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-device-attach-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testRuntimeDirectory('hs-ipc-device-attach-');
 const SLOTS = 4;
 const SPAN = 256;
 
-/** Host backend with stand-in CUDA IPC: every export maps back to host-emulated device memory of its size. */
-class StandInIpcBackend extends HostBackend {
-  readonly #exported = new Map<number, number>();
-  readonly ipc: IpcHandleOperations = {
-    exportMemory: (memory) => {
-      const id = this.#exported.size + 1;
-      this.#exported.set(id, memory.byteSize);
-      return ok(new Uint8Array(64).fill(id, 0, 1));
-    },
-    importMemory: (request: IpcMemoryImport) => {
-      const size = this.#exported.get(request.handle[0] ?? 0);
-      if (size === undefined || request.byteSize > size) return err(ErrorCode.InvalidArgument, 'stand-in: not an exported allocation of that size');
-      return this.allocate({ kind: MemoryKind.CudaDevice, device: request.device, byteSize: request.byteSize, alignment: 256 });
-    },
-    exportEvent: () => err(ErrorCode.NotSupported, 'stand-in'),
-    importEvent: () => err(ErrorCode.NotSupported, 'stand-in'),
-  };
-  override readonly streamMemoryOps: StreamMemoryOperations = { writeValue64: () => OK_VOID, waitValue64: () => OK_VOID };
-}
-
-function endpoint(topic: string): TopicEndpointRecord {
-  return {
-    topic,
-    direction: 'subscribe',
-    port: { operator: 'sink', port: 'frames' },
-    memoryKind: MemoryKind.CudaDevice,
-    device: Device.cuda(0),
-    transport: 'cudaIpc',
-    stream: null,
-    queueDepth: 2,
-    queueDepthSource: 'default',
-    maxSubscribers: null,
-    pool: null,
-    dtype: DType.uint8,
-    rank: 1,
-    maxByteSpan: null,
-    maxReleaseStreams: 1,
-  };
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const endpoint = (topic: string) => subscribeEndpoint(topic, { memoryKind: MemoryKind.CudaDevice, device: Device.cuda(0), transport: 'cudaIpc', stream: null, maxReleaseStreams: 1 });
 
 async function openDeviceTopic(topic: string, attachTimeoutMs: number) {
   const backend = new StandInIpcBackend();
@@ -112,16 +61,7 @@ describe.skipIf(!available.available)('device topics: the ATTACH deadline (no le
     expect(pool.available).toBe(SLOTS);
     expect(silent.every((client) => client.frames.length === 1)).toBe(true); // the HELLO, no DESCRIPTOR
     // Past the deadline each is told why and dropped, with no lease to reclaim.
-    await Promise.all(silent.map((client) => client.ended));
-    for (const client of silent) {
-      expect(client.frames).toHaveLength(2);
-      const bye = client.frames[1]!;
-      expect(readFrameHeader(bye, 0, bye.getUint32(8, true))).toBe(FrameType.Goodbye);
-      expect(goodbyeReason(bye, 0)).toBe(GoodbyeReason.AttachTimeout);
-    }
-    await until(() => lost.length === 8, 'the 8 drops reported');
-    expect(lost.every((l) => l.reason === 'attachTimeout' && l.reclaimedLeases === 0 && l.error.code === ErrorCode.ProtocolError)).toBe(true);
-    expect(lost[0]!.error.message).toContain('attachTimeoutMs (600 ms)');
+    await expectDroppedAtAttachDeadline(silent, lost, 600);
 
     // The places are free again: a good device subscriber imports, attaches and gets every frame.
     const subscription = await subscribe(backend, 'dev-attach-silent');

@@ -1,14 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TopicEndpointRecord } from '@hs/compiler';
-import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, err, ok, unwrap, type DeviceMemory, type IpcHandleOperations, type IpcMemoryImport, type Result, type StreamMemoryOperations } from '@hs/streams';
+import { Device, ErrorCode, MemoryKind, unwrap } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DeviceTopicPublisher, FRAME_BYTES, encodeDeviceHello, fenceCounterBytes, ipcAvailability, type SubscriberLost } from '../src/index.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
 import { Offset } from '../src/wire/frame-layout.js';
+import { StandInIpcBackend, subscribeEndpoint, testRuntimeDirectory, until } from './fixtures/topic-test-setup.js';
 
 // Issue 21: the CUDA IPC path gets the host path's size and lease checks. The device topic runs on the host
 // backend with a stand-in for CUDA IPC: its importMemory keeps the CUDA backend's contract (a byteSize
@@ -16,64 +14,9 @@ import { Offset } from '../src/wire/frame-layout.js';
 // enforces with cuMemGetAddressRange (the H200 run: ipc-two-process, cross-process-topics.cuda).
 const available = ipcAvailability();
 if (!available.available) console.log(`device import checks skipped: ${available.reason}`);
-const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-device-import-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testRuntimeDirectory('hs-ipc-device-import-');
 
-/** Host backend with stand-in CUDA IPC: handle byte 0 numbers the exported allocation; imports are host-emulated device memory. */
-class StandInIpcBackend extends HostBackend {
-  readonly #exported = new Map<number, number>();
-  /** Imports currently mapped (made by importMemory and not freed yet). */
-  readonly imported = new Set<DeviceMemory>();
-  readonly ipc: IpcHandleOperations = {
-    exportMemory: (memory) => {
-      const id = this.#exported.size + 1;
-      this.#exported.set(id, memory.byteSize);
-      return ok(new Uint8Array(64).fill(id, 0, 1));
-    },
-    importMemory: (request: IpcMemoryImport) => {
-      const size = this.#exported.get(request.handle[0] ?? 0);
-      if (size === undefined) return err(ErrorCode.DeviceError, 'stand-in: unknown handle');
-      if (request.byteSize > size) return err(ErrorCode.InvalidArgument, `stand-in: byteSize ${request.byteSize} exceeds the ${size} bytes of the exported allocation`);
-      const memory = this.allocate({ kind: MemoryKind.CudaDevice, device: request.device, byteSize: request.byteSize, alignment: 256 });
-      if (memory.ok) this.imported.add(memory.value);
-      return memory;
-    },
-    exportEvent: () => err(ErrorCode.NotSupported, 'stand-in'),
-    importEvent: () => err(ErrorCode.NotSupported, 'stand-in'),
-  };
-  override readonly streamMemoryOps: StreamMemoryOperations = { writeValue64: () => OK_VOID, waitValue64: () => OK_VOID };
-
-  override free(memory: DeviceMemory): Result<void> {
-    this.imported.delete(memory);
-    return super.free(memory);
-  }
-
-  /** Exports an allocation of `byteSize` bytes; returns its handle. */
-  exportBytes(byteSize: number): Uint8Array {
-    const memory = unwrap(this.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize, alignment: 256 }));
-    return unwrap(this.ipc.exportMemory(memory));
-  }
-}
-
-function endpoint(topic: string): TopicEndpointRecord {
-  return {
-    topic,
-    direction: 'subscribe',
-    port: { operator: 'sink', port: 'frames' },
-    memoryKind: MemoryKind.CudaDevice,
-    device: Device.cuda(0),
-    transport: 'cudaIpc',
-    stream: null,
-    queueDepth: 2,
-    queueDepthSource: 'default',
-    maxSubscribers: null,
-    pool: null,
-    dtype: DType.uint8,
-    rank: 1,
-    maxByteSpan: null,
-    maxReleaseStreams: 1,
-  };
-}
+const endpoint = (topic: string) => subscribeEndpoint(topic, { memoryKind: MemoryKind.CudaDevice, device: Device.cuda(0), transport: 'cudaIpc', stream: null, maxReleaseStreams: 1 });
 
 /** A hostile publisher: a socket of this process that sends `hello` (a device HELLO, no descriptors) to every connection. */
 async function hostilePublisher(topic: string, hello: Buffer): Promise<Server> {
@@ -106,14 +49,6 @@ async function subscribeTo(backend: StandInIpcBackend, topic: string): Promise<T
   const subscription = new TopicGraphSubscription(backend, endpoint(topic), consumer, { runtimeDirectory: dir, connectTimeoutMs: 2000 }, () => undefined);
   await subscription.start();
   return subscription;
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 describe.skipIf(!available.available)('the CUDA IPC path checks announced sizes and leases like the host path', () => {

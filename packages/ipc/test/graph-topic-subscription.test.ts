@@ -1,40 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TopicEndpointRecord } from '@hs/compiler';
 import { Device, ErrorCode, HostBackend, type HsError, MemoryKind, unwrap } from '@hs/streams';
-import { DType } from '@hs/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ipcAvailability } from '../src/index.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
 import { encodeDeviceHello } from '../src/device/device-hello.js';
 import { fenceCounterBytes } from '../src/device/fence-counters.js';
 import { FRAME_BYTES, Offset } from '../src/wire/frame-layout.js';
+import { subscribeEndpoint, testRuntimeDirectory } from './fixtures/topic-test-setup.js';
 
 // A hostile or broken publisher of a device topic, played by a raw socket server in this process: the
 // subscription must answer each case with a typed error and never crash or touch device memory.
 const available = ipcAvailability();
-const dir = mkdtempSync(join(tmpdir(), 'hs-device-sub-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testRuntimeDirectory('hs-device-sub-');
 
-const endpoint: TopicEndpointRecord = {
-  topic: 'dev',
-  direction: 'subscribe',
-  port: { operator: 'sink', port: 'frames' },
-  memoryKind: MemoryKind.CudaDevice,
-  device: Device.cuda(0),
-  transport: 'cudaIpc',
-  stream: 'stream:sink@cuda:0',
-  queueDepth: 2,
-  queueDepthSource: 'default',
-  maxSubscribers: null,
-  pool: null,
-  dtype: DType.uint8,
-  rank: 1,
-  maxByteSpan: null,
-  maxReleaseStreams: 2,
-};
+const endpoint = subscribeEndpoint('dev', { memoryKind: MemoryKind.CudaDevice, device: Device.cuda(0), transport: 'cudaIpc', stream: 'stream:sink@cuda:0', maxReleaseStreams: 2 });
 
 function helloFrame(edit?: (view: DataView) => void): Buffer {
   const frame = Buffer.alloc(FRAME_BYTES);

@@ -1,25 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { TopicEndpointRecord } from '@hs/compiler';
 import { Device, ErrorCode, HostBackend, MemoryKind, unwrap } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChannelRuntime, TopicPublisher, ipcAvailability, type SubscriberLost } from '../src/index.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
+import { subscribeEndpoint, testRuntimeDirectory, until } from './fixtures/topic-test-setup.js';
 
 // Issue 21, defect 3: once the publisher reclaimed a subscriber's slots (a lease held past leaseTimeoutMs),
 // the publisher may rewrite them, so what the subscriber still holds must stop giving access to the bytes.
-const dir = mkdtempSync(join(tmpdir(), 'hs-ipc-reclaim-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
+const dir = testRuntimeDirectory('hs-ipc-reclaim-');
 
 async function hungTopic(topic: string) {
   const backend = new HostBackend();
@@ -49,23 +37,7 @@ async function expectReclaimed(tensor: Tensor, topic: string, slot: number): Pro
   await expect(tensor.synchronizeForHost()).rejects.toMatchObject({ code: ErrorCode.InvalidState });
 }
 
-const endpoint: TopicEndpointRecord = {
-  topic: 'reclaim-graph',
-  direction: 'subscribe',
-  port: { operator: 'sink', port: 'frames' },
-  memoryKind: MemoryKind.Host,
-  device: Device.cpu(),
-  transport: 'posixShm',
-  stream: null,
-  queueDepth: 2,
-  queueDepthSource: 'default',
-  maxSubscribers: null,
-  pool: null,
-  dtype: DType.uint8,
-  rank: 1,
-  maxByteSpan: null,
-  maxReleaseStreams: 0,
-};
+const endpoint = subscribeEndpoint('reclaim-graph', { memoryKind: MemoryKind.Host, device: Device.cpu(), transport: 'posixShm', stream: null, maxReleaseStreams: 0 });
 
 describe.skipIf(!ipcAvailability().available)('a lease the publisher reclaimed gives no access to the slot any more', () => {
   it('ChannelRuntime: after a lease-timeout GOODBYE the held and the queued leases return InvalidState (topic, slot, why); release() is a no-op', async () => {

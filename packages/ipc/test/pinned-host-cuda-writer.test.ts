@@ -1,43 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile, type TopicEndpointRecord } from '@hs/compiler';
+import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
 import { RunSession } from '@hs/runtime';
 import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap, type Stream } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChannelRuntime, IpcBoundaries, TopicPublisher, ipcAvailability } from '../src/index.js';
 import { fenceCounterOffset } from '../src/device/fence-counters.js';
 import type { ImportedSlot } from '../src/graph/imported-slot.js';
 import { TopicGraphSubscription } from '../src/graph/topic-graph-subscription.js';
+import { subscribeEndpoint, testRuntimeDirectory } from './fixtures/topic-test-setup.js';
 
 // Two backends in one process stand for two processes: they share nothing but the topic's shared-memory
 // segment and socket. The producer's host backend runs manually, so its CUDA-stream writes (and the
 // generation fence behind them) happen exactly when the test says.
-const dir = mkdtempSync(join(tmpdir(), 'hs-pinned-writer-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testRuntimeDirectory('hs-pinned-writer-');
 
 let topicCounter = 0;
 
-function endpoint(topic: string): TopicEndpointRecord {
-  return {
-    topic,
-    direction: 'subscribe',
-    port: { operator: 'sink', port: 'frames' },
-    memoryKind: MemoryKind.PinnedHost,
-    device: Device.cpu(),
-    transport: 'posixShm',
-    stream: 'stream:sink@cuda:0',
-    queueDepth: 2,
-    queueDepthSource: 'default',
-    maxSubscribers: null,
-    pool: null,
-    dtype: DType.uint8,
-    rank: 1,
-    maxByteSpan: null,
-    maxReleaseStreams: 2,
-  };
-}
+const endpoint = (topic: string) => subscribeEndpoint(topic, { memoryKind: MemoryKind.PinnedHost, device: Device.cpu(), transport: 'posixShm', stream: 'stream:sink@cuda:0', maxReleaseStreams: 2 });
 
 interface Pair {
   readonly producer: HostBackend;

@@ -1,11 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { TopicEndpointRecord } from '@hs/compiler';
+import { describe, expect, it, vi } from 'vitest';
 import { Device, ErrorCode, HostBackend, MemoryKind, err, unwrap } from '@hs/streams';
 import { DType, type Tensor } from '@hs/tensor';
 import {
@@ -36,14 +34,14 @@ import { errnoErrorCode as errnoErrorCodeOf } from '../src/ipc-native.js';
 import { receiveHello, sendHello } from '../src/hello-connection.js';
 import { encodeGoodbye, encodeRelease } from '../src/wire/control-frames.js';
 import { Offset } from '../src/wire/frame-layout.js';
+import { subscribeEndpoint, testRuntimeDirectory } from './fixtures/topic-test-setup.js';
 
 const available = ipcAvailability();
 const support = mailboxSupport();
 const skipReason = !available.available ? available.reason : !support.ok ? support.error.detail : null;
 if (skipReason !== null) console.log(`topic mailbox tests skipped: ${skipReason}`);
 
-const base = mkdtempSync(join(tmpdir(), 'hs-ipc-mailbox-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+const base = testRuntimeDirectory('hs-ipc-mailbox-');
 const consumerScript = fileURLToPath(new URL('./fixtures/mailbox-consumer-no-close.ts', import.meta.url));
 const exitingPublisherScript = fileURLToPath(new URL('./fixtures/publisher-exit-without-close.ts', import.meta.url));
 const MAILBOX_NAME = /\.m[0-9a-f]{16}$/;
@@ -207,25 +205,7 @@ async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096, live
 }
 
 /** A host graph input bound to `topic` (as the compiler plans it for a host-only consumer). */
-function hostInput(topic: string): TopicEndpointRecord {
-  return {
-    topic,
-    direction: 'subscribe',
-    port: { operator: 'sink', port: 'frames' },
-    memoryKind: MemoryKind.Host,
-    device: Device.cpu(),
-    transport: 'posixShm',
-    stream: null,
-    queueDepth: 4,
-    queueDepthSource: 'default',
-    maxSubscribers: null,
-    pool: null,
-    dtype: DType.uint8,
-    rank: 1,
-    maxByteSpan: null,
-    maxReleaseStreams: 1,
-  };
-}
+const hostInput = (topic: string) => subscribeEndpoint(topic, { memoryKind: MemoryKind.Host, device: Device.cpu(), transport: 'posixShm', stream: null, queueDepth: 4, maxReleaseStreams: 1 });
 
 describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases through shared-memory rings', () => {
   it('ChannelRuntime receives 2000 tensors bit-exact through the mailbox; nothing but the topic socket has a name, everything goes at close', async () => {

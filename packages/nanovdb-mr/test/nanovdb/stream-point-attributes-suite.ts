@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Device, ErrorCode, HostBackend, HsError, MemoryKind, unwrap, type Backend, type MemoryRange, type Stream } from '@hs/streams';
 import { importDLPack } from '../../../tensor/src/index.js';
 import {
@@ -27,7 +27,7 @@ import {
   type PointAttributeGridOptions,
   type PointReduction,
 } from '../../src/index.js';
-import { expectSameBytes, indexPoints, random } from './stream-points-to-grid-suite.js';
+import { expectSameBytes, indexPoints, random, useStreamSuiteBackend } from './stream-points-to-grid-suite.js';
 
 type Coords = Int32Array | Float32Array | Float64Array;
 type AttributeArrayConstructor = Float32ArrayConstructor | Float64ArrayConstructor | Int8ArrayConstructor | Uint8ArrayConstructor | Int16ArrayConstructor | Uint16ArrayConstructor | Int32ArrayConstructor | Uint32ArrayConstructor;
@@ -78,16 +78,7 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
     let device: Device;
     let stream: Stream;
     let deviceResource: DeviceResource;
-    beforeAll(() => {
-      backend = make();
-      device = backend.devices[0] as Device;
-      stream = unwrap(backend.createStream(device, { label: 'pointAttributes' }));
-      deviceResource = new DeviceResource(backend, device);
-    });
-    afterAll(() => {
-      expect(backend.orderingChecker?.violations ?? []).toEqual([]);
-      backend.dispose();
-    });
+    useStreamSuiteBackend(make, 'pointAttributes', (setup) => ({ backend, device, stream, deviceResource } = setup));
 
     function upload<E extends AttributeArrayConstructor>(values: PointAttributeArray | Coords, resource = deviceResource): ResourceBuffer<DeviceResource, E> {
       const element = values.constructor as E;

@@ -105,6 +105,32 @@ export function keptVoxels(coords: Int32Array, capacity: PointsToGridCapacity): 
   return new Int32Array(kept);
 }
 
+/** What a stream suite's tests run on: the backend, its first device, one stream and a device resource on it. */
+export interface StreamSuiteBackend {
+  readonly backend: Backend;
+  readonly device: Device;
+  readonly stream: Stream;
+  readonly deviceResource: DeviceResource;
+}
+
+/**
+ * Inside a suite's describe: before its tests, makes the backend with `make` and hands `take` its first device, a
+ * stream labelled `streamLabel` and a device resource; after them, expects no ordering violations (with the host
+ * backend's ordering checker on, every launch, copy and free was ordered) and disposes of the backend.
+ */
+export function useStreamSuiteBackend(make: () => Backend, streamLabel: string, take: (setup: StreamSuiteBackend) => void): void {
+  let backend: Backend;
+  beforeAll(() => {
+    backend = make();
+    const device = backend.devices[0] as Device;
+    take({ backend, device, stream: unwrap(backend.createStream(device, { label: streamLabel })), deviceResource: new DeviceResource(backend, device) });
+  });
+  afterAll(() => {
+    expect(backend.orderingChecker?.violations ?? []).toEqual([]);
+    backend.dispose();
+  });
+}
+
 /**
  * The stream-ordered and capacity-bounded PointsToGrid builds on one backend: byte identity with the
  * host builder, the validator, resource accounting, clamping and overflow reports. `sizes` sets the
@@ -118,17 +144,7 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
     let device: Device;
     let stream: Stream;
     let deviceResource: DeviceResource;
-    beforeAll(() => {
-      backend = make();
-      device = backend.devices[0] as Device;
-      stream = unwrap(backend.createStream(device, { label: 'pointsToGrid' }));
-      deviceResource = new DeviceResource(backend, device);
-    });
-    afterAll(() => {
-      // with the host backend's ordering checker on, every launch, copy and free was ordered
-      expect(backend.orderingChecker?.violations ?? []).toEqual([]);
-      backend.dispose();
-    });
+    useStreamSuiteBackend(make, 'pointsToGrid', (setup) => ({ backend, device, stream, deviceResource } = setup));
 
     function upload<T extends Coords>(values: T): ResourceBuffer<DeviceResource, Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor> {
       const element = values.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
