@@ -50,7 +50,7 @@ describe('option validation (before anything is printed)', () => {
     expect(exitCode).toBe(2);
     expect(logs).toEqual([]);
     expect(errors).toEqual([
-      `image-pipeline: InvalidArgument: --frames takes a whole number from 1 to 100000 in standard notation (30, 0.25, 5e-2), got '${frames}'`,
+      `image-pipeline: InvalidArgument: --frames takes a whole number from 1 to 100000 in standard notation (30, 1e3), got '${frames}'`,
       'hint: image-pipeline --help lists the options',
     ]);
   });

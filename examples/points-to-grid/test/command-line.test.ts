@@ -36,7 +36,7 @@ describe('points-to-grid binary: the command-line convention', () => {
     expect(usage).toMatchObject({
       code: 2,
       stderr:
-        "points-to-grid: InvalidArgument: --max-grid-bytes takes a whole number from 1 to 9007199254740991 in standard notation (30, 0.25, 5e-2), got 'Infinity'\nhint: points-to-grid --help lists the options\n",
+        "points-to-grid: InvalidArgument: --max-grid-bytes takes a whole number from 1 to 9007199254740991 in standard notation (30, 1e3), got 'Infinity'\nhint: points-to-grid --help lists the options\n",
     });
     const missing = await main(['--input', 'nope.ply']);
     expect(missing.code).toBe(1);

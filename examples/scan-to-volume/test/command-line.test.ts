@@ -37,7 +37,7 @@ describe('scan-to-volume binary: the command-line convention', () => {
     const usage = await main([...QUICK, '--sweeps', '1_000']);
     expect(usage).toMatchObject({ code: 2, stdout: '' });
     expect(usage.stderr).toBe(
-      "scan-to-volume: InvalidArgument: --sweeps takes a whole number from 1 to 1000000 in standard notation (30, 0.25, 5e-2), got '1_000'\nhint: scan-to-volume --help lists the options\n",
+      "scan-to-volume: InvalidArgument: --sweeps takes a whole number from 1 to 1000000 in standard notation (30, 1e3), got '1_000'\nhint: scan-to-volume --help lists the options\n",
     );
     const missing = await main([...QUICK, '--input', 'scans/nope.ply', '--out', 'never']);
     expect(missing).toMatchObject({ code: 1, stdout: '' });

@@ -173,7 +173,7 @@ describe('bad values are a usage error: one typed line, the hint and exit code 2
     expect({ exitCode, logs, errors }).toEqual({
       exitCode: 2,
       logs: [],
-      errors: [`scan-to-volume: InvalidArgument: ${what} in standard notation (30, 0.25, 5e-2), got '${text}'`, 'hint: scan-to-volume --help lists the options'],
+      errors: [`scan-to-volume: InvalidArgument: ${what} in standard notation (${what.includes(WHOLE) ? '30, 1e3' : '30, 0.25, 5e-2'}), got '${text}'`, 'hint: scan-to-volume --help lists the options'],
     });
   });
 

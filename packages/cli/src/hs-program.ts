@@ -47,7 +47,7 @@ export const HS_CLI_VERSION: string = (createRequire(import.meta.url)('../packag
  * // the hs command line in-process, its output collected instead of printed
  * const out: string[] = [];
  * const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), progress: null, env: { HS_BACKEND: 'host' }, cwd: process.cwd(), onInterrupt: () => () => {} };
- * const code = await runHs(['plan', 'image-pipeline', '--text'], io);
+ * const code = await runHs(['doctor'], io); // what this machine supports (run, plan and bench need an hs checkout or a module path)
  * console.log(`exit ${code} (${code === ExitCode.Success ? 'success' : 'failed'}); first line: ${out.join('\n').split('\n')[0]}`);
  * ```
  */

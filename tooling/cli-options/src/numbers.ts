@@ -40,8 +40,8 @@ export function parseNumberOption(flag: string, text: string, range: NumberRange
     (range.max === undefined || value <= range.max) &&
     (range.integer !== true || Number.isInteger(value));
   if (inRange) return ok(value);
-  const what = range.integer === true ? 'a whole number' : 'a finite number';
-  return err(ErrorCode.InvalidArgument, `${flag} takes ${what}${describeBounds(range)} in standard notation (30, 0.25, 5e-2), got '${text}'`);
+  const [what, notation] = range.integer === true ? ['a whole number', '30, 1e3'] : ['a finite number', '30, 0.25, 5e-2'];
+  return err(ErrorCode.InvalidArgument, `${flag} takes ${what}${describeBounds(range)} in standard notation (${notation}), got '${text}'`);
 }
 
 /** ` from 1 to 10`, ` above 0`, ` above 0 and at most 5`, ` of at least 1`, or nothing. */
