@@ -5,11 +5,13 @@
 // (voxel k at k * valueSize) as the grid's leaves store it. The CUDA side of `reduceLaunch` in
 // packages/nanovdb-mr/src/nanovdb/build/point-reduce.ts, whose host implementation runs the same reduction:
 // float64 sums in input order (mean = sum / count), min, max and last exact, count; then the value type's
-// rounding (f32 nearest-even; Int32 and RGBA8 nearest integer, ties away from zero, clamped). No atomics, and
+// rounding (f32 nearest-even; Int32 and RGBA8 nearest integer, ties away from zero, clamped; a NaN stored as
+// the canonical quiet NaN, canonical-nan.h). No atomics, and
 // this file is compiled with -fmad=false (native/CMakeLists.txt), so the bytes equal the host's.
 #include <cstdint>
 
 #include "kernel-registry.h"
+#include "nanovdb/canonical-nan.h"
 #include "nanovdb/points-to-grid-workspace.h"
 
 namespace hs {
@@ -73,10 +75,10 @@ __global__ void ReduceSegments(const uint8_t* __restrict__ attributes, int type,
         if (reduction == kMean) acc = __ddiv_rn(acc, static_cast<double>(end - j));
       }
       switch (valueType) {
-        case kDouble: reinterpret_cast<double*>(values)[k] = acc; break;
+        case kDouble: reinterpret_cast<unsigned long long*>(values)[k] = CanonicalF64Bits(static_cast<uint64_t>(__double_as_longlong(acc))); break;
         case kInt32: reinterpret_cast<int32_t*>(values)[k] = static_cast<int32_t>(RoundClamp(acc, -2147483648.0, 2147483647.0)); break;
         case kRGBA8: values[4 * k + c] = static_cast<uint8_t>(RoundClamp(acc, 0.0, 255.0)); break;
-        default: reinterpret_cast<float*>(values)[k * components + c] = __double2float_rn(acc); break;
+        default: reinterpret_cast<uint32_t*>(values)[k * components + c] = CanonicalF32Bits(__float_as_uint(__double2float_rn(acc))); break;
       }
     }
   }

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernel-registry.h"
+#include "nanovdb/canonical-nan.h"
 #include "nanovdb/grid-layout.h"
 #include "nanovdb/points-to-grid-workspace.h"
 
@@ -207,7 +208,8 @@ __global__ void WriteLeaves(uint8_t* out, const uint64_t* __restrict__ in, const
 }
 
 // Active voxels: the value-mask bit, and the voxel's value (voxel c.x - 1 of the build order reads value
-// c.x - 1 of `values`, copied bit for bit), or without values a Float grid's 1.0.
+// c.x - 1 of `values`, copied bit for bit but a float NaN, stored canonical as the host writer stores it),
+// or without values a Float grid's 1.0.
 __global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ values, Layout layout, uint32_t used,
                             const uint32_t* report) {
   uint32_t cut = report[kCut];
@@ -221,7 +223,15 @@ __global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const
     if (values != nullptr) {
       const uint32_t* from = values + static_cast<uint64_t>(c.x - 1) * (layout.valueSize / 4);
       uint32_t* to = reinterpret_cast<uint32_t*>(out + leafAt + layout.leafValues + static_cast<uint64_t>(layout.valueSize) * n);
-      for (uint32_t w = 0; w < layout.valueSize / 4; w++) to[w] = from[w];
+      if (layout.gridType == kGridTypeDouble) {
+        uint64_t bits = CanonicalF64Bits(static_cast<uint64_t>(from[1]) << 32 | from[0]);
+        to[0] = static_cast<uint32_t>(bits);
+        to[1] = static_cast<uint32_t>(bits >> 32);
+      } else if (layout.gridType == kGridTypeFloat || layout.gridType == kGridTypeVec3f) {
+        for (uint32_t w = 0; w < layout.valueSize / 4; w++) to[w] = CanonicalF32Bits(from[w]);
+      } else {
+        for (uint32_t w = 0; w < layout.valueSize / 4; w++) to[w] = from[w];
+      }
     } else if (layout.gridType == kGridTypeFloat) {
       *reinterpret_cast<float*>(out + leafAt + kFloatLeafValues + 4ull * n) = 1.0f;
     }

@@ -34,6 +34,7 @@ import {
   valueLayoutOf,
   type ValueLayout,
 } from '../../src/nanovdb/grid/grid-layout.js';
+import { CANONICAL_F32_NAN, CANONICAL_F64_NAN_HIGH } from '../../src/nanovdb/grid/scalar-io.js';
 import { MAX_DEVICE_POINTS } from '../../src/nanovdb/build/point-spans.js';
 import { PointEncoding } from '../../src/nanovdb/build/points-to-grid-kernels.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, WORKSPACE_HEADER_BYTES, workspaceBytes } from '../../src/nanovdb/build/points-to-grid-workspace.js';
@@ -310,6 +311,15 @@ describe('native/src/nanovdb/points-to-grid-sort.h', () => {
       kIndexInt32: PointEncoding.IndexInt32,
       kWorldFloat32: PointEncoding.WorldFloat32,
       kWorldFloat64: PointEncoding.WorldFloat64,
+    });
+  });
+});
+
+describe('native/src/nanovdb/canonical-nan.h', () => {
+  it('stores the canonical NaN the host builders store', () => {
+    expectTwins(readHeader('canonical-nan.h'), 'canonical-nan.h', {
+      kCanonicalF32NaN: CANONICAL_F32_NAN,
+      kCanonicalF64NaN: BigInt(CANONICAL_F64_NAN_HIGH) << 32n,
     });
   });
 });

@@ -38,13 +38,29 @@ const NAME = 'values';
 const NAME_BYTES = new TextEncoder().encode(NAME);
 
 /**
- * f32 bit patterns a reduction may produce: quiet NaNs with payloads, -0, infinities, a subnormal. Not a signalling
- * NaN: JavaScript stores its bits as V8 pleases (quieted before the code is optimized, kept after), so neither
- * voxelsToGrid nor the host writer fixes them.
+ * f32 bit patterns: quiet and signalling NaNs with payloads and signs (both writers store every NaN as the canonical
+ * quiet NaN), -0, infinities, a subnormal.
  */
-const F32_SPECIALS = [0x7fc00001, 0xffc12345, 0xffc00000, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x807fffff];
+const F32_SPECIALS = [0x7fc00001, 0xffc12345, 0x7f800001, 0xff812345, 0xffc00000, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x807fffff];
 /** f64 bit patterns: NaNs with payloads (a signalling one too: no conversion touches an f64), -0, an infinity, a subnormal. */
 const F64_SPECIALS = [0x7ff0000000000001n, 0xfff8000000000123n, 0x8000000000000000n, 0x7ff0000000000000n, 0x0000000000000001n];
+
+/** A copy of `values` with every f32 or f64 NaN rewritten as the canonical quiet NaN (0x7fc00000, 0x7ff8000000000000), by bits. */
+function withCanonicalNaNs(values: Values): Values {
+  const out = values.slice();
+  if (out instanceof Float32Array) {
+    const bits = new Uint32Array(out.buffer);
+    bits.forEach((b, i) => {
+      if ((b & 0x7f800000) === 0x7f800000 && (b & 0x7fffff) !== 0) bits[i] = 0x7fc00000;
+    });
+  } else if (out instanceof Float64Array) {
+    const bits = new BigUint64Array(out.buffer);
+    bits.forEach((b, i) => {
+      if ((b & 0x7ff0000000000000n) === 0x7ff0000000000000n && (b & 0xfffffffffffffn) !== 0n) bits[i] = 0x7ff8000000000000n;
+    });
+  }
+  return out;
+}
 
 /** `count` random values of `layout` (components each), special bit patterns first for the float types. */
 function randomValues(layout: ValueLayout, count: number, seed: number): Values {
@@ -200,6 +216,8 @@ export function describeValueWrite(label: string, make: () => Backend, sizes: { 
         const values = randomValues(valueLayoutOf(c.gridType) as ValueLayout, voxels.length / 3, 200 + index);
         const got = await expectWrite(c, coords, values, counts, voxels.length / 3, voxels);
         expect(unwrap(validateGrids(got))[0]?.voxelCount).toBe(voxels.length / 3);
+        // every NaN (payloads, signs, signalling) is stored as the one canonical quiet NaN
+        expectSameBytes(got, voxelsToGridBytes(c, voxels, withCanonicalNaNs(values), voxels.length / 3));
       });
 
       it(`${c.label}: a capacity cut keeps the prefix of the voxels and of their values`, async () => {

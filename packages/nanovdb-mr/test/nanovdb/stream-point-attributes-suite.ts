@@ -27,6 +27,7 @@ import {
   type PointAttributeGridOptions,
   type PointReduction,
 } from '../../src/index.js';
+import { storedNaNs } from './stored-nans.js';
 import { expectSameBytes, indexPoints, random, useStreamSuiteBackend } from './stream-points-to-grid-suite.js';
 
 type Coords = Int32Array | Float32Array | Float64Array;
@@ -54,6 +55,20 @@ export function attributeValues(Type: AttributeArrayConstructor, count: number, 
   const span = Type === Float32Array || Type === Float64Array ? 2000 : Type === Int32Array || Type === Uint32Array ? 4.2e9 : 2 ** (8 * Type.BYTES_PER_ELEMENT);
   const signed = Type === Float32Array || Type === Float64Array || Type === Int8Array || Type === Int16Array || Type === Int32Array;
   for (let i = 0; i < count; i++) out[i] = (next() - (signed ? 0.5 : 0)) * span * (Type === Float32Array || Type === Float64Array ? 1 : 0.999);
+  return out;
+}
+
+/** `attributeValues` of `Type` with a NaN at every 7th number: quiet and signalling, with payloads and both signs. */
+function withNaNs(Type: Float32ArrayConstructor | Float64ArrayConstructor, count: number, seed: number): Float32Array | Float64Array {
+  const out = attributeValues(Type, count, seed) as Float32Array | Float64Array;
+  const f32 = [0x7fc00001, 0xffc12345, 0x7f800001, 0xffc00000];
+  const f64 = [0x7ff8000000000123n, 0xfff0000000000001n, 0x7ff00000000abcden, 0xfff8000000000000n];
+  const words32 = new Uint32Array(out.buffer, out.byteOffset, out.byteLength / 4);
+  const words64 = out instanceof Float64Array ? new BigUint64Array(out.buffer, out.byteOffset, count) : undefined;
+  for (let i = 3, p = 0; i < count; i += 7, p++) {
+    if (words64 === undefined) words32[i] = f32[p % f32.length] as number;
+    else words64[i] = f64[p % f64.length] as bigint;
+  }
   return out;
 }
 
@@ -405,6 +420,39 @@ export function describeStreamPointAttributes(label: string, make: () => Backend
       resource.allocate = (...args: Parameters<DeviceResource['allocate']>) => (count++, allocate(...args));
       resource.allocateAsync = (...args: Parameters<DeviceResource['allocateAsync']>) => (count++, allocateAsync(...args));
       return { resource, allocations: () => count };
+    }
+
+    // NaN attribute values (quiet and signalling, payloads, both signs): every build stores the one canonical quiet NaN
+    const nanCases: readonly [AttributeGridType, AttributeChannelType | undefined][] = [
+      [GridType.Float, undefined],
+      [GridType.Double, undefined],
+      [GridType.Vec3f, undefined],
+      [GridType.OnIndex, GridType.Float],
+      [GridType.OnIndex, GridType.Double],
+    ];
+    for (const [gridType, channelType] of nanCases) {
+      for (const reduction of ['sum', 'mean', 'min', 'max', 'last'] as const) {
+        const s = seed++;
+        const dtype = s % 2 === 0 ? Float32Array : Float64Array;
+        const title = `${GridType[gridType]}${channelType === undefined ? '' : ` (${GridType[channelType]} channel)`}, ${reduction} of ${dtype.name} with NaNs`;
+        it(`${title}: async and bounded builds hold the host builder's bytes, every NaN stored canonical`, async () => {
+          const coords = clusteredCloud(sizes.points, s);
+          const channels = COMPONENTS[channelType ?? gridType] as number;
+          const values = withNaNs(dtype, (channels * coords.length) / 3, s);
+          const options: PointAttributeGridOptions = {
+            gridType,
+            attributes: { values: undefined as never, channels, reduction },
+            background: 2,
+            ...(channelType === undefined ? {} : { channel: { name: `nan_${reduction}`, type: channelType } }),
+          };
+          const expected = hostAttributeGridBytes(coords, values, options);
+          const nans = storedNaNs(expected);
+          expect(nans.other).toBe(0);
+          expect(nans.canonical).toBeGreaterThan(0);
+          expectSameBytes(await streamBytes(coords, values, options), expected);
+          expectSameBytes(await boundedBytes(coords, values, options), expected);
+        });
+      }
     }
 
     it('bad attributes are refused with InvalidArgument before anything is allocated', async () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import { GridClass, GridType, HostResource, decodeNvdb, encodeNvdb, validateGrids, voxelsToGrid, type ValueGridType } from '../../src/index.js';
+import { storedNaNs } from './stored-nans.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
 const backend = new HostBackend();
@@ -105,5 +106,33 @@ describe('voxelsToGrid quantizes as NanoVDB does', () => {
     source.voxels.forEach(([x, y, z, value]) => expect(Math.abs(acc.getValue(x, y, z) - value)).toBeLessThanOrEqual(Math.fround(0.01) + 1e-7));
     const r = voxelsToGrid(backend, resource, { coords, values }, { gridType: GridType.FpN, tolerance: -1 });
     expect(r.ok ? '' : r.error.message).toContain('voxelsToGrid: tolerance');
+  });
+});
+
+describe('voxelsToGrid stores every NaN as the canonical quiet NaN', () => {
+  // quiet and signalling NaNs with payloads and both signs, given as f64 bits (the f32 and f16 grids round them)
+  const nanBits = [0x7ff8000000000123n, 0xfff0000000000001n, 0x7ff00000000abcden, 0xfff8000000000000n];
+  const floatTypes: [string, ValueGridType, number][] = [
+    ['Float', GridType.Float, 1],
+    ['Double', GridType.Double, 1],
+    ['Half', GridType.Half, 1],
+    ['Vec3f', GridType.Vec3f, 3],
+    ['Vec3d', GridType.Vec3d, 3],
+    ['Vec4f', GridType.Vec4f, 4],
+  ];
+  it.each(floatTypes)('%s: NaN voxel values and a NaN background', (_, gridType, components) => {
+    const n = 40;
+    const coords = new Int32Array(Array.from({ length: 3 * n }, (_v, i) => (i % 3 === 0 ? Math.floor(i / 3) * 3 : i % 3)));
+    const values = new Float64Array(components * n).map((_v, i) => i * 0.5 - 7);
+    const bits = new BigUint64Array(values.buffer);
+    for (let i = 0; i < values.length; i += 3) bits[i] = nanBits[(i / 3) % nanBits.length] as bigint;
+    const background = new Float64Array(1);
+    new BigUint64Array(background.buffer)[0] = 0xfff8000000000badn;
+    const handle = unwrap(voxelsToGrid(backend, resource, { coords, values }, { gridType, background: components === 1 ? (background[0] as number) : new Array<number>(components).fill(background[0] as number) }));
+    const stored = storedNaNs(unwrap(handle.hostBytes()));
+    handle.dispose();
+    expect(stored.other).toBe(0);
+    // the NaN voxel values and the NaN background of every inactive voxel of the leaves
+    expect(stored.canonical).toBeGreaterThan(Math.ceil(values.length / 3));
   });
 });

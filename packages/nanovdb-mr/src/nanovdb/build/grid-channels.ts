@@ -14,6 +14,7 @@ import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-
 import { BlindDataClass, GRID_NAME_SIZE, Grid, GridType } from '../grid/grid-layout.js';
 import { blindArrayType, type BlindDataArray, type BlindMetadata } from '../grid/grid-blind-data.js';
 import type { GridMetadata } from '../grid/grid-validation.js';
+import { canonicalizeNaNs } from '../grid/scalar-io.js';
 import { blindDataBytes, writeBlindData, type BlindItem } from './blind-data-writer.js';
 import { allocateHostGrid } from './host-grid-buffer.js';
 
@@ -114,7 +115,8 @@ export function gridChannel(handle: GridHandle, channel: string | number, grid =
  * The values of one channel in NanoVDB's order for the index grid `grid` of `handle`, from voxels and their values:
  * slot 0 holds `background`, the slot of each listed voxel (its value index, `GridAccessor.getValue`) its value;
  * slots no voxel names (other active voxels, tiles) hold `background`. `coords` are i, j, k triplets, `values`
- * `components` numbers per voxel (bigint for Int64). Host-accessible grids only.
+ * `components` numbers per voxel (bigint for Int64); a NaN of a float channel is stored as the canonical quiet NaN
+ * (`CANONICAL_F32_NAN`, as every builder stores it). Host-accessible grids only.
  * Errors: InvalidArgument for a non-index grid, a type that is not a `ChannelType`, lengths that do not match
  * (naming them), a background of the wrong length, or a voxel that is not an indexed (active, for OnIndex) voxel of the
  * grid; NotSupported for device memory.
@@ -170,6 +172,7 @@ export function channelValues(
     }
     for (let c = 0; c < components; c++) set(slot * components + c, values[i * components + c] as number | bigint);
   }
+  canonicalizeNaNs(out);
   return ok(out);
 }
 

@@ -8,6 +8,7 @@
  */
 import type { KernelLaunch, MemoryRange } from '@hs/streams';
 import { GridType } from '../grid/grid-layout.js';
+import { setFloat32Canonical, setFloat64Canonical } from '../grid/scalar-io.js';
 import { ReportWord, hostRegions } from './points-to-grid-workspace.js';
 import { sameVoxel } from './voxel-order.js';
 
@@ -63,7 +64,8 @@ export function toValueType(valueType: ReducedValueType, v: number): number {
  * One channel of the sorted points `start..end` (exclusive) of a voxel reduced; `at(j)` is that channel of sorted
  * point `j`, and the sorted order is the input order within a voxel. `sum` and `mean` add in float64 in that order
  * (the mean divides the sum by the count), `min`, `max` and `last` return one of the values exactly, `count` the
- * number of points.
+ * number of points. A NaN is kept by `sum` and `mean`, by `min` and `max` only when it is the first value (a later
+ * NaN compares false), and stored as the canonical quiet NaN (`CANONICAL_F32_NAN`).
  */
 export function reduceSegment(at: (j: number) => number, start: number, end: number, reduction: PointReduction): number {
   if (reduction === 'count') return end - start;
@@ -137,10 +139,10 @@ export function reduceOnHost(reads: readonly Uint8Array[], writes: readonly Uint
     while (end < valid && sameVoxel(sorted, start, end)) end++;
     for (let c = 0; c < components; c++) {
       const value = toValueType(valueType, reduceSegment((j) => attributes[channels * (order[j] as number) + c] as number, start, end, reduction));
-      if (valueType === GridType.Double) v.setFloat64(8 * k, value, true);
+      if (valueType === GridType.Double) setFloat64Canonical(v, 8 * k, value);
       else if (valueType === GridType.Int32) v.setInt32(4 * k, value, true);
       else if (valueType === GridType.RGBA8) v.setUint8(4 * k + c, value);
-      else v.setFloat32(size * k + 4 * c, value, true);
+      else setFloat32Canonical(v, size * k + 4 * c, value);
     }
     start = end;
   }

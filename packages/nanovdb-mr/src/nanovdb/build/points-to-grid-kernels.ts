@@ -137,10 +137,10 @@ export function sortLaunch(points: MemoryRange, workspace: MemoryRange, p: SortP
  * unique voxels: an OnIndex grid's value index minus 1), `layout.valueSize` bytes each stored as the grid's leaves
  * store them (Float f32, Double f64, Int32 i32, Vec3f 3 x f32, RGBA8 4 x u8, little-endian), for at least `used`
  * voxels (a grid of `used` points has at most that many), from a 4-byte aligned offset; leaf voxel `k` of the
- * grid gets `values[k]`, so a grid cut to a prefix by `capacity` keeps the prefix of the values. The CUDA kernel
- * copies each value bit for bit; the host writer converts it through a JavaScript number, which keeps every value
- * but a signalling f32 NaN (V8 quiets one or not depending on how far it has optimized the code), so host and
- * device agree byte for byte on every value but that one.
+ * grid gets `values[k]`, so a grid cut to a prefix by `capacity` keeps the prefix of the values. Every value is
+ * kept bit for bit but a float NaN (any sign, payload or signalling bit), which both writers store as the canonical
+ * quiet NaN (`CANONICAL_F32_NAN`; the kernel by its bits, the host writer through `writeScalar`), so host and
+ * device grids agree byte for byte.
  * `values` is required for Double, Int32, Vec3f and RGBA8, optional for Float (without it every active voxel holds
  * 1.0), and refused for Mask and OnIndex. `background` is what `voxelsToGrid`'s option of that name takes (one
  * number, or one per component; RGBA8 components 0-255, Mask 0 or 1, OnIndex 0) and the grid holds the same bytes.

@@ -59,14 +59,63 @@ export function halfToNumber(h: number): number {
 const f32 = new Float32Array(1);
 const f32Bits = new Uint32Array(f32.buffer);
 
-/** `x` rounded to f32, then to the nearest IEEE 754 binary16 (ties to even; overflow to infinity), as bits. */
+/**
+ * The one NaN hs stores wherever a builder writes a floating-point NaN: the quiet NaN with a clear sign and an
+ * empty payload. A JS number's NaN bits depend on how V8 produced and stores it (tier, payload kept or not) and a
+ * GPU's on its instructions, so every float store of a builder goes through these, on the host here and on the
+ * device through `native/src/nanovdb/canonical-nan.h`; host and device grids of NaN-bearing values then match
+ * byte for byte.
+ */
+export const CANONICAL_F32_NAN = 0x7fc00000;
+/** The high word of the canonical f64 NaN (its low word is 0). */
+export const CANONICAL_F64_NAN_HIGH = 0x7ff80000;
+/** The canonical binary16 NaN. */
+export const CANONICAL_F16_NAN = 0x7e00;
+
+/** `DataView.setFloat32` (little-endian) that stores a NaN as `CANONICAL_F32_NAN`. */
+export function setFloat32Canonical(v: DataView, at: number, x: number): void {
+  if (x !== x) v.setUint32(at, CANONICAL_F32_NAN, true);
+  else v.setFloat32(at, x, true);
+}
+
+/** `DataView.setFloat64` (little-endian) that stores a NaN as the canonical f64 NaN. */
+export function setFloat64Canonical(v: DataView, at: number, x: number): void {
+  if (x !== x) {
+    v.setUint32(at, 0, true);
+    v.setUint32(at + 4, CANONICAL_F64_NAN_HIGH, true);
+  } else {
+    v.setFloat64(at, x, true);
+  }
+}
+
+/**
+ * Rewrites every NaN of a Float32Array or Float64Array as the canonical NaN, in place, reading bits (not
+ * numbers, whose NaN bits V8 may change on the way); any other array is left as it is.
+ */
+export function canonicalizeNaNs(values: ArrayBufferView): void {
+  if (values instanceof Float32Array) {
+    const words = new Uint32Array(values.buffer, values.byteOffset, values.length);
+    for (let i = 0; i < words.length; i++) if (((words[i] as number) & 0x7fffffff) > 0x7f800000) words[i] = CANONICAL_F32_NAN;
+  } else if (values instanceof Float64Array) {
+    const words = new Uint32Array(values.buffer, values.byteOffset, 2 * values.length);
+    for (let i = 0; i < words.length; i += 2) {
+      const high = (words[i + 1] as number) & 0x7fffffff;
+      if (high > 0x7ff00000 || (high === 0x7ff00000 && words[i] !== 0)) {
+        words[i] = 0;
+        words[i + 1] = CANONICAL_F64_NAN_HIGH;
+      }
+    }
+  }
+}
+
+/** `x` rounded to f32, then to the nearest IEEE 754 binary16 (ties to even; overflow to infinity; NaN as `CANONICAL_F16_NAN`), as bits. */
 export function numberToHalfBits(x: number): number {
   f32[0] = x;
   const b = f32Bits[0] as number;
   const sign = (b >>> 16) & 0x8000;
   const exp = (b >>> 23) & 0xff;
   let mant = b & 0x7fffff;
-  if (exp === 255) return sign | 0x7c00 | (mant !== 0 ? 0x200 : 0);
+  if (exp === 255) return mant !== 0 ? CANONICAL_F16_NAN : sign | 0x7c00;
   const e = exp - 112; // rebias 127 -> 15
   if (e >= 31) return sign | 0x7c00;
   let shift = 13;
@@ -84,13 +133,13 @@ export function numberToHalfBits(x: number): number {
   return sign | half;
 }
 
-/** Writes one scalar of `kind` (numbers are converted as DataView converts them; Half rounds to nearest even). */
+/** Writes one scalar of `kind` (numbers are converted as DataView converts them; Half rounds to nearest even; a float NaN is stored canonical). */
 export function writeScalar(v: DataView, at: number, kind: ScalarKind, value: number | bigint): void {
   switch (kind) {
     case 'f32':
-      return v.setFloat32(at, Number(value), true);
+      return setFloat32Canonical(v, at, Number(value));
     case 'f64':
-      return v.setFloat64(at, Number(value), true);
+      return setFloat64Canonical(v, at, Number(value));
     case 'f16':
       return v.setUint16(at, numberToHalfBits(Number(value)), true);
     case 'i16':
