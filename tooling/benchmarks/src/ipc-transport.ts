@@ -26,8 +26,8 @@ export interface TransportFigures {
 /** shm-spin: the shm path with both ends spinning for `SPIN_MICROSECONDS` before they park on their doorbell. */
 export type IpcTransport = 'shm' | 'shm-spin' | 'socket' | 'zmq';
 
-/** The spin window of the shm-spin transport (consumer and the publisher's release rings), in microseconds. */
-export const SPIN_MICROSECONDS = 100;
+/** The spin window of the shm-spin transport (consumer and the publisher's release rings), in microseconds; `HS_BENCH_IPC_SPIN_US` overrides it. */
+export const SPIN_MICROSECONDS = Number(process.env.HS_BENCH_IPC_SPIN_US ?? 100);
 
 const peerScript = fileURLToPath(new URL('./ipc-peer.ts', import.meta.url));
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
