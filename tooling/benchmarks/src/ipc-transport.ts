@@ -29,7 +29,11 @@ export type IpcTransport = 'shm' | 'shm-spin' | 'socket' | 'zmq';
 /** The spin window of the shm-spin transport (consumer and the publisher's release rings), in microseconds; `HS_BENCH_IPC_SPIN_US` overrides it. */
 export const SPIN_MICROSECONDS = Number(process.env.HS_BENCH_IPC_SPIN_US ?? 100);
 
-const peerScript = fileURLToPath(new URL('./ipc-peer.ts', import.meta.url));
+/**
+ * The consumer: ipc-peer.ts through tsx, or `HS_BENCH_IPC_PEER`, a prebuilt (bundled) peer run by plain node
+ * on a machine without tsx or the sources.
+ */
+const peerCommand: readonly string[] = process.env.HS_BENCH_IPC_PEER ? [process.env.HS_BENCH_IPC_PEER] : ['--import', 'tsx', fileURLToPath(new URL('./ipc-peer.ts', import.meta.url))];
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const now = (): number => Number(process.hrtime.bigint());
 
@@ -41,7 +45,7 @@ export interface IpcFrameCounts {
 }
 
 function startPeer(transport: IpcTransport, endpoint: string, bytes: number, counts: IpcFrameCounts) {
-  const child = spawn(process.execPath, ['--import', 'tsx', peerScript, transport, endpoint, String(bytes), String(counts.warmup), String(counts.latency), String(counts.rate)], {
+  const child = spawn(process.execPath, [...peerCommand, transport, endpoint, String(bytes), String(counts.warmup), String(counts.latency), String(counts.rate)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let buffered = '';

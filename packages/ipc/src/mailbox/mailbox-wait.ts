@@ -17,7 +17,17 @@ import { ErrorCode, err, ok, type Result } from '@hs/streams';
  * `ChannelRuntimeOptions.wait`, `TopicPublisherOptions.wait` (the release rings of its subscribers) and
  * `IpcBoundariesOptions.wait` (subscribed graph inputs) take it; `resolveMailboxWait` checks one.
  */
-export type MailboxWait = { readonly kind: 'park' } | { readonly kind: 'spin'; readonly spinMicroseconds: number };
+export type MailboxWait =
+  | {
+      /** Sleep on the doorbell as soon as the ring is empty (the default). */
+      readonly kind: 'park';
+    }
+  | {
+      /** Poll the ring once per event-loop turn for a window after each drained batch, then sleep. */
+      readonly kind: 'spin';
+      /** The window, in microseconds: a finite number in 0..10 000 (0 parks at once). */
+      readonly spinMicroseconds: number;
+    };
 
 /** The longest spin window a `MailboxWait` may ask for, in microseconds (10 ms). */
 export const MAX_SPIN_MICROSECONDS = 10_000;
