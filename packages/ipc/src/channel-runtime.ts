@@ -15,6 +15,7 @@ import { DescriptorDecoder } from './wire/descriptor-codec.js';
 import { fenceCounterOffset, segmentHasFenceCounters } from './device/fence-counters.js';
 import { readFrameHeader } from './wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from './wire/frame-layout.js';
+import { resolveMailboxWait, type MailboxWait } from './mailbox/mailbox-wait.js';
 import { TensorDescriptor, isPackedRowMajor } from './wire/tensor-descriptor.js';
 
 /** Options of `ChannelRuntime.connect`. */
@@ -27,6 +28,12 @@ export interface ChannelRuntimeOptions {
   readonly connectTimeoutMs?: number;
   /** Directory of the topic socket; default the per-user runtime directory. */
   readonly runtimeDirectory?: string;
+  /**
+   * How the channel waits for descriptors once its mailbox ring is empty: `{ kind: 'park' }` (default,
+   * sleep on the doorbell) or `{ kind: 'spin', spinMicroseconds }` (poll the ring once per event-loop turn
+   * for that long first: lower latency for one busy core). See `MailboxWait`.
+   */
+  readonly wait?: MailboxWait;
 }
 
 /** Milliseconds between checks of a CUDA-written slot's fence counter while one is awaited. */
@@ -184,7 +191,7 @@ export class ChannelRuntime {
   /**
    * Connects to `topic`'s publisher and maps its boundary segment.
    * @returns the connected channel.
-   * @throws HsError (the promise rejects) `InvalidArgument` for a malformed topic name or timeout;
+   * @throws HsError (the promise rejects) `InvalidArgument` for a malformed topic name, timeout or `wait`;
    *   `InvalidState` when called inside an operator's compute(); `NotFound` when nobody publishes the topic
    *   or no HELLO came within `connectTimeoutMs`; `PermissionDenied` for a peer of another user or a
    *   segment it does not own; `ProtocolError` for a malformed HELLO, a pid mismatch, a peer of another
@@ -202,6 +209,8 @@ export class ChannelRuntime {
     const topic = checkTopicName(options.topic, 'ChannelRuntime.connect');
     const timeoutMs = options.connectTimeoutMs ?? 2000;
     if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) throw new HsError(ErrorCode.InvalidArgument, `ChannelRuntime.connect: connectTimeoutMs must be a positive number, got ${String(timeoutMs)}`);
+    const wait = resolveMailboxWait(options.wait, 'ChannelRuntime.connect');
+    if (!wait.ok) return wait;
     const backend = options.backend;
     if (typeof backend.adoptHostMemory !== 'function') {
       return err(ErrorCode.NotSupported, `ChannelRuntime: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory)`);
@@ -261,6 +270,7 @@ export class ChannelRuntime {
       const watched = mailbox.watch(
         (view) => channel.#onRingFrame(view),
         (error) => channel.#reject(error),
+        wait.value,
       );
       if (!watched.ok) {
         channel.close();

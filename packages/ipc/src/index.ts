@@ -25,6 +25,8 @@ export type { SubscriberLost, SubscriberLossReason } from './subscriber-session.
 export { ChannelRuntime } from './channel-runtime.js';
 export type { ChannelRuntimeOptions } from './channel-runtime.js';
 export { TopicLease } from './topic-lease.js';
+export { resolveMailboxWait } from './mailbox/mailbox-wait.js';
+export type { MailboxWait } from './mailbox/mailbox-wait.js';
 export { topicDirectory, reapStaleSegments, reapStaleDoorbells } from './topic-endpoint.js';
 export { installIpcCleanup } from './ipc-cleanup.js';
 // graph + device boundary (ipc-graph)

@@ -4,6 +4,7 @@ import type { Tensor, TensorBacking } from '@hs/tensor';
 import { FrameReader } from './frame-reader.js';
 import { sendHello } from './hello-connection.js';
 import type { TopicMailbox } from './mailbox/topic-mailbox.js';
+import type { MailboxWait } from './mailbox/mailbox-wait.js';
 import { checkedSocketPeer } from './socket-peer.js';
 import { SubscriberLeases, dropLapsedSubscribers } from './subscriber-leases.js';
 import type { SubscriberLimits } from './topic-options.js';
@@ -67,6 +68,8 @@ export interface SubscriberSessionsOptions extends SubscriberLimits {
   readonly topicId: number;
   /** Offers a new subscriber a mailbox, or null (then descriptors go over its socket); omitted: never. */
   readonly offerMailbox?: (slotCount: number) => TopicMailbox | null;
+  /** How the mailboxes' release rings are waited on; default park. */
+  readonly wait?: MailboxWait;
   /** A subscriber was sent its HELLO. */
   readonly onAccepted?: () => void;
   /** A subscriber's ATTACH was read: it counts in `attachedCount` and is lent what is published from now on. */
@@ -260,6 +263,7 @@ export class SubscriberSessions {
       const watched = mailbox.watch(
         (frame) => this.#onRingFrame(sub, frame),
         (error) => this.violation(sub, error.detail),
+        this.#options.wait,
       );
       if (!watched.ok) return this.#mailboxFailed(sub, watched.error);
       // The watch drained what the subscriber wrote before its ATTACH; a bad frame there dropped it.

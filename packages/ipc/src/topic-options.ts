@@ -1,5 +1,6 @@
 import { ErrorCode, HsError, MemoryKind, type Backend, type Device, type Stream } from '@hs/streams';
 import type { DType } from '@hs/tensor';
+import { resolveMailboxWait, type MailboxWait } from './mailbox/mailbox-wait.js';
 import { checkTopicName } from './topic-endpoint.js';
 import { MAX_DESCRIPTOR_RANK } from './wire/frame-layout.js';
 
@@ -63,6 +64,12 @@ export interface TopicPublisherOptions {
    * writer (`write(null)`, fence 0). Needs `backend.streamMemoryOps`.
    */
   readonly producerStream?: Stream | null;
+  /**
+   * How the publisher waits for its subscribers' RELEASE frames once their mailbox rings are empty:
+   * `{ kind: 'park' }` (default) or `{ kind: 'spin', spinMicroseconds }` (see `MailboxWait`). Spinning
+   * returns slots sooner at the price of the publisher's CPU during each window.
+   */
+  readonly wait?: MailboxWait;
 }
 
 /** Where `DeviceTopicPublisher.listen` serves a topic. */
@@ -111,6 +118,8 @@ export interface ResolvedTopicPublisherOptions extends SubscriberLimits {
   readonly rank: number | null;
   /** `host` or `pinnedHost`. */
   readonly memoryKind: MemoryKind;
+  /** How the release rings are waited on. */
+  readonly wait: MailboxWait;
 }
 
 /** Most slots a host topic's pool may have (the wire's slot field and the mailbox rings are sized for it). */
@@ -129,7 +138,8 @@ function positiveInteger(value: unknown, what: string, max = Number.MAX_SAFE_INT
  * `NotSupported` for one that cannot adopt shared memory).
  * @throws HsError `InvalidArgument` for a malformed topic name, a count out of its range, an attach timeout
  *   that is not a positive finite number of ms, a lease timeout that is not a positive number of ms (or
- *   `Infinity`), a `rank` outside 0..`maxRank`, or a memory kind other than host and pinnedHost.
+ *   `Infinity`), a `rank` outside 0..`maxRank`, a memory kind other than host and pinnedHost, or a
+ *   malformed `wait` (`resolveMailboxWait`).
  */
 export function resolveTopicPublisherOptions(options: TopicPublisherOptions): ResolvedTopicPublisherOptions {
   const topic = checkTopicName(options.topic, 'TopicPublisher.create');
@@ -151,7 +161,9 @@ export function resolveTopicPublisherOptions(options: TopicPublisherOptions): Re
   if (memoryKind !== MemoryKind.Host && memoryKind !== MemoryKind.PinnedHost) {
     throw new HsError(ErrorCode.InvalidArgument, `TopicPublisher: memoryKind must be host or pinnedHost, got ${String(memoryKind)} (managed memory never crosses a process)`);
   }
-  return { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, attachTimeoutMs, leaseTimeoutMs, memoryKind };
+  const wait = resolveMailboxWait(options.wait, 'TopicPublisher');
+  if (!wait.ok) throw wait.error;
+  return { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, attachTimeoutMs, leaseTimeoutMs, memoryKind, wait: wait.value };
 }
 
 /** `attachTimeoutMs` with its default (2000 ms); `InvalidArgument` (thrown) unless a positive finite number. */

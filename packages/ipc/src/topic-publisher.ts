@@ -10,6 +10,7 @@ import { SharedSegment } from './shared-segment.js';
 import { fenceCounterBytes, fenceCounterRanges } from './device/fence-counters.js';
 import { SubscriberSessions, type SubscriberSession } from './subscriber-session.js';
 import { holdPublisherLiveness, reapStaleDoorbells, reapStaleSegments } from './topic-endpoint.js';
+import type { MailboxWait } from './mailbox/mailbox-wait.js';
 import { resolveTopicPublisherOptions, type TopicPublisherOptions } from './topic-options.js';
 import { encodeHello, type TopicHello } from './wire/control-frames.js';
 import { encodeDescriptor } from './wire/descriptor-codec.js';
@@ -136,6 +137,7 @@ export class TopicPublisher extends EventEmitter {
     attachTimeoutMs: number;
     leaseTimeoutMs: number;
     livenessIntervalMs: number;
+    wait: MailboxWait;
     producerStream: Stream | null;
     memoryOps: StreamMemoryOperations | null;
     counters: readonly MemoryRange[];
@@ -171,6 +173,7 @@ export class TopicPublisher extends EventEmitter {
       attachTimeoutMs: init.attachTimeoutMs,
       leaseTimeoutMs: init.leaseTimeoutMs,
       livenessIntervalMs: init.livenessIntervalMs,
+      wait: init.wait,
       // Without doorbells in the addon, or when /dev/shm refuses the mailbox, the subscriber gets the socket path.
       offerMailbox: (slotCount) => {
         const mailbox = TopicMailbox.create({ topic, topicId, slotCount });
@@ -213,7 +216,7 @@ export class TopicPublisher extends EventEmitter {
   }
 
   static async #create(options: TopicPublisherOptions): Promise<Result<TopicPublisher>> {
-    const { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, attachTimeoutMs, leaseTimeoutMs, memoryKind: kind } = resolveTopicPublisherOptions(options);
+    const { topic, slotCount, slotByteSpan, maxRank, rank, maxSubscribers, livenessIntervalMs, attachTimeoutMs, leaseTimeoutMs, memoryKind: kind, wait } = resolveTopicPublisherOptions(options);
     const backend = options.backend;
     if (typeof backend.adoptHostMemory !== 'function') {
       return err(ErrorCode.NotSupported, `TopicPublisher: the ${backend.name} backend cannot adopt shared memory (no adoptHostMemory), so it cannot back a boundary pool`);
@@ -296,6 +299,7 @@ export class TopicPublisher extends EventEmitter {
         attachTimeoutMs,
         leaseTimeoutMs,
         livenessIntervalMs,
+        wait,
         producerStream,
         memoryOps,
         counters: kind === MemoryKind.PinnedHost ? fenceCounterRanges(adopted.value, slotCount, slotStride) : [],

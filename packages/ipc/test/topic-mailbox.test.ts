@@ -22,6 +22,7 @@ import {
   encodeDescriptor,
   encodeHello,
   ipcAvailability,
+  type MailboxWait,
   type SubscriberLost,
   type TopicHello,
 } from '../src/index.js';
@@ -181,10 +182,10 @@ interface Topic {
   finish(): Promise<void>;
 }
 
-async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096, liveness: { leaseTimeoutMs?: number; livenessIntervalMs?: number } = {}): Promise<Topic> {
+async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096, liveness: { leaseTimeoutMs?: number; livenessIntervalMs?: number } = {}, wait?: MailboxWait): Promise<Topic> {
   const backend = new HostBackend();
   const dir = runtimeDirectory();
-  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount, slotByteSpan, maxRank: 1, runtimeDirectory: dir, ...liveness });
+  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount, slotByteSpan, maxRank: 1, runtimeDirectory: dir, ...liveness, ...(wait === undefined ? {} : { wait }) });
   const lost: SubscriberLost[] = [];
   pub.on('subscriberLost', (e: SubscriberLost) => lost.push(e));
   return {
@@ -208,9 +209,13 @@ async function openTopic(topic: string, slotCount = 4, slotByteSpan = 4096, live
 const hostInput = (topic: string) => subscribeEndpoint(topic, { memoryKind: MemoryKind.Host, device: Device.cpu(), transport: 'posixShm', stream: null, queueDepth: 4, maxReleaseStreams: 1 });
 
 describe.skipIf(skipReason !== null)('topic mailboxes: descriptors and releases through shared-memory rings', () => {
-  it('ChannelRuntime receives 2000 tensors bit-exact through the mailbox; nothing but the topic socket has a name, everything goes at close', async () => {
-    const t = await openTopic('mb-e2e');
-    const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir });
+  const waits: { name: string; wait: MailboxWait | undefined }[] = [
+    { name: 'parking', wait: undefined },
+    { name: 'spinning', wait: { kind: 'spin', spinMicroseconds: 200 } },
+  ];
+  for (const w of waits) it(`ChannelRuntime receives 2000 tensors bit-exact through the mailbox (${w.name} on both ends); nothing but the topic socket has a name, everything goes at close`, async () => {
+    const t = await openTopic(`mb-e2e-${w.name}`, 4, 4096, {}, w.wait);
+    const channel = await ChannelRuntime.connect({ backend: t.backend, topic: t.topic, runtimeDirectory: t.dir, ...(w.wait === undefined ? {} : { wait: w.wait }) });
     await until(() => t.pub.subscriberCount === 1, 'attach');
     // Attached through the mailbox: both ends map it, and only the topic socket keeps a name.
     expect(readdirSync(t.dir)).toEqual([`${t.topic}.sock`]);

@@ -7,7 +7,7 @@ import { measurePointsToGrid } from './points-to-grid.js';
 import { runRuntimeChain } from './runtime-chain.js';
 import { measureClockSource, measureSetInterval } from './clock-ticks.js';
 import { writeBenchReport } from './bench-report.js';
-import { measureIpcTransport } from './ipc-transport.js';
+import { runIpcSection } from './ipc-section.js';
 
 const FRAME_BYTES = 1 << 16;
 const HOP_FRAMES = Number(process.env.HS_BENCH_FRAMES ?? 200_000);
@@ -139,31 +139,4 @@ if (SECTIONS.has('p2g')) {
   }
 }
 
-if (SECTIONS.has('ipc')) {
-  // Cross-process transport (@hs/ipc): a consumer child process per transport and size, one run.
-  const IPC_SIZES = [4096, 1 << 20, 8 << 20];
-  // Every transport gets the same paced warm-up first (JIT tiers, page faults), so the percentiles compare
-  // steady states; a short warm-up measures V8's baseline tiers instead of the transport.
-  const ipcCounts = (bytes: number) => ({
-    warmup: Number(process.env.HS_BENCH_IPC_WARMUP_FRAMES ?? (bytes <= 4096 ? 20_000 : 300)),
-    latency: Number(process.env.HS_BENCH_IPC_LATENCY_FRAMES ?? (bytes <= 4096 ? 20_000 : 300)),
-    rate: Number(process.env.HS_BENCH_IPC_RATE_FRAMES ?? (bytes <= 4096 ? 20_000 : bytes <= 1 << 20 ? 2000 : 300)),
-  });
-  const us = (ns: number): string => `${(ns / 1000).toFixed(1).padStart(8)} us`;
-  console.log('\ntensors across two processes (host memory; one-way latency paced one frame at a time after a paced warm-up, then streamed rate):');
-  console.log('  hs shm = TopicPublisher -> ChannelRuntime (descriptor through the topic mailbox ring and doorbell, payload stays in the shared slot)');
-  console.log('  socket = the payload copied through a plain Unix socket; zmq = ZeroMQ Pair over ipc:// (baseline for ratios)');
-  for (const bytes of IPC_SIZES) {
-    const shm = await measureIpcTransport('shm', bytes, ipcCounts(bytes));
-    const socket = await measureIpcTransport('socket', bytes, ipcCounts(bytes));
-    const zmq = await measureIpcTransport('zmq', bytes, ipcCounts(bytes));
-    const label = bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`;
-    console.log(`  ${label}:`);
-    for (const [name, f] of [['hs shm', shm], ['socket', socket], ['zmq', zmq]] as const) {
-      console.log(
-        `    ${name.padEnd(7)} p50 ${us(f.p50Ns)}  p99 ${us(f.p99Ns)}  rate ${f.rateHz.toFixed(0).padStart(7)} Hz   p50 vs zmq ${(zmq.p50Ns / f.p50Ns).toFixed(2)}x faster, rate ${(f.rateHz / zmq.rateHz).toFixed(2)}x`,
-      );
-    }
-    console.log(`    hs slot round trip (publish -> RELEASE -> slot free) median ${us(shm.slotRoundTripNs ?? Number.NaN)}`);
-  }
-}
+if (SECTIONS.has('ipc')) await runIpcSection();

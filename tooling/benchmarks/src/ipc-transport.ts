@@ -19,11 +19,21 @@ export interface TransportFigures {
   readonly rateHz: number;
   /** shm only: median time from publish() until the slot is free again (descriptor + RELEASE), in ns. */
   readonly slotRoundTripNs?: number;
+  /** Share of one core the consumer process used from ready to its last frame (CPU time / wall time). */
+  readonly consumerCpuShare: number;
 }
 
-export type IpcTransport = 'shm' | 'socket' | 'zmq';
+/** shm-spin: the shm path with both ends spinning for `SPIN_MICROSECONDS` before they park on their doorbell. */
+export type IpcTransport = 'shm' | 'shm-spin' | 'socket' | 'zmq';
 
-const peerScript = fileURLToPath(new URL('./ipc-peer.ts', import.meta.url));
+/** The spin window of the shm-spin transport (consumer and the publisher's release rings), in microseconds; `HS_BENCH_IPC_SPIN_US` overrides it. */
+export const SPIN_MICROSECONDS = Number(process.env.HS_BENCH_IPC_SPIN_US ?? 100);
+
+/**
+ * The consumer: ipc-peer.ts through tsx, or `HS_BENCH_IPC_PEER`, a prebuilt (bundled) peer run by plain node
+ * on a machine without tsx or the sources.
+ */
+const peerCommand: readonly string[] = process.env.HS_BENCH_IPC_PEER ? [process.env.HS_BENCH_IPC_PEER] : ['--import', 'tsx', fileURLToPath(new URL('./ipc-peer.ts', import.meta.url))];
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const now = (): number => Number(process.hrtime.bigint());
 
@@ -35,7 +45,7 @@ export interface IpcFrameCounts {
 }
 
 function startPeer(transport: IpcTransport, endpoint: string, bytes: number, counts: IpcFrameCounts) {
-  const child = spawn(process.execPath, ['--import', 'tsx', peerScript, transport, endpoint, String(bytes), String(counts.warmup), String(counts.latency), String(counts.rate)], {
+  const child = spawn(process.execPath, [...peerCommand, transport, endpoint, String(bytes), String(counts.warmup), String(counts.latency), String(counts.rate)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let buffered = '';
@@ -58,14 +68,15 @@ function startPeer(transport: IpcTransport, endpoint: string, bytes: number, cou
   return { next, exited };
 }
 
-async function viaSharedMemory(bytes: number, counts: IpcFrameCounts): Promise<TransportFigures> {
+async function viaSharedMemory(bytes: number, counts: IpcFrameCounts, spin: boolean): Promise<TransportFigures> {
   const pacedFrames = counts.warmup + counts.latency;
   const rateFrames = counts.rate;
   const dir = mkdtempSync(join(tmpdir(), 'hs-bench-ipc-'));
   const backend = new HostBackend();
   const topic = `bench-${bytes}`;
-  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount: 16, slotByteSpan: bytes, maxRank: 1, runtimeDirectory: dir });
-  const peer = startPeer('shm', `${dir}|${topic}`, bytes, counts);
+  const wait = spin ? ({ kind: 'spin', spinMicroseconds: SPIN_MICROSECONDS } as const) : ({ kind: 'park' } as const);
+  const pub = await TopicPublisher.create({ backend, topic, memoryKind: MemoryKind.Host, slotCount: 16, slotByteSpan: bytes, maxRank: 1, runtimeDirectory: dir, wait });
+  const peer = spin ? startPeer('shm-spin', `${dir}|${topic}|${SPIN_MICROSECONDS}`, bytes, counts) : startPeer('shm', `${dir}|${topic}`, bytes, counts);
   await peer.next();
   while (pub.subscriberCount === 0) await tick();
   const roundTrips: number[] = [];
@@ -179,7 +190,7 @@ async function viaZeroMq(bytes: number, counts: IpcFrameCounts): Promise<Transpo
  * round trip), then `counts.rate` streamed ones (rate).
  */
 export function measureIpcTransport(transport: IpcTransport, bytes: number, counts: IpcFrameCounts): Promise<TransportFigures> {
-  if (transport === 'shm') return viaSharedMemory(bytes, counts);
+  if (transport === 'shm' || transport === 'shm-spin') return viaSharedMemory(bytes, counts, transport === 'shm-spin');
   if (transport === 'socket') return viaUnixSocket(bytes, counts);
   return viaZeroMq(bytes, counts);
 }

@@ -4,6 +4,7 @@ import { Device, ErrorCode, HsError, OK_VOID, err, ok, type Backend, type Event,
 import { DeviceGraphPublication } from '../device/device-graph-publication.js';
 import { DeviceTopicPublisher } from '../device/device-topic-publisher.js';
 import { TopicPublisher } from '../topic-publisher.js';
+import { resolveMailboxWait, type MailboxWait } from '../mailbox/mailbox-wait.js';
 import { GraphPublication } from './graph-publication.js';
 import { TopicGraphSubscription } from './topic-graph-subscription.js';
 
@@ -36,6 +37,11 @@ export interface IpcBoundariesOptions {
   readonly attachTimeoutMs?: number;
   /** How often a publisher checks its subscribers' liveness, in ms; default 250. */
   readonly livenessIntervalMs?: number;
+  /**
+   * How subscribed host inputs wait for descriptors once their mailbox ring is empty: `{ kind: 'park' }`
+   * (default) or `{ kind: 'spin', spinMicroseconds }` (see `MailboxWait`).
+   */
+  readonly wait?: MailboxWait;
 }
 
 /**
@@ -113,8 +119,8 @@ export class IpcBoundaries implements BoundaryProvider {
    * Creates the publishers of every boundary pool of `plan` (a device topic listens now and allocates
    * its CUDA IPC pool when the session lends it).
    * @returns the provider, every publisher listening.
-   * @throws HsError (the promise rejects) `InvalidArgument` when `options.backend` is missing or a count
-   *   option is not a positive number; `InvalidState` inside an operator's `compute()`; `NotSupported`
+   * @throws HsError (the promise rejects) `InvalidArgument` when `options.backend` is missing, a count
+   *   option is not a positive number or `wait` is malformed; `InvalidState` inside an operator's `compute()`; `NotSupported`
    *   without the IPC addon; the publisher's (`AlreadyExists` for a topic a live process publishes,
    *   `PermissionDenied`, `OutOfMemory`). Everything created before a failure is closed first.
    */
@@ -128,6 +134,8 @@ export class IpcBoundaries implements BoundaryProvider {
         throw new HsError(ErrorCode.InvalidArgument, `IpcBoundaries.prepare: ${key} must be a ${key === 'awaitSubscribers' ? 'non-negative' : 'positive'} number, got ${String(value)}`);
       }
     }
+    const wait = resolveMailboxWait(options.wait, 'IpcBoundaries.prepare');
+    if (!wait.ok) throw wait.error;
     if (isInsideCompute()) {
       throw new HsError(ErrorCode.InvalidState, 'IpcBoundaries.prepare() inside an operator\'s compute(): topics are declared on the graph (publish/subscribe) and run by the session (one graph, one vocabulary)');
     }
@@ -235,7 +243,7 @@ export class IpcBoundaries implements BoundaryProvider {
     if (!checked.ok) return checked;
     const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
     const directory = this.options.runtimeDirectory === undefined ? {} : { runtimeDirectory: this.options.runtimeDirectory };
-    return ok(new TopicGraphSubscription(request.backend, request.endpoint, request.consumerStream, { connectTimeoutMs, ...directory }, request.wake));
+    return ok(new TopicGraphSubscription(request.backend, request.endpoint, request.consumerStream, { connectTimeoutMs, ...directory, ...(this.options.wait === undefined ? {} : { wait: this.options.wait }) }, request.wake));
   }
 
   /** Closes the publishers no session took (a session closes its own). Idempotent. */

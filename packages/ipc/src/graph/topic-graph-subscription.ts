@@ -17,6 +17,7 @@ import { DescriptorDecoder, type TopicGeometry } from '../wire/descriptor-codec.
 import { readFrameHeader } from '../wire/frame-header.js';
 import { DescriptorFlag, FRAME_BYTES, FrameType, GoodbyeReason, Offset, WireMemoryKind } from '../wire/frame-layout.js';
 import { TensorDescriptor, isPackedRowMajor } from '../wire/tensor-descriptor.js';
+import type { MailboxWait } from '../mailbox/mailbox-wait.js';
 import { ImportedSlot } from './imported-slot.js';
 
 /** Between connection attempts while the publisher is not up yet (ms). */
@@ -27,6 +28,8 @@ export interface TopicGraphSubscriptionOptions {
   readonly runtimeDirectory?: string;
   /** How long `start()` keeps trying to reach the publisher, in ms. */
   readonly connectTimeoutMs: number;
+  /** How the mailbox ring is waited on (checked by `IpcBoundaries.prepare`); default park. */
+  readonly wait?: MailboxWait;
 }
 
 /** What the subscription keeps of the publisher's HELLO. */
@@ -225,6 +228,7 @@ export class TopicGraphSubscription implements BoundarySubscription {
       const watched = mailbox.watch(
         (frame) => this.#onRingFrame(frame),
         (error) => this.#reject(error),
+        this.options.wait,
       );
       if (!watched.ok) return watched;
     }

@@ -14,6 +14,7 @@ export const enum DrainOutcome {
 
 const TAIL = RingWord.tail / 4;
 const HEAD = RingWord.head / 4;
+const PARKED = RingWord.parked / 4;
 const FRAME_WORDS = FRAME_BYTES / 4;
 
 /**
@@ -79,6 +80,23 @@ export class FrameRing {
     // The handler may have closed the mailbox (a detached mapping has no words left to store into).
     if (this.#control.length !== 0) Atomics.store(this.#control, HEAD, this.#position);
     return outcome;
+  }
+
+  /**
+   * Reader: frames readable now without waiting (the writer's tail minus this reader's head). A tail
+   * beyond the capacity (a corrupted control block) counts as pending too, so that `drain` reports it.
+   */
+  pending(): number {
+    return (Atomics.load(this.#control, TAIL) - this.#position) >>> 0;
+  }
+
+  /**
+   * Reader: marks itself awake (a spinning reader polls the ring, so commits need not ring its doorbell).
+   * Only an optimisation: `park` is what makes sleeping safe, and a writer that still saw the reader parked
+   * rings once more (a spurious wake-up drains nothing).
+   */
+  unpark(): void {
+    if (this.#control.length !== 0) Atomics.store(this.#control, PARKED, 0);
   }
 
   /** Reader: marks itself asleep; true when nothing is left to drain (else drain again before sleeping). */

@@ -4,6 +4,7 @@ import { errnoCode, errnoErrorCode, loadIpcNative, type DoorbellBinding } from '
 import { SharedSegment } from '../shared-segment.js';
 import { FRAME_BYTES } from '../wire/frame-layout.js';
 import { DrainOutcome, FrameRing } from './frame-ring.js';
+import { IMMEDIATE_SCHEDULER, PARK, type MailboxWait, type SpinScheduler } from './mailbox-wait.js';
 import {
   DESCRIPTOR_RING_CONTROL,
   MAILBOX_MAGIC,
@@ -96,6 +97,16 @@ export class TopicMailbox {
   #onFrame: ((view: DataView) => boolean) | null = null;
   #onCorrupt: ((error: HsError) => void) | null = null;
   #closed = false;
+  /** The spin window after each drained batch, in ms; 0 parks at once. */
+  #spinMs = 0;
+  #scheduler: SpinScheduler = IMMEDIATE_SCHEDULER;
+  /** A poll is scheduled (its handle in `#spinHandle`). */
+  #spinning = false;
+  #spinHandle: unknown = null;
+  /** When the current spin window ends (the scheduler's clock, ms). */
+  #spinUntil = 0;
+  #polls = 0;
+  readonly #poll = (): void => this.#pollRing();
 
   private constructor(native: DoorbellBinding, segment: SharedSegment, publisherEnd: boolean, capacity: number, bells: { own: number; peer: number }, subscriberBells: number[], token: string) {
     this.#native = native;
@@ -195,12 +206,16 @@ export class TopicMailbox {
 
   /**
    * Starts watching this side's doorbell: every frame that arrives is handed to `onFrame` (a private
-   * copy; return false to stop reading), and a corrupted ring to `onCorrupt` (`ProtocolError`).
+   * copy; return false to stop reading), and a corrupted ring to `onCorrupt` (`ProtocolError`). `wait`
+   * (checked by `resolveMailboxWait`) says what happens once the ring is empty: park on the doorbell at
+   * once, or poll the ring once per event-loop turn for a spin window first. `scheduler` is for tests.
    */
-  watch(onFrame: (view: DataView) => boolean, onCorrupt: (error: HsError) => void): Result<void> {
+  watch(onFrame: (view: DataView) => boolean, onCorrupt: (error: HsError) => void, wait: MailboxWait = PARK, scheduler: SpinScheduler = IMMEDIATE_SCHEDULER): Result<void> {
     if (this.#closed || this.#watch !== null) return err(ErrorCode.InvalidState, 'TopicMailbox.watch: closed or already watching');
     this.#onFrame = onFrame;
     this.#onCorrupt = onCorrupt;
+    this.#spinMs = wait.kind === 'spin' ? wait.spinMicroseconds / 1000 : 0;
+    this.#scheduler = scheduler;
     try {
       this.#watch = this.#native.watchDoorbell(this.#ownBell, () => this.drain());
     } catch (thrown) {
@@ -212,7 +227,10 @@ export class TopicMailbox {
     return OK_VOID;
   }
 
-  /** Hands out every frame that arrived, then parks (the peer rings the doorbell for the next one). */
+  /**
+   * Hands out every frame that arrived, then parks (the peer rings the doorbell for the next one), or,
+   * with a spin window, (re)starts the window: the ring is polled once per event-loop turn until it ends.
+   */
   drain(): void {
     const onFrame = this.#onFrame;
     if (this.#closed || onFrame === null) return;
@@ -223,8 +241,50 @@ export class TopicMailbox {
         this.#onCorrupt?.(new HsError(ErrorCode.ProtocolError, `mailbox ${this.token}: the peer's ring tail is beyond the ring's capacity (corrupted control block)`));
         return;
       }
+      if (this.#spinMs > 0) {
+        this.#spin();
+        return;
+      }
       if (this.#inbox.park()) return;
     }
+  }
+
+  /** Polls made by spin windows so far. @internal (tests) */
+  get spinPolls(): number {
+    return this.#polls;
+  }
+
+  /** True while a spin window is open (a poll is scheduled). @internal (tests) */
+  get spinning(): boolean {
+    return this.#spinning;
+  }
+
+  /** Opens (or extends) the spin window: awake, so the writer commits without ringing, and one poll per turn. */
+  #spin(): void {
+    this.#spinUntil = this.#scheduler.now() + this.#spinMs;
+    if (this.#spinning) return;
+    this.#inbox.unpark();
+    this.#spinning = true;
+    this.#spinHandle = this.#scheduler.schedule(this.#poll);
+  }
+
+  /** One poll of a spin window: drain what came, else poll again next turn, else park once the window is over. */
+  #pollRing(): void {
+    this.#spinning = false;
+    this.#spinHandle = null;
+    if (this.#closed || this.#onFrame === null) return;
+    this.#polls++;
+    if (this.#inbox.pending() !== 0) {
+      this.drain();
+      return;
+    }
+    if (this.#scheduler.now() < this.#spinUntil) {
+      this.#spinning = true;
+      this.#spinHandle = this.#scheduler.schedule(this.#poll);
+      return;
+    }
+    // The window is over: sleep on the doorbell, unless a frame came between the last look and parking.
+    if (!this.#inbox.park()) this.drain();
   }
 
   /**
@@ -247,6 +307,9 @@ export class TopicMailbox {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#spinning) this.#scheduler.cancel(this.#spinHandle);
+    this.#spinning = false;
+    this.#spinHandle = null;
     if (this.#watch !== null) this.#native.unwatchDoorbell(this.#watch);
     this.#watch = null;
     this.releaseDescriptors();
