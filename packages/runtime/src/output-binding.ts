@@ -205,7 +205,9 @@ export class OutputBinding {
    * refusal is counted on that edge (`Channel.backpressured`).
    */
   refused(count: boolean): boolean {
-    for (const channel of this.channels) {
+    const channels = this.channels;
+    for (let i = 0; i < channels.length; i++) {
+      const channel = channels[i] as Channel;
       if (channel.refusesWhenFull && !channel.hasRoom) {
         if (count) channel.backpressured += 1;
         return true;
@@ -223,7 +225,11 @@ export class OutputBinding {
    * Spec: "Exhaustion fails fast", "Crossing process boundaries: the generation fence".
    */
   canPublish(): boolean {
-    for (const channel of this.channels) if (channel.gatesProducer && !channel.hasRoom) return false;
+    const channels = this.channels;
+    for (let i = 0; i < channels.length; i++) {
+      const channel = channels[i] as Channel;
+      if (channel.gatesProducer && !channel.hasRoom) return false;
+    }
     return this.publication === null || this.publication.boundary.pool.available > 0;
   }
 
@@ -234,7 +240,9 @@ export class OutputBinding {
    * @returns the backing's error when a lease cannot be taken; the topic's error, with this output named.
    */
   publish(tensor: Tensor): Result<void> {
-    for (const channel of this.channels) {
+    const channels = this.channels;
+    for (let i = 0; i < channels.length; i++) {
+      const channel = channels[i] as Channel;
       if (channel.closed) continue;
       if (tensor.backing !== null) {
         const leased = tensor.backing.acquireLease();
