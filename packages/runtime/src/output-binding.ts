@@ -112,8 +112,8 @@ export class OutputBinding {
   }
 
   /**
-   * Takes a loan from the output's pool and adds it to `loans`; on a fused output its readiness record
-   * is deferred. `NotSupported` for a pass-through output; the pool's `ResourceExhausted` when no slot
+   * Takes a loan from the output's pool and adds it to `loans` (polling the pool's retirement first when
+   * no slot is free); on a fused output its readiness record is deferred. `NotSupported` for a pass-through output; the pool's `ResourceExhausted` when no slot
    * is free (a value: the producer decides).
    */
   allocate(request: TensorRequest, loans: ActivationLoans): Result<TensorLoan> {
@@ -123,6 +123,9 @@ export class OutputBinding {
         `output ${this.operator}.${this.name} has no runtime pool (storage is passThrough); emit caller-owned tensors with emitTensor()`,
       );
     }
+    // No free slot: poll retirement for this pool first (never waits), so a slot whose leases all came
+    // back since the turn began is lent now instead of costing the producer an exhausted activation.
+    if (this.pool.available === 0) this.pool.retire();
     const loan = this.pool.allocateTensor(request);
     if (!loan.ok) return loan;
     loans.add(loan.value);

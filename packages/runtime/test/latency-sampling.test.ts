@@ -1,24 +1,10 @@
-import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, compile } from '@hs/compiler';
-import { Device, ErrorCode, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
-import { DType } from '@hs/tensor';
+import { Graph, compile } from '@hs/compiler';
+import { Device, ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, RunSession, type RunMetrics } from '../src/index.js';
-import { FillSource } from './test-operators.js';
+import { CountSink, FillSource } from './test-operators.js';
 
 const FRAMES = 256;
-
-/** A synchronous sink (no host wait, no promise), so a turn runs many activations. */
-class CountSink extends Operator {
-  input!: InputPort;
-  received = 0;
-  setup(spec: OperatorSpec): void {
-    this.input = spec.input('input', { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 });
-  }
-  compute(ctx: ExecutionContext): Result<void> {
-    if (ctx.receive(this.input) !== undefined) this.received += 1;
-    return OK_VOID;
-  }
-}
 
 /**
  * Runs source -> sink for FRAMES frames on a manual session clock (so `process.hrtime` is read only by
