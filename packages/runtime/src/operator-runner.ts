@@ -64,27 +64,23 @@ export class OperatorRunner implements ExecutionContext {
   private readonly hostWaits: Event[] = [];
   private active = false;
   private activationNs = 0;
-  private startedMs = 0;
   /**
    * When the last activation ended (`latencyNowMs()`): the start of the next one the scheduler runs in
    * the same turn; `NaN` when it was not a latency sample (no clock was read).
    */
   endedMs = 0;
-  /** Activations per latency sample (1: every activation is timed). */
-  readonly latencySampleInterval: number;
-  /** Activations left until the next latency sample. */
-  private untilSample = 1;
-  /** True while the current activation is a latency sample. */
-  private sampled = false;
   /** Activations completed (the latency window counts samples only). */
   activations = 0;
+  /** The port and binding the last `output()` lookup found (an operator mostly names one port at a time). */
+  private lastOutputPort: OutputPort | null = null;
+  private lastOutput: OutputBinding | null = null;
   private notBeforeNs = 0;
   /** True while an asynchronous compute() or a host readiness wait is in flight. */
   busy = false;
   /** True once the operator will not be activated again. */
   finished = false;
-  /** compute() latency in ms, including any host readiness wait before it. */
-  readonly latency = new LatencyWindow();
+  /** compute() latency in ms, including any host readiness wait before it (every `latency.interval`-th activation). */
+  readonly latency: LatencyWindow;
   /** Tensors this operator emitted. */
   emitted = 0;
   /** Outputs holding a pending loan; while non-zero the next activation is a retry. */
@@ -106,7 +102,7 @@ export class OperatorRunner implements ExecutionContext {
     this.isSource = this.inputs.every((i) => i.channel === null);
     this.rates = wiring.rates;
     this.scenario = wiring.scenario;
-    this.latencySampleInterval = wiring.latencySampleInterval ?? 1;
+    this.latency = new LatencyWindow(undefined, wiring.latencySampleInterval);
     const schedule = planned.schedule;
     this.contracted = schedule !== null;
     const trigger = schedule?.trigger;
@@ -315,17 +311,7 @@ export class OperatorRunner implements ExecutionContext {
    */
   activate(nowNs: number, startedMs: number = latencyNowMs()): ActivationOutcome | Promise<ActivationOutcome> {
     this.activationNs = nowNs;
-    if (this.latencySampleInterval === 1) {
-      this.sampled = true;
-      this.startedMs = startedMs;
-    } else if (--this.untilSample <= 0) {
-      // A sampled activation: timed from the previous activation's end when that one read the clock.
-      this.untilSample = this.latencySampleInterval;
-      this.sampled = true;
-      this.startedMs = Number.isNaN(startedMs) ? latencyNowMs() : startedMs;
-    } else {
-      this.sampled = false;
-    }
+    this.latency.begin(startedMs);
     if (this.pendingCount > 0) return this.retry();
     this.clock?.fire(nowNs);
     const events = this.hostWaits;
@@ -387,6 +373,8 @@ export class OperatorRunner implements ExecutionContext {
     } finally {
       computeScope.depth--;
     }
+    // The common synchronous ends first: nothing, or the shared OK_VOID.
+    if (returned === undefined || returned === OK_VOID) return this.endActivation(OK_VOID);
     if (isPromise(returned)) {
       this.busy = true;
       return returned.then(
@@ -413,13 +401,7 @@ export class OperatorRunner implements ExecutionContext {
     const outputs = this.outputs;
     for (let i = 0; i < outputs.length; i++) (outputs[i] as OutputBinding).offered = undefined;
     this.activations += 1;
-    if (this.sampled) {
-      const endedMs = latencyNowMs();
-      this.endedMs = endedMs;
-      this.latency.record(endedMs - this.startedMs);
-    } else {
-      this.endedMs = Number.NaN;
-    }
+    this.endedMs = this.latency.end();
     if (!outcome.ok) {
       return errWithContext(outcome.error, `operator ${this.name}`);
     }
@@ -451,8 +433,15 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   private output(port: OutputPort): OutputBinding {
+    if (port === this.lastOutputPort) return this.lastOutput as OutputBinding;
     const outputs = this.outputs;
-    for (let i = 0; i < outputs.length; i++) if ((outputs[i] as OutputBinding).name === port.name) return outputs[i] as OutputBinding;
+    for (let i = 0; i < outputs.length; i++) {
+      const output = outputs[i] as OutputBinding;
+      if (output.name !== port.name) continue;
+      this.lastOutputPort = port;
+      this.lastOutput = output;
+      return output;
+    }
     throw new HsError(ErrorCode.NotFound, `operator ${this.name} has no output port named ${port.name}`);
   }
 

@@ -28,35 +28,43 @@ export interface OutputWiring {
 
 /**
  * The loans of one activation: allocated or offered back, neither emitted nor retained yet. Whatever is
- * left at activation end is abandoned (returned to its pool). One reused array per operator.
+ * left at activation end is abandoned (returned to its pool). One reused array per operator, used as a
+ * stack with its own count: it never shrinks, so the steady state (one loan in, one out per activation)
+ * neither trims nor regrows its backing store.
  */
 export class ActivationLoans {
-  readonly #loans: TensorLoan[] = [];
+  readonly #loans: (TensorLoan | undefined)[] = [undefined];
+  #count = 0;
 
   add(loan: TensorLoan): void {
-    this.#loans.push(loan);
+    if (this.#count === this.#loans.length) this.#loans.push(undefined);
+    this.#loans[this.#count++] = loan;
   }
 
   /** The loan's position, or -1 when it is not among this activation's loans. */
   indexOf(loan: TensorLoan): number {
     const loans = this.#loans;
-    for (let i = 0; i < loans.length; i++) if (loans[i] === loan) return i;
+    for (let i = 0; i < this.#count; i++) if (loans[i] === loan) return i;
     return -1;
   }
 
   /** Forgets the loan at `index` (from `indexOf`); order is not kept. */
   removeAt(index: number): void {
-    this.#loans[index] = this.#loans[this.#loans.length - 1]!;
-    this.#loans.pop();
+    const last = --this.#count;
+    this.#loans[index] = this.#loans[last];
+    this.#loans[last] = undefined;
   }
 
   /** Abandons every loan left (a loan already emitted ignores it) and empties the list. */
   abandonAll(): void {
-    const loans = this.#loans;
     // Usually empty: every loan of the activation was emitted or retained.
-    if (loans.length === 0) return;
-    for (let i = 0; i < loans.length; i++) (loans[i] as TensorLoan).abandon();
-    loans.length = 0;
+    if (this.#count === 0) return;
+    const loans = this.#loans;
+    for (let i = 0; i < this.#count; i++) {
+      (loans[i] as TensorLoan).abandon();
+      loans[i] = undefined;
+    }
+    this.#count = 0;
   }
 }
 

@@ -187,7 +187,7 @@ export class Scheduler {
       if (outcome instanceof Promise) {
         progressed = true;
         void outcome.then(this.onSettled);
-        startedMs = runner.latencySampleInterval === 1 ? latencyNowMs() : Number.NaN;
+        startedMs = runner.latency.interval === 1 ? latencyNowMs() : Number.NaN;
       } else {
         startedMs = runner.endedMs;
         if (!outcome.ok) this.fail(outcome);
