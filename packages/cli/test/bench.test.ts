@@ -110,11 +110,13 @@ describe('hs bench', () => {
       ['pool-hop', 2],
       ['runtime-chain-fused', 2],
       ['runtime-chain-fenced', 2],
+      ['runtime-chain-sampled', 2],
     ]);
     expect(report.ok && report.value.frames).toBe(500);
     const markdown = await readFile(join(outDir, 'bench.md'), 'utf8');
     expect(markdown).toMatch(/\| Node Readable -> Writable \(baseline\) \| \d+ \| \d+ \| \d+ \| 2 \| 1\.00x \|/);
     expect(markdown).toMatch(/\| hs RunSession, fullFences \| \d+ \| \d+ \| \d+ \| 2 \| \d+\.\d\dx \|/);
+    expect(markdown).toMatch(/\| hs RunSession \(fused\), latency timed 1 in 64 \| \d+ \| \d+ \| \d+ \| 2 \| \d+\.\d\dx \|/);
     const svg = await readFile(join(outDir, 'bench-latency.svg'), 'utf8');
     expect(elements(svg, 'text').map((t) => String(t['#text'] ?? ''))).toContain('hs RunSession source -> sink (fused)');
   }, 120_000);

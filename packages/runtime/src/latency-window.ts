@@ -1,3 +1,5 @@
+import { latencyNowMs } from './latency-clock.js';
+
 /** Samples an operator's latency percentiles are computed over: its most recent activations. */
 export const LATENCY_WINDOW_SAMPLES = 1024;
 
@@ -6,7 +8,8 @@ const NO_SAMPLES = new Float64Array(0);
 /**
  * A fixed ring of the most recent latency samples (milliseconds; `LATENCY_WINDOW_SAMPLES` by default,
  * 8 KiB per operator), allocated once by `reserve()` when a run starts (so creating a large session
- * allocates none), with percentiles computed on demand off the hot path.
+ * allocates none), with percentiles computed on demand off the hot path. `begin()`/`end()` time one
+ * activation in `interval` (1: every one); the others read no clock.
  */
 export class LatencyWindow {
   private samples: Float64Array = NO_SAMPLES;
@@ -19,7 +22,42 @@ export class LatencyWindow {
   /** Largest sample (ms). */
   maxMs = 0;
 
-  constructor(private readonly capacity = LATENCY_WINDOW_SAMPLES) {}
+  /** Activations left until the next sample. */
+  #untilSample = 1;
+  /** True while the current activation is a sample. */
+  #sampling = false;
+  #startedMs = 0;
+
+  constructor(
+    private readonly capacity = LATENCY_WINDOW_SAMPLES,
+    /** Activations per sample (a positive whole number; 1: every activation). */
+    readonly interval = 1,
+  ) {}
+
+  /**
+   * An activation starts. `startedMs` is when (`latencyNowMs()`, the end of the activation before it),
+   * or `NaN` when the caller read no clock: a sampled activation then reads its own start.
+   */
+  begin(startedMs: number): void {
+    if (this.interval === 1) {
+      this.#sampling = true;
+      this.#startedMs = startedMs;
+    } else if (--this.#untilSample <= 0) {
+      this.#untilSample = this.interval;
+      this.#sampling = true;
+      this.#startedMs = Number.isNaN(startedMs) ? latencyNowMs() : startedMs;
+    } else {
+      this.#sampling = false;
+    }
+  }
+
+  /** The activation `begin()` started ended: records it when it is a sample. @returns the end time read, or `NaN` (none read). */
+  end(): number {
+    if (!this.#sampling) return Number.NaN;
+    const endedMs = latencyNowMs();
+    this.record(endedMs - this.#startedMs);
+    return endedMs;
+  }
 
   /** Allocates the ring (once; later calls do nothing). Call before the first `record()`. */
   reserve(): void {

@@ -19,6 +19,8 @@ export interface RunnerWiring {
   readonly rates: ReadonlyMap<string, PortRateView>;
   /** The scenario whose windows and selectors the inputs' `read` follow (for error texts). */
   readonly scenario: string;
+  /** Activations per latency sample (`RunSessionOptions.latencySampleInterval`; default 1: every activation). */
+  readonly latencySampleInterval?: number;
 }
 
 /** How an activation ended, reported to the scheduler. */
@@ -62,16 +64,23 @@ export class OperatorRunner implements ExecutionContext {
   private readonly hostWaits: Event[] = [];
   private active = false;
   private activationNs = 0;
-  private startedMs = 0;
-  /** When the last activation ended (`latencyNowMs()`): the start of the next one the scheduler runs in the same turn. */
+  /**
+   * When the last activation ended (`latencyNowMs()`): the start of the next one the scheduler runs in
+   * the same turn; `NaN` when it was not a latency sample (no clock was read).
+   */
   endedMs = 0;
+  /** Activations completed (the latency window counts samples only). */
+  activations = 0;
+  /** The port and binding the last `output()` lookup found (an operator mostly names one port at a time). */
+  private lastOutputPort: OutputPort | null = null;
+  private lastOutput: OutputBinding | null = null;
   private notBeforeNs = 0;
   /** True while an asynchronous compute() or a host readiness wait is in flight. */
   busy = false;
   /** True once the operator will not be activated again. */
   finished = false;
-  /** compute() latency in ms, including any host readiness wait before it. */
-  readonly latency = new LatencyWindow();
+  /** compute() latency in ms, including any host readiness wait before it (every `latency.interval`-th activation). */
+  readonly latency: LatencyWindow;
   /** Tensors this operator emitted. */
   emitted = 0;
   /** Outputs holding a pending loan; while non-zero the next activation is a retry. */
@@ -93,6 +102,7 @@ export class OperatorRunner implements ExecutionContext {
     this.isSource = this.inputs.every((i) => i.channel === null);
     this.rates = wiring.rates;
     this.scenario = wiring.scenario;
+    this.latency = new LatencyWindow(undefined, wiring.latencySampleInterval);
     const schedule = planned.schedule;
     this.contracted = schedule !== null;
     const trigger = schedule?.trigger;
@@ -200,6 +210,11 @@ export class OperatorRunner implements ExecutionContext {
 
   // ---- scheduler side ---------------------------------------------------------------------------
 
+  /** The channels of its connected inputs (cold: the scheduler builds its end-of-input gates from them). */
+  inputChannels(): Channel[] {
+    return this.inputs.flatMap((input) => (input.channel === null ? [] : [input.channel]));
+  }
+
   /** Starts the clock trigger's tick sequence at the run's start time `t0Ns` (session clock, integer ns). */
   startClock(t0Ns: number): void {
     this.clock?.start(t0Ns);
@@ -225,8 +240,12 @@ export class OperatorRunner implements ExecutionContext {
    */
   isReady(nowNs: number): boolean {
     if (this.busy) return false;
+    const outputs = this.outputs;
     if (this.pendingCount > 0) {
-      for (const output of this.outputs) if (output.pending !== undefined && output.refused(this.active)) return false;
+      for (let i = 0; i < outputs.length; i++) {
+        const output = outputs[i] as OutputBinding;
+        if (output.pending !== undefined && output.refused(this.active)) return false;
+      }
       return true;
     }
     if (this.finished || nowNs < this.notBeforeNs) return false;
@@ -235,10 +254,15 @@ export class OperatorRunner implements ExecutionContext {
     } else if (this.trigger !== null) {
       if (!this.trigger.hasArrival) return false;
     } else if (!this.contracted) {
-      for (const input of this.inputs) if (input.channel !== null && input.channel.length === 0) return false;
+      const inputs = this.inputs;
+      for (let i = 0; i < inputs.length; i++) {
+        const channel = (inputs[i] as InputBinding).channel;
+        if (channel !== null && channel.length === 0) return false;
+      }
     }
-    for (const input of this.required) if (!input.holdsEntry) return false;
-    for (const output of this.outputs) if (!output.canPublish()) return false;
+    const required = this.required;
+    for (let i = 0; i < required.length; i++) if (!(required[i] as InputBinding).holdsEntry) return false;
+    for (let i = 0; i < outputs.length; i++) if (!(outputs[i] as OutputBinding).canPublish()) return false;
     return true;
   }
 
@@ -249,8 +273,14 @@ export class OperatorRunner implements ExecutionContext {
    */
   inputsDrained(producerFinished: (channel: Channel) => boolean): boolean {
     if (this.trigger !== null && ended(this.trigger, producerFinished)) return true;
-    for (const input of this.required) if (!input.holdsEntry && ended(input, producerFinished)) return true;
-    for (const input of this.inputs) {
+    const required = this.required;
+    for (let i = 0; i < required.length; i++) {
+      const input = required[i] as InputBinding;
+      if (!input.holdsEntry && ended(input, producerFinished)) return true;
+    }
+    const inputs = this.inputs;
+    for (let i = 0; i < inputs.length; i++) {
+      const input = inputs[i] as InputBinding;
       if (input.channel !== null && !ended(input, producerFinished)) return false;
     }
     return true;
@@ -281,13 +311,15 @@ export class OperatorRunner implements ExecutionContext {
    */
   activate(nowNs: number, startedMs: number = latencyNowMs()): ActivationOutcome | Promise<ActivationOutcome> {
     this.activationNs = nowNs;
-    this.startedMs = startedMs;
+    this.latency.begin(startedMs);
     if (this.pendingCount > 0) return this.retry();
     this.clock?.fire(nowNs);
     const events = this.hostWaits;
     // Emptied only when a host-only consumer left events in it (setting a length is a runtime call, not free).
     if (events.length !== 0) events.length = 0;
-    for (const input of this.inputs) {
+    const inputs = this.inputs;
+    for (let i = 0; i < inputs.length; i++) {
+      const input = inputs[i] as InputBinding;
       if (input.channel === null) continue;
       const taken = input.take(events);
       if (!taken.ok) return this.endActivation(taken);
@@ -341,6 +373,8 @@ export class OperatorRunner implements ExecutionContext {
     } finally {
       computeScope.depth--;
     }
+    // The common synchronous ends first: nothing, or the shared OK_VOID.
+    if (returned === undefined || returned === OK_VOID) return this.endActivation(OK_VOID);
     if (isPromise(returned)) {
       this.busy = true;
       return returned.then(
@@ -354,19 +388,20 @@ export class OperatorRunner implements ExecutionContext {
   private endActivation(outcome: Result<void> = OK_VOID): ActivationOutcome {
     this.active = false;
     this.busy = false;
-    for (const input of this.inputs) {
+    const inputs = this.inputs;
+    for (let i = 0; i < inputs.length; i++) {
       try {
-        input.release();
+        (inputs[i] as InputBinding).release();
       } catch (thrown) {
         // Only reachable when compute() released a lease it did not own; report it, keep going.
         if (outcome.ok) outcome = this.failure(thrown);
       }
     }
     this.loans.abandonAll();
-    for (const output of this.outputs) output.offered = undefined;
-    const endedMs = latencyNowMs();
-    this.endedMs = endedMs;
-    this.latency.record(endedMs - this.startedMs);
+    const outputs = this.outputs;
+    for (let i = 0; i < outputs.length; i++) (outputs[i] as OutputBinding).offered = undefined;
+    this.activations += 1;
+    this.endedMs = this.latency.end();
     if (!outcome.ok) {
       return errWithContext(outcome.error, `operator ${this.name}`);
     }
@@ -381,7 +416,9 @@ export class OperatorRunner implements ExecutionContext {
 
   /** The input binding of `port`, marked read for this activation. */
   private readOnce(port: InputPort, call: string): InputBinding {
-    for (const input of this.inputs) {
+    const inputs = this.inputs;
+    for (let i = 0; i < inputs.length; i++) {
+      const input = inputs[i] as InputBinding;
       if (input.name !== port.name) continue;
       if (input.readCalled) {
         throw new HsError(
@@ -396,7 +433,15 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   private output(port: OutputPort): OutputBinding {
-    for (const output of this.outputs) if (output.name === port.name) return output;
+    if (port === this.lastOutputPort) return this.lastOutput as OutputBinding;
+    const outputs = this.outputs;
+    for (let i = 0; i < outputs.length; i++) {
+      const output = outputs[i] as OutputBinding;
+      if (output.name !== port.name) continue;
+      this.lastOutputPort = port;
+      this.lastOutput = output;
+      return output;
+    }
     throw new HsError(ErrorCode.NotFound, `operator ${this.name} has no output port named ${port.name}`);
   }
 

@@ -28,35 +28,43 @@ export interface OutputWiring {
 
 /**
  * The loans of one activation: allocated or offered back, neither emitted nor retained yet. Whatever is
- * left at activation end is abandoned (returned to its pool). One reused array per operator.
+ * left at activation end is abandoned (returned to its pool). One reused array per operator, used as a
+ * stack with its own count: it never shrinks, so the steady state (one loan in, one out per activation)
+ * neither trims nor regrows its backing store.
  */
 export class ActivationLoans {
-  readonly #loans: TensorLoan[] = [];
+  readonly #loans: (TensorLoan | undefined)[] = [undefined];
+  #count = 0;
 
   add(loan: TensorLoan): void {
-    this.#loans.push(loan);
+    if (this.#count === this.#loans.length) this.#loans.push(undefined);
+    this.#loans[this.#count++] = loan;
   }
 
   /** The loan's position, or -1 when it is not among this activation's loans. */
   indexOf(loan: TensorLoan): number {
     const loans = this.#loans;
-    for (let i = 0; i < loans.length; i++) if (loans[i] === loan) return i;
+    for (let i = 0; i < this.#count; i++) if (loans[i] === loan) return i;
     return -1;
   }
 
   /** Forgets the loan at `index` (from `indexOf`); order is not kept. */
   removeAt(index: number): void {
-    this.#loans[index] = this.#loans[this.#loans.length - 1]!;
-    this.#loans.pop();
+    const last = --this.#count;
+    this.#loans[index] = this.#loans[last];
+    this.#loans[last] = undefined;
   }
 
   /** Abandons every loan left (a loan already emitted ignores it) and empties the list. */
   abandonAll(): void {
-    const loans = this.#loans;
     // Usually empty: every loan of the activation was emitted or retained.
-    if (loans.length === 0) return;
-    for (let i = 0; i < loans.length; i++) (loans[i] as TensorLoan).abandon();
-    loans.length = 0;
+    if (this.#count === 0) return;
+    const loans = this.#loans;
+    for (let i = 0; i < this.#count; i++) {
+      (loans[i] as TensorLoan).abandon();
+      loans[i] = undefined;
+    }
+    this.#count = 0;
   }
 }
 
@@ -112,8 +120,8 @@ export class OutputBinding {
   }
 
   /**
-   * Takes a loan from the output's pool and adds it to `loans`; on a fused output its readiness record
-   * is deferred. `NotSupported` for a pass-through output; the pool's `ResourceExhausted` when no slot
+   * Takes a loan from the output's pool and adds it to `loans` (polling the pool's retirement first when
+   * no slot is free); on a fused output its readiness record is deferred. `NotSupported` for a pass-through output; the pool's `ResourceExhausted` when no slot
    * is free (a value: the producer decides).
    */
   allocate(request: TensorRequest, loans: ActivationLoans): Result<TensorLoan> {
@@ -123,6 +131,9 @@ export class OutputBinding {
         `output ${this.operator}.${this.name} has no runtime pool (storage is passThrough); emit caller-owned tensors with emitTensor()`,
       );
     }
+    // No free slot: poll retirement for this pool first (never waits), so a slot whose leases all came
+    // back since the turn began is lent now instead of costing the producer an exhausted activation.
+    if (this.pool.available === 0) this.pool.retire();
     const loan = this.pool.allocateTensor(request);
     if (!loan.ok) return loan;
     loans.add(loan.value);
@@ -205,7 +216,9 @@ export class OutputBinding {
    * refusal is counted on that edge (`Channel.backpressured`).
    */
   refused(count: boolean): boolean {
-    for (const channel of this.channels) {
+    const channels = this.channels;
+    for (let i = 0; i < channels.length; i++) {
+      const channel = channels[i] as Channel;
       if (channel.refusesWhenFull && !channel.hasRoom) {
         if (count) channel.backpressured += 1;
         return true;
@@ -223,7 +236,11 @@ export class OutputBinding {
    * Spec: "Exhaustion fails fast", "Crossing process boundaries: the generation fence".
    */
   canPublish(): boolean {
-    for (const channel of this.channels) if (channel.gatesProducer && !channel.hasRoom) return false;
+    const channels = this.channels;
+    for (let i = 0; i < channels.length; i++) {
+      const channel = channels[i] as Channel;
+      if (channel.gatesProducer && !channel.hasRoom) return false;
+    }
     return this.publication === null || this.publication.boundary.pool.available > 0;
   }
 
@@ -234,7 +251,9 @@ export class OutputBinding {
    * @returns the backing's error when a lease cannot be taken; the topic's error, with this output named.
    */
   publish(tensor: Tensor): Result<void> {
-    for (const channel of this.channels) {
+    const channels = this.channels;
+    for (let i = 0; i < channels.length; i++) {
+      const channel = channels[i] as Channel;
       if (channel.closed) continue;
       if (tensor.backing !== null) {
         const leased = tensor.backing.acquireLease();

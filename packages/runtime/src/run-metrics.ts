@@ -5,7 +5,7 @@ import type { BoundaryPublicationStats } from './boundary-provider.js';
 export interface OperatorMetrics {
   /** Operator name, as in the graph. */
   readonly name: string;
-  /** compute() calls completed. */
+  /** compute() calls completed (every one, whatever `RunSessionOptions.latencySampleInterval` times). */
   readonly activations: number;
   /** Tensors emitted. */
   readonly emitted: number;
@@ -17,11 +17,11 @@ export interface OperatorMetrics {
    * under the clock trigger's `skip` policy; 0 without a clock trigger. Spec: "Size queue entries from nominal rates".
    */
   readonly skippedTicks: number;
-  /** Mean compute() wall time, in milliseconds. */
+  /** Mean compute() wall time, in milliseconds (over the timed activations: `RunSessionOptions.latencySampleInterval`). */
   readonly latencyMeanMs: number;
-  /** Median compute() wall time over the operator's last 1 024 activations, in milliseconds. */
+  /** Median compute() wall time over the operator's last 1 024 timed activations, in milliseconds. */
   readonly latencyP50Ms: number;
-  /** 99th-percentile compute() wall time over the operator's last 1 024 activations, in milliseconds. */
+  /** 99th-percentile compute() wall time over the operator's last 1 024 timed activations, in milliseconds. */
   readonly latencyP99Ms: number;
   /** Longest compute() wall time, in milliseconds. */
   readonly latencyMaxMs: number;

@@ -27,6 +27,19 @@ export interface RunSessionOptions {
    */
   readonly metricsIntervalMs?: number;
   /**
+   * Times one activation in this many for the latency metrics (`OperatorMetrics.latency*`; a positive
+   * whole number, default 1: every activation, two monotonic clock reads' worth per frame of a chain,
+   * the scheduler's largest fixed per-activation cost). With N > 1 an operator's every N-th activation
+   * is timed (its clock reads are skipped on the others): the mean, percentiles and maximum are then
+   * over those samples (the percentiles over the last 1 024 samples), while `activations` still counts
+   * every one. Scheduling never reads this clock: clock triggers, `deferUntil()` and temporal contracts
+   * follow the session clock exactly as with 1.
+   * @example
+   * // A high-rate host chain: time 1 activation in 64, so the metrics cost ~1/64 of a clock read per activation.
+   * const session = unwrap(RunSession.create(plan, { latencySampleInterval: 64 }));
+   */
+  readonly latencySampleInterval?: number;
+  /**
    * The process-boundary provider (`@hs/ipc`), needed when the plan has external topics
    * (`plan.topics`): it materializes boundary pools in shared memory and feeds subscribed inputs.
    * Imported tensors follow the in-process contract: a device tensor is ordered after the publisher's

@@ -127,7 +127,8 @@ export class RunSession {
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
    *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
-   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number, a `clock` without
+   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number, a
+   *   `latencySampleInterval` that is not a positive whole number, a `clock` without
    *   `now`/`setTimer`/`clearTimer`, a `scenario` no contract of the plan names, or an input with both a
    *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with
    *   external topics and no `boundaries` provider; the provider's errors; the pool bindings' errors
@@ -150,6 +151,10 @@ export class RunSession {
     const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
     if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
       return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${String(metricsIntervalMs)} is not a positive finite number of milliseconds`);
+    }
+    const latencySampleInterval = options.latencySampleInterval ?? 1;
+    if (!Number.isSafeInteger(latencySampleInterval) || latencySampleInterval < 1) {
+      return err(ErrorCode.InvalidArgument, `latencySampleInterval ${String(latencySampleInterval)} is not a positive whole number of activations (1: time every activation)`);
     }
     const clock = options.clock ?? monotonicClock;
     if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {
@@ -192,7 +197,7 @@ export class RunSession {
     const resources = materialized.value;
     const rateViews = new RateViews(plan);
     const fused = options.fullFences === true ? new Set<string>() : provenFusedEdges(plan);
-    const { runners, producerOf } = wireRunners({ plan, backend, resources, reads: reads.value, fused, rateViews, scenario });
+    const { runners, producerOf } = wireRunners({ plan, backend, resources, reads: reads.value, fused, rateViews, scenario, latencySampleInterval });
     return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock, firstCandidate as readonly RateParameterValue[]));
   }
 
@@ -433,7 +438,7 @@ export class RunSession {
       elapsedMs: this.startedAt === 0 ? 0 : end - this.startedAt,
       operators: this.runners.map((r) => ({
         name: r.name,
-        activations: r.latency.count,
+        activations: r.activations,
         emitted: r.emitted,
         retries: r.retries,
         skippedTicks: r.clock?.skipped ?? 0,

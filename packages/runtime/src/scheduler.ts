@@ -8,8 +8,17 @@ import { latencyNowMs } from './latency-clock.js';
 /** Idle turns spent polling with `setImmediate` before backing off to a 1 ms timer. */
 const SPIN_TURNS = 64;
 
-/** Sweeps over the operators within one turn while they make progress (amortizes the macrotask hop). */
-const MAX_PASSES_PER_TURN = 32;
+/**
+ * The turn budget: sweeps over the operators within one turn while they make progress, at most this
+ * many (amortizes the macrotask hop and the per-turn bookkeeping over hundreds of frames)...
+ */
+const MAX_SWEEPS_PER_TURN = 1024;
+
+/** ...and at most this long (latency clock, ms), so timers, I/O and boundary callbacks still run every quarter millisecond. */
+const TURN_BUDGET_MS = 0.25;
+
+/** Sweeps between two reads of the latency clock for the turn budget (one read amortized over them). */
+const SWEEPS_PER_BUDGET_CHECK = 32;
 
 /**
  * The JS-thread scheduler: each turn retires pool slots (one batched event query per pool), then
@@ -36,8 +45,18 @@ export class Scheduler {
   /** The armed session-clock timer and the time (ns) it fires at. */
   private clockTimer: unknown = null;
   private clockTimerAt = Infinity;
-  /** Latency-clock time (`latencyNowMs()`) the next activation of this turn starts at: the end of the previous one. */
+  /**
+   * Latency-clock time (`latencyNowMs()`) the next activation of this turn starts at: the end of the
+   * previous one; `NaN` when the previous activation read no clock (an unsampled one, see
+   * `RunSessionOptions.latencySampleInterval`): an activation that samples reads its own start.
+   */
   private stampMs = 0;
+  /**
+   * The end-of-input gate, per runner (plan order): the local producers of its connected inputs; a
+   * consumer can only have reached its end of input once one of them finished, so the drain check runs
+   * only then. `null`: always check (a subscribed input, or a channel without a local producer).
+   */
+  private readonly endGates: readonly (readonly OperatorRunner[] | null)[];
 
   constructor(
     private readonly clock: SessionClock,
@@ -47,7 +66,18 @@ export class Scheduler {
     private readonly producerOf: ReadonlyMap<Channel, OperatorRunner>,
     /** Milliseconds the graph gets to drain after a stop request before the run is abandoned. */
     private readonly stopTimeoutMs: number = Infinity,
-  ) {}
+  ) {
+    this.endGates = runners.map((runner) => {
+      if (runner.isSource) return [];
+      const producers: OperatorRunner[] = [];
+      for (const channel of runner.inputChannels()) {
+        const producer = producerOf.get(channel);
+        if (producer === undefined) return null;
+        if (!producers.includes(producer)) producers.push(producer);
+      }
+      return producers;
+    });
+  }
 
   /**
    * Runs until every source finished, every queue drained and no activation is in flight, or a
@@ -109,8 +139,11 @@ export class Scheduler {
     if (imported !== null) this.fail(imported);
     const now = Number(this.clock.now());
     let progressed = false;
-    this.stampMs = latencyNowMs();
-    for (let pass = 0; pass < MAX_PASSES_PER_TURN && this.failure === null; pass++) {
+    const turnStartMs = latencyNowMs();
+    this.stampMs = turnStartMs;
+    // The turn budget (sweep count and time): one clock read per SWEEPS_PER_BUDGET_CHECK sweeps, none per activation.
+    for (let pass = 0; pass < MAX_SWEEPS_PER_TURN && this.failure === null; pass++) {
+      if (pass !== 0 && pass % SWEEPS_PER_BUDGET_CHECK === 0 && latencyNowMs() - turnStartMs >= TURN_BUDGET_MS) break;
       if (this.sweep(now)) {
         progressed = true;
         continue;
@@ -140,9 +173,11 @@ export class Scheduler {
   private sweep(now: number): boolean {
     let progressed = false;
     let startedMs = this.stampMs;
-    for (const runner of this.runners) {
+    const runners = this.runners;
+    for (let i = 0; i < runners.length; i++) {
       if (this.failure !== null) break;
-      if (!runner.isSource && !runner.busy && !runner.finished && runner.pendingCount === 0 && runner.inputsDrained(this.isProducerDone)) {
+      const runner = runners[i] as OperatorRunner;
+      if (!runner.isSource && !runner.busy && !runner.finished && runner.pendingCount === 0 && this.mayHaveEnded(i) && runner.inputsDrained(this.isProducerDone)) {
         runner.finishConsumer();
         continue;
       }
@@ -152,7 +187,7 @@ export class Scheduler {
       if (outcome instanceof Promise) {
         progressed = true;
         void outcome.then(this.onSettled);
-        startedMs = latencyNowMs();
+        startedMs = runner.latency.interval === 1 ? latencyNowMs() : Number.NaN;
       } else {
         startedMs = runner.endedMs;
         if (!outcome.ok) this.fail(outcome);
@@ -164,6 +199,14 @@ export class Scheduler {
     }
     this.stampMs = startedMs;
     return progressed;
+  }
+
+  /** The end-of-input gate of runner `index`: true when one of its inputs' producers finished (or one has none here). */
+  private mayHaveEnded(index: number): boolean {
+    const gate = this.endGates[index];
+    if (gate === null || gate === undefined) return true;
+    for (let i = 0; i < gate.length; i++) if ((gate[i] as OperatorRunner).finished) return true;
+    return false;
   }
 
   private readonly onSettled = (settled: Result<void>): void => {
@@ -201,7 +244,11 @@ export class Scheduler {
   }
 
   private isComplete(): boolean {
-    for (const runner of this.runners) if (!runner.finished || runner.busy || runner.pendingCount > 0) return false;
+    const runners = this.runners;
+    for (let i = 0; i < runners.length; i++) {
+      const runner = runners[i] as OperatorRunner;
+      if (!runner.finished || runner.busy || runner.pendingCount > 0) return false;
+    }
     return true;
   }
 
@@ -289,7 +336,8 @@ export class Scheduler {
     this.idleTurns = progressed ? 0 : this.idleTurns + 1;
     const now = Number(this.clock.now());
     let earliest = Infinity;
-    for (const runner of this.runners) earliest = Math.min(earliest, runner.nextWakeNs(now));
+    const runners = this.runners;
+    for (let i = 0; i < runners.length; i++) earliest = Math.min(earliest, (runners[i] as OperatorRunner).nextWakeNs(now));
     // A wake already due is held back by something else (busy, a full edge): that one wakes the turn.
     const armed = !this.stopping && earliest > now && earliest !== Infinity;
     this.armClock(armed ? earliest : Infinity);

@@ -18,6 +18,8 @@ export interface RunnerWiring {
   readonly fused: ReadonlySet<string>;
   readonly rateViews: RateViews;
   readonly scenario: string;
+  /** Activations per latency sample (`RunSessionOptions.latencySampleInterval`). */
+  readonly latencySampleInterval: number;
 }
 
 /**
@@ -25,7 +27,7 @@ export interface RunnerWiring {
  * publications and rate views; and the producing runner of every channel. Linear in the plan's size:
  * edges are indexed by port and boundary pools by topic once.
  */
-export function wireRunners({ plan, backend, resources, reads, fused, rateViews, scenario }: RunnerWiring): { runners: OperatorRunner[]; producerOf: Map<Channel, OperatorRunner> } {
+export function wireRunners({ plan, backend, resources, reads, fused, rateViews, scenario, latencySampleInterval }: RunnerWiring): { runners: OperatorRunner[]; producerOf: Map<Channel, OperatorRunner> } {
   const runners: OperatorRunner[] = [];
   const producerOf = new Map<Channel, OperatorRunner>();
   const requirementOf = (operator: string, port: string): InputRequirement => {
@@ -73,6 +75,7 @@ export function wireRunners({ plan, backend, resources, reads, fused, rateViews,
       }),
       rates: rateViews.portViews(planned.name, planned.inputs, planned.outputs),
       scenario,
+      latencySampleInterval,
     });
     runners.push(runner);
     runnerOf.set(planned.name, runner);

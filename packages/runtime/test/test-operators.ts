@@ -69,6 +69,19 @@ export class AddOne extends Operator {
   }
 }
 
+/** Counts what it receives, synchronously (no host wait, no promise), so a turn runs many activations. */
+export class CountSink extends Operator {
+  input!: InputPort;
+  received = 0;
+  setup(spec: OperatorSpec): void {
+    this.input = spec.input('input', { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 });
+  }
+  compute(ctx: ExecutionContext): Result<void> {
+    if (ctx.receive(this.input) !== undefined) this.received += 1;
+    return OK_VOID;
+  }
+}
+
 /** Copies each frame to the host (the explicit host access) and records its first byte. */
 export class CollectSink extends Operator {
   input!: InputPort;

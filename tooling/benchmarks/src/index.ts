@@ -16,6 +16,8 @@ const QUEUE_DEPTH = 4;
 /** Issue 26 targets for the host hop rows, as multiples of the Node `Readable -> Writable` baseline of the same run. */
 const POOL_HOP_TARGET = 1.5;
 const FUSED_CHAIN_TARGET = 2.5;
+/** The fused chain's sampled-latency row: one activation in this many timed (`RunSessionOptions.latencySampleInterval`). */
+const LATENCY_SAMPLE_INTERVAL = 64;
 const CLOCK_HZ = 1000;
 const CLOCK_TICKS = Number(process.env.HS_BENCH_CLOCK_TICKS ?? 2000);
 const REPEATS = Number(process.env.HS_BENCH_REPEATS ?? 3);
@@ -57,17 +59,20 @@ if (SECTIONS.has('chain')) {
   const hopRuns: HopCosts[] = [];
   const fusedRuns: number[] = [];
   const fencedRuns: number[] = [];
+  const sampledRuns: number[] = [];
   for (let i = 0; i < REPEATS; i += 1) {
     baselineRuns.push(await nodeStreamNsPerFrame(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH + 3, QUEUE_DEPTH));
     hopRuns.push(measurePoolHop(HOP_FRAMES, FRAME_BYTES));
     fusedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000)).nsPerFrame);
     fencedRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000, true)).nsPerFrame);
+    sampledRuns.push((await runRuntimeChain(HOP_FRAMES, FRAME_BYTES, QUEUE_DEPTH, 20_000, false, LATENCY_SAMPLE_INTERVAL)).nsPerFrame);
   }
   const middle = (runs: readonly number[]): number => [...runs].sort((a, b) => a - b)[Math.floor((runs.length - 1) / 2)] as number;
   const baseline = middle(baselineRuns);
   const hop = hopRuns.find((run) => run.total === middle(hopRuns.map((r) => r.total))) as HopCosts;
   const chain = middle(fusedRuns);
   const fenced = middle(fencedRuns);
+  const sampled = middle(sampledRuns);
   const reportPath = process.env.HS_BENCH_REPORT;
   if (reportPath !== undefined && reportPath !== '') {
     const series = (id: string, label: string, samples: readonly number[], isBaseline = false) => ({ id, label, unit: 'ns/frame' as const, baseline: isBaseline, samples });
@@ -82,6 +87,7 @@ if (SECTIONS.has('chain')) {
         series('pool-hop', 'hs pool hop (no scheduler)', hopRuns.map((r) => r.total)),
         series('runtime-chain-fused', 'hs RunSession source -> sink (fused)', fusedRuns),
         series('runtime-chain-fenced', 'hs RunSession, fullFences', fencedRuns),
+        series('runtime-chain-sampled', `hs RunSession (fused), latency timed 1 in ${LATENCY_SAMPLE_INTERVAL}`, sampledRuns),
       ],
     });
   }
@@ -97,6 +103,7 @@ if (SECTIONS.has('chain')) {
   console.log(`  Node Readable -> Writable (baseline)   ${fmt(baseline)} / frame   1.00x`);
   console.log(`  hs pool hop (no scheduler)             ${fmt(hop.total)} / frame   ${(hop.total / baseline).toFixed(2)}x   ${target(hop.total / baseline, POOL_HOP_TARGET)}`);
   console.log(`  hs RunSession source -> sink (fused)   ${fmt(chain)} / frame   ${(chain / baseline).toFixed(2)}x   ${target(chain / baseline, FUSED_CHAIN_TARGET)}`);
+  console.log(`  same, latency timed 1 in ${String(LATENCY_SAMPLE_INTERVAL).padEnd(13)} ${fmt(sampled)} / frame   ${(sampled / baseline).toFixed(2)}x   ${target(sampled / baseline, FUSED_CHAIN_TARGET)}`);
   console.log(`  same, fullFences (no elision)          ${fmt(fenced)} / frame   ${(fenced / baseline).toFixed(2)}x   (medians of ${REPEATS})\n`);
 
   // A periodic source: the clock trigger's achieved rate and tick jitter against setInterval, same run.
@@ -122,6 +129,8 @@ if (SECTIONS.has('heap')) {
   console.log(`  pool hops            ${perFrame(growth)}`);
   const long = await runRuntimeChain(HEAP_FRAMES + 20_000, FRAME_BYTES, QUEUE_DEPTH, 20_000);
   console.log(`  RunSession chain     ${perFrame(long.heapGrowthBytes)}  (${long.nsPerFrame.toFixed(0)} ns/frame)`);
+  const longSampled = await runRuntimeChain(HEAP_FRAMES + 20_000, FRAME_BYTES, QUEUE_DEPTH, 20_000, false, LATENCY_SAMPLE_INTERVAL);
+  console.log(`  same, sampled 1/${LATENCY_SAMPLE_INTERVAL}   ${perFrame(longSampled.heapGrowthBytes)}  (${longSampled.nsPerFrame.toFixed(0)} ns/frame)`);
 }
 
 if (SECTIONS.has('p2g')) {

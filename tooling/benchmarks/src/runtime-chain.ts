@@ -6,11 +6,12 @@ import { DType } from '@hs/tensor';
 class FrameSource extends Operator {
   frames!: OutputPort;
   private sent = 0;
-  private readonly shape: readonly number[];
+  /** One request for every frame (a literal per call would be the bench's own per-frame garbage). */
+  private readonly request: { readonly shape: readonly number[]; readonly dtype: DType };
 
   constructor(name: string, private readonly count: number, private readonly frameBytes: number) {
     super(name);
-    this.shape = [frameBytes];
+    this.request = { shape: [frameBytes], dtype: DType.uint8 };
   }
 
   setup(spec: OperatorSpec): void {
@@ -22,7 +23,7 @@ class FrameSource extends Operator {
   }
 
   compute(ctx: ExecutionContext): Result<void> {
-    const loan = ctx.allocateTensor(this.frames, { shape: this.shape, dtype: DType.uint8 });
+    const loan = ctx.allocateTensor(this.frames, this.request);
     // Every slot still retiring (exhaustion is a value): produce nothing now; the scheduler polls again.
     if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
     const guard = loan.value.write(ctx.cudaStream());
@@ -72,15 +73,16 @@ export interface ChainRun {
 
 /**
  * A two-operator chain through the full runtime (compile, session, scheduler) on the host backend. Its
- * one edge is a proven fused edge; `fullFences` keeps every fence on it anyway (the comparison).
+ * one edge is a proven fused edge; `fullFences` keeps every fence on it anyway (the comparison);
+ * `latencySampleInterval` times one activation in that many for the latency metrics (1: every one).
  */
-export async function runRuntimeChain(frames: number, frameBytes: number, queueDepth: number, warmup: number, fullFences = false): Promise<ChainRun> {
+export async function runRuntimeChain(frames: number, frameBytes: number, queueDepth: number, warmup: number, fullFences = false, latencySampleInterval = 1): Promise<ChainRun> {
   const graph = new Graph('bench-chain');
   const source = graph.add(new FrameSource('source', frames, frameBytes));
   const sink = graph.add(new FrameSink('sink', warmup, frames));
   graph.addFlow(source.frames, sink.frames, { queueDepth });
   const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
-  const session = unwrap(RunSession.create(plan, { backend: 'host', fullFences }));
+  const session = unwrap(RunSession.create(plan, { backend: 'host', fullFences, latencySampleInterval }));
   const start = process.hrtime.bigint();
   await session.run();
   const elapsed = Number(process.hrtime.bigint() - start);

@@ -1,0 +1,65 @@
+import { Graph, compile } from '@hs/compiler';
+import { Device, ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock, RunSession, type RunMetrics } from '../src/index.js';
+import { CountSink, FillSource } from './test-operators.js';
+
+const FRAMES = 256;
+
+/**
+ * Runs source -> sink for FRAMES frames on a manual session clock (so `process.hrtime` is read only by
+ * the latency clock and the backend), counting the `process.hrtime()` reads the run makes.
+ */
+async function runCounted(latencySampleInterval: number | undefined): Promise<{ metrics: RunMetrics; hrtimeReads: number; received: number }> {
+  const backend = new HostBackend();
+  const graph = new Graph('sampled');
+  const source = graph.add(new FillSource('source', FRAMES));
+  const sink = graph.add(new CountSink('sink'));
+  graph.addFlow(source.frames, sink.input);
+  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+  const session = unwrap(RunSession.create(plan, { backend, clock: new ManualClock(), latencySampleInterval }));
+  const hrtime = vi.spyOn(process, 'hrtime');
+  try {
+    const metrics = await session.run();
+    return { metrics, hrtimeReads: hrtime.mock.calls.length, received: sink.received };
+  } finally {
+    hrtime.mockRestore();
+    session.dispose();
+    backend.dispose();
+  }
+}
+
+describe('latencySampleInterval', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('times every activation by default, and one in N with N > 1, while activations count every one', async () => {
+    const exact = await runCounted(undefined);
+    const sampled = await runCounted(32);
+    for (const run of [exact, sampled]) {
+      expect(run.received).toBe(FRAMES);
+      const sink = run.metrics.operators.find((o) => o.name === 'sink')!;
+      expect(sink.activations).toBe(FRAMES);
+      expect(sink.latencyMeanMs).toBeGreaterThan(0);
+      expect(sink.latencyMaxMs).toBeGreaterThanOrEqual(sink.latencyP99Ms);
+    }
+    // Default: at least one latency-clock read per activation (source and sink, FRAMES each).
+    expect(exact.hrtimeReads).toBeGreaterThanOrEqual(2 * FRAMES);
+    // One in 32: two reads per 32 activations of each operator, plus what each turn reads.
+    expect(sampled.hrtimeReads * 4).toBeLessThan(exact.hrtimeReads);
+  });
+
+  it('refuses an interval that is not a positive whole number with InvalidArgument, before anything is made', () => {
+    const graph = new Graph('bad-interval');
+    const source = graph.add(new FillSource('source', 1));
+    graph.addFlow(source.frames, graph.add(new CountSink('sink')).input);
+    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+    for (const bad of [0, -1, 1.5, Number.NaN, Infinity]) {
+      const created = RunSession.create(plan, { backend: 'host', latencySampleInterval: bad });
+      expect(created.ok).toBe(false);
+      if (!created.ok) {
+        expect(created.error.code).toBe(ErrorCode.InvalidArgument);
+        expect(created.error.message).toContain('latencySampleInterval');
+      }
+    }
+  });
+});
