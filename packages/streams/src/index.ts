@@ -26,6 +26,7 @@ export type { OrderingChecker, OrderingCheckerOptions } from './ordering/orderin
 export type { OrderingViolation, OrderingAccess, OrderingHazard } from './ordering/ordering-violation.js';
 export { CudaBackend } from './cuda/cuda-backend.js';
 export type { CudaBackendOptions } from './cuda/cuda-backend.js';
+export type { HostArrayRegistrationStats } from './cuda/host-array-registrations.js';
 export type { NativeTensorSource } from './cuda/cuda-native-tensors.js';
 export { cudaReport } from './cuda/cuda-report.js';
 export type { CudaReport, CudaDeviceProperties, CudaDeviceFault } from './cuda/cuda-report.js';

@@ -9,6 +9,19 @@ if (!gpu) console.log(`CudaBackend tests skipped: ${kernels.ok ? 'no CUDA device
 
 const whole = (memory: DeviceMemory, label = 'range'): MemoryRange => ({ memory, byteOffset: 0, byteLength: memory.byteSize, label });
 
+describe('CudaBackend.create refuses bad options before it loads CUDA', () => {
+  it.each([
+    ['hostArrayRegistration: true', { hostArrayRegistration: true as never }],
+    ['hostArrayRegistration.copies 0', { hostArrayRegistration: { copies: 0 } }],
+    ['hostArrayRegistration.minBytes -1', { hostArrayRegistration: { minBytes: -1 } }],
+    ['hostArrayRegistration.minBytes 1.5', { hostArrayRegistration: { minBytes: 1.5 } }],
+  ])('%s: InvalidArgument naming the option', (_, options) => {
+    const created = CudaBackend.create(options);
+    expect(created.ok ? 'created' : created.error.code).toBe(ErrorCode.InvalidArgument);
+    expect(created.ok ? '' : created.error.message).toContain('hostArrayRegistration');
+  });
+});
+
 describe.skipIf(!gpu)('CudaBackend on a device', () => {
   let backend: CudaBackend;
   let device: Device;
@@ -175,6 +188,68 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
         expect(Buffer.from(seen).equals(expected)).toBe(true);
       });
     }
+
+    it('page-locks a JS array at its second copy and copies straight into it; releaseHostArray ends it after the copies in flight', async () => {
+      const n = 5 << 20;
+      const s = stream('s');
+      const first = deviceMemory(n);
+      const second = deviceMemory(n);
+      const expected = pattern(n, 3);
+      const next = pattern(n, 8);
+      unwrap(backend.copyFromHostAsync(s, whole(first), expected));
+      unwrap(backend.copyFromHostAsync(s, whole(second), next));
+      const buffer = new Uint8Array(n + 4096);
+      const view = buffer.subarray(4096);
+      unwrap(backend.copyToHostAsync(s, view, whole(first)));
+      await backend.synchronizeStream(s);
+      expect(Buffer.from(view).equals(expected)).toBe(true);
+      expect(backend.hostArrayRegistrations()).toMatchObject({ arrays: 0, bytes: 0 }); // the first copy is staged
+      view.fill(0);
+      unwrap(backend.copyToHostAsync(s, view, whole(first)));
+      expect(backend.hostArrayRegistrations()).toMatchObject({ arrays: 1, bytes: n + 4096, refused: 0 });
+      expect(backend.hostArrayRegistrations().registerNs).toBeGreaterThan(0);
+      await backend.synchronizeStream(s);
+      expect(Buffer.from(view).equals(expected)).toBe(true);
+      expect(buffer.subarray(0, 4096).every((b) => b === 0)).toBe(true);
+      // released right after enqueueing: the copy in flight still lands, and the buffer is no longer registered
+      unwrap(backend.copyToHostAsync(s, view, whole(second)));
+      expect(unwrap(backend.releaseHostArray(view))).toBe(true);
+      expect(unwrap(backend.releaseHostArray(view))).toBe(false);
+      expect(backend.hostArrayRegistrations()).toMatchObject({ arrays: 0, bytes: 0 });
+      await backend.synchronizeStream(s);
+      expect(Buffer.from(view).equals(next)).toBe(true);
+      // staged again, then registered again at the second copy after the release
+      unwrap(backend.copyToHostAsync(s, view, whole(first)));
+      expect(backend.hostArrayRegistrations().arrays).toBe(0);
+      unwrap(backend.copyToHostAsync(s, view, whole(second)));
+      expect(backend.hostArrayRegistrations().arrays).toBe(1);
+      await backend.synchronizeStream(s);
+      expect(Buffer.from(view).equals(next)).toBe(true);
+      // arrays below minBytes are never registered
+      const small = new Uint8Array(1 << 20);
+      const smallSource = deviceMemory(small.byteLength);
+      for (let i = 0; i < 3; i++) unwrap(backend.copyToHostAsync(s, small, whole(smallSource)));
+      await backend.synchronizeStream(s);
+      expect(backend.hostArrayRegistrations().arrays).toBe(1);
+    });
+
+    it('hostArrayRegistration: false stages every copy; copies: 1 registers at the first copy', async () => {
+      const n = 4 << 20;
+      for (const [options, arrays] of [[false, 0], [{ copies: 1, minBytes: 1 << 20 }, 1]] as const) {
+        const other = unwrap(CudaBackend.create({ hostArrayRegistration: options }));
+        const s = unwrap(other.createStream(other.devices[0] as Device, { label: 's' }));
+        const src = unwrap(other.allocate({ kind: MemoryKind.CudaDevice, device: other.devices[0] as Device, byteSize: n }));
+        const expected = pattern(n, 4);
+        unwrap(other.copyFromHostAsync(s, whole(src), expected));
+        const dst = new Uint8Array(n);
+        unwrap(other.copyToHostAsync(s, dst, whole(src)));
+        expect(other.hostArrayRegistrations().arrays, JSON.stringify(options)).toBe(arrays);
+        await other.synchronizeStream(s);
+        expect(Buffer.from(dst).equals(expected)).toBe(true);
+        other.dispose();
+        expect(other.releaseHostArray(dst).ok).toBe(false);
+      }
+    });
 
     it('copies overlapping ranges of one pinned allocation like memmove (through staging)', async () => {
       const n = 4096;

@@ -25,6 +25,16 @@ export interface CudaBackendOptions {
    * (`new AsyncFromSync(backend, new MallocResource(backend, device))` of `@hs/nanovdb-mr`).
    */
   readonly memoryPools?: boolean;
+  /**
+   * Page-locking of the JS arrays device-to-host copies (`copyToHostAsync`, `memcpyAsync` into host memory,
+   * `Tensor.copyToHost`) write into: an array whose buffer is at least `minBytes` long (default 4 MiB) is
+   * registered whole with `cudaHostRegister` at its `copies`-th copy (default 2: the first repeat copy into the
+   * same array), and that copy and every later one go straight from the device into it, with no pinned staging
+   * and no copy on the JS thread. The registration ends at `CudaBackend.releaseHostArray(bytes)`, at `dispose()`,
+   * or when the array's buffer is garbage-collected; `CudaBackend.hostArrayRegistrations()` reports them and the
+   * time spent registering. `false`: every copy into a JS array is staged. `copies: 1` registers at the first copy.
+   */
+  readonly hostArrayRegistration?: false | { readonly minBytes?: number; readonly copies?: number };
 }
 
 /** InvalidArgument naming the first option of the wrong type or out of range. */
@@ -36,6 +46,19 @@ export function checkCudaBackendOptions(options: CudaBackendOptions): Result<voi
   if (onFault !== undefined && typeof onFault !== 'function') return err(ErrorCode.InvalidArgument, 'CudaBackend: onFault must be a function');
   if (options.memoryPools !== undefined && typeof options.memoryPools !== 'boolean') {
     return err(ErrorCode.InvalidArgument, `CudaBackend: memoryPools must be a boolean, got ${String(options.memoryPools)}`);
+  }
+  const registration = options.hostArrayRegistration;
+  if (registration !== undefined && registration !== false) {
+    if (typeof registration !== 'object' || registration === null) {
+      return err(ErrorCode.InvalidArgument, `CudaBackend: hostArrayRegistration must be false or { minBytes?, copies? }, got ${String(registration)}`);
+    }
+    const { minBytes, copies } = registration;
+    if (minBytes !== undefined && (!Number.isSafeInteger(minBytes) || minBytes < 1)) {
+      return err(ErrorCode.InvalidArgument, `CudaBackend: hostArrayRegistration.minBytes must be a positive integer number of bytes, got ${String(minBytes)}`);
+    }
+    if (copies !== undefined && (!Number.isSafeInteger(copies) || copies < 1)) {
+      return err(ErrorCode.InvalidArgument, `CudaBackend: hostArrayRegistration.copies must be a positive integer (1 registers at the first copy), got ${String(copies)}`);
+    }
   }
   const hostFunctions = options.hostFunctions;
   if (hostFunctions !== undefined && hostFunctions !== 'blocking' && hostFunctions !== 'queued') {

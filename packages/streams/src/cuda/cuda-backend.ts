@@ -1,3 +1,4 @@
+// Over 500 lines: the one CUDA implementation of the Backend contract; its tables live in ./cuda-*.ts and what stays here is argument checks and delegation, one short method per Backend member.
 import type {
   AllocationRequest,
   Backend,
@@ -33,6 +34,7 @@ import { CudaNativeTensors, type NativeTensorSource } from './cuda-native-tensor
 import { CudaStreamMemoryOps } from './cuda-stream-memory-ops.js';
 import { CudaStreamTable } from './cuda-stream-table.js';
 import { HostCallRegistry } from './host-call-registry.js';
+import { DEFAULT_HOST_ARRAY_REGISTRATION, HostArrayRegistrations, type HostArrayRegistrationStats } from './host-array-registrations.js';
 import { loadCudaBinding, type LoadedCudaAddon } from './load-cuda-binding.js';
 import { type CudaBackendOptions, checkCudaBackendOptions } from './cuda-backend-options.js';
 
@@ -94,6 +96,7 @@ export class CudaBackend implements Backend, Disposable {
   private readonly memory: CudaMemoryTable;
   private readonly host: CudaHostFunctions;
   private readonly copier: CudaCopier;
+  private readonly registrations: HostArrayRegistrations;
   private readonly kernels: CudaKernelLauncher;
   private readonly nativeTensors: CudaNativeTensors;
   private disposed = false;
@@ -111,7 +114,12 @@ export class CudaBackend implements Backend, Disposable {
       enabled: options.memoryPools !== false,
     });
     this.host = new CudaHostFunctions(cuda, errors, HostCallRegistry.of(cuda), this.devices, blocking, options.onFault, isDisposed);
-    this.copier = new CudaCopier(cuda, errors, this.devices, this.memory, this.host);
+    const registration = options.hostArrayRegistration;
+    this.registrations = new HostArrayRegistrations(
+      cuda,
+      registration === false ? null : { minBytes: registration?.minBytes ?? DEFAULT_HOST_ARRAY_REGISTRATION.minBytes, copies: registration?.copies ?? DEFAULT_HOST_ARRAY_REGISTRATION.copies },
+    );
+    this.copier = new CudaCopier(cuda, errors, this.devices, this.memory, this.host, this.registrations);
     this.kernels = new CudaKernelLauncher(cuda, errors, this, this.host, this.copier, isDisposed);
     this.nativeTensors = new CudaNativeTensors(cuda, this, this.streams);
     this.streamMemoryOps = cuda.streamMemoryOpsSupported() ? new CudaStreamMemoryOps(cuda, this) : undefined;
@@ -481,6 +489,30 @@ export class CudaBackend implements Backend, Disposable {
     this.streams.dispose();
     this.host.dispose();
     this.memory.dispose();
+  }
+
+  /**
+   * Ends the page-locking of `bytes`'s buffer (see `CudaBackendOptions.hostArrayRegistration`) after the work
+   * enqueued so far on every stream, so copies in flight into it still land; later copies into it are staged
+   * until it is registered again. Returns false when the buffer is not registered; InvalidState after `dispose()`.
+   * @throws HsError InvalidArgument when `bytes` is not a Uint8Array.
+   * @example
+   * ```ts
+   * const frame = new Uint8Array(64 << 20);
+   * for (let i = 0; i < 100; i++) await tensor.copyToHost(frame, stream); // from the 2nd copy on: straight into `frame`
+   * console.log(backend.hostArrayRegistrations()); // { arrays: 1, bytes: 67108864, registerNs: ..., refused: 0 }
+   * unwrap(backend.releaseHostArray(frame)); // true: unregistered once the copies above ran
+   * ```
+   */
+  releaseHostArray(bytes: Uint8Array): Result<boolean> {
+    if (!(bytes instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'releaseHostArray: bytes must be a Uint8Array');
+    if (this.disposed) return err(ErrorCode.InvalidState, 'releaseHostArray: the backend is disposed');
+    return ok(this.registrations.release(bytes, (address) => this.memory.unregisterAfterAllWork(address)));
+  }
+
+  /** The JS arrays page-locked for device-to-host copies now, their bytes, the time spent registering them, and the refusals. */
+  hostArrayRegistrations(): HostArrayRegistrationStats {
+    return this.registrations.stats();
   }
 
   /** Same as `dispose()`, for `using`. */

@@ -7,6 +7,7 @@ import type { CudaErrors } from './cuda-errors.js';
 import type { CudaMemory, CudaStream } from './cuda-handles.js';
 import type { CudaHostFunctions } from './cuda-host-functions.js';
 import type { CudaMemoryTable } from './cuda-memory-table.js';
+import type { HostArrayRegistrations } from './host-array-registrations.js';
 import { PinnedStaging, type StagingBlock } from './pinned-staging.js';
 
 /**
@@ -14,7 +15,8 @@ import { PinnedStaging, type StagingBlock } from './pinned-staging.js';
  * device, pinned and managed memory; pageable memory and JS buffers staged through per-device pinned
  * blocks (CUDA would copy pageable memory synchronously, and a host function waiting for the JS thread
  * would then deadlock), except JS views into this backend's own pinnedHost or cudaManaged memory, which
- * CUDA copies directly; overlapping ranges of one allocation through a stream-ordered temporary.
+ * CUDA copies directly, and JS arrays the backend page-locked for repeat device-to-host copies
+ * (`HostArrayRegistrations`); overlapping ranges of one allocation through a stream-ordered temporary.
  * Arguments are validated by the backend first.
  */
 export class CudaCopier {
@@ -27,6 +29,7 @@ export class CudaCopier {
     devices: readonly Device[],
     private readonly memory: CudaMemoryTable,
     private readonly host: CudaHostFunctions,
+    private readonly registrations: HostArrayRegistrations,
   ) {
     this.staging = devices.map((d) => new PinnedStaging(cuda, d.id));
   }
@@ -100,7 +103,8 @@ export class CudaCopier {
 
   /**
    * Copies `src` into a JS buffer in stream order: directly when `dst` lies in a pinnedHost or cudaManaged
-   * allocation of this backend, else device to pinned staging, then staging to `dst` on the JS thread.
+   * allocation of this backend or in a JS array it page-locked (kept alive until the copy ran), else device to
+   * pinned staging, then staging to `dst` on the JS thread.
    */
   copyOut(s: CudaStream, dst: Uint8Array, src: MemoryRange, method: string): Result<void> {
     const sm = src.memory as CudaMemory;
@@ -113,6 +117,13 @@ export class CudaCopier {
     const direct = this.memory.directAddress(dst, srcAddress);
     if (direct !== 0n) {
       const status = this.cuda.memcpyAsync(direct, srcAddress, n, s.handle);
+      return status === 0 ? OK_VOID : this.errors.status(method, status);
+    }
+    const registered = this.registrations.addressFor(dst);
+    if (registered !== 0n) {
+      let status = this.cuda.memcpyAsync(registered, srcAddress, n, s.handle);
+      // The host function holds `dst` until the copy ran: its buffer cannot be collected (and unregistered) under it.
+      if (status === 0) status = this.host.launchDetached(s.handle, () => void dst);
       return status === 0 ? OK_VOID : this.errors.status(method, status);
     }
     const staging = this.stagingOf(s.device);
@@ -135,9 +146,10 @@ export class CudaCopier {
     return status === 0 ? OK_VOID : this.errors.status(method, status);
   }
 
-  /** Frees every staging block through `free` (a release ordered after all enqueued work). */
-  dispose(free: (kind: 1, address: bigint) => void): void {
+  /** Frees every staging block and ends every JS-array registration through `free` (a release ordered after all enqueued work). */
+  dispose(free: (kind: 1 | 2, address: bigint) => void): void {
     for (const staging of this.staging) staging.dispose(free);
+    this.registrations.dispose((address) => free(2, address));
   }
 
   /** memmove semantics inside one allocation: copy through a stream-ordered temporary. */

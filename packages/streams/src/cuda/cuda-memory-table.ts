@@ -186,9 +186,10 @@ export class CudaMemoryTable {
 
   /**
    * Releases every live allocation after the work enqueued so far on every stream, and returns a function
-   * that defers one more release (kind 1 `cudaFreeHost`: the copier's staging blocks) after that work too.
+   * that defers one more release (kind 1 `cudaFreeHost`: the copier's staging blocks; kind 2
+   * `cudaHostUnregister`: the JS arrays it page-locked) after that work too.
    */
-  releaseAll(): (kind: 1, address: bigint) => void {
+  releaseAll(): (kind: 1 | 2, address: bigint) => void {
     for (const r of this.releaseStreams) this.streams.fenceAllStreams(r);
     for (const m of this.allocations) {
       m.freed = true;
@@ -199,6 +200,13 @@ export class CudaMemoryTable {
     this.allocations.clear();
     const release = this.releaseStreams[0] as bigint;
     return (kind, address) => this.cuda.deferFree(kind, address, this.fenceEvent(release, 0));
+  }
+
+  /** `cudaHostUnregister` of `address` after the work enqueued so far on every stream. */
+  unregisterAfterAllWork(address: bigint): void {
+    const release = this.releaseStreams[0] as bigint;
+    this.streams.fenceAllStreams(release);
+    this.cuda.deferFree(2, address, this.fenceEvent(release, 0));
   }
 
   /** Destroys the internal release streams (after `releaseAll`). */
