@@ -13,6 +13,7 @@ namespace hs {
 
 // bench-points-to-grid-sorts.cu
 double BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations);
+double BenchSortPairs64(uint32_t n, int iterations);
 
 namespace {
 
@@ -97,7 +98,7 @@ Napi::Value BenchMemcpy(const Napi::CallbackInfo& info) {
 
 /**
  * benchPointsToGridSorts(points, encoding, count, inverseVoxelSize, ox, oy, oz, iterations) -> mean ns of
- * the bare CUB sorts of a PointsToGrid build's keys (negative: a CUDA status).
+ * the bare CUB sort of a PointsToGrid build's packed keys (negative: a CUDA status).
  */
 Napi::Value BenchPointsToGridSortsBinding(const Napi::CallbackInfo& info) {
   auto points = ToHandle<const uint8_t*>(info[0], "points");
@@ -109,6 +110,16 @@ Napi::Value BenchPointsToGridSortsBinding(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), BenchPointsToGridSorts(points, encoding, n, inv, ox, oy, oz, iterations < 1 ? 1 : iterations));
 }
 
+/**
+ * benchSortPairs64(count, iterations) -> mean ns of a bare CUB SortPairs of `count` full-entropy 64-bit keys
+ * with 32-bit values (negative: a CUDA status).
+ */
+Napi::Value BenchSortPairs64Binding(const Napi::CallbackInfo& info) {
+  uint32_t n = static_cast<uint32_t>(ToSize(info[0], "count"));
+  int iterations = ToInt(info[1], "iterations");
+  return Napi::Number::New(info.Env(), BenchSortPairs64(n, iterations < 1 ? 1 : iterations));
+}
+
 }  // namespace
 
 void RegisterBenchBindings(Napi::Env env, Napi::Object exports) {
@@ -117,6 +128,7 @@ void RegisterBenchBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("benchMalloc", Napi::Function::New(env, BenchMalloc, "benchMalloc"));
   exports.Set("benchMemcpy", Napi::Function::New(env, BenchMemcpy, "benchMemcpy"));
   exports.Set("benchPointsToGridSorts", Napi::Function::New(env, BenchPointsToGridSortsBinding, "benchPointsToGridSorts"));
+  exports.Set("benchSortPairs64", Napi::Function::New(env, BenchSortPairs64Binding, "benchSortPairs64"));
 }
 
 }  // namespace hs

@@ -1,6 +1,6 @@
 // What the sort stage of the device PointsToGrid build (points-to-grid-sort.cu) shares with the native
-// benchmark baseline (bench-points-to-grid-sorts.cu): the point mapping and the two radix sorts, so the
-// baseline times exactly the build's CUB calls. Each only enqueues work on `stream`.
+// benchmark baseline (bench-points-to-grid-sorts.cu): the point mapping into sort keys and the one radix
+// sort, so the baseline times exactly the build's CUB call. Each only enqueues work on `stream`.
 #pragma once
 #include <cub/util_type.cuh>
 #include <cuda_runtime_api.h>
@@ -17,23 +17,19 @@ enum PointEncoding : int {
 };
 
 /**
- * Clears the report (64 words) and writes `given` and `used` into it; then, when `used` > 0, maps each
- * of the `used` points to its in-tile key (`inKeys`), its index (`order`) and its tile key (`tileKeys`;
- * all ones for an invalid point, which is counted in the report). `inv` is 1 / voxel size, `o*` the origin.
+ * Clears the report (64 words) and writes `given` and `used` into it; then, when `used` > 0, finds the
+ * voxel range of the valid points (report words kAxisMin, kAxisMax; invalid points counted) and maps each of
+ * the `used` points to its sort key (`keys`: the build-order key packed to the occupied bits, kKeyBits of
+ * them; all ones for an invalid point) and its index (`order`). A key wider than 63 bits keeps its low 63 bits
+ * in `keys` and its high bits in `high` (input order), for the stable passes after the sort.
  */
-void EnqueueMapPoints(uint32_t* report, const uint8_t* points, int encoding, uint32_t given, uint32_t used, double inv, double ox, double oy, double oz,
-                      uint64_t* inKeys, uint32_t* order, uint64_t* tileKeys, cudaStream_t stream);
+void EnqueueMapKeys(uint32_t* report, const uint8_t* points, int encoding, uint32_t given, uint32_t used, double inv, double ox, double oy, double oz,
+                    uint64_t* keys, uint32_t* order, uint64_t* high, cudaStream_t stream);
 
 /**
- * Sort 1: `n` in-tile keys (upper << 21 | lower << 9 | leaf, 36 bits) with their point indices. CUB's
- * DeviceRadixSort::SortPairs: a null `storage` only sets `bytes` to the scratch it needs.
+ * The build's one radix sort: `n` packed keys with their point indices (CUB's DeviceRadixSort::SortPairs,
+ * stable); a null `storage` only sets `bytes` to the scratch it needs.
  */
-cudaError_t SortByInTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& keys, cub::DoubleBuffer<uint32_t>& order, uint32_t n, cudaStream_t stream);
-
-/**
- * Sort 2 (stable): `n` tile keys (62 bits) with their ranks in sort 1's order (u32), from which the in-tile keys
- * and point indices are gathered after it; scratch as for SortByInTileKey.
- */
-cudaError_t SortByTileKey(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& tiles, cub::DoubleBuffer<uint32_t>& ranks, uint32_t n, cudaStream_t stream);
+cudaError_t SortBuildKeys(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& keys, cub::DoubleBuffer<uint32_t>& order, uint32_t n, cudaStream_t stream);
 
 }  // namespace hs::nanovdb

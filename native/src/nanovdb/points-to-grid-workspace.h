@@ -45,6 +45,9 @@ enum ReportWord : int {
   kUpperStart = 24,   // u64
   kLowerStart = 26,   // u64
   kLeafStart = 28,    // u64
+  kAxisMin = 30,      // u32x3: least biased voxel coordinate (x ^ 2^31) of the valid points, per axis
+  kAxisMax = 33,      // u32x3: greatest, per axis
+  kKeyBits = 36,      // bits of the packed sort key (0 to 96)
 };
 
 /** Bits of the kOverflow word: which capacity cut the build short. */

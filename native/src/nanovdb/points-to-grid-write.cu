@@ -209,24 +209,47 @@ __global__ void WriteLeaves(uint8_t* out, const uint64_t* __restrict__ in, const
 
 // Active voxels: the value-mask bit, and the voxel's value (voxel c.x - 1 of the build order reads value
 // c.x - 1 of `values`, copied bit for bit but a float NaN, stored canonical as the host writer stores it),
-// or without values a Float grid's 1.0.
+// or without values a Float grid's 1.0. The sorted voxels of one mask word sit in consecutive lanes: a
+// segmented OR over each run leaves one atomicOr per word and warp.
 __global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ values, Layout layout, uint32_t used,
                             const uint32_t* report) {
   uint32_t cut = report[kCut];
   uint64_t leafStart = U64(report, kLeafStart);
-  for (uint64_t j = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; j < cut && j < used; j += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    uint4 c = ids[j];
-    if (j > 0 && ids[j - 1].x == c.x) continue;  // a duplicate of the previous point
+  uint32_t lane = threadIdx.x & 31;
+  uint64_t limit = cut < used ? cut : used;
+  uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  // warp-uniform loop: every lane takes part in the shuffles
+  for (uint64_t at = blockIdx.x * static_cast<uint64_t>(blockDim.x) + (threadIdx.x & ~31u); at < limit; at += stride) {
+    uint64_t j = at + lane;
+    bool live = j < limit, voxel = false;
+    uint4 c = make_uint4(0, 0, 0, 0);
+    uint32_t n = 0;
+    if (live) {
+      c = ids[j];
+      voxel = j == 0 || ids[j - 1].x != c.x;  // not a duplicate of the previous point
+      n = static_cast<uint32_t>(in[j]) & 511;
+    }
+    // the mask word of this point's voxel (leaf c.y - 1, word n / 64): a word's points, duplicates included, are
+    // consecutive lanes, so each run is one contiguous segment; lanes past the end get a word of their own
+    uint64_t word = live ? (static_cast<uint64_t>(c.y - 1) << 3) | (n >> 6) : ~0ull - lane;
+    uint32_t peers = __match_any_sync(0xffffffffu, word);
+    uint32_t first = __ffs(peers) - 1;
+    uint64_t bits = voxel ? 1ull << (n & 63) : 0;
+    for (uint32_t o = 1; o < 32; o <<= 1) {
+      uint64_t from = __shfl_up_sync(0xffffffffu, bits, o);
+      if (lane >= first + o) bits |= from;
+    }
+    if (!live) continue;
     uint64_t leafAt = leafStart + (c.y - 1) * layout.leafSize;
-    uint32_t n = static_cast<uint32_t>(in[j]) & 511;
-    atomicOr(reinterpret_cast<unsigned long long*>(out + leafAt + kLeafValueMask) + (n >> 6), 1ull << (n & 63));
+    if (lane == 31 - __clz(peers)) atomicOr(reinterpret_cast<unsigned long long*>(out + leafAt + kLeafValueMask) + (n >> 6), bits);
+    if (!voxel) continue;
     if (values != nullptr) {
       const uint32_t* from = values + static_cast<uint64_t>(c.x - 1) * (layout.valueSize / 4);
       uint32_t* to = reinterpret_cast<uint32_t*>(out + leafAt + layout.leafValues + static_cast<uint64_t>(layout.valueSize) * n);
       if (layout.gridType == kGridTypeDouble) {
-        uint64_t bits = CanonicalF64Bits(static_cast<uint64_t>(from[1]) << 32 | from[0]);
-        to[0] = static_cast<uint32_t>(bits);
-        to[1] = static_cast<uint32_t>(bits >> 32);
+        uint64_t value = CanonicalF64Bits(static_cast<uint64_t>(from[1]) << 32 | from[0]);
+        to[0] = static_cast<uint32_t>(value);
+        to[1] = static_cast<uint32_t>(value >> 32);
       } else if (layout.gridType == kGridTypeFloat || layout.gridType == kGridTypeVec3f) {
         for (uint32_t w = 0; w < layout.valueSize / 4; w++) to[w] = CanonicalF32Bits(from[w]);
       } else {

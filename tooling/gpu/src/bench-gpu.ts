@@ -20,9 +20,11 @@ const cuda = loaded.binding;
 const backend = unwrap(CudaBackend.create());
 const device = backend.devices[0] as Device;
 const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }[] = [];
+// HS_BENCH_ONLY=points-to-grid runs the PointsToGrid rows alone.
+const pointsToGridOnly = process.env.HS_BENCH_ONLY === 'points-to-grid';
 
 // (a) per hop
-{
+if (!pointsToGridOnly) {
   const producer = unwrap(backend.createStream(device, { label: 'producer' }));
   const consumer = unwrap(backend.createStream(device, { label: 'consumer' }));
   const ready = unwrap(backend.createEvent(device, { label: 'ready' }));
@@ -44,7 +46,7 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
 }
 
 // (b) pool borrow + return, 1 MiB slots
-{
+if (!pointsToGridOnly) {
   const producer = unwrap(backend.createStream(device, { label: 'pool producer' }));
   const pool = unwrap(TensorPool.materialize(backend, { name: 'bench', memoryKind: MemoryKind.CudaDevice, device, slotCount: 4, slotByteSpan: MiB, maxRank: 1, dtype: DType.uint8, producerStream: producer }));
   const request = { shape: [MiB], dtype: DType.uint8 };
@@ -66,7 +68,7 @@ const rows: { name: string; hsNs: number; baselineNs: number; baseline: string }
 }
 
 // (c) 256 MiB device -> pinned
-{
+if (!pointsToGridOnly) {
   const bytes = 256 * MiB;
   const s = unwrap(backend.createStream(device, { label: 'copy' }));
   const src = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: bytes }));

@@ -1,18 +1,23 @@
 // PointsToGrid rows of `pnpm bench:gpu`: the stream-ordered GPU build (pointsToGridAsync, with its one
 // report read-back) and the capacity-bounded build (encode + stream sync) for 1M, 10M and 100M points,
-// uniform and clustered (bunny-like shells), against the bare CUB radix sorts of the same keys in the
-// same run (the lower bound of a sort-based build) and the host TS builder (1M points only: it runs at
-// about a million points per second). HS_BENCH_P2G_POINTS=1e6,1e7 limits the sizes.
+// uniform and clustered (bunny-like shells), against two baselines measured in the same run: the build's one
+// CUB radix sort of the same packed keys (the lower bound of a sort-based build) and a bare CUB SortPairs of
+// as many full-entropy 64-bit keys with 32-bit values; and the host TS builder (1M points only: it runs at
+// about a million points per second). A small build first warms the kernels and the resource up, so the first
+// size is measured as the others. HS_BENCH_P2G_POINTS=1e6,1e7 limits the sizes.
 import type { CudaNativeBinding } from '@hs/cuda-native';
 import { BoundedPointsToGrid, ResourceBuffer, DeviceResource, GridType, HostResource, pointsToGrid, pointsToGridAsync, type MemoryBlock } from '@hs/nanovdb-mr';
 import { HostBackend, unwrap, type CudaBackend, type Device } from '@hs/streams';
 
 /**
- * The native baseline (native/src/bench-bindings.cc): mean ns over `iterations` of the bare CUB radix
- * sorts of a build's keys for `count` points at device address `points` (encoding 1: f32 world);
- * negative: a CUDA status.
+ * The native baselines (native/src/bench-bindings.cc): mean ns over `iterations` of the build's bare CUB
+ * radix sort of its packed keys for `count` points at device address `points` (encoding 1: f32 world), and
+ * of a bare 64-bit-key SortPairs of `count` full-entropy keys; negative: a CUDA status.
  */
-type SortBaseline = { benchPointsToGridSorts(points: bigint, encoding: number, count: number, inverseVoxelSize: number, ox: number, oy: number, oz: number, iterations: number): number };
+type SortBaseline = {
+  benchPointsToGridSorts(points: bigint, encoding: number, count: number, inverseVoxelSize: number, ox: number, oy: number, oz: number, iterations: number): number;
+  benchSortPairs64(count: number, iterations: number): number;
+};
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -58,9 +63,23 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
   const stream = unwrap(backend.createStream(device, { label: 'pointsToGrid bench' }));
   const options = { gridType: GridType.OnIndex, voxelSize: 1 } as const;
   const lines = [
-    '| points | cloud | voxels / leaves | GPU pointsToGridAsync | GPU bounded build | CUB sorts of the same keys | async / sorts | bounded / sorts | host TS builder | GPU async vs host |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| points | cloud | voxels / leaves | GPU pointsToGridAsync | GPU bounded build | CUB sort of the build keys | bare 64-bit SortPairs | async / build sort | bounded / build sort | async / 64-bit sort | host TS builder | GPU async vs host |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
+  const baselines = cuda as CudaNativeBinding & SortBaseline;
+  {
+    // warm-up: module loading, the resource's first blocks and the sort's first launch are not the first size's
+    const positions = cloud(100_000, 'uniform');
+    const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * 100_000, { noInit: true, element: Float32Array }));
+    unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(positions.buffer)));
+    for (let round = 0; round < 2; round++) {
+      const built = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions: input }, options);
+      await backend.synchronizeStream(stream);
+      built.buffer.dispose();
+    }
+    if (baselines.benchSortPairs64(100_000, 1) < 0) throw new Error('bench: the 64-bit SortPairs baseline failed');
+    input.dispose();
+  }
   for (const kind of ['uniform', 'clustered'] as const) {
     for (const n of sizes) {
       const positions = cloud(n, kind);
@@ -90,8 +109,10 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
       if (report.overflowed || report.counts.voxels !== counts.voxels) throw new Error('bench: the bounded build disagrees with pointsToGridAsync');
       bounded.dispose();
       const block = input.data as MemoryBlock;
-      const sortNs = (cuda as CudaNativeBinding & SortBaseline).benchPointsToGridSorts(block.memory.address + BigInt(block.byteOffset), 1, n, 1, 0, 0, 0, 3);
+      const sortNs = baselines.benchPointsToGridSorts(block.memory.address + BigInt(block.byteOffset), 1, n, 1, 0, 0, 0, 3);
       if (sortNs < 0) throw new Error(`bench: CUB sort baseline failed with CUDA status ${-sortNs}`);
+      const sort64Ns = baselines.benchSortPairs64(n, 3);
+      if (sort64Ns < 0) throw new Error(`bench: 64-bit SortPairs baseline failed with CUDA status ${-sort64Ns}`);
       input.dispose();
       let host = 'not run (too slow)';
       let versusHost = '-';
@@ -107,7 +128,7 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
       const a = median(asyncNs.slice(1));
       const b = median(boundedNs.slice(1));
       lines.push(
-        `| ${n.toExponential(0)} | ${kind} | ${counts.voxels} / ${counts.leaves} | ${ms(a)} ms (${rate(n, a)} M/s) | ${ms(b)} ms (${rate(n, b)} M/s) | ${ms(sortNs)} ms (${rate(n, sortNs)} M/s) | ${(a / sortNs).toFixed(2)} | ${(b / sortNs).toFixed(2)} | ${host} | ${versusHost} |`,
+        `| ${n.toExponential(0)} | ${kind} | ${counts.voxels} / ${counts.leaves} | ${ms(a)} ms (${rate(n, a)} M/s) | ${ms(b)} ms (${rate(n, b)} M/s) | ${ms(sortNs)} ms (${rate(n, sortNs)} M/s) | ${ms(sort64Ns)} ms (${rate(n, sort64Ns)} M/s) | ${(a / sortNs).toFixed(2)} | ${(b / sortNs).toFixed(2)} | ${(a / sort64Ns).toFixed(2)} | ${host} | ${versusHost} |`,
       );
     }
   }

@@ -249,9 +249,10 @@ describe('native/src/nanovdb/grid-layout.h', () => {
 
 describe('native/src/nanovdb/points-to-grid-workspace.h', () => {
   const header = readHeader('points-to-grid-workspace.h');
-  // The device build's own report words (not read on the host) and the CUB scratch formula, which the
-  // workspaceBytes check below covers.
-  const deviceReportWords = ['kInvalidMin', 'kInvalidCount', 'kUpperStart', 'kLowerStart', 'kLeafStart'];
+  // The device build's own report words (not read on the host) with their widths in u32 words, and the CUB
+  // scratch formula, which the workspaceBytes check below covers.
+  const deviceWordWidths: Record<string, number> = { kInvalidMin: 1, kInvalidCount: 1, kUpperStart: 2, kLowerStart: 2, kLeafStart: 2, kAxisMin: 3, kAxisMax: 3, kKeyBits: 1 };
+  const deviceReportWords = Object.keys(deviceWordWidths);
   const reportTwins = Object.fromEntries(Object.entries(ReportWord).map(([word, index]) => [`k${word[0]!.toUpperCase()}${word.slice(1)}`, index]));
 
   it('holds the report words, overflow bits and header offsets of points-to-grid-workspace.ts', () => {
@@ -281,10 +282,15 @@ describe('native/src/nanovdb/points-to-grid-workspace.h', () => {
       const width = id === 'kGridSize' ? 2 : id === 'kRootBBox' ? 6 : 1; // u64, i32x6
       for (let i = 0; i < width; i++) hostWords.add(index + i);
     }
+    const deviceWords = new Map<number, string>();
     for (const id of deviceReportWords) {
-      const width = id.endsWith('Start') ? 2 : 1;
+      const width = deviceWordWidths[id] as number;
       for (let i = 0; i < width; i++) {
         expect(hostWords.has(v(id) + i), `${id} overlaps a host report word`).toBe(false);
+        expect(deviceWords.get(v(id) + i), `${id} overlaps another device report word`).toBeUndefined();
+        deviceWords.set(v(id) + i, id);
+        // InitReport clears words 0..63 only
+        expect(v(id) + i).toBeLessThan(64);
         expect(4 * (v(id) + i)).toBeLessThan(TEMPLATE_OFFSET);
       }
     }

@@ -51,6 +51,23 @@ export function indexPoints(n: number, kind: 'uniform' | 'clustered', r: number,
   return out;
 }
 
+/**
+ * Index points whose voxel range spans `bits` bits per axis from 0 (both ends present, so the device's packed sort
+ * key is bits[0] + bits[1] + bits[2] bits wide): a few far points spread over the range, then a dense cluster with
+ * duplicates near the origin. 96 bits ([32, 32, 32], from -2^31 to 2^31 - 1) and 64 take the device sort's stable
+ * passes for keys wider than 63 bits; 63 is the widest of the one sort.
+ */
+export function spanPoints(bits: readonly [number, number, number], far: number, cluster: number, seed: number): Int32Array {
+  const next = random(seed);
+  const low = bits.map((b) => (b === 32 ? -(2 ** 31) : 0));
+  const high = bits.map((b, a) => (low[a] as number) + 2 ** b - 1);
+  const out: number[] = [...low, ...high];
+  for (let i = 0; i < far; i++) for (let a = 0; a < 3; a++) out.push(Math.floor((low[a] as number) + next() * 2 ** (bits[a] as number)));
+  for (let i = 0; i < cluster; i++) for (let a = 0; a < 3; a++) out.push((low[a] as number) + Math.floor(next() * 40));
+  out.push(...high, ...out.slice(3 * (2 + far), 3 * (2 + far) + 30));
+  return Int32Array.from(out);
+}
+
 /** The host builder's grid bytes for the same points (the reference). */
 export function hostGridBytes(points: Coords, options: PointsToGridOptions): Uint8Array {
   const backend = new HostBackend();
@@ -180,6 +197,9 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       ['one point', () => new Int32Array([1, 2, 3])],
       ['no points', () => new Int32Array(0)],
       ['duplicates and negative tiles', () => new Int32Array([5000, 0, 0, -1, 0, 0, -1, 0, 0, 7, 7, 7, 8, 0, 0, 5000, 0, 0, -4097, -9000, 3])],
+      ['far-apart points over the whole index range (a 96-bit key on the device)', () => spanPoints([32, 32, 32], 24, Math.min(scale, 3000), 5)],
+      ['a 64-bit key on the device', () => spanPoints([22, 22, 20], 24, Math.min(scale, 3000), 6)],
+      ['a 63-bit key on the device', () => spanPoints([22, 22, 19], 24, Math.min(scale, 3000), 7)],
       ['uniform index points', () => indexPoints(scale, 'uniform', sizes.range, 1)],
       ['clustered index points', () => indexPoints(scale, 'clustered', 400, 2)],
       ['uniform world points, f32', () => Float32Array.from(indexPoints(scale, 'uniform', sizes.range * 4, 3), (c) => c * 0.013 + 0.25)],
