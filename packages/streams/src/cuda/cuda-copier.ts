@@ -134,13 +134,17 @@ export class CudaCopier {
       return this.errors.thrown(method, cause);
     }
     let status = this.cuda.memcpyAsync(block.address, srcAddress, n, s.handle);
-    // Nothing later on the stream touches `dst` or the block, so the stream need not wait for the
-    // copy-out: the block is handed back from the JS side once its bytes were taken.
+    // Nothing later on the stream touches the block, and no direct copy into `dst`'s buffer starts before this
+    // write ran (see `HostArrayRegistrations.stagedCopyEnqueued`), so the stream need not wait for the copy-out:
+    // the block is handed back from the JS side once its bytes were taken.
     if (status === 0) {
+      this.registrations.stagedCopyEnqueued(dst);
       status = this.host.launchDetached(s.handle, () => {
         dst.set(block.view.subarray(0, n));
         staging.giveBack(block);
+        this.registrations.stagedCopyLanded(dst);
       });
+      if (status !== 0) this.registrations.stagedCopyLanded(dst);
     }
     if (status !== 0) staging.release(block, s.handle);
     return status === 0 ? OK_VOID : this.errors.status(method, status);

@@ -29,8 +29,8 @@ interface Registration {
 /**
  * The JS ArrayBuffers the CUDA backend page-locked (`cudaHostRegister`, the whole buffer) so device-to-host
  * copies land in them directly instead of through pinned staging and a copy on the JS thread. A buffer is
- * registered when it receives its `policy.copies`-th copy and is at least `policy.minBytes` long (resizable and
- * growable buffers never are); the registration ends at `release` (after the work enqueued on every stream),
+ * registered when it receives its `policy.copies`-th copy, is at least `policy.minBytes` long (resizable and
+ * growable buffers never are) and has no staged copy whose JS-thread write is still to come; the registration ends at `release` (after the work enqueued on every stream),
  * at `dispose`, or when the buffer is garbage-collected (the copier keeps a destination alive until its copy ran,
  * so a collected buffer has no copy in flight). Nothing here holds a buffer: entries are keyed weakly.
  */
@@ -38,6 +38,8 @@ export class HostArrayRegistrations {
   private readonly byBuffer = new WeakMap<ArrayBufferLike, Registration>();
   private readonly copiesSeen = new WeakMap<ArrayBufferLike, number>();
   private readonly refusedBuffers = new WeakSet<ArrayBufferLike>();
+  /** Staged copies into a buffer whose JS-thread write has not run yet: a direct copy must not overtake them. */
+  private readonly stagedInFlight = new WeakMap<ArrayBufferLike, number>();
   private readonly live = new Set<Registration>();
   private readonly collected = new FinalizationRegistry<Registration>((r) => this.forget(r) && this.cuda.deferFree(2, r.address));
   private liveBytes = 0;
@@ -60,7 +62,7 @@ export class HostArrayRegistrations {
     const policy = this.policy;
     if (policy === null || buffer.byteLength < policy.minBytes || this.refusedBuffers.has(buffer) || isResizable(buffer)) return 0n;
     const seen = (this.copiesSeen.get(buffer) ?? 0) + 1;
-    if (seen < policy.copies) {
+    if (seen < policy.copies || this.stagedInFlight.has(buffer)) {
       this.copiesSeen.set(buffer, seen);
       return 0n;
     }
@@ -85,6 +87,24 @@ export class HostArrayRegistrations {
     this.liveBytes += registration.byteLength;
     this.collected.register(buffer, registration, registration);
     return address + BigInt(bytes.byteOffset);
+  }
+
+  /**
+   * A staged copy into `bytes` was enqueued; `stagedCopyLanded(bytes)` must follow once its JS-thread write ran.
+   * Until then the buffer is not registered: a direct copy enqueued later on the same stream would land first and
+   * be overwritten by the staged bytes.
+   */
+  stagedCopyEnqueued(bytes: Uint8Array): void {
+    if (this.policy === null || bytes.buffer.byteLength < this.policy.minBytes) return;
+    this.stagedInFlight.set(bytes.buffer, (this.stagedInFlight.get(bytes.buffer) ?? 0) + 1);
+  }
+
+  /** The JS-thread write of a staged copy into `bytes` ran (or the copy was never enqueued). */
+  stagedCopyLanded(bytes: Uint8Array): void {
+    const pending = this.stagedInFlight.get(bytes.buffer);
+    if (pending === undefined) return;
+    if (pending <= 1) this.stagedInFlight.delete(bytes.buffer);
+    else this.stagedInFlight.set(bytes.buffer, pending - 1);
   }
 
   /**
