@@ -25,7 +25,7 @@ import { BLIND_METADATA_SIZE, BlindMeta, DATA_ALIGNMENT, GRID_DATA_SIZE, Grid, G
 import { readScalar, writeScalar } from '../grid/scalar-io.js';
 import { planGrid, writeGrid, type NodeCapacity } from './grid-writer.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
-import { KEY_WORDS, sameVoxel, sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sameVoxel, sortByBuildKey, sortVoxels } from './voxel-order.js';
 import { VoxelValueWriter } from './voxel-values.js';
 
 /** How the point coordinates are stored: i32 voxel coordinates, or f32/f64 world positions. */
@@ -205,25 +205,24 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const ws = writes[0] as Uint8Array;
   const r = hostRegions(used);
   const coords = new Int32Array(ws.buffer, ws.byteOffset + r.coords, 3 * used);
-  const origin = [ox, oy, oz];
   let valid = 0;
   let firstInvalid = 0;
   // the input index of each kept point, once a point was dropped (until then kept point i is input point i)
   let inputOf: Uint32Array | null = null;
-  if (encoding === PointEncoding.IndexInt32) {
-    coords.set(new Int32Array(input.buffer, input.byteOffset, 3 * used));
+  const direct = encoding === PointEncoding.IndexInt32;
+  if (direct) {
     valid = used;
   } else {
     const src = encoding === PointEncoding.WorldFloat32 ? new Float32Array(input.buffer, input.byteOffset, 3 * used) : new Float64Array(input.buffer, input.byteOffset, 3 * used);
     for (let i = 0; i < used; i++) {
-      let inRange = true;
-      for (let a = 0; a < 3; a++) {
-        const c = voxelCoordinate(src[3 * i + a] as number, origin[a] as number, inv);
-        // NaN fails both comparisons' complement: keep only c inside [-2^31, 2^31)
-        if (!(c >= -2147483648 && c <= 2147483647)) inRange = false;
-        coords[3 * valid + a] = c;
-      }
-      if (inRange) {
+      const cx = voxelCoordinate(src[3 * i] as number, ox, inv);
+      const cy = voxelCoordinate(src[3 * i + 1] as number, oy, inv);
+      const cz = voxelCoordinate(src[3 * i + 2] as number, oz, inv);
+      coords[3 * valid] = cx;
+      coords[3 * valid + 1] = cy;
+      coords[3 * valid + 2] = cz;
+      // NaN fails both comparisons' complement: keep only c inside [-2^31, 2^31)
+      if (cx >= -2147483648 && cx <= 2147483647 && cy >= -2147483648 && cy <= 2147483647 && cz >= -2147483648 && cz <= 2147483647) {
         if (inputOf !== null) inputOf[valid] = i;
         valid++;
       } else if (firstInvalid === 0) {
@@ -232,21 +231,33 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
       }
     }
   }
-  const keys = new Uint32Array(ws.buffer, ws.byteOffset + r.keys, KEY_WORDS * valid);
-  const order = new Uint32Array(ws.buffer, ws.byteOffset + r.order, valid);
-  const pingPong = new Uint32Array(ws.buffer, ws.byteOffset + r.pingPong, valid);
-  const histogram = new Uint32Array(ws.buffer, ws.byteOffset + r.histogram, 65536);
-  const sorted = sortByBuildKey(coords.subarray(0, 3 * valid), keys, order, pingPong, histogram);
-  // the keys are spent: the sorted coordinates go where they were
+  const word = (offset: number, count: number): Uint32Array => new Uint32Array(ws.buffer, ws.byteOffset + offset, count);
+  const order = word(r.order, valid);
+  const histogram = word(r.histogram, 65536);
+  // the sorted coordinates go to the start of the keys region, where the write and reduce stages read them
   const out = new Int32Array(ws.buffer, ws.byteOffset + r.keys, 3 * valid);
-  for (let j = 0; j < valid; j++) {
-    const p = sorted[j] as number;
-    out[3 * j] = coords[3 * p] as number;
-    out[3 * j + 1] = coords[3 * p + 1] as number;
-    out[3 * j + 2] = coords[3 * p + 2] as number;
+  const points = direct ? new Int32Array(input.buffer, input.byteOffset, 3 * valid) : coords.subarray(0, 3 * valid);
+  const n4 = 4 * valid;
+  const packed = direct
+    ? // index points are read where they lie: the keys after the sorted coordinates, their ping-pong copies in the coordinates region
+      sortVoxels(points, valid, out, order, { lo: word(r.keys + 3 * n4, valid), hi: word(r.keys + 4 * n4, valid), lo2: word(r.coords, valid), hi2: word(r.coords + n4, valid), index2: word(r.pingPong, valid) }, histogram)
+    : // world points' voxels fill the coordinates region: sorted there (each triplet is spent once packed), then moved
+      sortVoxels(points, valid, coords, order, { lo: word(r.keys, valid), hi: word(r.keys + n4, valid), lo2: word(r.keys + 2 * n4, valid), hi2: word(r.keys + 3 * n4, valid), index2: word(r.keys + 4 * n4, valid) }, histogram) &&
+      (out.set(coords.subarray(0, 3 * valid)), true);
+  if (!packed) {
+    // a box wider than 64 key bits: the five-word build key
+    if (direct) coords.set(points);
+    const sorted = sortByBuildKey(coords.subarray(0, 3 * valid), word(r.keys, KEY_WORDS * valid), order, word(r.pingPong, valid), histogram);
+    // the keys are spent: the sorted coordinates go where they were
+    for (let j = 0; j < valid; j++) {
+      const p = sorted[j] as number;
+      out[3 * j] = coords[3 * p] as number;
+      out[3 * j + 1] = coords[3 * p + 1] as number;
+      out[3 * j + 2] = coords[3 * p + 2] as number;
+    }
+    if (sorted !== order) order.set(sorted);
   }
   // then the reduce stage finds each sorted point's input index in the order region
-  if (sorted !== order) order.set(sorted);
   if (inputOf !== null) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
   const { total } = planGrid(out, valid, ON_INDEX_LAYOUT);
   const w = words32(ws);
