@@ -23,7 +23,8 @@ import { ErrorCode, HsError, type KernelLaunch, type MemoryRange } from '@hs/str
 import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
 import { BLIND_METADATA_SIZE, BlindMeta, DATA_ALIGNMENT, GRID_DATA_SIZE, Grid, GridType, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { readScalar, writeScalar } from '../grid/scalar-io.js';
-import { planGrid, writeGrid, type NodeCapacity } from './grid-writer.js';
+import { planGrid, planOfCounts, writeGrid, type NodeCapacity } from './grid-writer.js';
+import { writeGridFlat } from './grid-writer-flat.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
 import { KEY_WORDS, sameVoxel, sortByBuildKey, sortVoxels } from './voxel-order.js';
 import { VoxelValueWriter } from './voxel-values.js';
@@ -285,12 +286,14 @@ export function writeOnHost(reads: readonly Uint8Array[], writes: readonly Uint8
   const w = words32(ws);
   const valid = w[ReportWord.valid] as number;
   const sorted = new Int32Array(ws.buffer, ws.byteOffset + hostRegions(used).keys, 3 * valid);
-  const plan = planGrid(sorted, valid, layout, { uppers, lowers, leaves });
+  // the sort stage's totals: when they fit the capacities every voxel is kept and the plan needs no second walk
+  const total = { tiles: w[ReportWord.totalTiles] as number, lowers: w[ReportWord.totalLowers] as number, leaves: w[ReportWord.totalLeaves] as number, voxels: w[ReportWord.totalVoxels] as number };
+  const plan = total.tiles <= uppers && total.lowers <= lowers && total.leaves <= leaves ? planOfCounts(layout, valid, total) : planGrid(sorted, valid, layout, { uppers, lowers, leaves });
   const template = ws.subarray(TEMPLATE_OFFSET, TEMPLATE_OFFSET + GRID_DATA_SIZE);
   const background = backgroundOf(layout, words);
   const values = reads[0];
   if (layout.isIndex || (values === undefined && layout.gridType === GridType.Float)) {
-    writeGrid(out, sorted, plan, layout, template, undefined, background[0]);
+    writeGridFlat(out, sorted, plan, layout, template, background[0]);
   } else {
     writeGrid(out, sorted, plan, layout, template, new VoxelValueWriter(layout, voxelValues(layout, values, used), background, voxelOfSorted(sorted, valid)));
   }

@@ -347,23 +347,54 @@ export function sortVoxels(
   }
   if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
   else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
-  // unpack the sorted keys into coordinates
+  // unpack the sorted keys into coordinates: each key byte's bits of x, y and z from a table
   const U = UNPACK_TABLE;
-  const keyBytes = Math.ceil(bits / 8);
-  for (let i = 0; i < n; i++) {
-    const kl = srcLo[i] as number;
-    let qx = 0;
-    let qy = 0;
-    let qz = 0;
-    for (let b = 0; b < keyBytes; b++) {
-      const e = U + 3 * (256 * b + (b < 4 ? (kl >>> (8 * b)) & 255 : ((srcHi[i] as number) >>> (8 * (b - 4))) & 255));
-      qx |= counts[e] as number;
-      qy |= counts[e + 1] as number;
-      qz |= counts[e + 2] as number;
+  if (!two) {
+    for (let i = 0; i < n; i++) {
+      const k = srcLo[i] as number;
+      const e0 = U + 3 * (k & 255);
+      const e1 = U + 768 + 3 * ((k >>> 8) & 255);
+      const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
+      const e3 = U + 2304 + 3 * (k >>> 24);
+      sorted[3 * i] = ((counts[e0] as number) | (counts[e1] as number) | (counts[e2] as number) | (counts[e3] as number)) + bx;
+      sorted[3 * i + 1] = ((counts[e0 + 1] as number) | (counts[e1 + 1] as number) | (counts[e2 + 1] as number) | (counts[e3 + 1] as number)) + by;
+      sorted[3 * i + 2] = ((counts[e0 + 2] as number) | (counts[e1 + 2] as number) | (counts[e2 + 2] as number) | (counts[e3 + 2] as number)) + bz;
     }
-    sorted[3 * i] = qx + bx;
-    sorted[3 * i + 1] = qy + by;
-    sorted[3 * i + 2] = qz + bz;
+  } else {
+    for (let i = 0; i < n; i++) {
+      const k = srcLo[i] as number;
+      const h = srcHi[i] as number;
+      const e0 = U + 3 * (k & 255);
+      const e1 = U + 768 + 3 * ((k >>> 8) & 255);
+      const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
+      const e3 = U + 2304 + 3 * (k >>> 24);
+      const e4 = U + 3072 + 3 * (h & 255);
+      const e5 = U + 3840 + 3 * ((h >>> 8) & 255);
+      const e6 = U + 4608 + 3 * ((h >>> 16) & 255);
+      const e7 = U + 5376 + 3 * (h >>> 24);
+      sorted[3 * i] =
+        ((counts[e0] as number) | (counts[e1] as number) | (counts[e2] as number) | (counts[e3] as number) | (counts[e4] as number) | (counts[e5] as number) | (counts[e6] as number) | (counts[e7] as number)) + bx;
+      sorted[3 * i + 1] =
+        ((counts[e0 + 1] as number) |
+          (counts[e1 + 1] as number) |
+          (counts[e2 + 1] as number) |
+          (counts[e3 + 1] as number) |
+          (counts[e4 + 1] as number) |
+          (counts[e5 + 1] as number) |
+          (counts[e6 + 1] as number) |
+          (counts[e7 + 1] as number)) +
+        by;
+      sorted[3 * i + 2] =
+        ((counts[e0 + 2] as number) |
+          (counts[e1 + 2] as number) |
+          (counts[e2 + 2] as number) |
+          (counts[e3 + 2] as number) |
+          (counts[e4 + 2] as number) |
+          (counts[e5 + 2] as number) |
+          (counts[e6 + 2] as number) |
+          (counts[e7 + 2] as number)) +
+        bz;
+    }
   }
   return true;
 }
