@@ -93,5 +93,10 @@ describe('sortVoxels (packed-key radix sort)', () => {
     const got = packed(coords);
     const reference = Array.from(sortByBuildKey(coords, new Uint32Array(KEY_WORDS * n), new Uint32Array(n), new Uint32Array(n), new Uint32Array(65536)));
     expect(got?.order).toEqual(reference);
+    // without the input indices (index null) the sorted voxels are the same
+    const w = (): Uint32Array => new Uint32Array(n);
+    const keysOnly = new Int32Array(3 * n);
+    expect(sortVoxels(coords, n, keysOnly, null, { lo: w(), hi: w(), lo2: w(), hi2: w(), index2: w() }, new Uint32Array(65536))).toBe(true);
+    expect(Array.from(keysOnly)).toEqual(got?.sorted);
   });
 });

@@ -15,13 +15,14 @@ import { BBox, writeDynamicHeader, writeGrid, type GridPlan } from './grid-write
  * `background` everywhere else).
  */
 export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, background = 0): void {
-  const aligned = (bytes.byteOffset & 3) === 0 && (layout.leafSize & 3) === 0 && (layout.leafValues & 3) === 0 && (layout.upper.table & 3) === 0 && (layout.lower.table & 3) === 0;
+  const aligned = (bytes.byteOffset & 3) === 0 && ((layout.leafSize | layout.upper.size | layout.lower.size | plan.upperStart) & 3) === 0 && (layout.leafValues & 3) === 0 && (layout.upper.table & 3) === 0 && (layout.lower.table & 3) === 0;
   if (!aligned || !(layout.isIndex || layout.scalar === 'f32') || layout.components !== 1) {
     writeGrid(bytes, sorted, plan, layout, template, undefined, background);
     return;
   }
   const size = plan.gridSize;
-  bytes.fill(0, 0, size);
+  // the header, root and tiles now; each node is zeroed when it opens (nodes open in buffer order and cover the rest), so the grid's memory is written in one pass
+  bytes.fill(0, 0, plan.upperStart);
   const v = new DataView(bytes.buffer, bytes.byteOffset, size);
   const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
   const i32 = new Int32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
@@ -149,12 +150,14 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
       const child = upperAt - ROOT_OFFSET;
       v.setUint32(tileAt + Tile.child, child >>> 0, true);
       v.setInt32(tileAt + Tile.child + 4, Math.floor(child / 4294967296), true);
+      u32.fill(0, upperAt >>> 2, (upperAt + U.size) >>> 2);
       bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
       if (fill) fillTable(upperAt, uTable, uStride, uEntries);
     }
     if (newLower) {
       lower++;
       lowerAt = plan.lowerStart + lower * L.size;
+      u32.fill(0, lowerAt >>> 2, (lowerAt + L.size) >>> 2);
       // upper table entry: x, y, z bits 7..11 (32^3 entries)
       const entry = (((x >> 7) & 31) << 10) | (((y >> 7) & 31) << 5) | ((z >> 7) & 31);
       const m = ((upperAt + U.childMask) >>> 2) + (entry >>> 5);
@@ -169,6 +172,7 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
     if (newLeaf) {
       leaf++;
       leafAt = plan.leafStart + leaf * leafSize;
+      for (let w = leafAt >>> 2, e = (leafAt + leafSize) >>> 2; w < e; w++) u32[w] = 0;
       // lower table entry: x, y, z bits 3..6 (16^3 entries)
       const entry = (((x >> 3) & 15) << 8) | (((y >> 3) & 15) << 4) | ((z >> 3) & 15);
       const m = ((lowerAt + L.childMask) >>> 2) + (entry >>> 5);

@@ -201,7 +201,9 @@ export function voxelCoordinate(world: number, origin: number, inverseVoxelSize:
 
 /** Host implementation of `hs.nanovdb.pointsToGrid.sort` (see the module comment). */
 export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
-  const [given, used, encoding, inv, ox, oy, oz] = params as [number, number, PointEncoding, number, number, number, number];
+  const [given, used, encoding, inv, ox, oy, oz, noOrder] = params as [number, number, PointEncoding, number, number, number, number, number?];
+  // params[7] === 1 (the synchronous host builder only): no stage after this one reads the input indices
+  const wantOrder = noOrder !== 1;
   const input = reads[0] as Uint8Array;
   const ws = writes[0] as Uint8Array;
   const r = hostRegions(used);
@@ -241,9 +243,9 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const n4 = 4 * valid;
   const packed = direct
     ? // index points are read where they lie: the keys after the sorted coordinates, their ping-pong copies in the coordinates region
-      sortVoxels(points, valid, out, order, { lo: word(r.keys + 3 * n4, valid), hi: word(r.keys + 4 * n4, valid), lo2: word(r.coords, valid), hi2: word(r.coords + n4, valid), index2: word(r.pingPong, valid) }, histogram)
+      sortVoxels(points, valid, out, wantOrder ? order : null, { lo: word(r.keys + 3 * n4, valid), hi: word(r.keys + 4 * n4, valid), lo2: word(r.coords, valid), hi2: word(r.coords + n4, valid), index2: word(r.pingPong, valid) }, histogram)
     : // world points' voxels fill the coordinates region: sorted there (each triplet is spent once packed), then moved
-      sortVoxels(points, valid, coords, order, { lo: word(r.keys, valid), hi: word(r.keys + n4, valid), lo2: word(r.keys + 2 * n4, valid), hi2: word(r.keys + 3 * n4, valid), index2: word(r.keys + 4 * n4, valid) }, histogram) &&
+      sortVoxels(points, valid, coords, wantOrder ? order : null, { lo: word(r.keys, valid), hi: word(r.keys + n4, valid), lo2: word(r.keys + 2 * n4, valid), hi2: word(r.keys + 3 * n4, valid), index2: word(r.keys + 4 * n4, valid) }, histogram) &&
       (out.set(coords.subarray(0, 3 * valid)), true);
   if (!packed) {
     // a box wider than 64 key bits: the five-word build key
@@ -259,7 +261,7 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
     if (sorted !== order) order.set(sorted);
   }
   // then the reduce stage finds each sorted point's input index in the order region
-  if (inputOf !== null) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
+  if (inputOf !== null && wantOrder) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
   const { total } = planGrid(out, valid, ON_INDEX_LAYOUT);
   const w = words32(ws);
   w.fill(0);

@@ -224,7 +224,8 @@ function digitPasses(bits: number): [number, number, number][] {
  * (a 1024^3 cube across the origin takes four), each moving keys and point indices sequentially.
  * Scratch, all allocated by the caller: `lo`, `hi`, `lo2`, `hi2` (n words each; `hi`, `hi2` unused when the key fits
  * one word), `index2` (n), `counts` (65536). Writes the sorted voxels to `sorted` (3n; may be `coords` itself, whose
- * triplets are spent once the keys are packed) and the input index of each sorted voxel to `index` (n).
+ * triplets are spent once the keys are packed) and the input index of each sorted voxel to `index` (n; `null`: not
+ * wanted, and the passes move keys only).
  * Returns false, writing nothing, when the box spans more than 64 key bits (voxels more than about 2^21 apart on
  * every axis): then `sortByBuildKey` sorts.
  */
@@ -232,7 +233,7 @@ export function sortVoxels(
   coords: Int32Array,
   n: number,
   sorted: Int32Array,
-  index: Uint32Array,
+  index: Uint32Array | null,
   scratch: { lo: Uint32Array; hi: Uint32Array; lo2: Uint32Array; hi2: Uint32Array; index2: Uint32Array },
   counts: Uint32Array,
 ): boolean {
@@ -294,15 +295,18 @@ export function sortVoxels(
     counts[2048 + (((w1 === 0 ? kl : kh) >>> s1) & m1)]! += 1;
     counts[4096 + (((w2 === 0 ? kl : kh) >>> s2) & m2)]! += 1;
     counts[6144 + (((w3 === 0 ? kl : kh) >>> s3) & m3)]! += 1;
-    counts[8192 + (((w4 === 0 ? kl : kh) >>> s4) & m4)]! += 1;
-    counts[10240 + (((w5 === 0 ? kl : kh) >>> s5) & m5)]! += 1;
+    if (np > 4) {
+      counts[8192 + (((w4 === 0 ? kl : kh) >>> s4) & m4)]! += 1;
+      counts[10240 + (((w5 === 0 ? kl : kh) >>> s5) & m5)]! += 1;
+    }
   }
   let srcLo = lo;
   let srcHi = hi;
   let srcIndex: Uint32Array | null = null; // null: the identity (no pass has moved a point yet)
   let dstLo = lo2;
   let dstHi = hi2;
-  let dstIndex = index;
+  const withIndex = index !== null;
+  let dstIndex = index ?? index2;
   for (let p = 0; p < passes.length; p++) {
     const [word, shift, mask] = passes[p] as [number, number, number];
     const h = 2048 * p;
@@ -323,7 +327,7 @@ export function sortVoxels(
         counts[at] = to + 1;
         dstLo[to] = kl;
         dstHi[to] = kh;
-        dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
+        if (withIndex) dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
       }
     } else {
       for (let i = 0; i < n; i++) {
@@ -332,7 +336,7 @@ export function sortVoxels(
         const to = counts[at] as number;
         counts[at] = to + 1;
         dstLo[to] = kl;
-        dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
+        if (withIndex) dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
       }
     }
     const tLo = srcLo;
@@ -345,8 +349,10 @@ export function sortVoxels(
     srcIndex = dstIndex;
     dstIndex = tIndex === null ? index2 : tIndex;
   }
-  if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
-  else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
+  if (index !== null) {
+    if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
+    else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
+  }
   // unpack the sorted keys into coordinates: each key byte's bits of x, y and z from a table
   const U = UNPACK_TABLE;
   if (!two) {
