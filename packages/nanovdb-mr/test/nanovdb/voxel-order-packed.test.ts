@@ -24,7 +24,9 @@ function packed(coords: Int32Array): { order: number[]; sorted: number[] } | nul
   const words = (): Uint32Array => new Uint32Array(n).fill(0xdeadbeef);
   const index = words();
   const sorted = new Int32Array(3 * n).fill(-7);
-  const ok = sortVoxels(coords, n, sorted, index, { lo: words(), hi: words(), lo2: words(), hi2: words(), index2: words() }, new Uint32Array(65536).fill(0xdeadbeef));
+  // the keys share the sorted triplets' memory, as in the PointsToGrid workspace
+  const keys = new Uint32Array(sorted.buffer, 0, 2 * n).fill(0xdeadbeef);
+  const ok = sortVoxels(coords, n, sorted, index, { keys, keys2: new Uint32Array(2 * n).fill(0xdeadbeef), index2: words() }, new Uint32Array(65536).fill(0xdeadbeef));
   return ok ? { order: Array.from(index), sorted: Array.from(sorted) } : null;
 }
 
@@ -96,7 +98,7 @@ describe('sortVoxels (packed-key radix sort)', () => {
     // without the input indices (index null) the sorted voxels are the same
     const w = (): Uint32Array => new Uint32Array(n);
     const keysOnly = new Int32Array(3 * n);
-    expect(sortVoxels(coords, n, keysOnly, null, { lo: w(), hi: w(), lo2: w(), hi2: w(), index2: w() }, new Uint32Array(65536))).toBe(true);
+    expect(sortVoxels(coords, n, keysOnly, null, { keys: new Uint32Array(2 * n), keys2: new Uint32Array(2 * n), index2: w() }, new Uint32Array(65536))).toBe(true);
     expect(Array.from(keysOnly)).toEqual(got?.sorted);
   });
 });

@@ -240,13 +240,8 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   // the sorted coordinates go to the start of the keys region, where the write and reduce stages read them
   const out = new Int32Array(ws.buffer, ws.byteOffset + r.keys, 3 * valid);
   const points = direct ? new Int32Array(input.buffer, input.byteOffset, 3 * valid) : coords.subarray(0, 3 * valid);
-  const n4 = 4 * valid;
-  const packed = direct
-    ? // index points are read where they lie: the keys after the sorted coordinates, their ping-pong copies in the coordinates region
-      sortVoxels(points, valid, out, wantOrder ? order : null, { lo: word(r.keys + 3 * n4, valid), hi: word(r.keys + 4 * n4, valid), lo2: word(r.coords, valid), hi2: word(r.coords + n4, valid), index2: word(r.pingPong, valid) }, histogram)
-    : // world points' voxels fill the coordinates region: sorted there (each triplet is spent once packed), then moved
-      sortVoxels(points, valid, coords, wantOrder ? order : null, { lo: word(r.keys, valid), hi: word(r.keys + n4, valid), lo2: word(r.keys + 2 * n4, valid), hi2: word(r.keys + 3 * n4, valid), index2: word(r.keys + 4 * n4, valid) }, histogram) &&
-      (out.set(coords.subarray(0, 3 * valid)), true);
+  // packed keys under the sorted coordinates (unpacked over them last to first), their ping-pong copy after them
+  const packed = sortVoxels(points, valid, out, wantOrder ? order : null, { keys: word(r.keys, 2 * valid), keys2: word(r.keys + 12 * valid, 2 * valid), index2: word(r.pingPong, valid) }, histogram);
   if (!packed) {
     // a box wider than 64 key bits: the five-word build key
     if (direct) coords.set(points);

@@ -217,33 +217,38 @@ function digitPasses(bits: number): [number, number, number][] {
   return passes;
 }
 
+/** Scratch of `sortVoxels`: two key buffers and the index ping-pong buffer. */
+export interface SortScratch {
+  /**
+   * Packed keys (n words, or 2n when a key takes two: lo, hi pairs). May be the first bytes of `sorted`'s memory
+   * (the sorted voxels are unpacked last to first, so a key is read before its bytes are overwritten).
+   */
+  readonly keys: Uint32Array;
+  /** The keys' ping-pong copy (as many words), apart from `keys` and `sorted`. */
+  readonly keys2: Uint32Array;
+  /** The input indices' ping-pong copy (n words; unused without `index`). */
+  readonly index2: Uint32Array;
+}
+
 /**
  * Sorts `n` voxels (x, y, z triplets in `coords`) into NanoVDB's build order, the order `sortByBuildKey` gives
  * (stable: the points of one voxel keep their input order), with an LSD radix sort of packed keys (see
  * `packPlan`): one or two u32 words per point, only the bits the cloud's bounding box spans, in 11-bit digit passes
- * (a 1024^3 cube across the origin takes four), each moving keys and point indices sequentially.
- * Scratch, all allocated by the caller: `lo`, `hi`, `lo2`, `hi2` (n words each; `hi`, `hi2` unused when the key fits
- * one word), `index2` (n), `counts` (65536). Writes the sorted voxels to `sorted` (3n; may be `coords` itself, whose
- * triplets are spent once the keys are packed) and the input index of each sorted voxel to `index` (n; `null`: not
- * wanted, and the passes move keys only).
+ * (a 1024^3 cube across the origin takes four), each moving keys (and indices) sequentially.
+ * Scratch (`SortScratch`) and `counts` (65536 entries) come from the caller. Writes the sorted voxels to `sorted`
+ * (3n, apart from `coords`) and the input index of each sorted voxel to `index` (n; `null`: not wanted, and the
+ * passes move keys only).
  * Returns false, writing nothing, when the box spans more than 64 key bits (voxels more than about 2^21 apart on
  * every axis): then `sortByBuildKey` sorts.
  */
-export function sortVoxels(
-  coords: Int32Array,
-  n: number,
-  sorted: Int32Array,
-  index: Uint32Array | null,
-  scratch: { lo: Uint32Array; hi: Uint32Array; lo2: Uint32Array; hi2: Uint32Array; index2: Uint32Array },
-  counts: Uint32Array,
-): boolean {
+export function sortVoxels(coords: Int32Array, n: number, sorted: Int32Array, index: Uint32Array | null, scratch: SortScratch, counts: Uint32Array): boolean {
   if (n === 0) return true;
   const plan = packPlan(coords, n, counts);
   if (plan === null) return false;
   const { bits, base } = plan;
   const passes = digitPasses(bits);
   const two = bits > 32;
-  const { lo, hi, lo2, hi2, index2 } = scratch;
+  const { keys, keys2, index2 } = scratch;
   const bx = base[0] as number;
   const by = base[1] as number;
   const bz = base[2] as number;
@@ -289,8 +294,12 @@ export function sortVoxels(
       kl >>>= 0;
       kh >>>= 0;
     }
-    lo[i] = kl;
-    if (two) hi[i] = kh;
+    if (two) {
+      keys[2 * i] = kl;
+      keys[2 * i + 1] = kh;
+    } else {
+      keys[i] = kl;
+    }
     counts[((w0 === 0 ? kl : kh) >>> s0) & m0]! += 1;
     counts[2048 + (((w1 === 0 ? kl : kh) >>> s1) & m1)]! += 1;
     counts[4096 + (((w2 === 0 ? kl : kh) >>> s2) & m2)]! += 1;
@@ -300,18 +309,15 @@ export function sortVoxels(
       counts[10240 + (((w5 === 0 ? kl : kh) >>> s5) & m5)]! += 1;
     }
   }
-  let srcLo = lo;
-  let srcHi = hi;
+  let src = keys;
+  let dst = keys2;
   let srcIndex: Uint32Array | null = null; // null: the identity (no pass has moved a point yet)
-  let dstLo = lo2;
-  let dstHi = hi2;
   const withIndex = index !== null;
   let dstIndex = index ?? index2;
-  for (let p = 0; p < passes.length; p++) {
+  for (let p = 0; p < np; p++) {
     const [word, shift, mask] = passes[p] as [number, number, number];
     const h = 2048 * p;
-    const keyWord = word === 0 ? srcLo : srcHi;
-    if (n === 0 || counts[h + (((keyWord[0] as number) >>> shift) & mask)] === n) continue; // one digit for every point
+    if (counts[h + (((src[two ? word : 0] as number) >>> shift) & mask)] === n) continue; // one digit for every point
     let sum = 0;
     for (let d = h; d <= h + mask; d++) {
       const c = counts[d] as number;
@@ -320,44 +326,42 @@ export function sortVoxels(
     }
     if (two) {
       for (let i = 0; i < n; i++) {
-        const kl = srcLo[i] as number;
-        const kh = srcHi[i] as number;
+        const kl = src[2 * i] as number;
+        const kh = src[2 * i + 1] as number;
         const at = h + (((word === 0 ? kl : kh) >>> shift) & mask);
         const to = counts[at] as number;
         counts[at] = to + 1;
-        dstLo[to] = kl;
-        dstHi[to] = kh;
+        dst[2 * to] = kl;
+        dst[2 * to + 1] = kh;
         if (withIndex) dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
       }
     } else {
       for (let i = 0; i < n; i++) {
-        const kl = srcLo[i] as number;
+        const kl = src[i] as number;
         const at = h + ((kl >>> shift) & mask);
         const to = counts[at] as number;
         counts[at] = to + 1;
-        dstLo[to] = kl;
+        dst[to] = kl;
         if (withIndex) dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
       }
     }
-    const tLo = srcLo;
-    const tHi = srcHi;
-    srcLo = dstLo;
-    srcHi = dstHi;
-    dstLo = tLo;
-    dstHi = tHi;
+    const t = src;
+    src = dst;
+    dst = t;
     const tIndex = srcIndex;
     srcIndex = dstIndex;
-    dstIndex = tIndex === null ? index2 : tIndex;
+    dstIndex = tIndex === null ? (dstIndex === index2 ? (index as Uint32Array) : index2) : tIndex;
   }
   if (index !== null) {
     if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
     else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
   }
-  // unpack the sorted keys into coordinates: each key byte's bits of x, y and z from a table
+  // unpack the sorted keys into coordinates, last to first (`keys` may lie under `sorted`): each key byte's bits of
+  // x, y and z from a table
   const U = UNPACK_TABLE;
   if (!two) {
-    for (let i = 0; i < n; i++) {
-      const k = srcLo[i] as number;
+    for (let i = n - 1; i >= 0; i--) {
+      const k = src[i] as number;
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -367,9 +371,9 @@ export function sortVoxels(
       sorted[3 * i + 2] = ((counts[e0 + 2] as number) | (counts[e1 + 2] as number) | (counts[e2 + 2] as number) | (counts[e3 + 2] as number)) + bz;
     }
   } else {
-    for (let i = 0; i < n; i++) {
-      const k = srcLo[i] as number;
-      const h = srcHi[i] as number;
+    for (let i = n - 1; i >= 0; i--) {
+      const k = src[2 * i] as number;
+      const h = src[2 * i + 1] as number;
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -378,28 +382,14 @@ export function sortVoxels(
       const e5 = U + 3840 + 3 * ((h >>> 8) & 255);
       const e6 = U + 4608 + 3 * ((h >>> 16) & 255);
       const e7 = U + 5376 + 3 * (h >>> 24);
-      sorted[3 * i] =
-        ((counts[e0] as number) | (counts[e1] as number) | (counts[e2] as number) | (counts[e3] as number) | (counts[e4] as number) | (counts[e5] as number) | (counts[e6] as number) | (counts[e7] as number)) + bx;
-      sorted[3 * i + 1] =
-        ((counts[e0 + 1] as number) |
-          (counts[e1 + 1] as number) |
-          (counts[e2 + 1] as number) |
-          (counts[e3 + 1] as number) |
-          (counts[e4 + 1] as number) |
-          (counts[e5 + 1] as number) |
-          (counts[e6 + 1] as number) |
-          (counts[e7 + 1] as number)) +
-        by;
-      sorted[3 * i + 2] =
-        ((counts[e0 + 2] as number) |
-          (counts[e1 + 2] as number) |
-          (counts[e2 + 2] as number) |
-          (counts[e3 + 2] as number) |
-          (counts[e4 + 2] as number) |
-          (counts[e5 + 2] as number) |
-          (counts[e6 + 2] as number) |
-          (counts[e7 + 2] as number)) +
-        bz;
+      const x = (counts[e0] as number) | (counts[e1] as number) | (counts[e2] as number) | (counts[e3] as number) | (counts[e4] as number) | (counts[e5] as number) | (counts[e6] as number) | (counts[e7] as number);
+      const y =
+        (counts[e0 + 1] as number) | (counts[e1 + 1] as number) | (counts[e2 + 1] as number) | (counts[e3 + 1] as number) | (counts[e4 + 1] as number) | (counts[e5 + 1] as number) | (counts[e6 + 1] as number) | (counts[e7 + 1] as number);
+      const z =
+        (counts[e0 + 2] as number) | (counts[e1 + 2] as number) | (counts[e2 + 2] as number) | (counts[e3 + 2] as number) | (counts[e4 + 2] as number) | (counts[e5 + 2] as number) | (counts[e6 + 2] as number) | (counts[e7 + 2] as number);
+      sorted[3 * i] = x + bx;
+      sorted[3 * i + 1] = y + by;
+      sorted[3 * i + 2] = z + bz;
     }
   }
   return true;
