@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { planGrid } from '../../src/nanovdb/build/grid-writer.js';
+import { ON_INDEX_LAYOUT } from '../../src/nanovdb/grid/grid-layout.js';
 import { KEY_WORDS, sortByBuildKey, sortVoxels } from '../../src/nanovdb/build/voxel-order.js';
 
 /** Build key of a voxel as a BigInt (tile biased by 2^31, then upper, lower and leaf index): an independent model. */
@@ -19,15 +21,16 @@ function expected(coords: Int32Array): number[] {
 }
 
 /** sortVoxels with fresh scratch (histogram and tables pre-filled with garbage): the order and sorted triplets, or null. */
-function packed(coords: Int32Array): { order: number[]; sorted: number[] } | null {
+function packed(coords: Int32Array): { order: number[]; sorted: number[]; levels: number[] } | null {
   const n = coords.length / 3;
   const words = (): Uint32Array => new Uint32Array(n).fill(0xdeadbeef);
   const index = words();
   const sorted = new Int32Array(3 * n).fill(-7);
   // the keys share the sorted triplets' memory, as in the PointsToGrid workspace
   const keys = new Uint32Array(sorted.buffer, 0, 2 * n).fill(0xdeadbeef);
-  const ok = sortVoxels(coords, n, sorted, index, { keys, keys2: new Uint32Array(2 * n).fill(0xdeadbeef), index2: words() }, new Uint32Array(65536).fill(0xdeadbeef));
-  return ok ? { order: Array.from(index), sorted: Array.from(sorted) } : null;
+  const levels = new Float64Array(4).fill(-1);
+  const ok = sortVoxels(coords, n, sorted, index, { keys, keys2: new Uint32Array(2 * n).fill(0xdeadbeef), index2: words() }, new Uint32Array(65536).fill(0xdeadbeef), levels);
+  return ok ? { order: Array.from(index), sorted: Array.from(sorted), levels: Array.from(levels) } : null;
 }
 
 function check(coords: Int32Array): void {
@@ -37,6 +40,9 @@ function check(coords: Int32Array): void {
   if (got === null) return;
   expect(got.order).toEqual(want);
   expect(got.sorted).toEqual(want.flatMap((i) => [coords[3 * i]!, coords[3 * i + 1]!, coords[3 * i + 2]!]));
+  // the level counts taken from the keys are planGrid's over the sorted voxels
+  const { total } = planGrid(Int32Array.from(got.sorted), got.order.length, ON_INDEX_LAYOUT);
+  expect(got.levels).toEqual([total.voxels, total.leaves, total.lowers, total.tiles]);
 }
 
 /** Triplets from `points`, every fourth repeated `repeats` more times (equal keys keep the input order). */
@@ -82,9 +88,9 @@ describe('sortVoxels (packed-key radix sort)', () => {
   });
 
   it('writes nothing for zero points and the point itself for one; a cloud of one voxel keeps its order', () => {
-    expect(packed(new Int32Array(0))).toEqual({ order: [], sorted: [] });
-    expect(packed(Int32Array.from([-5, 7, 9]))).toEqual({ order: [0], sorted: [-5, 7, 9] });
-    expect(packed(Int32Array.from([3, 3, 3, 3, 3, 3, 3, 3, 3]))).toEqual({ order: [0, 1, 2], sorted: [3, 3, 3, 3, 3, 3, 3, 3, 3] });
+    expect(packed(new Int32Array(0))).toEqual({ order: [], sorted: [], levels: [0, 0, 0, 0] });
+    expect(packed(Int32Array.from([-5, 7, 9]))).toEqual({ order: [0], sorted: [-5, 7, 9], levels: [1, 1, 1, 1] });
+    expect(packed(Int32Array.from([3, 3, 3, 3, 3, 3, 3, 3, 3]))).toEqual({ order: [0, 1, 2], sorted: [3, 3, 3, 3, 3, 3, 3, 3, 3], levels: [1, 1, 1, 1] });
   });
 
   it('sorts a large uniform cube across the origin (four digit passes) like the five-word sort', () => {
@@ -93,6 +99,7 @@ describe('sortVoxels (packed-key radix sort)', () => {
     const n = 50_000;
     const coords = Int32Array.from({ length: 3 * n }, () => next() - 512);
     const got = packed(coords);
+    check(coords.subarray(0, 3000));
     const reference = Array.from(sortByBuildKey(coords, new Uint32Array(KEY_WORDS * n), new Uint32Array(n), new Uint32Array(n), new Uint32Array(65536)));
     expect(got?.order).toEqual(reference);
     // without the input indices (index null) the sorted voxels are the same

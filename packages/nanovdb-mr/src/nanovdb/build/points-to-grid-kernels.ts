@@ -241,7 +241,8 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const out = new Int32Array(ws.buffer, ws.byteOffset + r.keys, 3 * valid);
   const points = direct ? new Int32Array(input.buffer, input.byteOffset, 3 * valid) : coords.subarray(0, 3 * valid);
   // packed keys under the sorted coordinates (unpacked over them last to first), their ping-pong copy after them
-  const packed = sortVoxels(points, valid, out, wantOrder ? order : null, { keys: word(r.keys, 2 * valid), keys2: word(r.keys + 12 * valid, 2 * valid), index2: word(r.pingPong, valid) }, histogram);
+  const levels = new Float64Array(4);
+  const packed = sortVoxels(points, valid, out, wantOrder ? order : null, { keys: word(r.keys, 2 * valid), keys2: word(r.keys + 12 * valid, 2 * valid), index2: word(r.pingPong, valid) }, histogram, levels);
   if (!packed) {
     // a box wider than 64 key bits: the five-word build key
     if (direct) coords.set(points);
@@ -257,7 +258,8 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   }
   // then the reduce stage finds each sorted point's input index in the order region
   if (inputOf !== null && wantOrder) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
-  const { total } = planGrid(out, valid, ON_INDEX_LAYOUT);
+  // the level totals: counted by the packed sort, or walked over the sorted voxels
+  const total = packed ? { voxels: levels[0] as number, leaves: levels[1] as number, lowers: levels[2] as number, tiles: levels[3] as number } : planGrid(out, valid, ON_INDEX_LAYOUT).total;
   const w = words32(ws);
   w.fill(0);
   w[ReportWord.given] = given;

@@ -238,10 +238,21 @@ export interface SortScratch {
  * Scratch (`SortScratch`) and `counts` (65536 entries) come from the caller. Writes the sorted voxels to `sorted`
  * (3n, apart from `coords`) and the input index of each sorted voxel to `index` (n; `null`: not wanted, and the
  * passes move keys only).
+ * With `levels` (4 entries) also counts the distinct voxels, leaves, lower nodes and root tiles of the sorted voxels
+ * (what `planGrid` counts) from the sorted keys' level fields.
  * Returns false, writing nothing, when the box spans more than 64 key bits (voxels more than about 2^21 apart on
  * every axis): then `sortByBuildKey` sorts.
  */
-export function sortVoxels(coords: Int32Array, n: number, sorted: Int32Array, index: Uint32Array | null, scratch: SortScratch, counts: Uint32Array): boolean {
+export function sortVoxels(
+  coords: Int32Array,
+  n: number,
+  sorted: Int32Array,
+  index: Uint32Array | null,
+  scratch: SortScratch,
+  counts: Uint32Array,
+  levels: Float64Array | null = null,
+): boolean {
+  if (levels !== null) levels.fill(0);
   if (n === 0) return true;
   const plan = packPlan(coords, n, counts);
   if (plan === null) return false;
@@ -356,12 +367,45 @@ export function sortVoxels(coords: Int32Array, n: number, sorted: Int32Array, in
     if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
     else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
   }
+  // key bits above the leaf voxel fields, above the lower-node fields and above the upper-node fields, as lo, hi masks
+  let gv = 0;
+  let gl = 0;
+  let gu = 0;
+  for (let a = 0; a < 3; a++) {
+    const width = plan.widths[a] as number;
+    gv += Math.min(3, width);
+    gl += Math.max(0, Math.min(4, width - 3));
+    gu += Math.max(0, Math.min(5, width - 7));
+  }
+  const maskLo = (from: number): number => (from >= 32 ? 0 : (0xffffffff << from) >>> 0);
+  const maskHi = (from: number): number => (from <= 32 ? 0xffffffff : from >= 64 ? 0 : (0xffffffff << (from - 32)) >>> 0);
+  const leafLo = maskLo(gv), leafHi = maskHi(gv);
+  const lowerLo = maskLo(gv + gl), lowerHi = maskHi(gv + gl);
+  const tileLo = maskLo(gv + gl + gu), tileHi = maskHi(gv + gl + gu);
+  // the first voxel opens one of each; every later key that differs in a level's bits (or above) opens another
+  let voxels = 1;
+  let leaves = 1;
+  let lowers = 1;
+  let tiles = 1;
   // unpack the sorted keys into coordinates, last to first (`keys` may lie under `sorted`): each key byte's bits of
   // x, y and z from a table
   const U = UNPACK_TABLE;
   if (!two) {
     for (let i = n - 1; i >= 0; i--) {
       const k = src[i] as number;
+      if (i > 0) {
+        const d = (k ^ (src[i - 1] as number)) >>> 0;
+        if (d !== 0) {
+          voxels++;
+          if ((d & leafLo) !== 0) {
+            leaves++;
+            if ((d & lowerLo) !== 0) {
+              lowers++;
+              if ((d & tileLo) !== 0) tiles++;
+            }
+          }
+        }
+      }
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -374,6 +418,20 @@ export function sortVoxels(coords: Int32Array, n: number, sorted: Int32Array, in
     for (let i = n - 1; i >= 0; i--) {
       const k = src[2 * i] as number;
       const h = src[2 * i + 1] as number;
+      if (i > 0) {
+        const dl = (k ^ (src[2 * i - 2] as number)) >>> 0;
+        const dh = (h ^ (src[2 * i - 1] as number)) >>> 0;
+        if ((dl | dh) !== 0) {
+          voxels++;
+          if (((dl & leafLo) | (dh & leafHi)) !== 0) {
+            leaves++;
+            if (((dl & lowerLo) | (dh & lowerHi)) !== 0) {
+              lowers++;
+              if (((dl & tileLo) | (dh & tileHi)) !== 0) tiles++;
+            }
+          }
+        }
+      }
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -391,6 +449,12 @@ export function sortVoxels(coords: Int32Array, n: number, sorted: Int32Array, in
       sorted[3 * i + 1] = y + by;
       sorted[3 * i + 2] = z + bz;
     }
+  }
+  if (levels !== null) {
+    levels[0] = voxels;
+    levels[1] = leaves;
+    levels[2] = lowers;
+    levels[3] = tiles;
   }
   return true;
 }
