@@ -1,5 +1,5 @@
 import { ErrorCode, err, ok, type Err, type Result } from '@hs/streams';
-import { popcount8 } from './bit-mask.js';
+import { popcount32, popcount8 } from './bit-mask.js';
 import { CHECKSUM_NONE, computeChecksum, type ChecksumMode } from './grid-checksum.js';
 import {
   BLIND_METADATA_SIZE,
@@ -454,13 +454,6 @@ function checkInternal(v: DataView, level: InternalLevel, nodes: NodeSpans, chil
     }
   }
   return { children: order.taken, active };
-}
-
-/** Bits set in a 32-bit word. */
-function popcount32(w: number): number {
-  w = w - ((w >>> 1) & 0x55555555);
-  w = (w & 0x33333333) + ((w >>> 2) & 0x33333333);
-  return (Math.imul((w + (w >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
 }
 
 /** Active voxels of all leaves, or the fault; for index grids, checks each leaf's value offset. */
