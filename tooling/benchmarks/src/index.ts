@@ -18,6 +18,8 @@ const POOL_HOP_TARGET = 1.5;
 const FUSED_CHAIN_TARGET = 2.5;
 /** The fused chain's sampled-latency row: one activation in this many timed (`RunSessionOptions.latencySampleInterval`). */
 const LATENCY_SAMPLE_INTERVAL = 64;
+/** Issue 26 target for the host PointsToGrid row, as a multiple of the Float64Array key sort of the same run. */
+const P2G_TARGET = 1.3;
 const CLOCK_HZ = 1000;
 const CLOCK_TICKS = Number(process.env.HS_BENCH_CLOCK_TICKS ?? 2000);
 const REPEATS = Number(process.env.HS_BENCH_REPEATS ?? 3);
@@ -135,17 +137,22 @@ if (SECTIONS.has('heap')) {
 
 if (SECTIONS.has('p2g')) {
   const P2G_SIZES = (process.env.HS_BENCH_P2G_POINTS ?? '1000000,10000000').split(',').map(Number);
-  console.log('\nhost PointsToGrid (OnIndex, index-space points in a 1024^3 cube, checksum off), best of 3;');
-  console.log('baseline: Float64Array sort of one packed voxel key per point, same points, same run:');
+  console.log('\nhost PointsToGrid (OnIndex, index-space points in a 1024^3 cube, checksum off), best of 3, builds and sorts alternating;');
+  console.log('baseline: Float64Array sort of one packed voxel key per point, same points, same run;');
+  console.log('fresh = workspace and grid from a HostResource (new memory each build), reused = from a RegionResource kept across builds:');
   for (const n of P2G_SIZES) {
     for (const distribution of ['uniform', 'clustered'] as const) {
-      const f = measurePointsToGrid(n, distribution);
-      const mps = (x: number): string => `${(x / 1e6).toFixed(2).padStart(6)} M points/s`;
-      console.log(
-        `  ${String(n).padStart(9)} ${distribution.padEnd(9)} ${String(f.activeVoxels).padStart(9)} voxels   build ${mps(f.buildPointsPerSecond)}   sort ${mps(f.sortPointsPerSecond)}   build/sort ${(f.buildPointsPerSecond / f.sortPointsPerSecond).toFixed(2)}x`,
-      );
+      for (const reuse of [false, true]) {
+        const f = measurePointsToGrid(n, distribution, 3, reuse);
+        const mps = (x: number): string => `${(x / 1e6).toFixed(2).padStart(6)} M points/s`;
+        const ratio = f.buildPointsPerSecond / f.sortPointsPerSecond;
+        console.log(
+          `  ${String(n).padStart(9)} ${distribution.padEnd(9)} ${(reuse ? 'reused' : 'fresh').padEnd(6)} ${String(f.activeVoxels).padStart(9)} voxels   build ${mps(f.buildPointsPerSecond)}   sort ${mps(f.sortPointsPerSecond)}   build/sort ${ratio.toFixed(2)}x`,
+        );
+      }
     }
   }
+  console.log(`  target (issue 26): build/sort >= ${P2G_TARGET}x (NanoVDB's CPU path against the same sort)`);
 }
 
 if (SECTIONS.has('ipc')) await runIpcSection();

@@ -5,7 +5,7 @@
  * the device build's kernels both use it, so every backend writes the same bytes.
  * Spec: NANOVDB-FORMAT.md (buffer order, GridData, TreeData, RootData, nodes, leaves).
  */
-import { popcount8, setBit } from '../grid/bit-mask.js';
+import { setBit } from '../grid/bit-mask.js';
 import type { VoxelValueWriter } from './voxel-values.js';
 import {
   FORMAT_VERSION,
@@ -80,36 +80,64 @@ export function planGrid(sorted: Int32Array, count: number, layout: ValueLayout,
   let leaves = 0;
   let voxels = 0;
   let cut = count;
-  let kept: readonly [number, number, number, number] | null = null;
+  // the counts of the kept prefix, once a capacity is exceeded (-1: not yet)
+  let keptTiles = -1;
+  let keptLowers = 0;
+  let keptLeaves = 0;
+  let keptVoxels = 0;
+  const capUppers = capacity?.uppers ?? Number.POSITIVE_INFINITY;
+  const capLowers = capacity?.lowers ?? Number.POSITIVE_INFINITY;
+  const capLeaves = capacity?.leaves ?? Number.POSITIVE_INFINITY;
+  let px = 0;
+  let py = 0;
+  let pz = 0;
   for (let i = 0; i < count; i++) {
     const x = sorted[3 * i] as number;
     const y = sorted[3 * i + 1] as number;
     const z = sorted[3 * i + 2] as number;
     const first = i === 0;
-    const px = first ? 0 : (sorted[3 * i - 3] as number);
-    const py = first ? 0 : (sorted[3 * i - 2] as number);
-    const pz = first ? 0 : (sorted[3 * i - 1] as number);
     if (!first && x === px && y === py && z === pz) continue;
-    const before = [tiles, lowers, leaves, voxels] as const;
-    voxels++;
-    if (first || x >> 3 !== px >> 3 || y >> 3 !== py >> 3 || z >> 3 !== pz >> 3) {
-      leaves++;
-      if (first || x >> 7 !== px >> 7 || y >> 7 !== py >> 7 || z >> 7 !== pz >> 7) {
+    const newLeaf = first || ((x ^ px) | (y ^ py) | (z ^ pz)) >>> 3 !== 0;
+    if (newLeaf) {
+      if (first || ((x ^ px) | (y ^ py) | (z ^ pz)) >>> 7 !== 0) {
+        if (first || ((x ^ px) | (y ^ py) | (z ^ pz)) >>> 12 !== 0) tiles++;
         lowers++;
-        if (first || x >> 12 !== px >> 12 || y >> 12 !== py >> 12 || z >> 12 !== pz >> 12) tiles++;
       }
+      leaves++;
     }
-    if (kept === null && capacity !== undefined && (tiles > capacity.uppers || lowers > capacity.lowers || leaves > capacity.leaves)) {
+    voxels++;
+    px = x;
+    py = y;
+    pz = z;
+    if (keptTiles < 0 && (tiles > capUppers || lowers > capLowers || leaves > capLeaves)) {
+      // the counts before this voxel: undo its increments
       cut = i;
-      kept = before;
+      keptVoxels = voxels - 1;
+      keptLeaves = leaves - (newLeaf ? 1 : 0);
+      keptLowers = lowers;
+      keptTiles = tiles;
+      if (newLeaf && (first || ((x ^ (sorted[3 * i - 3] as number)) | (y ^ (sorted[3 * i - 2] as number)) | (z ^ (sorted[3 * i - 1] as number))) >>> 7 !== 0)) {
+        keptLowers--;
+        if (first || ((x ^ (sorted[3 * i - 3] as number)) | (y ^ (sorted[3 * i - 2] as number)) | (z ^ (sorted[3 * i - 1] as number))) >>> 12 !== 0) keptTiles--;
+      }
     }
   }
   const total = { tiles, lowers, leaves, voxels };
-  const [t, lo, le, vo] = kept ?? [tiles, lowers, leaves, voxels];
-  const upperStart = ROOT_OFFSET + layout.rootDataSize + t * layout.tileSize;
-  const lowerStart = upperStart + t * layout.upper.size;
-  const leafStart = lowerStart + lo * layout.lower.size;
-  return { cut, tiles: t, lowers: lo, leaves: le, voxels: vo, upperStart, lowerStart, leafStart, gridSize: leafStart + le * layout.leafSize, total };
+  if (keptTiles < 0) return planOfCounts(layout, count, total);
+  return { ...planOfCounts(layout, cut, { tiles: keptTiles, lowers: keptLowers, leaves: keptLeaves, voxels: keptVoxels }), total };
+}
+
+/**
+ * The plan of `count` sorted coordinates whose node counts are already known (all of them kept), as `planGrid` gives it:
+ * the host PointsToGrid write stage takes the counts its sort stage reported instead of walking the voxels again.
+ */
+export function planOfCounts(layout: ValueLayout, count: number, counts: GridPlan['total']): GridPlan {
+  const { tiles, lowers, leaves, voxels } = counts;
+  const upperStart = ROOT_OFFSET + layout.rootDataSize + tiles * layout.tileSize;
+  const lowerStart = upperStart + tiles * layout.upper.size;
+  const leafStart = lowerStart + lowers * layout.lower.size;
+  const total = { tiles, lowers, leaves, voxels };
+  return { cut: count, tiles, lowers, leaves, voxels, upperStart, lowerStart, leafStart, gridSize: leafStart + leaves * layout.leafSize, total };
 }
 
 /**
@@ -146,7 +174,7 @@ export function gridTemplate(s: GridSettings): Uint8Array {
 }
 
 /** A running index bounding box (plain fields: it is updated once per voxel). */
-class BBox {
+export class BBox {
   x0 = 2147483647;
   y0 = 2147483647;
   z0 = 2147483647;
@@ -228,6 +256,8 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
   let leafAt = 0;
   let activeBefore = 0;
   let nextLeafAt = plan.leafStart;
+  // active voxels of the open leaf in each 64-bit word of its value mask (the voxels come in mask order)
+  const wordCounts = new Int32Array(8);
   const closeLeaf = (): void => {
     if (leaf < 0) return;
     v.setInt32(leafAt + Leaf.bboxMin, leafBox.x0, true);
@@ -244,9 +274,9 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
       let lo = 0;
       let hi = 0;
       let running = 0;
-      const mask = leafAt + Leaf.valueMask;
       for (let w = 0; w < 8; w++) {
-        for (let b = 0; b < 8; b++) running += popcount8(bytes[mask + 8 * w + b] as number);
+        running += wordCounts[w] as number;
+        wordCounts[w] = 0;
         if (w === 7) break;
         const at = 9 * w;
         if (at + 9 <= 32) lo |= running << at;
@@ -321,6 +351,7 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
     }
     const n = leafIndex(x, y, z);
     setBit(bytes, leafAt + Leaf.valueMask, n);
+    wordCounts[n >> 6]! += 1;
     if (values !== undefined) values.writeVoxel(v, leafAt, n, i);
     else if (!layout.isIndex) v.setFloat32(leafAt + layout.leafValues + 4 * n, 1, true);
     leafBox.add(x, y, z);
@@ -332,7 +363,8 @@ export function writeGrid(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan,
   writeBackground?.(ROOT_OFFSET + layout.rootBackground);
 }
 
-function writeDynamicHeader(v: DataView, bytes: Uint8Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, rootBox: BBox): void {
+/** GridData's and TreeData's build-dependent fields and the root's bbox and table size (after the nodes are written). */
+export function writeDynamicHeader(v: DataView, bytes: Uint8Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, rootBox: BBox): void {
   bytes.set(template, 0);
   v.setBigUint64(Grid.gridSize, BigInt(plan.gridSize), true);
   if (plan.voxels > 0) {

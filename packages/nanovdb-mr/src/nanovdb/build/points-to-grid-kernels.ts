@@ -23,9 +23,10 @@ import { ErrorCode, HsError, type KernelLaunch, type MemoryRange } from '@hs/str
 import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
 import { BLIND_METADATA_SIZE, BlindMeta, DATA_ALIGNMENT, GRID_DATA_SIZE, Grid, GridType, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { readScalar, writeScalar } from '../grid/scalar-io.js';
-import { planGrid, writeGrid, type NodeCapacity } from './grid-writer.js';
+import { planGrid, planOfCounts, writeGrid, type NodeCapacity } from './grid-writer.js';
+import { writeGridFlat } from './grid-writer-flat.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
-import { KEY_WORDS, sameVoxel, sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sameVoxel, sortByBuildKey, sortVoxels } from './voxel-order.js';
 import { VoxelValueWriter } from './voxel-values.js';
 
 /** How the point coordinates are stored: i32 voxel coordinates, or f32/f64 world positions. */
@@ -200,30 +201,31 @@ export function voxelCoordinate(world: number, origin: number, inverseVoxelSize:
 
 /** Host implementation of `hs.nanovdb.pointsToGrid.sort` (see the module comment). */
 export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
-  const [given, used, encoding, inv, ox, oy, oz] = params as [number, number, PointEncoding, number, number, number, number];
+  const [given, used, encoding, inv, ox, oy, oz, noOrder] = params as [number, number, PointEncoding, number, number, number, number, number?];
+  // params[7] === 1 (the synchronous host builder only): no stage after this one reads the input indices
+  const wantOrder = noOrder !== 1;
   const input = reads[0] as Uint8Array;
   const ws = writes[0] as Uint8Array;
   const r = hostRegions(used);
   const coords = new Int32Array(ws.buffer, ws.byteOffset + r.coords, 3 * used);
-  const origin = [ox, oy, oz];
   let valid = 0;
   let firstInvalid = 0;
   // the input index of each kept point, once a point was dropped (until then kept point i is input point i)
   let inputOf: Uint32Array | null = null;
-  if (encoding === PointEncoding.IndexInt32) {
-    coords.set(new Int32Array(input.buffer, input.byteOffset, 3 * used));
+  const direct = encoding === PointEncoding.IndexInt32;
+  if (direct) {
     valid = used;
   } else {
     const src = encoding === PointEncoding.WorldFloat32 ? new Float32Array(input.buffer, input.byteOffset, 3 * used) : new Float64Array(input.buffer, input.byteOffset, 3 * used);
     for (let i = 0; i < used; i++) {
-      let inRange = true;
-      for (let a = 0; a < 3; a++) {
-        const c = voxelCoordinate(src[3 * i + a] as number, origin[a] as number, inv);
-        // NaN fails both comparisons' complement: keep only c inside [-2^31, 2^31)
-        if (!(c >= -2147483648 && c <= 2147483647)) inRange = false;
-        coords[3 * valid + a] = c;
-      }
-      if (inRange) {
+      const cx = voxelCoordinate(src[3 * i] as number, ox, inv);
+      const cy = voxelCoordinate(src[3 * i + 1] as number, oy, inv);
+      const cz = voxelCoordinate(src[3 * i + 2] as number, oz, inv);
+      coords[3 * valid] = cx;
+      coords[3 * valid + 1] = cy;
+      coords[3 * valid + 2] = cz;
+      // NaN fails both comparisons' complement: keep only c inside [-2^31, 2^31)
+      if (cx >= -2147483648 && cx <= 2147483647 && cy >= -2147483648 && cy <= 2147483647 && cz >= -2147483648 && cz <= 2147483647) {
         if (inputOf !== null) inputOf[valid] = i;
         valid++;
       } else if (firstInvalid === 0) {
@@ -232,23 +234,32 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
       }
     }
   }
-  const keys = new Uint32Array(ws.buffer, ws.byteOffset + r.keys, KEY_WORDS * valid);
-  const order = new Uint32Array(ws.buffer, ws.byteOffset + r.order, valid);
-  const pingPong = new Uint32Array(ws.buffer, ws.byteOffset + r.pingPong, valid);
-  const histogram = new Uint32Array(ws.buffer, ws.byteOffset + r.histogram, 65536);
-  const sorted = sortByBuildKey(coords.subarray(0, 3 * valid), keys, order, pingPong, histogram);
-  // the keys are spent: the sorted coordinates go where they were
+  const word = (offset: number, count: number): Uint32Array => new Uint32Array(ws.buffer, ws.byteOffset + offset, count);
+  const order = word(r.order, valid);
+  const histogram = word(r.histogram, 65536);
+  // the sorted coordinates go to the start of the keys region, where the write and reduce stages read them
   const out = new Int32Array(ws.buffer, ws.byteOffset + r.keys, 3 * valid);
-  for (let j = 0; j < valid; j++) {
-    const p = sorted[j] as number;
-    out[3 * j] = coords[3 * p] as number;
-    out[3 * j + 1] = coords[3 * p + 1] as number;
-    out[3 * j + 2] = coords[3 * p + 2] as number;
+  const points = direct ? new Int32Array(input.buffer, input.byteOffset, 3 * valid) : coords.subarray(0, 3 * valid);
+  // packed keys under the sorted coordinates (unpacked over them last to first), their ping-pong copy after them
+  const levels = new Float64Array(4);
+  const packed = sortVoxels(points, valid, out, wantOrder ? order : null, { keys: word(r.keys, 2 * valid), keys2: word(r.keys + 12 * valid, 2 * valid), index2: word(r.pingPong, valid) }, histogram, levels);
+  if (!packed) {
+    // a box wider than 64 key bits: the five-word build key
+    if (direct) coords.set(points);
+    const sorted = sortByBuildKey(coords.subarray(0, 3 * valid), word(r.keys, KEY_WORDS * valid), order, word(r.pingPong, valid), histogram);
+    // the keys are spent: the sorted coordinates go where they were
+    for (let j = 0; j < valid; j++) {
+      const p = sorted[j] as number;
+      out[3 * j] = coords[3 * p] as number;
+      out[3 * j + 1] = coords[3 * p + 1] as number;
+      out[3 * j + 2] = coords[3 * p + 2] as number;
+    }
+    if (sorted !== order) order.set(sorted);
   }
   // then the reduce stage finds each sorted point's input index in the order region
-  if (sorted !== order) order.set(sorted);
-  if (inputOf !== null) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
-  const { total } = planGrid(out, valid, ON_INDEX_LAYOUT);
+  if (inputOf !== null && wantOrder) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
+  // the level totals: counted by the packed sort, or walked over the sorted voxels
+  const total = packed ? { voxels: levels[0] as number, leaves: levels[1] as number, lowers: levels[2] as number, tiles: levels[3] as number } : planGrid(out, valid, ON_INDEX_LAYOUT).total;
   const w = words32(ws);
   w.fill(0);
   w[ReportWord.given] = given;
@@ -274,12 +285,14 @@ export function writeOnHost(reads: readonly Uint8Array[], writes: readonly Uint8
   const w = words32(ws);
   const valid = w[ReportWord.valid] as number;
   const sorted = new Int32Array(ws.buffer, ws.byteOffset + hostRegions(used).keys, 3 * valid);
-  const plan = planGrid(sorted, valid, layout, { uppers, lowers, leaves });
+  // the sort stage's totals: when they fit the capacities every voxel is kept and the plan needs no second walk
+  const total = { tiles: w[ReportWord.totalTiles] as number, lowers: w[ReportWord.totalLowers] as number, leaves: w[ReportWord.totalLeaves] as number, voxels: w[ReportWord.totalVoxels] as number };
+  const plan = total.tiles <= uppers && total.lowers <= lowers && total.leaves <= leaves ? planOfCounts(layout, valid, total) : planGrid(sorted, valid, layout, { uppers, lowers, leaves });
   const template = ws.subarray(TEMPLATE_OFFSET, TEMPLATE_OFFSET + GRID_DATA_SIZE);
   const background = backgroundOf(layout, words);
   const values = reads[0];
   if (layout.isIndex || (values === undefined && layout.gridType === GridType.Float)) {
-    writeGrid(out, sorted, plan, layout, template, undefined, background[0]);
+    writeGridFlat(out, sorted, plan, layout, template, background[0]);
   } else {
     writeGrid(out, sorted, plan, layout, template, new VoxelValueWriter(layout, voxelValues(layout, values, used), background, voxelOfSorted(sorted, valid)));
   }

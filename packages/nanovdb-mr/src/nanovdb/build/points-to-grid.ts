@@ -121,7 +121,8 @@ export function pointsToGrid(
     if (!view.ok) return err(ErrorCode.NotSupported, 'pointsToGrid: the host builder needs a host-accessible resource (host, pinned or managed memory)', view.error);
     const ws = view.value;
     const input = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    sortOnHost([input], [ws], sortArgs({ given: n, used: n, encoding, inverseVoxelSize: 1 / settings.value.voxelSize, origin: settings.value.origin }));
+    // the trailing 1: no reduce stage follows, so the sort keeps no input indices
+    sortOnHost([input], [ws], [...sortArgs({ given: n, used: n, encoding, inverseVoxelSize: 1 / settings.value.voxelSize, origin: settings.value.origin }), 1]);
     const report = readReport(ws);
     if (report.firstInvalid !== undefined) return err(ErrorCode.InvalidArgument, invalidPointMessage('pointsToGrid', report.firstInvalid));
     const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);

@@ -1,5 +1,5 @@
 import { ErrorCode, err, ok, type Err, type Result } from '@hs/streams';
-import { popcount8 } from './bit-mask.js';
+import { popcount32, popcount8 } from './bit-mask.js';
 import { CHECKSUM_NONE, computeChecksum, type ChecksumMode } from './grid-checksum.js';
 import {
   BLIND_METADATA_SIZE,
@@ -412,8 +412,34 @@ class ChildOrder {
 function checkInternal(v: DataView, level: InternalLevel, nodes: NodeSpans, childNodes: NodeSpans, breadthFirst: boolean, name: string): InternalCounts | GridFault {
   let active = 0;
   const order = new ChildOrder(childNodes, breadthFirst);
+  const words = (v.byteOffset & 3) === 0 && ((level.childMask | Internal.valueMask | level.maskBytes) & 3) === 0 ? new Uint32Array(v.buffer, v.byteOffset, v.byteLength >>> 2) : null;
   for (let n = 0; n < nodes.count; n++) {
     const node = nodes.at(n);
+    if (words !== null && (node & 3) === 0) {
+      // u32 mask words; in a breadth-first grid a child at the offset the next node lies at is taken without a BigInt
+      const childAt = (node + level.childMask) >>> 2;
+      const valueAt = (node + Internal.valueMask) >>> 2;
+      for (let w = 0; w < level.maskBytes >>> 2; w++) {
+        let childBits = words[childAt + w] as number;
+        active += popcount32((words[valueAt + w] as number) & ~childBits);
+        while (childBits !== 0) {
+          const low = childBits & -childBits;
+          const entry = 32 * w + 31 - Math.clz32(low);
+          childBits = (childBits ^ low) >>> 0;
+          const at = node + level.table + level.tableStride * entry;
+          if (breadthFirst && order.taken < childNodes.count) {
+            const target = node + v.getUint32(at, true) + v.getInt32(at + 4, true) * 4294967296;
+            if (target === childNodes.at(order.taken)) {
+              order.taken++;
+              continue;
+            }
+          }
+          const problem = order.take(BigInt(node) + v.getBigInt64(at, true));
+          if (problem !== null) return new GridFault(`${name}[${n}].table[${entry}]`, `child offset ${problem}`);
+        }
+      }
+      continue;
+    }
     for (let byte = 0; byte < level.maskBytes; byte++) {
       const childBits = v.getUint8(node + level.childMask + byte);
       const valueBits = v.getUint8(node + Internal.valueMask + byte);
@@ -433,16 +459,37 @@ function checkInternal(v: DataView, level: InternalLevel, nodes: NodeSpans, chil
 /** Active voxels of all leaves, or the fault; for index grids, checks each leaf's value offset. */
 function checkLeaves(v: DataView, bytes: Uint8Array, layout: ValueLayout, leaves: NodeSpans, valueCount: bigint): number | GridFault {
   let voxels = 0;
+  const index = layout.leafKind === LeafKind.Index;
+  const span512 = layout.gridType !== GridType.OnIndex;
+  // the mask as u32 words when the leaves are 4-byte aligned in memory (always, for a grid at a 32-byte boundary)
+  const words = (bytes.byteOffset & 3) === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2) : null;
+  const count = Number(valueCount); // exact below 2^53; a larger count takes the BigInt check below
+  const exact = valueCount <= BigInt(Number.MAX_SAFE_INTEGER);
   for (let n = 0; n < leaves.count; n++) {
     const leaf = leaves.at(n);
     let inLeaf = 0;
     const mask = leaf + Leaf.valueMask;
-    for (let byte = 0; byte < 64; byte++) inLeaf += popcount8(bytes[mask + byte] as number);
-    if (layout.leafKind === LeafKind.Index) {
-      const offset = v.getBigUint64(leaf + layout.leafValues, true);
-      const span = layout.gridType === GridType.OnIndex ? BigInt(inLeaf) : 512n;
-      if (inLeaf > 0 && (offset < 1n || offset + span > valueCount)) {
-        return new GridFault(`leaf[${n}].offset`, `${offset} with ${span} values runs past the ${valueCount} values the grid indexes (data1)`);
+    if (words !== null && (mask & 3) === 0) {
+      for (let w = mask >>> 2, end = w + 16; w < end; w++) {
+        const bits = words[w] as number;
+        if (bits !== 0) inLeaf += popcount32(bits);
+      }
+    } else {
+      for (let byte = 0; byte < 64; byte++) inLeaf += popcount8(bytes[mask + byte] as number);
+    }
+    if (index && inLeaf > 0) {
+      const span = span512 ? 512 : inLeaf;
+      const high = v.getUint32(leaf + layout.leafValues + 4, true);
+      if (exact && high < 0x200000) {
+        const offset = v.getUint32(leaf + layout.leafValues, true) + high * 4294967296;
+        if (offset < 1 || offset + span > count) {
+          return new GridFault(`leaf[${n}].offset`, `${offset} with ${span} values runs past the ${valueCount} values the grid indexes (data1)`);
+        }
+      } else {
+        const offset = v.getBigUint64(leaf + layout.leafValues, true);
+        if (offset < 1n || offset + BigInt(span) > valueCount) {
+          return new GridFault(`leaf[${n}].offset`, `${offset} with ${span} values runs past the ${valueCount} values the grid indexes (data1)`);
+        }
       }
     }
     voxels += inLeaf;
