@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { CollectSink, FillSource } from './test-operators.js';
 import { HostFrameReader } from './host-frame-reader.js';
+import { bindDevices } from './deployment.js';
 
 // The runtime's device-facing behaviours on a real GPU: the host wait before a stream-less consumer,
 // a drop policy enforced while device work is really in flight, and graph pools on a device without
@@ -17,7 +18,7 @@ if (CudaBackend.available()) {
       const source = graph.add(new FillSource('source', 64, MemoryKind.PinnedHost));
       const reader = graph.add(new HostFrameReader('reader'));
       graph.addFlow(source.frames, reader.input);
-      const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
+      const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0) }) }));
       expect(plan.edge('source.frames->reader.input')?.hostWait).toBe(true);
       const session = unwrap(RunSession.create(plan, { backend }));
       const metrics = await session.run();
@@ -33,7 +34,7 @@ if (CudaBackend.available()) {
       const source = graph.add(new FillSource('source', 200));
       const sink = graph.add(new CollectSink('sink', 1));
       graph.addFlow(source.frames, sink.input, { queueDepth: 2, dropPolicy: 'dropNewest' });
-      const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+      const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
       const session = unwrap(RunSession.create(plan, { backend }));
       const metrics = await session.run();
       session.dispose();
@@ -52,7 +53,7 @@ if (CudaBackend.available()) {
         const source = graph.add(new FillSource('source', 64));
         const sink = graph.add(new CollectSink('sink'));
         graph.addFlow(source.frames, sink.input);
-        return { plan: unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } })), sink };
+        return { plan: unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) })), sink };
       };
       const refused = RunSession.create(chain().plan, { backend });
       expect(refused.ok).toBe(false);

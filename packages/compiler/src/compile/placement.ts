@@ -31,8 +31,9 @@ interface Obligation {
 }
 
 /**
- * Resolves devices from explicit bindings only, never guessing device 0. A CUDA-kind output takes its
- * own `bindTensorOutputDevice` entry, else its operator's `bindOperatorDevice` entry; an input fed by
+ * Resolves devices from explicit bindings only, never guessing device 0. A CUDA-kind runtime-pool output
+ * must have its own `bindTensorOutputDevice` entry (`DEVICE_BINDING_REQUIRED` otherwise); a CUDA-kind
+ * pass-through output takes its own entry, else its operator's `bindOperatorDevice` entry; an input fed by
  * a CUDA-kind output is obliged to that output's device. Every CUDA-active operator must resolve to
  * exactly one device (`DEVICE_CONFLICT`, `DEVICE_BINDING_REQUIRED`); bindings must name existing,
  * CUDA-kind targets and CUDA devices (`DEVICE_BINDING_UNKNOWN_TARGET`, `DEVICE_BINDING_INVALID`).
@@ -98,11 +99,23 @@ export function placeOperators(
         }
         continue;
       }
-      const device = usableDevice(bindTensorOutputDevice[port.key]) ?? opBinding ?? topicBinding;
+      const ownBinding = usableDevice(bindTensorOutputDevice[port.key]);
+      const device = ownBinding ?? opBinding ?? topicBinding;
       outputDevice.set(port, device);
       if (publication !== undefined) topicDevice.set(publication.topic, device);
       const connected = (index.fromOutput.get(port)?.length ?? 0) > 0 || publication !== undefined;
-      if (device === null && (connected || port.tensor.storage === 'runtimePool')) {
+      if (port.tensor.storage === 'runtimePool' && ownBinding === null) {
+        // Spec "Current limitations": a runtime pool in CUDA memory is placed only by its own output binding;
+        // the operator's or topic's device is a fallback for pass-through outputs alone.
+        portBindingMissing.add(op);
+        const inherited = device === null ? '' : ` (its operator or topic binding names ${device.toString()}, which places pass-through outputs only)`;
+        log.error(
+          DiagnosticCode.DeviceBindingRequired,
+          { kind: 'port', operator: op.name, port: port.name },
+          `output ${port.key} requests a runtime pool in ${kind} memory, and such a pool is placed only by its own binding${inherited}; ` +
+            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n)`,
+        );
+      } else if (device === null && connected) {
         portBindingMissing.add(op);
         log.error(
           DiagnosticCode.DeviceBindingRequired,
