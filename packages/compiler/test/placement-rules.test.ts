@@ -47,4 +47,22 @@ describe('placement rules (spec: Current limitations)', () => {
     expect(conflict?.subject).toEqual({ kind: 'operator', operator: 'b' });
     expect(conflict?.message).toContain('input b.in (fed by a.out) on cuda:0');
   });
+
+  it('refuses a pinnedHost tensor edge between streams on two devices (DEVICE_CONFLICT on the edge); a host-only reader may cross', () => {
+    const pinned = { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 1 } as const;
+    const build = (readerStream: boolean): Graph => {
+      const graph = new Graph('pinned-across');
+      let out!: OutputPort;
+      let inp!: InputPort;
+      graph.add(new ScriptedOperator('a', (s) => (s.requireCudaStream(), (out = s.output('out').producesTensor({ representation: pinned, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' })))));
+      graph.add(new ScriptedOperator('b', (s) => ((inp = s.input('in', pinned)), readerStream ? s.requireCudaStream() : undefined)));
+      graph.addFlow(out, inp);
+      return graph;
+    };
+    const error = compileFailure(build(true), { deployment: { bindOperatorDevice: { a: Device.cuda(0), b: Device.cuda(1) } } });
+    expect(error.errors.map((d) => [d.code, d.subject])).toEqual([[DiagnosticCode.DeviceConflict, { kind: 'edge', edge: 'a.out->b.in' }]]);
+    expect(error.errors[0]?.message).toContain("producer 'a' orders its tensors with events on cuda:0, and consumer 'b' runs on a stream on cuda:1");
+    expect(compileOk(build(true), { deployment: { bindOperatorDevice: { a: Device.cuda(1), b: Device.cuda(1) } } }).edge('a.out->b.in')?.hostWait).toBe(false);
+    expect(compileOk(build(false), { deployment: { bindOperatorDevice: { a: Device.cuda(0) } } }).edge('a.out->b.in')?.hostWait).toBe(true);
+  });
 });

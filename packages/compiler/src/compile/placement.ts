@@ -196,7 +196,33 @@ export function placeOperators(
       );
     }
   }
+  reportCrossDeviceEdges(index, cudaActive, operatorDevice, log);
   return { cudaActive, operatorDevice, outputDevice, topicDevice };
+}
+
+/**
+ * A tensor edge whose producer and consumer both run on streams, on two devices, fails closed even when its
+ * tensors are host-accessible (host or pinnedHost): the consumer's stream would wait on readiness events
+ * of the producer's device and register itself for release with a pool whose events live there
+ * (`DEVICE_CONFLICT` on the edge). CUDA-kind outputs are already reported as the consumer's conflict.
+ */
+function reportCrossDeviceEdges(index: GraphIndex, cudaActive: ReadonlyMap<Operator, boolean>, operatorDevice: ReadonlyMap<Operator, Device | null>, log: DiagnosticLog): void {
+  for (const edge of index.edges) {
+    if (cudaActive.get(edge.producer) !== true || cudaActive.get(edge.consumer) !== true) continue;
+    const producer = operatorDevice.get(edge.producer) ?? null;
+    const consumer = operatorDevice.get(edge.consumer) ?? null;
+    if (producer === null || consumer === null || producer === consumer) continue;
+    const tensor = edge.flow.output.tensor;
+    if (tensor === null) continue; // messages carry no events
+    const kind = tensor.representation.memoryKind;
+    if (kind !== null && requiresCudaDevice(kind)) continue;
+    log.error(
+      DiagnosticCode.DeviceConflict,
+      { kind: 'edge', edge: edge.id },
+      `edge ${edge.id}: producer '${edge.producer.name}' orders its tensors with events on ${producer.toString()}, and consumer '${edge.consumer.name}' runs on a stream on ${consumer.toString()}, ` +
+        'which can neither wait on nor release them; the runtime inserts no cross-device copies, so bind both operators to one device',
+    );
+  }
 }
 
 function usableDevice(device: Device | undefined): Device | null {
