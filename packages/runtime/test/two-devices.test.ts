@@ -3,7 +3,7 @@ import { type DeviceMemory, Device, ErrorCode, type Event, HostBackend, MemoryKi
 import { DType } from '@hs/tensor';
 import { AsyncFromSync, MallocResource } from '@hs/nanovdb-mr';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RunSession } from '../src/index.js';
+import { DeviceCopy, RunSession } from '../src/index.js';
 import { bindDevices } from './deployment.js';
 import { AddOne, FRAME, FillSource } from './test-operators.js';
 
@@ -277,5 +277,66 @@ describe('two devices on HostBackend({ deviceCount: 2 })', () => {
     expect(seen.mismatches).toEqual([]);
     session.dispose();
     backend.dispose();
+  });
+
+  describe('DeviceCopy between the devices', () => {
+    /** source (cuda:0) -> add (cuda:0) -> copy (cuda:1) -> sink (cuda:1). */
+    function copied(frames: number) {
+      const graph = new Graph('device-copy');
+      const source = graph.add(new FillSource('source', frames));
+      const add = graph.add(new AddOne('add'));
+      const copy = graph.add(new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: FRAME }));
+      const sink = graph.add(new ProbeSink('sink'));
+      graph.addFlow(source.frames, add.input);
+      graph.addFlow(add.output, copy.input);
+      graph.addFlow(copy.output, sink.input);
+      const deployment = { ...bindDevices(graph, { source: cuda0, add: cuda0, sink: cuda1 }), bindTensorOutputDevice: { 'source.frames': cuda0, 'add.output': cuda0, 'copy.output': cuda1 } };
+      return { graph, sink, plan: unwrap(compile(graph, { deployment })) };
+    }
+
+    for (const peerAccess of [true, false]) {
+      it(`copies every frame onto cuda:1 ${peerAccess ? 'by peer copy' : 'staged through pinned host memory'}, ordered by events, every slot back, the ordering checker silent`, async () => {
+        const backend = new HostBackend({ deviceCount: 2, orderingChecker: true, seed: 5, peerAccess });
+        const seen = watch(backend);
+        const copyAsync = vi.spyOn(backend.peerCopy, 'copyAsync');
+        const { plan, sink } = copied(10);
+        expect(plan.operator('copy')?.device).toBe(cuda1);
+        expect(plan.edge('add.output->copy.input')).toMatchObject({ crossDevice: true });
+        const session = unwrap(RunSession.create(plan, { backend }));
+        const metrics = await session.run();
+        expect(sink.firstBytes).toEqual(expected(10));
+        expect([...sink.streamDevices, ...sink.tensorDevices]).toEqual(['cuda:1', 'cuda:1']);
+        expect(copyAsync).toHaveBeenCalledTimes(10);
+        expect(copyAsync.mock.results.map((r) => (r.value as Result<string>).ok && (r.value as { value: string }).value)).toEqual(Array(10).fill(peerAccess ? 'peer' : 'staged'));
+        expect(metrics.pools.map((p) => [p.id, p.outstanding])).toEqual(metrics.pools.map((p) => [p.id, 0]));
+        expect(backend.orderingChecker?.violations).toEqual([]);
+        // Only the copy's stream waits across devices (on add's readiness events); nothing records or frees across them.
+        expect(seen.mismatches.filter((m) => !m.startsWith('wait on pool:add.output'))).toEqual([]);
+        expect(seen.mismatches.filter((m) => m.startsWith('wait on pool:add.output')).length).toBe(10);
+        session.dispose();
+        backend.dispose();
+      });
+    }
+
+    it('copies on one device too (cuda:0 -> cuda:0)', async () => {
+      const backend = new HostBackend({ deviceCount: 1, orderingChecker: true });
+      const graph = new Graph('device-copy-same');
+      const source = graph.add(new FillSource('source', 4));
+      const copy = graph.add(new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: FRAME }));
+      const sink = graph.add(new ProbeSink('sink'));
+      graph.addFlow(source.frames, copy.input);
+      graph.addFlow(copy.output, sink.input);
+      const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: cuda0, copy: cuda0, sink: cuda0 }) }));
+      const session = unwrap(RunSession.create(plan, { backend }));
+      await session.run();
+      expect(sink.firstBytes).toEqual([1, 2, 3, 4]);
+      expect(backend.orderingChecker?.violations).toEqual([]);
+      session.dispose();
+      backend.dispose();
+    });
+
+    it('refuses bad options', () => {
+      expect(() => new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 0 })).toThrow(/positive safe-integer maxByteSpan/);
+    });
   });
 });

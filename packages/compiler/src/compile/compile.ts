@@ -223,6 +223,7 @@ function planEdges(
         pool: edge.flow.output.tensor?.storage === 'runtimePool' ? (pools.get(edge.flow.output)?.id ?? null) : null,
         dropPolicy: edge.flow.dropPolicy,
         hostWait: cudaActive.get(edge.producer) === true && cudaActive.get(edge.consumer) !== true,
+        crossDevice: edge.flow.input.crossDevice,
       };
     });
 }

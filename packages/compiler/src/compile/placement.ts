@@ -139,6 +139,7 @@ export function placeOperators(
       if (device?.isCuda === true) obligations.push({ what: `output ${port.key}`, device });
     }
     for (const edge of index.incoming.get(op) ?? []) {
+      if (edge.flow.input.crossDevice) continue; // fed from any device on purpose (DeviceCopy)
       const device = outputDevice.get(edge.flow.output);
       if (device?.isCuda === true) obligations.push({ what: `input ${edge.flow.input.key} (fed by ${edge.flow.output.key})`, device });
     }
@@ -185,7 +186,8 @@ export function placeOperators(
         DiagnosticCode.DeviceConflict,
         { kind: 'operator', operator: op.name },
         `operator '${op.name}' has obligations on ${devices.length} devices (${obligations.map((o) => `${o.what} on ${o.device.toString()}`).join('; ')}); ` +
-          'an operator runs on one device and the runtime inserts no cross-device copies, so bind them all to one device or split the operator',
+          'an operator runs on one device and the runtime inserts no cross-device copies, so bind them all to one device, split the operator, ' +
+          'or place a DeviceCopy (@hs/runtime) between the devices',
       );
     } else if (!portBindingMissing.has(op)) {
       log.error(
@@ -208,7 +210,7 @@ export function placeOperators(
  */
 function reportCrossDeviceEdges(index: GraphIndex, cudaActive: ReadonlyMap<Operator, boolean>, operatorDevice: ReadonlyMap<Operator, Device | null>, log: DiagnosticLog): void {
   for (const edge of index.edges) {
-    if (cudaActive.get(edge.producer) !== true || cudaActive.get(edge.consumer) !== true) continue;
+    if (edge.flow.input.crossDevice || cudaActive.get(edge.producer) !== true || cudaActive.get(edge.consumer) !== true) continue;
     const producer = operatorDevice.get(edge.producer) ?? null;
     const consumer = operatorDevice.get(edge.consumer) ?? null;
     if (producer === null || consumer === null || producer === consumer) continue;
@@ -220,7 +222,8 @@ function reportCrossDeviceEdges(index: GraphIndex, cudaActive: ReadonlyMap<Opera
       DiagnosticCode.DeviceConflict,
       { kind: 'edge', edge: edge.id },
       `edge ${edge.id}: producer '${edge.producer.name}' orders its tensors with events on ${producer.toString()}, and consumer '${edge.consumer.name}' runs on a stream on ${consumer.toString()}, ` +
-        'which can neither wait on nor release them; the runtime inserts no cross-device copies, so bind both operators to one device',
+        'which can neither wait on nor release them; the runtime inserts no cross-device copies, so bind both operators to one device ' +
+          'or feed an input declared { crossDevice: true } (a DeviceCopy of @hs/runtime)',
     );
   }
 }
