@@ -26,9 +26,10 @@ export interface DeviceCopyOptions {
  * (readiness is an event on its stream) and then waits, without blocking the JS thread, for the copy to
  * finish, so the input slot goes back to its pool only once nothing reads it any more; the consumer
  * downstream never waits on the host. A full output pool drops the frame (counted as an exhaustion).
- * Errors (returned, failing the run): `NotSupported` for a backend without `peerCopy`; `InvalidArgument`
- * for a non-contiguous tensor or one larger than `maxByteSpan`; the backend's errors; the rejection of the
- * completion wait (`DeviceError`) rejects `compute()`.
+ * `compute()` returns a `Result` when it fails before the copy is enqueued, else the promise of the copy's
+ * completion. Errors (failing the run): `NotSupported` for a backend without `peerCopy`; `InvalidArgument`
+ * for a non-contiguous tensor or one larger than `maxByteSpan`; the backend's errors; the completion wait
+ * rejects with the stream's `DeviceError` when device work on it failed.
  * @example
  * ```ts
  * import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
@@ -107,7 +108,7 @@ export class DeviceCopy extends Operator {
     this.output = spec.output('output').producesTensor({ representation, bounds: { maxByteSpan, maxRank: rank }, storage: 'runtimePool' });
   }
 
-  async compute(ctx: ExecutionContext): Promise<Result<void>> {
+  compute(ctx: ExecutionContext): Result<void> | Promise<void> {
     const tensor = ctx.receive(this.input);
     if (tensor === undefined) return OK_VOID;
     const backend = ctx.backend;
@@ -144,8 +145,7 @@ export class DeviceCopy extends Operator {
     const recorded = backend.recordEvent(done.value, stream);
     if (!recorded.ok) return recorded;
     // The input's lease returns when compute() settles; the copy must have read it by then.
-    await backend.synchronizeEvent(done.value);
-    return OK_VOID;
+    return backend.synchronizeEvent(done.value);
   }
 
   /** Gives back the staging buffer and the completion event. */
