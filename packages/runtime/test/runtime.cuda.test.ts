@@ -2,8 +2,9 @@ import { Graph, compile } from '@hs/compiler';
 import { AsyncFromSync, MallocResource, StatisticsResource } from '@hs/nanovdb-mr';
 import { CudaBackend, Device, ErrorCode, MemoryKind, unwrap } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
-import { RunSession } from '../src/index.js';
-import { CollectSink, FillSource } from './test-operators.js';
+import { DeviceCopy, RunSession } from '../src/index.js';
+import { DType } from '@hs/tensor';
+import { CollectSink, FRAME, FillSource } from './test-operators.js';
 import { HostFrameReader } from './host-frame-reader.js';
 import { bindDevices } from './deployment.js';
 
@@ -26,6 +27,26 @@ if (CudaBackend.available()) {
       backend.dispose();
       expect(reader.frames).toEqual(Array.from({ length: 64 }, (_, i) => (i + 1) & 0xff));
       expect(metrics.pools.map((p) => p.outstanding)).toEqual([0]);
+    });
+
+    it('a DeviceCopy copies every frame on the GPU (cuda:0 -> cuda:1 with two devices, else cuda:0 -> cuda:0), every slot back', async () => {
+      const backend = unwrap(CudaBackend.create());
+      const to = backend.devices.length > 1 ? Device.cuda(1) : Device.cuda(0);
+      const graph = new Graph('device-copy-cuda');
+      const source = graph.add(new FillSource('source', 32));
+      const copy = graph.add(new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: FRAME }));
+      const sink = graph.add(new CollectSink('sink'));
+      graph.addFlow(source.frames, copy.input);
+      graph.addFlow(copy.output, sink.input);
+      const deployment = { ...bindDevices(graph, { source: Device.cuda(0), sink: to }), bindTensorOutputDevice: { 'source.frames': Device.cuda(0), 'copy.output': to } };
+      const session = unwrap(RunSession.create(unwrap(compile(graph, { deployment })), { backend }));
+      const metrics = await session.run();
+      session.dispose();
+      const path = to === Device.cuda(0) ? 'sameDevice' : backend.peerCopy?.canAccessPeer(to, Device.cuda(0)) === true ? 'peer' : 'staged';
+      backend.dispose();
+      expect(sink.firstBytes).toEqual(Array.from({ length: 32 }, (_, i) => (i + 1) & 0xff));
+      expect(metrics.pools.map((p) => p.outstanding)).toEqual([0, 0]);
+      console.log(`cuda DeviceCopy cuda:0 -> ${to.toString()}: ${path}`);
     });
 
     it('dropNewest with a slow device consumer: every frame is delivered or counted as dropped, delivered ones in order', async () => {
