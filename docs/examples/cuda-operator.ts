@@ -104,7 +104,8 @@ const grayscale = graph.add(new Grayscale('grayscale'));
 const printer = graph.add(new PrintGray('printer'));
 graph.addFlow(source.frames, grayscale.rgba);
 graph.addFlow(grayscale.gray, printer.gray);
-const plan = compile(graph, { deployment: { bindOperatorDevice: { grayscale: Device.cuda(0), printer: Device.cuda(0) } } });
+// A runtime pool in cudaDevice memory is placed by its own output binding; the printer (no CUDA output) by its operator.
+const plan = compile(graph, { deployment: { bindTensorOutputDevice: { 'grayscale.gray': Device.cuda(0) }, bindOperatorDevice: { printer: Device.cuda(0) } } });
 if (!plan.ok) throw plan.error;
 const session = RunSession.create(plan.value, { backend: 'host', hostOptions: { orderingChecker: true } });
 if (!session.ok) throw session.error;

@@ -36,5 +36,6 @@ void RegisterKernelBindings(Napi::Env env, Napi::Object exports);
 void RegisterBenchBindings(Napi::Env env, Napi::Object exports);
 void RegisterTensorAbiBindings(Napi::Env env, Napi::Object exports);
 void RegisterMemoryResourceBindings(Napi::Env env, Napi::Object exports);
+void RegisterPeerCopyBindings(Napi::Env env, Napi::Object exports);
 
 }  // namespace hs

@@ -25,7 +25,9 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterBenchBindings(env, exports);
   RegisterTensorAbiBindings(env, exports);
   RegisterMemoryResourceBindings(env, exports);
-  exports.Set("abiVersion", Napi::Number::New(env, 1));
+  RegisterPeerCopyBindings(env, exports);
+  // 2: adds the peer-copy bindings (deviceCanAccessPeer, enablePeerAccess, memcpyPeerAsync, memcpyStagedAsync).
+  exports.Set("abiVersion", Napi::Number::New(env, 2));
   return exports;
 }
 

@@ -2,7 +2,7 @@ import { Device, ErrorCode, HsError, MemoryKind } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { Graph, type InputPort, type OutputPort } from '../src/index.js';
-import { DEVICE_FRAMES_IN, ScriptedOperator, compileOk, deviceFrames } from './support/operators.js';
+import { DEVICE_FRAMES_IN, ScriptedOperator, bindAll, compileOk, deviceFrames } from './support/operators.js';
 
 function twoOperators(): { graph: Graph; out: OutputPort; inputs: InputPort[] } {
   const graph = new Graph('policies');
@@ -22,8 +22,7 @@ describe('edge drop policies', () => {
     graph.addFlow(out, inputs[1]!, { dropPolicy: 'dropNewest', queueDepth: 3 });
     graph.addFlow(out, inputs[2]!, { dropPolicy: 'reject' });
     graph.addFlow(out, inputs[3]!);
-    const bind = Object.fromEntries(graph.operators.map((op) => [op.name, Device.cuda(0)]));
-    const plan = compileOk(graph, { deployment: { bindOperatorDevice: bind } });
+    const plan = compileOk(graph, { deployment: bindAll(graph) });
     expect(plan.edges.map((e) => [e.id, e.dropPolicy])).toEqual([
       ['cam.frames->blocked.frames', 'block'],
       ['cam.frames->newest.frames', 'dropNewest'],
@@ -44,8 +43,7 @@ describe('edge drop policies', () => {
     graph.addFlow(out, inputs[1]!, { dropPolicy: 'dropNewest' });
     graph.addFlow(out, inputs[2]!, { dropPolicy: 'reject' });
     graph.addFlow(out, inputs[3]!);
-    const bind = Object.fromEntries(graph.operators.map((op) => [op.name, Device.cuda(0)]));
-    const dot = compileOk(graph, { deployment: { bindOperatorDevice: bind } }).toDot();
+    const dot = compileOk(graph, { deployment: bindAll(graph) }).toDot();
     expect(dot).toMatch(/"cam" -> "oldest" \[label="[^"]*\\ndrop policy dropOldest"\]/);
     expect(dot).toMatch(/"cam" -> "reject" \[label="[^"]*\\ndrop policy reject"\]/);
     expect(dot).toMatch(/"cam" -> "blocked" \[label="[^"]*"\]/);

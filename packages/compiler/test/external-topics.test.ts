@@ -2,7 +2,7 @@ import { Device, ErrorCode, HsError, MemoryKind } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { DiagnosticCode, Graph, inputMaxByteSpan, tensorByteSpan, type InputPort, type OutputPort, type TensorOutputSpec } from '../src/index.js';
-import { DEVICE_FRAMES_IN, ScriptedOperator, compileFailure, compileOk, deviceFrames } from './support/operators.js';
+import { DEVICE_FRAMES_IN, ScriptedOperator, bindAll, compileFailure, compileOk, deviceFrames } from './support/operators.js';
 
 const HOST_FRAMES: TensorOutputSpec = {
   representation: { memoryKind: MemoryKind.Host, dtype: DType.float32, rank: 1 },
@@ -35,7 +35,7 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
   it('turns a device runtime pool into a CUDA IPC boundary pool with a generation fence, keeping fences on the local edge', () => {
     const { graph, out } = producerGraph(deviceFrames(1000), { localSink: true });
     graph.publish(out, 'camera.frames', { subscriberQueueDepth: 4, maxSubscribers: 2 });
-    const plan = compileOk(graph, { deployment: { bindOperatorDevice: { src: Device.cuda(0), sink: Device.cuda(0) } } });
+    const plan = compileOk(graph, { deployment: bindAll(graph) });
     const pool = plan.pool('pool:src.out');
     expect(pool?.boundary).toEqual({
       topic: 'camera.frames',
@@ -83,7 +83,7 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
   it('keeps the local edge as the deepest term when it is deeper than the subscriber queue, and fuses nothing', () => {
     const { graph, out } = producerGraph(deviceFrames(), { localSink: true });
     graph.publish(out, 't');
-    const plan = compileOk(graph, { defaultQueueDepth: 3, deployment: { bindOperatorDevice: { src: Device.cuda(0), sink: Device.cuda(0) } } });
+    const plan = compileOk(graph, { defaultQueueDepth: 3, deployment: bindAll(graph) });
     const terms = plan.pool('pool:src.out')?.derivation.terms ?? [];
     expect(terms[0]).toMatchObject({ term: 'maxConsumerQueueDepth', admittedValue: 3, source: 'queueDepth of edge src.out->sink.in (default)' });
     expect(plan.pool('pool:src.out')?.slotCount).toBe(7);
@@ -171,7 +171,7 @@ describe('external topics: publication (spec: Crossing process boundaries)', () 
   it('rejects managed memory at a boundary on either side (TOPIC_MANAGED_MEMORY)', () => {
     const managed = producerGraph({ ...deviceFrames(), representation: { ...deviceFrames().representation, memoryKind: MemoryKind.CudaManaged } });
     managed.graph.publish(managed.out, 'm');
-    const published = compileFailure(managed.graph, { deployment: { bindOperatorDevice: { src: Device.cuda(0) } } });
+    const published = compileFailure(managed.graph, { deployment: bindAll(managed.graph) });
     expect(published.errors.map((d) => [d.code, d.subject])).toEqual([[DiagnosticCode.TopicManagedMemory, { kind: 'topic', topic: 'm' }]]);
 
     const consumer = consumerGraph({ memoryKind: MemoryKind.CudaManaged });
@@ -351,7 +351,7 @@ describe('external topics: authoring and rendering', () => {
   it('shows topics and boundary pools in toText, toDot, toMermaid and JSON', () => {
     const { graph, out } = producerGraph(deviceFrames(1000));
     graph.publish(out, 'camera.frames');
-    const plan = compileOk(graph, { deployment: { bindTopicDevice: { 'camera.frames': Device.cuda(0) } } });
+    const plan = compileOk(graph, { deployment: { bindTopicDevice: { 'camera.frames': Device.cuda(0) }, bindTensorOutputDevice: { 'src.out': Device.cuda(0) } } });
     const text = plan.toText();
     expect(text).toContain("boundary of topic 'camera.frames': cudaIpc, published in place, generation fence on the producer stream, subscriberQueueDepth 2, maxSubscribers 4");
     expect(text).toContain('camera.frames: published by src.out, pool pool:src.out, subscriberQueueDepth 2, maxSubscribers 4; cudaDevice on cuda:0 over cudaIpc, stream stream:src@cuda:0 (default)');

@@ -47,4 +47,68 @@ describe('placement rules (spec: Current limitations)', () => {
     expect(conflict?.subject).toEqual({ kind: 'operator', operator: 'b' });
     expect(conflict?.message).toContain('input b.in (fed by a.out) on cuda:0');
   });
+
+  it('refuses a pinnedHost tensor edge between streams on two devices (DEVICE_CONFLICT on the edge); a host-only reader may cross', () => {
+    const pinned = { memoryKind: MemoryKind.PinnedHost, dtype: DType.uint8, rank: 1 } as const;
+    const build = (readerStream: boolean): Graph => {
+      const graph = new Graph('pinned-across');
+      let out!: OutputPort;
+      let inp!: InputPort;
+      graph.add(new ScriptedOperator('a', (s) => (s.requireCudaStream(), (out = s.output('out').producesTensor({ representation: pinned, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' })))));
+      graph.add(new ScriptedOperator('b', (s) => ((inp = s.input('in', pinned)), readerStream ? s.requireCudaStream() : undefined)));
+      graph.addFlow(out, inp);
+      return graph;
+    };
+    const error = compileFailure(build(true), { deployment: { bindOperatorDevice: { a: Device.cuda(0), b: Device.cuda(1) } } });
+    expect(error.errors.map((d) => [d.code, d.subject])).toEqual([[DiagnosticCode.DeviceConflict, { kind: 'edge', edge: 'a.out->b.in' }]]);
+    expect(error.errors[0]?.message).toContain("producer 'a' orders its tensors with events on cuda:0, and consumer 'b' runs on a stream on cuda:1");
+    expect(compileOk(build(true), { deployment: { bindOperatorDevice: { a: Device.cuda(1), b: Device.cuda(1) } } }).edge('a.out->b.in')?.hostWait).toBe(false);
+    expect(compileOk(build(false), { deployment: { bindOperatorDevice: { a: Device.cuda(0) } } }).edge('a.out->b.in')?.hostWait).toBe(true);
+  });
+});
+
+describe('cross-device inputs ({ crossDevice: true })', () => {
+  /** a (pool on cuda:0) -> copy (crossDevice input, pool output on cuda:1) -> b (cuda:1). */
+  function copyChain(crossDevice: boolean): Graph {
+    const graph = new Graph('copy-chain');
+    let aOut!: OutputPort;
+    let copyIn!: InputPort;
+    let copyOut!: OutputPort;
+    let bIn!: InputPort;
+    graph.add(new ScriptedOperator('a', (s) => (aOut = s.output('out').producesTensor(deviceFrames()))));
+    graph.add(
+      new ScriptedOperator('copy', (s) => {
+        copyIn = s.input('in', DEVICE_FRAMES_IN, { crossDevice });
+        copyOut = s.output('out').producesTensor(deviceFrames());
+      }),
+    );
+    graph.add(new ScriptedOperator('b', (s) => (bIn = s.input('in', DEVICE_FRAMES_IN))));
+    graph.addFlow(aOut, copyIn);
+    graph.addFlow(copyOut, bIn);
+    return graph;
+  }
+  const deployment = { bindTensorOutputDevice: { 'a.out': Device.cuda(0), 'copy.out': Device.cuda(1) } };
+
+  it('lets only a crossDevice input take an edge from another device; the edge is recorded, never fused', () => {
+    const refused = compileFailure(copyChain(false), { deployment });
+    expect(refused.errors.map((d) => [d.code, d.subject])).toEqual([[DiagnosticCode.DeviceConflict, { kind: 'operator', operator: 'copy' }]]);
+    expect(refused.errors[0]?.message).toContain('or place a DeviceCopy (@hs/runtime) between the devices');
+
+    const plan = compileOk(copyChain(true), { deployment });
+    expect(plan.operator('copy')?.device).toEqual(Device.cuda(1));
+    expect(plan.edge('a.out->copy.in')).toMatchObject({ crossDevice: true, hostWait: false, pool: 'pool:a.out' });
+    expect(plan.edge('copy.out->b.in')?.crossDevice).toBe(false);
+    expect(plan.fusedEdges.map((f) => f.edge)).not.toContain('a.out->copy.in');
+    expect(plan.toText()).toContain('a.out->copy.in: queueDepth 2 (default), pool pool:a.out, cross-device input');
+  });
+
+  it('fuses nothing across a crossDevice input even on one device', () => {
+    const plan = compileOk(copyChain(true), { deployment: { bindTensorOutputDevice: { 'a.out': Device.cuda(0), 'copy.out': Device.cuda(0) } } });
+    expect(plan.fusedEdges.map((f) => f.edge)).toEqual(['copy.out->b.in']);
+  });
+
+  it('refuses a crossDevice option that is not a boolean', () => {
+    const graph = new Graph('bad-option');
+    expect(() => graph.add(new ScriptedOperator('x', (s) => s.input('in', {}, { crossDevice: 'yes' as never })))).toThrow(/options\.crossDevice must be a boolean/);
+  });
 });

@@ -64,7 +64,11 @@ describe('ExecutionPlan rendering', () => {
       computeStreamPolicy: 'perPartition',
       defaultQueueDepth: 2,
       headroomRatio: { ratio: '2/1' },
-      deployment: { bindOperatorDevice: { a: 'cuda:0', b: 'cuda:0', c: 'cuda:0', d: 'cuda:0' }, bindTensorOutputDevice: {}, bindTopicDevice: {} },
+      deployment: {
+        bindOperatorDevice: { a: 'cuda:0', b: 'cuda:0', c: 'cuda:0', d: 'cuda:0' },
+        bindTensorOutputDevice: { 'a.out': 'cuda:0', 'b.out': 'cuda:0', 'c.out': 'cuda:0', 'd.out': 'cuda:0' },
+        bindTopicDevice: {},
+      },
     });
   });
 

@@ -120,6 +120,7 @@ describe('edges and tensor allocation records', () => {
       pool: 'pool:a.out',
       dropPolicy: 'block',
       hostWait: false,
+      crossDevice: false,
     });
     expect(plan.edge('a.out->c.in0')).toMatchObject({ queueDepth: 4, queueDepthSource: 'explicit' });
   });

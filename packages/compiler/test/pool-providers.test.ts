@@ -31,11 +31,13 @@ const pool = (memoryKind: MemoryKind, provider?: string): TensorOutputSpec => ({
   storage: 'runtimePool',
   ...(provider === undefined ? {} : { provider }),
 });
-const onCuda0 = { deployment: { bindOperatorDevice: { a: Device.cuda(0), b: Device.cuda(0), sink: Device.cuda(0) } } };
+const onCuda0 = { deployment: { bindOperatorDevice: { a: Device.cuda(0), b: Device.cuda(0), sink: Device.cuda(0) }, bindTensorOutputDevice: { 'a.out': Device.cuda(0), 'b.out': Device.cuda(0) } } };
+/** `onCuda0` without the output binding of b.out, for graphs where b.out is host memory. */
+const onCuda0HostB = { deployment: { ...onCuda0.deployment, bindTensorOutputDevice: { 'a.out': Device.cuda(0) } } };
 
 describe('each pool names its provider', () => {
   it('defaults the provider to the pool id and records the tier each memory kind needs', () => {
-    const plan = compileOk(twoPools(pool(MemoryKind.CudaDevice), pool(MemoryKind.PinnedHost)), onCuda0);
+    const plan = compileOk(twoPools(pool(MemoryKind.CudaDevice), pool(MemoryKind.PinnedHost)), onCuda0HostB);
     expect(plan.pools.map((p) => [p.id, p.provider])).toEqual([
       ['pool:a.out', 'pool:a.out'],
       ['pool:b.out', 'pool:b.out'],
@@ -54,7 +56,7 @@ describe('each pool names its provider', () => {
   });
 
   it('fails compilation when one provider would back two memory kinds', () => {
-    const failure = compileFailure(twoPools(pool(MemoryKind.CudaDevice, 'frames'), pool(MemoryKind.PinnedHost, 'frames')), onCuda0);
+    const failure = compileFailure(twoPools(pool(MemoryKind.CudaDevice, 'frames'), pool(MemoryKind.PinnedHost, 'frames')), onCuda0HostB);
     const diagnostic = failure.diagnostics.find((d) => d.code === DiagnosticCode.ProviderMemoryMismatch);
     expect(diagnostic?.message).toContain("provider 'frames' backs pool:a.out (cudaDevice on cuda:0) and pool:b.out (pinnedHost on cpu)");
   });

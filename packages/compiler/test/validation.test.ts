@@ -145,10 +145,37 @@ describe('compile() validation', () => {
 
   it('reports a missing device binding for a CUDA pool output instead of guessing device 0', () => {
     const graph = cudaGraph('unbound', ['a->b']);
-    const error = compileFailure(graph, { deployment: { bindOperatorDevice: { b: Device.cuda(0) } } });
+    const error = compileFailure(graph, { deployment: { bindOperatorDevice: { b: Device.cuda(0) }, bindTensorOutputDevice: { 'b.out': Device.cuda(0) } } });
     const d = only(error, DiagnosticCode.DeviceBindingRequired);
     expect(d.subject).toEqual({ kind: 'port', operator: 'a', port: 'out' });
     expect(d.message).toContain("deployment.bindTensorOutputDevice['a.out'] = Device.cuda(n)");
+  });
+
+  it('refuses a runtime-pool CUDA output placed only by its operator binding (spec row 150)', () => {
+    for (const memoryKind of [MemoryKind.CudaDevice, MemoryKind.CudaManaged]) {
+      const graph = new Graph(`operator-only-${memoryKind}`);
+      graph.add(new ScriptedOperator('a', (s) => s.output('out').producesTensor({ ...deviceFrames(), representation: { ...deviceFrames().representation, memoryKind } })));
+      const error = compileFailure(graph, { deployment: { bindOperatorDevice: { a: Device.cuda(1) } } });
+      const d = only(error, DiagnosticCode.DeviceBindingRequired);
+      expect(d.subject).toEqual({ kind: 'port', operator: 'a', port: 'out' });
+      expect(d.message).toContain(`requests a runtime pool in ${memoryKind} memory`);
+      expect(d.message).toContain('names cuda:1, which places pass-through outputs only');
+      expect(d.message).toContain("add deployment.bindTensorOutputDevice['a.out'] = Device.cuda(n)");
+      const plan = compileOk(graph, { deployment: { bindOperatorDevice: { a: Device.cuda(1) }, bindTensorOutputDevice: { 'a.out': Device.cuda(1) } } });
+      expect(plan.pool('pool:a.out')?.device.toString()).toBe('cuda:1');
+    }
+  });
+
+  it('still places a pass-through CUDA output by its operator binding', () => {
+    const graph = new Graph('pass-through-by-operator');
+    let out!: OutputPort;
+    let inp!: InputPort;
+    graph.add(new ScriptedOperator('a', (s) => (out = s.output('out').producesTensor({ representation: deviceFrames().representation, bounds: { maxByteSpan: 64 } }))));
+    graph.add(new ScriptedOperator('b', (s) => (inp = s.input('in', DEVICE_FRAMES_IN))));
+    graph.addFlow(out, inp);
+    const plan = compileOk(graph, { deployment: { bindOperatorDevice: { a: Device.cuda(1), b: Device.cuda(1) } } });
+    expect(plan.operator('a')?.device?.toString()).toBe('cuda:1');
+    expect(plan.operator('b')?.device?.toString()).toBe('cuda:1');
   });
 
   it('reports a CUDA-active operator with no device at all', () => {

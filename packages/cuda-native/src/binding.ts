@@ -5,7 +5,7 @@
  * something throw an `Error` with a numeric `cudaError` property.
  */
 export interface CudaNativeBinding extends CudaNativeBenchBinding {
-  /** Version of this binding surface; 1 for this release. */
+  /** Version of this binding surface; 2 for this release (2 added the peer-copy bindings). */
   readonly abiVersion: number;
   /** `cudaErrorName: description` for a status code. */
   errorName(status: number): string;
@@ -91,6 +91,16 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
   addressOf(view: ArrayBuffer | ArrayBufferView): bigint;
   /** `cudaMemcpyAsync` with `cudaMemcpyDefault`. */
   memcpyAsync(dst: bigint, src: bigint, byteLength: number, stream: bigint): number;
+
+  // ---- peer copies (abiVersion 2; absent from older addons) ----
+  /** `cudaDeviceCanAccessPeer`: 1 when work on `device` can reach `peer`'s memory (always for a device and itself), 0 when not, `-status` when CUDA refused. */
+  deviceCanAccessPeer?(device: number, peer: number): number;
+  /** `cudaDeviceEnablePeerAccess(peer)` with `device` current, once per ordered pair (already enabled counts as success); returns the CUDA status. */
+  enablePeerAccess?(device: number, peer: number): number;
+  /** `cudaMemcpyPeerAsync` of `byteLength` bytes from `src` on `srcDevice` to `dst` on `dstDevice`, on `stream`; returns the CUDA status. */
+  memcpyPeerAsync?(dst: bigint, dstDevice: number, src: bigint, srcDevice: number, byteLength: number, stream: bigint): number;
+  /** Two `cudaMemcpyAsync` on `stream`: `src` into the pinned `staging` buffer, then into `dst`; returns the CUDA status of the first that failed, or 0. */
+  memcpyStagedAsync?(dst: bigint, src: bigint, staging: bigint, byteLength: number, stream: bigint): number;
   /** Fills `byteLength` bytes at `dst` with the byte `value` in stream order (`cudaMemsetAsync`); returns the CUDA status. */
   memsetAsync(dst: bigint, value: number, byteLength: number, stream: bigint): number;
 

@@ -106,7 +106,7 @@ function producer(topic: string, frames: number, memoryKind = MemoryKind.Host) {
   const graph = new Graph('producer');
   const source = graph.add(new CountingSource(frames, memoryKind));
   graph.publish(source.out, topic, { subscriberQueueDepth: 3 });
-  const options = memoryKind === MemoryKind.CudaDevice ? { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } } : {};
+  const options = memoryKind === MemoryKind.CudaDevice ? { deployment: { bindOperatorDevice: { source: Device.cuda(0) }, bindTensorOutputDevice: { 'source.values': Device.cuda(0) } } } : {};
   return { plan: unwrap(compile(graph, options)), source };
 }
 

@@ -11,6 +11,8 @@ export type { RunMetrics, OperatorMetrics, PoolMetrics, EdgeMetrics, TopicMetric
 export { ReadableSource } from './readable-source.js';
 export type { ReadableSourceOptions } from './readable-source.js';
 export { WritableSink } from './writable-sink.js';
+export { DeviceCopy } from './device-copy.js';
+export type { DeviceCopyOptions } from './device-copy.js';
 export { SubmissionPacer } from './submission-pacer.js';
 export { checkPipelineModule, pipelineSummary } from './pipeline-module.js';
 export { createOutputDirectory } from './output-directory.js';

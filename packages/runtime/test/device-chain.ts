@@ -1,6 +1,7 @@
 import { Graph, compile, type ExecutionPlan } from '@hs/compiler';
 import { Device, unwrap } from '@hs/streams';
 import { AddOne, CollectSink, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 /**
  * source -> add -> sink with every operator on `Device.cuda(0)` (two cudaDevice pools: pool:source.frames,
@@ -14,6 +15,6 @@ export function deviceChain(frames: number): { plan: ExecutionPlan; sink: Collec
   const add = graph.add(new AddOne('add'));
   graph.addFlow(source.frames, add.input);
   graph.addFlow(add.output, graph.add(sink).input);
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: cuda0, add: cuda0, sink: cuda0 } } }));
+  const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: cuda0, add: cuda0, sink: cuda0 }) }));
   return { plan, sink };
 }

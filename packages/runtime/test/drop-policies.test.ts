@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { FRAME } from './test-operators.js';
 import { rejectionOf } from './rejection.js';
+import { bindDevices } from './deployment.js';
 
 /** What the source does with a loan refused with Backpressured. */
 type OnRefused = 'letGo' | 'retain';
@@ -101,7 +102,7 @@ async function runWith(policy: EdgeDropPolicy, onRefused: OnRefused, openGateAft
   const source = graph.add(new CountingSource('source', FRAMES, onRefused, gate, openGateAfterFirstRefusal));
   const sink = graph.add(new GatedSink('sink', gate));
   graph.addFlow(source.frames, sink.input, { queueDepth: DEPTH, dropPolicy: policy });
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+  const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
   const session = unwrap(RunSession.create(plan, { backend }));
   const metrics = await session.run();
   session.dispose();
@@ -172,7 +173,7 @@ describe('pending loans', () => {
     const source = graph.add(new CountingSource('source', FRAMES, 'retain', gate, true));
     const sink = graph.add(new FailingGatedSink('sink', gate));
     graph.addFlow(source.frames, sink.input, { queueDepth: 1, dropPolicy: 'reject' });
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
     const outcome = await rejectionOf(session.run());
     expect(outcome.code).toBe(ErrorCode.ProtocolError);
@@ -211,7 +212,7 @@ describe('pending loans', () => {
     }
     const graph = new Graph('keeper');
     graph.add(new Keeper('keeper'));
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { keeper: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { keeper: Device.cuda(0) }) }));
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
     const metrics = await session.run();
     session.dispose();

@@ -3,6 +3,7 @@ import { Device, ErrorCode, MemoryKind, OK_VOID, type Result, unwrap } from '@hs
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
+import { bindDevices } from './deployment.js';
 
 /** A rank-2 runtime-pool output that tries a rank-1 and then a rank-2 allocation each frame. */
 class ImageSource extends Operator {
@@ -49,7 +50,7 @@ describe('exact rank: a pool output refuses allocations of another rank', () => 
     const source = graph.add(new ImageSource('source'));
     const sink = graph.add(new ImageSink('sink'));
     graph.addFlow(source.out, sink.in);
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
     expect(plan.tensorAllocations().find((p) => p.id === 'pool:source.image')?.rank).toBe(2);
     const session = unwrap(RunSession.create(plan, { backend: 'host' }));
     await session.run();

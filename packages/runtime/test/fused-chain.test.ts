@@ -5,6 +5,7 @@ import { DType } from '@hs/tensor';
 import { describe, expect, it, vi } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { AddOne, CollectSink, FRAME, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 const FRAMES = 24;
 
@@ -27,7 +28,7 @@ async function runChain(fullFences: boolean): Promise<{ perFrame: number; firstB
   const backend = new HostBackend({ orderingChecker: true, seed: 11 });
   const sink = new CollectSink('sink');
   const graph = linearChain(sink);
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), add: Device.cuda(0), sink: Device.cuda(0) } } }));
+  const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), add: Device.cuda(0), sink: Device.cuda(0) }) }));
   expect(plan.fusedEdges.map((f) => f.edge)).toEqual(['add.output->sink.input', 'source.frames->add.input']);
   const session = unwrap(RunSession.create(plan, { backend, fullFences }));
   const calls = countFenceCalls(backend);

@@ -3,6 +3,7 @@ import { Device, unwrap } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
 import { provenFusedEdges } from '../src/fusion-evidence.js';
 import { AddOne, CollectSink, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 function chainPlan() {
   const graph = new Graph('evidence');
@@ -10,7 +11,7 @@ function chainPlan() {
   const add = graph.add(new AddOne('add'));
   graph.addFlow(source.frames, add.input);
   graph.addFlow(add.output, graph.add(new CollectSink('sink')).input);
-  return unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), add: Device.cuda(0), sink: Device.cuda(0) } } }));
+  return unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), add: Device.cuda(0), sink: Device.cuda(0) }) }));
 }
 
 describe('fusion evidence re-validation', () => {

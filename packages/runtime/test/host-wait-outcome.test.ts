@@ -5,6 +5,7 @@ import { hostWaitOutcome } from '../src/host-wait-outcome.js';
 import { RunSession } from '../src/index.js';
 import { rejectionOf } from './rejection.js';
 import { FRAME, FailingSink, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 const PLANTED = 'planted fault on the producer stream';
 
@@ -39,7 +40,7 @@ function hostReaderPlan(frames: number) {
   const source = graph.add(new FaultingSource('source', frames, MemoryKind.PinnedHost));
   const reader = graph.add(new HostReader('reader', 0));
   graph.addFlow(source.frames, reader.input);
-  return { plan: unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } })), reader };
+  return { plan: unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0) }) })), reader };
 }
 
 describe('hostWaitOutcome: a rejecting host wait as the Result the scheduler passes on', () => {
@@ -105,7 +106,7 @@ describe('host waits that reject fail the run with their HsError', () => {
     const graph = new Graph('copy-fault');
     const source = graph.add(new FillSource('source', 3));
     graph.addFlow(source.frames, graph.add(new FaultingCopySink('sink', 0)).input);
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
     const session = unwrap(RunSession.create(plan, { backend }));
     const error = await rejectionOf(session.run());
     expect(error).toBeInstanceOf(HsError);

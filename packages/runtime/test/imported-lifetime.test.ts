@@ -3,6 +3,7 @@ import { type Backend, Device, HostBackend, MemoryKind, OK_VOID, type Result, un
 import { DType, Tensor } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
+import { bindDevices } from './deployment.js';
 
 /** Emits one foreign (imported) tensor on a pass-through output and drops its own reference at once. */
 class ImportingProducer extends Operator {
@@ -53,7 +54,7 @@ describe('an emitted import is reference counted', () => {
     const consumers = ['c0', 'c1', 'c2'].map((name) => graph.add(new StreamConsumer(name)));
     for (const c of consumers) graph.addFlow(producer.out, c.input);
     const device = Device.cuda(0);
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { producer: device, c0: device, c1: device, c2: device } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { producer: device, c0: device, c1: device, c2: device }) }));
     const session = unwrap(RunSession.create(plan, { backend }));
     await session.run();
     session.dispose();

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { Scheduler } from '../src/scheduler.js';
 import { CollectSink, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
@@ -41,7 +42,7 @@ function session(hangs: 'start' | 'stop' | 'compute', frames = 4) {
   const source = graph.add(new RecordingSource('source', frames));
   const sink = graph.add(new HangingSink(hangs));
   graph.addFlow(source.frames, sink.input, { queueDepth: 2 });
-  return { backend, source, sink, session: unwrap(RunSession.create(unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } })), { backend })) };
+  return { backend, source, sink, session: unwrap(RunSession.create(unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) })), { backend })) };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<HsError> {

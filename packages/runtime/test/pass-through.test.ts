@@ -3,6 +3,7 @@ import { type Backend, type DeviceMemory, Device, ErrorCode, HostBackend, HsErro
 import { DType, Tensor } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
+import { bindDevices } from './deployment.js';
 
 /** What the producer hands to emitTensor(): a caller-owned tensor of this layout. */
 interface Layout {
@@ -56,7 +57,7 @@ async function emitOnce(layout: Layout): Promise<{ producer: PassThroughProducer
   const producer = graph.add(new PassThroughProducer('producer', backend, layout));
   const reader = graph.add(new PinnedReader('reader'));
   graph.addFlow(producer.out, reader.input);
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { producer: Device.cuda(0) } } }));
+  const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { producer: Device.cuda(0) }) }));
   expect(plan.edge('producer.out->reader.in')).toMatchObject({ pool: null, hostWait: true });
   const session = unwrap(RunSession.create(plan, { backend }));
   const failure = await session.run().then(

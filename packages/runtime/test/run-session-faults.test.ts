@@ -5,11 +5,12 @@ import { DType } from '@hs/tensor';
 import { RunSession } from '../src/index.js';
 import { CollectSink, FailingSink, FillSource } from './test-operators.js';
 import { rejectionOf } from './rejection.js';
+import { bindDevices } from './deployment.js';
 
 function session(graph: Graph): RunSession {
   const bind: Record<string, Device> = {};
   for (const op of graph.operators) bind[op.name] = Device.cuda(0);
-  return unwrap(RunSession.create(unwrap(compile(graph, { deployment: { bindOperatorDevice: bind } })), { backend: 'host' }));
+  return unwrap(RunSession.create(unwrap(compile(graph, { deployment: bindDevices(graph, bind) })), { backend: 'host' }));
 }
 
 function pair(source: FillSource, sink: FailingSink | CollectSink, queueDepth = 2): Graph {

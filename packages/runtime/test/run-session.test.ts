@@ -6,11 +6,12 @@ import { RunSession, formatMetrics } from '../src/index.js';
 import { DeviceClockSource, MS, operator, runOnClock } from './clock-operators.js';
 import { AddOne, CollectSink, FailingSink, FillSource } from './test-operators.js';
 import { rejectionOf } from './rejection.js';
+import { bindDevices } from './deployment.js';
 
 function onCuda0(graph: Graph): ReturnType<typeof compile> {
   const bind: Record<string, Device> = {};
   for (const op of graph.operators) bind[op.name] = Device.cuda(0);
-  return compile(graph, { deployment: { bindOperatorDevice: bind } });
+  return compile(graph, { deployment: bindDevices(graph, bind) });
 }
 
 function chain(frames: number, sinks: CollectSink[], queueDepth = 2): Graph {
@@ -99,7 +100,7 @@ describe('RunSession', () => {
     graph.addFlow(source.out, reader.input, { queueDepth: 4 });
     graph.addFlow(source.out, second.input, { queueDepth: 4 });
     const cuda0 = { source: Device.cuda(0), reader: Device.cuda(0), second: Device.cuda(0) };
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: cuda0 } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, cuda0) }));
     expect(plan.fusedEdges).toEqual([]);
     expect(plan.pool('pool:source.out')?.slotCount).toBe(7);
     // The reader's device work (and so each release event) runs only when the backend is stepped: after tick 10.
@@ -194,7 +195,7 @@ describe('RunSession', () => {
     const graph = new Graph('host-reader');
     const source = graph.add(new FillSource('source', 6, MemoryKind.PinnedHost));
     graph.addFlow(source.frames, graph.add(new HostReader('reader', 0)).input);
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0) }) }));
     expect(plan.operator('reader')?.stream).toBeNull();
     expect(plan.edge('source.frames->reader.input')?.hostWait).toBe(true);
     expect(plan.toText()).toContain('source.frames->reader.input: queueDepth');

@@ -2,9 +2,11 @@ import { Graph, compile } from '@hs/compiler';
 import { AsyncFromSync, MallocResource, StatisticsResource } from '@hs/nanovdb-mr';
 import { CudaBackend, Device, ErrorCode, MemoryKind, unwrap } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
-import { RunSession } from '../src/index.js';
-import { CollectSink, FillSource } from './test-operators.js';
+import { DeviceCopy, RunSession } from '../src/index.js';
+import { DType } from '@hs/tensor';
+import { CollectSink, FRAME, FillSource } from './test-operators.js';
 import { HostFrameReader } from './host-frame-reader.js';
+import { bindDevices } from './deployment.js';
 
 // The runtime's device-facing behaviours on a real GPU: the host wait before a stream-less consumer,
 // a drop policy enforced while device work is really in flight, and graph pools on a device without
@@ -17,7 +19,7 @@ if (CudaBackend.available()) {
       const source = graph.add(new FillSource('source', 64, MemoryKind.PinnedHost));
       const reader = graph.add(new HostFrameReader('reader'));
       graph.addFlow(source.frames, reader.input);
-      const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }));
+      const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0) }) }));
       expect(plan.edge('source.frames->reader.input')?.hostWait).toBe(true);
       const session = unwrap(RunSession.create(plan, { backend }));
       const metrics = await session.run();
@@ -27,13 +29,33 @@ if (CudaBackend.available()) {
       expect(metrics.pools.map((p) => p.outstanding)).toEqual([0]);
     });
 
+    it('a DeviceCopy copies every frame on the GPU (cuda:0 -> cuda:1 with two devices, else cuda:0 -> cuda:0), every slot back', async () => {
+      const backend = unwrap(CudaBackend.create());
+      const to = backend.devices.length > 1 ? Device.cuda(1) : Device.cuda(0);
+      const graph = new Graph('device-copy-cuda');
+      const source = graph.add(new FillSource('source', 32));
+      const copy = graph.add(new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: FRAME }));
+      const sink = graph.add(new CollectSink('sink'));
+      graph.addFlow(source.frames, copy.input);
+      graph.addFlow(copy.output, sink.input);
+      const deployment = { ...bindDevices(graph, { source: Device.cuda(0), sink: to }), bindTensorOutputDevice: { 'source.frames': Device.cuda(0), 'copy.output': to } };
+      const session = unwrap(RunSession.create(unwrap(compile(graph, { deployment })), { backend }));
+      const metrics = await session.run();
+      session.dispose();
+      const path = to === Device.cuda(0) ? 'sameDevice' : backend.peerCopy?.canAccessPeer(to, Device.cuda(0)) === true ? 'peer' : 'staged';
+      backend.dispose();
+      expect(sink.firstBytes).toEqual(Array.from({ length: 32 }, (_, i) => (i + 1) & 0xff));
+      expect(metrics.pools.map((p) => p.outstanding)).toEqual([0, 0]);
+      console.log(`cuda DeviceCopy cuda:0 -> ${to.toString()}: ${path}`);
+    });
+
     it('dropNewest with a slow device consumer: every frame is delivered or counted as dropped, delivered ones in order', async () => {
       const backend = unwrap(CudaBackend.create());
       const graph = new Graph('drop-cuda');
       const source = graph.add(new FillSource('source', 200));
       const sink = graph.add(new CollectSink('sink', 1));
       graph.addFlow(source.frames, sink.input, { queueDepth: 2, dropPolicy: 'dropNewest' });
-      const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+      const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
       const session = unwrap(RunSession.create(plan, { backend }));
       const metrics = await session.run();
       session.dispose();
@@ -52,7 +74,7 @@ if (CudaBackend.available()) {
         const source = graph.add(new FillSource('source', 64));
         const sink = graph.add(new CollectSink('sink'));
         graph.addFlow(source.frames, sink.input);
-        return { plan: unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } })), sink };
+        return { plan: unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) })), sink };
       };
       const refused = RunSession.create(chain().plan, { backend });
       expect(refused.ok).toBe(false);

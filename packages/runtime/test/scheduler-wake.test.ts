@@ -4,6 +4,7 @@ import { DType } from '@hs/tensor';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { AddOne, FRAME, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 // Only setTimeout is frozen: the scheduler's back-off and source-pacing timers never fire unless the
 // test advances the clock. setImmediate stays real (the scheduler's next-check turns and the host
@@ -90,7 +91,7 @@ class HourlySource extends Operator {
 function onCuda0(graph: Graph): ReturnType<typeof compile> {
   const bind: Record<string, Device> = {};
   for (const op of graph.operators) bind[op.name] = Device.cuda(0);
-  return compile(graph, { deployment: { bindOperatorDevice: bind } });
+  return compile(graph, { deployment: bindDevices(graph, bind) });
 }
 
 describe('Scheduler wake-ups', () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_TAP_QUEUE_DEPTH, type RunMetrics, RunSession } from '../src/index.js';
 import { FRAME, FillSource } from './test-operators.js';
 import { rejectionOf } from './rejection.js';
+import { bindDevices } from './deployment.js';
 
 /** A host-only reader of pinned frames: records each frame's first byte. */
 class HostCounter extends Operator {
@@ -26,7 +27,7 @@ function pinnedSource(frames: number, withSink: boolean): { plan: ReturnType<typ
     sink = graph.add(new HostCounter('sink'));
     graph.addFlow(source.frames, sink.input);
   }
-  return { plan: compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }), sink };
+  return { plan: compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0) }) }), sink };
 }
 
 describe('for await over an operator output', () => {

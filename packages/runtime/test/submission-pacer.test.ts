@@ -4,6 +4,7 @@ import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession, SubmissionPacer } from '../src/index.js';
 import { CollectSink, FRAME } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 /** A source that admits each frame through a pacer before submitting its fill. */
 class PacedSource extends Operator {
@@ -52,7 +53,7 @@ describe('SubmissionPacer', () => {
     const source = graph.add(new PacedSource('source', 24, 2));
     const sink = graph.add(new CollectSink('sink'));
     graph.addFlow(source.frames, sink.input, { queueDepth: 4 });
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
     const session = unwrap(RunSession.create(plan, { backend }));
     await session.run();
     session.dispose();

@@ -6,6 +6,7 @@ import { RunSession } from '../src/index.js';
 import { ManualClock } from '../src/index.js';
 import { ClockSource, DeviceClockSource, MS, SECOND, operator, runOnClock, settle, valueOf } from './clock-operators.js';
 import { rejectionOf } from './rejection.js';
+import { bindDevices } from './deployment.js';
 
 type Read = 'one' | 'window';
 
@@ -90,7 +91,7 @@ describe('the temporal contract schedules', () => {
     const source = graph.add(new DeviceClockSource('source', Rate.hz(sourceHz), count));
     const reader = graph.add(new WindowReader('reader'));
     graph.addFlow(source.out, reader.input);
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), reader: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), reader: Device.cuda(0) }) }));
     expect(plan.fusedEdges).toEqual([]);
     const metrics = await runOnClock(plan, { backend });
     expect(reader.seen).toEqual(seen);

@@ -3,6 +3,7 @@ import { Device, ErrorCode, MemoryKind, OK_VOID, type Result, unwrap } from '@hs
 import { DType } from '@hs/tensor';
 import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
+import { bindDevices } from './deployment.js';
 
 /** A source whose runtime pool has a zero bound: records what every allocation returned. */
 class ZeroBoundSource extends Operator {
@@ -49,7 +50,7 @@ async function runZero(bounds: { maxByteSpan: number; maxRank?: number }): Promi
   const source = graph.add(new ZeroBoundSource('source', bounds));
   const sink = graph.add(new Sink('sink'));
   graph.addFlow(source.out, sink.in);
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+  const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
   const session = unwrap(RunSession.create(plan, { backend: 'host' }));
   await session.run();
   session.dispose();

@@ -220,3 +220,52 @@ export function assertHostAccessNote(owner: object, range: MemoryRange, access: 
     throw new HsError(ErrorCode.InvalidArgument, `noteHostAccess: access must be 'read' or 'write', got ${String(access)}`);
   }
 }
+
+/**
+ * `PeerCopyOperations.copyAsync`: the stream and ranges, then InvalidArgument unless `dst` and `src` are
+ * cudaDevice memory of equal length with `dst` on the stream's device, and, when `peers` says the
+ * destination cannot reach the source directly, a pinnedHost `staging` range at least that long.
+ */
+export function peerCopyProblem(
+  owner: object,
+  stream: Stream,
+  dst: MemoryRange,
+  src: MemoryRange,
+  staging: MemoryRange | undefined,
+  peers: { canAccessPeer(device: Device, peer: Device): boolean },
+): Err | null {
+  const method = 'peerCopy.copyAsync';
+  const problem = streamProblem(owner, stream, method) ?? rangeProblem(owner, dst, method, 'dst', -1) ?? rangeProblem(owner, src, method, 'src', -1);
+  if (problem !== null) return problem;
+  for (const [role, range] of [['dst', dst], ['src', src]] as const) {
+    if (range.memory.kind !== MemoryKind.CudaDevice) {
+      return err(ErrorCode.InvalidArgument, `${method}: ${role} range "${range.label}" is ${range.memory.kind} memory; peer copies move cudaDevice memory (use memcpyAsync for other kinds)`);
+    }
+  }
+  if (dst.memory.device !== stream.device) {
+    return err(
+      ErrorCode.InvalidArgument,
+      `${method}: dst range "${dst.label}" lives on ${dst.memory.device.toString()} but stream "${stream.label}" submits to ${stream.device.toString()}; enqueue the copy on a stream of the destination's device`,
+    );
+  }
+  if (dst.byteLength !== src.byteLength) {
+    return err(ErrorCode.InvalidArgument, `${method}: dst "${dst.label}" is ${dst.byteLength} bytes but src "${src.label}" is ${src.byteLength}; lengths must match`);
+  }
+  if (peers.canAccessPeer(dst.memory.device, src.memory.device)) return null;
+  if (staging === undefined) {
+    return err(
+      ErrorCode.InvalidArgument,
+      `${method}: ${dst.memory.device.toString()} cannot access ${src.memory.device.toString()} directly, so the copy is staged through pinned host memory; ` +
+        `pass a pinnedHost staging range of at least ${src.byteLength} bytes`,
+    );
+  }
+  const bad = rangeProblem(owner, staging, method, 'staging', -1);
+  if (bad !== null) return bad;
+  if (staging.memory.kind !== MemoryKind.PinnedHost || staging.byteLength < src.byteLength) {
+    return err(
+      ErrorCode.InvalidArgument,
+      `${method}: staging range "${staging.label}" is ${staging.byteLength} bytes of ${staging.memory.kind} memory; a staged copy needs pinnedHost memory of at least ${src.byteLength} bytes`,
+    );
+  }
+  return null;
+}

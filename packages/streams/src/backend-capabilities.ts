@@ -135,3 +135,54 @@ export interface NativeMemoryTable {
   /** Runs the table's `destroy` once; later calls return InvalidState. Idempotent. */
   close(): void;
 }
+
+/** How `PeerCopyOperations.copyAsync` moved the bytes: within one device, directly between two, or through pinned host memory. */
+export type PeerCopyPath = 'sameDevice' | 'peer' | 'staged';
+
+/**
+ * Optional `Backend` capability: stream-ordered copies of cudaDevice memory from any device of the backend
+ * to another (or the same) one. Present on both backends. On CUDA a copy between two devices is a peer
+ * copy (`cudaMemcpyPeerAsync`, with peer access enabled once per pair) when `cudaDeviceCanAccessPeer` says
+ * the destination can reach the source, and otherwise is staged through pinned host memory the caller
+ * provides (a copy to the staging range, then from it, both on `stream`). The host backend copies between
+ * its emulated devices; `HostBackendOptions.peerAccess: false` makes it take the staged path.
+ *
+ * The copy is enqueued on `stream`, a stream of the destination's device, after the work enqueued there
+ * before it; order it after the source's writer yourself (`streamWaitEvent` on the writer's event, which
+ * may be on the source's device). Neither call blocks the host. Errors (Result, the same words on every
+ * backend): InvalidArgument (a range that is not cudaDevice memory of this backend, a stream of another
+ * device than the destination, lengths that differ, a staged copy without a pinnedHost staging range of
+ * at least the copy's length), InvalidState (a destroyed stream or freed memory), DeviceError (CUDA
+ * refused, naming the error). Spec: "Current limitations" (hs inserts no cross-device copies: this is the
+ * explicit one a graph places, through the runtime's `DeviceCopy` operator).
+ *
+ * @example
+ * ```ts
+ * import { Device, HostBackend, MemoryKind, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend({ deviceCount: 2 });
+ * const peer = backend.peerCopy;
+ * const src = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(0), byteSize: 256 }));
+ * const dst = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: Device.cuda(1), byteSize: 256 }));
+ * const onDevice1 = unwrap(backend.createStream(Device.cuda(1)));
+ * const range = (memory: typeof src) => ({ memory, byteOffset: 0, byteLength: 256, label: memory.label });
+ * const path = unwrap(peer.copyAsync(onDevice1, range(dst), range(src)));
+ * await backend.synchronizeStream(onDevice1);
+ * console.log(`copied cuda:0 -> cuda:1 (${path}); peer access ${peer.canAccessPeer(Device.cuda(1), Device.cuda(0))}`);
+ * backend.dispose();
+ * ```
+ */
+export interface PeerCopyOperations {
+  /**
+   * True when work on `device` can read `peer`'s memory directly (always for a device and itself); false
+   * for a device this backend does not have.
+   */
+  canAccessPeer(device: Device, peer: Device): boolean;
+  /**
+   * Enqueues on `stream` (a stream of `dst`'s device) a copy of `src` into `dst`, both cudaDevice memory
+   * of equal length, and returns the path it took. `staging` (pinnedHost memory, at least as long) is
+   * needed only when `canAccessPeer(dst device, src device)` is false; it is in use until the copy
+   * completes in `stream` order.
+   */
+  copyAsync(stream: Stream, dst: MemoryRange, src: MemoryRange, staging?: MemoryRange): Result<PeerCopyPath>;
+}

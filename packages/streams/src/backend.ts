@@ -1,7 +1,7 @@
 import type { Device } from './device.js';
 import type { Result } from './errors.js';
 import type { MemoryKind } from './memory-kind.js';
-import type { IpcHandleOperations, NativeMemoryTable, StreamMemoryOperations } from './backend-capabilities.js';
+import type { IpcHandleOperations, NativeMemoryTable, PeerCopyOperations, StreamMemoryOperations } from './backend-capabilities.js';
 import type { OrderingChecker } from './ordering/ordering-checker.js';
 
 /**
@@ -337,6 +337,12 @@ export interface Backend {
   readonly streamMemoryOps?: StreamMemoryOperations | undefined;
   /** Optional capability: CUDA IPC handles of memory and events. Present on the CUDA backend only. */
   readonly ipc?: IpcHandleOperations | undefined;
+  /**
+   * Optional capability: stream-ordered copies of cudaDevice memory between devices (peer where the
+   * devices allow it, staged through pinned host memory otherwise). Present on both backends (on CUDA
+   * with an addon that has the peer-copy bindings).
+   */
+  readonly peerCopy?: PeerCopyOperations | undefined;
   /**
    * Optional capability: opens another native addon's `hs_memory_resource_v1` table (handed to JavaScript
    * as a Node-API external tagged `HS_MEMORY_RESOURCE_TYPE_TAG`) so its blocks become memory of this

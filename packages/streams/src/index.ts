@@ -18,7 +18,7 @@ export type {
   StreamOptions,
   EventOptions,
 } from './backend.js';
-export type { StreamMemoryOperations, IpcHandleOperations, IpcMemoryImport, NativeMemoryTable } from './backend-capabilities.js';
+export type { StreamMemoryOperations, IpcHandleOperations, IpcMemoryImport, NativeMemoryTable, PeerCopyOperations, PeerCopyPath } from './backend-capabilities.js';
 export { HostBackend } from './host/host-backend.js';
 export type { HostBackendOptions } from './host/host-backend-options.js';
 export type { SchedulingMode } from './host/stream-scheduler.js';

@@ -65,11 +65,12 @@ class Sink extends Operator {
 
 /**
  * A graph of `branches` x 10 operators: per branch a source, a chain of seven stages that forks
- * after the fourth into a second sink, and two sinks. Every operator is bound to cuda:0.
+ * after the fourth into a second sink, and two sinks. Every operator and every runtime-pool output is bound to cuda:0.
  */
-export function buildScaleGraph(branches: number): { graph: Graph; bind: Record<string, Device> } {
+export function buildScaleGraph(branches: number): { graph: Graph; bind: Record<string, Device>; outputs: Record<string, Device> } {
   const graph = new Graph('compile-scale');
   const bind: Record<string, Device> = {};
+  const outputs: Record<string, Device> = {};
   for (let b = 0; b < branches; b += 1) {
     const source = graph.add(new Source(`src${b}`));
     let previous: OutputPort = source.out;
@@ -85,8 +86,11 @@ export function buildScaleGraph(branches: number): { graph: Graph; bind: Record<
     const tap = graph.add(new Sink(`b${b}tap`));
     graph.addFlow(forkAt as OutputPort, tap.in);
   }
-  for (const op of graph.operators) bind[op.name] = Device.cuda(0);
-  return { graph, bind };
+  for (const op of graph.operators) {
+    bind[op.name] = Device.cuda(0);
+    for (const port of graph.specOf(op).outputs) outputs[port.key] = Device.cuda(0);
+  }
+  return { graph, bind, outputs };
 }
 
 const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -102,9 +106,9 @@ export function measureCompileScale(runs: number): { operators: number; edges: n
   let edges = 0;
   for (let i = 0; i < runs + 3; i += 1) {
     const t0 = performance.now();
-    const { graph, bind } = buildScaleGraph(100);
+    const { graph, bind, outputs } = buildScaleGraph(100);
     const t1 = performance.now();
-    const plan = compile(graph, { deployment: { bindOperatorDevice: bind } });
+    const plan = compile(graph, { deployment: { bindOperatorDevice: bind, bindTensorOutputDevice: outputs } });
     const t2 = performance.now();
     if (!plan.ok) throw plan.error;
     operators = plan.value.operators.length;

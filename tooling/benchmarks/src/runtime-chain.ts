@@ -81,7 +81,7 @@ export async function runRuntimeChain(frames: number, frameBytes: number, queueD
   const source = graph.add(new FrameSource('source', frames, frameBytes));
   const sink = graph.add(new FrameSink('sink', warmup, frames));
   graph.addFlow(source.frames, sink.frames, { queueDepth });
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) }, bindTensorOutputDevice: { 'source.frames': Device.cuda(0) } } }));
   const session = unwrap(RunSession.create(plan, { backend: 'host', fullFences, latencySampleInterval }));
   const start = process.hrtime.bigint();
   await session.run();

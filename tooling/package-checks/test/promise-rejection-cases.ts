@@ -25,6 +25,7 @@ import {
 import { makeHostHarness } from '@hs/pool/test';
 import {
   type BoundaryPublication,
+  DeviceCopy,
   RunSession,
   SubmissionPacer,
   WritableSink,
@@ -399,6 +400,36 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
       await running;
       return disposed;
     },
+  },
+  '@hs/runtime:DeviceCopy#compute': {
+    rejects: ErrorCode.DeviceError,
+    message: 'planted device fault',
+    run: () =>
+      onHost(async (backend) => {
+        // A fault planted on the copy's stream before the copy: the completion wait covers it and rejects.
+        const device = backend.devices[0]!;
+        const stream = unwrap(backend.createStream(device, { label: 'copy' }));
+        const memory = (label: string) => unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 64, label }));
+        const range = (m: ReturnType<typeof memory>) => ({ memory: m, byteOffset: 0, byteLength: 64, label: m.label });
+        const src = range(memory('src'));
+        const dst = range(memory('dst'));
+        unwrap(
+          backend.launchHostFunc(stream, () => {
+            throw new Error('planted device fault');
+          }),
+        );
+        const tensor = { byteSize: 64, shape: [64], strides: [1], device, dtype: DType.uint8, name: 'frame', data: () => src };
+        const loan = { write: () => ok({ range: dst, commit: () => ok(undefined) }) };
+        const ctx = { receive: () => tensor, backend, cudaStream: () => stream, allocateTensor: () => ok(loan), emit: () => ok(undefined) };
+        const copy = new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 64 });
+        try {
+          const settled = copy.compute(ctx as unknown as ExecutionContext);
+          if (!(settled instanceof Promise)) throw settled.ok ? new Error('compute() finished without a copy') : settled.error;
+          return await settled;
+        } finally {
+          copy.stop();
+        }
+      }),
   },
   '@hs/runtime:RunSession#run': { rejects: ErrorCode.NotFound, message: 'operator source: planted: the camera is gone', run: () => failingSession().run() },
   '@hs/runtime:RunSession#stop': {

@@ -259,7 +259,7 @@ class PatternSink extends Operator {
 function deployment(memory: TopicMemory, topic: string, side: 'publish' | 'subscribe') {
   if (memory === 'host') return {};
   return side === 'publish'
-    ? { deployment: { bindOperatorDevice: { source: Device.cuda(0) } } }
+    ? { deployment: { bindOperatorDevice: { source: Device.cuda(0) }, bindTensorOutputDevice: memory === 'cudaDevice' ? { 'source.frames': Device.cuda(0) } : ({} as Record<string, Device>) } }
     : { deployment: { bindTopicDevice: { [topic]: Device.cuda(0) } } };
 }
 

@@ -66,7 +66,10 @@ export class OperatorSpec {
     this.window.assertOpen(`spec.input(${JSON.stringify(name)})`);
     assertAuthoringName(`operator '${this.operator.name}' input`, name);
     const where = `${this.operator.name}.${name}`;
-    const port = new InputPort(this.operator, name, declareInputRequirements(where, requirements), options?.optional === true, this.window);
+    if (options?.crossDevice !== undefined && typeof options.crossDevice !== 'boolean') {
+      throw new HsError(ErrorCode.InvalidArgument, `${where}: options.crossDevice must be a boolean`);
+    }
+    const port = new InputPort(this.operator, name, declareInputRequirements(where, requirements), options?.optional === true, this.window, options?.crossDevice === true);
     this.#inputs.push(port);
     return port;
   }

@@ -46,7 +46,7 @@ export type OperatorCallbackResult = Result<void> | void | Promise<Result<void> 
  *
  * const graph = new Graph('grayscale');
  * graph.addFlow(graph.add(new Camera('camera')).rgba, graph.add(new Grayscale('gray')).rgba);
- * const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { gray: Device.cuda(0) } } }));
+ * const plan = unwrap(compile(graph, { deployment: { bindTensorOutputDevice: { 'gray.gray': Device.cuda(0) } } }));
  * const gray = plan.operator('gray');
  * console.log(`gray runs in ${gray?.partition} on ${gray?.device}, stream ${gray?.stream}`);
  * ```

@@ -90,6 +90,11 @@ export class InputPort {
     /** True when the input may stay unconnected. */
     readonly optional: boolean,
     private readonly window?: DeclarationWindow,
+    /**
+     * True when the input may be fed from another device than its operator's (`InputPortOptions.crossDevice`):
+     * the producer's device is no placement obligation of this operator.
+     */
+    readonly crossDevice: boolean = false,
   ) {}
 
   /**

@@ -21,6 +21,14 @@ export interface TensorInputRequirements {
 export interface InputPortOptions {
   /** An optional input may stay unconnected; default `false` (required). */
   readonly optional?: boolean;
+  /**
+   * The input may be fed from an operator on another device (default `false`): the producer's device then
+   * places nothing on this operator, and the runtime orders the read across devices (the consumer's stream
+   * waits on the producer's event) and releases the tensor only once `compute()` settled, so the operator
+   * must finish its reads on the device before it returns (as the runtime's `DeviceCopy` does). Every other
+   * cross-device edge is refused with `DEVICE_CONFLICT`.
+   */
+  readonly crossDevice?: boolean;
 }
 
 /**

@@ -15,9 +15,15 @@ export type ComputeStreamPolicy = 'perPartition' | 'sharedProcessDevice';
  * covered by one of these. Spec: "Current limitations" (one device per operator).
  */
 export interface DeploymentBinding {
-  /** Device of a CUDA-kind tensor output, keyed `operator.port`. */
+  /**
+   * Device of a CUDA-kind tensor output, keyed `operator.port`; required for every runtime-pool output in
+   * cudaDevice or cudaManaged memory (`DEVICE_BINDING_REQUIRED` otherwise).
+   */
   readonly bindTensorOutputDevice?: Readonly<Record<string, Device>>;
-  /** Device of an operator, keyed by operator name; its CUDA outputs without their own binding inherit it. */
+  /**
+   * Device of an operator, keyed by operator name; its CUDA pass-through outputs without their own binding
+   * inherit it (runtime-pool outputs do not: they take only `bindTensorOutputDevice`).
+   */
   readonly bindOperatorDevice?: Readonly<Record<string, Device>>;
   /**
    * Device of an external-topic endpoint of this graph, keyed by topic name (the spec's

@@ -57,8 +57,8 @@ import { buildTopicEndpoints } from './topic-endpoints.js';
  *
  * const graph = new Graph('render');
  * graph.add(new Renderer('renderer'));
- * // The compiler never guesses a device: cudaDevice memory needs a binding.
- * const result = compile(graph, { deployment: { bindOperatorDevice: { renderer: Device.cuda(0) } } });
+ * // The compiler never guesses a device: a runtime pool in cudaDevice memory needs its own output binding.
+ * const result = compile(graph, { deployment: { bindTensorOutputDevice: { 'renderer.image': Device.cuda(0) } } });
  * if (!result.ok) {
  *   if (result.error instanceof CompileError) for (const d of result.error.diagnostics) console.error(`${d.severity} ${d.code}: ${d.message}`);
  *   throw result.error;
@@ -223,6 +223,7 @@ function planEdges(
         pool: edge.flow.output.tensor?.storage === 'runtimePool' ? (pools.get(edge.flow.output)?.id ?? null) : null,
         dropPolicy: edge.flow.dropPolicy,
         hostWait: cudaActive.get(edge.producer) === true && cudaActive.get(edge.consumer) !== true,
+        crossDevice: edge.flow.input.crossDevice,
       };
     });
 }

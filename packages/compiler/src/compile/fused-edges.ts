@@ -13,7 +13,7 @@ import { compareText } from './text-order.js';
  * `sharedProcessDevice` a cross-partition edge may stay fused when the streams are equal. Each proof
  * is recorded as evidence the runtime re-validates. Mixed fan-out gets none, and so does an edge whose
  * consumer input has a window or selector in its temporal contract: those entries are held past one
- * activation or several at once, so their release streams stay tracked.
+ * activation or several at once, so their release streams stay tracked. A cross-device input is never fused.
  * Spec: "When the fences disappear: proven linear chains".
  */
 export function proveFusedEdges(
@@ -31,7 +31,7 @@ export function proveFusedEdges(
     const consumerStream = streamOf.get(edge.consumer) ?? null;
     const contract = index.specs.get(edge.consumer)?.contract ?? null;
     const retained = [...(contract?.windows ?? []), ...(contract?.selectors ?? [])].some((r) => r.input === edge.flow.input);
-    if (retained || successors !== 1 || pool === undefined || producerStream === null || pool.producerStream !== producerStream || consumerStream !== producerStream) continue;
+    if (edge.flow.input.crossDevice || retained || successors !== 1 || pool === undefined || producerStream === null || pool.producerStream !== producerStream || consumerStream !== producerStream) continue;
     fused.push({
       edge: edge.id,
       pool: pool.id,

@@ -31,8 +31,9 @@ interface Obligation {
 }
 
 /**
- * Resolves devices from explicit bindings only, never guessing device 0. A CUDA-kind output takes its
- * own `bindTensorOutputDevice` entry, else its operator's `bindOperatorDevice` entry; an input fed by
+ * Resolves devices from explicit bindings only, never guessing device 0. A CUDA-kind runtime-pool output
+ * must have its own `bindTensorOutputDevice` entry (`DEVICE_BINDING_REQUIRED` otherwise); a CUDA-kind
+ * pass-through output takes its own entry, else its operator's `bindOperatorDevice` entry; an input fed by
  * a CUDA-kind output is obliged to that output's device. Every CUDA-active operator must resolve to
  * exactly one device (`DEVICE_CONFLICT`, `DEVICE_BINDING_REQUIRED`); bindings must name existing,
  * CUDA-kind targets and CUDA devices (`DEVICE_BINDING_UNKNOWN_TARGET`, `DEVICE_BINDING_INVALID`).
@@ -98,11 +99,23 @@ export function placeOperators(
         }
         continue;
       }
-      const device = usableDevice(bindTensorOutputDevice[port.key]) ?? opBinding ?? topicBinding;
+      const ownBinding = usableDevice(bindTensorOutputDevice[port.key]);
+      const device = ownBinding ?? opBinding ?? topicBinding;
       outputDevice.set(port, device);
       if (publication !== undefined) topicDevice.set(publication.topic, device);
       const connected = (index.fromOutput.get(port)?.length ?? 0) > 0 || publication !== undefined;
-      if (device === null && (connected || port.tensor.storage === 'runtimePool')) {
+      if (port.tensor.storage === 'runtimePool' && ownBinding === null) {
+        // Spec "Current limitations": a runtime pool in CUDA memory is placed only by its own output binding;
+        // the operator's or topic's device is a fallback for pass-through outputs alone.
+        portBindingMissing.add(op);
+        const inherited = device === null ? '' : ` (its operator or topic binding names ${device.toString()}, which places pass-through outputs only)`;
+        log.error(
+          DiagnosticCode.DeviceBindingRequired,
+          { kind: 'port', operator: op.name, port: port.name },
+          `output ${port.key} requests a runtime pool in ${kind} memory, and such a pool is placed only by its own binding${inherited}; ` +
+            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n)`,
+        );
+      } else if (device === null && connected) {
         portBindingMissing.add(op);
         log.error(
           DiagnosticCode.DeviceBindingRequired,
@@ -126,6 +139,7 @@ export function placeOperators(
       if (device?.isCuda === true) obligations.push({ what: `output ${port.key}`, device });
     }
     for (const edge of index.incoming.get(op) ?? []) {
+      if (edge.flow.input.crossDevice) continue; // fed from any device on purpose (DeviceCopy)
       const device = outputDevice.get(edge.flow.output);
       if (device?.isCuda === true) obligations.push({ what: `input ${edge.flow.input.key} (fed by ${edge.flow.output.key})`, device });
     }
@@ -172,7 +186,8 @@ export function placeOperators(
         DiagnosticCode.DeviceConflict,
         { kind: 'operator', operator: op.name },
         `operator '${op.name}' has obligations on ${devices.length} devices (${obligations.map((o) => `${o.what} on ${o.device.toString()}`).join('; ')}); ` +
-          'an operator runs on one device and the runtime inserts no cross-device copies, so bind them all to one device or split the operator',
+          'an operator runs on one device and the runtime inserts no cross-device copies, so bind them all to one device, split the operator, ' +
+          'or place a DeviceCopy (@hs/runtime) between the devices',
       );
     } else if (!portBindingMissing.has(op)) {
       log.error(
@@ -183,7 +198,34 @@ export function placeOperators(
       );
     }
   }
+  reportCrossDeviceEdges(index, cudaActive, operatorDevice, log);
   return { cudaActive, operatorDevice, outputDevice, topicDevice };
+}
+
+/**
+ * A tensor edge whose producer and consumer both run on streams, on two devices, fails closed even when its
+ * tensors are host-accessible (host or pinnedHost): the consumer's stream would wait on readiness events
+ * of the producer's device and register itself for release with a pool whose events live there
+ * (`DEVICE_CONFLICT` on the edge). CUDA-kind outputs are already reported as the consumer's conflict.
+ */
+function reportCrossDeviceEdges(index: GraphIndex, cudaActive: ReadonlyMap<Operator, boolean>, operatorDevice: ReadonlyMap<Operator, Device | null>, log: DiagnosticLog): void {
+  for (const edge of index.edges) {
+    if (edge.flow.input.crossDevice || cudaActive.get(edge.producer) !== true || cudaActive.get(edge.consumer) !== true) continue;
+    const producer = operatorDevice.get(edge.producer) ?? null;
+    const consumer = operatorDevice.get(edge.consumer) ?? null;
+    if (producer === null || consumer === null || producer === consumer) continue;
+    const tensor = edge.flow.output.tensor;
+    if (tensor === null) continue; // messages carry no events
+    const kind = tensor.representation.memoryKind;
+    if (kind !== null && requiresCudaDevice(kind)) continue;
+    log.error(
+      DiagnosticCode.DeviceConflict,
+      { kind: 'edge', edge: edge.id },
+      `edge ${edge.id}: producer '${edge.producer.name}' orders its tensors with events on ${producer.toString()}, and consumer '${edge.consumer.name}' runs on a stream on ${consumer.toString()}, ` +
+        'which can neither wait on nor release them; the runtime inserts no cross-device copies, so bind both operators to one device ' +
+          'or feed an input declared { crossDevice: true } (a DeviceCopy of @hs/runtime)',
+    );
+  }
 }
 
 function usableDevice(device: Device | undefined): Device | null {

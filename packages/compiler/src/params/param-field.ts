@@ -287,7 +287,7 @@ export function shapeParam(bounds: { readonly rank: number; readonly maxExtent: 
  *
  * const graph = new Graph('render');
  * graph.add(new Renderer('renderer'));
- * const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { renderer: Device.cuda(0) } } }));
+ * const plan = unwrap(compile(graph, { deployment: { bindTensorOutputDevice: { 'renderer.image': Device.cuda(0) } } }));
  * console.log(`image pool in ${plan.pool('pool:renderer.image')?.memoryKind} on ${plan.pool('pool:renderer.image')?.device}`);
  * ```
  */

@@ -42,7 +42,7 @@ export interface ParameterMemoryKind {
  *
  * const graph = new Graph('voxels');
  * graph.add(new Voxelizer('voxelizer'));
- * const pool = unwrap(compile(graph, { deployment: { bindOperatorDevice: { voxelizer: Device.cuda(0) } } })).pool('pool:voxelizer.grid');
+ * const pool = unwrap(compile(graph, { deployment: { bindTensorOutputDevice: { 'voxelizer.grid': Device.cuda(0) } } })).pool('pool:voxelizer.grid');
  * console.log(`placement 'gpu' -> ${pool?.memoryKind} on ${pool?.device}`);
  * ```
  */

@@ -11,6 +11,7 @@ function edgeLabel(plan: ExecutionPlanRecords, edge: PlanEdge, fused: ReadonlySe
   if (fused.has(edge.id)) lines.push('fused (no fences)');
   if (edge.dropPolicy !== 'block') lines.push(`drop policy ${edge.dropPolicy}`);
   if (edge.hostWait) lines.push('host wait before consumer');
+  if (edge.crossDevice) lines.push('cross-device input');
   return lines;
 }
 

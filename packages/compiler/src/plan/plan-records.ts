@@ -37,6 +37,12 @@ export interface PlanEdge {
    * host wait hs makes. Spec: "Host access".
    */
   readonly hostWait: boolean;
+  /**
+   * True when the consumer input was declared `{ crossDevice: true }`: the producer may be on another
+   * device, the consumer's stream waits on its readiness event there, and the runtime releases the tensor
+   * only after `compute()` settled (no release stream is registered with the producer's pool).
+   */
+  readonly crossDevice: boolean;
 }
 
 /** An execution partition: a linear chain of operators with one serial callback owner. */

@@ -32,7 +32,7 @@ export function renderPlanText(plan: ExecutionPlanRecords): string {
   for (const e of plan.edges) {
     const admitted = e.admittedQueueDepth === e.queueDepth ? '' : `, admitted ${e.admittedQueueDepth}`;
     const policy = e.dropPolicy === 'block' ? '' : `, ${e.dropPolicy}`;
-    const hostWait = e.hostWait ? ', host wait before consumer' : '';
+    const hostWait = (e.hostWait ? ', host wait before consumer' : '') + (e.crossDevice ? ', cross-device input' : '');
     lines.push(`  ${e.id}: queueDepth ${e.queueDepth} (${e.queueDepthSource}${admitted})${e.pool === null ? '' : `, pool ${e.pool}`}${fused.has(e.id) ? ', fused' : ''}${policy}${hostWait}`);
   }
 

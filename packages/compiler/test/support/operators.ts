@@ -1,6 +1,6 @@
-import { Device, MemoryKind } from '@hs/streams';
+import { Device, MemoryKind, requiresCudaDevice } from '@hs/streams';
 import { DType } from '@hs/tensor';
-import { CompileError, Graph, Operator, compile, type CompileOptions, type ExecutionPlan, type OperatorSpec, type TensorOutputSpec } from '../../src/index.js';
+import { CompileError, Graph, Operator, compile, type CompileOptions, type DeploymentBinding, type ExecutionPlan, type OperatorSpec, type TensorOutputSpec } from '../../src/index.js';
 
 /** An operator whose setup() is given by the test. */
 export class ScriptedOperator extends Operator {
@@ -63,12 +63,25 @@ export function cudaGraph(name: string, edges: readonly string[], queueDepths: R
   return graph;
 }
 
-/** Options binding every operator of `graph` to cuda:0. */
+/**
+ * A deployment binding `device` to each operator named (all of `graph` by default) and to each of their
+ * runtime-pool outputs that declares a CUDA memory kind (those take only their own binding, spec row 150).
+ */
+export function bindAll(graph: Graph, device: Device = Device.cuda(0), names: readonly string[] = graph.operators.map((op) => op.name)): DeploymentBinding {
+  const bindTensorOutputDevice: Record<string, Device> = {};
+  for (const op of graph.operators) {
+    if (!names.includes(op.name)) continue;
+    for (const port of graph.specOf(op).outputs) {
+      const kind = port.tensor?.representation.memoryKind ?? null;
+      if (port.tensor?.storage === 'runtimePool' && kind !== null && requiresCudaDevice(kind)) bindTensorOutputDevice[port.key] = device;
+    }
+  }
+  return { bindOperatorDevice: Object.fromEntries(names.map((n) => [n, device])), bindTensorOutputDevice };
+}
+
+/** Options binding every operator of `graph` and its CUDA runtime-pool outputs to cuda:0. */
 export function allOnCuda0(graph: Graph, extra: CompileOptions = {}): CompileOptions {
-  return {
-    ...extra,
-    deployment: { bindOperatorDevice: Object.fromEntries(graph.operators.map((op) => [op.name, Device.cuda(0)])) },
-  };
+  return { ...extra, deployment: bindAll(graph) };
 }
 
 /** Compiles and returns the plan, failing the test with the compile error otherwise. */

@@ -13,7 +13,7 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
-import type { IpcHandleOperations, NativeMemoryTable, StreamMemoryOperations } from '../backend-capabilities.js';
+import type { IpcHandleOperations, NativeMemoryTable, PeerCopyOperations, StreamMemoryOperations } from '../backend-capabilities.js';
 import { AddonMemoryTable } from '../addon-memory-table.js';
 import { deviceProblem, hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
 import {
@@ -31,6 +31,7 @@ import { CudaIpcHandles } from './cuda-ipc-handles.js';
 import { CudaKernelLauncher } from './cuda-kernel-launcher.js';
 import { CudaMemoryTable } from './cuda-memory-table.js';
 import { CudaNativeTensors, type NativeTensorSource } from './cuda-native-tensors.js';
+import { CudaPeerCopy } from './cuda-peer-copy.js';
 import { CudaStreamMemoryOps } from './cuda-stream-memory-ops.js';
 import { CudaStreamTable } from './cuda-stream-table.js';
 import { HostCallRegistry } from './host-call-registry.js';
@@ -91,6 +92,8 @@ export class CudaBackend implements Backend, Disposable {
   readonly streamMemoryOps: StreamMemoryOperations | undefined;
   /** CUDA IPC handles of memory and events (`cudaIpc*Handle`). */
   readonly ipc: IpcHandleOperations;
+  /** Copies between devices (peer or staged); undefined with an addon older than abiVersion 2. */
+  readonly peerCopy: PeerCopyOperations | undefined;
   private readonly addon: LoadedCudaAddon;
   private readonly streams: CudaStreamTable;
   private readonly memory: CudaMemoryTable;
@@ -123,6 +126,7 @@ export class CudaBackend implements Backend, Disposable {
     this.kernels = new CudaKernelLauncher(cuda, errors, this, this.host, this.copier, isDisposed);
     this.nativeTensors = new CudaNativeTensors(cuda, this, this.streams);
     this.streamMemoryOps = cuda.streamMemoryOpsSupported() ? new CudaStreamMemoryOps(cuda, this) : undefined;
+    this.peerCopy = CudaPeerCopy.of(cuda, errors, this);
     this.ipc = new CudaIpcHandles(cuda, {
       owner: this,
       devices: this.devices,

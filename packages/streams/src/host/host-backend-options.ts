@@ -30,6 +30,11 @@ export interface HostBackendOptions {
    * `cudaDevAttrMemoryPoolsSupported`): `allocateAsync` then returns NotSupported.
    */
   readonly memoryPools?: boolean;
+  /**
+   * Whether the emulated devices reach each other's memory directly (`peerCopy.canAccessPeer`); default
+   * true. Set false to emulate GPUs without peer access: copies between devices are then staged.
+   */
+  readonly peerAccess?: boolean;
 }
 
 /** Largest accepted `deviceCount`. */
@@ -40,9 +45,12 @@ const MAX_DEVICES = 64;
  * @throws HsError InvalidArgument when an option has the wrong type or is out of range.
  */
 export function checkHostBackendOptions(options: HostBackendOptions): HostBackendOptions {
-  const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true } = options;
+  const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true, peerAccess = true } = options;
   if (typeof memoryPools !== 'boolean') {
     throw new HsError(ErrorCode.InvalidArgument, `HostBackend: memoryPools must be a boolean, got ${String(memoryPools)}`);
+  }
+  if (typeof peerAccess !== 'boolean') {
+    throw new HsError(ErrorCode.InvalidArgument, `HostBackend: peerAccess must be a boolean, got ${String(peerAccess)}`);
   }
   if (!Number.isInteger(deviceCount) || deviceCount < 0 || deviceCount > MAX_DEVICES) {
     throw new HsError(ErrorCode.InvalidArgument, `HostBackend: deviceCount must be an integer 0..${MAX_DEVICES}, got ${String(deviceCount)}`);

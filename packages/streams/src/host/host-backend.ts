@@ -1,3 +1,4 @@
+// Over 500 lines: one class implements the whole Backend contract for the host emulation (streams, events, memory, copies, kernels, capabilities).
 import type {
   HostMemoryAdoption,
   HostFuncOptions,
@@ -11,7 +12,7 @@ import type {
   Stream,
   StreamOptions,
 } from '../backend.js';
-import type { NativeMemoryTable, StreamMemoryOperations } from '../backend-capabilities.js';
+import type { NativeMemoryTable, PeerCopyOperations, StreamMemoryOperations } from '../backend-capabilities.js';
 import { AddonMemoryTable } from '../addon-memory-table.js';
 import { loadCudaAddon } from '../cuda/load-cuda-binding.js';
 import { hostAdoptionProblem, validateAllocationRequest } from '../allocation-request.js';
@@ -30,6 +31,7 @@ import { HostEvent, HostStream } from './host-stream.js';
 import { SeededRandom } from './seeded-random.js';
 import { HostStreamWork } from './host-stream-work.js';
 import { HostStreamMemoryOps } from './host-stream-memory-ops.js';
+import { HostPeerCopy } from './host-peer-copy.js';
 import { OpPool } from './stream-op.js';
 import { checkHostBackendOptions, type HostBackendOptions } from './host-backend-options.js';
 import { StreamScheduler } from './stream-scheduler.js';
@@ -78,6 +80,8 @@ export class HostBackend implements Backend, Disposable {
    * on cudaDevice and pinnedHost memory of this backend; see `StreamMemoryOperations`.
    */
   readonly streamMemoryOps: StreamMemoryOperations;
+  /** Peer copies between the emulated devices (staged when `peerAccess` is false). */
+  readonly peerCopy: PeerCopyOperations;
   private readonly checker: StreamOrderingChecker | null;
   private readonly scheduler: StreamScheduler;
   private readonly ops = new OpPool();
@@ -93,7 +97,7 @@ export class HostBackend implements Backend, Disposable {
 
   /** @throws HsError InvalidArgument when an option has the wrong type or is out of range. */
   constructor(options: HostBackendOptions = {}) {
-    const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true } = checkHostBackendOptions(options);
+    const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true, peerAccess = true } = checkHostBackendOptions(options);
     this.devices = Object.freeze(Array.from({ length: deviceCount }, (_, i) => Device.cuda(i)));
     this.checker =
       orderingChecker === false ? null : new StreamOrderingChecker(orderingChecker === true ? {} : orderingChecker);
@@ -106,6 +110,7 @@ export class HostBackend implements Backend, Disposable {
     });
     this.work = new HostStreamWork(this.ops, this.scheduler, this.checker);
     this.streamMemoryOps = new HostStreamMemoryOps(this, this.work);
+    this.peerCopy = new HostPeerCopy(this, this.work, peerAccess);
   }
 
   // ---- streams -------------------------------------------------------------------------------

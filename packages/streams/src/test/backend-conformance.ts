@@ -688,6 +688,67 @@ export function describeBackendConformance(
       });
     });
 
+    describe('peer copies', () => {
+      // Host backend with two devices: cuda:0 -> cuda:1; one device (the CUDA machine's first): cuda:0 -> cuda:0.
+      const pair = (): { src: Device; dst: Device } => ({ src: device, dst: (backend.devices[1] ?? device) as Device });
+      const onDevice = (d: Device, kind: MemoryKind, byteSize: number): DeviceMemory =>
+        unwrap(backend.allocate({ kind, device: kind === MemoryKind.CudaDevice ? d : Device.cpu(), byteSize, label: `${kind} on ${d.toString()}` }));
+
+      it('copies cudaDevice bytes to another device (or the same one) on a stream of the destination, after the writer on the source', async () => {
+        const peer = backend.peerCopy;
+        if (peer === undefined) return;
+        const { src, dst } = pair();
+        const writer = unwrap(backend.createStream(src, { label: 'writer' }));
+        const reader = unwrap(backend.createStream(dst, { label: 'reader' }));
+        const written = unwrap(backend.createEvent(src, { label: 'written' }));
+        const from = onDevice(src, MemoryKind.CudaDevice, 4096);
+        const to = onDevice(dst, MemoryKind.CudaDevice, 4096);
+        const staging = onDevice(dst, MemoryKind.PinnedHost, 4096);
+        const bytes = Uint8Array.from({ length: 4096 }, (_, i) => (i * 7 + 3) & 0xff);
+        unwrap(backend.copyFromHostAsync(writer, range(from), bytes));
+        unwrap(backend.recordEvent(written, writer));
+        unwrap(backend.streamWaitEvent(reader, written));
+        const path = unwrap(peer.copyAsync(reader, range(to), range(from), range(staging)));
+        expect(path).toBe(src === dst ? 'sameDevice' : peer.canAccessPeer(dst, src) ? 'peer' : 'staged');
+        const out = new Uint8Array(4096);
+        unwrap(backend.copyToHostAsync(reader, out, range(to)));
+        await backend.synchronizeStream(reader);
+        expect(out).toEqual(bytes);
+      });
+
+      it('reports peer access for a device and itself, and none for a device the backend does not have', () => {
+        const peer = backend.peerCopy;
+        if (peer === undefined) return;
+        for (const d of backend.devices) expect(peer.canAccessPeer(d, d)).toBe(true);
+        expect(peer.canAccessPeer(device, Device.cuda(backend.devices.length))).toBe(false);
+        expect(peer.canAccessPeer(Device.cpu(), device)).toBe(false);
+      });
+
+      it('refuses other memory kinds, a stream of another device than the destination and lengths that differ', () => {
+        const peer = backend.peerCopy;
+        if (peer === undefined) return;
+        const { src, dst } = pair();
+        const reader = unwrap(backend.createStream(dst, { label: 'reader' }));
+        const from = onDevice(src, MemoryKind.CudaDevice, 256);
+        const to = onDevice(dst, MemoryKind.CudaDevice, 256);
+        const pinned = onDevice(dst, MemoryKind.PinnedHost, 256);
+        const pinnedCopy = peer.copyAsync(reader, range(to), range(pinned, 0, 256, 'pinned'));
+        expectCode(pinnedCopy, ErrorCode.InvalidArgument);
+        if (!pinnedCopy.ok) expect(pinnedCopy.error.message).toContain('peerCopy.copyAsync: src range "pinned" is pinnedHost memory; peer copies move cudaDevice memory (use memcpyAsync for other kinds)');
+        const elsewhere = unwrap(backend.createStream(dst === src ? dst : src, { label: 'elsewhere' }));
+        if (dst !== src) {
+          const wrongStream = peer.copyAsync(elsewhere, range(to, 0, 256, 'to'), range(from));
+          expectCode(wrongStream, ErrorCode.InvalidArgument);
+          if (!wrongStream.ok) expect(wrongStream.error.message).toContain(`dst range "to" lives on ${dst.toString()} but stream "elsewhere" submits to ${src.toString()}`);
+        }
+        const short = peer.copyAsync(reader, range(to, 0, 128, 'to'), range(from, 0, 256, 'from'));
+        expectCode(short, ErrorCode.InvalidArgument);
+        if (!short.ok) expect(short.error.message).toContain('peerCopy.copyAsync: dst "to" is 128 bytes but src "from" is 256; lengths must match');
+        backend.free(from);
+        expectCode(peer.copyAsync(reader, range(to), range(from)), ErrorCode.InvalidState);
+      });
+    });
+
     describe('dispose', () => {
       it('refuses everything after dispose and settles pending waits', async () => {
         const s = stream('s');

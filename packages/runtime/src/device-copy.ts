@@ -1,0 +1,191 @@
+import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, type OutputPort } from '@hs/compiler';
+import { type Backend, type DeviceMemory, Device, ErrorCode, type Event, HsError, MemoryKind, type MemoryRange, OK_VOID, type Result, err } from '@hs/streams';
+import type { DType } from '@hs/tensor';
+
+/** What a `DeviceCopy` moves: the tensors' element type, rank and largest byte span. */
+export interface DeviceCopyOptions {
+  /** Element type of the tensors (input and output). */
+  readonly dtype: DType;
+  /** Rank of the tensors (input and output). */
+  readonly rank: number;
+  /** Largest tensor in bytes: the output pool's slot bound and the staging buffer's size. */
+  readonly maxByteSpan: number;
+}
+
+/**
+ * The explicit copy between devices that hs never inserts on its own (spec "Current limitations": no
+ * cross-device copy). Place it on an edge whose producer is on another GPU: its input `input` is declared
+ * `{ crossDevice: true }`, so the compiler lets that edge cross devices, and its output `output` is a
+ * runtime pool in cudaDevice memory on the operator's own device (bind it with
+ * `deployment.bindTensorOutputDevice['<name>.output']`; the operator's device follows from it).
+ *
+ * Each activation copies the received tensor onto its own device, on its compute stream, after the
+ * producer's readiness event (the runtime makes the stream wait on it, on the producer's device) through
+ * the backend's `peerCopy` capability: a peer copy where the devices allow one, else staged through a
+ * pinned host buffer of `maxByteSpan` bytes made the first time it is needed. It emits the copy at once
+ * (readiness is an event on its stream) and then waits, without blocking the JS thread, for the copy to
+ * finish, so the input slot goes back to its pool only once nothing reads it any more; the consumer
+ * downstream never waits on the host. A full output pool drops the frame (counted as an exhaustion).
+ * `compute()` returns a `Result` when it fails before the copy is enqueued, else the promise of the copy's
+ * completion. Errors (failing the run): `NotSupported` for a backend without `peerCopy`; `InvalidArgument`
+ * for a non-contiguous tensor or one larger than `maxByteSpan`; the backend's errors; the completion wait
+ * rejects with the stream's `DeviceError` when device work on it failed.
+ * @example
+ * ```ts
+ * import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
+ * import { DeviceCopy, RunSession } from '@hs/runtime';
+ * import { Device, HostBackend, MemoryKind, OK_VOID, type Result, unwrap } from '@hs/streams';
+ * import { DType } from '@hs/tensor';
+ *
+ * const representation = { memoryKind: MemoryKind.CudaDevice, dtype: DType.uint8, rank: 1 };
+ * class Fill extends Operator {
+ *   out!: OutputPort;
+ *   setup(spec: OperatorSpec): void {
+ *     this.out = spec.output('out').producesTensor({ representation, bounds: { maxByteSpan: 64 }, storage: 'runtimePool' });
+ *   }
+ *   compute(ctx: ExecutionContext): Result<void> {
+ *     const loan = unwrap(ctx.allocateTensor(this.out, { shape: [64], dtype: DType.uint8 }));
+ *     const guard = unwrap(loan.write(ctx.cudaStream()));
+ *     unwrap(ctx.backend.memsetAsync(ctx.cudaStream(), guard.range, 7));
+ *     unwrap(guard.commit());
+ *     ctx.finish();
+ *     return ctx.emit(this.out, loan);
+ *   }
+ * }
+ * class Check extends Operator {
+ *   in!: InputPort;
+ *   seen = 0;
+ *   setup(spec: OperatorSpec): void {
+ *     this.in = spec.input('in', representation);
+ *   }
+ *   async compute(ctx: ExecutionContext): Promise<Result<void>> {
+ *     const bytes = new Uint8Array(64);
+ *     await ctx.receive(this.in)!.copyToHost(bytes, ctx.cudaStream());
+ *     this.seen = bytes[0]!;
+ *     return OK_VOID;
+ *   }
+ * }
+ *
+ * const graph = new Graph('two-gpus');
+ * const fill = graph.add(new Fill('fill'));
+ * const copy = graph.add(new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 64 }));
+ * const check = graph.add(new Check('check'));
+ * graph.addFlow(fill.out, copy.input);
+ * graph.addFlow(copy.output, check.in);
+ * const deployment = { bindTensorOutputDevice: { 'fill.out': Device.cuda(0), 'copy.output': Device.cuda(1) } };
+ * const backend = new HostBackend({ deviceCount: 2 });
+ * const session = unwrap(RunSession.create(unwrap(compile(graph, { deployment })), { backend }));
+ * await session.run();
+ * session.dispose();
+ * backend.dispose();
+ * console.log(`cuda:0 -> cuda:1, first byte ${check.seen}`);
+ * ```
+ */
+export class DeviceCopy extends Operator {
+  /** The tensors to copy, from any device (`{ crossDevice: true }`). */
+  input!: InputPort;
+  /** The copies, in a cudaDevice pool on this operator's device. */
+  output!: OutputPort;
+  readonly #options: DeviceCopyOptions;
+  #backend: Backend | null = null;
+  #done: Event | null = null;
+  #staging: DeviceMemory | null = null;
+  #stagingRange: MemoryRange | null = null;
+
+  /** @throws HsError `InvalidArgument` when `maxByteSpan` is not a positive safe integer or `rank` not a non-negative integer. */
+  constructor(name: string, options: DeviceCopyOptions) {
+    super(name);
+    if (typeof options !== 'object' || options === null || !Number.isSafeInteger(options.maxByteSpan) || options.maxByteSpan <= 0 || !Number.isInteger(options.rank) || options.rank < 0) {
+      throw new HsError(ErrorCode.InvalidArgument, `DeviceCopy ${name}: options need dtype, a non-negative integer rank and a positive safe-integer maxByteSpan`);
+    }
+    this.#options = Object.freeze({ dtype: options.dtype, rank: options.rank, maxByteSpan: options.maxByteSpan });
+  }
+
+  setup(spec: OperatorSpec): void {
+    const { dtype, rank, maxByteSpan } = this.#options;
+    const representation = { memoryKind: MemoryKind.CudaDevice, dtype, rank };
+    this.input = spec.input('input', representation, { crossDevice: true });
+    this.output = spec.output('output').producesTensor({ representation, bounds: { maxByteSpan, maxRank: rank }, storage: 'runtimePool' });
+  }
+
+  compute(ctx: ExecutionContext): Result<void> | Promise<void> {
+    const tensor = ctx.receive(this.input);
+    if (tensor === undefined) return OK_VOID;
+    const backend = ctx.backend;
+    const stream = ctx.cudaStream();
+    const peer = backend.peerCopy;
+    if (peer === undefined) return err(ErrorCode.NotSupported, `DeviceCopy ${this.name}: the ${backend.name} backend has no peerCopy capability (an older @hs/cuda-native addon); rebuild or update it`);
+    if (tensor.byteSize > this.#options.maxByteSpan || !isContiguous(tensor.shape, tensor.strides)) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `DeviceCopy ${this.name}: tensor ${tensor.name} is ${tensor.byteSize} bytes${isContiguous(tensor.shape, tensor.strides) ? '' : ', not contiguous'}; it copies contiguous tensors of at most ${this.#options.maxByteSpan} bytes`,
+      );
+    }
+    const done = this.#doneEvent(backend, stream.device);
+    if (!done.ok) return done;
+    let staging: MemoryRange | undefined;
+    if (!peer.canAccessPeer(stream.device, tensor.device)) {
+      const made = this.#stagingFor(backend);
+      if (!made.ok) return made;
+      staging = made.value;
+    }
+    const loan = ctx.allocateTensor(this.output, { shape: tensor.shape, dtype: tensor.dtype });
+    if (!loan.ok) return loan.error.code === ErrorCode.ResourceExhausted ? OK_VOID : loan;
+    const guard = loan.value.write(stream);
+    if (!guard.ok) return guard;
+    const src = tensor.data();
+    const target = guard.value.range;
+    const dst = target.byteLength === src.byteLength ? target : { memory: target.memory, byteOffset: target.byteOffset, byteLength: src.byteLength, label: target.label };
+    const copied = peer.copyAsync(stream, dst, src, staging);
+    if (!copied.ok) return copied;
+    const committed = guard.value.commit();
+    if (!committed.ok) return committed;
+    const emitted = ctx.emit(this.output, loan.value);
+    if (!emitted.ok) return emitted;
+    const recorded = backend.recordEvent(done.value, stream);
+    if (!recorded.ok) return recorded;
+    // The input's lease returns when compute() settles; the copy must have read it by then.
+    return backend.synchronizeEvent(done.value);
+  }
+
+  /** Gives back the staging buffer and the completion event. */
+  override stop(): void {
+    const backend = this.#backend;
+    if (backend === null) return;
+    if (this.#staging !== null) backend.free(this.#staging);
+    if (this.#done !== null) backend.destroyEvent(this.#done);
+    this.#staging = null;
+    this.#stagingRange = null;
+    this.#done = null;
+    this.#backend = null;
+  }
+
+  #doneEvent(backend: Backend, device: Device): Result<Event> {
+    if (this.#done !== null && this.#backend === backend) return { ok: true, value: this.#done };
+    this.stop();
+    const made = backend.createEvent(device, { label: `${this.name} copy done` });
+    if (!made.ok) return made;
+    this.#backend = backend;
+    this.#done = made.value;
+    return made;
+  }
+
+  #stagingFor(backend: Backend): Result<MemoryRange> {
+    if (this.#stagingRange !== null) return { ok: true, value: this.#stagingRange };
+    const made = backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: this.#options.maxByteSpan, label: `${this.name} staging` });
+    if (!made.ok) return made;
+    this.#staging = made.value;
+    this.#stagingRange = { memory: made.value, byteOffset: 0, byteLength: this.#options.maxByteSpan, label: `${this.name} staging` };
+    return { ok: true, value: this.#stagingRange };
+  }
+}
+
+/** Row-major contiguous strides (elements) for `shape`. */
+function isContiguous(shape: readonly number[], strides: readonly number[]): boolean {
+  let expected = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    if ((shape[i] as number) !== 1 && strides[i] !== expected) return false;
+    expected *= shape[i] as number;
+  }
+  return true;
+}
