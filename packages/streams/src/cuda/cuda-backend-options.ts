@@ -34,7 +34,14 @@ export interface CudaBackendOptions {
    * or when the array's buffer is garbage-collected; `CudaBackend.hostArrayRegistrations()` reports them and the
    * time spent registering. `false`: every copy into a JS array is staged. `copies: 1` registers at the first copy.
    */
-  readonly hostArrayRegistration?: false | { readonly minBytes?: number; readonly copies?: number };
+  readonly hostArrayRegistration?:
+    | false
+    | {
+        /** Smallest ArrayBuffer registered, in bytes (default 4 MiB): below it, registration costs more than staging saves. */
+        readonly minBytes?: number;
+        /** The copy into the same ArrayBuffer at which it is registered (default 2; 1: at the first). */
+        readonly copies?: number;
+      };
 }
 
 /** InvalidArgument naming the first option of the wrong type or out of range. */
