@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, unwrap, type Backend, type Device, type Stream } from '@hs/streams';
 import { StatisticsResource, isAsyncResource, type AsyncResource, type MemoryBlock, type SyncResource } from '@hs/nanovdb-mr';
+import { seededRandom } from './seeded-random.js';
 
 /**
  * What one run of {@link describeResourceConformance} needs: a backend, a CUDA device of it for the
@@ -31,18 +32,6 @@ const SIZES = [4, 64, KiB, 64 * KiB, MiB, 16 * MiB, 256 * MiB, GiB];
 const IMPOSSIBLE = 2 ** 50;
 const ALIGNMENT = 256;
 
-/** A small deterministic generator (xorshift32) so failures reproduce from the seed. */
-function seeded(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
 
 function addressOf(block: MemoryBlock): bigint {
   return block.memory.address + BigInt(block.byteOffset);
@@ -172,7 +161,7 @@ export function describeResourceConformance(name: string, makeFixture: () => Res
     });
 
     it('survives random mixed allocate/free (seeded) with aligned, disjoint live blocks', async () => {
-      const random = seeded(0x5eed);
+      const random = seededRandom(0x5eed);
       const live: { block: MemoryBlock | null; bytes: number; alignment: number; stream: Stream | null }[] = [];
       const cap = Math.min(maxBytes(), 64 * KiB);
       for (let step = 0; step < 300; step++) {

@@ -10,19 +10,8 @@ import { createHash } from 'node:crypto';
 import { HostBackend, type Result } from '@hs/streams';
 import { GridType, HostResource, pointAttributesToGrid, pointsToGrid, voxelsToGrid } from '@hs/nanovdb-mr';
 import type { GridHandle } from '@hs/nanovdb-mr';
+import { seededRandom } from '../../src/test/seeded-random.js';
 
-/** xorshift32, so every run builds the same clouds. */
-function random(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
 
 type Spread = 'leaf' | 'node' | 'zero' | 'tiles' | 'wide' | 'ends' | 'clustered';
 const SPREADS: readonly Spread[] = ['leaf', 'node', 'zero', 'tiles', 'wide', 'ends', 'clustered'];
@@ -30,7 +19,7 @@ const SIZES = [0, 1, 2, 5, 31, 200, 1500] as const;
 
 /** `n` index points of one spread; about a quarter repeat an earlier point when `duplicates`. */
 export function cloud(n: number, spread: Spread, seed: number, duplicates: boolean): Int32Array {
-  const r = random(seed);
+  const r = seededRandom(seed);
   const coords = new Int32Array(3 * n);
   const ends = [-2147483648, -2147483647, -4097, -4096, -1, 0, 4095, 4096, 2147483646, 2147483647];
   const centers = Array.from({ length: 5 }, () => [r() * 20000 - 10000, r() * 20000 - 10000, r() * 20000 - 10000]);

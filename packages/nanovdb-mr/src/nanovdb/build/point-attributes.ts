@@ -12,7 +12,7 @@ import { GridType } from '../grid/grid-layout.js';
 import { voxelCoordinate } from './points-to-grid-kernels.js';
 import { invalidPointMessage, resolveGridOptions } from './points-to-grid-options.js';
 import type { IndexPoints, WorldPoints } from './points-to-grid.js';
-import { KEY_WORDS, sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sameVoxel, sortByBuildKey } from './voxel-order.js';
 import { voxelsToGrid, type VoxelsToGridOptions } from './voxels-to-grid.js';
 import { pointsToGrid } from './points-to-grid.js';
 import { attachChannels, channelValues } from './grid-channels.js';
@@ -193,8 +193,4 @@ function onIndexWithChannel(
   } finally {
     topology.value.dispose();
   }
-}
-
-function sameVoxel(coords: Int32Array, p: number, q: number): boolean {
-  return coords[3 * p] === coords[3 * q] && coords[3 * p + 1] === coords[3 * q + 1] && coords[3 * p + 2] === coords[3 * q + 2];
 }
