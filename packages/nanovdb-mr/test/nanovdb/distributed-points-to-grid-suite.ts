@@ -49,7 +49,7 @@ export function distributedCases(points: number): DistributedCase[] {
   const worldF64 = new Float64Array(indexPoints(points, 'uniform', 9000, 17)).map((c) => c * 0.0071 - 3);
   const one = new Int32Array([-5000, 7, 9]);
   const cases: DistributedCase[] = [];
-  for (const gridType of [GridType.OnIndex, GridType.Float]) {
+  for (const gridType of [GridType.OnIndex, GridType.Float] as const) {
     const t = GridType[gridType];
     cases.push(
       { name: `${t} uniform`, points: { space: 'index', coords: uniform }, options: { gridType } },
