@@ -1,4 +1,4 @@
-// The distributedPointsToGrid rows of `pnpm bench:gpu` (issue 27 item 3): one grid from host points built on every
+// The distributedPointsToGrid rows of `pnpm bench:gpu` (issue 27 item 3): one grid from host points (8 blocks in 8 root tiles) built on every
 // GPU of the host (two streams of cuda:0 when there is one GPU) against the one-GPU build of the same host points
 // measured in the same run (upload, pointsToGridAsync, stream sync), and the two grids compared byte for byte.
 // HS_BENCH_DIST_POINTS=1e7 limits the sizes (default 1e7 and 1e8).
@@ -8,14 +8,18 @@ import { Device, unwrap, type CudaBackend, type Stream } from '@hs/streams';
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const ms = (ns: number): string => (ns / 1e6).toFixed(ns >= 1e8 ? 0 : 2);
 
-/** Uniform world positions (voxel size 1) in a cube with about one point per 8 voxels, from a fixed seed. */
+/**
+ * World positions (voxel size 1) in 8 uniform blocks of about one point per 8 voxels, each block in its own root tile
+ * (4096 voxels apart along x): a scene wider than one upper node, which the split can spread over the devices (a
+ * cloud inside one root tile builds on one device).
+ */
 function cloud(n: number): Float32Array {
   let x = 3;
   const out = new Float32Array(3 * n);
-  const side = Math.cbrt(8 * n);
+  const side = Math.cbrt(n);
   for (let i = 0; i < 3 * n; i++) {
     x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    out[i] = (x / 4294967296) * side;
+    out[i] = (x / 4294967296) * side + (i % 3 === 0 ? 4096 * Math.floor((8 * i) / (3 * n)) : 0);
   }
   return out;
 }

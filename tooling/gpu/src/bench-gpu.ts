@@ -137,5 +137,5 @@ console.log('targets: Tensor.copyToHost 256 MiB >= 98 % of the raw copy into the
 console.log(JSON.stringify({ bench: 'gpu', rows }));
 console.log('PointsToGrid (OnIndex, world f32 points, voxel size 1, full checksum; M/s = million points per second):');
 for (const line of pointsToGridLines) console.log(line);
-console.log('distributedPointsToGrid (OnIndex, uniform world f32 host points, voxel size 1, full checksum) vs the one-GPU build of the same host points:');
+console.log('distributedPointsToGrid (OnIndex, world f32 host points in 8 uniform blocks of 8 root tiles, voxel size 1, full checksum) vs the one-GPU build of the same host points:');
 for (const line of distributedLines) console.log(line);

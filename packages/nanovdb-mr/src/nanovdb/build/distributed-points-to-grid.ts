@@ -128,6 +128,9 @@ interface PartBuild {
  * offsets and OnIndex value offsets moved, the header recomputed), then the merged grid is copied to `streams[0]`'s
  * device. Host memory: the split points (the input's size) and the parts' and the merged grid's bytes.
  *
+ * The split's unit is the root tile: a cloud inside one root tile (4096 voxels per axis) builds on one device, and
+ * a cloud of a few tiles of very different point counts splits only as evenly as its tiles allow.
+ *
  * Grid types: OnIndex and Float, with every option of `pointsToGridAsync` except `attributes` (a per-point attribute
  * reduction would need the attributes split the same way and its channel merged; not supported yet: InvalidArgument).
  * `maxGridBytes` applies to every part and to the merged grid.
