@@ -23,6 +23,8 @@ interface TileEntry {
   readonly low: number;
   count: number;
   part: number;
+  /** Creation order (index into the entries). */
+  readonly id: number;
 }
 
 /** The points of each part, raw (world points are quantized by each part's build, the same function as one build). */
@@ -30,21 +32,27 @@ interface Split {
   readonly parts: (Int32Array | Float32Array | Float64Array)[];
 }
 
+/** Most runs of same-tile points the counting pass records (then the scatter pass maps every point again). */
+const MAX_RUNS = 1 << 20;
+
 /**
  * Splits host points by root tile into `k` parts of contiguous tile runs in build order with about equal point
- * counts: one pass to count each tile's points, one to scatter. InvalidArgument for a point that maps to no voxel.
+ * counts: one pass to count each tile's points (recording runs of consecutive points in one tile), one to scatter
+ * (copying whole runs, or mapping every point again when the cloud has more than `MAX_RUNS` runs). Returns the first
+ * point that maps to no voxel instead, when there is one.
  */
-function splitByRootTile(data: Int32Array | Float32Array | Float64Array, k: number, voxelSize: number, origin: readonly [number, number, number]): Split | HsError {
+export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, k: number, voxelSize: number, origin: readonly [number, number, number], maxRuns = MAX_RUNS): Split | { readonly invalid: number } {
   const n = data.length / 3;
   const world = !(data instanceof Int32Array);
   const inv = 1 / voxelSize;
   const [ox, oy, oz] = origin;
   const tiles = new Map<number, Map<number, TileEntry>>();
-  let lastHigh = -1;
-  let lastLow = -1;
-  let last: TileEntry | undefined;
-  /** The tile entry of point i (created in the counting pass), or null for a point that maps to no voxel. */
-  const tileOf = (i: number, create: boolean): TileEntry | null => {
+  const entries: TileEntry[] = [];
+  // the tile of the point `locate` saw last: x, y in `high`, z in `low` (exact numbers; together 60 bits)
+  let high = 0;
+  let low = 0;
+  /** Sets `high` and `low` to point i's tile; false for a point that maps to no voxel. */
+  const locate = (i: number): boolean => {
     let x = data[3 * i] as number;
     let y = data[3 * i + 1] as number;
     let z = data[3 * i + 2] as number;
@@ -52,38 +60,74 @@ function splitByRootTile(data: Int32Array | Float32Array | Float64Array, k: numb
       x = voxelCoordinate(x, ox, inv);
       y = voxelCoordinate(y, oy, inv);
       z = voxelCoordinate(z, oz, inv);
-      if (!(x >= -2147483648 && x <= 2147483647 && y >= -2147483648 && y <= 2147483647 && z >= -2147483648 && z <= 2147483647)) return null;
+      if (!(x >= -2147483648 && x <= 2147483647 && y >= -2147483648 && y <= 2147483647 && z >= -2147483648 && z <= 2147483647)) return false;
     }
-    const high = tileCoord(x) * 2097152 + tileCoord(y);
-    const low = tileCoord(z);
-    if (high === lastHigh && low === lastLow) return last as TileEntry;
+    high = tileCoord(x) * 2097152 + tileCoord(y);
+    low = tileCoord(z);
+    return true;
+  };
+  const entryOf = (create: boolean): TileEntry => {
     let inner = tiles.get(high);
     if (inner === undefined) {
       inner = new Map();
       tiles.set(high, inner);
     }
     let entry = inner.get(low);
-    if (entry === undefined) {
-      if (!create) return null;
-      entry = { high, low, count: 0, part: 0 };
+    if (entry === undefined && create) {
+      entry = { high, low, count: 0, part: 0, id: entries.length };
+      entries.push(entry);
       inner.set(low, entry);
     }
-    lastHigh = high;
-    lastLow = low;
-    last = entry;
-    return entry;
+    return entry as TileEntry;
   };
-  for (let i = 0; i < n; i++) {
-    const entry = tileOf(i, true);
-    if (entry === null) {
-      return new HsError(ErrorCode.InvalidArgument, invalidPointMessage(WHO, i, { coordinates: [data[3 * i] as number, data[3 * i + 1] as number, data[3 * i + 2] as number], voxelSize }));
+  // runs: (first point, tile id) pairs of consecutive points in one tile
+  let runs = new Uint32Array(256);
+  let runCount = 0;
+  let last: TileEntry | undefined;
+  let lastHigh = -1;
+  let lastLow = -1;
+  let runStart = 0;
+  /** Closes the run of `last` that ends before point `end`. */
+  const closeRun = (end: number): void => {
+    const entry = last as TileEntry;
+    entry.count += end - runStart;
+    if (runCount < maxRuns) {
+      if (2 * runCount + 2 > runs.length) {
+        const grown = new Uint32Array(2 * runs.length);
+        grown.set(runs);
+        runs = grown;
+      }
+      runs[2 * runCount] = runStart;
+      runs[2 * runCount + 1] = entry.id;
     }
-    entry.count++;
+    runCount++;
+  };
+  // the counting pass, inlined (the hot loop: locals only, `locate` and `entryOf` on a tile change)
+  for (let i = 0; i < n; i++) {
+    let x = data[3 * i] as number;
+    let y = data[3 * i + 1] as number;
+    let z = data[3 * i + 2] as number;
+    if (world) {
+      x = voxelCoordinate(x, ox, inv);
+      y = voxelCoordinate(y, oy, inv);
+      z = voxelCoordinate(z, oz, inv);
+      if (!(x >= -2147483648 && x <= 2147483647 && y >= -2147483648 && y <= 2147483647 && z >= -2147483648 && z <= 2147483647)) return { invalid: i };
+    }
+    const h = (((x ^ 0x80000000) >>> 12) & 0x1fffff) * 2097152 + (((y ^ 0x80000000) >>> 12) & 0x1fffff);
+    const l = ((z ^ 0x80000000) >>> 12) & 0x1fffff;
+    if (h !== lastHigh || l !== lastLow) {
+      if (last !== undefined) closeRun(i);
+      high = h;
+      low = l;
+      last = entryOf(true);
+      lastHigh = h;
+      lastLow = l;
+      runStart = i;
+    }
   }
-  const ordered: TileEntry[] = [];
-  for (const inner of tiles.values()) for (const entry of inner.values()) ordered.push(entry);
-  ordered.sort((a, b) => a.high - b.high || a.low - b.low);
-  // contiguous runs: part p takes tiles until the running count reaches (p + 1) / k of the points
+  if (last !== undefined) closeRun(n);
+  const ordered = entries.slice().sort((a, b) => a.high - b.high || a.low - b.low);
+  // contiguous runs of tiles: part p takes tiles until the running count reaches (p + 1) / k of the points
   const counts = new Array<number>(k).fill(0);
   let running = 0;
   let part = 0;
@@ -96,10 +140,28 @@ function splitByRootTile(data: Int32Array | Float32Array | Float64Array, k: numb
   const Element = data.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
   const parts = counts.map((c) => new Element(3 * c));
   const cursor = new Array<number>(k).fill(0);
+  if (runCount <= maxRuns) {
+    for (let r = 0; r < runCount; r++) {
+      const from = runs[2 * r] as number;
+      const to = r + 1 < runCount ? (runs[2 * r + 2] as number) : n;
+      const p = (entries[runs[2 * r + 1] as number] as TileEntry).part;
+      (parts[p] as Int32Array).set((data as Int32Array).subarray(3 * from, 3 * to), 3 * (cursor[p] as number));
+      cursor[p]! += to - from;
+    }
+    return { parts };
+  }
+  lastHigh = -1;
+  lastLow = -1;
+  let p = 0;
   for (let i = 0; i < n; i++) {
-    const entry = tileOf(i, false) as TileEntry;
-    const out = parts[entry.part] as Int32Array | Float32Array | Float64Array;
-    const at = 3 * cursor[entry.part]!++;
+    locate(i);
+    if (high !== lastHigh || low !== lastLow) {
+      p = entryOf(false).part;
+      lastHigh = high;
+      lastLow = low;
+    }
+    const out = parts[p] as Int32Array | Float32Array | Float64Array;
+    const at = 3 * cursor[p]!++;
     out[at] = data[3 * i] as number;
     out[at + 1] = data[3 * i + 1] as number;
     out[at + 2] = data[3 * i + 2] as number;
@@ -195,7 +257,10 @@ export async function distributedPointsToGrid(
   const settings = resolveGridOptions(WHO, options);
   if (!settings.ok) throw settings.error;
   const split = splitByRootTile(data, streams.length, settings.value.voxelSize, settings.value.origin);
-  if (split instanceof HsError) throw split;
+  if ('invalid' in split) {
+    const i = split.invalid;
+    throw new HsError(ErrorCode.InvalidArgument, invalidPointMessage(WHO, i, { coordinates: [data[3 * i] as number, data[3 * i + 1] as number, data[3 * i + 2] as number], voxelSize: settings.value.voxelSize }));
+  }
 
   // the parts skip their checksums: the merge computes the one the options ask for
   const partOptions: PointsToGridOptions = { ...options, checksum: 'disabled' };
