@@ -3,6 +3,7 @@ import { ErrorCode, HsError, unwrap, type Backend, type Device, type Stream } fr
 import {
   AsyncFromSync,
   DeviceResource,
+  FaultyResource,
   GridType,
   HostResource,
   StatisticsResource,
@@ -179,6 +180,30 @@ export function describeDistributedPointsToGrid(label: string, makeBackend: () =
       }
       expect(((await rejection(() => distributedPointsToGrid(f.backend, nan, f.streams, f.resources, o))) as HsError).message).toContain('point 1');
       expect(f.resources.map((r) => r.statistics.bytes.total)).toEqual(totals);
+    });
+
+    it('frees every part when an allocation of any part or of the merged grid fails', async () => {
+      const coords = tiledPoints(points, 21).map((c, i) => (i % 3 === 0 ? c + (Math.floor(i / 3) % devices.length) * 32768 : c));
+      let failures = 0;
+      for (let part = 0; part < devices.length; part++) {
+        // part i allocates its input, workspace and grid; part 0 then the merged grid
+        for (let failAt = 1; failAt <= 5; failAt++) {
+          const resources = f.resources.map((r, i) => (i === part ? new FaultyResource(r, { failAt }) : r));
+          const outcome = await distributedPointsToGrid(f.backend, { space: 'index', coords }, f.streams, resources, { gridType: GridType.OnIndex }).then(
+            (built) => {
+              built.buffer.dispose();
+              return null;
+            },
+            (e: unknown) => e,
+          );
+          if (outcome !== null) {
+            failures++;
+            expect((outcome as HsError).code).toBe(ErrorCode.OutOfMemory);
+          }
+          await balanced();
+        }
+      }
+      expect(failures).toBe(3 * devices.length + 1);
     });
 
     it('refuses a merged grid above maxGridBytes and frees everything', async () => {
