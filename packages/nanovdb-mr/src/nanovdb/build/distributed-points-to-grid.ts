@@ -199,10 +199,10 @@ interface PartBuild {
  *
  * Rejects with an `HsError`: InvalidArgument before anything is allocated for an empty stream list, stream and
  * resource lists of different lengths, a resource that is not async, declares another device than its stream's or
- * another backend, malformed points, more than `MAX_DEVICE_POINTS` points, bad options or `attributes`, and a point
+ * another backend, points that are not `{ space: 'index', coords: Int32Array }` or `{ space: 'world', positions:
+ * Float32Array | Float64Array }` or not whole triplets, more than `MAX_DEVICE_POINTS` points, bad options or `attributes`, and a point
  * that is NaN, infinite or maps outside the 32-bit index range (named, with its coordinates); InvalidArgument for a
  * grid above `maxGridBytes`; the resources' and backend's errors. Nothing is left allocated on failure.
- * @throws HsError InvalidArgument when `points` is not `{ space: 'index', coords: Int32Array }` or `{ space: 'world', positions }`.
  * Spec: issue 27 item 3 (points split by space across GPUs, merged byte-identical to the one-GPU build).
  * @example
  * ```ts
