@@ -53,6 +53,7 @@ export type { PointsToGridOptions } from './nanovdb/build/points-to-grid-options
 export { DEFAULT_CLI_MAX_GRID_BYTES } from './nanovdb/build/points-to-grid-options.js';
 export { pointsToGridAsync } from './nanovdb/build/points-to-grid-async.js';
 export type { StreamGrid } from './nanovdb/build/points-to-grid-async.js';
+export { distributedPointsToGrid } from './nanovdb/build/distributed-points-to-grid.js';
 export { MAX_DEVICE_POINTS } from './nanovdb/build/point-spans.js';
 export type { IndexPointSpan, WorldPointSpan } from './nanovdb/build/point-spans.js';
 export type { PointAttributeGridOptions, PointAttributeLayout, PointAttributeSpan } from './nanovdb/build/point-attribute-spans.js';

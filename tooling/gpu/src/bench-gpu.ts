@@ -7,6 +7,7 @@ import { DType } from '@hs/tensor';
 import { TensorPool } from '@hs/pool';
 import { CudaBackend, Device, MemoryKind, unwrap } from '@hs/streams';
 import { benchPointsToGrid } from './bench-points-to-grid.js';
+import { benchDistributedPointsToGrid } from './bench-distributed-points-to-grid.js';
 
 const MiB = 1 << 20;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -124,6 +125,7 @@ if (!pointsToGridOnly) {
   pool.dispose();
 }
 const pointsToGridLines = await benchPointsToGrid(backend, cuda, device);
+const distributedLines = await benchDistributedPointsToGrid(backend);
 backend.dispose();
 
 console.log(`device: ${cuda.deviceProperties(0).name}`);
@@ -135,3 +137,5 @@ console.log('targets: Tensor.copyToHost 256 MiB >= 98 % of the raw copy into the
 console.log(JSON.stringify({ bench: 'gpu', rows }));
 console.log('PointsToGrid (OnIndex, world f32 points, voxel size 1, full checksum; M/s = million points per second):');
 for (const line of pointsToGridLines) console.log(line);
+console.log('distributedPointsToGrid (OnIndex, world f32 host points in 8 uniform blocks of 8 root tiles, voxel size 1, full checksum) vs the one-GPU build of the same host points:');
+for (const line of distributedLines) console.log(line);

@@ -23,6 +23,7 @@ export const GPU_SUITE_FILES = [
   'packages/nanovdb-mr/test/resource-conformance.cuda.test.ts',
   'packages/nanovdb-mr/test/nanovdb/grid-channels.cuda.test.ts',
   'packages/nanovdb-mr/test/nanovdb/point-attributes.cuda.test.ts',
+  'packages/nanovdb-mr/test/nanovdb/distributed-points-to-grid.cuda.test.ts',
   'packages/runtime/test/runtime.cuda.test.ts',
   'examples/sensor-fusion/test/sensor-fusion.cuda.test.ts',
   'tooling/reliability/test/cross-process-topics.cuda.test.ts',

@@ -13,6 +13,7 @@ import {
   GridType,
   HostResource,
   decodeNvdbAsync,
+  distributedPointsToGrid,
   gridFromTensorAsync,
   pointsToGridAsync,
   streamGridHandleAsync,
@@ -250,6 +251,16 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
         const stream = unwrap(backend.createStream(Device.cuda(0)));
         const syncOnly = new HostResource(backend) as unknown as AsyncFromSync<HostResource>;
         return pointsToGridAsync(backend, stream, syncOnly, { space: 'index', coords: new Int32Array(3) } as never, { gridType: GridType.OnIndex });
+      }),
+  },
+
+  '@hs/nanovdb-mr:distributedPointsToGrid': {
+    rejects: ErrorCode.InvalidArgument,
+    message: 'one resource per stream',
+    run: () =>
+      onHost(async (backend) => {
+        const stream = unwrap(backend.createStream(Device.cuda(0)));
+        return distributedPointsToGrid(backend, { space: 'index', coords: new Int32Array(3) }, [stream, stream], [new DeviceResource(backend, Device.cuda(0))], { gridType: GridType.OnIndex });
       }),
   },
 

@@ -1,0 +1,197 @@
+/**
+ * Merges grids whose root tiles are disjoint and ordered (every key of part p below every key of part p + 1 in
+ * build order) into one grid: what a points build split by root tile across devices gives back. The merged grid
+ * holds each level's nodes of the parts in part order, so it is byte for byte the grid one build of all the points
+ * writes. Host bytes in, host bytes out; the caller owns both.
+ * Spec: NANOVDB-FORMAT.md (buffer order, TreeData, RootData, tiles, internal tables, OnIndex leaf offsets).
+ */
+import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
+import { FLOAT_LAYOUT, GRID_DATA_SIZE, GRID_MAGIC, Grid, GridType, ON_INDEX_LAYOUT, ROOT_OFFSET, Root, Tile, Tree, type InternalLevel, type ValueLayout } from '../grid/grid-layout.js';
+import { BBox, planOfCounts, writeDynamicHeader, type GridPlan } from './grid-writer.js';
+
+/** One part's node counts and level starts, read from its header. */
+interface PartLayout {
+  readonly bytes: Uint8Array;
+  readonly view: DataView;
+  readonly plan: GridPlan;
+}
+
+/** What merging `parts` gives: the merged plan and the value layout. */
+export interface MergePlan {
+  readonly layout: ValueLayout;
+  readonly plan: GridPlan;
+  /** Bytes of the merged grid. */
+  readonly gridSize: number;
+}
+
+/** Key bits that order root tiles as the build does: the top bit of each 20-bit tile coordinate flipped (the 2^31 bias). */
+const KEY_BIAS = (1n << 19n) | (1n << 40n) | (1n << 61n);
+
+function readU64(v: DataView, at: number): number {
+  return v.getUint32(at, true) + v.getUint32(at + 4, true) * 4294967296;
+}
+
+function readI64(v: DataView, at: number): number {
+  return v.getUint32(at, true) + v.getInt32(at + 4, true) * 4294967296;
+}
+
+function writeI64(v: DataView, at: number, value: number): void {
+  v.setUint32(at, value >>> 0, true);
+  v.setInt32(at + 4, Math.floor(value / 4294967296), true);
+}
+
+function layoutOf(gridType: number): ValueLayout | undefined {
+  return gridType === GridType.Float ? FLOAT_LAYOUT : gridType === GridType.OnIndex ? ON_INDEX_LAYOUT : undefined;
+}
+
+/** The header fields every part must share: flags, index and count, name, map, voxel size, class and type. */
+const SHARED_FIELDS: readonly (readonly [number, number])[] = [
+  [Grid.version, Grid.gridSize],
+  [Grid.gridName, Grid.worldBBox],
+  [Grid.voxelSize, Grid.blindMetadataOffset],
+];
+
+/**
+ * Checks `parts` (OnIndex or Float grids as the points builders write them: breadth-first, no active tiles, no blind
+ * data, the same header settings, root tiles ordered across the parts) and plans their merge. InvalidArgument naming
+ * the part and the field otherwise.
+ */
+export function planGridMerge(parts: readonly Uint8Array[]): Result<MergePlan> {
+  const who = 'mergeGridsByRootTiles';
+  if (parts.length === 0) return err(ErrorCode.InvalidArgument, `${who}: no grids to merge`);
+  const layouts: PartLayout[] = [];
+  let layout: ValueLayout | undefined;
+  for (let p = 0; p < parts.length; p++) {
+    const bytes = parts[p] as Uint8Array;
+    if (!(bytes instanceof Uint8Array) || bytes.byteLength < ROOT_OFFSET) return err(ErrorCode.InvalidArgument, `${who}: part ${p} is not a grid's bytes`);
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (v.getBigUint64(Grid.magic, true) !== GRID_MAGIC) return err(ErrorCode.InvalidArgument, `${who}: part ${p} has no grid magic`);
+    const own = layoutOf(v.getUint32(Grid.gridType, true));
+    if (own === undefined) return err(ErrorCode.InvalidArgument, `${who}: part ${p} is grid type ${v.getUint32(Grid.gridType, true)}; only Float and OnIndex grids merge`);
+    layout ??= own;
+    if (own !== layout) return err(ErrorCode.InvalidArgument, `${who}: part ${p} is of another grid type than part 0`);
+    if (p > 0) {
+      const first = parts[0] as Uint8Array;
+      for (const [from, to] of SHARED_FIELDS) {
+        for (let b = from; b < to; b++) if (bytes[b] !== first[b]) return err(ErrorCode.InvalidArgument, `${who}: part ${p}'s header differs from part 0's at byte ${b} (name, map, class or flags)`);
+      }
+    }
+    const tree = GRID_DATA_SIZE;
+    if (v.getUint32(tree + Tree.tileCount, true) !== 0 || v.getUint32(tree + Tree.tileCount + 4, true) !== 0 || v.getUint32(tree + Tree.tileCount + 8, true) !== 0) {
+      return err(ErrorCode.InvalidArgument, `${who}: part ${p} has active tiles; only points-built grids merge`);
+    }
+    const tiles = v.getUint32(ROOT_OFFSET + Root.tableSize, true);
+    const counts = { tiles, lowers: v.getUint32(tree + Tree.nodeCount + 4, true), leaves: v.getUint32(tree + Tree.nodeCount, true), voxels: readU64(v, tree + Tree.voxelCount) };
+    const plan = planOfCounts(layout, 0, counts);
+    const gridSize = readU64(v, Grid.gridSize);
+    if (plan.gridSize !== gridSize || bytes.byteLength < gridSize || v.getUint32(tree + Tree.nodeCount + 8, true) !== tiles) {
+      return err(ErrorCode.InvalidArgument, `${who}: part ${p}'s gridSize ${gridSize} does not match its node counts (blind data or a short buffer)`);
+    }
+    layouts.push({ bytes, view: v, plan });
+  }
+  const L = layout as ValueLayout;
+  // the parts' root tiles must be ordered across parts (within a part the build ordered them)
+  let lastKey = -1n;
+  for (let p = 0; p < layouts.length; p++) {
+    const { view, plan } = layouts[p] as PartLayout;
+    if (plan.tiles === 0) continue;
+    const tileStart = ROOT_OFFSET + L.rootDataSize;
+    const first = view.getBigUint64(tileStart + Tile.key, true) ^ KEY_BIAS;
+    if (first <= lastKey) return err(ErrorCode.InvalidArgument, `${who}: part ${p}'s first root tile does not follow the previous parts' tiles in build order`);
+    lastKey = view.getBigUint64(tileStart + (plan.tiles - 1) * L.tileSize + Tile.key, true) ^ KEY_BIAS;
+  }
+  const total = { tiles: 0, lowers: 0, leaves: 0, voxels: 0 };
+  for (const { plan } of layouts) {
+    total.tiles += plan.tiles;
+    total.lowers += plan.lowers;
+    total.leaves += plan.leaves;
+    total.voxels += plan.voxels;
+  }
+  const plan = planOfCounts(L, 0, total);
+  return ok({ layout: L, plan, gridSize: plan.gridSize });
+}
+
+/** Adds `delta` to the i64 table entry of every child of each of `count` nodes of `level` in `out` from `start`. */
+function shiftChildren(out: DataView, start: number, count: number, level: InternalLevel, delta: number): void {
+  if (delta === 0) return;
+  const words = (1 << (3 * level.log2Dim)) >>> 5;
+  for (let n = 0; n < count; n++) {
+    const node = start + n * level.size;
+    for (let w = 0; w < words; w++) {
+      let bits = out.getUint32(node + level.childMask + 4 * w, true);
+      while (bits !== 0) {
+        const low = bits & -bits;
+        const e = 32 * w + 31 - Math.clz32(low);
+        bits ^= low;
+        const at = node + level.table + level.tableStride * e;
+        writeI64(out, at, readI64(out, at) + delta);
+      }
+    }
+  }
+}
+
+/**
+ * Writes the merge of `parts` (see `planGridMerge`, whose plan `merge` is) into `out[0, merge.gridSize)` and stores
+ * the checksum `checksum` asks for: root tiles, upper, lower and leaf nodes of the parts in part order at each level,
+ * every child offset moved with its nodes, OnIndex leaf offsets moved past the parts before, and the header's
+ * counts, bounding boxes, value count and size those of the merged tree.
+ */
+export function mergeGridsByRootTiles(parts: readonly Uint8Array[], merge: MergePlan, out: Uint8Array, checksum: ChecksumMode): void {
+  const { layout, plan } = merge;
+  const v = new DataView(out.buffer, out.byteOffset, merge.gridSize);
+  const first = parts[0] as Uint8Array;
+  // the header template and RootData (background and statistics) of part 0; the build-dependent fields follow
+  out.set(first.subarray(0, ROOT_OFFSET + layout.rootDataSize), 0);
+  const rootBox = new BBox();
+  let tileBase = 0;
+  let lowerBase = 0;
+  let leafBase = 0;
+  let voxelBase = 0;
+  const tileStart = ROOT_OFFSET + layout.rootDataSize;
+  for (const bytes of parts) {
+    const pv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const tiles = pv.getUint32(ROOT_OFFSET + Root.tableSize, true);
+    const own = planOfCounts(layout, 0, {
+      tiles,
+      lowers: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount + 4, true),
+      leaves: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount, true),
+      voxels: readU64(pv, GRID_DATA_SIZE + Tree.voxelCount),
+    });
+    if (tiles === 0) continue;
+    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 4, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 8, true));
+    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox + 12, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 16, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 20, true));
+    const upperAt = plan.upperStart + tileBase * layout.upper.size;
+    const lowerAt = plan.lowerStart + lowerBase * layout.lower.size;
+    const leafAt = plan.leafStart + leafBase * layout.leafSize;
+    const upperShift = upperAt - own.upperStart;
+    const lowerShift = lowerAt - own.lowerStart;
+    const leafShift = leafAt - own.leafStart;
+    // root tiles: child offsets are from the RootData, which stays put
+    const tilesAt = tileStart + tileBase * layout.tileSize;
+    out.set(bytes.subarray(tileStart, tileStart + tiles * layout.tileSize), tilesAt);
+    for (let t = 0; t < tiles; t++) {
+      const at = tilesAt + t * layout.tileSize + Tile.child;
+      writeI64(v, at, readI64(v, at) + upperShift);
+    }
+    out.set(bytes.subarray(own.upperStart, own.lowerStart), upperAt);
+    shiftChildren(v, upperAt, tiles, layout.upper, lowerShift - upperShift);
+    out.set(bytes.subarray(own.lowerStart, own.leafStart), lowerAt);
+    shiftChildren(v, lowerAt, own.lowers, layout.lower, leafShift - lowerShift);
+    out.set(bytes.subarray(own.leafStart, own.gridSize), leafAt);
+    if (layout.isIndex && voxelBase !== 0) {
+      for (let f = 0; f < own.leaves; f++) {
+        const at = leafAt + f * layout.leafSize + layout.leafValues;
+        const offset = readU64(v, at) + voxelBase;
+        v.setUint32(at, offset >>> 0, true);
+        v.setUint32(at + 4, Math.floor(offset / 4294967296), true);
+      }
+    }
+    tileBase += tiles;
+    lowerBase += own.lowers;
+    leafBase += own.leaves;
+    voxelBase += own.voxels;
+  }
+  writeDynamicHeader(v, out, plan, layout, first.subarray(0, GRID_DATA_SIZE), rootBox);
+  writeChecksum(out, computeChecksum(out, merge.gridSize, checksum));
+}
