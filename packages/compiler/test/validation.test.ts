@@ -243,6 +243,26 @@ describe('compile() validation', () => {
     ]);
   });
 
+  it('reports a misspelt option or deployment field instead of ignoring it', () => {
+    const graph = cudaGraph('typos', ['a->b']);
+    const bound = allOnCuda0(graph);
+    const typo = compileFailure(graph, {
+      ...bound,
+      deployment: { ...bound.deployment, bindTensorOutputDevices: { 'a.out': Device.cuda(0) } } as never,
+      defaultQueueDeph: 4,
+    } as never);
+    const invalid = typo.errors.filter((d) => d.code === DiagnosticCode.CompileOptionInvalid);
+    expect(invalid.map((d) => d.subject)).toEqual([
+      { kind: 'option', option: 'defaultQueueDeph' },
+      { kind: 'option', option: 'deployment.bindTensorOutputDevices' },
+    ]);
+    expect(invalid[0]?.message).toContain('defaultQueueDepth');
+    expect(invalid[1]?.message).toContain('bindTensorOutputDevice, bindOperatorDevice, bindTopicDevice');
+    const notObject = compileFailure(graph, { deployment: 'cuda:0' as never });
+    expect(notObject.errors.filter((d) => d.code === DiagnosticCode.CompileOptionInvalid).map((d) => d.subject)).toEqual([{ kind: 'option', option: 'deployment' }]);
+    expect(compile(graph, bound).ok).toBe(true);
+  });
+
   it('reports exact-arithmetic overflow of slot bytes and slot counts', () => {
     const bytes = new Graph('bytes');
     bytes.add(new ScriptedOperator('a', (s) => s.output('out').producesTensor(deviceFrames(Number.MAX_SAFE_INTEGER))));
