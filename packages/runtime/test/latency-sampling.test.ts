@@ -3,6 +3,7 @@ import { Device, ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, RunSession, type RunMetrics } from '../src/index.js';
 import { CountSink, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 const FRAMES = 256;
 
@@ -16,7 +17,7 @@ async function runCounted(latencySampleInterval: number | undefined): Promise<{ 
   const source = graph.add(new FillSource('source', FRAMES));
   const sink = graph.add(new CountSink('sink'));
   graph.addFlow(source.frames, sink.input);
-  const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+  const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
   const session = unwrap(RunSession.create(plan, { backend, clock: new ManualClock(), latencySampleInterval }));
   const hrtime = vi.spyOn(process, 'hrtime');
   try {
@@ -52,7 +53,7 @@ describe('latencySampleInterval', () => {
     const graph = new Graph('bad-interval');
     const source = graph.add(new FillSource('source', 1));
     graph.addFlow(source.frames, graph.add(new CountSink('sink')).input);
-    const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
     for (const bad of [0, -1, 1.5, Number.NaN, Infinity]) {
       const created = RunSession.create(plan, { backend: 'host', latencySampleInterval: bad });
       expect(created.ok).toBe(false);

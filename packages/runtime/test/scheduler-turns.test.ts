@@ -3,6 +3,7 @@ import { Device, unwrap } from '@hs/streams';
 import { describe, expect, it } from 'vitest';
 import { RunSession } from '../src/index.js';
 import { CountSink, FillSource } from './test-operators.js';
+import { bindDevices } from './deployment.js';
 
 /** source -> sink on one device (a proven fused edge: a released slot needs no release event to retire). */
 function chain(frames: number): { plan: ReturnType<typeof compile>; sink: CountSink } {
@@ -10,7 +11,7 @@ function chain(frames: number): { plan: ReturnType<typeof compile>; sink: CountS
   const source = graph.add(new FillSource('source', frames));
   const sink = graph.add(new CountSink('sink'));
   graph.addFlow(source.frames, sink.input);
-  return { plan: compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) } } }), sink };
+  return { plan: compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }), sink };
 }
 
 describe('scheduler turns', () => {
