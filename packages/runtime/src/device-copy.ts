@@ -1,6 +1,6 @@
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, type OutputPort } from '@hs/compiler';
 import { type Backend, type DeviceMemory, Device, ErrorCode, type Event, HsError, MemoryKind, type MemoryRange, OK_VOID, type Result, err } from '@hs/streams';
-import type { DType } from '@hs/tensor';
+import { DType } from '@hs/tensor';
 
 /** What a `DeviceCopy` moves: the tensors' element type, rank and largest byte span. */
 export interface DeviceCopyOptions {
@@ -92,11 +92,22 @@ export class DeviceCopy extends Operator {
   #staging: DeviceMemory | null = null;
   #stagingRange: MemoryRange | null = null;
 
-  /** @throws HsError `InvalidArgument` when `maxByteSpan` is not a positive safe integer or `rank` not a non-negative integer. */
+  /**
+   * @throws HsError `InvalidArgument` when `dtype` is not a `DType`, `maxByteSpan` not a positive safe integer or
+   *   `rank` not a non-negative integer.
+   */
   constructor(name: string, options: DeviceCopyOptions) {
     super(name);
-    if (typeof options !== 'object' || options === null || !Number.isSafeInteger(options.maxByteSpan) || options.maxByteSpan <= 0 || !Number.isInteger(options.rank) || options.rank < 0) {
-      throw new HsError(ErrorCode.InvalidArgument, `DeviceCopy ${name}: options need dtype, a non-negative integer rank and a positive safe-integer maxByteSpan`);
+    if (
+      typeof options !== 'object' ||
+      options === null ||
+      !(options.dtype instanceof DType) ||
+      !Number.isSafeInteger(options.maxByteSpan) ||
+      options.maxByteSpan <= 0 ||
+      !Number.isInteger(options.rank) ||
+      options.rank < 0
+    ) {
+      throw new HsError(ErrorCode.InvalidArgument, `DeviceCopy ${name}: options need dtype (a DType such as DType.uint8), a non-negative integer rank and a positive safe-integer maxByteSpan`);
     }
     this.#options = Object.freeze({ dtype: options.dtype, rank: options.rank, maxByteSpan: options.maxByteSpan });
   }

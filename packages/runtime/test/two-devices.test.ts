@@ -337,6 +337,10 @@ describe('two devices on HostBackend({ deviceCount: 2 })', () => {
 
     it('refuses bad options', () => {
       expect(() => new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 0 })).toThrow(/positive safe-integer maxByteSpan/);
+      // A missing or misspelt dtype is refused by the constructor that names it, not later by a port declaration.
+      for (const dtype of [undefined, 'uint8', 'banana']) {
+        expect(() => new DeviceCopy('copy', { dtype, rank: 1, maxByteSpan: FRAME } as never)).toThrow(/DeviceCopy copy: options need dtype \(a DType such as DType\.uint8\)/);
+      }
     });
   });
 });
