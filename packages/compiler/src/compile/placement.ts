@@ -125,7 +125,7 @@ export function placeOperators(
           DiagnosticCode.DeviceBindingRequired,
           { kind: 'port', operator: op.name, port: port.name },
           `output ${port.key} produces ${kind} tensors but no device is bound and the compiler never guesses one; ` +
-            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n) or deployment.bindOperatorDevice['${op.name}']`,
+            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n) or deployment.bindOperatorDevice['${op.name}'] = Device.cuda(n)`,
         );
       }
     }
