@@ -242,6 +242,20 @@ describe('two devices on HostBackend({ deviceCount: 2 })', () => {
     backend.dispose();
   });
 
+  it('says how to get the devices a plan names when the host backend has fewer', () => {
+    const graph = new Graph('second-device');
+    graph.add(new FillSource('source', 1));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: cuda1 }) }));
+    const made = RunSession.create(plan, { backend: 'host' });
+    expect(made.ok).toBe(false);
+    if (!made.ok) {
+      expect(made.error.code).toBe(ErrorCode.InvalidArgument);
+      expect(made.error.message).toContain('cuda:1');
+      expect(made.error.message).toContain('hostOptions: { deviceCount: 2 }');
+    }
+    expect(unwrap(RunSession.create(plan, { backend: 'host', hostOptions: { deviceCount: 2 } })).dispose()).toBeUndefined();
+  });
+
   it('refuses at compile time an edge from an output on cuda:0 into an operator on cuda:1 (DEVICE_CONFLICT)', () => {
     const graph = new Graph('cross-device');
     const source = graph.add(new FillSource('source', 1));
