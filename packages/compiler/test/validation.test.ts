@@ -274,6 +274,8 @@ describe('compile() validation', () => {
     ]);
     expect(invalid[0]?.message).toContain('defaultQueueDepth');
     expect(invalid[1]?.message).toContain('bindTensorOutputDevice, bindOperatorDevice, bindTopicDevice');
+    const nested = compileFailure(graph, { ...bound, automaticQueueSizing: { headroom: 3 } as never });
+    expect(nested.errors.filter((d) => d.code === DiagnosticCode.CompileOptionInvalid).map((d) => d.subject)).toEqual([{ kind: 'option', option: 'automaticQueueSizing.headroom' }]);
     const notObject = compileFailure(graph, { deployment: 'cuda:0' as never });
     expect(notObject.errors.filter((d) => d.code === DiagnosticCode.CompileOptionInvalid).map((d) => d.subject)).toEqual([{ kind: 'option', option: 'deployment' }]);
     expect(compile(graph, bound).ok).toBe(true);

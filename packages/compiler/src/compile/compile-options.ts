@@ -117,6 +117,8 @@ export function resolveCompileOptions(options: CompileOptions | undefined, log: 
     );
   }
   unknownFields('', options, COMPILE_OPTION_FIELDS, log);
+  const sizing: unknown = options?.automaticQueueSizing;
+  if (typeof sizing === 'object' && sizing !== null) unknownFields('automaticQueueSizing.', sizing, ['headroomRatio'], log);
   let deployment = options?.deployment;
   if (deployment !== undefined && (typeof deployment !== 'object' || deployment === null)) {
     log.error(
@@ -150,7 +152,7 @@ function unknownFields(prefix: string, record: object | undefined, known: readon
     log.error(
       DiagnosticCode.CompileOptionInvalid,
       { kind: 'option', option: `${prefix}${key}` },
-      `${prefix}${key} is not an option of compile(); the ${prefix === '' ? 'options' : prefix.slice(0, -1) + ' fields'} are ${known.join(', ')}`,
+      `${prefix}${key} is not an option of compile(); the ${prefix === '' ? 'options' : `${prefix.slice(0, -1)} fields`} are ${known.join(', ')}`,
     );
   }
 }
