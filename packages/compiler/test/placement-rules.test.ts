@@ -29,6 +29,8 @@ describe('placement rules (spec: Current limitations)', () => {
     const error = compileFailure(passThroughChain(), { deployment: { bindTensorOutputDevice: { 'a.out': Device.cuda(0) } } });
     const onPort = error.errors.filter((d) => d.code === DiagnosticCode.DeviceBindingRequired && d.subject.kind === 'port');
     expect(onPort.map((d) => d.subject)).toEqual([{ kind: 'port', operator: 'b', port: 'pt' }]);
+    // Either entry the message offers is written out in full.
+    expect(onPort[0]?.message).toContain("add deployment.bindTensorOutputDevice['b.pt'] = Device.cuda(n) or deployment.bindOperatorDevice['b'] = Device.cuda(n)");
   });
 
   it("lets a pass-through output inherit its operator's explicit device", () => {

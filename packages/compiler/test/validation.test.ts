@@ -160,10 +160,26 @@ describe('compile() validation', () => {
       expect(d.subject).toEqual({ kind: 'port', operator: 'a', port: 'out' });
       expect(d.message).toContain(`requests a runtime pool in ${memoryKind} memory`);
       expect(d.message).toContain('names cuda:1, which places pass-through outputs only');
-      expect(d.message).toContain("add deployment.bindTensorOutputDevice['a.out'] = Device.cuda(n)");
+      // The device the user meant is known: the message says exactly what to write.
+      expect(d.message).toContain("add deployment.bindTensorOutputDevice['a.out'] = Device.cuda(1)");
       const plan = compileOk(graph, { deployment: { bindOperatorDevice: { a: Device.cuda(1) }, bindTensorOutputDevice: { 'a.out': Device.cuda(1) } } });
       expect(plan.pool('pool:a.out')?.device.toString()).toBe('cuda:1');
     }
+  });
+
+  it('reports an unplaced CUDA pool output once, not again as its consumer without a device', () => {
+    const graph = new Graph('one-cause');
+    let out!: OutputPort;
+    let inp!: InputPort;
+    graph.add(new ScriptedOperator('a', (s) => (out = s.output('out').producesTensor(deviceFrames()))));
+    graph.add(new ScriptedOperator('b', (s) => (inp = s.input('in', DEVICE_FRAMES_IN))));
+    graph.addFlow(out, inp);
+    const d = only(compileFailure(graph), DiagnosticCode.DeviceBindingRequired);
+    expect(d.subject).toEqual({ kind: 'port', operator: 'a', port: 'out' });
+    expect(d.message).toContain("add deployment.bindTensorOutputDevice['a.out'] = Device.cuda(n)");
+    // The one entry the message names is all it takes: b follows its input onto the device.
+    const plan = compileOk(graph, { deployment: { bindTensorOutputDevice: { 'a.out': Device.cuda(0) } } });
+    expect(plan.operator('b')?.device?.toString()).toBe('cuda:0');
   });
 
   it('still places a pass-through CUDA output by its operator binding', () => {
@@ -241,6 +257,28 @@ describe('compile() validation', () => {
       { kind: 'option', option: 'computeStreamPolicy' },
       { kind: 'option', option: 'deployment.bindOperatorDevice.a' },
     ]);
+  });
+
+  it('reports a misspelt option or deployment field instead of ignoring it', () => {
+    const graph = cudaGraph('typos', ['a->b']);
+    const bound = allOnCuda0(graph);
+    const typo = compileFailure(graph, {
+      ...bound,
+      deployment: { ...bound.deployment, bindTensorOutputDevices: { 'a.out': Device.cuda(0) } } as never,
+      defaultQueueDeph: 4,
+    } as never);
+    const invalid = typo.errors.filter((d) => d.code === DiagnosticCode.CompileOptionInvalid);
+    expect(invalid.map((d) => d.subject)).toEqual([
+      { kind: 'option', option: 'defaultQueueDeph' },
+      { kind: 'option', option: 'deployment.bindTensorOutputDevices' },
+    ]);
+    expect(invalid[0]?.message).toContain('defaultQueueDepth');
+    expect(invalid[1]?.message).toContain('bindTensorOutputDevice, bindOperatorDevice, bindTopicDevice');
+    const nested = compileFailure(graph, { ...bound, automaticQueueSizing: { headroom: 3 } as never });
+    expect(nested.errors.filter((d) => d.code === DiagnosticCode.CompileOptionInvalid).map((d) => d.subject)).toEqual([{ kind: 'option', option: 'automaticQueueSizing.headroom' }]);
+    const notObject = compileFailure(graph, { deployment: 'cuda:0' as never });
+    expect(notObject.errors.filter((d) => d.code === DiagnosticCode.CompileOptionInvalid).map((d) => d.subject)).toEqual([{ kind: 'option', option: 'deployment' }]);
+    expect(compile(graph, bound).ok).toBe(true);
   });
 
   it('reports exact-arithmetic overflow of slot bytes and slot counts', () => {

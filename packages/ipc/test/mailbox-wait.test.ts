@@ -29,7 +29,8 @@ describe('resolveMailboxWait: the wait option of mailbox readers', () => {
     { name: 'a window past the cap', value: { kind: 'spin', spinMicroseconds: 10_001 }, says: /got 10001/ },
     { name: 'NaN', value: { kind: 'spin', spinMicroseconds: Number.NaN }, says: /got NaN/ },
     { name: 'Infinity', value: { kind: 'spin', spinMicroseconds: Infinity }, says: /got Infinity/ },
-    { name: 'a string window', value: { kind: 'spin', spinMicroseconds: '100' }, says: /got 100/ },
+    // Named as the string it is: printed bare, '100' read as if the valid number 100 were refused.
+    { name: 'a string window', value: { kind: 'spin', spinMicroseconds: '100' }, says: /got "100" \(a string\)/ },
     { name: 'no window', value: { kind: 'spin' }, says: /got undefined/ },
     { name: 'an unknown kind', value: { kind: 'busy' }, says: /kind must be 'park' or 'spin', got "busy"/ },
     { name: 'null', value: null, says: /got null/ },

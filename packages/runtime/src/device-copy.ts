@@ -1,6 +1,7 @@
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, type OutputPort } from '@hs/compiler';
 import { type Backend, type DeviceMemory, Device, ErrorCode, type Event, HsError, MemoryKind, type MemoryRange, OK_VOID, type Result, err } from '@hs/streams';
-import type { DType } from '@hs/tensor';
+import { DType } from '@hs/tensor';
+import type { TensorLoan } from '@hs/pool';
 
 /** What a `DeviceCopy` moves: the tensors' element type, rank and largest byte span. */
 export interface DeviceCopyOptions {
@@ -25,7 +26,8 @@ export interface DeviceCopyOptions {
  * pinned host buffer of `maxByteSpan` bytes made the first time it is needed. It emits the copy at once
  * (readiness is an event on its stream) and then waits, without blocking the JS thread, for the copy to
  * finish, so the input slot goes back to its pool only once nothing reads it any more; the consumer
- * downstream never waits on the host. A full output pool drops the frame (counted as an exhaustion).
+ * downstream never waits on the host. A full output pool drops the frame (counted as an exhaustion); a full
+ * `reject` edge downstream keeps the copy for a retry activation (`ctx.retainPending`), which emits it again.
  * `compute()` returns a `Result` when it fails before the copy is enqueued, else the promise of the copy's
  * completion. Errors (failing the run): `NotSupported` for a backend without `peerCopy`; `InvalidArgument`
  * for a non-contiguous tensor or one larger than `maxByteSpan`; the backend's errors; the completion wait
@@ -92,11 +94,22 @@ export class DeviceCopy extends Operator {
   #staging: DeviceMemory | null = null;
   #stagingRange: MemoryRange | null = null;
 
-  /** @throws HsError `InvalidArgument` when `maxByteSpan` is not a positive safe integer or `rank` not a non-negative integer. */
+  /**
+   * @throws HsError `InvalidArgument` when `dtype` is not a `DType`, `maxByteSpan` not a positive safe integer or
+   *   `rank` not a non-negative integer.
+   */
   constructor(name: string, options: DeviceCopyOptions) {
     super(name);
-    if (typeof options !== 'object' || options === null || !Number.isSafeInteger(options.maxByteSpan) || options.maxByteSpan <= 0 || !Number.isInteger(options.rank) || options.rank < 0) {
-      throw new HsError(ErrorCode.InvalidArgument, `DeviceCopy ${name}: options need dtype, a non-negative integer rank and a positive safe-integer maxByteSpan`);
+    if (
+      typeof options !== 'object' ||
+      options === null ||
+      !(options.dtype instanceof DType) ||
+      !Number.isSafeInteger(options.maxByteSpan) ||
+      options.maxByteSpan <= 0 ||
+      !Number.isInteger(options.rank) ||
+      options.rank < 0
+    ) {
+      throw new HsError(ErrorCode.InvalidArgument, `DeviceCopy ${name}: options need dtype (a DType such as DType.uint8), a non-negative integer rank and a positive safe-integer maxByteSpan`);
     }
     this.#options = Object.freeze({ dtype: options.dtype, rank: options.rank, maxByteSpan: options.maxByteSpan });
   }
@@ -109,6 +122,9 @@ export class DeviceCopy extends Operator {
   }
 
   compute(ctx: ExecutionContext): Result<void> | Promise<void> {
+    // A retry after a full reject edge: the copy is made (its readiness recorded); emit it again or keep it.
+    const pending = ctx.pendingLoan(this.output);
+    if (pending !== undefined) return this.#emitOrRetain(ctx, pending);
     const tensor = ctx.receive(this.input);
     if (tensor === undefined) return OK_VOID;
     const backend = ctx.backend;
@@ -140,12 +156,19 @@ export class DeviceCopy extends Operator {
     if (!copied.ok) return copied;
     const committed = guard.value.commit();
     if (!committed.ok) return committed;
-    const emitted = ctx.emit(this.output, loan.value);
+    const emitted = this.#emitOrRetain(ctx, loan.value);
     if (!emitted.ok) return emitted;
     const recorded = backend.recordEvent(done.value, stream);
     if (!recorded.ok) return recorded;
     // The input's lease returns when compute() settles; the copy must have read it by then.
     return backend.synchronizeEvent(done.value);
+  }
+
+  /** Emits `loan`; a full `reject` edge (`Backpressured`) keeps it for the retry activation instead. */
+  #emitOrRetain(ctx: ExecutionContext, loan: TensorLoan): Result<void> {
+    const emitted = ctx.emit(this.output, loan);
+    if (emitted.ok || emitted.error.code !== ErrorCode.Backpressured) return emitted;
+    return ctx.retainPending(this.output, loan);
   }
 
   /** Gives back the staging buffer and the completion event. */

@@ -403,7 +403,10 @@ export class OperatorRunner implements ExecutionContext {
     this.activations += 1;
     this.endedMs = this.latency.end();
     if (!outcome.ok) {
-      return errWithContext(outcome.error, `operator ${this.name}`);
+      // The context's own misuse errors already start with it (thrown out of compute()): name the operator once.
+      const context = `operator ${this.name}`;
+      const detail = outcome.error.detail;
+      return detail.startsWith(context) && detail.charAt(context.length) === ':' ? outcome : errWithContext(outcome.error, context);
     }
     return outcome;
   }

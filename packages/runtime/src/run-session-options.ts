@@ -121,3 +121,10 @@ export interface RunOptions {
    */
   readonly drainTimeoutMs?: number;
 }
+
+/** A numeric option's value for a message: a number as it prints, anything else with its type (`"64" (a string)`). @internal */
+export function optionValue(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return `${JSON.stringify(value)} (a string)`;
+  return `${typeof value === 'symbol' ? value.toString() : String(value as string)} (${value === null ? 'null' : `a ${typeof value}`})`;
+}

@@ -21,7 +21,7 @@ import { RateViews } from './rate-views.js';
 import { ownedRateGeneration, rejectedRateGeneration } from './rate-evidence.js';
 import { Scheduler } from './scheduler.js';
 import { type SessionClock, monotonicClock } from './session-clock.js';
-import type { RunOptions, RunSessionEvents, RunSessionOptions } from './run-session-options.js';
+import { type RunOptions, type RunSessionEvents, type RunSessionOptions, optionValue } from './run-session-options.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
@@ -150,11 +150,11 @@ export class RunSession {
     }
     const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
     if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
-      return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${String(metricsIntervalMs)} is not a positive finite number of milliseconds`);
+      return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds`);
     }
     const latencySampleInterval = options.latencySampleInterval ?? 1;
     if (!Number.isSafeInteger(latencySampleInterval) || latencySampleInterval < 1) {
-      return err(ErrorCode.InvalidArgument, `latencySampleInterval ${String(latencySampleInterval)} is not a positive whole number of activations (1: time every activation)`);
+      return err(ErrorCode.InvalidArgument, `latencySampleInterval ${optionValue(latencySampleInterval)} is not a positive whole number of activations (1: time every activation)`);
     }
     const clock = options.clock ?? monotonicClock;
     if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {

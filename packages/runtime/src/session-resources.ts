@@ -1,6 +1,6 @@
 import type { ExecutionPlan, TensorAllocationRecord } from '@hs/compiler';
 import { TensorPool } from '@hs/pool';
-import { type Backend, type Device, type Result, type Stream, ErrorCode, err, ok, errWithContext } from '@hs/streams';
+import { type Backend, type Device, type Err, type Result, type Stream, ErrorCode, err, ok, errWithContext } from '@hs/streams';
 import type { BoundaryProvider, BoundaryPublication, BoundarySubscription } from './boundary-provider.js';
 import { Channel } from './channel.js';
 import { bindPoolResources, type PoolResourceBindings } from './pool-resource-bindings.js';
@@ -62,6 +62,8 @@ export class SessionResources {
    */
   static materialize(plan: ExecutionPlan, backend: Backend, options: MaterializeOptions): Result<SessionResources> {
     const { boundaries, wake } = options;
+    const missing = missingDevice(plan, backend);
+    if (missing !== null) return missing;
     const bound = bindPoolResources(plan, backend, options.resources);
     if (!bound.ok) return bound;
     const streams = new Map<string, Stream>();
@@ -235,4 +237,29 @@ function eventDeviceOf(plan: ExecutionPlan, record: TensorAllocationRecord, prod
     );
   }
   return ok(devices.size === 1 ? [...devices][0]! : null);
+}
+
+/**
+ * InvalidArgument naming the first planned stream or CUDA pool on a device `backend` does not have, and how
+ * to get one (a host backend emulates as many devices as asked for); null when the backend has them all.
+ */
+function missingDevice(plan: ExecutionPlan, backend: Backend): Err | null {
+  let first: string | null = null;
+  let missing = 0;
+  let highest = -1;
+  const check = (what: string, device: Device): void => {
+    if (!device.isCuda || backend.devices.includes(device)) return;
+    first ??= `${what} on ${device.toString()}`;
+    missing += 1;
+    highest = Math.max(highest, device.id);
+  };
+  for (const stream of plan.streams) check(`stream ${stream.id}`, stream.device);
+  for (const record of plan.pools) check(`pool ${record.id}`, record.device);
+  if (first === null) return null;
+  const has = backend.devices.length === 0 ? 'no CUDA device' : `only ${backend.devices.map(String).join(', ')}`;
+  const how =
+    backend.name === 'host'
+      ? `a host backend emulates as many devices as you ask for: pass RunSessionOptions.hostOptions: { deviceCount: ${highest + 1} } or a new HostBackend({ deviceCount: ${highest + 1} })`
+      : `run it on a machine with cuda:${highest}, or bind the plan to ${backend.devices.map(String).join(', ') || 'no CUDA device'} in compile()'s deployment`;
+  return err(ErrorCode.InvalidArgument, `plan ${plan.name} places ${first}${missing > 1 ? ` (and ${missing - 1} more)` : ''}, but the ${backend.name} backend has ${has}; ${how}`);
 }

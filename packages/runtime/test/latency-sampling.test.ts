@@ -62,5 +62,9 @@ describe('latencySampleInterval', () => {
         expect(created.error.message).toContain('latencySampleInterval');
       }
     }
+    // A string that looks like a number is named as the string it is, not printed as if it were the number.
+    const text = RunSession.create(plan, { backend: 'host', latencySampleInterval: '64' as never });
+    expect(text.ok).toBe(false);
+    if (!text.ok) expect(text.error.message).toContain('latencySampleInterval "64" (a string)');
   });
 });

@@ -52,6 +52,23 @@ describe('RunSession under operator faults', () => {
     s.dispose();
   });
 
+  it("names the operator once in a misuse error that the runtime's context already names", async () => {
+    class ReadsTwice extends FailingSink {
+      override compute(ctx: ExecutionContext): Result<void> {
+        ctx.receive(this.input);
+        ctx.receive(this.input);
+        return OK_VOID;
+      }
+    }
+    const s = session(pair(new FillSource('source', 3), new ReadsTwice('twice', 0)));
+    const outcome = await rejectionOf(s.run());
+    expect(outcome.code).toBe(ErrorCode.InvalidState);
+    expect(outcome.message).toMatch(/^InvalidState: operator twice: input input was already read in this activation/);
+    expect(outcome.message).not.toContain('operator twice: operator twice');
+    expect(s.metrics().pools[0]?.outstanding).toBe(0);
+    s.dispose();
+  });
+
   it('finish() from a consumer is a typed InvalidState failure, not a hang', async () => {
     class Quitter extends FailingSink {
       override compute(ctx: ExecutionContext): Result<void> {

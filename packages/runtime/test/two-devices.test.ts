@@ -242,6 +242,20 @@ describe('two devices on HostBackend({ deviceCount: 2 })', () => {
     backend.dispose();
   });
 
+  it('says how to get the devices a plan names when the host backend has fewer', () => {
+    const graph = new Graph('second-device');
+    graph.add(new FillSource('source', 1));
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: cuda1 }) }));
+    const made = RunSession.create(plan, { backend: 'host' });
+    expect(made.ok).toBe(false);
+    if (!made.ok) {
+      expect(made.error.code).toBe(ErrorCode.InvalidArgument);
+      expect(made.error.message).toContain('cuda:1');
+      expect(made.error.message).toContain('hostOptions: { deviceCount: 2 }');
+    }
+    expect(unwrap(RunSession.create(plan, { backend: 'host', hostOptions: { deviceCount: 2 } })).dispose()).toBeUndefined();
+  });
+
   it('refuses at compile time an edge from an output on cuda:0 into an operator on cuda:1 (DEVICE_CONFLICT)', () => {
     const graph = new Graph('cross-device');
     const source = graph.add(new FillSource('source', 1));
@@ -335,8 +349,40 @@ describe('two devices on HostBackend({ deviceCount: 2 })', () => {
       backend.dispose();
     });
 
+    it('keeps a copy refused by a full reject edge for a retry instead of failing the run', async () => {
+      /** A sink that takes a while per frame, so the reject edge in front of it fills. */
+      class SlowSink extends ProbeSink {
+        override async compute(ctx: ExecutionContext): Promise<Result<void>> {
+          const done = await super.compute(ctx);
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          return done;
+        }
+      }
+      const backend = new HostBackend({ deviceCount: 2, orderingChecker: true });
+      const graph = new Graph('device-copy-reject');
+      const source = graph.add(new FillSource('source', 12));
+      const copy = graph.add(new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: FRAME }));
+      const sink = graph.add(new SlowSink('sink'));
+      graph.addFlow(source.frames, copy.input);
+      graph.addFlow(copy.output, sink.input, { queueDepth: 1, dropPolicy: 'reject' });
+      const deployment = { bindTensorOutputDevice: { 'source.frames': cuda0, 'copy.output': cuda1 } };
+      const session = unwrap(RunSession.create(unwrap(compile(graph, { deployment })), { backend }));
+      const metrics = await session.run();
+      expect(metrics.edges.find((e) => e.dropPolicy === 'reject')?.backpressured).toBeGreaterThan(0);
+      expect(metrics.operators.find((o) => o.name === 'copy')?.retries).toBeGreaterThan(0);
+      expect(sink.firstBytes).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      expect(metrics.pools.map((p) => [p.id, p.outstanding])).toEqual(metrics.pools.map((p) => [p.id, 0]));
+      expect(backend.orderingChecker?.violations).toEqual([]);
+      session.dispose();
+      backend.dispose();
+    });
+
     it('refuses bad options', () => {
       expect(() => new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 0 })).toThrow(/positive safe-integer maxByteSpan/);
+      // A missing or misspelt dtype is refused by the constructor that names it, not later by a port declaration.
+      for (const dtype of [undefined, 'uint8', 'banana']) {
+        expect(() => new DeviceCopy('copy', { dtype, rank: 1, maxByteSpan: FRAME } as never)).toThrow(/DeviceCopy copy: options need dtype \(a DType such as DType\.uint8\)/);
+      }
     });
   });
 });

@@ -72,7 +72,7 @@ export function eventProblem(owner: object, event: Event, method: string): Err |
  */
 export function memoryProblem(owner: object, memory: unknown, method: string, role: string): Err | null {
   if (!ownedBy(memory, owner)) {
-    requireObject(memory, method, `DeviceMemory for ${role}`);
+    requireObject(memory, method, role === 'the' ? 'DeviceMemory' : `DeviceMemory for ${role}`);
     return err(
       ErrorCode.InvalidArgument,
       `${method}: ${role} memory "${labelOf(memory)}" was not allocated by this backend; use memory from the same backend instance`,

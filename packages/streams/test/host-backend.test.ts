@@ -65,6 +65,13 @@ describe('HostBackend memory', () => {
     if (!r.ok) expect(r.error.message).toMatch(/memsetAsync: dst range "gray" \(byteOffset 8, byteLength 16\).*"gray slot 0" of 16 bytes/);
     backend.dispose();
   });
+
+  it('says what it expected when free() or hostView() gets no memory at all', () => {
+    const backend = new HostBackend();
+    expect(() => backend.free(undefined as never)).toThrow('free: expected DeviceMemory, got undefined');
+    expect(() => backend.hostView(null as never)).toThrow('hostView: expected DeviceMemory, got null');
+    backend.dispose();
+  });
 });
 
 describe('HostBackend handles', () => {

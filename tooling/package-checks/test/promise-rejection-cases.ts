@@ -431,7 +431,7 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
         );
         const tensor = { byteSize: 64, shape: [64], strides: [1], device, dtype: DType.uint8, name: 'frame', data: () => src };
         const loan = { write: () => ok({ range: dst, commit: () => ok(undefined) }) };
-        const ctx = { receive: () => tensor, backend, cudaStream: () => stream, allocateTensor: () => ok(loan), emit: () => ok(undefined) };
+        const ctx = { receive: () => tensor, backend, cudaStream: () => stream, allocateTensor: () => ok(loan), emit: () => ok(undefined), pendingLoan: () => undefined };
         const copy = new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 64 });
         try {
           const settled = copy.compute(ctx as unknown as ExecutionContext);

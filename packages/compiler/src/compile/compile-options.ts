@@ -75,8 +75,8 @@ export interface PlanOptions {
 const DEFAULT_QUEUE_DEPTH = 2;
 
 /**
- * Applies defaults and checks option values; bad values are reported (`COMPILE_OPTION_INVALID`,
- * `QUEUE_DEPTH_INVALID`) and replaced by defaults so the other checks still run.
+ * Applies defaults and checks option values; bad values and unknown fields (a misspelt option) are reported
+ * (`COMPILE_OPTION_INVALID`, `QUEUE_DEPTH_INVALID`) and replaced by defaults so the other checks still run.
  * @throws HsError `InvalidArgument` when `options` is not an object.
  */
 export function resolveCompileOptions(options: CompileOptions | undefined, log: DiagnosticLog): PlanOptions {
@@ -116,7 +116,19 @@ export function resolveCompileOptions(options: CompileOptions | undefined, log: 
       'automaticQueueSizing.headroomRatio must be a RateRatio, for example new RateRatio(3, 2); omit it for the default 2/1',
     );
   }
-  const deployment = options?.deployment;
+  unknownFields('', options, COMPILE_OPTION_FIELDS, log);
+  const sizing: unknown = options?.automaticQueueSizing;
+  if (typeof sizing === 'object' && sizing !== null) unknownFields('automaticQueueSizing.', sizing, ['headroomRatio'], log);
+  let deployment = options?.deployment;
+  if (deployment !== undefined && (typeof deployment !== 'object' || deployment === null)) {
+    log.error(
+      DiagnosticCode.CompileOptionInvalid,
+      { kind: 'option', option: 'deployment' },
+      'deployment must be an object such as { bindTensorOutputDevice: { \'op.port\': Device.cuda(0) } }',
+    );
+    deployment = undefined;
+  }
+  unknownFields('deployment.', deployment, DEPLOYMENT_FIELDS, log);
   return {
     computeStreamPolicy,
     defaultQueueDepth,
@@ -127,6 +139,22 @@ export function resolveCompileOptions(options: CompileOptions | undefined, log: 
       bindTopicDevice: deviceRecord('deployment.bindTopicDevice', deployment?.bindTopicDevice, log),
     },
   };
+}
+
+const COMPILE_OPTION_FIELDS: readonly string[] = ['computeStreamPolicy', 'defaultQueueDepth', 'automaticQueueSizing', 'deployment'];
+const DEPLOYMENT_FIELDS: readonly string[] = ['bindTensorOutputDevice', 'bindOperatorDevice', 'bindTopicDevice'];
+
+/** Reports each own field of `record` that is not one of `known` (a misspelt option would otherwise be ignored). */
+function unknownFields(prefix: string, record: object | undefined, known: readonly string[], log: DiagnosticLog): void {
+  if (record === undefined) return;
+  for (const key of Object.keys(record)) {
+    if (known.includes(key)) continue;
+    log.error(
+      DiagnosticCode.CompileOptionInvalid,
+      { kind: 'option', option: `${prefix}${key}` },
+      `${prefix}${key} is not an option of compile(); the ${prefix === '' ? 'options' : `${prefix.slice(0, -1)} fields`} are ${known.join(', ')}`,
+    );
+  }
 }
 
 function deviceRecord(option: string, record: unknown, log: DiagnosticLog): Record<string, Device> {

@@ -62,7 +62,7 @@ export enum DiagnosticCode {
   ProviderMemoryMismatch = 'PROVIDER_MEMORY_MISMATCH',
   /** A runtime-pool output has no consumer, so its pool is reserved for nothing (warning). */
   UnconsumedPool = 'UNCONSUMED_POOL',
-  /** A compile option has a value outside its domain. */
+  /** A compile option has a value outside its domain, or is no option at all (a misspelt name). */
   CompileOptionInvalid = 'COMPILE_OPTION_INVALID',
   /** Exact integer arithmetic (slot bytes, slot count, pool bytes) exceeded 2^53 - 1. */
   ArithmeticOverflow = 'ARITHMETIC_OVERFLOW',

@@ -56,6 +56,8 @@ export function placeOperators(
   const cudaActive = new Map<Operator, boolean>();
   const outputDevice = new Map<OutputPort, Device | null>();
   const portBindingMissing = new Set<Operator>();
+  // CUDA-kind outputs reported DEVICE_BINDING_REQUIRED: their consumers' missing device is that one cause.
+  const unplacedOutputs = new Set<OutputPort>();
   for (const op of index.operators) {
     const spec = index.specs.get(op);
     if (spec === undefined) continue;
@@ -108,20 +110,22 @@ export function placeOperators(
         // Spec "Current limitations": a runtime pool in CUDA memory is placed only by its own output binding;
         // the operator's or topic's device is a fallback for pass-through outputs alone.
         portBindingMissing.add(op);
+        unplacedOutputs.add(port);
         const inherited = device === null ? '' : ` (its operator or topic binding names ${device.toString()}, which places pass-through outputs only)`;
         log.error(
           DiagnosticCode.DeviceBindingRequired,
           { kind: 'port', operator: op.name, port: port.name },
           `output ${port.key} requests a runtime pool in ${kind} memory, and such a pool is placed only by its own binding${inherited}; ` +
-            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n)`,
+            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(${device === null ? 'n' : device.id})`,
         );
       } else if (device === null && connected) {
         portBindingMissing.add(op);
+        unplacedOutputs.add(port);
         log.error(
           DiagnosticCode.DeviceBindingRequired,
           { kind: 'port', operator: op.name, port: port.name },
           `output ${port.key} produces ${kind} tensors but no device is bound and the compiler never guesses one; ` +
-            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n) or deployment.bindOperatorDevice['${op.name}']`,
+            `add deployment.bindTensorOutputDevice['${port.key}'] = Device.cuda(n) or deployment.bindOperatorDevice['${op.name}'] = Device.cuda(n)`,
         );
       }
     }
@@ -189,7 +193,7 @@ export function placeOperators(
           'an operator runs on one device and the runtime inserts no cross-device copies, so bind them all to one device, split the operator, ' +
           'or place a DeviceCopy (@hs/runtime) between the devices',
       );
-    } else if (!portBindingMissing.has(op)) {
+    } else if (!portBindingMissing.has(op) && !fedByUnplaced(index, op, unplacedOutputs)) {
       log.error(
         DiagnosticCode.DeviceBindingRequired,
         { kind: 'operator', operator: op.name },
@@ -200,6 +204,14 @@ export function placeOperators(
   }
   reportCrossDeviceEdges(index, cudaActive, operatorDevice, log);
   return { cudaActive, operatorDevice, outputDevice, topicDevice };
+}
+
+/** True when an input of `op` (other than a crossDevice one) is fed by an output already reported unplaced. */
+function fedByUnplaced(index: GraphIndex, op: Operator, unplaced: ReadonlySet<OutputPort>): boolean {
+  for (const edge of index.incoming.get(op) ?? []) {
+    if (!edge.flow.input.crossDevice && unplaced.has(edge.flow.output)) return true;
+  }
+  return false;
 }
 
 /**

@@ -63,7 +63,7 @@ export function resolveMailboxWait(option: MailboxWait | undefined, who: string)
   }
   const spinMicroseconds: unknown = option.spinMicroseconds;
   if (typeof spinMicroseconds !== 'number' || !Number.isFinite(spinMicroseconds) || spinMicroseconds < 0 || spinMicroseconds > MAX_SPIN_MICROSECONDS) {
-    return err(ErrorCode.InvalidArgument, `${who}: wait.spinMicroseconds must be a finite number of microseconds in 0..${MAX_SPIN_MICROSECONDS}, got ${String(spinMicroseconds)}`);
+    return err(ErrorCode.InvalidArgument, `${who}: wait.spinMicroseconds must be a finite number of microseconds in 0..${MAX_SPIN_MICROSECONDS}, got ${typeof spinMicroseconds === 'string' ? `${JSON.stringify(spinMicroseconds)} (a string)` : String(spinMicroseconds)}`);
   }
   return ok(Object.freeze({ kind: 'spin', spinMicroseconds }));
 }

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { ErrorCode, HostBackend, HsError, unwrap } from '@hs/streams';
 import { GridType, HostResource, decodeNvdb, gridStatistics, validateGrids, voxelsToGrid } from '../../src/index.js';
 import { writeGridStatistics } from '../../src/nanovdb/grid/grid-statistics.js';
 import { LeafKind, leafBytes, valueLayoutOf } from '../../src/nanovdb/grid/grid-layout.js';
@@ -54,6 +54,23 @@ describe('gridStatistics refusals', () => {
     const e = gridStatistics(unwrap(empty.hostBytes()), empty.grid()!);
     expect(e.ok ? '' : e.error.code).toBe(ErrorCode.InvalidArgument);
     expect(unwrap(validateGrids(unwrap(empty.hostBytes())))[0]!.voxelCount).toBe(0);
+  });
+
+  it('throws a typed InvalidArgument saying what to pass when given a handle instead of (bytes, metadata)', () => {
+    const backend = new HostBackend();
+    const handle = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([0, 0, 0]), values: new Float32Array([1]) }, { gridType: GridType.Float }));
+    for (const call of [() => gridStatistics(handle as never, undefined as never), () => gridStatistics(unwrap(handle.hostBytes()), undefined as never)]) {
+      let thrown: unknown;
+      try {
+        call();
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(HsError);
+      expect((thrown as HsError).code).toBe(ErrorCode.InvalidArgument);
+      expect((thrown as HsError).message).toContain('gridStatistics(handle.hostBytes(), handle.grid())');
+    }
+    handle.dispose();
   });
 });
 

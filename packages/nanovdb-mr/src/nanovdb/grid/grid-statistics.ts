@@ -11,7 +11,7 @@
  * cannot build Half grids, so their statistics follow the scalar rule with f16 extrema and f32 average and deviation.
  * Spec: issue 23 item 3 (grid statistics on request and on build).
  */
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
 import {
   GridFlags,
   GridType,
@@ -260,6 +260,7 @@ class StatisticsWalk {
  * numbers) and `average` and `standardDeviation` are of squared lengths; for Fp4/Fp8/Fp16/FpN they are of the
  * dequantized values. Errors: NotSupported for a grid type without statistics (Mask, Boolean, index and point grids);
  * InvalidArgument for a grid with no active value.
+ * @throws HsError InvalidArgument when `bytes` is not a Uint8Array or `metadata` not a grid's metadata (a handle passed alone).
  *
  * @example
  * ```ts
@@ -277,6 +278,9 @@ class StatisticsWalk {
  * ```
  */
 export function gridStatistics(bytes: Uint8Array, metadata: GridMetadata): Result<GridStatistics> {
+  if (!(bytes instanceof Uint8Array) || typeof metadata !== 'object' || metadata === null || typeof metadata.gridSize !== 'number') {
+    throw new HsError(ErrorCode.InvalidArgument, 'gridStatistics takes the bytes and one grid of them: gridStatistics(handle.hostBytes(), handle.grid()), unwrapping hostBytes()');
+  }
   if (!hasStatistics(metadata.gridType)) {
     return err(ErrorCode.NotSupported, `gridStatistics: grid type ${GridType[metadata.gridType]} has no statistics; Mask, Boolean, index and point grids have none`);
   }
