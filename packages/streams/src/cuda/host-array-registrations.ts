@@ -60,7 +60,7 @@ export class HostArrayRegistrations {
     const known = this.byBuffer.get(buffer);
     if (known !== undefined) return known.address + BigInt(bytes.byteOffset);
     const policy = this.policy;
-    if (policy === null || buffer.byteLength < policy.minBytes || this.refusedBuffers.has(buffer) || isResizable(buffer)) return 0n;
+    if (policy === null || bytes.byteLength === 0 || buffer.byteLength < policy.minBytes || this.refusedBuffers.has(buffer) || isResizable(buffer)) return 0n;
     const seen = (this.copiesSeen.get(buffer) ?? 0) + 1;
     if (seen < policy.copies || this.stagedInFlight.has(buffer)) {
       this.copiesSeen.set(buffer, seen);
