@@ -113,4 +113,11 @@ describe('cross-device inputs ({ crossDevice: true })', () => {
     const graph = new Graph('bad-option');
     expect(() => graph.add(new ScriptedOperator('x', (s) => s.input('in', {}, { crossDevice: 'yes' as never })))).toThrow(/options\.crossDevice must be a boolean/);
   });
+
+  it('refuses a misspelt input option instead of ignoring it', () => {
+    const graph = new Graph('misspelt-option');
+    expect(() => graph.add(new ScriptedOperator('x', (s) => s.input('in', {}, { crossdevice: true } as never)))).toThrow(
+      "x.in: input options: unknown option 'crossdevice'; did you mean 'crossDevice'? the options are optional, crossDevice",
+    );
+  });
 });

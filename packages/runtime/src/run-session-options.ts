@@ -1,9 +1,9 @@
 import type { RateParameterValue } from '@hs/compiler';
-import type { Backend, HostBackendOptions } from '@hs/streams';
+import { type Backend, ErrorCode, type HostBackendOptions, type Result, checkOptionFields, err, ok } from '@hs/streams';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 import type { RunMetrics } from './run-metrics.js';
-import type { SessionClock } from './session-clock.js';
+import { type SessionClock, monotonicClock } from './session-clock.js';
 
 /** Options for `RunSession.create`. */
 export interface RunSessionOptions {
@@ -127,4 +127,53 @@ export function optionValue(value: unknown): string {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'string') return `${JSON.stringify(value)} (a string)`;
   return `${typeof value === 'symbol' ? value.toString() : String(value as string)} (${value === null ? 'null' : `a ${typeof value}`})`;
+}
+
+/** Every field of `RunSessionOptions`. */
+const RUN_SESSION_OPTION_FIELDS = [
+  'backend',
+  'hostOptions',
+  'fullFences',
+  'metricsIntervalMs',
+  'latencySampleInterval',
+  'boundaries',
+  'clock',
+  'scenario',
+  'resources',
+  'rateParameters',
+];
+
+/** Every field of `RunOptions`. @internal */
+export const RUN_OPTION_FIELDS = ['signal', 'drainTimeoutMs'];
+
+/** Default `RunSessionOptions.metricsIntervalMs`. */
+const DEFAULT_METRICS_INTERVAL_MS = 1000;
+
+/** The session's scalar settings after `checkSessionScalars`, defaults applied. @internal */
+export interface SessionScalars {
+  readonly metricsIntervalMs: number;
+  readonly latencySampleInterval: number;
+  readonly clock: SessionClock;
+}
+
+/**
+ * Checks `RunSession.create`'s option fields (a misspelt one is refused, not ignored) and its scalar settings.
+ * @returns them with defaults applied, or InvalidArgument naming the unknown field or the bad value. @internal
+ */
+export function checkSessionScalars(options: RunSessionOptions): Result<SessionScalars> {
+  const fields = checkOptionFields('RunSession.create', options, RUN_SESSION_OPTION_FIELDS);
+  if (!fields.ok) return fields;
+  const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
+  if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
+    return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds`);
+  }
+  const latencySampleInterval = options.latencySampleInterval ?? 1;
+  if (!Number.isSafeInteger(latencySampleInterval) || latencySampleInterval < 1) {
+    return err(ErrorCode.InvalidArgument, `latencySampleInterval ${optionValue(latencySampleInterval)} is not a positive whole number of activations (1: time every activation)`);
+  }
+  const clock = options.clock ?? monotonicClock;
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {
+    return err(ErrorCode.InvalidArgument, 'RunSessionOptions.clock needs now(), setTimer(atNs, callback) and clearTimer(timer) (a SessionClock)');
+  }
+  return ok({ metricsIntervalMs, latencySampleInterval, clock });
 }

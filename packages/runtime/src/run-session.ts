@@ -9,7 +9,7 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type Result, ErrorCode, HsError, err, leakTracker, ok, selectBackend, unwrap } from '@hs/streams';
+import { type Backend, type Result, ErrorCode, HsError, checkOptionFields, err, leakTracker, ok, selectBackend, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
@@ -20,8 +20,8 @@ import { provenFusedEdges } from './fusion-evidence.js';
 import { RateViews } from './rate-views.js';
 import { ownedRateGeneration, rejectedRateGeneration } from './rate-evidence.js';
 import { Scheduler } from './scheduler.js';
-import { type SessionClock, monotonicClock } from './session-clock.js';
-import { type RunOptions, type RunSessionEvents, type RunSessionOptions, optionValue } from './run-session-options.js';
+import type { SessionClock } from './session-clock.js';
+import { RUN_OPTION_FIELDS, type RunOptions, type RunSessionEvents, type RunSessionOptions, checkSessionScalars } from './run-session-options.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
@@ -29,7 +29,6 @@ import { wireRunners } from './session-runners.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
-const DEFAULT_METRICS_INTERVAL_MS = 1000;
 const DEFAULT_TAP_DEPTH = 2;
 
 type SessionState = 'ready' | 'running' | 'stopped' | 'disposed';
@@ -127,7 +126,7 @@ export class RunSession {
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
    *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
-   *   `InvalidArgument` for a `metricsIntervalMs` that is not a positive finite number, a
+   *   `InvalidArgument` for a field that is not an option (a misspelt one, naming the closest), a `metricsIntervalMs` that is not a positive finite number, a
    *   `latencySampleInterval` that is not a positive whole number, a `clock` without
    *   `now`/`setTimer`/`clearTimer`, a `scenario` no contract of the plan names, or an input with both a
    *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with
@@ -148,18 +147,9 @@ export class RunSession {
         `plan ${plan.name} has ${plan.operators.length} operators, more than the ${MAX_SESSION_OPERATORS} one session runs (MAX_SESSION_OPERATORS); split the graph across sessions joined by topics`,
       );
     }
-    const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
-    if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
-      return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds`);
-    }
-    const latencySampleInterval = options.latencySampleInterval ?? 1;
-    if (!Number.isSafeInteger(latencySampleInterval) || latencySampleInterval < 1) {
-      return err(ErrorCode.InvalidArgument, `latencySampleInterval ${optionValue(latencySampleInterval)} is not a positive whole number of activations (1: time every activation)`);
-    }
-    const clock = options.clock ?? monotonicClock;
-    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function' || typeof clock.setTimer !== 'function' || typeof clock.clearTimer !== 'function') {
-      return err(ErrorCode.InvalidArgument, 'RunSessionOptions.clock needs now(), setTimer(atNs, callback) and clearTimer(timer) (a SessionClock)');
-    }
+    const scalars = checkSessionScalars(options);
+    if (!scalars.ok) return scalars;
+    const { metricsIntervalMs, latencySampleInterval, clock } = scalars.value;
     const firstCandidate: unknown = options.rateParameters ?? [];
     if (!Array.isArray(firstCandidate) || !firstCandidate.every((v: unknown) => typeof v === 'object' && v !== null && typeof (v as RateParameterValue).parameter === 'string')) {
       return err(ErrorCode.InvalidArgument, 'RunSessionOptions.rateParameters must be an array of { parameter: "op.params.field", rate: Rate }');
@@ -269,13 +259,16 @@ export class RunSession {
    *   `'metrics'` listener threw, or when slots did not come back within `drainTimeoutMs`; `InvalidState`
    *   naming the rejected parameters and why when no rate generation is published (the first candidate,
    *   `RunSessionOptions.rateParameters`, was rejected; publish one with `updateRateParameters()`); `DeviceError`
-   *   when a planned stream faulted; a boundary's start error (`NotFound`, `ProtocolError`, ...).
+   *   when a planned stream faulted; a boundary's start error (`NotFound`, `ProtocolError`, ...); `InvalidArgument`
+   *   for a field of `options` that is not an option (nothing ran; the session can still run).
    */
   run(options: RunOptions = {}): Promise<RunMetrics> {
     if (this.state !== 'ready') {
       return Promise.reject(new HsError(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     if (this.published === null) return Promise.reject(this.unpublished());
+    const fields = checkOptionFields('RunSession.run', options, RUN_OPTION_FIELDS);
+    if (!fields.ok) return Promise.reject(fields.error);
     this.state = 'running';
     for (const runner of this.runners) runner.latency.reserve();
     const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);

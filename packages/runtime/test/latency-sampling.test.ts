@@ -1,5 +1,5 @@
 import { Graph, compile } from '@hs/compiler';
-import { Device, ErrorCode, HostBackend, unwrap } from '@hs/streams';
+import { Device, ErrorCode, HostBackend, HsError, unwrap } from '@hs/streams';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, RunSession, type RunMetrics } from '../src/index.js';
 import { CountSink, FillSource } from './test-operators.js';
@@ -66,5 +66,29 @@ describe('latencySampleInterval', () => {
     const text = RunSession.create(plan, { backend: 'host', latencySampleInterval: '64' as never });
     expect(text.ok).toBe(false);
     if (!text.ok) expect(text.error.message).toContain('latencySampleInterval "64" (a string)');
+  });
+
+  it('refuses misspelt session and run options instead of applying their defaults', async () => {
+    const graph = new Graph('misspelt-options');
+    const source = graph.add(new FillSource('source', 1));
+    graph.addFlow(source.frames, graph.add(new CountSink('sink')).input);
+    const plan = unwrap(compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) }));
+    const created = RunSession.create(plan, { backend: 'host', latencySampleIntervall: 64 } as never);
+    expect(created.ok).toBe(false);
+    if (!created.ok) {
+      expect(created.error.code).toBe(ErrorCode.InvalidArgument);
+      expect(created.error.message).toContain("RunSession.create: unknown option 'latencySampleIntervall'; did you mean 'latencySampleInterval'?");
+    }
+    const session = unwrap(RunSession.create(plan, { backend: 'host' }));
+    const refused = await session.run({ drainTimeout: 10 } as never).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(HsError);
+    expect((refused as HsError).message).toContain("RunSession.run: unknown option 'drainTimeout'; did you mean 'drainTimeoutMs'?");
+    // Nothing ran: the session still runs once with good options.
+    const metrics = await session.run();
+    expect(metrics.operators.find((o) => o.name === 'sink')?.activations).toBe(1);
+    session.dispose();
   });
 });

@@ -1,3 +1,5 @@
+import { ErrorCode, HsError } from './errors.js';
+
 /**
  * Device families hs knows; numbers are the DLPack `DLDeviceType` codes.
  * @example
@@ -48,15 +50,18 @@ export class Device {
 
   /**
    * A CUDA device by ordinal.
-   * @throws HsError never; throws `RangeError` when `id` is not a non-negative integer.
+   * @throws HsError `InvalidArgument` when `id` is not a whole number >= 0 (0 is the first GPU).
    */
   static cuda(id: number): Device {
     return Device.of(DeviceType.Cuda, id);
   }
 
-  /** Interned device for a DLPack type and ordinal. @throws RangeError on a bad ordinal. */
+  /** Interned device for a DLPack type and ordinal. @throws HsError `InvalidArgument` on an ordinal that is not a whole number >= 0. */
   static of(type: DeviceType, id: number): Device {
-    if (!Number.isInteger(id) || id < 0) throw new RangeError(`device ordinal must be a non-negative integer, got ${id}`);
+    if (!Number.isSafeInteger(id) || id < 0) {
+      const shown = typeof id === 'string' ? `${JSON.stringify(id)} (a string)` : String(id);
+      throw new HsError(ErrorCode.InvalidArgument, `device ordinal must be a whole number >= 0 (0 is the first device), got ${shown}`);
+    }
     const key = `${type}:${id}`;
     let d = Device.interned.get(key);
     if (d === undefined) {
@@ -79,7 +84,7 @@ export class Device {
   /** Parses `cpu` or `cuda:N`; returns `undefined` for anything else. */
   static parse(text: string): Device | undefined {
     if (text === 'cpu') return Device.cpu();
-    const m = /^cuda:(\d+)$/.exec(text);
+    const m = /^cuda:(\d{1,15})$/.exec(text);
     return m ? Device.cuda(Number(m[1])) : undefined;
   }
 }

@@ -1,5 +1,6 @@
 export { ErrorCode, HsError, OK_VOID, ok, err, errWithContext, unwrap } from './errors.js';
 export type { Ok, Err, Result } from './errors.js';
+export { checkOptionFields } from './option-fields.js';
 export { fileSystemError, type FileSystemAction } from './file-system-error.js';
 export { leakCounts, leakTracker, type LeakRecord, type LeakTracker } from './leak-report.js';
 export { MemoryKind, MEMORY_KINDS, isHostAccessible, isDeviceAccessible, requiresCudaDevice, parseMemoryKind } from './memory-kind.js';

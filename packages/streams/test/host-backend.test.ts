@@ -24,6 +24,33 @@ describe('HostBackend options', () => {
     expect(() => new HostBackend({ seed: Number.NaN })).toThrow(/seed/);
     expect(() => new HostBackend({ orderingChecker: { maxViolations: -2 } })).toThrow(/maxViolations/);
   });
+
+  it('refuses a misspelt option instead of applying the default, naming the closest field', () => {
+    expect(() => new HostBackend({ deviceCont: 2 } as never)).toThrow("HostBackend: unknown option 'deviceCont'; did you mean 'deviceCount'?");
+    expect(() => new HostBackend({ gpus: 2 } as never)).toThrow(/unknown option 'gpus'; the options are deviceCount, scheduling, seed/);
+    expect(() => new HostBackend({ orderingChecker: { maxViolation: 3 } } as never)).toThrow("HostBackend: orderingChecker: unknown option 'maxViolation'; did you mean 'maxViolations'?");
+    const backend = new HostBackend({ deviceCount: 2, peerAccess: false, memoryPools: true, seed: 1, scheduling: 'manual', orderingChecker: { maxViolations: 1 } });
+    expect(backend.devices).toHaveLength(2);
+    backend.dispose();
+  });
+});
+
+describe('Device', () => {
+  it('refuses an ordinal that is not a whole number >= 0 with a typed InvalidArgument', () => {
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53]) {
+      let thrown: unknown;
+      try {
+        Device.cuda(bad);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(HsError);
+      expect((thrown as HsError).code).toBe(ErrorCode.InvalidArgument);
+      expect((thrown as HsError).message).toContain(`got ${String(bad)}`);
+    }
+    expect(() => Device.cuda('1' as never)).toThrow('got "1" (a string)');
+    expect(Device.cuda(1)).toBe(Device.cuda(1));
+  });
 });
 
 describe('HostBackend memory', () => {

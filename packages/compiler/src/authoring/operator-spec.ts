@@ -1,4 +1,4 @@
-import { ErrorCode, HsError } from '@hs/streams';
+import { ErrorCode, HsError, checkOptionFields, unwrap } from '@hs/streams';
 import { BoundParams } from '../params/bound-params.js';
 import { ParamSchema, type ParamFields } from '../params/param-schema.js';
 import { Rate } from '../rates/rate.js';
@@ -60,12 +60,13 @@ export class OperatorSpec {
   /**
    * Declares an input. `requirements` constrain the layout it accepts; `options.optional` lets it stay
    * unconnected (inputs are required by default).
-   * @throws HsError `InvalidArgument` for a bad name or mistyped requirements; `InvalidState` after setup().
+   * @throws HsError `InvalidArgument` for a bad name, mistyped requirements or an unknown option field; `InvalidState` after setup().
    */
   input(name: string, requirements?: TensorInputRequirements, options?: InputPortOptions): InputPort {
     this.window.assertOpen(`spec.input(${JSON.stringify(name)})`);
     assertAuthoringName(`operator '${this.operator.name}' input`, name);
     const where = `${this.operator.name}.${name}`;
+    if (options !== undefined) unwrap(checkOptionFields(`${where}: input options`, options, ['optional', 'crossDevice']));
     if (options?.crossDevice !== undefined && typeof options.crossDevice !== 'boolean') {
       throw new HsError(ErrorCode.InvalidArgument, `${where}: options.crossDevice must be a boolean`);
     }

@@ -1,5 +1,6 @@
 import type { Stream } from '../backend.js';
-import { ErrorCode, HsError } from '../errors.js';
+import { ErrorCode, HsError, unwrap } from '../errors.js';
+import { checkOptionFields } from '../option-fields.js';
 import type { OrderingCheckerOptions } from '../ordering/ordering-checker.js';
 import type { SchedulingMode } from './stream-scheduler.js';
 
@@ -37,14 +38,18 @@ export interface HostBackendOptions {
   readonly peerAccess?: boolean;
 }
 
+/** Every field of `HostBackendOptions`. */
+const HOST_BACKEND_OPTION_FIELDS = ['deviceCount', 'scheduling', 'seed', 'orderingChecker', 'onFault', 'memoryPools', 'peerAccess'];
+
 /** Largest accepted `deviceCount`. */
 const MAX_DEVICES = 64;
 
 /**
  * Checks `new HostBackend(options)`'s options and returns them.
- * @throws HsError InvalidArgument when an option has the wrong type or is out of range.
+ * @throws HsError InvalidArgument when an option has the wrong type or is out of range, or is not an option (a misspelt field).
  */
 export function checkHostBackendOptions(options: HostBackendOptions): HostBackendOptions {
+  unwrap(checkOptionFields('HostBackend', options, HOST_BACKEND_OPTION_FIELDS));
   const { deviceCount = 1, scheduling = 'auto', seed, orderingChecker = false, onFault, memoryPools = true, peerAccess = true } = options;
   if (typeof memoryPools !== 'boolean') {
     throw new HsError(ErrorCode.InvalidArgument, `HostBackend: memoryPools must be a boolean, got ${String(memoryPools)}`);
@@ -65,6 +70,7 @@ export function checkHostBackendOptions(options: HostBackendOptions): HostBacken
     throw new HsError(ErrorCode.InvalidArgument, 'HostBackend: onFault must be a function');
   }
   if (typeof orderingChecker === 'object' && orderingChecker !== null) {
+    unwrap(checkOptionFields('HostBackend: orderingChecker', orderingChecker, ['onViolation', 'maxViolations']));
     const max = orderingChecker.maxViolations;
     if (max !== undefined && (!Number.isInteger(max) || max < 0)) {
       throw new HsError(ErrorCode.InvalidArgument, `HostBackend: orderingChecker.maxViolations must be a non-negative integer, got ${String(max)}`);
