@@ -129,6 +129,24 @@ describe('voxelsToGrid with statistics', () => {
     expect(v.getFloat32(736 + layout.rootAverage, true)).toBe(Math.fround(s.average));
   });
 
+  it.each([GridType.Float, GridType.Double])('type %s: a NaN value, even the first of a leaf, is never an extreme (NanoVDB starts from the type limits)', (gridType) => {
+    // Leaf 1: NaN first in voxel order, then 3 and -1. Leaf 2 (x = 100): +inf alone, so its minimum stays the type's max.
+    const values = new Float64Array([Number.NaN, 3, -1, Infinity]);
+    const built = unwrap(voxelsToGrid(backend, new HostResource(backend), { coords: new Int32Array([0, 0, 0, 1, 0, 0, 2, 0, 0, 100, 0, 0]), values }, { gridType: gridType as GridType.Float, statistics: true }));
+    const bytes = unwrap(built.hostBytes());
+    const s = unwrap(gridStatistics(bytes, built.grid()!));
+    expect([s.min, s.max, s.count]).toEqual([-1, Infinity, 4]);
+    expect(s.average).toBeNaN();
+    const layout = valueLayoutOf(gridType)!;
+    const v = new DataView(bytes.buffer, bytes.byteOffset);
+    const read = (at: number): number => (gridType === GridType.Float ? v.getFloat32(at, true) : v.getFloat64(at, true));
+    expect([read(736 + layout.rootMinimum), read(736 + layout.rootMinimum + layout.valueSize)]).toEqual([-1, Infinity]);
+    const ranges = statisticsRanges(bytes, gridType);
+    const extremes = (node: string): number[] => [read(ranges.get(node)![0]), read(ranges.get(node)![0] + layout.valueSize)];
+    expect(extremes('0:0,0,0')).toEqual([-1, 3]);
+    expect(extremes('0:96,0,0')).toEqual([gridType === GridType.Float ? 3.4028234663852886e38 : Number.MAX_VALUE, Infinity]);
+  });
+
   it('gridStatistics of a vector grid: the vectors of least and greatest squared length, the mean of squared lengths', () => {
     const [segment] = unwrap(decodeNvdb(new Uint8Array(readFileSync(join(FIXTURES, 'vec3d.nvdb')))));
     const expected = JSON.parse(readFileSync(join(FIXTURES, 'vec3d.json'), 'utf8')) as { samples: [number, number, number, boolean, number[]][] };

@@ -63,6 +63,18 @@ export function hasStatistics(gridType: GridType): boolean {
 const f = Math.fround;
 const F32_MAX = 3.4028234663852886e38;
 
+/** `numeric_limits<T>::lowest()` and `max()` of each scalar value type with statistics (Half: IEEE binary16). */
+const SCALAR_LIMITS: Partial<Record<ScalarKind, readonly [number | bigint, number | bigint]>> = {
+  f32: [-F32_MAX, F32_MAX],
+  f64: [-Number.MAX_VALUE, Number.MAX_VALUE],
+  f16: [-65504, 65504],
+  i16: [-32768, 32767],
+  i32: [-2147483648, 2147483647],
+  i64: [-(2n ** 63n), 2n ** 63n - 1n],
+  u32: [0, 4294967295],
+  u8: [0, 255],
+};
+
 /**
  * The key NanoVDB orders and averages a value by: the value itself for scalars, `lengthSqr()` in the vector's
  * element type for vectors (f32 arithmetic for Vec3f/Vec4f; RGBA8's `0.0000153787005f * (r*r + g*g + b*b)` cut to u8).
@@ -95,13 +107,17 @@ class RunningStats {
   count = 0;
   average = 0;
   aux = 0;
-  /** Vectors start from NanoVDB's `Pair(max)` and `Pair(lowest)` of the element type; scalars from the first value. */
+  /**
+   * NanoVDB's start: `numeric_limits<T>::max()` and `lowest()` of the value type (for vectors `Pair(max)` and
+   * `Pair(lowest)` of the element type), so a NaN value never becomes an extreme and a leaf of +inf values keeps the
+   * type's max as its minimum, as NanoVDB stores it.
+   */
   min: number | bigint | undefined;
   max: number | bigint | undefined;
   minAt = -1;
   maxAt = -1;
 
-  constructor(lowest?: number, highest?: number) {
+  constructor(lowest?: number | bigint, highest?: number | bigint) {
     this.min = highest;
     this.max = lowest;
   }
@@ -159,8 +175,11 @@ class StatisticsWalk {
   }
 
   stats(): RunningStats {
-    if (!this.vector) return new RunningStats();
     const { scalar } = this.layout;
+    if (!this.vector) {
+      const [lowest, highest] = SCALAR_LIMITS[scalar] ?? [undefined, undefined];
+      return new RunningStats(lowest, highest);
+    }
     const highest = scalar === 'u8' ? 255 : scalar === 'f32' ? F32_MAX : Number.MAX_VALUE;
     return new RunningStats(scalar === 'u8' ? 0 : -highest, highest);
   }
@@ -257,6 +276,8 @@ class StatisticsWalk {
  * The statistics of a validated grid's active values, computed from its nodes as NanoVDB's `updateGridStats` does
  * (so they equal the root statistics NanoVDB stores, as f64 before they are stored in the grid's statistics type).
  * `bytes` holds the grid at `metadata.byteOffset`. For vector grids `min` and `max` are vectors (components as
+ * As in NanoVDB, a NaN value is never an extreme (it still makes `average` and `standardDeviation` NaN) and the
+ * extremes start from the value type's limits, so a grid of +inf values alone reports the type's max as `min`.
  * numbers) and `average` and `standardDeviation` are of squared lengths; for Fp4/Fp8/Fp16/FpN they are of the
  * dequantized values. Errors: NotSupported for a grid type without statistics (Mask, Boolean, index and point grids);
  * InvalidArgument for a grid with no active value.
