@@ -276,11 +276,11 @@ class StatisticsWalk {
  * The statistics of a validated grid's active values, computed from its nodes as NanoVDB's `updateGridStats` does
  * (so they equal the root statistics NanoVDB stores, as f64 before they are stored in the grid's statistics type).
  * `bytes` holds the grid at `metadata.byteOffset`. For vector grids `min` and `max` are vectors (components as
- * As in NanoVDB, a NaN value is never an extreme (it still makes `average` and `standardDeviation` NaN) and the
- * extremes start from the value type's limits, so a grid of +inf values alone reports the type's max as `min`.
  * numbers) and `average` and `standardDeviation` are of squared lengths; for Fp4/Fp8/Fp16/FpN they are of the
  * dequantized values. Errors: NotSupported for a grid type without statistics (Mask, Boolean, index and point grids);
  * InvalidArgument for a grid with no active value.
+ * As in NanoVDB, a NaN value is never an extreme (it still makes `average` and `standardDeviation` NaN) and the
+ * extremes start from the value type's limits, so a grid of +inf values alone reports the type's max as `min`.
  * @throws HsError InvalidArgument when `bytes` is not a Uint8Array or `metadata` not a grid's metadata (a handle passed alone).
  *
  * @example
