@@ -64,6 +64,22 @@ describe('voxelsToGrid refuses what it cannot write, with InvalidArgument naming
     const twice = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([5, 5, 5, 5, 5, 5]), values: new Float32Array([2, 3]) }, { gridType: GridType.Float }));
     expect([unwrap(twice.accessor()).getValue(5, 5, 5), twice.grid()?.voxelCount]).toEqual([2, 1]);
   });
+
+  it('sorts a box wider than 64 key bits (the five-word key) and a narrow one (packed keys) to the same values', () => {
+    const far = 2 ** 31 - 1;
+    // Wide: voxels at both ends of the 32-bit range on every axis; narrow: the same pattern shrunk into a small box.
+    const wide = new Int32Array([far, far, far, -far - 1, -far - 1, -far - 1, 0, 0, 0, far, -far - 1, 7, 0, 0, 0, -5, 9, far]);
+    const narrow = wide.map((c) => (c === far ? 40 : c === -far - 1 ? -40 : c));
+    const values = new Float32Array([1, 2, 3, 4, 5, 6]);
+    for (const voxels of [wide, narrow]) {
+      const handle = unwrap(voxelsToGrid(backend, resource, { coords: voxels, values }, { gridType: GridType.Float }));
+      const acc = unwrap(handle.accessor());
+      const read = [0, 1, 2, 3, 5].map((i) => acc.getValue(voxels[3 * i]!, voxels[3 * i + 1]!, voxels[3 * i + 2]!));
+      expect({ read, voxels: handle.grid()?.voxelCount }).toEqual({ read: [1, 2, 3, 4, 6], voxels: 5 }); // (0,0,0) twice keeps its first value
+      expect(unwrap(validateGrids(unwrap(handle.hostBytes())))).toHaveLength(1);
+      handle.dispose();
+    }
+  });
 });
 
 describe('voxelsToGrid quantizes as NanoVDB does', () => {

@@ -8,6 +8,34 @@
 import { GridFlags, Internal, Leaf, ROOT_OFFSET, Tile, rootKey, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, writeDynamicHeader, writeGrid, type GridPlan } from './grid-writer.js';
 
+/** Where `writeGridFlat`'s open boxes sit in its `boxes` array (six i32 each: min corner, max corner). */
+const ROOT_BOX = 0;
+const UPPER_BOX = 6;
+const LOWER_BOX = 12;
+
+/** Makes the box at `at` empty: min corner at i32 max, max corner at i32 min. */
+function emptyBox(boxes: Int32Array, at: number): void {
+  boxes.fill(2147483647, at, at + 3);
+  boxes.fill(-2147483648, at + 3, at + 6);
+}
+
+/** Grows the box at `at` to hold the box (x0, y0, z0)-(x1, y1, z1). */
+function growBox(boxes: Int32Array, at: number, x0: number, y0: number, z0: number, x1: number, y1: number, z1: number): void {
+  if (x0 < (boxes[at] as number)) boxes[at] = x0;
+  if (y0 < (boxes[at + 1] as number)) boxes[at + 1] = y0;
+  if (z0 < (boxes[at + 2] as number)) boxes[at + 2] = z0;
+  if (x1 > (boxes[at + 3] as number)) boxes[at + 3] = x1;
+  if (y1 > (boxes[at + 4] as number)) boxes[at + 4] = y1;
+  if (z1 > (boxes[at + 5] as number)) boxes[at + 5] = z1;
+}
+
+/** Closes a node's box: stores it at word `w` of `i32` (the node's bbox), grows the parent's box `into` by it, empties it. */
+function closeBox(boxes: Int32Array, from: number, into: number, i32: Int32Array, w: number): void {
+  i32.set(boxes.subarray(from, from + 6), w);
+  growBox(boxes, into, boxes[from] as number, boxes[from + 1] as number, boxes[from + 2] as number, boxes[from + 3] as number, boxes[from + 4] as number, boxes[from + 5] as number);
+  emptyBox(boxes, from);
+}
+
 /**
  * Writes the grid of the first `plan.cut` sorted coordinates into `bytes[0, plan.gridSize)`, byte for byte as
  * `writeGrid(bytes, sorted, plan, layout, template, undefined, background)` does (and through it when `bytes` is not
@@ -50,9 +78,9 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
   let lowerAt = 0;
   let leafAt = 0;
   let activeBefore = 0;
-  let rx0 = 2147483647, ry0 = 2147483647, rz0 = 2147483647, rx1 = -2147483648, ry1 = -2147483648, rz1 = -2147483648;
-  let ux0 = 2147483647, uy0 = 2147483647, uz0 = 2147483647, ux1 = -2147483648, uy1 = -2147483648, uz1 = -2147483648;
-  let lx0 = 2147483647, ly0 = 2147483647, lz0 = 2147483647, lx1 = -2147483648, ly1 = -2147483648, lz1 = -2147483648;
+  // the root's, open upper's and open lower's boxes (min then max corner, at ROOT_BOX, UPPER_BOX, LOWER_BOX)
+  const boxes = new Int32Array(18);
+  for (const at of [ROOT_BOX, UPPER_BOX, LOWER_BOX]) emptyBox(boxes, at);
   let vx0 = 2147483647, vy0 = 2147483647, vz0 = 2147483647, vx1 = -2147483648, vy1 = -2147483648, vz1 = -2147483648;
   // active voxels of the open leaf in each 64-bit word of its value mask (its voxels come in mask order)
   let c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, c6 = 0, c7 = 0;
@@ -98,48 +126,15 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
         activeBefore += s6 + c7;
       }
       c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = 0;
-      if (vx0 < lx0) lx0 = vx0;
-      if (vy0 < ly0) ly0 = vy0;
-      if (vz0 < lz0) lz0 = vz0;
-      if (vx1 > lx1) lx1 = vx1;
-      if (vy1 > ly1) ly1 = vy1;
-      if (vz1 > lz1) lz1 = vz1;
+      growBox(boxes, LOWER_BOX, vx0, vy0, vz0, vx1, vy1, vz1);
       vx0 = vy0 = vz0 = 2147483647;
       vx1 = vy1 = vz1 = -2147483648;
     }
     if (newLower && lower >= 0) {
-      const w = (lowerAt + Internal.bbox) >>> 2;
-      i32[w] = lx0;
-      i32[w + 1] = ly0;
-      i32[w + 2] = lz0;
-      i32[w + 3] = lx1;
-      i32[w + 4] = ly1;
-      i32[w + 5] = lz1;
-      if (lx0 < ux0) ux0 = lx0;
-      if (ly0 < uy0) uy0 = ly0;
-      if (lz0 < uz0) uz0 = lz0;
-      if (lx1 > ux1) ux1 = lx1;
-      if (ly1 > uy1) uy1 = ly1;
-      if (lz1 > uz1) uz1 = lz1;
-      lx0 = ly0 = lz0 = 2147483647;
-      lx1 = ly1 = lz1 = -2147483648;
+      closeBox(boxes, LOWER_BOX, UPPER_BOX, i32, (lowerAt + Internal.bbox) >>> 2);
     }
     if (newTile && tile >= 0) {
-      const w = (upperAt + Internal.bbox) >>> 2;
-      i32[w] = ux0;
-      i32[w + 1] = uy0;
-      i32[w + 2] = uz0;
-      i32[w + 3] = ux1;
-      i32[w + 4] = uy1;
-      i32[w + 5] = uz1;
-      if (ux0 < rx0) rx0 = ux0;
-      if (uy0 < ry0) ry0 = uy0;
-      if (uz0 < rz0) rz0 = uz0;
-      if (ux1 > rx1) rx1 = ux1;
-      if (uy1 > ry1) ry1 = uy1;
-      if (uz1 > rz1) rz1 = uz1;
-      ux0 = uy0 = uz0 = 2147483647;
-      ux1 = uy1 = uz1 = -2147483648;
+      closeBox(boxes, UPPER_BOX, ROOT_BOX, i32, (upperAt + Internal.bbox) >>> 2);
     }
     if (end) break;
     if (newTile) {
@@ -223,12 +218,12 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
     pz = z;
   }
   const rootBox = new BBox();
-  rootBox.x0 = rx0;
-  rootBox.y0 = ry0;
-  rootBox.z0 = rz0;
-  rootBox.x1 = rx1;
-  rootBox.y1 = ry1;
-  rootBox.z1 = rz1;
+  rootBox.x0 = boxes[ROOT_BOX] as number;
+  rootBox.y0 = boxes[ROOT_BOX + 1] as number;
+  rootBox.z0 = boxes[ROOT_BOX + 2] as number;
+  rootBox.x1 = boxes[ROOT_BOX + 3] as number;
+  rootBox.y1 = boxes[ROOT_BOX + 4] as number;
+  rootBox.z1 = boxes[ROOT_BOX + 5] as number;
   writeDynamicHeader(v, bytes, plan, layout, template, rootBox);
   if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
 }

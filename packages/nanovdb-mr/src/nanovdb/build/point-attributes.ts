@@ -12,7 +12,7 @@ import { GridType } from '../grid/grid-layout.js';
 import { voxelCoordinate } from './points-to-grid-kernels.js';
 import { invalidPointMessage, resolveGridOptions } from './points-to-grid-options.js';
 import type { IndexPoints, WorldPoints } from './points-to-grid.js';
-import { KEY_WORDS, sameVoxel, sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sameVoxel, sortVoxelsAnyWidth } from './voxel-order.js';
 import { voxelsToGrid, type VoxelsToGridOptions } from './voxels-to-grid.js';
 import { pointsToGrid } from './points-to-grid.js';
 import { attachChannels, channelValues } from './grid-channels.js';
@@ -145,14 +145,14 @@ export function pointAttributesToGrid(
       }
     }
   }
-  const order = sortByBuildKey(coords, new Uint32Array(KEY_WORDS * n), new Uint32Array(n), new Uint32Array(n), new Uint32Array(65536));
+  const sorted = new Int32Array(3 * n);
+  const order = sortVoxelsAnyWidth(coords, n, sorted, new Uint32Array(n), new Uint32Array(KEY_WORDS * n), new Uint32Array(n), new Uint32Array(65536));
   const voxelCoords: number[] = [];
   const voxelValues: number[] = [];
   for (let start = 0; start < n; ) {
-    const p0 = order[start] as number;
     let end = start + 1;
-    while (end < n && sameVoxel(coords, p0, order[end] as number)) end++;
-    voxelCoords.push(coords[3 * p0] as number, coords[3 * p0 + 1] as number, coords[3 * p0 + 2] as number);
+    while (end < n && sameVoxel(sorted, start, end)) end++;
+    voxelCoords.push(sorted[3 * start] as number, sorted[3 * start + 1] as number, sorted[3 * start + 2] as number);
     for (let c = 0; c < components; c++) voxelValues.push(toValueType(gridType as ReducedValueType, reduceSegment((j) => values[channels * (order[j] as number) + c] as number, start, end, reduction)));
     start = end;
   }

@@ -458,3 +458,23 @@ export function sortVoxels(
   }
   return true;
 }
+
+/**
+ * Sorts `n` voxels into build order whatever box they span: `sortVoxels` (packed keys), or past 64 key bits
+ * `sortByBuildKey` and a gather of the coordinates. Writes the sorted voxels to `sorted` (3n) and returns the input
+ * index of each sorted voxel (`order`, or `scratch` when the five-word sort ended there). `keys` holds
+ * `KEY_WORDS * n` words, `order` and `scratch` n each, `counts` 65536; all apart from `sorted` and `coords`.
+ */
+export function sortVoxelsAnyWidth(coords: Int32Array, n: number, sorted: Int32Array, order: Uint32Array, keys: Uint32Array, scratch: Uint32Array, counts: Uint32Array): Uint32Array {
+  const packed = { keys: keys.subarray(0, 2 * n), keys2: keys.subarray(2 * n, 4 * n), index2: scratch };
+  if (sortVoxels(coords, n, sorted, order, packed, counts)) return order;
+  const byKey = sortByBuildKey(coords, keys, order, scratch, counts);
+  for (let j = 0; j < n; j++) {
+    const p = byKey[j] as number;
+    sorted[3 * j] = coords[3 * p] as number;
+    sorted[3 * j + 1] = coords[3 * p + 1] as number;
+    sorted[3 * j + 2] = coords[3 * p + 2] as number;
+  }
+  return byKey;
+}
+

@@ -9,7 +9,7 @@ import { hasStatistics, writeGridStatistics } from '../grid/grid-statistics.js';
 import { countVoxelNodes } from './grid-node-count.js';
 import { gridBytes, planGrid, writeGrid, gridTemplate } from './grid-writer.js';
 import { checkGridBytes, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
-import { KEY_WORDS, sameNode, sortByBuildKey } from './voxel-order.js';
+import { KEY_WORDS, sameNode, sortVoxelsAnyWidth } from './voxel-order.js';
 import { VoxelValueWriter, type VoxelValueArray } from './voxel-values.js';
 
 /** Grid types `voxelsToGrid` writes: every type whose leaves hold plain values, Mask, Boolean and the quantized float types. */
@@ -165,15 +165,9 @@ export function voxelsToGrid(
     if (!view.ok) return err(ErrorCode.NotSupported, `${who}: needs a host-accessible resource (host, pinned or managed memory)`, view.error);
     const ws = view.value;
     const words = (at: number, count: number): Uint32Array => new Uint32Array(ws.buffer, ws.byteOffset + 4 * at, count);
-    const keys = words(0, KEY_WORDS * n);
-    const order = sortByBuildKey(coords, keys, words(KEY_WORDS * n, n), words(KEY_WORDS * n + n, n), words(KEY_WORDS * n + 2 * n, 65536));
+    const counts = words(KEY_WORDS * n + 2 * n, 65536);
     const sorted = new Int32Array(ws.buffer, ws.byteOffset + 4 * (KEY_WORDS * n + 2 * n + 65536), 3 * n);
-    for (let j = 0; j < n; j++) {
-      const p = order[j] as number;
-      sorted[3 * j] = coords[3 * p] as number;
-      sorted[3 * j + 1] = coords[3 * p + 1] as number;
-      sorted[3 * j + 2] = coords[3 * p + 2] as number;
-    }
+    const order = sortVoxelsAnyWidth(coords, n, sorted, words(KEY_WORDS * n, n), words(0, KEY_WORDS * n), words(KEY_WORDS * n + n, n), counts);
     const counted = planGrid(sorted, n, layout);
     const writer = new VoxelValueWriter(layout, values, background, order, tolerance);
     const nodesEnd = counted.leafStart + writer.planLeaves(sorted, n, counted.leaves);
