@@ -3,6 +3,7 @@ import { ErrorCode, HsError, err, ok, type Result } from './errors.js';
 import { CudaBackend, type CudaBackendOptions } from './cuda/cuda-backend.js';
 import { HostBackend } from './host/host-backend.js';
 import type { HostBackendOptions } from './host/host-backend-options.js';
+import { checkOptionFields } from './option-fields.js';
 
 /** Backend names accepted by `selectBackend` and the `HS_BACKEND` environment variable. */
 export type BackendName = 'host' | 'cuda';
@@ -45,6 +46,8 @@ export interface SelectBackendOptions {
  * ```
  */
 export function selectBackend(options: SelectBackendOptions = {}): Result<Backend> {
+  const fields = checkOptionFields('selectBackend', options, ['backend', 'env', 'hostOptions', 'cudaOptions']);
+  if (!fields.ok) return fields;
   const explicit = options.backend;
   if (typeof explicit === 'object' && explicit !== null) return ok(explicit);
   let name: string;

@@ -18,6 +18,10 @@ describe('selectBackend', () => {
     if (r.ok) r.value.dispose();
   });
 
+  it('refuses a misspelt option with InvalidArgument naming the closest field', () => {
+    expectError(selectBackend({ hostOption: { deviceCount: 2 } } as never), ErrorCode.InvalidArgument, /selectBackend: unknown option 'hostOption'; did you mean 'hostOptions'\?/);
+  });
+
   it('HS_BACKEND=host forces the host backend', () => {
     const r = selectBackend({ env: { HS_BACKEND: 'host' } });
     expect(r.ok && r.value instanceof HostBackend).toBe(true);
