@@ -216,7 +216,7 @@ export function mergeGridsByRootTiles(parts: readonly Uint8Array[], merge: Merge
  * const build = (coords: number[]) => unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array(coords) }, { gridType: GridType.OnIndex }));
  * const low = build([-9000, 3, 3, 0, 0, 0]); // root tiles in build order: x = -9000 first
  * const high = build([5000, 1, 2]);
- * const out = new Uint8Array(1 << 16);
+ * const out = new Uint8Array(1 << 21); // room for the merged grid (3 root tiles of about 270 KiB each)
  * const size = unwrap(mergeRootTileGrids([unwrap(low.hostBytes()), unwrap(high.hostBytes())], out, 'full'));
  * const one = build([-9000, 3, 3, 0, 0, 0, 5000, 1, 2]);
  * console.log(size, unwrap(one.hostBytes()).every((b, i) => b === out[i])); // the one-build bytes: true

@@ -23,6 +23,15 @@ function tileCoord(c: number): number {
 /**
  * A split of space into parts by root tile (see `planRootTilePartition`). `partOf` allocates nothing, so it may
  * run on every point of every frame.
+ * @example
+ * ```ts
+ * import { planRootTilePartition } from '@hs/nanovdb-mr';
+ * import { unwrap } from '@hs/streams';
+ *
+ * const split = unwrap(planRootTilePartition(new Float64Array([0, 0, 0, 1, 1, 1, 5000, 0, 0, 9000, 0, 0]), 2));
+ * // part 0 owns the tile at the origin, part 1 the two tiles along +x; a later point goes where its tile lies
+ * console.log(split.pointCounts, split.tileCounts, split.partOf(4500, 7, 7)); // [2, 2] [1, 2] 1
+ * ```
  */
 export class RootTilePartition {
   /** How many parts. */
