@@ -4,7 +4,7 @@ import type { NvdbCodec } from '@hs/nanovdb-mr';
 import type { PipelineArguments, PipelineOutput } from '@hs/runtime';
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { MAX_SCAN_RATE_HZ } from './operators/scan-source.js';
-import type { GridBuilderKind } from './pipeline.js';
+import { MAX_SPLIT_PARTS, type GridBuilderKind } from './pipeline.js';
 import { MAX_SCANS } from './scan-split.js';
 import { DEFAULT_MAX_GRID_BYTES } from './volume-sizing.js';
 
@@ -32,12 +32,37 @@ export interface ScanToVolumeCliOptions {
   readonly builder: GridBuilderKind;
   /** Most bytes the volume's grid may take (see `ScanToVolumeOptions.maxGridBytes`); default 256 MiB. */
   readonly maxGridBytes: number;
+  /**
+   * CUDA device ordinals to split the build across (`--devices 0,1`; see `ScanToVolumeOptions.devices`), or
+   * `undefined` for the default one device, cuda:0.
+   */
+  readonly devices: readonly number[] | undefined;
+}
+
+/** Highest device ordinal `--devices` accepts. */
+export const MAX_DEVICE_ORDINAL = 63;
+
+/**
+ * Parses `--devices`: 1 to `MAX_SPLIT_PARTS` CUDA device ordinals (0 to `MAX_DEVICE_ORDINAL`), comma-separated,
+ * a repeated one allowed (`0,0`: two parts on one device).
+ * @returns the ordinals; InvalidArgument naming the option, the text given and what is accepted.
+ */
+export function parseDevicesOption(text: string): Result<readonly number[]> {
+  const entries = text.split(',');
+  const bad = entries.length > MAX_SPLIT_PARTS || entries.some((e) => !/^(0|[1-9][0-9]?)$/.test(e.trim()) || Number(e) > MAX_DEVICE_ORDINAL);
+  if (text.trim() === '' || bad) {
+    return err(
+      ErrorCode.InvalidArgument,
+      `--devices must be 1 to ${MAX_SPLIT_PARTS} comma-separated CUDA device ordinals from 0 to ${MAX_DEVICE_ORDINAL} (0,1 or 0,0 for two parts on one device), got '${text}'`,
+    );
+  }
+  return ok(Object.freeze(entries.map((e) => Number(e.trim()))));
 }
 
 /**
  * Parses the example's arguments (without `node` and the script; every standalone `--` is dropped) with
  * the hs command-line convention (`@hs/cli-options`). Numbers are in standard notation (`30`, `5e-2`,
- * `1e9`): `--rate`, `--scans`, `--sweeps` and `--max-grid-bytes` (default 268435456, 256 MiB) whole
+ * `1e9`): `--devices` a list of device ordinals (`parseDevicesOption`), `--rate`, `--scans`, `--sweeps` and `--max-grid-bytes` (default 268435456, 256 MiB) whole
  * numbers within their ranges, `--voxel-size` a number above 0. `--input` and `--out` (default
  * `./out/scan-to-volume`) are resolved against the folder the command was typed in (`INIT_CWD`, else the
  * working directory) and given absolute.
@@ -55,6 +80,7 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
     .option('--max-grid-bytes <bytes>', 'refuse a volume grid larger than this, checked before any grid is built', String(DEFAULT_MAX_GRID_BYTES))
     .option('--out <dir>', 'output folder for volume.nvdb and preview.png (default: ./out/scan-to-volume)')
     .addOption(new Option('--codec <codec>', '.nvdb codec').choices(['zip', 'none']).default('zip'))
+    .option('--devices <list>', 'split the build by space across these CUDA devices, e.g. 0,1 (0,0: two builders on one GPU); default: one device, cuda:0')
     .addOption(new Option('--backend <name>', 'host (pure TypeScript) or cuda; default: HS_BACKEND, then auto-detect').choices(['host', 'cuda']))
     .addOption(
       new Option('--builder <kind>', 'PointsToGrid builder: stream (bounded build over all points in stream order, GPU kernels on cuda) or host (incremental merge on the host)')
@@ -75,6 +101,8 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
   if (!maxGridBytes.ok) return maxGridBytes;
   const voxelSize = parseNumberOption('--voxel-size', String(raw['voxelSize']), { above: 0 });
   if (!voxelSize.ok) return voxelSize;
+  const devices = raw['devices'] === undefined ? ok(undefined) : parseDevicesOption(raw['devices']);
+  if (!devices.ok) return devices;
   if (raw['out'] === '') return err(ErrorCode.InvalidArgument, "--out must name a folder, got ''; use --out . for the current folder");
   const outDir = raw['out'] === undefined ? defaultOutDir('scan-to-volume', process.env) : resolveUserPath(raw['out'], process.env);
   return ok({
@@ -90,6 +118,7 @@ export function parseScanToVolumeArguments(args: readonly string[], output: Pipe
       backend: raw['backend'] as 'host' | 'cuda' | undefined,
       builder: raw['builder'] as GridBuilderKind,
       maxGridBytes: maxGridBytes.value,
+      devices: devices.value,
     },
   });
 }

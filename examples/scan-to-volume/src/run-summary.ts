@@ -45,7 +45,8 @@ export function checkVolumeFile(path: string): Result<VolumeCheck> {
 /**
  * The lines printed after a run: the stream, the volume and its independent voxel count, the builder and
  * (stream builder) its build report, the re-read of the `.nvdb` file, the preview, and the statistics of
- * the resource the builder allocated through, e.g.
+ * the resource the builder allocated through (a build split by space: the split, and each part's builder
+ * and resource), e.g.
  * `volume: 1839 active voxels (1839 expected from the whole cloud), 1257152-byte OnIndex grid`; a run
  * that ended early (Ctrl-C) reports the volume of the scans done, from the last grid built:
  * `volume of the 40 scans done (the run ended before its 3600 scans): ...`.
@@ -53,26 +54,48 @@ export function checkVolumeFile(path: string): Result<VolumeCheck> {
  *   backend's error when the stream builder's report could not be read back.
  */
 export function runSummaryLines(built: ScanToVolumeGraph, source: string, rateHz: number): Result<string[]> {
-  const { builder, nvdbWriter, pngWriter, preview, camera, sizing } = built;
-  const state = builder.accumulated;
+  const { builder, nvdbWriter, pngWriter, preview, camera, sizing, split } = built;
+  const state =
+    split === null
+      ? builder.accumulated
+      : {
+          scans: split.merge.accumulated.frames,
+          points: split.scanPartition.accumulated.points,
+          voxelCount: split.parts.reduce((sum, part) => sum + part.builder.accumulated.voxelCount, 0),
+          gridBytes: split.merge.accumulated.gridBytes,
+        };
   const volume = state.scans < built.frames ? `volume of the ${state.scans} scans done (the run ended before its ${built.frames} scans)` : 'volume';
   const lines = [
     `streamed ${state.scans} scans (${built.sweep.scans.length} per sweep) at ${rateHz} Hz nominal: ${state.points} points from ${source}`,
     `${volume}: ${state.voxelCount} active voxels (${sizing.voxelCount} expected from the whole cloud), ${state.gridBytes}-byte OnIndex grid`,
   ];
-  const report = builderLine(builder);
-  if (!report.ok) return report;
-  lines.push(report.value);
+  if (split === null) {
+    const report = builderLine(builder);
+    if (!report.ok) return report;
+    lines.push(report.value);
+  } else {
+    lines.push(
+      `split by space into ${split.parts.length} parts by root tile, merged on the host every scan: ` +
+        split.parts.map((part, i) => `part ${i} on ${part.device.toString()} ${part.tiles} root tiles, ${part.points} points`).join('; '),
+    );
+    for (let i = 0; i < split.parts.length; i++) {
+      const report = builderLine(split.parts[i]!.builder);
+      if (!report.ok) return report;
+      lines.push(`part ${i} ${report.value}`);
+    }
+  }
   if (nvdbWriter.written > 0) {
     const check = checkVolumeFile(nvdbWriter.path);
     if (!check.ok) return check;
     lines.push(`wrote ${nvdbWriter.path} ${nvdbWriter.written} times (last ${check.value.fileBytes} bytes); re-read by hs: grid "${check.value.gridName}", ${check.value.voxelCount} voxels, ${check.value.gridBytes} bytes, checksum and structure valid`);
   }
   lines.push(`preview: ${pngWriter.path} (${camera.width}x${camera.height}, ${preview.previews} previews rendered, 1 scan in 4 and the last)`);
-  const stats = built.statistics()?.statistics;
-  if (stats !== undefined) {
+  const adaptors = split === null ? [['', built.statistics()] as const] : split.parts.map((part, i) => [`part ${i} `, part.statistics()] as const);
+  for (const [who, adaptor] of adaptors) {
+    const stats = adaptor?.statistics;
+    if (stats === undefined) continue;
     lines.push(
-      `resource (StatisticsResource): ${stats.allocations.total} allocations (${stats.allocations.current} outstanding), ` +
+      `${who}resource (StatisticsResource): ${stats.allocations.total} allocations (${stats.allocations.current} outstanding), ` +
         `peak ${stats.bytes.peak} bytes, total ${stats.bytes.total} bytes, ${stats.bytes.current} bytes outstanding`,
     );
   }

@@ -67,3 +67,27 @@ describe('scan-to-volume options', () => {
     }
   });
 });
+
+describe('scan-to-volume --devices', () => {
+  it.each([
+    ['0', [0]],
+    ['0,1', [0, 1]],
+    ['0,0', [0, 0]],
+    ['2, 0,1', [2, 0, 1]],
+  ])('accepts --devices %s', (text, devices) => {
+    const parsed = parse('--devices', text);
+    expect(parsed.ok && parsed.value.kind === 'build' && parsed.value.options.devices).toEqual(devices);
+  });
+
+  it('leaves devices undefined by default (one device, cuda:0)', () => {
+    const parsed = parse();
+    expect(parsed.ok && parsed.value.kind === 'build' && parsed.value.options.devices).toBe(undefined);
+  });
+
+  it.each(['', '0,', ',1', '-1', '1.5', 'a', '64', '01', '0;1', Array.from({ length: 17 }, () => '0').join(',')])('refuses --devices %j naming the option and what it accepts', (text) => {
+    const parsed = parse('--devices', text);
+    expect(parsed.ok ? undefined : parsed.error.message).toBe(
+      `InvalidArgument: --devices must be 1 to 16 comma-separated CUDA device ordinals from 0 to 63 (0,1 or 0,0 for two parts on one device), got '${text}'`,
+    );
+  });
+});

@@ -258,3 +258,29 @@ describe('bad input is one typed line and exit code 1', () => {
     expect(errors).toEqual(["scan-to-volume: unknown option '--colour'", 'hint: scan-to-volume --help lists the options']);
   });
 });
+
+describe('--devices: the build split by space (host backend emulating the devices)', () => {
+  it('writes the same volume.nvdb and preview.png as the one-device run on 2, 3 and repeated devices, and says how it split', async () => {
+    const digest = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+    const args = ['--rate', '1000', '--scans', '12', '--sweeps', '2'];
+    const one = await cli(['--out', join(dir, 'devices-one'), ...args]);
+    expect([one.exitCode, one.errors]).toEqual([0, []]);
+    for (const devices of ['0,1', '0,1,2', '0,0']) {
+      const out = join(dir, `devices-${devices}`);
+      const { exitCode, logs, errors } = await cli(['--out', out, ...args, '--devices', devices]);
+      expect([exitCode, errors]).toEqual([0, []]);
+      const text = logs.join('\n');
+      const parts = devices.split(',');
+      expect(text).toContain(`split by space into ${parts.length} parts by root tile, merged on the host every scan: part 0 on cuda:${parts[0]} `);
+      expect(text).toMatch(/checksum and structure valid/);
+      for (const file of [VOLUME_FILE, PREVIEW_FILE]) expect(digest(join(out, file)), `${devices} ${file}`).toBe(digest(join(dir, 'devices-one', file)));
+    }
+  }, 120_000);
+
+  it('refuses a bad --devices as a usage error naming the option', async () => {
+    const { exitCode, errors } = await cli(['--out', join(dir, 'devices-bad'), '--devices', '0,x']);
+    expect(exitCode).toBe(2);
+    expect(errors[0]).toContain("--devices must be 1 to 16 comma-separated CUDA device ordinals from 0 to 63 (0,1 or 0,0 for two parts on one device), got '0,x'");
+    expect(existsSync(join(dir, 'devices-bad'))).toBe(false);
+  });
+});

@@ -54,6 +54,9 @@ export { DEFAULT_CLI_MAX_GRID_BYTES } from './nanovdb/build/points-to-grid-optio
 export { pointsToGridAsync } from './nanovdb/build/points-to-grid-async.js';
 export type { StreamGrid } from './nanovdb/build/points-to-grid-async.js';
 export { distributedPointsToGrid } from './nanovdb/build/distributed-points-to-grid.js';
+export { mergeRootTileGrids } from './nanovdb/build/grid-merge.js';
+export { planRootTilePartition, RootTilePartition } from './nanovdb/build/root-tile-partition.js';
+export type { RootTilePartitionOptions } from './nanovdb/build/root-tile-partition.js';
 export { MAX_DEVICE_POINTS } from './nanovdb/build/point-spans.js';
 export type { IndexPointSpan, WorldPointSpan } from './nanovdb/build/point-spans.js';
 export type { PointAttributeGridOptions, PointAttributeLayout, PointAttributeSpan } from './nanovdb/build/point-attribute-spans.js';

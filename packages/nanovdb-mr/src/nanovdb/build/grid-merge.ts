@@ -195,3 +195,55 @@ export function mergeGridsByRootTiles(parts: readonly Uint8Array[], merge: Merge
   writeDynamicHeader(v, out, plan, layout, first.subarray(0, GRID_DATA_SIZE), rootBox);
   writeChecksum(out, computeChecksum(out, merge.gridSize, checksum));
 }
+
+/**
+ * Merges the grids of a split by space (`planRootTilePartition`: each part built from the points of its run of
+ * root tiles, the parts in part order) into `out`, byte for byte the grid one build of all the points writes, and
+ * stores the checksum `checksum` asks for. Parts without root tiles (a part none of whose points arrived yet)
+ * are left out; when every part is empty the result is part 0's grid. The bytes of `out` past the merged grid are
+ * left as they were. For grids the points builders write (OnIndex or Float, no active tiles, no blind data).
+ * @param parts - each part's grid bytes from offset 0 (a buffer may be longer than its grid).
+ * @param out - where the merged grid goes, from offset 0.
+ * @returns the merged grid's size in bytes; InvalidArgument for parts that do not merge (see the checks of the
+ *   merge: another grid type or header, active tiles, root tiles out of order across parts) or an `out` shorter
+ *   than the merged grid (naming both sizes).
+ * @example
+ * ```ts
+ * import { GridType, HostResource, mergeRootTileGrids, pointsToGrid } from '@hs/nanovdb-mr';
+ * import { HostBackend, unwrap } from '@hs/streams';
+ *
+ * const backend = new HostBackend();
+ * const build = (coords: number[]) => unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: new Int32Array(coords) }, { gridType: GridType.OnIndex }));
+ * const low = build([-9000, 3, 3, 0, 0, 0]); // root tiles in build order: x = -9000 first
+ * const high = build([5000, 1, 2]);
+ * const out = new Uint8Array(1 << 21); // room for the merged grid (3 root tiles of about 270 KiB each)
+ * const size = unwrap(mergeRootTileGrids([unwrap(low.hostBytes()), unwrap(high.hostBytes())], out, 'full'));
+ * const one = build([-9000, 3, 3, 0, 0, 0, 5000, 1, 2]);
+ * console.log(size, unwrap(one.hostBytes()).every((b, i) => b === out[i])); // the one-build bytes: true
+ * ```
+ */
+export function mergeRootTileGrids(parts: readonly Uint8Array[], out: Uint8Array, checksum: ChecksumMode): Result<number> {
+  const who = 'mergeRootTileGrids';
+  if (!Array.isArray(parts) || parts.length === 0) return err(ErrorCode.InvalidArgument, `${who}: no grids to merge`);
+  if (!(out instanceof Uint8Array)) return err(ErrorCode.InvalidArgument, `${who}: out must be a Uint8Array`);
+  const used: Uint8Array[] = [];
+  for (let p = 0; p < parts.length; p++) {
+    const bytes = parts[p] as Uint8Array;
+    if (!(bytes instanceof Uint8Array) || bytes.byteLength < ROOT_OFFSET + Root.tableSize + 4) return err(ErrorCode.InvalidArgument, `${who}: part ${p} is not a grid's bytes`);
+    const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (v.getBigUint64(Grid.magic, true) !== GRID_MAGIC) return err(ErrorCode.InvalidArgument, `${who}: part ${p} has no grid magic`);
+    if (v.getUint32(ROOT_OFFSET + Root.tableSize, true) !== 0) used.push(bytes);
+  }
+  if (used.length === 0) used.push(parts[0] as Uint8Array);
+  const merge = planGridMerge(used);
+  if (!merge.ok) return err(merge.error.code, merge.error.detail.replace('mergeGridsByRootTiles', who));
+  const size = merge.value.gridSize;
+  if (out.byteLength < size) return err(ErrorCode.InvalidArgument, `${who}: the merged grid takes ${size} bytes, out holds ${out.byteLength}`);
+  if (used.length === 1) {
+    out.set((used[0] as Uint8Array).subarray(0, size), 0);
+    writeChecksum(out, computeChecksum(out, size, checksum));
+  } else {
+    mergeGridsByRootTiles(used, merge.value, out, checksum);
+  }
+  return ok(size);
+}
