@@ -103,13 +103,18 @@ void CompletionWaiter::Run() {
       else polled[kept++] = e;
     }
     polled.resize(kept);
+    if (!completed.empty()) {
+      // Counted off before delivery: JS may look at Pending() as soon as it received an id.
+      lock.lock();
+      pending_ -= completed.size();
+      lock.unlock();
+    }
     for (const Entry& e : completed) {
       Deliver(e.id);
       GiveBackEvent(e.device, e.event);
     }
 
     lock.lock();
-    pending_ -= completed.size();
     if (polled.empty() || !incoming_.empty() || stopping_) continue;
     if (completed.empty()) idlePolls_++;
     Clock::time_point now = Clock::now();
