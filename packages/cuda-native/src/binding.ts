@@ -128,7 +128,12 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
    */
   setCompletionPolicy?(spinNs: number, minSleepNs: number, maxSleepNs: number, ageDivisor: number): void;
   /** Requests the waiter has not handed over yet, and its polls that found nothing complete. abiVersion 3. */
-  completionWaiterStats?(): { readonly pending: number; readonly idlePolls: number };
+  completionWaiterStats?(): {
+    /** Completions requested and not yet handed to the host-call queue. */
+    readonly pending: number;
+    /** Polls of the waiter thread that found nothing complete. */
+    readonly idlePolls: number;
+  };
 
   // ---- stream memory operations ----
   /** Writes a 64-bit value at `address` in stream order (returns a CUresult). */
