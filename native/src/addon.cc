@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include "addon-state.h"
+#include "completion-waiter.h"
 #include "cuda-status.h"
 
 namespace hs {
@@ -26,8 +27,10 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterTensorAbiBindings(env, exports);
   RegisterMemoryResourceBindings(env, exports);
   RegisterPeerCopyBindings(env, exports);
+  RegisterCompletionBindings(env, exports);
   // 2: adds the peer-copy bindings (deviceCanAccessPeer, enablePeerAccess, memcpyPeerAsync, memcpyStagedAsync).
-  exports.Set("abiVersion", Napi::Number::New(env, 2));
+  // 3: adds the completion waiter (notifyWhenDone, setCompletionPolicy, completionWaiterStats) and benchCompletion.
+  exports.Set("abiVersion", Napi::Number::New(env, 3));
   return exports;
 }
 

@@ -2,6 +2,7 @@
 // with, timed in C++ in the same process. They synchronize the device and are for benchmarks only.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <chrono>
 
 #include "addon-state.h"
@@ -120,6 +121,56 @@ Napi::Value BenchSortPairs64Binding(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), BenchSortPairs64(n, iterations < 1 ? 1 : iterations));
 }
 
+struct CompletionProbe {
+  std::atomic<int64_t> seenNs{0};
+};
+
+void CUDART_CB RecordSeen(void* data) {
+  static_cast<CompletionProbe*>(data)->seenNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(), std::memory_order_release);
+}
+
+/**
+ * benchCompletion(iterations, mode) -> Float64Array of per-iteration ns from enqueuing a 4-byte cudaMemsetAsync
+ * on a fresh non-blocking stream of device 0 to the host seeing it done: mode 0, a host function after it
+ * (cudaLaunchHostFunc) records the time it ran; mode 1, this thread spins on cudaEventQuery of an event after it.
+ */
+Napi::Value BenchCompletion(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  uint64_t n = ToSize(info[0], "iterations");
+  int mode = ToInt(info[1], "mode");
+  Check(env, cudaSetDevice(0), "cudaSetDevice");
+  cudaStream_t s = nullptr;
+  cudaEvent_t event = nullptr;
+  void* target = nullptr;
+  Check(env, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  Check(env, cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  Check(env, cudaMalloc(&target, 4), "cudaMalloc");
+  Napi::Float64Array out = Napi::Float64Array::New(env, n);
+  CompletionProbe probe;
+  for (uint64_t i = 0; i < n; i++) {
+    probe.seenNs.store(0, std::memory_order_relaxed);
+    auto start = Clock::now();
+    cudaMemsetAsync(target, static_cast<int>(i & 0xff), 4, s);
+    if (mode == 0) {
+      cudaLaunchHostFunc(s, RecordSeen, &probe);
+      int64_t seen = 0;
+      while ((seen = probe.seenNs.load(std::memory_order_acquire)) == 0) {
+      }
+      out[i] = static_cast<double>(seen - std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
+    } else {
+      cudaEventRecord(event, s);
+      while (cudaEventQuery(event) == cudaErrorNotReady) {
+      }
+      out[i] = Ns(start, Clock::now());
+    }
+  }
+  cudaStreamSynchronize(s);
+  cudaFree(target);
+  cudaEventDestroy(event);
+  cudaStreamDestroy(s);
+  return out;
+}
+
 }  // namespace
 
 void RegisterBenchBindings(Napi::Env env, Napi::Object exports) {
@@ -128,6 +179,7 @@ void RegisterBenchBindings(Napi::Env env, Napi::Object exports) {
   exports.Set("benchMalloc", Napi::Function::New(env, BenchMalloc, "benchMalloc"));
   exports.Set("benchMemcpy", Napi::Function::New(env, BenchMemcpy, "benchMemcpy"));
   exports.Set("benchPointsToGridSorts", Napi::Function::New(env, BenchPointsToGridSortsBinding, "benchPointsToGridSorts"));
+  exports.Set("benchCompletion", Napi::Function::New(env, BenchCompletion, "benchCompletion"));
   exports.Set("benchSortPairs64", Napi::Function::New(env, BenchSortPairs64Binding, "benchSortPairs64"));
 }
 

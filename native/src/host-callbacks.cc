@@ -62,18 +62,8 @@ Napi::Value LaunchHostFunc(const Napi::CallbackInfo& info) {
   AddonState& state = StateOf(env);
   if (!state.channel) throw Napi::Error::New(env, "launchHostFunc: call setHostCallDispatcher first");
   auto stream = ToHandle<cudaStream_t>(info[0], "stream");
-  auto* call = new HostCall();
-  call->channel = state.channel;
-  call->id = info[1].As<Napi::Number>().DoubleValue();
-  call->blocking = info[2].ToBoolean().Value();
-  cudaError_t status = cudaLaunchHostFunc(stream, OnHostFunc, call);
-  if (status != cudaSuccess) {
-    delete call;
-    return StatusValue(env, status);
-  }
-  HostCallChannel& channel = *state.channel;
-  if (channel.pending++ == 0) channel.tsfn.Ref(env);
-  return Napi::Number::New(env, 0);
+  cudaError_t status = EnqueueHostCall(env, stream, info[1].As<Napi::Number>().DoubleValue(), info[2].ToBoolean().Value());
+  return status == cudaSuccess ? Napi::Number::New(env, 0) : StatusValue(env, status);
 }
 
 /** pendingHostCalls() -> number of host calls enqueued and not yet delivered. */
@@ -83,6 +73,25 @@ Napi::Value PendingHostCalls(const Napi::CallbackInfo& info) {
 }
 
 }  // namespace
+
+cudaError_t EnqueueHostCall(Napi::Env env, cudaStream_t stream, double id, bool blocking) {
+  AddonState& state = StateOf(env);
+  auto* call = new HostCall();
+  call->channel = state.channel;
+  call->id = id;
+  call->blocking = blocking;
+  cudaError_t status = cudaLaunchHostFunc(stream, OnHostFunc, call);
+  if (status != cudaSuccess) {
+    delete call;
+    return status;
+  }
+  state.channel->NoteEnqueued(env);
+  return cudaSuccess;
+}
+
+void HostCallChannel::NoteEnqueued(Napi::Env env) {
+  if (pending++ == 0) tsfn.Ref(env);
+}
 
 void DeliverHostCall(Napi::Env env, Napi::Function dispatch, HostCallChannel* channel, HostCall* call) {
   if (env == nullptr) {
@@ -99,10 +108,15 @@ void DeliverHostCall(Napi::Env env, Napi::Function dispatch, HostCallChannel* ch
 }
 
 void HostCallChannel::Close() {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!open) return;
-  open = false;
-  tsfn.Abort();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (open) {
+      open = false;
+      tsfn.Abort();
+    }
+  }
+  // Outside the lock: the waiter thread takes it to deliver.
+  if (waiter) waiter->Stop();
 }
 
 void RegisterHostCallBindings(Napi::Env env, Napi::Object exports) {

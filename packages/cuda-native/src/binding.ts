@@ -113,8 +113,27 @@ export interface CudaNativeBinding extends CudaNativeBenchBinding {
    * at once. Keeps the event loop alive while calls are pending.
    */
   launchHostFunc(stream: bigint, id: number, blocking: boolean): number;
-  /** Host calls enqueued with `launchHostFunc` that have not run yet. */
+  /** Host calls enqueued with `launchHostFunc` or `notifyWhenDone` that have not run yet. */
   pendingHostCalls(): number;
+  /**
+   * Enqueues `dispatch(id)` for when everything enqueued on `stream` (of `device`) so far completed, without a
+   * host function on the stream: an event recorded at its end, polled by the addon's waiter thread, which hands
+   * `id` to the same queue as the host calls (so it runs after those enqueued on `stream` before it). A capturing
+   * stream gets a non-blocking host call instead. Keeps the event loop alive while pending. abiVersion 3.
+   */
+  notifyWhenDone?(stream: bigint, device: number, id: number): number;
+  /**
+   * How the waiter thread polls: it yields between polls while the youngest request is younger than `spinNs`,
+   * then sleeps age / `ageDivisor` between polls, clamped to [`minSleepNs`, `maxSleepNs`]. abiVersion 3.
+   */
+  setCompletionPolicy?(spinNs: number, minSleepNs: number, maxSleepNs: number, ageDivisor: number): void;
+  /** Requests the waiter has not handed over yet, and its polls that found nothing complete. abiVersion 3. */
+  completionWaiterStats?(): {
+    /** Completions requested and not yet handed to the host-call queue. */
+    readonly pending: number;
+    /** Polls of the waiter thread that found nothing complete. */
+    readonly idlePolls: number;
+  };
 
   // ---- stream memory operations ----
   /** Writes a 64-bit value at `address` in stream order (returns a CUresult). */
@@ -258,6 +277,11 @@ export interface CudaNativeBenchBinding {
   benchMalloc(bytes: number, iterations: number): number;
   /** `iterations` of cudaMemcpyAsync(`bytes`) + cudaStreamSynchronize. */
   benchMemcpy(dst: bigint, src: bigint, bytes: number, iterations: number): number;
+  /**
+   * Per iteration, ns from enqueuing a 4-byte cudaMemsetAsync to the host seeing it done: `mode` 0, a host
+   * function after it records when it ran; 1, the calling thread spins on cudaEventQuery. abiVersion 3.
+   */
+  benchCompletion?(iterations: number, mode: 0 | 1): Float64Array;
 }
 
 /** What `exportTensorV1` puts into an `hs_tensor_v1` record and its DLPack `DLManagedTensorVersioned`. */

@@ -391,6 +391,54 @@ describe.skipIf(!gpu)('CudaBackend on a device', () => {
     expect(!r.ok && r.error.code).toBe(ErrorCode.OutOfMemory);
   });
 
+  for (const path of ['completion waiter', 'host function'] as const) {
+    it(`settles synchronizeStream (${path}) after the host functions enqueued before it ran, and leaves nothing pending`, async () => {
+      const native = loadCudaNative();
+      if (!native.ok) throw new Error('the CUDA addon loaded for CudaBackend but not for loadCudaNative');
+      const previous = process.env['HS_CUDA_COMPLETION'];
+      if (path === 'host function') process.env['HS_CUDA_COMPLETION'] = 'host-function';
+      const other = unwrap(CudaBackend.create());
+      if (previous === undefined) delete process.env['HS_CUDA_COMPLETION'];
+      else process.env['HS_CUDA_COMPLETION'] = previous;
+      try {
+        const d = other.devices[0] as Device;
+        const s = unwrap(other.createStream(d, { label: 's' }));
+        const memory = unwrap(other.allocate({ kind: MemoryKind.CudaDevice, device: d, byteSize: 4096 }));
+        const ran: string[] = [];
+        // 20 ms of device time first, so the waits are pending while the waiter polls.
+        unwrap(other.launchKernel(s, { name: 'hs.test.spinFill', reads: [], writes: [whole(memory)], params: [20_000_000, 0x33], host: () => undefined }));
+        unwrap(other.launchHostFunc(s, () => ran.push('host function 1'), { blocking: false }));
+        // What had run when each wait settled (later host functions may have run too: one delivery batch).
+        const first = other.synchronizeStream(s).then(() => [...ran]);
+        unwrap(other.launchHostFunc(s, () => ran.push('host function 2'), { blocking: false }));
+        const second = other.synchronizeStream(s).then(() => [...ran]);
+        expect(native.binding.pendingHostCalls()).toBeGreaterThan(0);
+        const [atFirst, atSecond] = await Promise.all([first, second]);
+        expect(atFirst).toContain('host function 1');
+        expect(atSecond).toEqual(['host function 1', 'host function 2']);
+        const seen = new Uint8Array(4096);
+        unwrap(other.copyToHostAsync(s, seen, whole(memory)));
+        await other.synchronizeStream(s);
+        expect(seen.every((b) => b === 0x33)).toBe(true);
+        if (path === 'completion waiter' && native.binding.completionWaiterStats !== undefined) expect(native.binding.completionWaiterStats().pending).toBe(0);
+      } finally {
+        other.dispose();
+      }
+    });
+  }
+
+  it('rejects a completion-waiter wait still pending at dispose with InvalidState, and settles later waits of a new backend', async () => {
+    const s = stream('s');
+    const memory = deviceMemory(4096);
+    unwrap(backend.launchKernel(s, { name: 'hs.test.spinFill', reads: [], writes: [whole(memory)], params: [50_000_000, 1], host: () => undefined }));
+    const pending = backend.synchronizeStream(s);
+    backend.dispose();
+    await expect(pending).rejects.toMatchObject({ name: 'HsError', code: ErrorCode.InvalidState });
+    backend = unwrap(CudaBackend.create());
+    const again = unwrap(backend.createStream(backend.devices[0] as Device, { label: 'again' }));
+    await expect(backend.synchronizeStream(again)).resolves.toBeUndefined();
+  });
+
   it('reports a throwing host function at the next synchronization', async () => {
     const s = stream('s');
     unwrap(backend.launchHostFunc(s, () => {
@@ -431,6 +479,29 @@ describe.skipIf(!gpu)('CudaBackend capabilities: stream memory operations and CU
     const view = new DataView(seen.buffer);
     expect(view.getBigUint64(8, true)).toBe(2n ** 40n + 3n);
     expect(Array.from(seen.subarray(0, 8))).toEqual(new Array(8).fill(0x11));
+  });
+
+  it('settles one stream\'s wait while another stream\'s earlier wait is still blocked (no head-of-line blocking)', async () => {
+    const ops = backend.streamMemoryOps;
+    expect(ops, 'the H200 driver exposes 64-bit stream memory operations').toBeDefined();
+    if (ops === undefined) return;
+    const memory = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 256 }));
+    const blocked = unwrap(backend.createStream(device, { label: 'blocked' }));
+    const free = unwrap(backend.createStream(device, { label: 'free' }));
+    unwrap(backend.memsetAsync(free, counter(memory, 0, 16), 0));
+    await backend.synchronizeStream(free);
+    unwrap(ops.waitValue64(blocked, counter(memory, 8), 5n));
+    let blockedSettled = false;
+    const blockedWait = backend.synchronizeStream(blocked).then(() => {
+      blockedSettled = true;
+    });
+    unwrap(backend.memsetAsync(free, counter(memory, 0, 8), 1));
+    await backend.synchronizeStream(free);
+    expect(blockedSettled).toBe(false);
+    // Only JS, after the free stream's wait settled, releases the blocked stream.
+    unwrap(ops.writeValue64(free, counter(memory, 8), 5n));
+    await blockedWait;
+    expect(blockedSettled).toBe(true);
   });
 
   it('takes pinnedHost targets, its own (cudaHostAlloc) and adopted (cudaHostRegister) ones: written in stream order, waited on by another stream', async () => {

@@ -239,8 +239,8 @@ export class CudaBackend implements Backend, Disposable {
   }
 
   /**
-   * Resolves (with nothing) when everything enqueued on `stream` so far completes (a host function at its
-   * end). Rejects with an `HsError` as `Backend.synchronizeStream` says (DeviceError too when CUDA refuses
+   * Resolves (with nothing) when everything enqueued on `stream` so far completes (an event at its end that
+   * the addon's completion waiter polls off the JS thread; a host function with an older addon). Rejects with an `HsError` as `Backend.synchronizeStream` says (DeviceError too when CUDA refuses
    * the wait); throws InvalidArgument for a non-object.
    */
   synchronizeStream(stream: Stream): Promise<void> {

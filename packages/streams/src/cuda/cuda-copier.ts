@@ -122,8 +122,8 @@ export class CudaCopier {
     const registered = this.registrations.addressFor(dst);
     if (registered !== 0n) {
       let status = this.cuda.memcpyAsync(registered, srcAddress, n, s.handle);
-      // The host function holds `dst` until the copy ran: its buffer cannot be collected (and unregistered) under it.
-      if (status === 0) status = this.host.launchDetached(s.handle, () => void dst);
+      // The completion callback holds `dst` until the copy ran: its buffer cannot be collected (and unregistered) under it.
+      if (status === 0) status = this.host.whenDone(s, () => void dst);
       return status === 0 ? OK_VOID : this.errors.status(method, status);
     }
     const staging = this.stagingOf(s.device);

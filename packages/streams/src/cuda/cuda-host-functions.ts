@@ -8,14 +8,19 @@ import type { HostCallRegistry } from './host-call-registry.js';
 /**
  * Host functions of the CUDA backend: JS closures enqueued in stream order (`cudaLaunchHostFunc` through
  * the addon's thread-safe function), the faults they record on their stream, and the explicit host waits
- * (`synchronizeStream`/`synchronizeEvent`), which are non-blocking host calls at a stream's end that
- * settle a promise (resolved, or rejected with an `HsError`). Nothing here blocks the JS thread.
+ * (`synchronizeStream`/`synchronizeEvent`), which settle a promise (resolved, or rejected with an `HsError`)
+ * once the stream's work so far completed: through the addon's completion waiter (an event at the stream's
+ * end, polled off the JS thread; the stream never stalls on a host function), or, with an older addon or
+ * `HS_CUDA_COMPLETION=host-function`, a non-blocking host call at the stream's end. Either way the
+ * settlement comes after the host calls enqueued on the stream before it. Nothing here blocks the JS thread.
  */
 export class CudaHostFunctions {
   /** Settles a pending wait: `null` resolves it, an error rejects it. */
   private readonly pendingWaits = new Set<(error: HsError | null) => void>();
   /** Per device: idle internal streams used by `waitForEvent`. */
   private readonly idleSyncStreams: bigint[][];
+  /** False with `HS_CUDA_COMPLETION=host-function` (or an addon without `notifyWhenDone`): waits are host calls. */
+  readonly completionViaEvent: boolean;
 
   constructor(
     private readonly cuda: CudaNativeBinding,
@@ -28,6 +33,7 @@ export class CudaHostFunctions {
     private readonly isDisposed: () => boolean,
   ) {
     this.idleSyncStreams = devices.map(() => []);
+    this.completionViaEvent = process.env['HS_CUDA_COMPLETION'] !== 'host-function' && cuda.notifyWhenDone !== undefined;
   }
 
   /**
@@ -61,6 +67,14 @@ export class CudaHostFunctions {
     return this.calls.launch(stream, fn, false);
   }
 
+  /**
+   * Runs `fn` on the JS thread once the work enqueued on `s` so far completed (after the host calls before it),
+   * through the completion waiter when there is one; later work never waits for it. Returns the CUDA status.
+   */
+  whenDone(s: CudaStream, fn: () => void): number {
+    return this.calls.notify(s.handle, s.device.id, fn, this.completionViaEvent);
+  }
+
   /** Records the first fault of `s` (a host function that threw) and reports it to `onFault`. */
   recordFault(s: CudaStream, cause: unknown): void {
     const error = new HsError(ErrorCode.DeviceError, `a host function on stream "${s.label}" threw: ${(cause as Error)?.message ?? String(cause)}`, { cause });
@@ -74,7 +88,7 @@ export class CudaHostFunctions {
    * the backend is disposed first.
    */
   waitForStream(s: CudaStream): Promise<void> {
-    return this.waitOn(s.handle, 'synchronizeStream', () => s.fault);
+    return this.waitOn(s.handle, s.device.id, 'synchronizeStream', () => s.fault);
   }
 
   /**
@@ -96,7 +110,7 @@ export class CudaHostFunctions {
       idle.push(waiter);
       return Promise.reject(this.errors.status('synchronizeEvent', status).error);
     }
-    return this.waitOn(waiter, 'synchronizeEvent', () => {
+    return this.waitOn(waiter, e.device.id, 'synchronizeEvent', () => {
       if (!this.isDisposed()) idle.push(waiter);
       else this.cuda.streamDestroy(waiter);
       return recordedOn.fault;
@@ -117,23 +131,24 @@ export class CudaHostFunctions {
   }
 
   /**
-   * A promise settled by a non-blocking host call at the current end of `stream`: resolved, or rejected
-   * with `onDone()`'s fault, the launch's CUDA error, or InvalidState from `settlePendingWaits`.
+   * A promise settled once the work enqueued on `stream` so far completed: resolved, or rejected with
+   * `onDone()`'s fault, the enqueue's CUDA error, or InvalidState from `settlePendingWaits`.
    */
-  private waitOn(stream: bigint, method: string, onDone: () => HsError | null): Promise<void> {
+  private waitOn(stream: bigint, device: number, method: string, onDone: () => HsError | null): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const settle = (error: HsError | null): void => {
         if (error === null) resolve();
         else reject(error);
       };
       this.pendingWaits.add(settle);
-      const status = this.calls.launch(
+      const status = this.calls.notify(
         stream,
+        device,
         () => {
           if (!this.pendingWaits.delete(settle)) return;
           settle(onDone());
         },
-        false,
+        this.completionViaEvent,
       );
       if (status !== 0) {
         this.pendingWaits.delete(settle);

@@ -36,4 +36,19 @@ export class HostCallRegistry {
     if (status !== 0) this.calls.delete(id);
     return status;
   }
+
+  /**
+   * Enqueues `fn` to run on the JS thread once everything enqueued on `stream` (of `device`) so far completed,
+   * after the host calls enqueued on it before. Without a host function on the stream (the addon's completion
+   * waiter) when the addon has one and `viaEvent`; else a non-blocking host call. `fn` must not throw.
+   * Returns the CUDA status of the enqueue.
+   */
+  notify(stream: bigint, device: number, fn: () => void, viaEvent: boolean): number {
+    if (!viaEvent || this.binding.notifyWhenDone === undefined) return this.launch(stream, fn, false);
+    const id = this.nextId++;
+    this.calls.set(id, fn);
+    const status = this.binding.notifyWhenDone(stream, device, id);
+    if (status !== 0) this.calls.delete(id);
+    return status;
+  }
 }
