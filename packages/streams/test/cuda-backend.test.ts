@@ -15,6 +15,7 @@ describe('CudaBackend.create refuses bad options before it loads CUDA', () => {
     ['hostArrayRegistration.copies 0', { hostArrayRegistration: { copies: 0 } }],
     ['hostArrayRegistration.minBytes -1', { hostArrayRegistration: { minBytes: -1 } }],
     ['hostArrayRegistration.minBytes 1.5', { hostArrayRegistration: { minBytes: 1.5 } }],
+    ['hostArrayRegistration.minByte (misspelt)', { hostArrayRegistration: { minByte: 1 } as never }],
   ];
   for (const [name, options] of cases) {
     it(`${name}: InvalidArgument naming the option`, () => {
@@ -23,6 +24,10 @@ describe('CudaBackend.create refuses bad options before it loads CUDA', () => {
       expect(created.ok ? '' : created.error.message).toContain('hostArrayRegistration');
     });
   }
+  it('a misspelt option: InvalidArgument naming the closest field', () => {
+    const created = CudaBackend.create({ memoryPool: false } as never);
+    expect(created.ok ? '' : created.error.message).toContain("CudaBackend: unknown option 'memoryPool'; did you mean 'memoryPools'?");
+  });
 });
 
 describe.skipIf(!gpu)('CudaBackend on a device', () => {

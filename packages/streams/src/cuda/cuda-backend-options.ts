@@ -1,5 +1,6 @@
 import { ErrorCode, OK_VOID, err, type HsError, type Result } from '../errors.js';
 import type { Stream } from '../backend.js';
+import { checkOptionFields } from '../option-fields.js';
 
 /** Options for `CudaBackend.create`. */
 export interface CudaBackendOptions {
@@ -44,8 +45,10 @@ export interface CudaBackendOptions {
       };
 }
 
-/** InvalidArgument naming the first option of the wrong type or out of range. */
+/** InvalidArgument naming the first option of the wrong type or out of range, or a field that is not an option. */
 export function checkCudaBackendOptions(options: CudaBackendOptions): Result<void> {
+  const fields = checkOptionFields('CudaBackend', options, ['poolReleaseThreshold', 'onFault', 'hostFunctions', 'memoryPools', 'hostArrayRegistration']);
+  if (!fields.ok) return fields;
   const { poolReleaseThreshold, onFault } = options;
   if (poolReleaseThreshold !== undefined && (!Number.isSafeInteger(poolReleaseThreshold) || poolReleaseThreshold < 0)) {
     return err(ErrorCode.InvalidArgument, `CudaBackend: poolReleaseThreshold must be a non-negative integer number of bytes, got ${String(poolReleaseThreshold)}`);
@@ -59,6 +62,8 @@ export function checkCudaBackendOptions(options: CudaBackendOptions): Result<voi
     if (typeof registration !== 'object' || registration === null) {
       return err(ErrorCode.InvalidArgument, `CudaBackend: hostArrayRegistration must be false or { minBytes?, copies? }, got ${String(registration)}`);
     }
+    const registrationFields = checkOptionFields('CudaBackend: hostArrayRegistration', registration, ['minBytes', 'copies']);
+    if (!registrationFields.ok) return registrationFields;
     const { minBytes, copies } = registration;
     if (minBytes !== undefined && (!Number.isSafeInteger(minBytes) || minBytes < 1)) {
       return err(ErrorCode.InvalidArgument, `CudaBackend: hostArrayRegistration.minBytes must be a positive integer number of bytes, got ${String(minBytes)}`);
