@@ -2,12 +2,13 @@ import { ErrorCode, HsError, type Backend, type Stream } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import { isAsyncResource, type AsyncResource, type MemoryBlock } from '../../resource.js';
 import { resourceOrigin } from '../../resource-origin.js';
-import { mergeGridsByRootTiles, planGridMerge } from './grid-merge.js';
+import { checksumScratchBytes, headBytes, planDeviceMerge, shiftLaunch } from './grid-merge-device.js';
 import { isAttributeBuild } from './point-attribute-spans.js';
 import { MAX_DEVICE_POINTS } from './point-spans.js';
 import type { IndexPoints, WorldPoints } from './points-to-grid.js';
 import { pointsToGridAsync, type StreamGrid } from './points-to-grid-async.js';
-import { voxelCoordinate } from './points-to-grid-kernels.js';
+import { checksumLaunch, voxelCoordinate } from './points-to-grid-kernels.js';
+import { subRange } from './points-to-grid-workspace.js';
 import { checkGridBytes, invalidPointMessage, resolveGridOptions, type PointsToGridOptions } from './points-to-grid-options.js';
 
 const WHO = 'distributedPointsToGrid';
@@ -185,17 +186,21 @@ interface PartBuild {
  * `streams[i]` names device i (`streams[i].device`; two streams of one device are fine, for testing on one GPU) and
  * `resources[i]` is an async resource of that device: part i's input copy, workspace and grid come from it. The
  * merged grid is allocated through `resources[0]` on `streams[0]` and resolves like `pointsToGridAsync`'s: its work
- * is enqueued on `streams[0]`, read it after that stream's work. The parts come back to the host (one read-back per
- * part, awaited through `synchronizeStream`) and are merged there (a copy of each level's nodes with their child
- * offsets and OnIndex value offsets moved, the header recomputed), then the merged grid is copied to `streams[0]`'s
- * device. Host memory: the split points (the input's size) and the parts' and the merged grid's bytes.
+ * is enqueued on `streams[0]`, read it after that stream's work. The parts stay in device memory: only their heads
+ * (GridData, TreeData, RootData and root tiles) come back to the host (one small read-back per part, awaited through
+ * `synchronizeStream`), the merged head is written from the host, each part's node levels are copied into the merged
+ * grid on `streams[0]` (`memcpyAsync` on one device, `backend.peerCopy` between devices, through the host when
+ * neither reaches), `hs.nanovdb.gridMerge.shift` moves the copied nodes' child offsets and OnIndex value offsets
+ * and `hs.nanovdb.gridChecksum` writes the checksum; the parts are freed on their streams after those copies.
+ * Host memory: the split points (the input's size) and the heads.
  *
  * The split's unit is the root tile: a cloud inside one root tile (4096 voxels per axis) builds on one device, and
  * a cloud of a few tiles of very different point counts splits only as evenly as its tiles allow.
  *
  * Grid types: OnIndex and Float, with every option of `pointsToGridAsync` except `attributes` (a per-point attribute
  * reduction would need the attributes split the same way and its channel merged; not supported yet: InvalidArgument).
- * `maxGridBytes` applies to every part and to the merged grid.
+ * `maxGridBytes` applies to every part and to the merged grid. Allocations through `resources[0]`: besides part 0's, the merged
+ * grid and a small checksum scratch (freed on `streams[0]`).
  *
  * Rejects with an `HsError`: InvalidArgument before anything is allocated for an empty stream list, stream and
  * resource lists of different lengths, a resource that is not async, declares another device than its stream's or
@@ -310,18 +315,21 @@ export async function distributedPointsToGrid(
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed !== undefined) throw release(failed.reason as HsError);
 
-  // the parts come back to the host, in part order
-  const hostParts: Uint8Array[] = [];
+  // only the parts' heads come back to the host; their nodes are copied into the merged grid on streams[0]'s device
+  const layout = settings.value.layout;
+  const built: number[] = [];
+  const heads: Uint8Array[] = [];
   for (let i = 0; i < builds.length; i++) {
     const grid = builds[i]?.grid;
     if (grid === null || grid === undefined) continue;
-    const bytes = new Uint8Array(grid.gridSize);
-    const copied = backend.copyToHostAsync(streams[i] as Stream, bytes, grid.buffer.data as MemoryBlock);
+    const bytes = new Uint8Array(headBytes(layout, grid.counts.uppers));
+    const copied = backend.copyToHostAsync(streams[i] as Stream, bytes, subRange(grid.buffer.data as MemoryBlock, 0, bytes.byteLength, 'distributed part head'));
     if (!copied.ok) throw release(copied.error);
-    hostParts.push(bytes);
+    built.push(i);
+    heads.push(bytes);
   }
   try {
-    await Promise.all(builds.map((b, i) => (b.grid !== null ? backend.synchronizeStream(streams[i] as Stream) : undefined)));
+    await Promise.all([...new Set(built.map((i) => streams[i] as Stream))].map((s) => backend.synchronizeStream(s)));
   } catch (error) {
     throw release(error as HsError);
   }
@@ -329,21 +337,78 @@ export async function distributedPointsToGrid(
   for (const b of builds) {
     if (b.grid !== null) counts = { voxels: counts.voxels + b.grid.counts.voxels, leaves: counts.leaves + b.grid.counts.leaves, lowers: counts.lowers + b.grid.counts.lowers, uppers: counts.uppers + b.grid.counts.uppers };
   }
-  release();
-  const merge = planGridMerge(hostParts);
-  if (!merge.ok) throw merge.error;
-  const capped = checkGridBytes(WHO, merge.value.gridSize, counts, settings.value);
-  if (!capped.ok) throw capped.error;
-  const merged = new Uint8Array(merge.value.gridSize);
-  mergeGridsByRootTiles(hostParts, merge.value, merged, settings.value.checksum);
-
+  const merge = planDeviceMerge(heads, layout);
+  const gridSize = merge.plan.gridSize;
+  const capped = checkGridBytes(WHO, gridSize, counts, settings.value);
+  if (!capped.ok) throw release(capped.error);
   const stream = streams[0] as Stream;
-  const out = ResourceBuffer.allocateAsync(backend, stream, resources[0] as AsyncResource, merged.byteLength, { noInit: true });
-  if (!out.ok) throw out.error;
-  const copied = backend.copyFromHostAsync(stream, out.value.data as MemoryBlock, merged);
-  if (!copied.ok) {
+  const out = ResourceBuffer.allocateAsync(backend, stream, resources[0] as AsyncResource, gridSize, { noInit: true });
+  if (!out.ok) throw release(out.error);
+  const scratch = ResourceBuffer.allocateAsync(backend, stream, resources[0] as AsyncResource, checksumScratchBytes(gridSize), { noInit: true });
+  if (!scratch.ok) {
     out.value.destroy(stream);
-    throw copied.error;
+    throw release(scratch.error);
   }
-  return { buffer: out.value, counts: { ...counts }, gridSize: merged.byteLength };
+  const merged = out.value.data as MemoryBlock;
+  const fail = async (error: HsError): Promise<HsError> => {
+    await Promise.allSettled(streams.map((s) => backend.synchronizeStream(s)));
+    out.value.destroy(stream);
+    scratch.value.destroy(stream);
+    return release(error) as HsError;
+  };
+  const step = (r: { ok: true } | { ok: false; error: HsError }): HsError | null => (r.ok ? null : r.error);
+  let problem = step(backend.copyFromHostAsync(stream, subRange(merged, 0, merge.head.byteLength, 'distributed merged head'), merge.head));
+  const peer = backend.peerCopy;
+  for (const part of merge.parts) {
+    if (problem !== null) break;
+    const i = built[part.part] as number;
+    const grid = (builds[i] as PartBuild).grid as StreamGrid;
+    const source = grid.buffer.data as MemoryBlock;
+    const from = streams[i] as Stream;
+    let staged: Uint8Array | null = null;
+    if (from.device !== stream.device && (peer === undefined || !peer.canAccessPeer(stream.device, from.device))) {
+      // no peer path: through the host (the part's work is complete, its head was read after it)
+      staged = new Uint8Array(grid.gridSize);
+      problem = step(backend.copyToHostAsync(from, staged, source));
+      if (problem === null) {
+        try {
+          await backend.synchronizeStream(from);
+        } catch (error) {
+          problem = error as HsError;
+        }
+      }
+    }
+    for (const c of part.copies) {
+      if (problem !== null) break;
+      const dst = subRange(merged, c.at, c.bytes, 'distributed merged nodes');
+      if (staged !== null) problem = step(backend.copyFromHostAsync(stream, dst, staged.subarray(c.from, c.from + c.bytes)));
+      else if (from.device === stream.device) problem = step(backend.memcpyAsync(stream, dst, subRange(source, c.from, c.bytes, 'distributed part nodes')));
+      else {
+        const copied = (peer as NonNullable<typeof peer>).copyAsync(stream, dst, subRange(source, c.from, c.bytes, 'distributed part nodes'));
+        problem = copied.ok ? null : copied.error;
+      }
+    }
+    for (const s of part.shifts) {
+      if (problem !== null) break;
+      problem = step(backend.launchKernel(stream, shiftLaunch(subRange(merged, s.at, s.bytes, 'distributed shifted nodes'), s.params)));
+    }
+  }
+  if (problem === null) problem = step(backend.launchKernel(stream, checksumLaunch(merged, scratch.value.data as MemoryBlock, settings.value.checksum)));
+  if (problem !== null) throw await fail(problem);
+  // the parts are freed on their streams after the merge's copies on `stream`
+  const merging = backend.createEvent(stream.device);
+  if (!merging.ok) throw await fail(merging.error);
+  problem = step(backend.recordEvent(merging.value, stream));
+  for (const i of built) {
+    const own = streams[i] as Stream;
+    if (problem === null && own !== stream) problem = step(backend.streamWaitEvent(own, merging.value));
+  }
+  if (problem !== null) {
+    backend.destroyEvent(merging.value);
+    throw await fail(problem);
+  }
+  release();
+  backend.destroyEvent(merging.value);
+  scratch.value.destroy(stream);
+  return { buffer: out.value, counts: { ...counts }, gridSize };
 }
