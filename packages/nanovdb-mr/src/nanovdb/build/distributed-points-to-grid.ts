@@ -13,9 +13,24 @@ import { checkGridBytes, invalidPointMessage, resolveGridOptions, type PointsToG
 
 const WHO = 'distributedPointsToGrid';
 
-/** `(c + 2^31) >> 12`: the 21-bit tile coordinate whose order is the build key's high bits. */
-function tileCoord(c: number): number {
-  return ((c ^ 0x80000000) >>> 12) & 0x1fffff;
+/**
+ * Point i's root tile into `tile`: x, y in `tile[0]`, z in `tile[1]` (exact numbers, together 60 bits; each axis
+ * `(c + 2^31) >> 12`, the 21-bit tile coordinate whose order is the build key's high bits). False for a point that
+ * maps to no voxel. The split's one quantization (world points as each part's build maps them).
+ */
+function tileOfPoint(data: Int32Array | Float32Array | Float64Array, i: number, world: boolean, origin: readonly [number, number, number], inv: number, tile: Float64Array): boolean {
+  let x = data[3 * i] as number;
+  let y = data[3 * i + 1] as number;
+  let z = data[3 * i + 2] as number;
+  if (world) {
+    x = voxelCoordinate(x, origin[0], inv);
+    y = voxelCoordinate(y, origin[1], inv);
+    z = voxelCoordinate(z, origin[2], inv);
+    if (!(x >= -2147483648 && x <= 2147483647 && y >= -2147483648 && y <= 2147483647 && z >= -2147483648 && z <= 2147483647)) return false;
+  }
+  tile[0] = (((x ^ 0x80000000) >>> 12) & 0x1fffff) * 2097152 + (((y ^ 0x80000000) >>> 12) & 0x1fffff);
+  tile[1] = ((z ^ 0x80000000) >>> 12) & 0x1fffff;
+  return true;
 }
 
 /** A root tile seen in the points: its key split in two exact numbers (x, y high; z low), its points and its part. */
@@ -46,27 +61,12 @@ export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, 
   const n = data.length / 3;
   const world = !(data instanceof Int32Array);
   const inv = 1 / voxelSize;
-  const [ox, oy, oz] = origin;
   const tiles = new Map<number, Map<number, TileEntry>>();
   const entries: TileEntry[] = [];
-  // the tile of the point `locate` saw last: x, y in `high`, z in `low` (exact numbers; together 60 bits)
+  const tile = new Float64Array(2);
+  // the tile `entryOf` looks up: x, y in `high`, z in `low`
   let high = 0;
   let low = 0;
-  /** Sets `high` and `low` to point i's tile; false for a point that maps to no voxel. */
-  const locate = (i: number): boolean => {
-    let x = data[3 * i] as number;
-    let y = data[3 * i + 1] as number;
-    let z = data[3 * i + 2] as number;
-    if (world) {
-      x = voxelCoordinate(x, ox, inv);
-      y = voxelCoordinate(y, oy, inv);
-      z = voxelCoordinate(z, oz, inv);
-      if (!(x >= -2147483648 && x <= 2147483647 && y >= -2147483648 && y <= 2147483647 && z >= -2147483648 && z <= 2147483647)) return false;
-    }
-    high = tileCoord(x) * 2097152 + tileCoord(y);
-    low = tileCoord(z);
-    return true;
-  };
   const entryOf = (create: boolean): TileEntry => {
     let inner = tiles.get(high);
     if (inner === undefined) {
@@ -103,19 +103,11 @@ export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, 
     }
     runCount++;
   };
-  // the counting pass, inlined (the hot loop: locals only, `locate` and `entryOf` on a tile change)
+  // the counting pass (`entryOf` on a tile change only)
   for (let i = 0; i < n; i++) {
-    let x = data[3 * i] as number;
-    let y = data[3 * i + 1] as number;
-    let z = data[3 * i + 2] as number;
-    if (world) {
-      x = voxelCoordinate(x, ox, inv);
-      y = voxelCoordinate(y, oy, inv);
-      z = voxelCoordinate(z, oz, inv);
-      if (!(x >= -2147483648 && x <= 2147483647 && y >= -2147483648 && y <= 2147483647 && z >= -2147483648 && z <= 2147483647)) return { invalid: i };
-    }
-    const h = (((x ^ 0x80000000) >>> 12) & 0x1fffff) * 2097152 + (((y ^ 0x80000000) >>> 12) & 0x1fffff);
-    const l = ((z ^ 0x80000000) >>> 12) & 0x1fffff;
+    if (!tileOfPoint(data, i, world, origin, inv, tile)) return { invalid: i };
+    const h = tile[0] as number;
+    const l = tile[1] as number;
     if (h !== lastHigh || l !== lastLow) {
       if (last !== undefined) closeRun(i);
       high = h;
@@ -155,11 +147,11 @@ export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, 
   lastLow = -1;
   let p = 0;
   for (let i = 0; i < n; i++) {
-    locate(i);
-    if (high !== lastHigh || low !== lastLow) {
+    tileOfPoint(data, i, world, origin, inv, tile);
+    if (tile[0] !== lastHigh || tile[1] !== lastLow) {
+      high = lastHigh = tile[0] as number;
+      low = lastLow = tile[1] as number;
       p = entryOf(false).part;
-      lastHigh = high;
-      lastLow = low;
     }
     const out = parts[p] as Int32Array | Float32Array | Float64Array;
     const at = 3 * cursor[p]!++;
