@@ -48,16 +48,32 @@ interface Split {
   readonly parts: (Int32Array | Float32Array | Float64Array)[];
 }
 
+/** The counting pass's result: runs of same-tile points, the tiles with their parts, each part's points. */
+export interface TileCount {
+  /** (first point, tile id) pairs of the first `min(runCount, maxRuns)` runs. */
+  readonly runs: Uint32Array;
+  readonly runCount: number;
+  /** True when `runs` holds every run. */
+  readonly complete: boolean;
+  readonly entries: readonly { readonly part: number }[];
+  /** Points of each part. */
+  readonly counts: readonly number[];
+  /** The part of the tile (x, y high; z low). */
+  partOf(high: number, low: number): number;
+}
+
+/** Most runs of same-tile points uploaded one copy each, straight from the input (more: gathered on the host first). */
+const DIRECT_RUNS = 256;
+
 /** Most runs of same-tile points the counting pass records (then the scatter pass maps every point again). */
 const MAX_RUNS = 1 << 20;
 
 /**
- * Splits host points by root tile into `k` parts of contiguous tile runs in build order with about equal point
- * counts: one pass to count each tile's points (recording runs of consecutive points in one tile), one to scatter
- * (copying whole runs, or mapping every point again when the cloud has more than `MAX_RUNS` runs). Returns the first
- * point that maps to no voxel instead, when there is one.
+ * The counting pass of the split by root tile: each tile's points (recording runs of consecutive points in one
+ * tile, at most `maxRuns` of them) and its part, `k` parts of contiguous tile runs in build order with about equal
+ * point counts. Returns the first point that maps to no voxel instead, when there is one.
  */
-export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, k: number, voxelSize: number, origin: readonly [number, number, number], maxRuns = MAX_RUNS): Split | { readonly invalid: number } {
+export function countRootTiles(data: Int32Array | Float32Array | Float64Array, k: number, voxelSize: number, origin: readonly [number, number, number], maxRuns = MAX_RUNS): TileCount | { readonly invalid: number } {
   const n = data.length / 3;
   const world = !(data instanceof Int32Array);
   const inv = 1 / voxelSize;
@@ -130,10 +146,35 @@ export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, 
     counts[part]! += entry.count;
     running += entry.count;
   }
+  return { runs, runCount, complete: runCount <= maxRuns, entries, counts, partOf: (h: number, l: number): number => {
+    high = h;
+    low = l;
+    return entryOf(false).part;
+  } };
+}
+
+/**
+ * Splits host points by root tile into `k` parts of contiguous tile runs in build order with about equal point
+ * counts: `countRootTiles`, then `scatterByRootTile` (copying whole runs, or mapping every point again when the
+ * cloud has more than `maxRuns` runs). Returns the first point that maps to no voxel instead, when there is one.
+ */
+export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, k: number, voxelSize: number, origin: readonly [number, number, number], maxRuns = MAX_RUNS): Split | { readonly invalid: number } {
+  const count = countRootTiles(data, k, voxelSize, origin, maxRuns);
+  return 'invalid' in count ? count : scatterByRootTile(data, count, voxelSize, origin);
+}
+
+/** The scatter pass of `splitByRootTile` after `countRootTiles` counted `data`: each part's points, copied. */
+export function scatterByRootTile(data: Int32Array | Float32Array | Float64Array, count: TileCount, voxelSize: number, origin: readonly [number, number, number]): Split {
+  const { runs, runCount, entries, counts } = count;
+  const k = counts.length;
+  const n = data.length / 3;
+  const world = !(data instanceof Int32Array);
+  const inv = 1 / voxelSize;
+  const tile = new Float64Array(2);
   const Element = data.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
   const parts = counts.map((c) => new Element(3 * c));
   const cursor = new Array<number>(k).fill(0);
-  if (runCount <= maxRuns) {
+  if (count.complete) {
     for (let r = 0; r < runCount; r++) {
       const from = runs[2 * r] as number;
       const to = r + 1 < runCount ? (runs[2 * r + 2] as number) : n;
@@ -143,15 +184,15 @@ export function splitByRootTile(data: Int32Array | Float32Array | Float64Array, 
     }
     return { parts };
   }
-  lastHigh = -1;
-  lastLow = -1;
+  let lastHigh = -1;
+  let lastLow = -1;
   let p = 0;
   for (let i = 0; i < n; i++) {
     tileOfPoint(data, i, world, origin, inv, tile);
     if (tile[0] !== lastHigh || tile[1] !== lastLow) {
-      high = lastHigh = tile[0] as number;
-      low = lastLow = tile[1] as number;
-      p = entryOf(false).part;
+      lastHigh = tile[0] as number;
+      lastLow = tile[1] as number;
+      p = count.partOf(lastHigh, lastLow);
     }
     const out = parts[p] as Int32Array | Float32Array | Float64Array;
     const at = 3 * cursor[p]!++;
@@ -184,7 +225,8 @@ interface PartBuild {
  * grid on `streams[0]` (`memcpyAsync` on one device, `backend.peerCopy` between devices, through the host when
  * neither reaches), `hs.nanovdb.gridMerge.shift` moves the copied nodes' child offsets and OnIndex value offsets
  * and `hs.nanovdb.gridChecksum` writes the checksum; the parts are freed on their streams after those copies.
- * Host memory: the split points (the input's size) and the heads.
+ * Host memory: the heads, and the split points (the input's size) unless the cloud comes in at most 256 runs of
+ * same-tile points (then each run is uploaded straight from `points` into its part).
  *
  * The split's unit is the root tile: a cloud inside one root tile (4096 voxels per axis) builds on one device, and
  * a cloud of a few tiles of very different point counts splits only as evenly as its tiles allow.
@@ -253,11 +295,36 @@ export async function distributedPointsToGrid(
   if (isAttributeBuild(options as never)) throw new HsError(ErrorCode.InvalidArgument, `${WHO}: attributes are not supported; build attribute grids with pointsToGridAsync on one device`);
   const settings = resolveGridOptions(WHO, options);
   if (!settings.ok) throw settings.error;
-  const split = splitByRootTile(data, streams.length, settings.value.voxelSize, settings.value.origin);
-  if ('invalid' in split) {
-    const i = split.invalid;
+  const count = countRootTiles(data, streams.length, settings.value.voxelSize, settings.value.origin);
+  if ('invalid' in count) {
+    const i = count.invalid;
     throw new HsError(ErrorCode.InvalidArgument, invalidPointMessage(WHO, i, { coordinates: [data[3 * i] as number, data[3 * i + 1] as number, data[3 * i + 2] as number], voxelSize: settings.value.voxelSize }));
   }
+
+  // few runs of same-tile points (a cloud in space order) go straight from the input to their parts; else the
+  // parts are gathered on the host first
+  const direct = count.complete && count.runCount <= DIRECT_RUNS;
+  const split = direct ? null : scatterByRootTile(data, count, settings.value.voxelSize, settings.value.origin);
+  const Element = data.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
+  /** Enqueues the upload of part i's points into `into` on `stream`. */
+  const upload = (i: number, stream: Stream, into: MemoryBlock): { ok: true } | { ok: false; error: HsError } => {
+    const bytesPer = 3 * Element.BYTES_PER_ELEMENT;
+    if (split !== null) {
+      const part = split.parts[i] as Int32Array | Float32Array | Float64Array;
+      return backend.copyFromHostAsync(stream, into, new Uint8Array(part.buffer, part.byteOffset, part.byteLength));
+    }
+    const n = data.length / 3;
+    let at = 0;
+    for (let r = 0; r < count.runCount; r++) {
+      if ((count.entries[count.runs[2 * r + 1] as number] as { part: number }).part !== i) continue;
+      const from = count.runs[2 * r] as number;
+      const to = r + 1 < count.runCount ? (count.runs[2 * r + 2] as number) : n;
+      const copied = backend.copyFromHostAsync(stream, subRange(into, at * bytesPer, (to - from) * bytesPer, 'distributed part points'), new Uint8Array(data.buffer, data.byteOffset + from * bytesPer, (to - from) * bytesPer));
+      if (!copied.ok) return copied;
+      at += to - from;
+    }
+    return { ok: true };
+  };
 
   // the parts skip their checksums: the merge computes the one the options ask for
   const partOptions: PointsToGridOptions = { ...options, checksum: 'disabled' };
@@ -273,30 +340,29 @@ export async function distributedPointsToGrid(
     return error;
   };
   // empty parts build nothing, unless every part is empty (then part 0 builds the empty grid)
-  const anyPoints = split.parts.some((p) => p.length > 0);
+  const anyPoints = count.counts.some((c) => c > 0);
   const running: Promise<void>[] = [];
   for (let i = 0; i < streams.length; i++) {
     const build: PartBuild = { input: null, grid: null };
     builds.push(build);
-    const part = split.parts[i] as Int32Array | Float32Array | Float64Array;
-    if (part.length === 0 && (anyPoints || i > 0)) continue;
+    const points = count.counts[i] as number;
+    if (points === 0 && (anyPoints || i > 0)) continue;
     const stream = streams[i] as Stream;
     const resource = resources[i] as AsyncResource;
-    const element = part.constructor as Int32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
-    const made = ResourceBuffer.allocateAsync(backend, stream, resource, part.length, { noInit: true, element });
+    const made = ResourceBuffer.allocateAsync(backend, stream, resource, 3 * points, { noInit: true, element: Element });
     if (!made.ok) {
       await Promise.allSettled(running);
       throw release(made.error);
     }
     build.input = made.value;
-    if (part.length > 0) {
-      const copied = backend.copyFromHostAsync(stream, build.input.data as MemoryBlock, new Uint8Array(part.buffer, part.byteOffset, part.byteLength));
+    if (points > 0) {
+      const copied = upload(i, stream, build.input.data as MemoryBlock);
       if (!copied.ok) {
         await Promise.allSettled(running);
         throw release(copied.error);
       }
     }
-    const span = part instanceof Int32Array ? { space: 'index' as const, coords: build.input as ResourceBuffer<AsyncResource, Int32ArrayConstructor> } : { space: 'world' as const, positions: build.input as ResourceBuffer<AsyncResource, Float32ArrayConstructor> };
+    const span = data instanceof Int32Array ? { space: 'index' as const, coords: build.input as ResourceBuffer<AsyncResource, Int32ArrayConstructor> } : { space: 'world' as const, positions: build.input as ResourceBuffer<AsyncResource, Float32ArrayConstructor> };
     running.push(
       pointsToGridAsync(backend, stream, resource, span, partOptions).then((grid) => {
         build.grid = grid;
