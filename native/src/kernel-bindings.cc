@@ -16,6 +16,9 @@ const KernelEntry kKernels[] = {
     {"hs.nanovdb.pointsToGrid.sort", LaunchPointsToGridSort}, {"hs.nanovdb.pointsToGrid.write", LaunchPointsToGridWrite},
     {"hs.nanovdb.pointsToGrid.reduce", LaunchPointsToGridReduce},     {"hs.nanovdb.pointsToGrid.channel", LaunchPointsToGridChannel},
     {"hs.nanovdb.gridChecksum", LaunchGridChecksum},
+    {"hs.nanovdb.distributed.splitCount", LaunchDistributedSplitCount},
+    {"hs.nanovdb.distributed.splitScatter", LaunchDistributedSplitScatter},
+    {"hs.nanovdb.gridMerge.shift", LaunchGridMergeShift},
 };
 constexpr int kBuiltInCount = sizeof(kKernels) / sizeof(kKernels[0]);
 

@@ -46,6 +46,10 @@ cudaError_t LaunchPointsToGridWrite(const KernelArgs& args, cudaStream_t stream)
 cudaError_t LaunchPointsToGridReduce(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchPointsToGridChannel(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchGridChecksum(const KernelArgs& args, cudaStream_t stream);
+// nanovdb/grid-distribute.cu (@hs/nanovdb-mr distributedPointsToGrid: split by root tile, merge patch)
+cudaError_t LaunchDistributedSplitCount(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchDistributedSplitScatter(const KernelArgs& args, cudaStream_t stream);
+cudaError_t LaunchGridMergeShift(const KernelArgs& args, cudaStream_t stream);
 
 /**
  * Kernels another addon adds to the registry (`addKernels(table)`; the test addon's hs.test.*, see

@@ -1,0 +1,168 @@
+/**
+ * The merge of `mergeGridsByRootTiles` with the parts left in backend memory: from the parts' heads alone (GridData,
+ * TreeData, RootData and root tiles) it plans the merged head (written on the host), one copy per part of its node
+ * levels into the merged grid and the `hs.nanovdb.gridMerge.shift` launches that move the copied nodes' child and
+ * OnIndex value offsets. The bytes equal those `mergeGridsByRootTiles` writes (before the checksum, which the caller
+ * computes on the device). Spec: issue 27 item 3; NANOVDB-FORMAT.md (buffer order, tiles, internal tables).
+ */
+import type { KernelLaunch, MemoryRange } from '@hs/streams';
+import { GRID_DATA_SIZE, ROOT_OFFSET, Root, Tile, Tree, type InternalLevel, type ValueLayout } from '../grid/grid-layout.js';
+import { BBox, planOfCounts, writeDynamicHeader, type GridPlan } from './grid-writer.js';
+
+/** One part's node bytes `[from, from + bytes)` go to the merged grid at `at`. */
+export interface MergeCopy {
+  readonly from: number;
+  readonly bytes: number;
+  readonly at: number;
+}
+
+/** A shift over `[at, at + bytes)` of the merged grid with the shift kernel's params. */
+export interface MergeShift {
+  readonly at: number;
+  readonly bytes: number;
+  readonly params: readonly number[];
+}
+
+/** What one part contributes: its index among the heads, its copies and shifts. */
+export interface PartMerge {
+  readonly part: number;
+  readonly copies: readonly MergeCopy[];
+  readonly shifts: readonly MergeShift[];
+}
+
+/** The device merge: the merged head bytes, its plan and each part's moves. */
+export interface DeviceMergePlan {
+  readonly head: Uint8Array;
+  readonly plan: GridPlan;
+  readonly parts: readonly PartMerge[];
+}
+
+/** Bytes of a part's head: everything before its upper nodes (`tiles` root tiles). */
+export function headBytes(layout: ValueLayout, tiles: number): number {
+  return ROOT_OFFSET + layout.rootDataSize + tiles * layout.tileSize;
+}
+
+function readU64(v: DataView, at: number): number {
+  return v.getUint32(at, true) + v.getUint32(at + 4, true) * 4294967296;
+}
+
+function readI64(v: DataView, at: number): number {
+  return v.getUint32(at, true) + v.getInt32(at + 4, true) * 4294967296;
+}
+
+function writeI64(v: DataView, at: number, value: number): void {
+  v.setUint32(at, value >>> 0, true);
+  v.setInt32(at + 4, Math.floor(value / 4294967296), true);
+}
+
+const internalShift = (level: InternalLevel, count: number, delta: number): number[] => [0, count, level.size, level.childMask, level.table, level.tableStride, level.log2Dim, delta];
+
+/**
+ * Plans the merge of parts (points-built grids of `layout`, root tiles ordered across the parts) from their heads
+ * (`headBytes` of each, in part order). The merged head holds part 0's header template with the merged counts,
+ * bounding boxes and size, and every part's root tiles with their child offsets moved.
+ */
+export function planDeviceMerge(heads: readonly Uint8Array[], layout: ValueLayout): DeviceMergePlan {
+  const owns: GridPlan[] = [];
+  const total = { tiles: 0, lowers: 0, leaves: 0, voxels: 0 };
+  for (const bytes of heads) {
+    const pv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const own = planOfCounts(layout, 0, {
+      tiles: pv.getUint32(ROOT_OFFSET + Root.tableSize, true),
+      lowers: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount + 4, true),
+      leaves: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount, true),
+      voxels: readU64(pv, GRID_DATA_SIZE + Tree.voxelCount),
+    });
+    owns.push(own);
+    total.tiles += own.tiles;
+    total.lowers += own.lowers;
+    total.leaves += own.leaves;
+    total.voxels += own.voxels;
+  }
+  const plan = planOfCounts(layout, 0, total);
+  const tileStart = ROOT_OFFSET + layout.rootDataSize;
+  const head = new Uint8Array(headBytes(layout, total.tiles));
+  const v = new DataView(head.buffer);
+  const first = heads[0] as Uint8Array;
+  head.set(first.subarray(0, tileStart), 0);
+  const rootBox = new BBox();
+  const parts: PartMerge[] = [];
+  let tileBase = 0;
+  let lowerBase = 0;
+  let leafBase = 0;
+  let voxelBase = 0;
+  for (let p = 0; p < heads.length; p++) {
+    const bytes = heads[p] as Uint8Array;
+    const own = owns[p] as GridPlan;
+    if (own.tiles === 0) continue;
+    const pv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 4, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 8, true));
+    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox + 12, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 16, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 20, true));
+    const upperAt = plan.upperStart + tileBase * layout.upper.size;
+    const lowerAt = plan.lowerStart + lowerBase * layout.lower.size;
+    const leafAt = plan.leafStart + leafBase * layout.leafSize;
+    const upperShift = upperAt - own.upperStart;
+    const lowerShift = lowerAt - own.lowerStart;
+    const leafShift = leafAt - own.leafStart;
+    const tilesAt = tileStart + tileBase * layout.tileSize;
+    head.set(bytes.subarray(tileStart, tileStart + own.tiles * layout.tileSize), tilesAt);
+    for (let t = 0; t < own.tiles; t++) {
+      const at = tilesAt + t * layout.tileSize + Tile.child;
+      writeI64(v, at, readI64(v, at) + upperShift);
+    }
+    const copies: MergeCopy[] = [
+      { from: own.upperStart, bytes: own.lowerStart - own.upperStart, at: upperAt },
+      { from: own.lowerStart, bytes: own.leafStart - own.lowerStart, at: lowerAt },
+      { from: own.leafStart, bytes: own.gridSize - own.leafStart, at: leafAt },
+    ].filter((c) => c.bytes > 0);
+    const shifts: MergeShift[] = [];
+    if (lowerShift !== upperShift) shifts.push({ at: upperAt, bytes: own.tiles * layout.upper.size, params: internalShift(layout.upper, own.tiles, lowerShift - upperShift) });
+    if (own.lowers > 0 && leafShift !== lowerShift) shifts.push({ at: lowerAt, bytes: own.lowers * layout.lower.size, params: internalShift(layout.lower, own.lowers, leafShift - lowerShift) });
+    if (layout.isIndex && voxelBase !== 0 && own.leaves > 0) shifts.push({ at: leafAt, bytes: own.leaves * layout.leafSize, params: [1, own.leaves, layout.leafSize, layout.leafValues, voxelBase] });
+    parts.push({ part: p, copies, shifts });
+    tileBase += own.tiles;
+    lowerBase += own.lowers;
+    leafBase += own.leaves;
+    voxelBase += own.voxels;
+  }
+  writeDynamicHeader(v, head, plan, layout, first.subarray(0, GRID_DATA_SIZE), rootBox);
+  return { head, plan, parts };
+}
+
+/** Host implementation of `hs.nanovdb.gridMerge.shift` (see `shiftLaunch`). */
+export function shiftOnHost(_reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
+  const out = writes[0] as Uint8Array;
+  const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  const [mode, count, stride] = params as [number, number, number];
+  if (mode === 1) {
+    const [, , , field, delta] = params as [number, number, number, number, number];
+    for (let r = 0; r < count; r++) writeI64(v, r * stride + field, readI64(v, r * stride + field) + delta);
+    return;
+  }
+  const [, , , mask, table, tableStride, log2Dim, delta] = params as [number, number, number, number, number, number, number, number];
+  const words = (1 << (3 * log2Dim)) >>> 5;
+  for (let n = 0; n < count; n++) {
+    const node = n * stride;
+    for (let w = 0; w < words; w++) {
+      let bits = v.getUint32(node + mask + 4 * w, true);
+      while (bits !== 0) {
+        const low = bits & -bits;
+        const e = 32 * w + 31 - Math.clz32(low);
+        bits ^= low;
+        const at = node + table + tableStride * e;
+        writeI64(v, at, readI64(v, at) + delta);
+      }
+    }
+  }
+}
+
+/** The shift launch over `nodes` (the merged grid's bytes of the shifted nodes) with a `MergeShift`'s params. */
+export function shiftLaunch(nodes: MemoryRange, params: readonly number[]): KernelLaunch {
+  return { name: 'hs.nanovdb.gridMerge.shift', reads: [], writes: [nodes], params, host: shiftOnHost };
+}
+
+/** Bytes of scratch the checksum kernel needs for a grid of `gridSize` bytes (its header region plus one word per MiB). */
+export function checksumScratchBytes(gridSize: number): number {
+  const blocks = Math.ceil(Math.max(0, gridSize - ROOT_OFFSET) / 4096);
+  return 1024 + 4 * Math.ceil(blocks / 256) + 8;
+}
