@@ -86,24 +86,26 @@ __device__ __forceinline__ void Coords(uint64_t tile, uint64_t in, int32_t* x, i
   *z = static_cast<int32_t>(((tz << 12) ^ 0x80000000u) | ((upper & 31) << 7) | ((lower & 15) << 3) | (leaf & 7));
 }
 
-__global__ void FindCut(const uint4* __restrict__ ids, uint32_t used, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, uint32_t* report) {
-  uint32_t valid = report[kValid];
-  for (uint64_t j = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; j < valid; j += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    uint4 c = ids[j];
-    if (c.y > capLeaves || c.z > capLowers || c.w > capUppers) atomicMin(&report[kCut], static_cast<uint32_t>(j));
+// The inclusive counts in `ids` never decrease, so the points past a capacity form a suffix: the cut (the
+// first point whose leaf, lower node or tile is past its capacity, or the valid points' count) is a binary search.
+__device__ uint32_t FindCut(const uint4* __restrict__ ids, uint32_t valid, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves) {
+  uint32_t lo = 0, hi = valid;  // the cut is in [lo, hi]
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    uint4 c = ids[mid];
+    if (c.y > capLeaves || c.z > capLowers || c.w > capUppers) hi = mid;
+    else lo = mid + 1;
   }
+  return lo;
 }
 
-__global__ void InitCut(uint32_t* report) {
-  report[kCut] = report[kValid];
+__global__ void PlanGrid(const uint4* __restrict__ ids, Layout layout, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, uint32_t* report) {
+  uint32_t cut = FindCut(ids, report[kValid], capUppers, capLowers, capLeaves);
+  report[kCut] = cut;
   for (int a = 0; a < 3; a++) {
     report[kRootBBox + a] = 0x7fffffffu;
     report[kRootBBox + 3 + a] = 0x80000000u;
   }
-}
-
-__global__ void PlanGrid(const uint4* __restrict__ ids, Layout layout, uint32_t capUppers, uint32_t capLowers, uint32_t capLeaves, uint32_t* report) {
-  uint32_t cut = report[kCut];
   uint4 k = cut == 0 ? make_uint4(0, 0, 0, 0) : ids[cut - 1];
   report[kVoxels] = k.x;
   report[kLeaves] = k.y;
@@ -262,54 +264,76 @@ __global__ void WriteVoxels(uint8_t* out, const uint64_t* __restrict__ in, const
 }
 
 // Leaf bbox from its mask (x is the word, y the byte, z the bit), OnIndex offset and prefix sums; the
-// bbox merges into the parent lower node.
+// bbox merges into the parent lower node (once per run of a warp's leaves with the same parent).
 __global__ void FinishLeaves(uint8_t* out, const uint64_t* __restrict__ tiles, const uint64_t* __restrict__ in, const uint4* __restrict__ ids, const uint32_t* __restrict__ leafFirst,
                              Layout layout, uint32_t capLeaves, const uint32_t* report) {
-  uint32_t count = report[kLeaves];
+  uint32_t count = report[kLeaves] < capLeaves ? report[kLeaves] : capLeaves;
   uint64_t lowerStart = U64(report, kLowerStart), leafStart = U64(report, kLeafStart);
-  for (uint64_t f = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; f < count && f < capLeaves; f += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    uint32_t j = leafFirst[f];
-    uint8_t* leaf = out + leafStart + f * layout.leafSize;
-    const uint64_t* mask = reinterpret_cast<const uint64_t*>(leaf + kLeafValueMask);
-    int xmin = 8, xmax = -1;
-    uint64_t any = 0;
-    uint32_t running = 0;
-    uint64_t prefix = 0;
-    for (int w = 0; w < 8; w++) {
-      uint64_t m = mask[w];
-      if (m != 0) {
-        if (xmin == 8) xmin = w;
-        xmax = w;
+  uint32_t lane = threadIdx.x & 31;
+  uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  // warp-uniform loop: every lane takes part in the parent's bbox reduction
+  for (uint64_t at = blockIdx.x * static_cast<uint64_t>(blockDim.x) + (threadIdx.x & ~31u); at < count; at += stride) {
+    uint64_t f = at + lane;
+    bool live = f < count;
+    uint32_t j = live ? leafFirst[f] : 0;
+    uint32_t parent = live ? ids[j].z - 1 : 0xffffffffu - lane;
+    int32_t lo[3] = {0x7fffffff, 0x7fffffff, 0x7fffffff}, hi[3] = {INT32_MIN, INT32_MIN, INT32_MIN};
+    if (live) {
+      uint8_t* leaf = out + leafStart + f * layout.leafSize;
+      const uint64_t* mask = reinterpret_cast<const uint64_t*>(leaf + kLeafValueMask);
+      int xmin = 8, xmax = -1;
+      uint64_t any = 0;
+      uint32_t running = 0;
+      uint64_t prefix = 0;
+      for (int w = 0; w < 8; w++) {
+        uint64_t m = mask[w];
+        if (m != 0) {
+          if (xmin == 8) xmin = w;
+          xmax = w;
+        }
+        any |= m;
+        running += __popcll(m);
+        if (w < 7) prefix |= static_cast<uint64_t>(running) << (9 * w);
       }
-      any |= m;
-      running += __popcll(m);
-      if (w < 7) prefix |= static_cast<uint64_t>(running) << (9 * w);
-    }
-    int ymin = 8, ymax = -1;
-    uint32_t zbits = 0;
-    for (int y = 0; y < 8; y++) {
-      uint32_t b = static_cast<uint32_t>(any >> (8 * y)) & 0xff;
-      if (b != 0) {
-        if (ymin == 8) ymin = y;
-        ymax = y;
+      int ymin = 8, ymax = -1;
+      uint32_t zbits = 0;
+      for (int y = 0; y < 8; y++) {
+        uint32_t b = static_cast<uint32_t>(any >> (8 * y)) & 0xff;
+        if (b != 0) {
+          if (ymin == 8) ymin = y;
+          ymax = y;
+        }
+        zbits |= b;
       }
-      zbits |= b;
+      int zmin = __ffs(zbits) - 1, zmax = 31 - __clz(zbits);
+      int32_t x, y, z;
+      Coords(tiles[j], in[j], &x, &y, &z);
+      lo[0] = (x & ~7) + xmin, lo[1] = (y & ~7) + ymin, lo[2] = (z & ~7) + zmin;
+      hi[0] = (x & ~7) + xmax, hi[1] = (y & ~7) + ymax, hi[2] = (z & ~7) + zmax;
+      int32_t* bbox = reinterpret_cast<int32_t*>(leaf + kLeafBBoxMin);
+      bbox[0] = lo[0], bbox[1] = lo[1], bbox[2] = lo[2];
+      leaf[kLeafBBoxDif] = static_cast<uint8_t>(xmax - xmin);
+      leaf[kLeafBBoxDif + 1] = static_cast<uint8_t>(ymax - ymin);
+      leaf[kLeafBBoxDif + 2] = static_cast<uint8_t>(zmax - zmin);
+      if (layout.isIndex) {
+        *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafOffset) = ids[j].x;  // 1 + voxels of earlier leaves
+        *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafPrefixSum) = prefix;
+      }
     }
-    int zmin = __ffs(zbits) - 1, zmax = 31 - __clz(zbits);
-    int32_t x, y, z;
-    Coords(tiles[j], in[j], &x, &y, &z);
-    int32_t lo[3] = {(x & ~7) + xmin, (y & ~7) + ymin, (z & ~7) + zmin};
-    int32_t hi[3] = {(x & ~7) + xmax, (y & ~7) + ymax, (z & ~7) + zmax};
-    int32_t* bbox = reinterpret_cast<int32_t*>(leaf + kLeafBBoxMin);
-    bbox[0] = lo[0], bbox[1] = lo[1], bbox[2] = lo[2];
-    leaf[kLeafBBoxDif] = static_cast<uint8_t>(xmax - xmin);
-    leaf[kLeafBBoxDif + 1] = static_cast<uint8_t>(ymax - ymin);
-    leaf[kLeafBBoxDif + 2] = static_cast<uint8_t>(zmax - zmin);
-    if (layout.isIndex) {
-      *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafOffset) = ids[j].x;  // 1 + voxels of earlier leaves
-      *reinterpret_cast<uint64_t*>(leaf + kOnIndexLeafPrefixSum) = prefix;
+    // the leaves of one lower node are consecutive (sorted): a segmented min / max over each run of lanes, then
+    // one merge per run instead of one per leaf
+    uint32_t peers = __match_any_sync(0xffffffffu, parent);
+    uint32_t last = 31 - __clz(peers);
+    for (uint32_t o = 1; o < 32; o <<= 1) {
+      for (int a = 0; a < 3; a++) {
+        int32_t l = __shfl_down_sync(0xffffffffu, lo[a], o), h = __shfl_down_sync(0xffffffffu, hi[a], o);
+        if (lane + o <= last) {
+          lo[a] = l < lo[a] ? l : lo[a];
+          hi[a] = h > hi[a] ? h : hi[a];
+        }
+      }
     }
-    MergeBBox(reinterpret_cast<int32_t*>(out + lowerStart + (ids[j].z - 1) * layout.lowerSize), lo, hi);
+    if (live && lane == __ffs(peers) - 1) MergeBBox(reinterpret_cast<int32_t*>(out + lowerStart + static_cast<uint64_t>(parent) * layout.lowerSize), lo, hi);
   }
 }
 
@@ -415,8 +439,6 @@ cudaError_t LaunchPointsToGridWrite(const KernelArgs& a, cudaStream_t stream) {
   Workspace w = Carve(a.writes[0], used);
   uint8_t* out = a.writes[1];
   if (a.writeBytes[0] < w.total || a.writeBytes[1] < GridBytes(layout, capU, capL, capF) || (reinterpret_cast<uintptr_t>(out) & (kDataAlignment - 1)) != 0) return cudaErrorInvalidValue;
-  InitCut<<<1, 1, 0, stream>>>(w.report);
-  if (used > 0) FindCut<<<Blocks(used, 256), 256, 0, stream>>>(w.ids, used, capU, capL, capF, w.report);
   PlanGrid<<<1, 1, 0, stream>>>(w.ids, layout, capU, capL, capF, w.report);
   unsigned zeroBlocks = Blocks(a.writeBytes[1] / 16, 256);
   ZeroGrid<<<zeroBlocks < 2048 ? zeroBlocks : 2048, 256, 0, stream>>>(out, w.report);

@@ -4,7 +4,9 @@
 // CUB radix sort of the same packed keys (the lower bound of a sort-based build) and a bare CUB SortPairs of
 // as many full-entropy 64-bit keys with 32-bit values; and the host TS builder (1M points only: it runs at
 // about a million points per second). A small build first warms the kernels and the resource up, so the first
-// size is measured as the others. HS_BENCH_P2G_POINTS=1e6,1e7 limits the sizes.
+// size is measured as the others. HS_BENCH_P2G_POINTS=1e6,1e7 limits the sizes. HS_BENCH_P2G_PROFILE=uniform (or
+// clustered) is the profiler's knob: one pointsToGridAsync build of the first size of that cloud, no warm-up, then
+// the process exits, so a kernel profiler (`ncu --set basic`) sees that build's kernels only.
 import type { CudaNativeBinding } from '@hs/cuda-native';
 import { BoundedPointsToGrid, ResourceBuffer, DeviceResource, GridType, HostResource, pointsToGrid, pointsToGridAsync, type MemoryBlock } from '@hs/nanovdb-mr';
 import { HostBackend, unwrap, type CudaBackend, type Device } from '@hs/streams';
@@ -67,6 +69,17 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   const baselines = cuda as CudaNativeBinding & SortBaseline;
+  const profile = process.env.HS_BENCH_P2G_PROFILE;
+  if (profile === 'uniform' || profile === 'clustered') {
+    const n = sizes[0] as number;
+    const positions = cloud(n, profile);
+    const input = unwrap(ResourceBuffer.allocateAsync(backend, stream, resource, 3 * n, { noInit: true, element: Float32Array }));
+    unwrap(backend.copyFromHostAsync(stream, input.data as MemoryBlock, new Uint8Array(positions.buffer)));
+    const built = await pointsToGridAsync(backend, stream, resource, { space: 'world', positions: input }, options);
+    await backend.synchronizeStream(stream);
+    console.log(`profile build: ${n} ${profile} points, ${built.counts.voxels} voxels / ${built.counts.leaves} leaves, ${built.gridSize} B`);
+    process.exit(0);
+  }
   {
     // warm-up: module loading, the resource's first blocks and the sort's first launch are not the first size's
     const positions = cloud(100_000, 'uniform');
