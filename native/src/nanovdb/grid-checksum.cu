@@ -2,8 +2,8 @@
 // disabled (NANOVDB-FORMAT.md "Checksum"): the head over [kGridVersion, kRootOffset), the tail as the CRC
 // of the CRCs of the 4 KiB blocks after the root. One warp per block (each lane a 128-byte slice, the slices'
 // CRCs joined with zlib's crc32_combine: GF(2) products modulo the CRC polynomial, by x^(8 * bytes) from a table
-// of powers the host computes once), the block CRCs of 256 blocks folded per thread block, the partials folded
-// by one thread, the head by one warp. The CUDA side of `checksumLaunch` in
+// of powers the host computes once), each block's term XORed into the partial CRC of its 256 blocks, the
+// partials folded by one thread, the head by one warp. The CUDA side of `checksumLaunch` in
 // packages/nanovdb-mr/src/nanovdb/build/points-to-grid-kernels.ts; equal to grid-checksum.ts's.
 #include <cstdint>
 
@@ -120,35 +120,27 @@ __device__ __forceinline__ uint64_t TailRegion(const uint8_t* grid, uint64_t ran
   return gridSize > kRootOffset ? gridSize - kRootOffset : 0;
 }
 
-// Per 256 blocks of 4 KiB: the CRC of their block CRCs (as little-endian u32s), into partials. One warp per
-// 4 KiB block (the last block takes the region's remainder too).
+// Per 256 blocks of 4 KiB: the CRC of their block CRCs (as little-endian u32s), into partials (zeroed first).
+// One warp per 4 KiB block (the last block takes the region's remainder too), kCrcThreads / 32 blocks per thread
+// block. CRC combination is linear: the CRC of words W_0..W_{c-1} is the XOR over i of crc(W_i) times
+// x^(8 * 4 * (c - 1 - i)), so each warp XORs its word's term into its partial.
+constexpr uint64_t kBlocksPerPart = kCrcThreads;
 __global__ void CrcBlockPartials(const uint8_t* grid, uint64_t rangeBytes, uint32_t* partials, CrcPowers powers) {
   __shared__ uint32_t table[256];
-  __shared__ uint32_t crc[kCrcThreads];
   CrcTable(table);
   __syncthreads();
   uint64_t region = TailRegion(grid, rangeBytes);
   uint64_t blocks = region / kCrcBlock;
-  uint64_t first = static_cast<uint64_t>(blockIdx.x) * kCrcThreads;
-  if (first >= blocks) return;
-  uint64_t count = blocks - first < kCrcThreads ? blocks - first : kCrcThreads;
-  uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (uint64_t local = warp; local < count; local += kCrcThreads / 32) {
-    uint64_t b = first + local;
-    uint64_t begin = b * kCrcBlock, end = b + 1 == blocks ? region : begin + kCrcBlock;
-    uint32_t c = WarpCrc(table, powers, grid + kRootOffset + begin, static_cast<uint32_t>(end - begin));
-    if (lane == 0) crc[local] = CrcOfWord(table, c);
-  }
-  __syncthreads();
-  for (uint64_t width = 1; width < count; width *= 2) {
-    uint64_t left = 2 * width * threadIdx.x;
-    if (left + width < count) {
-      uint64_t rightLen = (left + 2 * width <= count ? width : count - left - width) * 4;
-      crc[left] = CrcCombine(powers, crc[left], crc[left + width], rightLen);
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partials[blockIdx.x] = crc[0];
+  uint64_t b = static_cast<uint64_t>(blockIdx.x) * (kCrcThreads / 32) + (threadIdx.x >> 5);
+  if (b >= blocks) return;  // warp-uniform
+  uint64_t begin = b * kCrcBlock, end = b + 1 == blocks ? region : begin + kCrcBlock;
+  uint32_t c = WarpCrc(table, powers, grid + kRootOffset + begin, static_cast<uint32_t>(end - begin));
+  if ((threadIdx.x & 31) != 0) return;
+  uint64_t part = b / kBlocksPerPart;
+  uint64_t count = blocks - part * kBlocksPerPart < kBlocksPerPart ? blocks - part * kBlocksPerPart : kBlocksPerPart;
+  uint64_t after = count - 1 - b % kBlocksPerPart;
+  uint32_t word = CrcOfWord(table, c);
+  atomicXor(&partials[part], after == 0 ? word : MultModP(ShiftFor(powers, 4 * after), word));
 }
 
 // One warp: the head's CRC, and the tail folded from the partials (each but the last covers 1 KiB of block CRCs).
@@ -200,7 +192,12 @@ cudaError_t LaunchGridChecksum(const KernelArgs& a, cudaStream_t stream) {
   if (kWorkspaceHeaderBytes + 4 * parts > a.writeBytes[1]) return cudaErrorInvalidValue;
   uint32_t* partials = reinterpret_cast<uint32_t*>(a.writes[1] + kWorkspaceHeaderBytes);
   static const CrcPowers powers = MakePowers();
-  if (mode == 0 && parts > 0) CrcBlockPartials<<<static_cast<unsigned>(parts), kCrcThreads, 0, stream>>>(a.writes[0], a.writeBytes[0], partials, powers);
+  if (mode == 0 && parts > 0) {
+    cudaError_t e = cudaMemsetAsync(partials, 0, 4 * parts, stream);
+    if (e != cudaSuccess) return e;
+    uint64_t threadBlocks = (maxBlocks + kCrcThreads / 32 - 1) / (kCrcThreads / 32);
+    CrcBlockPartials<<<static_cast<unsigned>(threadBlocks), kCrcThreads, 0, stream>>>(a.writes[0], a.writeBytes[0], partials, powers);
+  }
   CrcFinish<<<1, 32, 0, stream>>>(a.writes[0], a.writeBytes[0], partials, mode, powers);
   return cudaGetLastError();
 }
