@@ -8,6 +8,7 @@
 import type { KernelLaunch, MemoryRange } from '@hs/streams';
 import { GRID_DATA_SIZE, ROOT_OFFSET, Root, Tile, Tree, type InternalLevel, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, planOfCounts, writeDynamicHeader, type GridPlan } from './grid-writer.js';
+import { readI64Number, readU64Number, writeI64Number } from '../grid/scalar-io.js';
 
 /** One part's node bytes `[from, from + bytes)` go to the merged grid at `at`. */
 export interface MergeCopy {
@@ -42,19 +43,6 @@ export function headBytes(layout: ValueLayout, tiles: number): number {
   return ROOT_OFFSET + layout.rootDataSize + tiles * layout.tileSize;
 }
 
-function readU64(v: DataView, at: number): number {
-  return v.getUint32(at, true) + v.getUint32(at + 4, true) * 4294967296;
-}
-
-function readI64(v: DataView, at: number): number {
-  return v.getUint32(at, true) + v.getInt32(at + 4, true) * 4294967296;
-}
-
-function writeI64(v: DataView, at: number, value: number): void {
-  v.setUint32(at, value >>> 0, true);
-  v.setInt32(at + 4, Math.floor(value / 4294967296), true);
-}
-
 const internalShift = (level: InternalLevel, count: number, delta: number): number[] => [0, count, level.size, level.childMask, level.table, level.tableStride, level.log2Dim, delta];
 
 /**
@@ -71,7 +59,7 @@ export function planDeviceMerge(heads: readonly Uint8Array[], layout: ValueLayou
       tiles: pv.getUint32(ROOT_OFFSET + Root.tableSize, true),
       lowers: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount + 4, true),
       leaves: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount, true),
-      voxels: readU64(pv, GRID_DATA_SIZE + Tree.voxelCount),
+      voxels: readU64Number(pv, GRID_DATA_SIZE + Tree.voxelCount),
     });
     owns.push(own);
     total.tiles += own.tiles;
@@ -108,7 +96,7 @@ export function planDeviceMerge(heads: readonly Uint8Array[], layout: ValueLayou
     head.set(bytes.subarray(tileStart, tileStart + own.tiles * layout.tileSize), tilesAt);
     for (let t = 0; t < own.tiles; t++) {
       const at = tilesAt + t * layout.tileSize + Tile.child;
-      writeI64(v, at, readI64(v, at) + upperShift);
+      writeI64Number(v, at, readI64Number(v, at) + upperShift);
     }
     const copies: MergeCopy[] = [
       { from: own.upperStart, bytes: own.lowerStart - own.upperStart, at: upperAt },
@@ -136,7 +124,7 @@ export function shiftOnHost(_reads: readonly Uint8Array[], writes: readonly Uint
   const [mode, count, stride] = params as [number, number, number];
   if (mode === 1) {
     const [, , , field, delta] = params as [number, number, number, number, number];
-    for (let r = 0; r < count; r++) writeI64(v, r * stride + field, readI64(v, r * stride + field) + delta);
+    for (let r = 0; r < count; r++) writeI64Number(v, r * stride + field, readI64Number(v, r * stride + field) + delta);
     return;
   }
   const [, , , mask, table, tableStride, log2Dim, delta] = params as [number, number, number, number, number, number, number, number];
@@ -150,7 +138,7 @@ export function shiftOnHost(_reads: readonly Uint8Array[], writes: readonly Uint
         const e = 32 * w + 31 - Math.clz32(low);
         bits ^= low;
         const at = node + table + tableStride * e;
-        writeI64(v, at, readI64(v, at) + delta);
+        writeI64Number(v, at, readI64Number(v, at) + delta);
       }
     }
   }

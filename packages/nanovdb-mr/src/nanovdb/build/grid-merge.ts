@@ -9,6 +9,7 @@ import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
 import { FLOAT_LAYOUT, GRID_DATA_SIZE, GRID_MAGIC, Grid, GridType, ON_INDEX_LAYOUT, ROOT_OFFSET, Root, Tile, Tree, type InternalLevel, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, planOfCounts, writeDynamicHeader, type GridPlan } from './grid-writer.js';
+import { readI64Number, readU64Number, writeI64Number } from '../grid/scalar-io.js';
 
 /** One part's node counts and level starts, read from its header. */
 interface PartLayout {
@@ -27,19 +28,6 @@ export interface MergePlan {
 
 /** Key bits that order root tiles as the build does: the top bit of each 20-bit tile coordinate flipped (the 2^31 bias). */
 const KEY_BIAS = (1n << 19n) | (1n << 40n) | (1n << 61n);
-
-function readU64(v: DataView, at: number): number {
-  return v.getUint32(at, true) + v.getUint32(at + 4, true) * 4294967296;
-}
-
-function readI64(v: DataView, at: number): number {
-  return v.getUint32(at, true) + v.getInt32(at + 4, true) * 4294967296;
-}
-
-function writeI64(v: DataView, at: number, value: number): void {
-  v.setUint32(at, value >>> 0, true);
-  v.setInt32(at + 4, Math.floor(value / 4294967296), true);
-}
 
 function layoutOf(gridType: number): ValueLayout | undefined {
   return gridType === GridType.Float ? FLOAT_LAYOUT : gridType === GridType.OnIndex ? ON_INDEX_LAYOUT : undefined;
@@ -82,9 +70,9 @@ export function planGridMerge(parts: readonly Uint8Array[]): Result<MergePlan> {
       return err(ErrorCode.InvalidArgument, `${who}: part ${p} has active tiles; only points-built grids merge`);
     }
     const tiles = v.getUint32(ROOT_OFFSET + Root.tableSize, true);
-    const counts = { tiles, lowers: v.getUint32(tree + Tree.nodeCount + 4, true), leaves: v.getUint32(tree + Tree.nodeCount, true), voxels: readU64(v, tree + Tree.voxelCount) };
+    const counts = { tiles, lowers: v.getUint32(tree + Tree.nodeCount + 4, true), leaves: v.getUint32(tree + Tree.nodeCount, true), voxels: readU64Number(v, tree + Tree.voxelCount) };
     const plan = planOfCounts(layout, 0, counts);
-    const gridSize = readU64(v, Grid.gridSize);
+    const gridSize = readU64Number(v, Grid.gridSize);
     if (plan.gridSize !== gridSize || bytes.byteLength < gridSize || v.getUint32(tree + Tree.nodeCount + 8, true) !== tiles) {
       return err(ErrorCode.InvalidArgument, `${who}: part ${p}'s gridSize ${gridSize} does not match its node counts (blind data or a short buffer)`);
     }
@@ -125,7 +113,7 @@ function shiftChildren(out: DataView, start: number, count: number, level: Inter
         const e = 32 * w + 31 - Math.clz32(low);
         bits ^= low;
         const at = node + level.table + level.tableStride * e;
-        writeI64(out, at, readI64(out, at) + delta);
+        writeI64Number(out, at, readI64Number(out, at) + delta);
       }
     }
   }
@@ -156,7 +144,7 @@ export function mergeGridsByRootTiles(parts: readonly Uint8Array[], merge: Merge
       tiles,
       lowers: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount + 4, true),
       leaves: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount, true),
-      voxels: readU64(pv, GRID_DATA_SIZE + Tree.voxelCount),
+      voxels: readU64Number(pv, GRID_DATA_SIZE + Tree.voxelCount),
     });
     if (tiles === 0) continue;
     rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 4, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 8, true));
@@ -172,7 +160,7 @@ export function mergeGridsByRootTiles(parts: readonly Uint8Array[], merge: Merge
     out.set(bytes.subarray(tileStart, tileStart + tiles * layout.tileSize), tilesAt);
     for (let t = 0; t < tiles; t++) {
       const at = tilesAt + t * layout.tileSize + Tile.child;
-      writeI64(v, at, readI64(v, at) + upperShift);
+      writeI64Number(v, at, readI64Number(v, at) + upperShift);
     }
     out.set(bytes.subarray(own.upperStart, own.lowerStart), upperAt);
     shiftChildren(v, upperAt, tiles, layout.upper, lowerShift - upperShift);
@@ -182,7 +170,7 @@ export function mergeGridsByRootTiles(parts: readonly Uint8Array[], merge: Merge
     if (layout.isIndex && voxelBase !== 0) {
       for (let f = 0; f < own.leaves; f++) {
         const at = leafAt + f * layout.leafSize + layout.leafValues;
-        const offset = readU64(v, at) + voxelBase;
+        const offset = readU64Number(v, at) + voxelBase;
         v.setUint32(at, offset >>> 0, true);
         v.setUint32(at + 4, Math.floor(offset / 4294967296), true);
       }

@@ -158,3 +158,19 @@ export function writeScalar(v: DataView, at: number, kind: ScalarKind, value: nu
       return v.setUint8(at, Number(value) !== 0 ? 1 : 0);
   }
 }
+
+/** A little-endian u64 at `at` as a number (exact below 2^53, the byte offsets and counts of a grid). @internal */
+export function readU64Number(v: DataView, at: number): number {
+  return v.getUint32(at, true) + v.getUint32(at + 4, true) * 4294967296;
+}
+
+/** A little-endian i64 at `at` as a number (exact within +-2^53: child offsets). @internal */
+export function readI64Number(v: DataView, at: number): number {
+  return v.getUint32(at, true) + v.getInt32(at + 4, true) * 4294967296;
+}
+
+/** Writes `value` (a whole number within +-2^53) as a little-endian i64 at `at`. @internal */
+export function writeI64Number(v: DataView, at: number, value: number): void {
+  v.setUint32(at, value >>> 0, true);
+  v.setInt32(at + 4, Math.floor(value / 4294967296), true);
+}
