@@ -6,9 +6,10 @@
  * computes on the device). Spec: issue 27 item 3; NANOVDB-FORMAT.md (buffer order, tiles, internal tables).
  */
 import type { KernelLaunch, MemoryRange } from '@hs/streams';
-import { GRID_DATA_SIZE, ROOT_OFFSET, Root, Tile, Tree, type InternalLevel, type ValueLayout } from '../grid/grid-layout.js';
+import { GRID_DATA_SIZE, ROOT_OFFSET, type InternalLevel, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, planOfCounts, writeDynamicHeader, type GridPlan } from './grid-writer.js';
-import { readI64Number, readU64Number, writeI64Number } from '../grid/scalar-io.js';
+import { readI64Number, writeI64Number } from '../grid/scalar-io.js';
+import { placePart, planOfPart, shiftChildren, type MergeCursor } from './grid-merge.js';
 
 /** One part's node bytes `[from, from + bytes)` go to the merged grid at `at`. */
 export interface MergeCopy {
@@ -51,67 +52,36 @@ const internalShift = (level: InternalLevel, count: number, delta: number): numb
  * bounding boxes and size, and every part's root tiles with their child offsets moved.
  */
 export function planDeviceMerge(heads: readonly Uint8Array[], layout: ValueLayout): DeviceMergePlan {
-  const owns: GridPlan[] = [];
+  const owns = heads.map((bytes) => planOfPart(layout, new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
   const total = { tiles: 0, lowers: 0, leaves: 0, voxels: 0 };
-  for (const bytes of heads) {
-    const pv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const own = planOfCounts(layout, 0, {
-      tiles: pv.getUint32(ROOT_OFFSET + Root.tableSize, true),
-      lowers: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount + 4, true),
-      leaves: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount, true),
-      voxels: readU64Number(pv, GRID_DATA_SIZE + Tree.voxelCount),
-    });
-    owns.push(own);
+  for (const own of owns) {
     total.tiles += own.tiles;
     total.lowers += own.lowers;
     total.leaves += own.leaves;
     total.voxels += own.voxels;
   }
   const plan = planOfCounts(layout, 0, total);
-  const tileStart = ROOT_OFFSET + layout.rootDataSize;
   const head = new Uint8Array(headBytes(layout, total.tiles));
   const v = new DataView(head.buffer);
   const first = heads[0] as Uint8Array;
-  head.set(first.subarray(0, tileStart), 0);
+  head.set(first.subarray(0, ROOT_OFFSET + layout.rootDataSize), 0);
   const rootBox = new BBox();
   const parts: PartMerge[] = [];
-  let tileBase = 0;
-  let lowerBase = 0;
-  let leafBase = 0;
-  let voxelBase = 0;
+  const cursor: MergeCursor = { tiles: 0, lowers: 0, leaves: 0, voxels: 0 };
   for (let p = 0; p < heads.length; p++) {
-    const bytes = heads[p] as Uint8Array;
     const own = owns[p] as GridPlan;
     if (own.tiles === 0) continue;
-    const pv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 4, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 8, true));
-    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox + 12, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 16, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 20, true));
-    const upperAt = plan.upperStart + tileBase * layout.upper.size;
-    const lowerAt = plan.lowerStart + lowerBase * layout.lower.size;
-    const leafAt = plan.leafStart + leafBase * layout.leafSize;
-    const upperShift = upperAt - own.upperStart;
-    const lowerShift = lowerAt - own.lowerStart;
-    const leafShift = leafAt - own.leafStart;
-    const tilesAt = tileStart + tileBase * layout.tileSize;
-    head.set(bytes.subarray(tileStart, tileStart + own.tiles * layout.tileSize), tilesAt);
-    for (let t = 0; t < own.tiles; t++) {
-      const at = tilesAt + t * layout.tileSize + Tile.child;
-      writeI64Number(v, at, readI64Number(v, at) + upperShift);
-    }
+    const at = placePart(plan, layout, own, heads[p] as Uint8Array, head, v, rootBox, cursor);
     const copies: MergeCopy[] = [
-      { from: own.upperStart, bytes: own.lowerStart - own.upperStart, at: upperAt },
-      { from: own.lowerStart, bytes: own.leafStart - own.lowerStart, at: lowerAt },
-      { from: own.leafStart, bytes: own.gridSize - own.leafStart, at: leafAt },
+      { from: own.upperStart, bytes: own.lowerStart - own.upperStart, at: at.upperAt },
+      { from: own.lowerStart, bytes: own.leafStart - own.lowerStart, at: at.lowerAt },
+      { from: own.leafStart, bytes: own.gridSize - own.leafStart, at: at.leafAt },
     ].filter((c) => c.bytes > 0);
     const shifts: MergeShift[] = [];
-    if (lowerShift !== upperShift) shifts.push({ at: upperAt, bytes: own.tiles * layout.upper.size, params: internalShift(layout.upper, own.tiles, lowerShift - upperShift) });
-    if (own.lowers > 0 && leafShift !== lowerShift) shifts.push({ at: lowerAt, bytes: own.lowers * layout.lower.size, params: internalShift(layout.lower, own.lowers, leafShift - lowerShift) });
-    if (layout.isIndex && voxelBase !== 0 && own.leaves > 0) shifts.push({ at: leafAt, bytes: own.leaves * layout.leafSize, params: [1, own.leaves, layout.leafSize, layout.leafValues, voxelBase] });
+    if (at.lowerShift !== at.upperShift) shifts.push({ at: at.upperAt, bytes: own.tiles * layout.upper.size, params: internalShift(layout.upper, own.tiles, at.lowerShift - at.upperShift) });
+    if (own.lowers > 0 && at.leafShift !== at.lowerShift) shifts.push({ at: at.lowerAt, bytes: own.lowers * layout.lower.size, params: internalShift(layout.lower, own.lowers, at.leafShift - at.lowerShift) });
+    if (layout.isIndex && at.voxelBase !== 0 && own.leaves > 0) shifts.push({ at: at.leafAt, bytes: own.leaves * layout.leafSize, params: [1, own.leaves, layout.leafSize, layout.leafValues, at.voxelBase] });
     parts.push({ part: p, copies, shifts });
-    tileBase += own.tiles;
-    lowerBase += own.lowers;
-    leafBase += own.leaves;
-    voxelBase += own.voxels;
   }
   writeDynamicHeader(v, head, plan, layout, first.subarray(0, GRID_DATA_SIZE), rootBox);
   return { head, plan, parts };
@@ -127,21 +97,8 @@ export function shiftOnHost(_reads: readonly Uint8Array[], writes: readonly Uint
     for (let r = 0; r < count; r++) writeI64Number(v, r * stride + field, readI64Number(v, r * stride + field) + delta);
     return;
   }
-  const [, , , mask, table, tableStride, log2Dim, delta] = params as [number, number, number, number, number, number, number, number];
-  const words = (1 << (3 * log2Dim)) >>> 5;
-  for (let n = 0; n < count; n++) {
-    const node = n * stride;
-    for (let w = 0; w < words; w++) {
-      let bits = v.getUint32(node + mask + 4 * w, true);
-      while (bits !== 0) {
-        const low = bits & -bits;
-        const e = 32 * w + 31 - Math.clz32(low);
-        bits ^= low;
-        const at = node + table + tableStride * e;
-        writeI64Number(v, at, readI64Number(v, at) + delta);
-      }
-    }
-  }
+  const [, , , childMask, table, tableStride, log2Dim, delta] = params as [number, number, number, number, number, number, number, number];
+  shiftChildren(v, 0, count, { size: stride, childMask, table, tableStride, log2Dim }, delta);
 }
 
 /** The shift launch over `nodes` (the merged grid's bytes of the shifted nodes) with a `MergeShift`'s params. */

@@ -69,11 +69,9 @@ export function planGridMerge(parts: readonly Uint8Array[]): Result<MergePlan> {
     if (v.getUint32(tree + Tree.tileCount, true) !== 0 || v.getUint32(tree + Tree.tileCount + 4, true) !== 0 || v.getUint32(tree + Tree.tileCount + 8, true) !== 0) {
       return err(ErrorCode.InvalidArgument, `${who}: part ${p} has active tiles; only points-built grids merge`);
     }
-    const tiles = v.getUint32(ROOT_OFFSET + Root.tableSize, true);
-    const counts = { tiles, lowers: v.getUint32(tree + Tree.nodeCount + 4, true), leaves: v.getUint32(tree + Tree.nodeCount, true), voxels: readU64Number(v, tree + Tree.voxelCount) };
-    const plan = planOfCounts(layout, 0, counts);
+    const plan = planOfPart(layout, v);
     const gridSize = readU64Number(v, Grid.gridSize);
-    if (plan.gridSize !== gridSize || bytes.byteLength < gridSize || v.getUint32(tree + Tree.nodeCount + 8, true) !== tiles) {
+    if (plan.gridSize !== gridSize || bytes.byteLength < gridSize || v.getUint32(tree + Tree.nodeCount + 8, true) !== plan.tiles) {
       return err(ErrorCode.InvalidArgument, `${who}: part ${p}'s gridSize ${gridSize} does not match its node counts (blind data or a short buffer)`);
     }
     layouts.push({ bytes, view: v, plan });
@@ -100,8 +98,11 @@ export function planGridMerge(parts: readonly Uint8Array[]): Result<MergePlan> {
   return ok({ layout: L, plan, gridSize: plan.gridSize });
 }
 
+/** The level fields `shiftChildren` reads: node size, child mask, table and its stride, children per axis. */
+export type ChildTable = Pick<InternalLevel, 'size' | 'childMask' | 'table' | 'tableStride' | 'log2Dim'>;
+
 /** Adds `delta` to the i64 table entry of every child of each of `count` nodes of `level` in `out` from `start`. */
-function shiftChildren(out: DataView, start: number, count: number, level: InternalLevel, delta: number): void {
+export function shiftChildren(out: DataView, start: number, count: number, level: ChildTable, delta: number): void {
   if (delta === 0) return;
   const words = (1 << (3 * level.log2Dim)) >>> 5;
   for (let n = 0; n < count; n++) {
@@ -119,6 +120,65 @@ function shiftChildren(out: DataView, start: number, count: number, level: Inter
   }
 }
 
+/** A part's own plan (node counts and level starts), from the counts in its header (`v` views its bytes from 0). */
+export function planOfPart(layout: ValueLayout, v: DataView): GridPlan {
+  return planOfCounts(layout, 0, {
+    tiles: v.getUint32(ROOT_OFFSET + Root.tableSize, true),
+    lowers: v.getUint32(GRID_DATA_SIZE + Tree.nodeCount + 4, true),
+    leaves: v.getUint32(GRID_DATA_SIZE + Tree.nodeCount, true),
+    voxels: readU64Number(v, GRID_DATA_SIZE + Tree.voxelCount),
+  });
+}
+
+/** The nodes of the parts placed so far, at each level (advanced by `placePart`). */
+export interface MergeCursor {
+  tiles: number;
+  lowers: number;
+  leaves: number;
+  voxels: number;
+}
+
+/** Where a placed part's levels go in the merged grid, how far each moves, and the voxels of the parts before it. */
+export interface PartPlacement {
+  readonly upperAt: number;
+  readonly lowerAt: number;
+  readonly leafAt: number;
+  readonly upperShift: number;
+  readonly lowerShift: number;
+  readonly leafShift: number;
+  readonly voxelBase: number;
+}
+
+/**
+ * Places the next part (`bytes` from offset 0, its own plan `own`, at least one root tile) in the merge `plan`
+ * after the parts `cursor` counts: grows `rootBox` by the part's root box, copies its root tiles into `head` (`v`
+ * views it) at their merged place with their child offsets moved, advances `cursor` and returns where the part's
+ * node levels go. Both merges (host bytes and device memory) place parts with it.
+ */
+export function placePart(plan: GridPlan, layout: ValueLayout, own: GridPlan, bytes: Uint8Array, head: Uint8Array, v: DataView, rootBox: BBox, cursor: MergeCursor): PartPlacement {
+  const pv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 4, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 8, true));
+  rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox + 12, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 16, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 20, true));
+  const upperAt = plan.upperStart + cursor.tiles * layout.upper.size;
+  const lowerAt = plan.lowerStart + cursor.lowers * layout.lower.size;
+  const leafAt = plan.leafStart + cursor.leaves * layout.leafSize;
+  const upperShift = upperAt - own.upperStart;
+  // root tiles: child offsets are from the RootData, which stays put
+  const tileStart = ROOT_OFFSET + layout.rootDataSize;
+  const tilesAt = tileStart + cursor.tiles * layout.tileSize;
+  head.set(bytes.subarray(tileStart, tileStart + own.tiles * layout.tileSize), tilesAt);
+  for (let t = 0; t < own.tiles; t++) {
+    const at = tilesAt + t * layout.tileSize + Tile.child;
+    writeI64Number(v, at, readI64Number(v, at) + upperShift);
+  }
+  const voxelBase = cursor.voxels;
+  cursor.tiles += own.tiles;
+  cursor.lowers += own.lowers;
+  cursor.leaves += own.leaves;
+  cursor.voxels += own.voxels;
+  return { upperAt, lowerAt, leafAt, upperShift, lowerShift: lowerAt - own.lowerStart, leafShift: leafAt - own.leafStart, voxelBase };
+}
+
 /**
  * Writes the merge of `parts` (see `planGridMerge`, whose plan `merge` is) into `out[0, merge.gridSize)` and stores
  * the checksum `checksum` asks for: root tiles, upper, lower and leaf nodes of the parts in part order at each level,
@@ -132,53 +192,24 @@ export function mergeGridsByRootTiles(parts: readonly Uint8Array[], merge: Merge
   // the header template and RootData (background and statistics) of part 0; the build-dependent fields follow
   out.set(first.subarray(0, ROOT_OFFSET + layout.rootDataSize), 0);
   const rootBox = new BBox();
-  let tileBase = 0;
-  let lowerBase = 0;
-  let leafBase = 0;
-  let voxelBase = 0;
-  const tileStart = ROOT_OFFSET + layout.rootDataSize;
+  const cursor: MergeCursor = { tiles: 0, lowers: 0, leaves: 0, voxels: 0 };
   for (const bytes of parts) {
-    const pv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const tiles = pv.getUint32(ROOT_OFFSET + Root.tableSize, true);
-    const own = planOfCounts(layout, 0, {
-      tiles,
-      lowers: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount + 4, true),
-      leaves: pv.getUint32(GRID_DATA_SIZE + Tree.nodeCount, true),
-      voxels: readU64Number(pv, GRID_DATA_SIZE + Tree.voxelCount),
-    });
-    if (tiles === 0) continue;
-    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 4, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 8, true));
-    rootBox.add(pv.getInt32(ROOT_OFFSET + Root.bbox + 12, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 16, true), pv.getInt32(ROOT_OFFSET + Root.bbox + 20, true));
-    const upperAt = plan.upperStart + tileBase * layout.upper.size;
-    const lowerAt = plan.lowerStart + lowerBase * layout.lower.size;
-    const leafAt = plan.leafStart + leafBase * layout.leafSize;
-    const upperShift = upperAt - own.upperStart;
-    const lowerShift = lowerAt - own.lowerStart;
-    const leafShift = leafAt - own.leafStart;
-    // root tiles: child offsets are from the RootData, which stays put
-    const tilesAt = tileStart + tileBase * layout.tileSize;
-    out.set(bytes.subarray(tileStart, tileStart + tiles * layout.tileSize), tilesAt);
-    for (let t = 0; t < tiles; t++) {
-      const at = tilesAt + t * layout.tileSize + Tile.child;
-      writeI64Number(v, at, readI64Number(v, at) + upperShift);
-    }
-    out.set(bytes.subarray(own.upperStart, own.lowerStart), upperAt);
-    shiftChildren(v, upperAt, tiles, layout.upper, lowerShift - upperShift);
-    out.set(bytes.subarray(own.lowerStart, own.leafStart), lowerAt);
-    shiftChildren(v, lowerAt, own.lowers, layout.lower, leafShift - lowerShift);
-    out.set(bytes.subarray(own.leafStart, own.gridSize), leafAt);
-    if (layout.isIndex && voxelBase !== 0) {
+    const own = planOfPart(layout, new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    if (own.tiles === 0) continue;
+    const at = placePart(plan, layout, own, bytes, out, v, rootBox, cursor);
+    out.set(bytes.subarray(own.upperStart, own.lowerStart), at.upperAt);
+    shiftChildren(v, at.upperAt, own.tiles, layout.upper, at.lowerShift - at.upperShift);
+    out.set(bytes.subarray(own.lowerStart, own.leafStart), at.lowerAt);
+    shiftChildren(v, at.lowerAt, own.lowers, layout.lower, at.leafShift - at.lowerShift);
+    out.set(bytes.subarray(own.leafStart, own.gridSize), at.leafAt);
+    if (layout.isIndex && at.voxelBase !== 0) {
       for (let f = 0; f < own.leaves; f++) {
-        const at = leafAt + f * layout.leafSize + layout.leafValues;
-        const offset = readU64Number(v, at) + voxelBase;
-        v.setUint32(at, offset >>> 0, true);
-        v.setUint32(at + 4, Math.floor(offset / 4294967296), true);
+        const field = at.leafAt + f * layout.leafSize + layout.leafValues;
+        const offset = readU64Number(v, field) + at.voxelBase;
+        v.setUint32(field, offset >>> 0, true);
+        v.setUint32(field + 4, Math.floor(offset / 4294967296), true);
       }
     }
-    tileBase += tiles;
-    lowerBase += own.lowers;
-    leafBase += own.leaves;
-    voxelBase += own.voxels;
   }
   writeDynamicHeader(v, out, plan, layout, first.subarray(0, GRID_DATA_SIZE), rootBox);
   writeChecksum(out, computeChecksum(out, merge.gridSize, checksum));
