@@ -5,8 +5,8 @@ import type { ResolvedPoolSpec } from './pool-spec.js';
 
 /**
  * Everything a pool takes on the cold path: one backing block from its resource, one readiness event
- * per slot and `maxReleaseStreams` release events per slot (no events for a host-only pool, which has
- * no event device).
+ * per slot and `maxReleaseStreams` release events per slot on the event device and on each release device
+ * (no events for a host-only pool, which has no event device).
  * Spec: "Sized cold, borrowed hot", "Fanout release-stream caps".
  */
 export interface PoolInventory {
@@ -20,7 +20,10 @@ export interface PoolInventory {
   readonly memory: DeviceMemory;
   /** Index `i` is slot `i`'s readiness event. */
   readonly readinessEvents: readonly Event[];
-  /** Slot `i`'s release events are indices `i * maxReleaseStreams` up to (excluding) `(i + 1) * maxReleaseStreams`. */
+  /**
+   * Release events, per device then per slot: on device `d` (0 the event device, `d` > 0 `releaseDevices[d - 1]`)
+   * slot `i`'s are indices `(d * slotCount + i) * maxReleaseStreams` up to (excluding) the next slot's.
+   */
   readonly releaseEvents: readonly Event[];
 }
 
@@ -67,14 +70,17 @@ export function materializeInventory(backend: Backend, spec: ResolvedPoolSpec): 
     }
     readinessEvents.push(created.value);
   }
-  for (let slot = 0; slot < spec.slotCount; slot++) {
-    for (let r = 0; r < spec.maxReleaseStreams; r++) {
-      const created = backend.createEvent(eventDevice, { label: `${spec.name}[slot ${slot}] release ${r}` });
-      if (!created.ok) {
-        unwind();
-        return created;
+  for (const device of [eventDevice, ...spec.releaseDevices]) {
+    const on = device === eventDevice ? '' : ` on ${device.toString()}`;
+    for (let slot = 0; slot < spec.slotCount; slot++) {
+      for (let r = 0; r < spec.maxReleaseStreams; r++) {
+        const created = backend.createEvent(device, { label: `${spec.name}[slot ${slot}] release ${r}${on}` });
+        if (!created.ok) {
+          unwind();
+          return created;
+        }
+        releaseEvents.push(created.value);
       }
-      releaseEvents.push(created.value);
     }
   }
   return ok(inventory);

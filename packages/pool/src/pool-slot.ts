@@ -72,7 +72,7 @@ export class PoolSlot implements TensorBacking {
     this.#byteOffset = inventory.block.byteOffset + index * spec.slotStride;
     this.#label = `${spec.name}[slot ${index}]`;
     this.#readiness = inventory.readinessEvents[index] ?? null;
-    this.#tracker = new ReleaseTracker(backend, this.#label, inventory.releaseEvents, index * spec.maxReleaseStreams, spec.maxReleaseStreams);
+    this.#tracker = new ReleaseTracker(backend, this.#label, inventory.releaseEvents, index * spec.maxReleaseStreams, spec.slotCount * spec.maxReleaseStreams, spec.maxReleaseStreams);
     this.tensor = new SlotTensor({ backend, memory: inventory.memory, backing: this, name: this.#label });
     this.#loan = new PoolTensorLoan(this);
     this.#guard = new PoolWriteGuard(this);
@@ -202,16 +202,17 @@ export class PoolSlot implements TensorBacking {
 
   registerReleaseStream(stream: Stream): Result<void> {
     if (this.state !== SlotState.Published) return this.#notPublished('registerReleaseStream');
-    const eventDevice = this.#spec.eventDevice;
-    if (stream.device !== eventDevice) {
+    const { eventDevice, releaseDevices } = this.#spec;
+    const device = stream.device === eventDevice ? 0 : eventDevice === null ? -1 : releaseDevices.indexOf(stream.device) + 1;
+    if (device <= 0 && stream.device !== eventDevice) {
       return err(
         ErrorCode.NotSupported,
         eventDevice === null
           ? `${this.#label}: pool "${this.#spec.name}" is host-only (no event device), so stream "${stream.label}" cannot be tracked; give the pool an eventDevice`
-          : `${this.#label}: release stream "${stream.label}" is on ${stream.device.toString()}, but the pool's events are on ${eventDevice.toString()}`,
+          : `${this.#label}: release stream "${stream.label}" is on ${stream.device.toString()}, but the pool's events are on ${eventDevice.toString()}${releaseDevices.length === 0 ? '' : ` and ${releaseDevices.map(String).join(', ')}`}; add ${stream.device.toString()} to the pool's releaseDevices (a graph does it for a { crossDevice: true } input)`,
       );
     }
-    return this.#tracker.register(stream);
+    return this.#tracker.register(stream, device);
   }
 
   acquireLease(): Result<void> {

@@ -54,6 +54,14 @@ export interface TensorPoolSpec {
    */
   readonly eventDevice?: Device;
   /**
+   * Further CUDA devices whose streams may release the pool's tensors: readers on another GPU than the pool's
+   * events, such as a `DeviceCopy` behind a `{ crossDevice: true }` input. The pool creates `maxReleaseStreams`
+   * release events per slot on each of them (an event is recorded on a stream of its own device; the pool's
+   * recycling poll queries events of any device), so such a reader releases in stream order like any other.
+   * Distinct CUDA devices other than the event device; the pool needs an event device. Default: none.
+   */
+  readonly releaseDevices?: readonly Device[];
+  /**
    * Where the backing allocation comes from: any resource (a class of `@hs/nanovdb-mr`, an adaptor chain
    * or a plain JS object) whose blocks are `memoryKind` memory on `device`. For cudaDevice memory an async
    * resource is used in stream order: `allocateAsync` on the producer stream, `deallocateAsync` there at
@@ -81,6 +89,8 @@ export interface ResolvedPoolSpec {
   readonly producerStream: Stream | null;
   /** CUDA device of the pool's events; `null` for a host-only pool that has none. */
   readonly eventDevice: Device | null;
+  /** Devices whose streams may release besides the event device (`TensorPoolSpec.releaseDevices`), in the spec's order. */
+  readonly releaseDevices: readonly Device[];
   /** The injected resource, or `null` for the default one of the memory kind. */
   readonly resource: SyncResource | null;
   /** Bytes from one slot's start to the next: `slotByteSpan` rounded up to `alignment` (at least one alignment unit). */
@@ -114,6 +124,10 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
   if (spec.dtype !== undefined && !(spec.dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": dtype must be a DType`);
   if (spec.eventDevice !== undefined && !(spec.eventDevice instanceof Device)) {
     throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": eventDevice must be a Device`);
+  }
+  const releaseDevices = spec.releaseDevices ?? [];
+  if (!Array.isArray(releaseDevices) || !releaseDevices.every((d: unknown) => d instanceof Device)) {
+    throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": releaseDevices must be an array of Devices`);
   }
   if (spec.resource !== undefined && !isResource(spec.resource)) {
     throw new HsError(ErrorCode.InvalidArgument, `pool "${name}": resource must be a resource (an object with allocate and deallocate)`);
@@ -151,17 +165,23 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
   if (producerStream !== null && producerStream.device !== eventDevice) {
     return bad(`producer stream "${producerStream.label}" is on ${producerStream.device.toString()} but the pool's events are on ${String(eventDevice)}`);
   }
+  for (let i = 0; i < releaseDevices.length; i++) {
+    const d = releaseDevices[i] as Device;
+    if (!d.isCuda) return bad(`releaseDevices[${i}] is ${d.toString()}; release devices are CUDA devices (their streams record the release events)`);
+    if (eventDevice === null) return bad(`releaseDevices needs the pool to have an event device (a producer stream, CUDA memory or eventDevice)`);
+    if (d === eventDevice || releaseDevices.indexOf(d) !== i) return bad(`releaseDevices[${i}] (${d.toString()}) repeats the event device or an earlier entry; list each other device once`);
+  }
 
   const slotStride = Math.max(alignment, Math.ceil(slotByteSpan / alignment) * alignment);
   const totalBytes = slotStride * slotCount;
   if (!Number.isSafeInteger(totalBytes)) {
     return err(ErrorCode.ArithmeticOverflow, `pool "${name}": ${slotCount} slots of ${slotStride} bytes exceed 2^53 bytes`);
   }
-  const events = slotCount * (maxReleaseStreams + 1);
+  const events = slotCount * (maxReleaseStreams * (1 + releaseDevices.length) + 1);
   if (events > MAX_POOL_EVENTS) {
     return err(
       ErrorCode.ResourceExhausted,
-      `pool "${name}": ${slotCount} slots x (${maxReleaseStreams} release streams + 1 readiness) need ${events} events, more than the ${MAX_POOL_EVENTS} one pool may preallocate; lower the queue depth or the release-stream cap`,
+      `pool "${name}": ${slotCount} slots x (${maxReleaseStreams} release streams + 1 readiness) (on ${1 + releaseDevices.length} devices) need ${events} events, more than the ${MAX_POOL_EVENTS} one pool may preallocate; lower the queue depth or the release-stream cap`,
     );
   }
   return ok(
@@ -178,6 +198,7 @@ export function resolvePoolSpec(spec: TensorPoolSpec): Result<ResolvedPoolSpec> 
       alignment,
       producerStream,
       eventDevice,
+      releaseDevices: Object.freeze(releaseDevices.slice()),
       resource: spec.resource ?? null,
       slotStride,
       totalBytes,

@@ -2,7 +2,8 @@ import { ErrorCode, HsError, OK_VOID, err, type Backend, type Err, type Event, t
 
 /**
  * One slot's release (deallocation) streams: a capped, deduplicated list with a preallocated release
- * event per entry. A registered stream blocks reuse until its reader calls `release(stream)`, which
+ * event per entry on each device a release stream may be on (the pool's event device and its release
+ * devices: an event is recorded on a stream of its own device). A registered stream blocks reuse until its reader calls `release(stream)`, which
  * records the entry's event on that stream; registering again (a new read coming) re-arms the block.
  * Nothing here allocates after construction except the error of a failed release-event record.
  * Spec: "Fanout release-stream caps", "Two stream roles order every device tensor".
@@ -14,18 +15,27 @@ export class ReleaseTracker {
   readonly #streams: (Stream | null)[];
   /** 1 once the entry's release event was recorded after its latest registration. */
   readonly #recorded: Uint8Array;
-  /** This slot's events inside the pool's release-event list: `[first, first + cap)`. */
+  /** This slot's events inside the pool's release-event list: `[first + d * deviceStride, ... + cap)` on device `d`. */
   readonly #events: readonly Event[];
   readonly #first: number;
+  readonly #deviceStride: number;
+  /** The device index (0 the event device) of each entry's stream. */
+  readonly #device: Uint8Array;
   /** The cap's error, made at the first refusal and returned from then on (a shared value, no allocation per call). */
   #exhausted: Err | null = null;
   #count = 0;
 
-  constructor(backend: Backend, label: string, events: readonly Event[], first: number, cap: number) {
+  /**
+   * @param first - index of this slot's first event on the event device in `events`.
+   * @param deviceStride - distance in `events` from a slot's events on one device to its events on the next.
+   */
+  constructor(backend: Backend, label: string, events: readonly Event[], first: number, deviceStride: number, cap: number) {
     this.#backend = backend;
     this.#label = label;
     this.#events = events;
     this.#first = first;
+    this.#deviceStride = deviceStride;
+    this.#device = new Uint8Array(cap);
     this.#streams = new Array<Stream | null>(cap).fill(null);
     this.#recorded = new Uint8Array(cap);
   }
@@ -36,10 +46,11 @@ export class ReleaseTracker {
   }
 
   /**
-   * Adds `stream` (free when it is already registered) and marks its entry as awaiting a release.
-   * `ResourceExhausted` past the cap (a shared, preallocated error value).
+   * Adds `stream`, on the pool's release device `device` (0 the event device), free when it is already
+   * registered, and marks its entry as awaiting a release. `ResourceExhausted` past the cap (a shared,
+   * preallocated error value).
    */
-  register(stream: Stream): Result<void> {
+  register(stream: Stream, device: number): Result<void> {
     const at = this.#indexOf(stream);
     if (at >= 0) {
       this.#recorded[at] = 0;
@@ -53,6 +64,7 @@ export class ReleaseTracker {
       return this.#exhausted;
     }
     this.#streams[this.#count] = stream;
+    this.#device[this.#count] = device;
     this.#recorded[this.#count] = 0;
     this.#count++;
     return OK_VOID;
@@ -71,7 +83,7 @@ export class ReleaseTracker {
         `${this.#label}: release stream "${stream.label}" was never registered; call registerReleaseStream(stream) before reading on it`,
       );
     }
-    const recorded = this.#backend.recordEvent(this.#events[this.#first + at] as Event, stream);
+    const recorded = this.#backend.recordEvent(this.#eventOf(at), stream);
     if (!recorded.ok) throw recorded.error;
     this.#recorded[at] = 1;
   }
@@ -83,7 +95,7 @@ export class ReleaseTracker {
    */
   gather(list: Event[], at: number): number {
     for (let i = 0; i < this.#count; i++) if (this.#recorded[i] === 0) return -1;
-    for (let i = 0; i < this.#count; i++) list[at + i] = this.#events[this.#first + i] as Event;
+    for (let i = 0; i < this.#count; i++) list[at + i] = this.#eventOf(i);
     return at + this.#count;
   }
 
@@ -102,6 +114,11 @@ export class ReleaseTracker {
   reset(): void {
     for (let i = 0; i < this.#count; i++) this.#streams[i] = null;
     this.#count = 0;
+  }
+
+  /** Entry `at`'s release event, on its stream's device. */
+  #eventOf(at: number): Event {
+    return this.#events[this.#first + (this.#device[at] as number) * this.#deviceStride + at] as Event;
   }
 
   #indexOf(stream: Stream): number {

@@ -126,7 +126,8 @@ export class TensorPool implements Disposable {
    * (see `TensorPoolSpec.resource`: stream-ordered on the producer stream for cudaDevice memory; default the
    * current device resource or the kind's default resource of `@hs/nanovdb-mr`), `slotCount` slots of
    * `slotByteSpan` bytes rounded up to `alignment`, one readiness event per
-   * slot and `maxReleaseStreams` release events per slot, plus all slot records. Errors are those of
+   * slot and `maxReleaseStreams` release events per slot on the event device and on each of `releaseDevices`,
+   * plus all slot records. Errors are those of
    * the spec check (`InvalidArgument`, `ArithmeticOverflow`), `InvalidArgument` for a resource that declares or
    * hands out another memory kind, device or backend than the pool's (checked before allocating where the
    * resource declares its origin), and whatever the resource (`OutOfMemory`, …) and backend return; on any
@@ -154,9 +155,13 @@ export class TensorPool implements Disposable {
   get device(): Device {
     return this.#spec.device;
   }
-  /** CUDA device of the pool's events (producer and release streams must be on it); `null` for a host-only pool. */
+  /** CUDA device of the pool's events (the producer stream must be on it); `null` for a host-only pool. */
   get eventDevice(): Device | null {
     return this.#spec.eventDevice;
+  }
+  /** Devices besides `eventDevice` whose streams may release the pool's tensors (`TensorPoolSpec.releaseDevices`). */
+  get releaseDevices(): readonly Device[] {
+    return this.#spec.releaseDevices;
   }
   /** Number of slots. */
   get slotCount(): number {

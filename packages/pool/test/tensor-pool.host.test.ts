@@ -154,4 +154,49 @@ describe('TensorPool on the host backend', () => {
     backend.runUntilIdle();
     expect(pool.retire()).toBe(1);
   });
+
+  it('releaseDevices: a reader on another GPU releases in stream order with release events of its own device', () => {
+    const backend = make(3);
+    const [cuda0, cuda1, cuda2] = [Device.cuda(0), Device.cuda(1), Device.cuda(2)];
+    const producer = unwrap(backend.createStream(cuda0, { label: 'producer' }));
+    const spec = { name: 'shared', memoryKind: MemoryKind.CudaDevice, device: cuda0, slotCount: 2, slotByteSpan: 16, maxRank: 1, maxReleaseStreams: 2, producerStream: producer };
+    const pool = unwrap(TensorPool.materialize(backend, { ...spec, releaseDevices: [cuda1] }));
+    expect(pool.releaseDevices).toEqual([cuda1]);
+    const loan = unwrap(pool.allocateTensor({ shape: [16], dtype: DType.uint8 }));
+    unwrap(unwrap(loan.write(producer)).commit());
+    const t = unwrap(loan.emit());
+    const remote = unwrap(backend.createStream(cuda1, { label: 'copy on cuda:1' }));
+    const local = unwrap(backend.createStream(cuda0, { label: 'reader on cuda:0' }));
+    const stranger = unwrap(backend.createStream(cuda2, { label: 'cuda:2 reader' }));
+    const refused = t.backing!.registerReleaseStream(stranger);
+    expect(code(refused)).toBe(ErrorCode.NotSupported);
+    expect(refused.ok ? '' : refused.error.message).toMatch(/events are on cuda:0 and cuda:1; add cuda:2 to the pool's releaseDevices/);
+    unwrap(t.backing!.registerReleaseStream(remote));
+    unwrap(t.backing!.registerReleaseStream(local));
+    unwrap(t.backing!.acquireLease());
+    unwrap(t.backing!.acquireLease());
+    const out = unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device: cuda1, byteSize: 16 }));
+    unwrap(backend.memcpyAsync(remote, { memory: out, byteOffset: 0, byteLength: 16, label: 'out' }, t.data()));
+    t.backing!.releaseLease(remote);
+    t.backing!.releaseLease(local);
+    expect(pool.retire()).toBe(0); // both recorded, neither run yet
+    backend.runUntilIdle();
+    expect(pool.retire()).toBe(1);
+    backend.free(out);
+    pool.dispose();
+
+    // bad lists are refused before anything is made
+    for (const [releaseDevices, message] of [
+      [[Device.cpu()], /releaseDevices\[0\] is cpu.*CUDA devices/],
+      [[cuda0], /repeats the event device/],
+      [[cuda1, cuda1], /releaseDevices\[1\].*repeats/],
+    ] as const) {
+      const made = TensorPool.materialize(backend, { ...spec, releaseDevices });
+      expect(code(made)).toBe(ErrorCode.InvalidArgument);
+      expect(made.ok ? '' : made.error.message).toMatch(message);
+    }
+    expect(() => TensorPool.materialize(backend, { ...spec, releaseDevices: [1] as never })).toThrow(/releaseDevices must be an array of Devices/);
+    const hostOnly = TensorPool.materialize(backend, { ...spec, memoryKind: MemoryKind.Host, device: Device.cpu(), producerStream: null, releaseDevices: [cuda1] });
+    expect(hostOnly.ok ? '' : hostOnly.error.message).toMatch(/needs the pool to have an event device/);
+  });
 });

@@ -1,5 +1,5 @@
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, type OutputPort } from '@hs/compiler';
-import { type Backend, type DeviceMemory, Device, ErrorCode, type Event, HsError, MemoryKind, type MemoryRange, OK_VOID, type Result, err } from '@hs/streams';
+import { type Backend, type DeviceMemory, Device, ErrorCode, HsError, MemoryKind, type MemoryRange, OK_VOID, type Result, type Stream, err } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import type { TensorLoan } from '@hs/pool';
 
@@ -23,15 +23,16 @@ export interface DeviceCopyOptions {
  * Each activation copies the received tensor onto its own device, on its compute stream, after the
  * producer's readiness event (the runtime makes the stream wait on it, on the producer's device) through
  * the backend's `peerCopy` capability: a peer copy where the devices allow one, else staged through a
- * pinned host buffer of `maxByteSpan` bytes made the first time it is needed. It emits the copy at once
- * (readiness is an event on its stream) and then waits, without blocking the JS thread, for the copy to
- * finish, so the input slot goes back to its pool only once nothing reads it any more; the consumer
- * downstream never waits on the host. A full output pool drops the frame (counted as an exhaustion); a full
- * `reject` edge downstream keeps the copy for a retry activation (`ctx.retainPending`), which emits it again.
- * `compute()` returns a `Result` when it fails before the copy is enqueued, else the promise of the copy's
- * completion. Errors (failing the run): `NotSupported` for a backend without `peerCopy`; `InvalidArgument`
- * for a non-contiguous tensor or one larger than `maxByteSpan`; the backend's errors; the completion wait
- * rejects with the stream's `DeviceError` when device work on it failed.
+ * pinned host buffer of `maxByteSpan` bytes made the first time it is needed (both halves of a staged copy
+ * run on the operator's stream, so the buffer's reuse is stream-ordered too). It emits the copy at once
+ * (readiness is an event on its stream) and returns: nothing waits on the host. The input's slot goes back
+ * to the producer's pool in stream order, after the copy read it: the runtime gives the producer's pool
+ * release events on this operator's device (`TensorPoolSpec.releaseDevices`, from the `{ crossDevice: true }`
+ * input) and records one on this operator's stream when the input is released. A full output pool drops the
+ * frame (counted as an exhaustion); a full `reject` edge downstream keeps the copy for a retry activation
+ * (`ctx.retainPending`), which emits it again. Errors (`compute()`'s `Result`, failing the run):
+ * `NotSupported` for a backend without `peerCopy`; `InvalidArgument` for a non-contiguous tensor or one larger
+ * than `maxByteSpan`; the backend's errors.
  * @example
  * ```ts
  * import { type ExecutionContext, Graph, type InputPort, Operator, type OperatorSpec, type OutputPort, compile } from '@hs/compiler';
@@ -90,9 +91,10 @@ export class DeviceCopy extends Operator {
   output!: OutputPort;
   readonly #options: DeviceCopyOptions;
   #backend: Backend | null = null;
-  #done: Event | null = null;
   #staging: DeviceMemory | null = null;
   #stagingRange: MemoryRange | null = null;
+  /** The stream of the last staged copy (the buffer is in use until it ran). */
+  #stagingStream: Stream | null = null;
 
   /**
    * @throws HsError `InvalidArgument` when `dtype` is not a `DType`, `maxByteSpan` not a positive safe integer or
@@ -121,7 +123,7 @@ export class DeviceCopy extends Operator {
     this.output = spec.output('output').producesTensor({ representation, bounds: { maxByteSpan, maxRank: rank }, storage: 'runtimePool' });
   }
 
-  compute(ctx: ExecutionContext): Result<void> | Promise<void> {
+  compute(ctx: ExecutionContext): Result<void> {
     // A retry after a full reject edge: the copy is made (its readiness recorded); emit it again or keep it.
     const pending = ctx.pendingLoan(this.output);
     if (pending !== undefined) return this.#emitOrRetain(ctx, pending);
@@ -137,11 +139,9 @@ export class DeviceCopy extends Operator {
         `DeviceCopy ${this.name}: tensor ${tensor.name} is ${tensor.byteSize} bytes${isContiguous(tensor.shape, tensor.strides) ? '' : ', not contiguous'}; it copies contiguous tensors of at most ${this.#options.maxByteSpan} bytes`,
       );
     }
-    const done = this.#doneEvent(backend, stream.device);
-    if (!done.ok) return done;
     let staging: MemoryRange | undefined;
     if (!peer.canAccessPeer(stream.device, tensor.device)) {
-      const made = this.#stagingFor(backend);
+      const made = this.#stagingFor(backend, stream);
       if (!made.ok) return made;
       staging = made.value;
     }
@@ -156,12 +156,8 @@ export class DeviceCopy extends Operator {
     if (!copied.ok) return copied;
     const committed = guard.value.commit();
     if (!committed.ok) return committed;
-    const emitted = this.#emitOrRetain(ctx, loan.value);
-    if (!emitted.ok) return emitted;
-    const recorded = backend.recordEvent(done.value, stream);
-    if (!recorded.ok) return recorded;
-    // The input's lease returns when compute() settles; the copy must have read it by then.
-    return backend.synchronizeEvent(done.value);
+    // the input's lease returns after compute() with a release event recorded on `stream`, behind the copy
+    return this.#emitOrRetain(ctx, loan.value);
   }
 
   /** Emits `loan`; a full `reject` edge (`Backpressured`) keeps it for the retry activation instead. */
@@ -171,32 +167,36 @@ export class DeviceCopy extends Operator {
     return ctx.retainPending(this.output, loan);
   }
 
-  /** Gives back the staging buffer and the completion event. */
-  override stop(): void {
+  /**
+   * Gives back the staging buffer, once the last staged copy on the stream that used it has run (a host wait
+   * on the cold path only; a run that never staged returns at once).
+   */
+  override async stop(): Promise<void> {
     const backend = this.#backend;
-    if (backend === null) return;
-    if (this.#staging !== null) backend.free(this.#staging);
-    if (this.#done !== null) backend.destroyEvent(this.#done);
+    const staging = this.#staging;
+    const stream = this.#stagingStream;
+    this.#backend = null;
     this.#staging = null;
     this.#stagingRange = null;
-    this.#done = null;
-    this.#backend = null;
+    this.#stagingStream = null;
+    if (backend === null || staging === null) return;
+    try {
+      if (stream !== null && !stream.destroyed) await backend.synchronizeStream(stream);
+    } finally {
+      backend.free(staging);
+    }
   }
 
-  #doneEvent(backend: Backend, device: Device): Result<Event> {
-    if (this.#done !== null && this.#backend === backend) return { ok: true, value: this.#done };
-    this.stop();
-    const made = backend.createEvent(device, { label: `${this.name} copy done` });
-    if (!made.ok) return made;
-    this.#backend = backend;
-    this.#done = made.value;
-    return made;
-  }
-
-  #stagingFor(backend: Backend): Result<MemoryRange> {
-    if (this.#stagingRange !== null) return { ok: true, value: this.#stagingRange };
+  /** The staging buffer (made at the first staged copy) for a copy on `stream`. */
+  #stagingFor(backend: Backend, stream: Stream): Result<MemoryRange> {
+    if (this.#stagingRange !== null && this.#backend === backend) {
+      this.#stagingStream = stream;
+      return { ok: true, value: this.#stagingRange };
+    }
     const made = backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: this.#options.maxByteSpan, label: `${this.name} staging` });
     if (!made.ok) return made;
+    this.#backend = backend;
+    this.#stagingStream = stream;
     this.#staging = made.value;
     this.#stagingRange = { memory: made.value, byteOffset: 0, byteLength: this.#options.maxByteSpan, label: `${this.name} staging` };
     return { ok: true, value: this.#stagingRange };

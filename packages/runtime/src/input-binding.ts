@@ -26,12 +26,6 @@ export interface InputWiring {
   readonly requirement: InputRequirement;
   /** A proven fused edge: no self-wait, no release registration, lease returned without a release stream. */
   readonly fused: boolean;
-  /**
-   * A cross-device input (`{ crossDevice: true }`): the consumer's stream still waits on the readiness event
-   * (on the producer's device), but no release stream is registered and the lease returns without one once
-   * compute() settled; the operator finishes its device reads before it returns.
-   */
-  readonly crossDevice?: boolean;
   /** What an activation takes (default `oldest`). */
   readonly read?: InputRead;
   /** Entries of a window or selector (default 1). */
@@ -62,8 +56,6 @@ export class InputBinding {
   readonly name: string;
   readonly channel: Channel | null;
   readonly requirement: InputRequirement;
-  /** No release stream registered or recorded: a fused edge or a cross-device input. */
-  readonly #untracked: boolean;
   readonly fused: boolean;
   readonly read: InputRead;
   /** Entries of a window or selector; 1 otherwise. */
@@ -94,7 +86,6 @@ export class InputBinding {
     this.channel = wiring.channel;
     this.requirement = wiring.requirement;
     this.fused = wiring.fused;
-    this.#untracked = wiring.fused || wiring.crossDevice === true;
     this.read = wiring.read ?? 'oldest';
     this.entries = wiring.entries ?? 1;
     this.#held = new Array<Tensor | undefined>(this.read === 'window' ? this.entries : 0).fill(undefined);
@@ -188,7 +179,7 @@ export class InputBinding {
   readonly #evict = (tensor: Tensor): void => {
     if (this.#ordered > 0) {
       this.#ordered -= 1;
-      tensor.backing?.releaseLease(this.#untracked ? null : this.stream);
+      tensor.backing?.releaseLease(this.fused ? null : this.stream);
     } else {
       tensor.backing?.releaseLease(null);
     }
@@ -227,7 +218,7 @@ export class InputBinding {
    */
   release(): void {
     this.readCalled = false;
-    const stream = this.#untracked ? null : this.stream;
+    const stream = this.fused ? null : this.stream;
     if (this.read === 'window') {
       for (let i = 0; i < this.#heldCount; i++) {
         const tensor = this.#held[i]!;
@@ -268,7 +259,7 @@ export class InputBinding {
       const waited = this.backend.streamWaitEvent(this.stream, readiness.value);
       if (!waited.ok) return waited;
     }
-    if (this.#untracked || tensor.backing === null) return NO_EVENT;
+    if (this.fused || tensor.backing === null) return NO_EVENT;
     const registered = tensor.backing.registerReleaseStream(this.stream);
     return registered.ok ? NO_EVENT : registered;
   }

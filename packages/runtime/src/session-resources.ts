@@ -113,6 +113,7 @@ export class SessionResources {
         release();
         return eventDevice;
       }
+      const releaseDevices = releaseDevicesOf(plan, record, eventDevice.value);
       const made = TensorPool.materialize(backend, {
         name: record.id,
         memoryKind: record.memoryKind,
@@ -126,6 +127,7 @@ export class SessionResources {
         alignment: record.alignment,
         producerStream,
         ...(eventDevice.value === null ? {} : { eventDevice: eventDevice.value }),
+        releaseDevices,
         resource: bound.value.get(record.id)!,
       });
       if (!made.ok) {
@@ -219,24 +221,42 @@ export class SessionResources {
 /**
  * The device whose events order a pool's slots: the pool's own CUDA device, else its producer stream's
  * device, else the one device of its stream-owning consumers (host-written pinned memory read by device
- * work); `null` when nobody orders it with streams.
- * @returns `NotSupported` when stream-owning consumers sit on two devices (hs never orders across devices).
+ * work; a `{ crossDevice: true }` consumer counts only when no other one owns a stream); `null` when nobody
+ * orders it with streams.
+ * @returns `NotSupported` when stream-owning consumers sit on two devices without a cross-device input.
  */
 function eventDeviceOf(plan: ExecutionPlan, record: TensorAllocationRecord, producerStream: Stream | null): Result<Device | null> {
   if (record.device.isCuda) return ok(record.device);
   if (producerStream !== null) return ok(producerStream.device);
   const devices = new Set<Device>();
   for (const edgeId of record.consumers) {
-    const consumer = plan.operator(plan.edge(edgeId)!.consumer.operator)!;
-    if (consumer.stream !== null && consumer.device !== null) devices.add(consumer.device);
+    const edge = plan.edge(edgeId)!;
+    const consumer = plan.operator(edge.consumer.operator)!;
+    if (!edge.crossDevice && consumer.stream !== null && consumer.device !== null) devices.add(consumer.device);
   }
   if (devices.size > 1) {
     return err(
       ErrorCode.NotSupported,
-      `pool ${record.id} is read by streams on ${[...devices].join(' and ')}; one pool's events live on one device — give each device its own producer output`,
+      `pool ${record.id} is read by streams on ${[...devices].join(' and ')}; one pool's events live on one device — give each device its own producer output, or read it on the other device through a { crossDevice: true } input (DeviceCopy)`,
     );
   }
-  return ok(devices.size === 1 ? [...devices][0]! : null);
+  if (devices.size === 1) return ok([...devices][0]!);
+  return ok(releaseDevicesOf(plan, record, null)[0] ?? null);
+}
+
+/**
+ * The devices besides `eventDevice` whose streams read a pool through `{ crossDevice: true }` inputs (a
+ * `DeviceCopy` on another GPU): the pool gives their streams release events of their own device, so those
+ * readers release in stream order. Distinct, in edge order.
+ */
+function releaseDevicesOf(plan: ExecutionPlan, record: TensorAllocationRecord, eventDevice: Device | null): Device[] {
+  const devices: Device[] = [];
+  for (const edgeId of record.consumers) {
+    const edge = plan.edge(edgeId)!;
+    const consumer = plan.operator(edge.consumer.operator)!;
+    if (edge.crossDevice && consumer.stream !== null && consumer.device !== null && consumer.device.isCuda && consumer.device !== eventDevice && !devices.includes(consumer.device)) devices.push(consumer.device);
+  }
+  return devices;
 }
 
 /**

@@ -58,7 +58,6 @@ export function wireRunners({ plan, backend, resources, reads, fused, rateViews,
           channel: edge !== undefined ? resources.channels.get(edge.id)! : (imported?.channel ?? null),
           requirement: requirementOf(planned.name, input.name),
           fused: edge !== undefined && fused.has(edge.id),
-          crossDevice: edge?.crossDevice === true,
           ...reads.get(`${planned.name}.${input.name}`),
         };
       }),

@@ -313,6 +313,7 @@ describe('two devices on HostBackend({ deviceCount: 2 })', () => {
         const backend = new HostBackend({ deviceCount: 2, orderingChecker: true, seed: 5, peerAccess });
         const seen = watch(backend);
         const copyAsync = vi.spyOn(backend.peerCopy, 'copyAsync');
+        const synchronizeEvent = vi.spyOn(backend, 'synchronizeEvent');
         const { plan, sink } = copied(10);
         expect(plan.operator('copy')?.device).toBe(cuda1);
         expect(plan.edge('add.output->copy.input')).toMatchObject({ crossDevice: true });
@@ -327,6 +328,15 @@ describe('two devices on HostBackend({ deviceCount: 2 })', () => {
         // Only the copy's stream waits across devices (on add's readiness events); nothing records or frees across them.
         expect(seen.mismatches.filter((m) => !m.startsWith('wait on pool:add.output'))).toEqual([]);
         expect(seen.mismatches.filter((m) => m.startsWith('wait on pool:add.output')).length).toBe(10);
+        // The copy releases add's slots in stream order on cuda:1 (release events of add's pool made there), never by a host wait.
+        const records = vi
+          .mocked(backend.recordEvent)
+          .mock.calls.filter(([event]) => event.label.includes('add.output') && event.label.includes('release'))
+          .map(([event, stream]) => `${event.device.toString()} ${stream.device.toString()}`);
+        expect(records).toHaveLength(10);
+        expect(new Set(records.map((r) => r.split(' ')[0]))).toEqual(new Set(['cuda:1']));
+        expect(seen.events.filter((e) => e.label.includes('add.output') && e.label.includes('release') && e.device === cuda1).length).toBeGreaterThan(0);
+        expect(synchronizeEvent).not.toHaveBeenCalled();
         session.dispose();
         backend.dispose();
       });
