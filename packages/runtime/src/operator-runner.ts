@@ -1,7 +1,7 @@
 import { computeScope } from './compute-scope.js';
 import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView, TensorWindow } from '@hs/compiler';
 import type { TensorLoan, TensorRequest } from '@hs/pool';
-import { type Backend, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, errWithContext } from '@hs/streams';
+import { type Backend, type Err, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, errWithContext } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import type { Channel } from './channel.js';
 import { InputBinding, type InputWiring } from './input-binding.js';
@@ -324,15 +324,18 @@ export class OperatorRunner implements ExecutionContext {
       const taken = input.take(events);
       if (!taken.ok) return this.endActivation(taken);
     }
-    if (events.length > 0) {
-      this.busy = true;
-      return Promise.all(events.map((event) => hostWaitOutcome(this.backend.synchronizeEvent(event)))).then((waited) => {
-        const failed = waited.find((w) => !w.ok);
-        if (failed !== undefined) return this.endActivation(failed);
-        return this.callCompute();
-      });
-    }
+    if (events.length > 0) return this.waitHost(events);
     return this.callCompute();
+  }
+
+  /** A host-only consumer's activation: waits on its inputs' readiness events, then calls compute(). */
+  private waitHost(events: readonly Event[]): Promise<ActivationOutcome> {
+    this.busy = true;
+    return Promise.all(events.map((event) => hostWaitOutcome(this.backend.synchronizeEvent(event)))).then((waited) => {
+      const failed = waited.find((w) => !w.ok);
+      if (failed !== undefined) return this.endActivation(failed);
+      return this.callCompute();
+    });
   }
 
   /** A retry activation: hands each pending loan back through `pendingLoan()`; receives no inputs. */
@@ -402,13 +405,14 @@ export class OperatorRunner implements ExecutionContext {
     for (let i = 0; i < outputs.length; i++) (outputs[i] as OutputBinding).offered = undefined;
     this.activations += 1;
     this.endedMs = this.latency.end();
-    if (!outcome.ok) {
-      // The context's own misuse errors already start with it (thrown out of compute()): name the operator once.
-      const context = `operator ${this.name}`;
-      const detail = outcome.error.detail;
-      return detail.startsWith(context) && detail.charAt(context.length) === ':' ? outcome : errWithContext(outcome.error, context);
-    }
-    return outcome;
+    return outcome.ok ? outcome : this.named(outcome);
+  }
+
+  /** A failed activation's outcome, naming this operator once (the context's own misuse errors, thrown out of compute(), already start with it). */
+  private named(failed: Err): Err {
+    const context = `operator ${this.name}`;
+    const detail = failed.error.detail;
+    return detail.startsWith(context) && detail.charAt(context.length) === ':' ? failed : errWithContext(failed.error, context);
   }
 
   /** Counts a fully published emit. */
