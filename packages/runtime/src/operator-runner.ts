@@ -119,19 +119,19 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   cudaStream(): Stream {
+    if (this.active && this.stream !== null) return this.stream;
+    throw this.streamRefusal();
+  }
+
+  /** Why `cudaStream()` has no stream to lend: outside compute(), or a host-only operator. */
+  private streamRefusal(): HsError {
     if (!this.active) {
-      throw new HsError(
-        ErrorCode.InvalidState,
-        `operator ${this.name}: cudaStream() used outside compute(); a borrowed stream is valid only during the activation`,
-      );
+      return new HsError(ErrorCode.InvalidState, `operator ${this.name}: cudaStream() used outside compute(); a borrowed stream is valid only during the activation`);
     }
-    if (this.stream === null) {
-      throw new HsError(
-        ErrorCode.NotSupported,
-        `operator ${this.name} is host-only and has no planned CUDA stream; declare a CUDA memory kind or call spec.requireCudaStream() in setup()`,
-      );
-    }
-    return this.stream;
+    return new HsError(
+      ErrorCode.NotSupported,
+      `operator ${this.name} is host-only and has no planned CUDA stream; declare a CUDA memory kind or call spec.requireCudaStream() in setup()`,
+    );
   }
 
   receive(port: InputPort): Tensor | undefined {
@@ -378,14 +378,17 @@ export class OperatorRunner implements ExecutionContext {
     }
     // The common synchronous ends first: nothing, or the shared OK_VOID.
     if (returned === undefined || returned === OK_VOID) return this.endActivation(OK_VOID);
-    if (isPromise(returned)) {
-      this.busy = true;
-      return returned.then(
-        (value) => this.endActivation(checkedOutcome(value)),
-        (thrown: unknown) => this.endActivation(this.failure(thrown)),
-      );
-    }
+    if (isPromise(returned)) return this.settleAsync(returned);
     return this.endActivation(checkedOutcome(returned));
+  }
+
+  /** An asynchronous compute(): busy until its promise settles, then the activation ends. */
+  private settleAsync(returned: Promise<unknown>): Promise<ActivationOutcome> {
+    this.busy = true;
+    return returned.then(
+      (value) => this.endActivation(checkedOutcome(value)),
+      (thrown: unknown) => this.endActivation(this.failure(thrown)),
+    );
   }
 
   private endActivation(outcome: Result<void> = OK_VOID): ActivationOutcome {
@@ -440,7 +443,11 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   private output(port: OutputPort): OutputBinding {
-    if (port === this.lastOutputPort) return this.lastOutput as OutputBinding;
+    return port === this.lastOutputPort ? (this.lastOutput as OutputBinding) : this.findOutput(port);
+  }
+
+  /** `output()` past its last-port cache: looks the port up and caches it. */
+  private findOutput(port: OutputPort): OutputBinding {
     const outputs = this.outputs;
     for (let i = 0; i < outputs.length; i++) {
       const output = outputs[i] as OutputBinding;
@@ -453,9 +460,11 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   private assertActive(call: string): void {
-    if (!this.active) {
-      throw new HsError(ErrorCode.InvalidState, `operator ${this.name}: ${call}() called outside compute()`);
-    }
+    if (!this.active) throw this.outsideCompute(call);
+  }
+
+  private outsideCompute(call: string): HsError {
+    return new HsError(ErrorCode.InvalidState, `operator ${this.name}: ${call}() called outside compute()`);
   }
 
   private failure(thrown: unknown): Result<void> {
