@@ -125,13 +125,9 @@ export class OperatorRunner implements ExecutionContext {
 
   /** Why `cudaStream()` has no stream to lend: outside compute(), or a host-only operator. */
   private streamRefusal(): HsError {
-    if (!this.active) {
-      return new HsError(ErrorCode.InvalidState, `operator ${this.name}: cudaStream() used outside compute(); a borrowed stream is valid only during the activation`);
-    }
-    return new HsError(
-      ErrorCode.NotSupported,
-      `operator ${this.name} is host-only and has no planned CUDA stream; declare a CUDA memory kind or call spec.requireCudaStream() in setup()`,
-    );
+    return this.active
+      ? new HsError(ErrorCode.NotSupported, `operator ${this.name} is host-only and has no planned CUDA stream; declare a CUDA memory kind or call spec.requireCudaStream() in setup()`)
+      : new HsError(ErrorCode.InvalidState, `operator ${this.name}: cudaStream() used outside compute(); a borrowed stream is valid only during the activation`);
   }
 
   receive(port: InputPort): Tensor | undefined {
@@ -333,8 +329,7 @@ export class OperatorRunner implements ExecutionContext {
     this.busy = true;
     return Promise.all(events.map((event) => hostWaitOutcome(this.backend.synchronizeEvent(event)))).then((waited) => {
       const failed = waited.find((w) => !w.ok);
-      if (failed !== undefined) return this.endActivation(failed);
-      return this.callCompute();
+      return failed !== undefined ? this.endActivation(failed) : this.callCompute();
     });
   }
 
@@ -414,7 +409,7 @@ export class OperatorRunner implements ExecutionContext {
   /** A failed activation's outcome, naming this operator once (the context's own misuse errors, thrown out of compute(), already start with it). */
   private named(failed: Err): Err {
     const context = `operator ${this.name}`;
-    const detail = failed.error.detail;
+    const { detail } = failed.error;
     return detail.startsWith(context) && detail.charAt(context.length) === ':' ? failed : errWithContext(failed.error, context);
   }
 
@@ -463,6 +458,7 @@ export class OperatorRunner implements ExecutionContext {
     if (!this.active) throw this.outsideCompute(call);
   }
 
+  /** The `InvalidState` error of a context call made outside compute(). */
   private outsideCompute(call: string): HsError {
     return new HsError(ErrorCode.InvalidState, `operator ${this.name}: ${call}() called outside compute()`);
   }
