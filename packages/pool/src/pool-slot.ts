@@ -118,15 +118,7 @@ export class PoolSlot implements TensorBacking {
   /** `TensorLoan.write`. */
   beginWrite(generation: number, stream: Stream | null): Result<WriteGuard> {
     if (generation !== this.generation || this.state !== SlotState.Loaned) return this.#lifecycleError(generation, 'write()');
-    const producer = this.#spec.producerStream;
-    if (stream !== producer) {
-      return err(
-        ErrorCode.NotSupported,
-        producer === null
-          ? `${this.#label}: pool "${this.#spec.name}" is written by the host; call write(null)`
-          : `${this.#label}: pool "${this.#spec.name}" accepts writes only on its producer stream "${producer.label}", not "${stream?.label ?? 'host (null)'}"`,
-      );
-    }
+    if (stream !== this.#spec.producerStream) return this.#wrongWriter(stream);
     this.state = SlotState.Writing;
     this.#guard.issue(generation);
     return this.guardResult;
@@ -236,6 +228,17 @@ export class PoolSlot implements TensorBacking {
     this.tensor.retire();
     this.#tracker.reset();
     this.#ledger.returned(this.#index, wasPublished);
+  }
+
+  /** `write()` on a stream other than the pool's producer stream. */
+  #wrongWriter(stream: Stream | null): Result<never> {
+    const producer = this.#spec.producerStream;
+    return err(
+      ErrorCode.NotSupported,
+      producer === null
+        ? `${this.#label}: pool "${this.#spec.name}" is written by the host; call write(null)`
+        : `${this.#label}: pool "${this.#spec.name}" accepts writes only on its producer stream "${producer.label}", not "${stream?.label ?? 'host (null)'}"`,
+    );
   }
 
   #notPublished(what: string): Result<never> {

@@ -235,33 +235,17 @@ export class TensorPool implements Disposable {
    * Spec: "Sized cold, borrowed hot", "Exhaustion fails fast".
    */
   allocateTensor(request: TensorRequest): Result<TensorLoan> {
-    if (this.#disposed) return err(ErrorCode.InvalidState, `pool "${this.#spec.name}" was disposed`);
-    if (this.#rejectAll !== null) return this.#rejectAll;
+    // One test for every refusal but exhaustion (`#refusal` names it), so the steady frame stays small enough to inline.
+    if (this.#disposed || this.#rejectAll !== null) return this.#refusal(request);
     const { shape, dtype } = request;
-    if (!(dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request dtype must be a DType`);
-    if (!Array.isArray(shape)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request shape must be an array of numbers`);
-    const rank = this.#spec.rank;
-    if (rank !== null && shape.length !== rank) {
-      return err(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": shape has rank ${shape.length}, but the output is declared with rank ${rank}; request a rank-${rank} shape`);
-    }
-    if (shape.length > this.#spec.maxRank) {
-      return err(
-        ErrorCode.InvalidArgument,
-        `pool "${this.#spec.name}": shape has rank ${shape.length}, more than the declared maxRank ${this.#spec.maxRank}`,
-      );
-    }
-    const declared = this.#spec.dtype;
-    if (declared !== null && dtype !== declared) {
-      return err(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": dtype ${dtype.name} requested, but the pool is declared for ${declared.name}`);
+    const spec = this.#spec;
+    // The declared dtype, when there is one, is the only one accepted: an identity test, no `instanceof` walk.
+    const declared = spec.dtype;
+    if ((declared === null ? !(dtype instanceof DType) : dtype !== declared) || !Array.isArray(shape) || (spec.rank !== null && shape.length !== spec.rank) || shape.length > spec.maxRank) {
+      return this.#refusal(request);
     }
     const index = this.#ledger.take();
-    if (index < 0) {
-      this.#exhausted ??= err(
-        ErrorCode.ResourceExhausted,
-        `pool "${this.#spec.name}": all ${this.#spec.slotCount} slots are in use; drop or degrade this frame, or raise the pool's bounds (allocation never waits)`,
-      );
-      return this.#exhausted;
-    }
+    if (index < 0) return this.#exhaustion();
     const slot = this.#slots[index] as PoolSlot;
     let lent: Result<void>;
     try {
@@ -277,6 +261,39 @@ export class TensorPool implements Disposable {
     }
     this.#ledger.lent();
     return slot.loanResult;
+  }
+
+  /**
+   * Why `allocateTensor` refuses `request` before taking a slot, checked in its documented order.
+   * @throws HsError `InvalidArgument` for a `dtype` that is not a `DType` or a `shape` that is not an array.
+   */
+  #refusal(request: TensorRequest): Err {
+    if (this.#disposed) return err(ErrorCode.InvalidState, `pool "${this.#spec.name}" was disposed`);
+    if (this.#rejectAll !== null) return this.#rejectAll;
+    const { shape, dtype } = request;
+    if (!(dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request dtype must be a DType`);
+    if (!Array.isArray(shape)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request shape must be an array of numbers`);
+    const rank = this.#spec.rank;
+    if (rank !== null && shape.length !== rank) {
+      return err(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": shape has rank ${shape.length}, but the output is declared with rank ${rank}; request a rank-${rank} shape`);
+    }
+    if (shape.length > this.#spec.maxRank) {
+      return err(
+        ErrorCode.InvalidArgument,
+        `pool "${this.#spec.name}": shape has rank ${shape.length}, more than the declared maxRank ${this.#spec.maxRank}`,
+      );
+    }
+    const declared = this.#spec.dtype as DType;
+    return err(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": dtype ${dtype.name} requested, but the pool is declared for ${declared.name}`);
+  }
+
+  /** The shared `ResourceExhausted` result, made at the first refusal. */
+  #exhaustion(): Err {
+    this.#exhausted ??= err(
+      ErrorCode.ResourceExhausted,
+      `pool "${this.#spec.name}": all ${this.#spec.slotCount} slots are in use; drop or degrade this frame, or raise the pool's bounds (allocation never waits)`,
+    );
+    return this.#exhausted;
   }
 
   /**

@@ -131,31 +131,9 @@ export class InputBinding {
    *   are released by `release()`.
    */
   take(hostWaits: Event[]): Result<void> {
+    if (this.read === 'window') return this.#takeWindow(hostWaits);
+    if (this.read === 'selector') return this.#takeSelector(hostWaits);
     const channel = this.channel!;
-    if (this.read === 'window') {
-      while (this.#heldCount < this.entries && channel.length > 0) {
-        const tensor = channel.shift()!;
-        const ordered = this.#order(tensor);
-        if (!ordered.ok) {
-          tensor.backing?.releaseLease(null);
-          return ordered;
-        }
-        this.#held[this.#heldCount++] = tensor;
-        if (ordered.value !== null) hostWaits.push(ordered.value);
-      }
-      return OK_VOID;
-    }
-    if (this.read === 'selector') {
-      channel.pinned = true;
-      while (channel.length > this.entries) this.#evict(channel.shift()!);
-      for (; this.#ordered < channel.length; this.#ordered++) {
-        const ordered = this.#order(channel.at(this.#ordered)!);
-        if (!ordered.ok) return ordered;
-        if (ordered.value !== null) hostWaits.push(ordered.value);
-      }
-      this.#selected = channel.length;
-      return OK_VOID;
-    }
     if (channel.length === 0) return OK_VOID;
     if (this.read === 'newest') {
       while (channel.length > 1) {
@@ -166,6 +144,36 @@ export class InputBinding {
     const received = this.receive();
     if (received.ok && received.value !== null) hostWaits.push(received.value);
     return received.ok ? OK_VOID : received;
+  }
+
+  /** `take` of a window: every queued entry up to `entries`, consumed. */
+  #takeWindow(hostWaits: Event[]): Result<void> {
+    const channel = this.channel!;
+    while (this.#heldCount < this.entries && channel.length > 0) {
+      const tensor = channel.shift()!;
+      const ordered = this.#order(tensor);
+      if (!ordered.ok) {
+        tensor.backing?.releaseLease(null);
+        return ordered;
+      }
+      this.#held[this.#heldCount++] = tensor;
+      if (ordered.value !== null) hostWaits.push(ordered.value);
+    }
+    return OK_VOID;
+  }
+
+  /** `take` of a selector: the newest `entries`, kept; each ordered on the consumer once. */
+  #takeSelector(hostWaits: Event[]): Result<void> {
+    const channel = this.channel!;
+    channel.pinned = true;
+    while (channel.length > this.entries) this.#evict(channel.shift()!);
+    for (; this.#ordered < channel.length; this.#ordered++) {
+      const ordered = this.#order(channel.at(this.#ordered)!);
+      if (!ordered.ok) return ordered;
+      if (ordered.value !== null) hostWaits.push(ordered.value);
+    }
+    this.#selected = channel.length;
+    return OK_VOID;
   }
 
   /** Releases a selector's kept entries once its operator finished (nothing will read them again). */
@@ -218,27 +226,36 @@ export class InputBinding {
    */
   release(): void {
     this.readCalled = false;
-    const stream = this.fused ? null : this.stream;
     if (this.read === 'window') {
-      for (let i = 0; i < this.#heldCount; i++) {
-        const tensor = this.#held[i]!;
-        this.#held[i] = undefined;
-        tensor.backing?.releaseLease(stream);
-      }
-      this.#heldCount = 0;
+      this.#releaseWindow();
       return;
     }
     if (this.read === 'selector' && this.channel !== null && this.channel.pinned) {
-      // Arrivals during the activation queued; keep the newest `entries` of them.
-      this.#selected = 0;
-      this.channel.pinned = false;
-      while (this.channel.length > this.entries) this.#evict(this.channel.shift()!);
+      this.#unpinSelector(this.channel);
       return;
     }
     const tensor = this.#current;
     if (tensor === undefined) return;
     this.#current = undefined;
-    tensor.backing?.releaseLease(stream);
+    tensor.backing?.releaseLease(this.fused ? null : this.stream);
+  }
+
+  /** `release` of a window: every entry in hand. */
+  #releaseWindow(): void {
+    const stream = this.fused ? null : this.stream;
+    for (let i = 0; i < this.#heldCount; i++) {
+      const tensor = this.#held[i]!;
+      this.#held[i] = undefined;
+      tensor.backing?.releaseLease(stream);
+    }
+    this.#heldCount = 0;
+  }
+
+  /** `release` of a selector read: arrivals during the activation queued; keeps the newest `entries` of them. */
+  #unpinSelector(channel: Channel): void {
+    this.#selected = 0;
+    channel.pinned = false;
+    while (channel.length > this.entries) this.#evict(channel.shift()!);
   }
 
   /**

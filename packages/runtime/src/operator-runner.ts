@@ -1,7 +1,7 @@
 import { computeScope } from './compute-scope.js';
 import type { ExecutionContext, InputPort, Operator, OutputPort, PlanOperator, PortRateView, TensorWindow } from '@hs/compiler';
 import type { TensorLoan, TensorRequest } from '@hs/pool';
-import { type Backend, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, errWithContext } from '@hs/streams';
+import { type Backend, type Err, type Event, type Result, type Stream, ErrorCode, HsError, OK_VOID, err, errWithContext } from '@hs/streams';
 import type { Tensor } from '@hs/tensor';
 import type { Channel } from './channel.js';
 import { InputBinding, type InputWiring } from './input-binding.js';
@@ -119,19 +119,15 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   cudaStream(): Stream {
-    if (!this.active) {
-      throw new HsError(
-        ErrorCode.InvalidState,
-        `operator ${this.name}: cudaStream() used outside compute(); a borrowed stream is valid only during the activation`,
-      );
-    }
-    if (this.stream === null) {
-      throw new HsError(
-        ErrorCode.NotSupported,
-        `operator ${this.name} is host-only and has no planned CUDA stream; declare a CUDA memory kind or call spec.requireCudaStream() in setup()`,
-      );
-    }
-    return this.stream;
+    if (this.active && this.stream !== null) return this.stream;
+    throw this.streamRefusal();
+  }
+
+  /** Why `cudaStream()` has no stream to lend: outside compute(), or a host-only operator. */
+  private streamRefusal(): HsError {
+    return this.active
+      ? new HsError(ErrorCode.NotSupported, `operator ${this.name} is host-only and has no planned CUDA stream; declare a CUDA memory kind or call spec.requireCudaStream() in setup()`)
+      : new HsError(ErrorCode.InvalidState, `operator ${this.name}: cudaStream() used outside compute(); a borrowed stream is valid only during the activation`);
   }
 
   receive(port: InputPort): Tensor | undefined {
@@ -324,15 +320,17 @@ export class OperatorRunner implements ExecutionContext {
       const taken = input.take(events);
       if (!taken.ok) return this.endActivation(taken);
     }
-    if (events.length > 0) {
-      this.busy = true;
-      return Promise.all(events.map((event) => hostWaitOutcome(this.backend.synchronizeEvent(event)))).then((waited) => {
-        const failed = waited.find((w) => !w.ok);
-        if (failed !== undefined) return this.endActivation(failed);
-        return this.callCompute();
-      });
-    }
+    if (events.length > 0) return this.waitHost(events);
     return this.callCompute();
+  }
+
+  /** A host-only consumer's activation: waits on its inputs' readiness events, then calls compute(). */
+  private waitHost(events: readonly Event[]): Promise<ActivationOutcome> {
+    this.busy = true;
+    return Promise.all(events.map((event) => hostWaitOutcome(this.backend.synchronizeEvent(event)))).then((waited) => {
+      const failed = waited.find((w) => !w.ok);
+      return failed !== undefined ? this.endActivation(failed) : this.callCompute();
+    });
   }
 
   /** A retry activation: hands each pending loan back through `pendingLoan()`; receives no inputs. */
@@ -375,14 +373,17 @@ export class OperatorRunner implements ExecutionContext {
     }
     // The common synchronous ends first: nothing, or the shared OK_VOID.
     if (returned === undefined || returned === OK_VOID) return this.endActivation(OK_VOID);
-    if (isPromise(returned)) {
-      this.busy = true;
-      return returned.then(
-        (value) => this.endActivation(checkedOutcome(value)),
-        (thrown: unknown) => this.endActivation(this.failure(thrown)),
-      );
-    }
+    if (isPromise(returned)) return this.settleAsync(returned);
     return this.endActivation(checkedOutcome(returned));
+  }
+
+  /** An asynchronous compute(): busy until its promise settles, then the activation ends. */
+  private settleAsync(returned: Promise<unknown>): Promise<ActivationOutcome> {
+    this.busy = true;
+    return returned.then(
+      (value) => this.endActivation(checkedOutcome(value)),
+      (thrown: unknown) => this.endActivation(this.failure(thrown)),
+    );
   }
 
   private endActivation(outcome: Result<void> = OK_VOID): ActivationOutcome {
@@ -402,13 +403,14 @@ export class OperatorRunner implements ExecutionContext {
     for (let i = 0; i < outputs.length; i++) (outputs[i] as OutputBinding).offered = undefined;
     this.activations += 1;
     this.endedMs = this.latency.end();
-    if (!outcome.ok) {
-      // The context's own misuse errors already start with it (thrown out of compute()): name the operator once.
-      const context = `operator ${this.name}`;
-      const detail = outcome.error.detail;
-      return detail.startsWith(context) && detail.charAt(context.length) === ':' ? outcome : errWithContext(outcome.error, context);
-    }
-    return outcome;
+    return outcome.ok ? outcome : this.named(outcome);
+  }
+
+  /** A failed activation's outcome, naming this operator once (the context's own misuse errors, thrown out of compute(), already start with it). */
+  private named(failed: Err): Err {
+    const context = `operator ${this.name}`;
+    const { detail } = failed.error;
+    return detail.startsWith(context) && detail.charAt(context.length) === ':' ? failed : errWithContext(failed.error, context);
   }
 
   /** Counts a fully published emit. */
@@ -436,7 +438,11 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   private output(port: OutputPort): OutputBinding {
-    if (port === this.lastOutputPort) return this.lastOutput as OutputBinding;
+    return port === this.lastOutputPort ? (this.lastOutput as OutputBinding) : this.findOutput(port);
+  }
+
+  /** `output()` past its last-port cache: looks the port up and caches it. */
+  private findOutput(port: OutputPort): OutputBinding {
     const outputs = this.outputs;
     for (let i = 0; i < outputs.length; i++) {
       const output = outputs[i] as OutputBinding;
@@ -449,9 +455,12 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   private assertActive(call: string): void {
-    if (!this.active) {
-      throw new HsError(ErrorCode.InvalidState, `operator ${this.name}: ${call}() called outside compute()`);
-    }
+    if (!this.active) throw this.outsideCompute(call);
+  }
+
+  /** The `InvalidState` error of a context call made outside compute(). */
+  private outsideCompute(call: string): HsError {
+    return new HsError(ErrorCode.InvalidState, `operator ${this.name}: ${call}() called outside compute()`);
   }
 
   private failure(thrown: unknown): Result<void> {

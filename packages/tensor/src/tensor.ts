@@ -127,6 +127,13 @@ export class Tensor {
   #range: MemoryRange;
   #rangeResult: Ok<MemoryRange>;
   #hostView: Ok<Uint8Array> | null = null;
+  /**
+   * The `byteLimit` of the last successful `bindContiguous` (`-1`: none yet): with the same dtype, byte
+   * offset, limit and dims, the layout it checked still holds and a rebind skips the checks.
+   */
+  #boundLimit = -1;
+  /** The dims of that bind, unfrozen (V8 compares a frozen array's elements through a generic lookup). */
+  #boundDims: readonly number[] = [];
 
   #valid = false;
   /** Why the handle went stale, when its backing said (see `invalidate`); null: the generic reason. */
@@ -508,6 +515,16 @@ export class Tensor {
    * @throws HsError `InvalidArgument` when `shape` is not a number array.
    */
   protected bindContiguous(dtype: DType, shape: readonly number[], byteOffset: number, byteLimit: number): Result<void> {
+    // The steady frame: the layout of the last bind again (its dims were checked then), nothing to check or make.
+    if (byteLimit === this.#boundLimit && dtype === this.#dtype && byteOffset === this.#byteOffset && Array.isArray(shape) && sameDims(shape, this.#boundDims)) {
+      this.#openWrite();
+      return OK_VOID;
+    }
+    return this.#bindChecked(dtype, shape, byteOffset, byteLimit);
+  }
+
+  /** `bindContiguous` of a new layout: checks `shape` and the span, then binds it. */
+  #bindChecked(dtype: DType, shape: readonly number[], byteOffset: number, byteLimit: number): Result<void> {
     assertNumberList(shape, 'shape');
     const problem = describeDimsProblem(shape, 'shape');
     if (problem !== null) return err(ErrorCode.InvalidArgument, `tensor "${this.#name}": ${problem}`);
@@ -526,12 +543,19 @@ export class Tensor {
     } else {
       this.#setLayout(dtype, this.#shape, this.#strides, byteOffset, byteSize);
     }
+    if (!sameDims(shape, this.#boundDims)) this.#boundDims = shape.slice();
+    this.#boundLimit = byteLimit;
+    this.#openWrite();
+    return OK_VOID;
+  }
+
+  /** Opens the write phase of a bound layout: valid, writable, no readiness contract yet. */
+  #openWrite(): void {
     this.#valid = true;
     this.#readOnly = false;
     this.#readiness = null;
     this.#pendingOn = null;
     this.#hostComplete = false;
-    return OK_VOID;
   }
 
   /**

@@ -39,11 +39,12 @@ class FrameSource extends Operator {
 class FrameSink extends Operator {
   frames!: InputPort;
   received = 0;
-  /** heapUsed after a forced GC at frame `probeAt` and at the last frame (bytes). */
+  /** heapUsed after a forced GC at frame `probeAt` and at the last frame (bytes); not read without a probe. */
   heapAtProbe = 0;
   heapAtEnd = 0;
 
-  constructor(name: string, private readonly probeAt: number, private readonly last: number) {
+  /** @param probeAt the frame of the first heap probe; `null`: no probes (no forced GC inside a timed run). */
+  constructor(name: string, private readonly probeAt: number | null, private readonly last: number) {
     super(name);
   }
 
@@ -53,8 +54,10 @@ class FrameSink extends Operator {
 
   compute(ctx: ExecutionContext): Result<void> {
     if (ctx.receive(this.frames) !== undefined) this.received += 1;
-    if (this.received === this.probeAt) this.heapAtProbe = heapAfterGc();
-    if (this.received === this.last) this.heapAtEnd = heapAfterGc();
+    if (this.probeAt !== null) {
+      if (this.received === this.probeAt) this.heapAtProbe = heapAfterGc();
+      if (this.received === this.last) this.heapAtEnd = heapAfterGc();
+    }
     return OK_VOID;
   }
 }
@@ -66,20 +69,23 @@ function heapAfterGc(): number {
 
 /** Figures of one run of the chain. */
 export interface ChainRun {
+  /** Wall time of `session.run()` per frame; includes the two forced GCs of a heap probe when there is one. */
   readonly nsPerFrame: number;
-  /** JS heap growth between frame `warmup` and the last frame, after forced GCs (bytes). */
-  readonly heapGrowthBytes: number;
+  /** JS heap growth between frame `heapProbeAt` and the last frame, after forced GCs (bytes); `null` without a probe. */
+  readonly heapGrowthBytes: number | null;
 }
 
 /**
  * A two-operator chain through the full runtime (compile, session, scheduler) on the host backend. Its
  * one edge is a proven fused edge; `fullFences` keeps every fence on it anyway (the comparison);
  * `latencySampleInterval` times one activation in that many for the latency metrics (1: every one).
+ * `heapProbeAt` (a frame number) makes the sink force a GC there and at the last frame to report the heap
+ * growth between them; `null` (the timing rows) forces none, so no collection is timed as hop cost.
  */
-export async function runRuntimeChain(frames: number, frameBytes: number, queueDepth: number, warmup: number, fullFences = false, latencySampleInterval = 1): Promise<ChainRun> {
+export async function runRuntimeChain(frames: number, frameBytes: number, queueDepth: number, heapProbeAt: number | null, fullFences = false, latencySampleInterval = 1): Promise<ChainRun> {
   const graph = new Graph('bench-chain');
   const source = graph.add(new FrameSource('source', frames, frameBytes));
-  const sink = graph.add(new FrameSink('sink', warmup, frames));
+  const sink = graph.add(new FrameSink('sink', heapProbeAt, frames));
   graph.addFlow(source.frames, sink.frames, { queueDepth });
   const plan = unwrap(compile(graph, { deployment: { bindOperatorDevice: { source: Device.cuda(0), sink: Device.cuda(0) }, bindTensorOutputDevice: { 'source.frames': Device.cuda(0) } } }));
   const session = unwrap(RunSession.create(plan, { backend: 'host', fullFences, latencySampleInterval }));
@@ -88,5 +94,5 @@ export async function runRuntimeChain(frames: number, frameBytes: number, queueD
   const elapsed = Number(process.hrtime.bigint() - start);
   session.dispose();
   if (sink.received !== frames) throw new Error(`runtime chain lost frames: ${sink.received}/${frames}`);
-  return { nsPerFrame: elapsed / frames, heapGrowthBytes: sink.heapAtEnd - sink.heapAtProbe };
+  return { nsPerFrame: elapsed / frames, heapGrowthBytes: heapProbeAt === null ? null : sink.heapAtEnd - sink.heapAtProbe };
 }
