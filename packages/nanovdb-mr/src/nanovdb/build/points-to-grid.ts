@@ -1,7 +1,7 @@
 import { ErrorCode, HsError, err, type Backend, type Result } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import { isResource, type SyncResource } from '../../resource.js';
-import { GridHandle } from '../grid/grid-handle.js';
+import { handleOfBuiltGrid, type GridHandle } from '../grid/grid-handle.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
 import { countVoxelNodes } from './grid-node-count.js';
 import { checkGridBytes, resolveGridOptions, invalidPointMessage, type PointsToGridOptions } from './points-to-grid-options.js';
@@ -52,6 +52,9 @@ export const MAX_POINTS = 2 ** 32;
  * Two allocations through `resource` (its synchronous pair): the workspace (40 bytes per point plus
  * 257 KiB: coordinates, sort keys and order, digit histogram), returned before the call ends on success
  * and failure alike, and the grid itself. The resource must be host-accessible.
+ *
+ * The handle describes the grid from the headers the build wrote and does not validate it again (NanoVDB's
+ * `createNanoGrid` does not either); `validateGrids` checks it when wanted.
  *
  * With `maxGridBytes` the grid's node counts are taken from the points first (`countGridNodes`, host memory
  * only) and a grid above the cap is refused before anything is allocated through `resource`.
@@ -136,7 +139,8 @@ export function pointsToGrid(
     ws.set(gridTemplate(settings.value), TEMPLATE_OFFSET);
     writeOnHost([], [ws, gridView.value], writeArgs(n, layout, report.total, settings.value.background));
     checksumOnHost([], [gridView.value], checksumArgs(checksum));
-    const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
+    // the trusted path: the grid this build just wrote is described from its headers, not validated again
+    const handle = handleOfBuiltGrid(backend, grid.value);
     if (!handle.ok) grid.value.dispose();
     return handle;
   } finally {
