@@ -5,8 +5,10 @@
  * in local variables: no per-node objects and no DataView calls per voxel. `test/nanovdb/grid-bytes-identity.test.ts`
  * holds both writers to the same bytes.
  */
+import { popcount32 } from '../grid/bit-mask.js';
 import { GridFlags, Internal, Leaf, ROOT_OFFSET, Tile, rootKey, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, writeDynamicHeader, writeGrid, type GridPlan } from './grid-writer.js';
+import { LEAF_VOXEL_TABLE, UNPACK_TABLE, leafVoxelTable, levelBits, maskFrom, type SortedKeys } from './voxel-order.js';
 
 /** Where `writeGridFlat`'s open boxes sit in its `boxes` array (six i32 each: min corner, max corner). */
 const ROOT_BOX = 0;
@@ -37,14 +39,22 @@ function closeBox(boxes: Int32Array, from: number, into: number, i32: Int32Array
 }
 
 /**
+ * Whether the flat writers (`writeGridFlat`, `writeGridOfKeys`) write this grid through u32 views: `bytes` 4-byte
+ * aligned, every node and field offset a multiple of 4, and an index layout or a one-component f32 one.
+ */
+export function flatWritable(bytes: Uint8Array, plan: GridPlan, layout: ValueLayout): boolean {
+  const aligned = (bytes.byteOffset & 3) === 0 && ((layout.leafSize | layout.upper.size | layout.lower.size | plan.upperStart) & 3) === 0 && (layout.leafValues & 3) === 0 && (layout.upper.table & 3) === 0 && (layout.lower.table & 3) === 0;
+  return aligned && (layout.isIndex || layout.scalar === 'f32') && layout.components === 1;
+}
+
+/**
  * Writes the grid of the first `plan.cut` sorted coordinates into `bytes[0, plan.gridSize)`, byte for byte as
  * `writeGrid(bytes, sorted, plan, layout, template, undefined, background)` does (and through it when `bytes` is not
  * 4-byte aligned or the layout has no u32-aligned leaf fields). `layout` is an index layout, or Float (active voxels 1.0,
  * `background` everywhere else).
  */
 export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, background = 0): void {
-  const aligned = (bytes.byteOffset & 3) === 0 && ((layout.leafSize | layout.upper.size | layout.lower.size | plan.upperStart) & 3) === 0 && (layout.leafValues & 3) === 0 && (layout.upper.table & 3) === 0 && (layout.lower.table & 3) === 0;
-  if (!aligned || !(layout.isIndex || layout.scalar === 'f32') || layout.components !== 1) {
+  if (!flatWritable(bytes, plan, layout)) {
     writeGrid(bytes, sorted, plan, layout, template, undefined, background);
     return;
   }
@@ -226,4 +236,201 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
   rootBox.z1 = boxes[ROOT_BOX + 5] as number;
   writeDynamicHeader(v, bytes, plan, layout, template, rootBox);
   if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
+}
+
+/** Active voxels in 64-bit word `word` of the leaf mask at u32 word `m`: none unless bit `word` of `xs` is set. */
+function wordCount(u32: Uint32Array, m: number, xs: number, word: number): number {
+  return (xs & (1 << word)) === 0 ? 0 : popcount32(u32[m + 2 * word] as number) + popcount32(u32[m + 2 * word + 1] as number);
+}
+
+/**
+ * Writes the grid of `n` voxels whose packed keys `sorted` holds in leaf order (`sortPackedKeys(..., 'leaf')`: the
+ * voxels of one leaf in any order, repeats allowed) into `bytes[0, plan.gridSize)`, the bytes `writeGridFlat` writes
+ * for the same voxels in build order: the keys are read as they are, a leaf's first key decoded to open its nodes,
+ * each voxel a bit of its leaf's mask; the leaf's bbox, voxel counts and (index grids) prefix sums from its mask words
+ * when it closes. `plan` is `planOfCounts` of `countKeyLevels`' node counts (its voxel count is not read: the distinct
+ * voxels are counted here). The caller checks `flatWritable`. Returns the distinct voxels.
+ */
+export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number, plan: GridPlan, layout: ValueLayout, template: Uint8Array, background = 0): number {
+  const size = plan.gridSize;
+  bytes.fill(0, 0, plan.upperStart);
+  const v = new DataView(bytes.buffer, bytes.byteOffset, size);
+  const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+  const i32 = new Int32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+  const f32 = new Float32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+  const { upper: U, lower: L } = layout;
+  const isIndex = layout.isIndex;
+  const fill = !isIndex && background !== 0;
+  const leafSize = layout.leafSize;
+  const leafValues = layout.leafValues;
+  const uTable = U.table;
+  const uStride = U.tableStride;
+  const lTable = L.table;
+  const lStride = L.tableStride;
+  const uEntries = 1 << (3 * U.log2Dim);
+  const lEntries = 1 << (3 * L.log2Dim);
+  const tilesAt = ROOT_OFFSET + layout.rootDataSize;
+  const fillTable = (node: number, table: number, stride: number, entries: number): void => {
+    for (let e = 0; e < entries; e++) f32[(node + table + stride * e) >>> 2] = background;
+  };
+  const { keys, two, base, tables } = sorted;
+  leafVoxelTable(sorted);
+  const bits = levelBits(sorted.widths);
+  const voxelMask = (1 << bits.voxel) - 1;
+  const [leafLo, leafHi] = maskFrom(bits.voxel);
+  const [lowerLo, lowerHi] = maskFrom(bits.voxel + bits.lower);
+  const [tileLo, tileHi] = maskFrom(bits.voxel + bits.lower + bits.upper);
+  const bx = base[0] as number;
+  const by = base[1] as number;
+  const bz = base[2] as number;
+  const T = UNPACK_TABLE;
+  let tile = -1;
+  let lower = -1;
+  let leaf = -1;
+  let upperAt = 0;
+  let lowerAt = 0;
+  let leafAt = 0;
+  let activeBefore = 0;
+  const boxes = new Int32Array(18);
+  for (const at of [ROOT_BOX, UPPER_BOX, LOWER_BOX]) emptyBox(boxes, at);
+  // the open leaf's origin and the in-leaf x, y, z of its voxels as bit sets
+  let ox = 0;
+  let oy = 0;
+  let oz = 0;
+  let xs = 0;
+  let ys = 0;
+  let zs = 0;
+  let pk = 0;
+  let ph = 0;
+  const step = two ? 2 : 1;
+  for (let i = 0; i <= n; i++) {
+    const end = i === n;
+    const k = end ? 0 : (keys[step * i] as number);
+    const h = end || !two ? 0 : (keys[step * i + 1] as number);
+    const dl = (k ^ pk) >>> 0;
+    const dh = (h ^ ph) >>> 0;
+    const first = i === 0;
+    const newLeaf = first || end || ((dl & leafLo) | (dh & leafHi)) !== 0;
+    if (newLeaf) {
+      const newLower = first || end || ((dl & lowerLo) | (dh & lowerHi)) !== 0;
+      const newTile = newLower && (first || end || ((dl & tileLo) | (dh & tileHi)) !== 0);
+      if (leaf >= 0) {
+        // close the leaf: bbox from the in-leaf coordinate sets, flags, and (index grids) its value offset and the
+        // per-word prefix counts from its mask words
+        const x0 = ox + 31 - Math.clz32(xs & -xs);
+        const y0 = oy + 31 - Math.clz32(ys & -ys);
+        const z0 = oz + 31 - Math.clz32(zs & -zs);
+        const x1 = ox + 31 - Math.clz32(xs);
+        const y1 = oy + 31 - Math.clz32(ys);
+        const z1 = oz + 31 - Math.clz32(zs);
+        const w = leafAt >>> 2;
+        i32[w] = x0;
+        i32[w + 1] = y0;
+        i32[w + 2] = z0;
+        bytes[leafAt + Leaf.bboxDif] = x1 - x0;
+        bytes[leafAt + Leaf.bboxDif + 1] = y1 - y0;
+        bytes[leafAt + Leaf.bboxDif + 2] = z1 - z0;
+        bytes[leafAt + Leaf.flags] = GridFlags.HasBBox;
+        // active voxels in each 64-bit word of the mask (word w holds the voxels of in-leaf x = w)
+        const m = (leafAt + Leaf.valueMask) >>> 2;
+        const c0 = wordCount(u32, m, xs, 0);
+        const s1 = c0 + wordCount(u32, m, xs, 1);
+        const s2 = s1 + wordCount(u32, m, xs, 2);
+        const s3 = s2 + wordCount(u32, m, xs, 3);
+        const s4 = s3 + wordCount(u32, m, xs, 4);
+        const s5 = s4 + wordCount(u32, m, xs, 5);
+        const s6 = s5 + wordCount(u32, m, xs, 6);
+        if (isIndex) {
+          // the value offset, then seven cumulative 9-bit counts (after words 0..6) at bits 9w of a u64
+          const o = (leafAt + leafValues) >>> 2;
+          const offset = activeBefore + 1;
+          u32[o] = offset >>> 0;
+          u32[o + 1] = Math.floor(offset / 4294967296);
+          u32[o + 2] = (c0 | (s1 << 9) | (s2 << 18) | (s3 << 27)) >>> 0;
+          u32[o + 3] = ((s3 >>> 5) | (s4 << 4) | (s5 << 13) | (s6 << 22)) >>> 0;
+        }
+        activeBefore += s6 + wordCount(u32, m, xs, 7);
+        growBox(boxes, LOWER_BOX, x0, y0, z0, x1, y1, z1);
+        xs = ys = zs = 0;
+      }
+      if (newLower && lower >= 0) closeBox(boxes, LOWER_BOX, UPPER_BOX, i32, (lowerAt + Internal.bbox) >>> 2);
+      if (newTile && tile >= 0) closeBox(boxes, UPPER_BOX, ROOT_BOX, i32, (upperAt + Internal.bbox) >>> 2);
+      if (end) break;
+      // the voxel of this key: each key byte's bits of x, y and z from the unpacking table
+      const e0 = T + 3 * (k & 255);
+      const e1 = T + 768 + 3 * ((k >>> 8) & 255);
+      const e2 = T + 1536 + 3 * ((k >>> 16) & 255);
+      const e3 = T + 2304 + 3 * (k >>> 24);
+      const e4 = T + 3072 + 3 * (h & 255);
+      const e5 = T + 3840 + 3 * ((h >>> 8) & 255);
+      const e6 = T + 4608 + 3 * ((h >>> 16) & 255);
+      const e7 = T + 5376 + 3 * (h >>> 24);
+      const x = ((tables[e0] as number) | (tables[e1] as number) | (tables[e2] as number) | (tables[e3] as number) | (tables[e4] as number) | (tables[e5] as number) | (tables[e6] as number) | (tables[e7] as number)) + bx;
+      const y =
+        ((tables[e0 + 1] as number) | (tables[e1 + 1] as number) | (tables[e2 + 1] as number) | (tables[e3 + 1] as number) | (tables[e4 + 1] as number) | (tables[e5 + 1] as number) | (tables[e6 + 1] as number) | (tables[e7 + 1] as number)) +
+        by;
+      const z =
+        ((tables[e0 + 2] as number) | (tables[e1 + 2] as number) | (tables[e2 + 2] as number) | (tables[e3 + 2] as number) | (tables[e4 + 2] as number) | (tables[e5 + 2] as number) | (tables[e6 + 2] as number) | (tables[e7 + 2] as number)) +
+        bz;
+      if (newTile) {
+        tile++;
+        upperAt = plan.upperStart + tile * U.size;
+        const tileAt = tilesAt + tile * layout.tileSize;
+        v.setBigUint64(tileAt + Tile.key, rootKey(x, y, z), true);
+        const child = upperAt - ROOT_OFFSET;
+        v.setUint32(tileAt + Tile.child, child >>> 0, true);
+        v.setInt32(tileAt + Tile.child + 4, Math.floor(child / 4294967296), true);
+        u32.fill(0, upperAt >>> 2, (upperAt + U.size) >>> 2);
+        bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
+        if (fill) fillTable(upperAt, uTable, uStride, uEntries);
+      }
+      if (newLower) {
+        lower++;
+        lowerAt = plan.lowerStart + lower * L.size;
+        u32.fill(0, lowerAt >>> 2, (lowerAt + L.size) >>> 2);
+        const entry = (((x >> 7) & 31) << 10) | (((y >> 7) & 31) << 5) | ((z >> 7) & 31);
+        const m = ((upperAt + U.childMask) >>> 2) + (entry >>> 5);
+        u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
+        const t = (upperAt + uTable + uStride * entry) >>> 2;
+        const rel = lowerAt - upperAt;
+        u32[t] = rel >>> 0;
+        i32[t + 1] = Math.floor(rel / 4294967296);
+        bytes[lowerAt + Internal.flags] = GridFlags.HasBBox;
+        if (fill) fillTable(lowerAt, lTable, lStride, lEntries);
+      }
+      leaf++;
+      leafAt = plan.leafStart + leaf * leafSize;
+      for (let w = leafAt >>> 2, e = (leafAt + leafSize) >>> 2; w < e; w++) u32[w] = 0;
+      const entry = (((x >> 3) & 15) << 8) | (((y >> 3) & 15) << 4) | ((z >> 3) & 15);
+      const m = ((lowerAt + L.childMask) >>> 2) + (entry >>> 5);
+      u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
+      const t = (lowerAt + lTable + lStride * entry) >>> 2;
+      const rel = leafAt - lowerAt;
+      u32[t] = rel >>> 0;
+      i32[t + 1] = Math.floor(rel / 4294967296);
+      if (fill) f32.fill(background, (leafAt + leafValues) >>> 2, ((leafAt + leafValues) >>> 2) + 512);
+      ox = x & -8;
+      oy = y & -8;
+      oz = z & -8;
+    }
+    const nv = tables[LEAF_VOXEL_TABLE + (k & voxelMask)] as number;
+    const m = ((leafAt + Leaf.valueMask) >>> 2) + (nv >>> 5);
+    u32[m] = ((u32[m] as number) | (1 << (nv & 31))) >>> 0;
+    xs |= 1 << (nv >>> 6);
+    ys |= 1 << ((nv >>> 3) & 7);
+    zs |= 1 << (nv & 7);
+    if (!isIndex) f32[(leafAt + leafValues + 4 * nv) >>> 2] = 1;
+    pk = k;
+    ph = h;
+  }
+  const rootBox = new BBox();
+  rootBox.x0 = boxes[ROOT_BOX] as number;
+  rootBox.y0 = boxes[ROOT_BOX + 1] as number;
+  rootBox.z0 = boxes[ROOT_BOX + 2] as number;
+  rootBox.x1 = boxes[ROOT_BOX + 3] as number;
+  rootBox.y1 = boxes[ROOT_BOX + 4] as number;
+  rootBox.z1 = boxes[ROOT_BOX + 5] as number;
+  writeDynamicHeader(v, bytes, { ...plan, voxels: activeBefore }, layout, template, rootBox);
+  if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
+  return activeBefore;
 }

@@ -113,7 +113,9 @@ export function sameNode(sorted: Int32Array, i: number, j: number, shift: number
 
 /** Offsets in the 65536-entry `counts` buffer of `sortVoxels`: digit histograms, then the key packing and unpacking tables. */
 const PACK_TABLE = 16384; // [axis][chunk 0..3][byte] -> lo, hi key bits: 3 * 4 * 256 * 2 entries
-const UNPACK_TABLE = PACK_TABLE + 6144; // [key byte 0..7][byte] -> x, y, z bits: 8 * 256 * 3 entries
+export const UNPACK_TABLE = PACK_TABLE + 6144; // [key byte 0..7][byte] -> x, y, z bits: 8 * 256 * 3 entries
+/** Offset in the `counts` buffer of the 512-entry table of `leafVoxelTable`. */
+export const LEAF_VOXEL_TABLE = UNPACK_TABLE + 6144;
 /** Widest digit of a packed-key pass. */
 const DIGIT_BITS = 11;
 
@@ -200,21 +202,47 @@ function packPlan(coords: Int32Array, n: number, counts: Uint32Array): { bits: n
   return { bits, base, widths };
 }
 
-/** The digit passes of a `bits`-wide packed key: [word, shift, mask] each, least significant first, digits at most 11 bits. */
-function digitPasses(bits: number): [number, number, number][] {
+/**
+ * The digit passes of a `bits`-wide packed key over its bits `[from, bits)`: [word, shift, mask] each, least
+ * significant first, digits at most 11 bits.
+ */
+function digitPasses(bits: number, from: number): [number, number, number][] {
   const passes: [number, number, number][] = [];
   for (let word = 0; word < 2; word++) {
-    const wordBits = Math.max(0, Math.min(32, bits - 32 * word));
-    if (wordBits === 0) continue;
-    const count = Math.ceil(wordBits / DIGIT_BITS);
-    let shift = 0;
+    const low = Math.max(0, from - 32 * word);
+    const high = Math.max(0, Math.min(32, bits - 32 * word));
+    if (high <= low) continue;
+    const count = Math.ceil((high - low) / DIGIT_BITS);
+    let shift = low;
     for (let d = 0; d < count; d++) {
-      const width = Math.ceil((wordBits - shift) / (count - d));
+      const width = Math.ceil((high - shift) / (count - d));
       passes.push([word, shift, width === 32 ? 0xffffffff : (1 << width) - 1]);
       shift += width;
     }
   }
   return passes;
+}
+
+/**
+ * Key bits of a packed key's leaf voxel fields (`voxel`), lower-node fields (`lower`) and upper-node fields (`upper`),
+ * from the low end (the root tile fields take the rest), for a box of per-axis `widths`.
+ */
+export function levelBits(widths: Int32Array): { voxel: number; lower: number; upper: number } {
+  let voxel = 0;
+  let lower = 0;
+  let upper = 0;
+  for (let a = 0; a < 3; a++) {
+    const width = widths[a] as number;
+    voxel += Math.min(3, width);
+    lower += Math.max(0, Math.min(4, width - 3));
+    upper += Math.max(0, Math.min(5, width - 7));
+  }
+  return { voxel, lower, upper };
+}
+
+/** The lo and hi words of the mask of key bits from bit `from` up. */
+export function maskFrom(from: number): [number, number] {
+  return [from >= 32 ? 0 : (0xffffffff << from) >>> 0, from <= 32 ? 0xffffffff : from >= 64 ? 0 : (0xffffffff << (from - 32)) >>> 0];
 }
 
 /** Scratch of `sortVoxels`: two key buffers and the index ping-pong buffer. */
@@ -230,34 +258,31 @@ export interface SortScratch {
   readonly index2: Uint32Array;
 }
 
+/** Packed keys sorted by `sortPackedKeys`, and what reading them back takes. */
+export interface SortedKeys {
+  /** The sorted keys: n words, or lo, hi pairs when `two`. */
+  readonly keys: Uint32Array;
+  /** Whether a key takes two words. */
+  readonly two: boolean;
+  /** Per axis, the coordinate a key's bits are relative to (see `packPlan`). */
+  readonly base: Int32Array;
+  /** Per axis, the key bits of its coordinate. */
+  readonly widths: Int32Array;
+  /** The key and unpacking tables, in the caller's `counts` (see `sortVoxels`). */
+  readonly tables: Uint32Array;
+}
+
 /**
- * Sorts `n` voxels (x, y, z triplets in `coords`) into NanoVDB's build order, the order `sortByBuildKey` gives
- * (stable: the points of one voxel keep their input order), with an LSD radix sort of packed keys (see
- * `packPlan`): one or two u32 words per point, only the bits the cloud's bounding box spans, in 11-bit digit passes
- * (a 1024^3 cube across the origin takes four), each moving keys (and indices) sequentially.
- * Scratch (`SortScratch`) and `counts` (65536 entries) come from the caller. Writes the sorted voxels to `sorted`
- * (3n, apart from `coords`) and the input index of each sorted voxel to `index` (n; `null`: not wanted, and the
- * passes move keys only).
- * With `levels` (4 entries) also counts the distinct voxels, leaves, lower nodes and root tiles of the sorted voxels
- * (what `planGrid` counts) from the sorted keys' level fields.
- * Returns false, writing nothing, when the box spans more than 64 key bits (voxels more than about 2^21 apart on
- * every axis): then `sortByBuildKey` sorts.
+ * The packed-key radix sort of `sortVoxels` without the unpacking: packs the keys of `n` voxels (x, y, z triplets in
+ * `coords`) and sorts them by their bits from `from` up (0: into build order; the leaf voxel bits: into leaf order,
+ * the voxels of a leaf in any order), moving the input index of each voxel to `index` when it is not null. Scratch as
+ * for `sortVoxels`. Null, writing nothing, when the box spans more than 64 key bits.
  */
-export function sortVoxels(
-  coords: Int32Array,
-  n: number,
-  sorted: Int32Array,
-  index: Uint32Array | null,
-  scratch: SortScratch,
-  counts: Uint32Array,
-  levels: Float64Array | null = null,
-): boolean {
-  if (levels !== null) levels.fill(0);
-  if (n === 0) return true;
+export function sortPackedKeys(coords: Int32Array, n: number, index: Uint32Array | null, scratch: SortScratch, counts: Uint32Array, from: 0 | 'leaf'): SortedKeys | null {
   const plan = packPlan(coords, n, counts);
-  if (plan === null) return false;
+  if (plan === null) return null;
   const { bits, base } = plan;
-  const passes = digitPasses(bits);
+  const passes = digitPasses(bits, from === 0 ? 0 : levelBits(plan.widths).voxel);
   const two = bits > 32;
   const { keys, keys2, index2 } = scratch;
   const bx = base[0] as number;
@@ -367,45 +392,100 @@ export function sortVoxels(
     if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
     else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
   }
-  // key bits above the leaf voxel fields, above the lower-node fields and above the upper-node fields, as lo, hi masks
-  let gv = 0;
-  let gl = 0;
-  let gu = 0;
-  for (let a = 0; a < 3; a++) {
-    const width = plan.widths[a] as number;
-    gv += Math.min(3, width);
-    gl += Math.max(0, Math.min(4, width - 3));
-    gu += Math.max(0, Math.min(5, width - 7));
+  return { keys: src, two, base, widths: plan.widths, tables: counts };
+}
+
+/**
+ * Fills `sorted.tables[LEAF_VOXEL_TABLE + v]`, for every value `v` of a key's leaf voxel bits (its lowest
+ * `levelBits(widths).voxel` bits), with that voxel's index in its leaf, `(x & 7) << 6 | (y & 7) << 3 | (z & 7)`.
+ */
+export function leafVoxelTable(sorted: SortedKeys): void {
+  const { widths, base, tables } = sorted;
+  const wz = Math.min(3, widths[2] as number);
+  const wy = Math.min(3, widths[1] as number);
+  const wx = Math.min(3, widths[0] as number);
+  for (let v = 0; v < 1 << (wx + wy + wz); v++) {
+    // the leaf fields hold z's low bits, then y's, then x's; an axis whose voxels share one leaf is relative to its
+    // lowest voxel (a base that is not a multiple of 8), and stays inside that leaf
+    const lz = ((v & ((1 << wz) - 1)) + (base[2] as number)) & 7;
+    const ly = (((v >>> wz) & ((1 << wy) - 1)) + (base[1] as number)) & 7;
+    const lx = (((v >>> (wz + wy)) & ((1 << wx) - 1)) + (base[0] as number)) & 7;
+    tables[LEAF_VOXEL_TABLE + v] = (lx << 6) | (ly << 3) | lz;
   }
-  const maskLo = (from: number): number => (from >= 32 ? 0 : (0xffffffff << from) >>> 0);
-  const maskHi = (from: number): number => (from <= 32 ? 0xffffffff : from >= 64 ? 0 : (0xffffffff << (from - 32)) >>> 0);
-  const leafLo = maskLo(gv), leafHi = maskHi(gv);
-  const lowerLo = maskLo(gv + gl), lowerHi = maskHi(gv + gl);
-  const tileLo = maskLo(gv + gl + gu), tileHi = maskHi(gv + gl + gu);
-  // the first voxel opens one of each; every later key that differs in a level's bits (or above) opens another
+}
+
+/**
+ * The distinct leaves, lower nodes and root tiles of `n` keys sorted by `sortPackedKeys` (into leaf or build order),
+ * written to `levels` [1..3]; with keys in build order also the distinct voxels to `levels[0]` (what `planGrid` counts).
+ */
+export function countKeyLevels(sorted: SortedKeys, n: number, levels: Float64Array): void {
+  levels.fill(0);
+  if (n === 0) return;
+  const { voxel, lower, upper } = levelBits(sorted.widths);
+  const [leafLo, leafHi] = maskFrom(voxel);
+  const [lowerLo, lowerHi] = maskFrom(voxel + lower);
+  const [tileLo, tileHi] = maskFrom(voxel + lower + upper);
+  const keys = sorted.keys;
   let voxels = 1;
   let leaves = 1;
   let lowers = 1;
   let tiles = 1;
+  const step = sorted.two ? 2 : 1;
+  for (let i = step; i < step * n; i += step) {
+    const dl = ((keys[i] as number) ^ (keys[i - step] as number)) >>> 0;
+    const dh = sorted.two ? ((keys[i + 1] as number) ^ (keys[i - 1] as number)) >>> 0 : 0;
+    if ((dl | dh) === 0) continue;
+    voxels++;
+    if (((dl & leafLo) | (dh & leafHi)) === 0) continue;
+    leaves++;
+    if (((dl & lowerLo) | (dh & lowerHi)) === 0) continue;
+    lowers++;
+    if (((dl & tileLo) | (dh & tileHi)) !== 0) tiles++;
+  }
+  levels[0] = voxels;
+  levels[1] = leaves;
+  levels[2] = lowers;
+  levels[3] = tiles;
+}
+
+/**
+ * Sorts `n` voxels (x, y, z triplets in `coords`) into NanoVDB's build order, the order `sortByBuildKey` gives
+ * (stable: the points of one voxel keep their input order), with an LSD radix sort of packed keys (see
+ * `packPlan`): one or two u32 words per point, only the bits the cloud's bounding box spans, in 11-bit digit passes
+ * (a 1024^3 cube across the origin takes four), each moving keys (and indices) sequentially.
+ * Scratch (`SortScratch`) and `counts` (65536 entries) come from the caller. Writes the sorted voxels to `sorted`
+ * (3n, apart from `coords`) and the input index of each sorted voxel to `index` (n; `null`: not wanted, and the
+ * passes move keys only).
+ * With `levels` (4 entries) also counts the distinct voxels, leaves, lower nodes and root tiles of the sorted voxels
+ * (what `planGrid` counts) from the sorted keys' level fields.
+ * Returns false, writing nothing, when the box spans more than 64 key bits (voxels more than about 2^21 apart on
+ * every axis): then `sortByBuildKey` sorts.
+ */
+export function sortVoxels(
+  coords: Int32Array,
+  n: number,
+  sorted: Int32Array,
+  index: Uint32Array | null,
+  scratch: SortScratch,
+  counts: Uint32Array,
+  levels: Float64Array | null = null,
+): boolean {
+  if (levels !== null) levels.fill(0);
+  if (n === 0) return true;
+  const packed = sortPackedKeys(coords, n, index, scratch, counts, 0);
+  if (packed === null) return false;
+  const { keys: src, two, base } = packed;
+  const bx = base[0] as number;
+  const by = base[1] as number;
+  const bz = base[2] as number;
+  // the level totals from the sorted keys, before the unpacking overwrites them
+  if (levels !== null) countKeyLevels(packed, n, levels);
   // unpack the sorted keys into coordinates, last to first (`keys` may lie under `sorted`): each key byte's bits of
   // x, y and z from a table
   const U = UNPACK_TABLE;
   if (!two) {
     for (let i = n - 1; i >= 0; i--) {
       const k = src[i] as number;
-      if (i > 0) {
-        const d = (k ^ (src[i - 1] as number)) >>> 0;
-        if (d !== 0) {
-          voxels++;
-          if ((d & leafLo) !== 0) {
-            leaves++;
-            if ((d & lowerLo) !== 0) {
-              lowers++;
-              if ((d & tileLo) !== 0) tiles++;
-            }
-          }
-        }
-      }
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -418,20 +498,6 @@ export function sortVoxels(
     for (let i = n - 1; i >= 0; i--) {
       const k = src[2 * i] as number;
       const h = src[2 * i + 1] as number;
-      if (i > 0) {
-        const dl = (k ^ (src[2 * i - 2] as number)) >>> 0;
-        const dh = (h ^ (src[2 * i - 1] as number)) >>> 0;
-        if ((dl | dh) !== 0) {
-          voxels++;
-          if (((dl & leafLo) | (dh & leafHi)) !== 0) {
-            leaves++;
-            if (((dl & lowerLo) | (dh & lowerHi)) !== 0) {
-              lowers++;
-              if (((dl & tileLo) | (dh & tileHi)) !== 0) tiles++;
-            }
-          }
-        }
-      }
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -449,12 +515,6 @@ export function sortVoxels(
       sorted[3 * i + 1] = y + by;
       sorted[3 * i + 2] = z + bz;
     }
-  }
-  if (levels !== null) {
-    levels[0] = voxels;
-    levels[1] = leaves;
-    levels[2] = lowers;
-    levels[3] = tiles;
   }
   return true;
 }
