@@ -238,9 +238,9 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
   if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
 }
 
-/** Active voxels in 64-bit word `word` of the leaf mask at u32 word `m`: none unless bit `word` of `xs` is set. */
-function wordCount(u32: Uint32Array, m: number, xs: number, word: number): number {
-  return (xs & (1 << word)) === 0 ? 0 : popcount32(u32[m + 2 * word] as number) + popcount32(u32[m + 2 * word + 1] as number);
+/** Active voxels in 64-bit word `word` of a leaf's 16 mask words: none unless bit `word` of `xs` is set. */
+function wordCount(mask: Uint32Array, xs: number, word: number): number {
+  return (xs & (1 << word)) === 0 ? 0 : popcount32(mask[2 * word] as number) + popcount32(mask[2 * word + 1] as number);
 }
 
 /**
@@ -293,7 +293,8 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
   let activeBefore = 0;
   const boxes = new Int32Array(18);
   for (const at of [ROOT_BOX, UPPER_BOX, LOWER_BOX]) emptyBox(boxes, at);
-  // the open leaf's origin and the in-leaf x, y, z of its voxels as bit sets
+  // the open leaf's value mask (16 u32 words), its origin and the in-leaf x, y, z of its voxels as bit sets
+  const mask = new Uint32Array(16);
   let ox = 0;
   let oy = 0;
   let oz = 0;
@@ -323,33 +324,39 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
         const x1 = ox + 31 - Math.clz32(xs);
         const y1 = oy + 31 - Math.clz32(ys);
         const z1 = oz + 31 - Math.clz32(zs);
+        // every word of the leaf is written here (its memory may hold an earlier build's bytes): bbox, its extent
+        // and flags, the mask from the open leaf's mask words (cleared for the next leaf), then the value fields
         const w = leafAt >>> 2;
         i32[w] = x0;
         i32[w + 1] = y0;
         i32[w + 2] = z0;
-        bytes[leafAt + Leaf.bboxDif] = x1 - x0;
-        bytes[leafAt + Leaf.bboxDif + 1] = y1 - y0;
-        bytes[leafAt + Leaf.bboxDif + 2] = z1 - z0;
-        bytes[leafAt + Leaf.flags] = GridFlags.HasBBox;
-        // active voxels in each 64-bit word of the mask (word w holds the voxels of in-leaf x = w)
-        const m = (leafAt + Leaf.valueMask) >>> 2;
-        const c0 = wordCount(u32, m, xs, 0);
-        const s1 = c0 + wordCount(u32, m, xs, 1);
-        const s2 = s1 + wordCount(u32, m, xs, 2);
-        const s3 = s2 + wordCount(u32, m, xs, 3);
-        const s4 = s3 + wordCount(u32, m, xs, 4);
-        const s5 = s4 + wordCount(u32, m, xs, 5);
-        const s6 = s5 + wordCount(u32, m, xs, 6);
+        u32[w + 3] = ((x1 - x0) | ((y1 - y0) << 8) | ((z1 - z0) << 16) | (GridFlags.HasBBox << 24)) >>> 0;
+        const m = w + (Leaf.valueMask >>> 2);
+        // active voxels in each 64-bit word of the mask (word x holds the voxels of in-leaf x)
+        const c0 = wordCount(mask, xs, 0);
+        const s1 = c0 + wordCount(mask, xs, 1);
+        const s2 = s1 + wordCount(mask, xs, 2);
+        const s3 = s2 + wordCount(mask, xs, 3);
+        const s4 = s3 + wordCount(mask, xs, 4);
+        const s5 = s4 + wordCount(mask, xs, 5);
+        const s6 = s5 + wordCount(mask, xs, 6);
+        const s7 = s6 + wordCount(mask, xs, 7);
+        for (let word = 0; word < 16; word++) {
+          u32[m + word] = mask[word] as number;
+          mask[word] = 0;
+        }
+        const o = (leafAt + leafValues) >>> 2;
+        for (let z = m + 16; z < o; z++) u32[z] = 0; // Float: the leaf's statistics
         if (isIndex) {
           // the value offset, then seven cumulative 9-bit counts (after words 0..6) at bits 9w of a u64
-          const o = (leafAt + leafValues) >>> 2;
           const offset = activeBefore + 1;
           u32[o] = offset >>> 0;
           u32[o + 1] = Math.floor(offset / 4294967296);
           u32[o + 2] = (c0 | (s1 << 9) | (s2 << 18) | (s3 << 27)) >>> 0;
           u32[o + 3] = ((s3 >>> 5) | (s4 << 4) | (s5 << 13) | (s6 << 22)) >>> 0;
+          for (let z = o + 4, e = (leafAt + leafSize) >>> 2; z < e; z++) u32[z] = 0;
         }
-        activeBefore += s6 + wordCount(u32, m, xs, 7);
+        activeBefore += s7;
         growBox(boxes, LOWER_BOX, x0, y0, z0, x1, y1, z1);
         xs = ys = zs = 0;
       }
@@ -400,7 +407,6 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
       }
       leaf++;
       leafAt = plan.leafStart + leaf * leafSize;
-      for (let w = leafAt >>> 2, e = (leafAt + leafSize) >>> 2; w < e; w++) u32[w] = 0;
       const entry = (((x >> 3) & 15) << 8) | (((y >> 3) & 15) << 4) | ((z >> 3) & 15);
       const m = ((lowerAt + L.childMask) >>> 2) + (entry >>> 5);
       u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
@@ -408,14 +414,13 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
       const rel = leafAt - lowerAt;
       u32[t] = rel >>> 0;
       i32[t + 1] = Math.floor(rel / 4294967296);
-      if (fill) f32.fill(background, (leafAt + leafValues) >>> 2, ((leafAt + leafValues) >>> 2) + 512);
+      if (!isIndex) f32.fill(fill ? background : 0, (leafAt + leafValues) >>> 2, ((leafAt + leafValues) >>> 2) + 512);
       ox = x & -8;
       oy = y & -8;
       oz = z & -8;
     }
     const nv = tables[LEAF_VOXEL_TABLE + (k & voxelMask)] as number;
-    const m = ((leafAt + Leaf.valueMask) >>> 2) + (nv >>> 5);
-    u32[m] = ((u32[m] as number) | (1 << (nv & 31))) >>> 0;
+    mask[nv >>> 5] = ((mask[nv >>> 5] as number) | (1 << (nv & 31))) >>> 0;
     xs |= 1 << (nv >>> 6);
     ys |= 1 << ((nv >>> 3) & 7);
     zs |= 1 << (nv & 7);
