@@ -8,7 +8,7 @@
 import { popcount32 } from '../grid/bit-mask.js';
 import { GridFlags, Internal, Leaf, ROOT_OFFSET, Tile, rootKey, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, writeDynamicHeader, writeGrid, type GridPlan } from './grid-writer.js';
-import { LEAF_VOXEL_TABLE, UNPACK_TABLE, leafVoxelTable, levelBits, maskFrom, type SortedKeys } from './voxel-order.js';
+import { LEAF_VOXEL_TABLE, UNPACK_TABLE, leafVoxelTable, levelMasks, type SortedKeys } from './voxel-order.js';
 
 /** Where `writeGridFlat`'s open boxes sit in its `boxes` array (six i32 each: min corner, max corner). */
 const ROOT_BOX = 0;
@@ -275,11 +275,20 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
   };
   const { keys, two, base, tables } = sorted;
   leafVoxelTable(sorted);
-  const bits = levelBits(sorted.widths);
-  const voxelMask = (1 << bits.voxel) - 1;
-  const [leafLo, leafHi] = maskFrom(bits.voxel);
-  const [lowerLo, lowerHi] = maskFrom(bits.voxel + bits.lower);
-  const [tileLo, tileHi] = maskFrom(bits.voxel + bits.lower + bits.upper);
+  const {
+    leaf: [leafLo, leafHi],
+    lower: [lowerLo, lowerHi],
+    tile: [tileLo, tileHi],
+    voxelShift,
+    voxelBits,
+  } = levelMasks(sorted);
+  // the leaf voxel bits of a key (k, h) from bit voxelShift: in the low word, across both words, or in the high one
+  const voxelMask = (1 << voxelBits) - 1;
+  const lowMask = voxelShift >= 32 ? 0 : 0xffffffff;
+  const lowShift = voxelShift & 31;
+  const highMask = voxelShift === 0 ? 0 : 0xffffffff;
+  const highLeft = voxelShift === 0 || voxelShift >= 32 ? 0 : 32 - voxelShift;
+  const highRight = voxelShift >= 32 ? voxelShift - 32 : 0;
   const bx = base[0] as number;
   const by = base[1] as number;
   const bz = base[2] as number;
@@ -419,7 +428,7 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
       oy = y & -8;
       oz = z & -8;
     }
-    const nv = tables[LEAF_VOXEL_TABLE + (k & voxelMask)] as number;
+    const nv = tables[LEAF_VOXEL_TABLE + ((((k & lowMask) >>> lowShift) | (((h & highMask) << highLeft) >>> highRight)) & voxelMask)] as number;
     mask[nv >>> 5] = ((mask[nv >>> 5] as number) | (1 << (nv & 31))) >>> 0;
     xs |= 1 << (nv >>> 6);
     ys |= 1 << ((nv >>> 3) & 7);

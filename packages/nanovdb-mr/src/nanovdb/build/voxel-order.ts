@@ -127,7 +127,7 @@ const DIGIT_BITS = 11;
  * voxels' packed keys compare as their build keys do, so sorting the packed keys sorts into build order.
  * `null` when the box needs more than 64 key bits.
  */
-function packPlan(coords: Int32Array, n: number, counts: Uint32Array): { bits: number; base: Int32Array; widths: Int32Array } | null {
+function packPlan(coords: Int32Array, n: number, counts: Uint32Array, leafOrder: boolean): { bits: number; base: Int32Array; widths: Int32Array } | null {
   let x0 = 2147483647;
   let y0 = 2147483647;
   let z0 = 2147483647;
@@ -163,7 +163,8 @@ function packPlan(coords: Int32Array, n: number, counts: Uint32Array): { bits: n
     bits += widths[a]!;
   }
   if (bits > 64) return null;
-  // key bit position of each (axis, bit of q): levels from the leaf voxel fields up, z least significant in each level
+  // key bit position of each (axis, bit of q): levels from the leaf voxel fields up, z least significant in each
+  // level; in leaf order the leaf voxel fields go on top instead (the sort passes then cover the bits below them)
   const position = new Int32Array(96).fill(-1);
   const LEVELS = [
     [0, 3],
@@ -172,7 +173,7 @@ function packPlan(coords: Int32Array, n: number, counts: Uint32Array): { bits: n
     [12, 33],
   ] as const;
   let at = 0;
-  for (const [from, to] of LEVELS) {
+  for (const [from, to] of leafOrder ? [...LEVELS.slice(1), LEVELS[0]] : LEVELS) {
     for (let a = 2; a >= 0; a--) {
       for (let j = from; j < Math.min(to, widths[a] as number); j++) position[32 * a + j] = at++;
     }
@@ -202,20 +203,16 @@ function packPlan(coords: Int32Array, n: number, counts: Uint32Array): { bits: n
   return { bits, base, widths };
 }
 
-/**
- * The digit passes of a `bits`-wide packed key over its bits `[from, bits)`: [word, shift, mask] each, least
- * significant first, digits at most 11 bits.
- */
-function digitPasses(bits: number, from: number): [number, number, number][] {
+/** The digit passes over the low `bits` bits of a packed key: [word, shift, mask] each, least significant first, digits at most 11 bits. */
+function digitPasses(bits: number): [number, number, number][] {
   const passes: [number, number, number][] = [];
   for (let word = 0; word < 2; word++) {
-    const low = Math.max(0, from - 32 * word);
-    const high = Math.max(0, Math.min(32, bits - 32 * word));
-    if (high <= low) continue;
-    const count = Math.ceil((high - low) / DIGIT_BITS);
-    let shift = low;
+    const wordBits = Math.max(0, Math.min(32, bits - 32 * word));
+    if (wordBits === 0) continue;
+    const count = Math.ceil(wordBits / DIGIT_BITS);
+    let shift = 0;
     for (let d = 0; d < count; d++) {
-      const width = Math.ceil((high - shift) / (count - d));
+      const width = Math.ceil((wordBits - shift) / (count - d));
       passes.push([word, shift, width === 32 ? 0xffffffff : (1 << width) - 1]);
       shift += width;
     }
@@ -227,7 +224,7 @@ function digitPasses(bits: number, from: number): [number, number, number][] {
  * Key bits of a packed key's leaf voxel fields (`voxel`), lower-node fields (`lower`) and upper-node fields (`upper`),
  * from the low end (the root tile fields take the rest), for a box of per-axis `widths`.
  */
-export function levelBits(widths: Int32Array): { voxel: number; lower: number; upper: number } {
+function levelBits(widths: Int32Array): { voxel: number; lower: number; upper: number } {
   let voxel = 0;
   let lower = 0;
   let upper = 0;
@@ -241,8 +238,27 @@ export function levelBits(widths: Int32Array): { voxel: number; lower: number; u
 }
 
 /** The lo and hi words of the mask of key bits from bit `from` up. */
-export function maskFrom(from: number): [number, number] {
+function maskFrom(from: number): [number, number] {
   return [from >= 32 ? 0 : (0xffffffff << from) >>> 0, from <= 32 ? 0xffffffff : from >= 64 ? 0 : (0xffffffff << (from - 32)) >>> 0];
+}
+
+/** The lo and hi words of the mask of key bits `[from, to)`. */
+function maskRange(from: number, to: number): [number, number] {
+  const [fl, fh] = maskFrom(from);
+  const [tl, th] = maskFrom(to);
+  return [(fl & ~tl) >>> 0, (fh & ~th) >>> 0];
+}
+
+/**
+ * Where the levels sit in the keys of `sorted`: lo, hi masks of the bits that differ between two keys in other leaves
+ * (`leaf`), other lower nodes (`lower`) and other root tiles (`tile`), and the lowest bit of the leaf voxel fields
+ * (`voxelShift`: 0 in build order, above the other fields in leaf order) and their width (`voxelBits`).
+ */
+export function levelMasks(sorted: SortedKeys): { leaf: [number, number]; lower: [number, number]; tile: [number, number]; voxelShift: number; voxelBits: number } {
+  const { voxel, lower, upper } = levelBits(sorted.widths);
+  if (!sorted.leafOrder) return { leaf: maskFrom(voxel), lower: maskFrom(voxel + lower), tile: maskFrom(voxel + lower + upper), voxelShift: 0, voxelBits: voxel };
+  const top = sorted.bits - voxel;
+  return { leaf: maskRange(0, top), lower: maskRange(lower, top), tile: maskRange(lower + upper, top), voxelShift: top, voxelBits: voxel };
 }
 
 /** Scratch of `sortVoxels`: two key buffers and the index ping-pong buffer. */
@@ -264,6 +280,10 @@ export interface SortedKeys {
   readonly keys: Uint32Array;
   /** Whether a key takes two words. */
   readonly two: boolean;
+  /** Key bits. */
+  readonly bits: number;
+  /** Whether the keys are in leaf order, their leaf voxel fields on top (see `sortPackedKeys`). */
+  readonly leafOrder: boolean;
   /** Per axis, the coordinate a key's bits are relative to (see `packPlan`). */
   readonly base: Int32Array;
   /** Per axis, the key bits of its coordinate. */
@@ -274,15 +294,17 @@ export interface SortedKeys {
 
 /**
  * The packed-key radix sort of `sortVoxels` without the unpacking: packs the keys of `n` voxels (x, y, z triplets in
- * `coords`) and sorts them by their bits from `from` up (0: into build order; the leaf voxel bits: into leaf order,
- * the voxels of a leaf in any order), moving the input index of each voxel to `index` when it is not null. Scratch as
- * for `sortVoxels`. Null, writing nothing, when the box spans more than 64 key bits.
+ * `coords`) and sorts them, moving the input index of each voxel to `index` when it is not null. `order` 'build': into
+ * build order, the keys `sortVoxels` sorts. 'leaf': into leaf order only (the voxels of a leaf in any order), the
+ * leaf voxel fields packed above the others so that the passes skip them (`levelMasks` says where each level sits).
+ * Scratch as for `sortVoxels`. Null, writing nothing, when the box spans more than 64 key bits.
  */
-export function sortPackedKeys(coords: Int32Array, n: number, index: Uint32Array | null, scratch: SortScratch, counts: Uint32Array, from: 0 | 'leaf'): SortedKeys | null {
-  const plan = packPlan(coords, n, counts);
+export function sortPackedKeys(coords: Int32Array, n: number, index: Uint32Array | null, scratch: SortScratch, counts: Uint32Array, order: 'build' | 'leaf'): SortedKeys | null {
+  const leafOrder = order === 'leaf';
+  const plan = packPlan(coords, n, counts, leafOrder);
   if (plan === null) return null;
   const { bits, base } = plan;
-  const passes = digitPasses(bits, from === 0 ? 0 : levelBits(plan.widths).voxel);
+  const passes = digitPasses(leafOrder ? bits - levelBits(plan.widths).voxel : bits);
   const two = bits > 32;
   const { keys, keys2, index2 } = scratch;
   const bx = base[0] as number;
@@ -392,7 +414,7 @@ export function sortPackedKeys(coords: Int32Array, n: number, index: Uint32Array
     if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
     else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
   }
-  return { keys: src, two, base, widths: plan.widths, tables: counts };
+  return { keys: src, two, bits, leafOrder, base, widths: plan.widths, tables: counts };
 }
 
 /**
@@ -421,10 +443,11 @@ export function leafVoxelTable(sorted: SortedKeys): void {
 export function countKeyLevels(sorted: SortedKeys, n: number, levels: Float64Array): void {
   levels.fill(0);
   if (n === 0) return;
-  const { voxel, lower, upper } = levelBits(sorted.widths);
-  const [leafLo, leafHi] = maskFrom(voxel);
-  const [lowerLo, lowerHi] = maskFrom(voxel + lower);
-  const [tileLo, tileHi] = maskFrom(voxel + lower + upper);
+  const {
+    leaf: [leafLo, leafHi],
+    lower: [lowerLo, lowerHi],
+    tile: [tileLo, tileHi],
+  } = levelMasks(sorted);
   const keys = sorted.keys;
   let voxels = 1;
   let leaves = 1;
@@ -472,7 +495,7 @@ export function sortVoxels(
 ): boolean {
   if (levels !== null) levels.fill(0);
   if (n === 0) return true;
-  const packed = sortPackedKeys(coords, n, index, scratch, counts, 0);
+  const packed = sortPackedKeys(coords, n, index, scratch, counts, 'build');
   if (packed === null) return false;
   const { keys: src, two, base } = packed;
   const bx = base[0] as number;
