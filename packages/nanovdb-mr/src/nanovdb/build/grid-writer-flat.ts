@@ -372,22 +372,30 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
       if (newLower && lower >= 0) closeBox(boxes, LOWER_BOX, UPPER_BOX, i32, (lowerAt + Internal.bbox) >>> 2);
       if (newTile && tile >= 0) closeBox(boxes, UPPER_BOX, ROOT_BOX, i32, (upperAt + Internal.bbox) >>> 2);
       if (end) break;
-      // the voxel of this key: each key byte's bits of x, y and z from the unpacking table
-      const e0 = T + 3 * (k & 255);
-      const e1 = T + 768 + 3 * ((k >>> 8) & 255);
-      const e2 = T + 1536 + 3 * ((k >>> 16) & 255);
-      const e3 = T + 2304 + 3 * (k >>> 24);
-      const e4 = T + 3072 + 3 * (h & 255);
-      const e5 = T + 3840 + 3 * ((h >>> 8) & 255);
-      const e6 = T + 4608 + 3 * ((h >>> 16) & 255);
-      const e7 = T + 5376 + 3 * (h >>> 24);
-      const x = ((tables[e0] as number) | (tables[e1] as number) | (tables[e2] as number) | (tables[e3] as number) | (tables[e4] as number) | (tables[e5] as number) | (tables[e6] as number) | (tables[e7] as number)) + bx;
-      const y =
-        ((tables[e0 + 1] as number) | (tables[e1 + 1] as number) | (tables[e2 + 1] as number) | (tables[e3 + 1] as number) | (tables[e4 + 1] as number) | (tables[e5 + 1] as number) | (tables[e6 + 1] as number) | (tables[e7 + 1] as number)) +
-        by;
-      const z =
-        ((tables[e0 + 2] as number) | (tables[e1 + 2] as number) | (tables[e2 + 2] as number) | (tables[e3 + 2] as number) | (tables[e4 + 2] as number) | (tables[e5 + 2] as number) | (tables[e6 + 2] as number) | (tables[e7 + 2] as number)) +
-        bz;
+      // the leaf's origin from its key without the leaf voxel bits (the same bits above bit 3 as any of its voxels):
+      // each key byte's bits of x, y and z from the unpacking table, the high word's only when the leaf key reaches it
+      const kl = k & leafLo;
+      const e0 = T + 3 * (kl & 255);
+      const e1 = T + 768 + 3 * ((kl >>> 8) & 255);
+      const e2 = T + 1536 + 3 * ((kl >>> 16) & 255);
+      const e3 = T + 2304 + 3 * (kl >>> 24);
+      let qx = (tables[e0] as number) | (tables[e1] as number) | (tables[e2] as number) | (tables[e3] as number);
+      let qy = (tables[e0 + 1] as number) | (tables[e1 + 1] as number) | (tables[e2 + 1] as number) | (tables[e3 + 1] as number);
+      let qz = (tables[e0 + 2] as number) | (tables[e1 + 2] as number) | (tables[e2 + 2] as number) | (tables[e3 + 2] as number);
+      if (leafHi !== 0) {
+        const kh = h & leafHi;
+        const e4 = T + 3072 + 3 * (kh & 255);
+        const e5 = T + 3840 + 3 * ((kh >>> 8) & 255);
+        const e6 = T + 4608 + 3 * ((kh >>> 16) & 255);
+        const e7 = T + 5376 + 3 * (kh >>> 24);
+        qx |= (tables[e4] as number) | (tables[e5] as number) | (tables[e6] as number) | (tables[e7] as number);
+        qy |= (tables[e4 + 1] as number) | (tables[e5 + 1] as number) | (tables[e6 + 1] as number) | (tables[e7 + 1] as number);
+        qz |= (tables[e4 + 2] as number) | (tables[e5 + 2] as number) | (tables[e6 + 2] as number) | (tables[e7 + 2] as number);
+      }
+      // an axis inside one leaf is relative to its lowest voxel: rounding down to 8 gives the origin all the same
+      const x = (qx + bx) & -8;
+      const y = (qy + by) & -8;
+      const z = (qz + bz) & -8;
       if (newTile) {
         tile++;
         upperAt = plan.upperStart + tile * U.size;
@@ -424,9 +432,9 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
       u32[t] = rel >>> 0;
       i32[t + 1] = Math.floor(rel / 4294967296);
       if (!isIndex) f32.fill(fill ? background : 0, (leafAt + leafValues) >>> 2, ((leafAt + leafValues) >>> 2) + 512);
-      ox = x & -8;
-      oy = y & -8;
-      oz = z & -8;
+      ox = x;
+      oy = y;
+      oz = z;
     }
     const nv = tables[LEAF_VOXEL_TABLE + ((((k & lowMask) >>> lowShift) | (((h & highMask) << highLeft) >>> highRight)) & voxelMask)] as number;
     mask[nv >>> 5] = ((mask[nv >>> 5] as number) | (1 << (nv & 31))) >>> 0;
