@@ -238,9 +238,24 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
   if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
 }
 
-/** Active voxels in 64-bit word `word` of a leaf's 16 mask words: none unless bit `word` of `xs` is set. */
-function wordCount(mask: Uint32Array, xs: number, word: number): number {
-  return (xs & (1 << word)) === 0 ? 0 : popcount32(mask[2 * word] as number) + popcount32(mask[2 * word + 1] as number);
+/**
+ * Stores 64-bit word `word` of an open leaf's 16 mask words `mask` at u32 word `m + 2 * word` of `u32`, clears it in
+ * `mask` and returns its active voxels; a word whose bit in `xs` is clear holds none and is stored as zeros.
+ */
+function maskWord(u32: Uint32Array, m: number, mask: Uint32Array, xs: number, word: number): number {
+  const at = m + 2 * word;
+  if ((xs & (1 << word)) === 0) {
+    u32[at] = 0;
+    u32[at + 1] = 0;
+    return 0;
+  }
+  const lo = mask[2 * word] as number;
+  const hi = mask[2 * word + 1] as number;
+  u32[at] = lo;
+  u32[at + 1] = hi;
+  mask[2 * word] = 0;
+  mask[2 * word + 1] = 0;
+  return popcount32(lo) + popcount32(hi);
 }
 
 /**
@@ -341,19 +356,16 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
         i32[w + 2] = z0;
         u32[w + 3] = ((x1 - x0) | ((y1 - y0) << 8) | ((z1 - z0) << 16) | (GridFlags.HasBBox << 24)) >>> 0;
         const m = w + (Leaf.valueMask >>> 2);
-        // active voxels in each 64-bit word of the mask (word x holds the voxels of in-leaf x)
-        const c0 = wordCount(mask, xs, 0);
-        const s1 = c0 + wordCount(mask, xs, 1);
-        const s2 = s1 + wordCount(mask, xs, 2);
-        const s3 = s2 + wordCount(mask, xs, 3);
-        const s4 = s3 + wordCount(mask, xs, 4);
-        const s5 = s4 + wordCount(mask, xs, 5);
-        const s6 = s5 + wordCount(mask, xs, 6);
-        const s7 = s6 + wordCount(mask, xs, 7);
-        for (let word = 0; word < 16; word++) {
-          u32[m + word] = mask[word] as number;
-          mask[word] = 0;
-        }
+        // the mask words, the open leaf's cleared for the next, and the active voxels up to each 64-bit word (word x
+        // holds the voxels of in-leaf x)
+        const c0 = maskWord(u32, m, mask, xs, 0);
+        const s1 = c0 + maskWord(u32, m, mask, xs, 1);
+        const s2 = s1 + maskWord(u32, m, mask, xs, 2);
+        const s3 = s2 + maskWord(u32, m, mask, xs, 3);
+        const s4 = s3 + maskWord(u32, m, mask, xs, 4);
+        const s5 = s4 + maskWord(u32, m, mask, xs, 5);
+        const s6 = s5 + maskWord(u32, m, mask, xs, 6);
+        const s7 = s6 + maskWord(u32, m, mask, xs, 7);
         const o = (leafAt + leafValues) >>> 2;
         for (let z = m + 16; z < o; z++) u32[z] = 0; // Float: the leaf's statistics
         if (isIndex) {
