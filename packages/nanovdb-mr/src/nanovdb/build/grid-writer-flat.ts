@@ -239,26 +239,6 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
 }
 
 /**
- * Stores 64-bit word `word` of an open leaf's 16 mask words `mask` at u32 word `m + 2 * word` of `u32`, clears it in
- * `mask` and returns its active voxels; a word whose bit in `xs` is clear holds none and is stored as zeros.
- */
-function maskWord(u32: Uint32Array, m: number, mask: Uint32Array, xs: number, word: number): number {
-  const at = m + 2 * word;
-  if ((xs & (1 << word)) === 0) {
-    u32[at] = 0;
-    u32[at + 1] = 0;
-    return 0;
-  }
-  const lo = mask[2 * word] as number;
-  const hi = mask[2 * word + 1] as number;
-  u32[at] = lo;
-  u32[at + 1] = hi;
-  mask[2 * word] = 0;
-  mask[2 * word + 1] = 0;
-  return popcount32(lo) + popcount32(hi);
-}
-
-/**
  * Writes the grid of `n` voxels whose packed keys `sorted` holds in leaf order (`sortPackedKeys(..., 'leaf')`: the
  * voxels of one leaf in any order, repeats allowed) into `bytes[0, plan.gridSize)`, the bytes `writeGridFlat` writes
  * for the same voxels in build order: the keys are read as they are, a leaf's first key decoded to open its nodes,
@@ -356,28 +336,44 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
         i32[w + 2] = z0;
         u32[w + 3] = ((x1 - x0) | ((y1 - y0) << 8) | ((z1 - z0) << 16) | (GridFlags.HasBBox << 24)) >>> 0;
         const m = w + (Leaf.valueMask >>> 2);
-        // the mask words, the open leaf's cleared for the next, and the active voxels up to each 64-bit word (word x
-        // holds the voxels of in-leaf x)
-        const c0 = maskWord(u32, m, mask, xs, 0);
-        const s1 = c0 + maskWord(u32, m, mask, xs, 1);
-        const s2 = s1 + maskWord(u32, m, mask, xs, 2);
-        const s3 = s2 + maskWord(u32, m, mask, xs, 3);
-        const s4 = s3 + maskWord(u32, m, mask, xs, 4);
-        const s5 = s4 + maskWord(u32, m, mask, xs, 5);
-        const s6 = s5 + maskWord(u32, m, mask, xs, 6);
-        const s7 = s6 + maskWord(u32, m, mask, xs, 7);
+        // the mask words (the open leaf's cleared for the next; a 64-bit word whose bit in xs is clear holds no voxel)
+        // and the active voxels up to each 64-bit word (word x holds the voxels of in-leaf x): for index grids seven
+        // cumulative 9-bit counts (after words 0..6) at bits 9w of a u64 (lo, hi)
+        let count = 0;
+        let lo = 0;
+        let hi = 0;
+        for (let word = 0; word < 8; word++) {
+          const at = m + 2 * word;
+          if ((xs & (1 << word)) === 0) {
+            u32[at] = 0;
+            u32[at + 1] = 0;
+          } else {
+            const a = mask[2 * word] as number;
+            const b = mask[2 * word + 1] as number;
+            u32[at] = a;
+            u32[at + 1] = b;
+            mask[2 * word] = 0;
+            mask[2 * word + 1] = 0;
+            count += popcount32(a) + popcount32(b);
+          }
+          if (word < 3) lo |= count << (9 * word);
+          else if (word === 3) {
+            lo |= count << 27;
+            hi = count >>> 5;
+          } else if (word < 7) hi |= count << (9 * word - 32);
+        }
         const o = (leafAt + leafValues) >>> 2;
         for (let z = m + 16; z < o; z++) u32[z] = 0; // Float: the leaf's statistics
         if (isIndex) {
-          // the value offset, then seven cumulative 9-bit counts (after words 0..6) at bits 9w of a u64
+          // the value offset, then the cumulative counts
           const offset = activeBefore + 1;
           u32[o] = offset >>> 0;
           u32[o + 1] = Math.floor(offset / 4294967296);
-          u32[o + 2] = (c0 | (s1 << 9) | (s2 << 18) | (s3 << 27)) >>> 0;
-          u32[o + 3] = ((s3 >>> 5) | (s4 << 4) | (s5 << 13) | (s6 << 22)) >>> 0;
+          u32[o + 2] = lo >>> 0;
+          u32[o + 3] = hi >>> 0;
           for (let z = o + 4, e = (leafAt + leafSize) >>> 2; z < e; z++) u32[z] = 0;
         }
-        activeBefore += s7;
+        activeBefore += count;
         growBox(boxes, LOWER_BOX, x0, y0, z0, x1, y1, z1);
         xs = ys = zs = 0;
       }
