@@ -296,7 +296,9 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
   let leafAt = 0;
   let activeBefore = 0;
   const boxes = new Int32Array(18);
-  for (const at of [ROOT_BOX, UPPER_BOX, LOWER_BOX]) emptyBox(boxes, at);
+  for (const at of [ROOT_BOX, UPPER_BOX]) emptyBox(boxes, at);
+  // the open lower node's box, in locals (it grows once per leaf)
+  let lx0 = 2147483647, ly0 = 2147483647, lz0 = 2147483647, lx1 = -2147483648, ly1 = -2147483648, lz1 = -2147483648;
   // the open leaf's value mask (16 u32 words), its origin and the in-leaf x, y, z of its voxels as bit sets
   const mask = new Uint32Array(16);
   let ox = 0;
@@ -374,10 +376,26 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
           for (let z = o + 4, e = (leafAt + leafSize) >>> 2; z < e; z++) u32[z] = 0;
         }
         activeBefore += count;
-        growBox(boxes, LOWER_BOX, x0, y0, z0, x1, y1, z1);
+        if (x0 < lx0) lx0 = x0;
+        if (y0 < ly0) ly0 = y0;
+        if (z0 < lz0) lz0 = z0;
+        if (x1 > lx1) lx1 = x1;
+        if (y1 > ly1) ly1 = y1;
+        if (z1 > lz1) lz1 = z1;
         xs = ys = zs = 0;
       }
-      if (newLower && lower >= 0) closeBox(boxes, LOWER_BOX, UPPER_BOX, i32, (lowerAt + Internal.bbox) >>> 2);
+      if (newLower && lower >= 0) {
+        const b = (lowerAt + Internal.bbox) >>> 2;
+        i32[b] = lx0;
+        i32[b + 1] = ly0;
+        i32[b + 2] = lz0;
+        i32[b + 3] = lx1;
+        i32[b + 4] = ly1;
+        i32[b + 5] = lz1;
+        growBox(boxes, UPPER_BOX, lx0, ly0, lz0, lx1, ly1, lz1);
+        lx0 = ly0 = lz0 = 2147483647;
+        lx1 = ly1 = lz1 = -2147483648;
+      }
       if (newTile && tile >= 0) closeBox(boxes, UPPER_BOX, ROOT_BOX, i32, (upperAt + Internal.bbox) >>> 2);
       if (end) break;
       // the leaf's origin from its key without the leaf voxel bits (the same bits above bit 3 as any of its voxels):
