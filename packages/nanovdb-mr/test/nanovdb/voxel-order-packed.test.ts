@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planGrid } from '../../src/nanovdb/build/grid-writer.js';
 import { ON_INDEX_LAYOUT } from '../../src/nanovdb/grid/grid-layout.js';
-import { KEY_WORDS, countKeyLevels, sortByBuildKey, sortPackedKeys, sortVoxels } from '../../src/nanovdb/build/voxel-order.js';
+import { countKeyLevels, sortPackedKeys } from '../../src/nanovdb/build/packed-voxel-keys.js';
+import { KEY_WORDS, sortByBuildKey, sortVoxels } from '../../src/nanovdb/build/voxel-order.js';
 
 /** Build key of a voxel as a BigInt (tile biased by 2^31, then upper, lower and leaf index): an independent model. */
 function buildKey(x: number, y: number, z: number): bigint {

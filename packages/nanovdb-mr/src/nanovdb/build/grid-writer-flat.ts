@@ -8,7 +8,7 @@
 import { popcount32 } from '../grid/bit-mask.js';
 import { GridFlags, Internal, Leaf, ROOT_OFFSET, Tile, rootKey, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, writeDynamicHeader, writeGrid, type GridPlan } from './grid-writer.js';
-import { LEAF_VOXEL_TABLE, UNPACK_TABLE, leafVoxelTable, levelMasks, type SortedKeys } from './voxel-order.js';
+import { LEAF_VOXEL_TABLE, UNPACK_TABLE, leafVoxelTable, levelMasks, type SortedKeys } from './packed-voxel-keys.js';
 
 /** Where `writeGridFlat`'s open boxes sit in its `boxes` array (six i32 each: min corner, max corner). */
 const ROOT_BOX = 0;

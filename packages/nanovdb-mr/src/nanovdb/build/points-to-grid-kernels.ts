@@ -26,7 +26,8 @@ import { readScalar, writeScalar } from '../grid/scalar-io.js';
 import { planGrid, planOfCounts, writeGrid, type NodeCapacity } from './grid-writer.js';
 import { flatWritable, writeGridFlat, writeGridOfKeys } from './grid-writer-flat.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
-import { KEY_WORDS, countKeyLevels, sameVoxel, sortByBuildKey, sortPackedKeys, sortVoxels, type SortedKeys } from './voxel-order.js';
+import { countKeyLevels, sortPackedKeys, type SortedKeys } from './packed-voxel-keys.js';
+import { KEY_WORDS, sameVoxel, sortByBuildKey, sortVoxels } from './voxel-order.js';
 import { VoxelValueWriter } from './voxel-values.js';
 
 /** How the point coordinates are stored: i32 voxel coordinates, or f32/f64 world positions. */

@@ -5,7 +5,8 @@ import { defaultResource } from '../../default-resource.js';
 import { currentDeviceResource } from '../../current-device-resource.js';
 import { isAsyncResource, type MemoryBlock, type SyncResource } from '../../resource.js';
 import { GridAccessor } from './grid-accessor.js';
-import { builtGridMetadata, validateGrids, type GridMetadata, type ValidateOptions } from './grid-validation.js';
+import { builtGridMetadata } from './grid-metadata.js';
+import { validateGrids, type GridMetadata, type ValidateOptions } from './grid-validation.js';
 import { gridBlindMetadata, type BlindMetadata } from './grid-blind-data.js';
 
 /** What a `GridHandle` holds its bytes in: an owning `ResourceBuffer` or a non-owning `BufferView` (external memory). */
