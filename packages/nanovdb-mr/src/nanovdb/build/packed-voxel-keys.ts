@@ -17,7 +17,8 @@ const DIGIT_BITS = 11;
  * first splits the axis), whose bit slices [12, ...), [7, 12), [3, 7), [0, 3) are that axis' root tile, upper, lower
  * and leaf fields relative to the box; the key concatenates, most significant first, the tile fields of x, y, z,
  * then the upper fields, the lower fields and the leaf voxel fields, each only as wide as the box needs. Two
- * voxels' packed keys compare as their build keys do, so sorting the packed keys sorts into build order.
+ * voxels' packed keys compare as their build keys do, so sorting the packed keys sorts into build order. With
+ * `leafOrder` the leaf voxel fields go on top instead: the bits below them compare as the voxels' leaves' build keys.
  * `null` when the box needs more than 64 key bits.
  */
 function packPlan(coords: Int32Array, n: number, counts: Uint32Array, leafOrder: boolean): { bits: number; base: Int32Array; widths: Int32Array } | null {
