@@ -126,6 +126,7 @@ export function describeDistributedPointsToGrid(label: string, makeBackend: () =
         const one = unwrap(pointsToGrid(f.backend, new HostResource(f.backend), c.points, c.options));
         const expected = unwrap(one.hostBytes()).slice();
         one.dispose();
+        unwrap(validateGrids(expected)); // pointsToGrid does not validate its own grid: the reference must pass validation
         const built = await distributedPointsToGrid(f.backend, c.points, f.streams, f.resources, c.options);
         expect(built.gridSize).toBe(expected.length);
         const bytes = await readBack(f, f.streams[0] as Stream, built.buffer.data, built.gridSize);

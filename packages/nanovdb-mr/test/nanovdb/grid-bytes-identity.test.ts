@@ -8,7 +8,7 @@ import { byteCases, caseHash } from '../support/byte-identity-clouds.js';
 const recorded = JSON.parse(readFileSync(new URL('../fixtures/nanovdb/grid-bytes-identity.json', import.meta.url), 'utf8')) as Record<string, string>;
 
 describe('host builders write the recorded bytes', () => {
-  it('pointsToGrid, pointAttributesToGrid and voxelsToGrid give every recorded grid byte for byte (several hundred clouds)', () => {
+  it('pointsToGrid, pointAttributesToGrid and voxelsToGrid give every recorded grid byte for byte, each passing validateGrids (several hundred clouds)', () => {
     const backend = new HostBackend();
     const resource = new HostResource(backend);
     const cases = byteCases();

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
-import { GridType, HostResource, countGridNodes, gridByteSize, pointsToGrid } from '../../src/index.js';
+import { GridType, HostResource, countGridNodes, gridByteSize, pointsToGrid, validateGrids } from '../../src/index.js';
 
 const backend = new HostBackend();
 const resource = new HostResource(backend);
@@ -10,6 +10,8 @@ const resource = new HostResource(backend);
 function built(positions: Float64Array, gridType: GridType.OnIndex | GridType.Float, voxelSize: number, origin: [number, number, number]) {
   const handle = unwrap(pointsToGrid(backend, resource, { space: 'world', positions }, { gridType, voxelSize, origin, checksum: 'disabled' }));
   const grid = handle.grid(0)!;
+  // the handle's metadata come from the headers pointsToGrid wrote: hold them to what validation reads of the nodes
+  expect(unwrap(validateGrids(unwrap(handle.hostBytes())))).toEqual([grid]);
   const [leaves, lowers, uppers] = grid.nodeCount;
   const figures = { counts: { voxels: grid.voxelCount, leaves, lowers, uppers }, bytes: grid.gridSize };
   handle.dispose();

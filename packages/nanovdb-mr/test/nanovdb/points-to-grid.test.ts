@@ -25,8 +25,17 @@ function referenceCrc32(bytes: Uint8Array): number {
   return ~crc >>> 0;
 }
 
+/**
+ * pointsToGrid does not validate the grid it wrote (the trusted path: its handle's metadata come from the headers), so
+ * every grid these tests check is validated here, checksum included, and the handle's metadata held to validation's.
+ */
+function expectValid(handle: GridHandle): void {
+  expect(unwrap(validateGrids(unwrap(handle.hostBytes())))).toEqual([handle.grid()]);
+}
+
 function build(points: Int32Array, gridType: GridType.Float | GridType.OnIndex, backend = new HostBackend()) {
   const handle = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords: points }, { gridType, name: 'test grid' }));
+  expectValid(handle);
   const bytes = unwrap(handle.hostBytes());
   return { backend, handle, bytes, v: new DataView(bytes.buffer, bytes.byteOffset, bytes.length) };
 }
@@ -129,6 +138,7 @@ describe('pointsToGrid (host): hand-checked layout', () => {
     const handle = unwrap(
       pointsToGrid(backend, new HostResource(backend), { space: 'world', positions: new Float64Array([1.26, 1, 1, 0.74, 1, 1]) }, { gridType: GridType.Float, voxelSize: 0.5, origin: [1, 1, 1] }),
     );
+    expectValid(handle);
     const acc = unwrap(handle.accessor());
     expect([acc.isActive(1, 0, 0), acc.isActive(-1, 0, 0), acc.isActive(0, 0, 0)]).toEqual([true, true, false]);
     expect(handle.grid()?.voxelSize).toEqual([0.5, 0.5, 0.5]);
@@ -153,7 +163,7 @@ describe('pointsToGrid checksum modes', () => {
       const handle = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float, checksum: mode }));
       const { head, tail } = handle.grid()!.checksum;
       expect([tail === 0xffffffff, head === 0xffffffff]).toEqual([tailIsNone, headIsNone]);
-      expect(validateGrids(unwrap(handle.hostBytes())).ok).toBe(true);
+      expectValid(handle);
       handle.dispose();
     }
   });
@@ -219,6 +229,7 @@ describe('pointsToGrid: bad input and resources', () => {
     const lifted = new AsyncFromSync(backend, counting);
     const coords = new Int32Array(3000).map((_, i) => (i * 7919) % 300);
     const handle = unwrap(pointsToGrid(backend, lifted, { space: 'index', coords }, { gridType: GridType.OnIndex }));
+    expectValid(handle);
     expect(allocations - deallocations).toBe(1); // only the grid is still held
     handle.dispose();
     expect(allocations).toBe(deallocations);
@@ -270,6 +281,7 @@ describe('pointsToGrid gridClass option', () => {
     expect(plain.grid()!.gridClass).toBe(0);
     const index = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.OnIndex }));
     expect(index.grid()!.gridClass).toBe(8);
+    for (const g of [fog, plain, index]) expectValid(g);
   });
 
   it('refuses a class that does not fit the type, or is out of range, naming the option', () => {
@@ -287,6 +299,7 @@ describe('pointsToGrid background option', () => {
 
   it('writes the background where NanoVDB writes it, and the accessor reads it for every inactive voxel', () => {
     const grid = unwrap(pointsToGrid(backend, new HostResource(backend), { space: 'index', coords }, { gridType: GridType.Float, background: -3.25 }));
+    expectValid(grid);
     const a = unwrap(grid.accessor());
     expect([a.getValue(0, 0, 0), a.getValue(3, 4, 5), a.getValue(-5000, 4100, 9000)]).toEqual([1, 1, 1]);
     // inactive: in a populated leaf, in a lower node's tile, in an upper node's tile, outside every root tile

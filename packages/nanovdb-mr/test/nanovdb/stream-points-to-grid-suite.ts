@@ -75,6 +75,7 @@ export function hostGridBytes(points: Coords, options: PointsToGridOptions): Uin
   const handle = unwrap(pointsToGrid(backend, new HostResource(backend), spec, options));
   const bytes = unwrap(handle.hostBytes()).slice();
   handle.dispose();
+  unwrap(validateGrids(bytes)); // pointsToGrid does not validate its own grid: the reference must pass validation
   return bytes;
 }
 

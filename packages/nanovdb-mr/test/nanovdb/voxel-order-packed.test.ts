@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planGrid } from '../../src/nanovdb/build/grid-writer.js';
 import { ON_INDEX_LAYOUT } from '../../src/nanovdb/grid/grid-layout.js';
+import { countKeyLevels, sortPackedKeys } from '../../src/nanovdb/build/packed-voxel-keys.js';
 import { KEY_WORDS, sortByBuildKey, sortVoxels } from '../../src/nanovdb/build/voxel-order.js';
 
 /** Build key of a voxel as a BigInt (tile biased by 2^31, then upper, lower and leaf index): an independent model. */
@@ -107,5 +108,47 @@ describe('sortVoxels (packed-key radix sort)', () => {
     const keysOnly = new Int32Array(3 * n);
     expect(sortVoxels(coords, n, keysOnly, null, { keys: new Uint32Array(2 * n), keys2: new Uint32Array(2 * n), index2: w() }, new Uint32Array(65536))).toBe(true);
     expect(Array.from(keysOnly)).toEqual(got?.sorted);
+  });
+});
+
+/** sortPackedKeys into leaf order (scratch pre-filled with garbage): each key's input point and the level counts, or null. */
+function leafOrdered(coords: Int32Array): { order: number[]; levels: number[] } | null {
+  const n = coords.length / 3;
+  const garbage = (words: number): Uint32Array => new Uint32Array(words).fill(0xdeadbeef);
+  const index = garbage(n);
+  const sorted = sortPackedKeys(coords, n, index, { keys: garbage(2 * n), keys2: garbage(2 * n), index2: garbage(n) }, garbage(65536), 'leaf');
+  if (sorted === null) return null;
+  const levels = new Float64Array(4).fill(-1);
+  countKeyLevels(sorted, n, levels);
+  return { order: Array.from(index), levels: Array.from(levels).slice(1) };
+}
+
+describe('sortPackedKeys into leaf order', () => {
+  it('orders the leaves like the build-key model (the voxels of a leaf in any order) and counts its leaves, lower nodes and tiles', () => {
+    const near = fc.integer({ min: -300, max: 300 });
+    const tiles = fc.integer({ min: -20_000, max: 20_000 });
+    const one = fc.integer({ min: 16, max: 23 });
+    for (const coordinate of [near, tiles, one, fc.oneof(near, one)]) {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(coordinate, coordinate, coordinate), { minLength: 1, maxLength: 300 }), fc.integer({ min: 0, max: 3 }), (points, repeats) => {
+          const coords = withRepeats(points, repeats);
+          const got = leafOrdered(coords);
+          expect(got).not.toBeNull();
+          if (got === null) return;
+          // a permutation of the points whose leaf keys (the build key without its 9 leaf voxel bits) never decrease
+          expect([...got.order].sort((a, b) => a - b)).toEqual(Array.from({ length: coords.length / 3 }, (_, i) => i));
+          const leafKey = (i: number): bigint => buildKey(coords[3 * i]!, coords[3 * i + 1]!, coords[3 * i + 2]!) >> 9n;
+          for (let j = 1; j < got.order.length; j++) expect(leafKey(got.order[j]!) >= leafKey(got.order[j - 1]!)).toBe(true);
+          const build = Int32Array.from(expected(coords).flatMap((i) => [coords[3 * i]!, coords[3 * i + 1]!, coords[3 * i + 2]!]));
+          const { total } = planGrid(build, coords.length / 3, ON_INDEX_LAYOUT);
+          expect(got.levels).toEqual([total.leaves, total.lowers, total.tiles]);
+        }),
+        { seed: 20261206, numRuns: 100 },
+      );
+    }
+  });
+
+  it('refuses a box wider than 64 key bits, as the build-order sort does', () => {
+    expect(leafOrdered(Int32Array.from([-2147483648, -2147483648, -2147483648, 2147483647, 2147483647, 2147483647]))).toBeNull();
   });
 });

@@ -7,8 +7,9 @@
  * `tsx test/support/byte-identity-clouds.ts > test/fixtures/nanovdb/grid-bytes-identity.json` (from this package).
  */
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { HostBackend, type Result } from '@hs/streams';
-import { GridType, HostResource, pointAttributesToGrid, pointsToGrid, voxelsToGrid } from '@hs/nanovdb-mr';
+import { GridType, HostResource, pointAttributesToGrid, pointsToGrid, validateGrids, voxelsToGrid } from '@hs/nanovdb-mr';
 import type { GridHandle } from '@hs/nanovdb-mr';
 import { seededRandom } from '../../src/test/seeded-random.js';
 
@@ -149,6 +150,11 @@ export function caseHash(c: ByteCase, backend: HostBackend, resource: HostResour
   try {
     const bytes = handle.hostBytes();
     if (!bytes.ok) return `error: ${bytes.error.code}`;
+    // the builders do not validate their own grids (the trusted path): validate here, checksum included, and hold the
+    // handle's metadata to what validation reads
+    const checked = validateGrids(bytes.value);
+    if (!checked.ok) return `invalid: ${checked.error.message}`;
+    if (!isDeepStrictEqual(checked.value, [handle.grid()])) return 'the handle metadata differs from validateGrids';
     return createHash('sha256').update(bytes.value).digest('hex');
   } finally {
     handle.dispose();

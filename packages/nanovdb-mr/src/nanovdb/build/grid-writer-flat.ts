@@ -5,8 +5,10 @@
  * in local variables: no per-node objects and no DataView calls per voxel. `test/nanovdb/grid-bytes-identity.test.ts`
  * holds both writers to the same bytes.
  */
+import { popcount32 } from '../grid/bit-mask.js';
 import { GridFlags, Internal, Leaf, ROOT_OFFSET, Tile, rootKey, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, writeDynamicHeader, writeGrid, type GridPlan } from './grid-writer.js';
+import { LEAF_VOXEL_TABLE, UNPACK_TABLE, leafVoxelTable, levelMasks, type SortedKeys } from './packed-voxel-keys.js';
 
 /** Where `writeGridFlat`'s open boxes sit in its `boxes` array (six i32 each: min corner, max corner). */
 const ROOT_BOX = 0;
@@ -37,14 +39,22 @@ function closeBox(boxes: Int32Array, from: number, into: number, i32: Int32Array
 }
 
 /**
+ * Whether the flat writers (`writeGridFlat`, `writeGridOfKeys`) write this grid through u32 views: `bytes` 4-byte
+ * aligned, every node and field offset a multiple of 4, and an index layout or a one-component f32 one.
+ */
+export function flatWritable(bytes: Uint8Array, plan: GridPlan, layout: ValueLayout): boolean {
+  const aligned = (bytes.byteOffset & 3) === 0 && ((layout.leafSize | layout.upper.size | layout.lower.size | plan.upperStart) & 3) === 0 && (layout.leafValues & 3) === 0 && (layout.upper.table & 3) === 0 && (layout.lower.table & 3) === 0;
+  return aligned && (layout.isIndex || layout.scalar === 'f32') && layout.components === 1;
+}
+
+/**
  * Writes the grid of the first `plan.cut` sorted coordinates into `bytes[0, plan.gridSize)`, byte for byte as
  * `writeGrid(bytes, sorted, plan, layout, template, undefined, background)` does (and through it when `bytes` is not
  * 4-byte aligned or the layout has no u32-aligned leaf fields). `layout` is an index layout, or Float (active voxels 1.0,
  * `background` everywhere else).
  */
 export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridPlan, layout: ValueLayout, template: Uint8Array, background = 0): void {
-  const aligned = (bytes.byteOffset & 3) === 0 && ((layout.leafSize | layout.upper.size | layout.lower.size | plan.upperStart) & 3) === 0 && (layout.leafValues & 3) === 0 && (layout.upper.table & 3) === 0 && (layout.lower.table & 3) === 0;
-  if (!aligned || !(layout.isIndex || layout.scalar === 'f32') || layout.components !== 1) {
+  if (!flatWritable(bytes, plan, layout)) {
     writeGrid(bytes, sorted, plan, layout, template, undefined, background);
     return;
   }
@@ -226,4 +236,249 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
   rootBox.z1 = boxes[ROOT_BOX + 5] as number;
   writeDynamicHeader(v, bytes, plan, layout, template, rootBox);
   if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
+}
+
+/**
+ * Writes the grid of `n` voxels whose packed keys `sorted` holds in leaf order (`sortPackedKeys(..., 'leaf')`: the
+ * voxels of one leaf in any order, repeats allowed) into `bytes[0, plan.gridSize)`, the bytes `writeGridFlat` writes
+ * for the same voxels in build order: the keys are read as they are, a leaf's first key decoded to open its nodes,
+ * each voxel a bit of its leaf's mask; the leaf's bbox, voxel counts and (index grids) prefix sums from its mask words
+ * when it closes. `plan` is `planOfCounts` of `countKeyLevels`' node counts (its voxel count is not read: the distinct
+ * voxels are counted here). The caller checks `flatWritable`. Returns the distinct voxels.
+ */
+export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number, plan: GridPlan, layout: ValueLayout, template: Uint8Array, background = 0): number {
+  const size = plan.gridSize;
+  bytes.fill(0, 0, plan.upperStart);
+  const v = new DataView(bytes.buffer, bytes.byteOffset, size);
+  const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+  const i32 = new Int32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+  const f32 = new Float32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+  const { upper: U, lower: L } = layout;
+  const isIndex = layout.isIndex;
+  const fill = !isIndex && background !== 0;
+  const leafSize = layout.leafSize;
+  const leafValues = layout.leafValues;
+  const uTable = U.table;
+  const uStride = U.tableStride;
+  const lTable = L.table;
+  const lStride = L.tableStride;
+  const uEntries = 1 << (3 * U.log2Dim);
+  const lEntries = 1 << (3 * L.log2Dim);
+  const tilesAt = ROOT_OFFSET + layout.rootDataSize;
+  const fillTable = (node: number, table: number, stride: number, entries: number): void => {
+    for (let e = 0; e < entries; e++) f32[(node + table + stride * e) >>> 2] = background;
+  };
+  const { keys, two, base, tables } = sorted;
+  leafVoxelTable(sorted);
+  const {
+    leaf: [leafLo, leafHi],
+    lower: [lowerLo, lowerHi],
+    tile: [tileLo, tileHi],
+    voxelShift,
+    voxelBits,
+  } = levelMasks(sorted);
+  // the leaf voxel bits of a key (k, h) from bit voxelShift: in the low word, across both words, or in the high one
+  const voxelMask = (1 << voxelBits) - 1;
+  const lowMask = voxelShift >= 32 ? 0 : 0xffffffff;
+  const lowShift = voxelShift & 31;
+  const highMask = voxelShift === 0 ? 0 : 0xffffffff;
+  const highLeft = voxelShift === 0 || voxelShift >= 32 ? 0 : 32 - voxelShift;
+  const highRight = voxelShift >= 32 ? voxelShift - 32 : 0;
+  const bx = base[0] as number;
+  const by = base[1] as number;
+  const bz = base[2] as number;
+  const T = UNPACK_TABLE;
+  let tile = -1;
+  let lower = -1;
+  let leaf = -1;
+  let upperAt = 0;
+  let lowerAt = 0;
+  let leafAt = 0;
+  let activeBefore = 0;
+  const boxes = new Int32Array(18);
+  for (const at of [ROOT_BOX, UPPER_BOX]) emptyBox(boxes, at);
+  // the open lower node's box, in locals (it grows once per leaf)
+  let lx0 = 2147483647, ly0 = 2147483647, lz0 = 2147483647, lx1 = -2147483648, ly1 = -2147483648, lz1 = -2147483648;
+  // the open leaf's value mask (16 u32 words), its origin and the in-leaf x, y, z of its voxels as bit sets
+  const mask = new Uint32Array(16);
+  let ox = 0;
+  let oy = 0;
+  let oz = 0;
+  let xs = 0;
+  let ys = 0;
+  let zs = 0;
+  let pk = 0;
+  let ph = 0;
+  const step = two ? 2 : 1;
+  for (let i = 0; i <= n; i++) {
+    const end = i === n;
+    const k = end ? 0 : (keys[step * i] as number);
+    const h = end || !two ? 0 : (keys[step * i + 1] as number);
+    const dl = (k ^ pk) >>> 0;
+    const dh = (h ^ ph) >>> 0;
+    const first = i === 0;
+    const newLeaf = first || end || ((dl & leafLo) | (dh & leafHi)) !== 0;
+    if (newLeaf) {
+      const newLower = first || end || ((dl & lowerLo) | (dh & lowerHi)) !== 0;
+      const newTile = newLower && (first || end || ((dl & tileLo) | (dh & tileHi)) !== 0);
+      if (leaf >= 0) {
+        // close the leaf: bbox from the in-leaf coordinate sets, flags, and (index grids) its value offset and the
+        // per-word prefix counts from its mask words
+        const x0 = ox + 31 - Math.clz32(xs & -xs);
+        const y0 = oy + 31 - Math.clz32(ys & -ys);
+        const z0 = oz + 31 - Math.clz32(zs & -zs);
+        const x1 = ox + 31 - Math.clz32(xs);
+        const y1 = oy + 31 - Math.clz32(ys);
+        const z1 = oz + 31 - Math.clz32(zs);
+        // every word of the leaf is written here (its memory may hold an earlier build's bytes): bbox, its extent
+        // and flags, the mask from the open leaf's mask words (cleared for the next leaf), then the value fields
+        const w = leafAt >>> 2;
+        i32[w] = x0;
+        i32[w + 1] = y0;
+        i32[w + 2] = z0;
+        u32[w + 3] = ((x1 - x0) | ((y1 - y0) << 8) | ((z1 - z0) << 16) | (GridFlags.HasBBox << 24)) >>> 0;
+        const m = w + (Leaf.valueMask >>> 2);
+        // the mask words (the open leaf's cleared for the next; a 64-bit word whose bit in xs is clear holds no voxel)
+        // and the active voxels up to each 64-bit word (word x holds the voxels of in-leaf x): for index grids seven
+        // cumulative 9-bit counts (after words 0..6) at bits 9w of a u64 (lo, hi)
+        let count = 0;
+        let lo = 0;
+        let hi = 0;
+        for (let word = 0; word < 8; word++) {
+          const at = m + 2 * word;
+          if ((xs & (1 << word)) === 0) {
+            u32[at] = 0;
+            u32[at + 1] = 0;
+          } else {
+            const a = mask[2 * word] as number;
+            const b = mask[2 * word + 1] as number;
+            u32[at] = a;
+            u32[at + 1] = b;
+            mask[2 * word] = 0;
+            mask[2 * word + 1] = 0;
+            count += popcount32(a) + popcount32(b);
+          }
+          if (word < 3) lo |= count << (9 * word);
+          else if (word === 3) {
+            lo |= count << 27;
+            hi = count >>> 5;
+          } else if (word < 7) hi |= count << (9 * word - 32);
+        }
+        const o = (leafAt + leafValues) >>> 2;
+        for (let z = m + 16; z < o; z++) u32[z] = 0; // Float: the leaf's statistics
+        if (isIndex) {
+          // the value offset, then the cumulative counts
+          const offset = activeBefore + 1;
+          u32[o] = offset >>> 0;
+          u32[o + 1] = Math.floor(offset / 4294967296);
+          u32[o + 2] = lo >>> 0;
+          u32[o + 3] = hi >>> 0;
+          for (let z = o + 4, e = (leafAt + leafSize) >>> 2; z < e; z++) u32[z] = 0;
+        }
+        activeBefore += count;
+        if (x0 < lx0) lx0 = x0;
+        if (y0 < ly0) ly0 = y0;
+        if (z0 < lz0) lz0 = z0;
+        if (x1 > lx1) lx1 = x1;
+        if (y1 > ly1) ly1 = y1;
+        if (z1 > lz1) lz1 = z1;
+        xs = ys = zs = 0;
+      }
+      if (newLower && lower >= 0) {
+        const b = (lowerAt + Internal.bbox) >>> 2;
+        i32[b] = lx0;
+        i32[b + 1] = ly0;
+        i32[b + 2] = lz0;
+        i32[b + 3] = lx1;
+        i32[b + 4] = ly1;
+        i32[b + 5] = lz1;
+        growBox(boxes, UPPER_BOX, lx0, ly0, lz0, lx1, ly1, lz1);
+        lx0 = ly0 = lz0 = 2147483647;
+        lx1 = ly1 = lz1 = -2147483648;
+      }
+      if (newTile && tile >= 0) closeBox(boxes, UPPER_BOX, ROOT_BOX, i32, (upperAt + Internal.bbox) >>> 2);
+      if (end) break;
+      // the leaf's origin from its key without the leaf voxel bits (the same bits above bit 3 as any of its voxels):
+      // each key byte's bits of x, y and z from the unpacking table, the high word's only when the leaf key reaches it
+      const kl = k & leafLo;
+      const e0 = T + 3 * (kl & 255);
+      const e1 = T + 768 + 3 * ((kl >>> 8) & 255);
+      const e2 = T + 1536 + 3 * ((kl >>> 16) & 255);
+      const e3 = T + 2304 + 3 * (kl >>> 24);
+      let qx = (tables[e0] as number) | (tables[e1] as number) | (tables[e2] as number) | (tables[e3] as number);
+      let qy = (tables[e0 + 1] as number) | (tables[e1 + 1] as number) | (tables[e2 + 1] as number) | (tables[e3 + 1] as number);
+      let qz = (tables[e0 + 2] as number) | (tables[e1 + 2] as number) | (tables[e2 + 2] as number) | (tables[e3 + 2] as number);
+      if (leafHi !== 0) {
+        const kh = h & leafHi;
+        const e4 = T + 3072 + 3 * (kh & 255);
+        const e5 = T + 3840 + 3 * ((kh >>> 8) & 255);
+        const e6 = T + 4608 + 3 * ((kh >>> 16) & 255);
+        const e7 = T + 5376 + 3 * (kh >>> 24);
+        qx |= (tables[e4] as number) | (tables[e5] as number) | (tables[e6] as number) | (tables[e7] as number);
+        qy |= (tables[e4 + 1] as number) | (tables[e5 + 1] as number) | (tables[e6 + 1] as number) | (tables[e7 + 1] as number);
+        qz |= (tables[e4 + 2] as number) | (tables[e5 + 2] as number) | (tables[e6 + 2] as number) | (tables[e7 + 2] as number);
+      }
+      // an axis inside one leaf is relative to its lowest voxel: rounding down to 8 gives the origin all the same
+      const x = (qx + bx) & -8;
+      const y = (qy + by) & -8;
+      const z = (qz + bz) & -8;
+      if (newTile) {
+        tile++;
+        upperAt = plan.upperStart + tile * U.size;
+        const tileAt = tilesAt + tile * layout.tileSize;
+        v.setBigUint64(tileAt + Tile.key, rootKey(x, y, z), true);
+        const child = upperAt - ROOT_OFFSET;
+        v.setUint32(tileAt + Tile.child, child >>> 0, true);
+        v.setInt32(tileAt + Tile.child + 4, Math.floor(child / 4294967296), true);
+        u32.fill(0, upperAt >>> 2, (upperAt + U.size) >>> 2);
+        bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
+        if (fill) fillTable(upperAt, uTable, uStride, uEntries);
+      }
+      if (newLower) {
+        lower++;
+        lowerAt = plan.lowerStart + lower * L.size;
+        u32.fill(0, lowerAt >>> 2, (lowerAt + L.size) >>> 2);
+        const entry = (((x >> 7) & 31) << 10) | (((y >> 7) & 31) << 5) | ((z >> 7) & 31);
+        const m = ((upperAt + U.childMask) >>> 2) + (entry >>> 5);
+        u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
+        const t = (upperAt + uTable + uStride * entry) >>> 2;
+        const rel = lowerAt - upperAt;
+        u32[t] = rel >>> 0;
+        i32[t + 1] = Math.floor(rel / 4294967296);
+        bytes[lowerAt + Internal.flags] = GridFlags.HasBBox;
+        if (fill) fillTable(lowerAt, lTable, lStride, lEntries);
+      }
+      leaf++;
+      leafAt = plan.leafStart + leaf * leafSize;
+      const entry = (((x >> 3) & 15) << 8) | (((y >> 3) & 15) << 4) | ((z >> 3) & 15);
+      const m = ((lowerAt + L.childMask) >>> 2) + (entry >>> 5);
+      u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
+      const t = (lowerAt + lTable + lStride * entry) >>> 2;
+      const rel = leafAt - lowerAt;
+      u32[t] = rel >>> 0;
+      i32[t + 1] = Math.floor(rel / 4294967296);
+      if (!isIndex) f32.fill(fill ? background : 0, (leafAt + leafValues) >>> 2, ((leafAt + leafValues) >>> 2) + 512);
+      ox = x;
+      oy = y;
+      oz = z;
+    }
+    const nv = tables[LEAF_VOXEL_TABLE + ((((k & lowMask) >>> lowShift) | (((h & highMask) << highLeft) >>> highRight)) & voxelMask)] as number;
+    mask[nv >>> 5] = ((mask[nv >>> 5] as number) | (1 << (nv & 31))) >>> 0;
+    xs |= 1 << (nv >>> 6);
+    ys |= 1 << ((nv >>> 3) & 7);
+    zs |= 1 << (nv & 7);
+    if (!isIndex) f32[(leafAt + leafValues + 4 * nv) >>> 2] = 1;
+    pk = k;
+    ph = h;
+  }
+  const rootBox = new BBox();
+  rootBox.x0 = boxes[ROOT_BOX] as number;
+  rootBox.y0 = boxes[ROOT_BOX + 1] as number;
+  rootBox.z0 = boxes[ROOT_BOX + 2] as number;
+  rootBox.x1 = boxes[ROOT_BOX + 3] as number;
+  rootBox.y1 = boxes[ROOT_BOX + 4] as number;
+  rootBox.z1 = boxes[ROOT_BOX + 5] as number;
+  writeDynamicHeader(v, bytes, { ...plan, voxels: activeBefore }, layout, template, rootBox);
+  if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
+  return activeBefore;
 }

@@ -24,8 +24,9 @@ import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-
 import { BLIND_METADATA_SIZE, BlindMeta, DATA_ALIGNMENT, GRID_DATA_SIZE, Grid, GridType, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { readScalar, writeScalar } from '../grid/scalar-io.js';
 import { planGrid, planOfCounts, writeGrid, type NodeCapacity } from './grid-writer.js';
-import { writeGridFlat } from './grid-writer-flat.js';
+import { flatWritable, writeGridFlat, writeGridOfKeys } from './grid-writer-flat.js';
 import { Overflow, ReportWord, TEMPLATE_OFFSET, hostRegions } from './points-to-grid-workspace.js';
+import { countKeyLevels, sortPackedKeys, type SortedKeys } from './packed-voxel-keys.js';
 import { KEY_WORDS, sameVoxel, sortByBuildKey, sortVoxels } from './voxel-order.js';
 import { VoxelValueWriter } from './voxel-values.js';
 
@@ -199,6 +200,56 @@ export function voxelCoordinate(world: number, origin: number, inverseVoxelSize:
   return Math.floor((world - origin) * inverseVoxelSize + 0.5);
 }
 
+/**
+ * The voxels of `used` world points (f32 or f64 triplets in `input`) written to `coords`, the invalid ones (NaN,
+ * infinite, outside the 32-bit index range) dropped: how many were kept, 1 + the index of the first dropped (0: none)
+ * and, once one was dropped, the input index of each kept point (null while kept point i is input point i).
+ */
+function voxelsOfWorld(
+  input: Uint8Array,
+  encoding: PointEncoding,
+  used: number,
+  inv: number,
+  [ox, oy, oz]: readonly [number, number, number],
+  coords: Int32Array,
+): { valid: number; firstInvalid: number; inputOf: Uint32Array | null } {
+  let valid = 0;
+  let firstInvalid = 0;
+  let inputOf: Uint32Array | null = null;
+  const src = encoding === PointEncoding.WorldFloat32 ? new Float32Array(input.buffer, input.byteOffset, 3 * used) : new Float64Array(input.buffer, input.byteOffset, 3 * used);
+  for (let i = 0; i < used; i++) {
+    const cx = voxelCoordinate(src[3 * i] as number, ox, inv);
+    const cy = voxelCoordinate(src[3 * i + 1] as number, oy, inv);
+    const cz = voxelCoordinate(src[3 * i + 2] as number, oz, inv);
+    coords[3 * valid] = cx;
+    coords[3 * valid + 1] = cy;
+    coords[3 * valid + 2] = cz;
+    // NaN fails both comparisons' complement: keep only c inside [-2^31, 2^31)
+    if (cx >= -2147483648 && cx <= 2147483647 && cy >= -2147483648 && cy <= 2147483647 && cz >= -2147483648 && cz <= 2147483647) {
+      if (inputOf !== null) inputOf[valid] = i;
+      valid++;
+    } else if (firstInvalid === 0) {
+      firstInvalid = i + 1;
+      inputOf = new Uint32Array(used).map((_, j) => j);
+    }
+  }
+  return { valid, firstInvalid, inputOf };
+}
+
+/** Writes the sort stage's report words: point counts, the first invalid point and the level totals. */
+function writeSortReport(ws: Uint8Array, given: number, used: number, valid: number, firstInvalid: number, total: { voxels: number; leaves: number; lowers: number; tiles: number }): void {
+  const w = words32(ws);
+  w.fill(0);
+  w[ReportWord.given] = given;
+  w[ReportWord.used] = used;
+  w[ReportWord.valid] = valid;
+  w[ReportWord.firstInvalid] = firstInvalid;
+  w[ReportWord.totalVoxels] = total.voxels;
+  w[ReportWord.totalLeaves] = total.leaves;
+  w[ReportWord.totalLowers] = total.lowers;
+  w[ReportWord.totalTiles] = total.tiles;
+}
+
 /** Host implementation of `hs.nanovdb.pointsToGrid.sort` (see the module comment). */
 export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): void {
   const [given, used, encoding, inv, ox, oy, oz, noOrder] = params as [number, number, PointEncoding, number, number, number, number, number?];
@@ -208,32 +259,8 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   const ws = writes[0] as Uint8Array;
   const r = hostRegions(used);
   const coords = new Int32Array(ws.buffer, ws.byteOffset + r.coords, 3 * used);
-  let valid = 0;
-  let firstInvalid = 0;
-  // the input index of each kept point, once a point was dropped (until then kept point i is input point i)
-  let inputOf: Uint32Array | null = null;
   const direct = encoding === PointEncoding.IndexInt32;
-  if (direct) {
-    valid = used;
-  } else {
-    const src = encoding === PointEncoding.WorldFloat32 ? new Float32Array(input.buffer, input.byteOffset, 3 * used) : new Float64Array(input.buffer, input.byteOffset, 3 * used);
-    for (let i = 0; i < used; i++) {
-      const cx = voxelCoordinate(src[3 * i] as number, ox, inv);
-      const cy = voxelCoordinate(src[3 * i + 1] as number, oy, inv);
-      const cz = voxelCoordinate(src[3 * i + 2] as number, oz, inv);
-      coords[3 * valid] = cx;
-      coords[3 * valid + 1] = cy;
-      coords[3 * valid + 2] = cz;
-      // NaN fails both comparisons' complement: keep only c inside [-2^31, 2^31)
-      if (cx >= -2147483648 && cx <= 2147483647 && cy >= -2147483648 && cy <= 2147483647 && cz >= -2147483648 && cz <= 2147483647) {
-        if (inputOf !== null) inputOf[valid] = i;
-        valid++;
-      } else if (firstInvalid === 0) {
-        firstInvalid = i + 1;
-        inputOf = new Uint32Array(used).map((_, j) => j);
-      }
-    }
-  }
+  const { valid, firstInvalid, inputOf } = direct ? { valid: used, firstInvalid: 0, inputOf: null } : voxelsOfWorld(input, encoding, used, inv, [ox, oy, oz], coords);
   const word = (offset: number, count: number): Uint32Array => new Uint32Array(ws.buffer, ws.byteOffset + offset, count);
   const order = word(r.order, valid);
   const histogram = word(r.histogram, 65536);
@@ -260,16 +287,50 @@ export function sortOnHost(reads: readonly Uint8Array[], writes: readonly Uint8A
   if (inputOf !== null && wantOrder) for (let j = 0; j < valid; j++) order[j] = inputOf[order[j] as number] as number;
   // the level totals: counted by the packed sort, or walked over the sorted voxels
   const total = packed ? { voxels: levels[0] as number, leaves: levels[1] as number, lowers: levels[2] as number, tiles: levels[3] as number } : planGrid(out, valid, ON_INDEX_LAYOUT).total;
+  writeSortReport(ws, given, used, valid, firstInvalid, total);
+}
+
+/**
+ * The synchronous host builder's sort (`pointsToGrid`: no capacities, no reduce stage), taking `sortOnHost`'s reads,
+ * writes and parameters: the voxels of the points, their packed keys sorted into leaf order only (the voxels of a leaf
+ * in any order: the leaf's mask does not depend on it), no sorted coordinates, and the report words `sortOnHost` writes
+ * but the voxel total (0; `writeLeafKeysOnHost` counts the voxels). The keys stay in the workspace for
+ * `writeLeafKeysOnHost`. Null, having written only the report's point counts, when there is no valid point or the
+ * cloud's box spans more than 64 key bits: then `sortOnHost` and `writeOnHost` build.
+ */
+export function sortLeafKeysOnHost(reads: readonly Uint8Array[], writes: readonly Uint8Array[], params: readonly number[]): SortedKeys | null {
+  const [given, used, encoding, inv, ox, oy, oz] = params as [number, number, PointEncoding, number, number, number, number];
+  const input = reads[0] as Uint8Array;
+  const ws = writes[0] as Uint8Array;
+  const r = hostRegions(used);
+  const direct = encoding === PointEncoding.IndexInt32;
+  const coords = direct ? new Int32Array(input.buffer, input.byteOffset, 3 * used) : new Int32Array(ws.buffer, ws.byteOffset + r.coords, 3 * used);
+  const { valid, firstInvalid } = direct ? { valid: used, firstInvalid: 0 } : voxelsOfWorld(input, encoding, used, inv, [ox, oy, oz], coords);
+  const word = (offset: number, count: number): Uint32Array => new Uint32Array(ws.buffer, ws.byteOffset + offset, count);
+  const sorted = valid === 0 ? null : sortPackedKeys(coords, valid, null, { keys: word(r.keys, 2 * valid), keys2: word(r.keys + 12 * valid, 2 * valid), index2: word(r.pingPong, valid) }, word(r.histogram, 65536), 'leaf');
+  const levels = new Float64Array(4);
+  if (sorted !== null) countKeyLevels(sorted, valid, levels);
+  writeSortReport(ws, given, used, valid, firstInvalid, { voxels: 0, leaves: levels[1] as number, lowers: levels[2] as number, tiles: levels[3] as number });
+  return sorted;
+}
+
+/**
+ * The synchronous host builder's write after `sortLeafKeysOnHost`: `writeOnHost`'s writes and parameters (the grid of
+ * every sorted voxel: the capacities must hold the report's totals), the grid written from the sorted keys
+ * (`writeGridOfKeys`, the bytes `writeOnHost` writes for the same points). False, writing nothing, when the grid's
+ * memory or layout does not suit the flat writer (`flatWritable`): then `sortOnHost` and `writeOnHost` build.
+ */
+export function writeLeafKeysOnHost(writes: readonly Uint8Array[], params: readonly number[], sorted: SortedKeys): boolean {
+  const [, gridType, , , , ...words] = params as [number, number, number, number, number, ...number[]];
+  const ws = writes[0] as Uint8Array;
+  const out = writes[1] as Uint8Array;
+  const layout = valueLayoutOf(gridType) as ValueLayout;
   const w = words32(ws);
-  w.fill(0);
-  w[ReportWord.given] = given;
-  w[ReportWord.used] = used;
-  w[ReportWord.valid] = valid;
-  w[ReportWord.firstInvalid] = firstInvalid;
-  w[ReportWord.totalVoxels] = total.voxels;
-  w[ReportWord.totalLeaves] = total.leaves;
-  w[ReportWord.totalLowers] = total.lowers;
-  w[ReportWord.totalTiles] = total.tiles;
+  const valid = w[ReportWord.valid] as number;
+  const plan = planOfCounts(layout, valid, { tiles: w[ReportWord.totalTiles] as number, lowers: w[ReportWord.totalLowers] as number, leaves: w[ReportWord.totalLeaves] as number, voxels: 0 });
+  if (!flatWritable(out, plan, layout)) return false;
+  writeGridOfKeys(out, sorted, valid, plan, layout, ws.subarray(TEMPLATE_OFFSET, TEMPLATE_OFFSET + GRID_DATA_SIZE), backgroundOf(layout, words)[0]);
+  return true;
 }
 
 /**

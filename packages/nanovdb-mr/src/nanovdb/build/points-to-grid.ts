@@ -1,11 +1,11 @@
 import { ErrorCode, HsError, err, type Backend, type Result } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import { isResource, type SyncResource } from '../../resource.js';
-import { GridHandle } from '../grid/grid-handle.js';
+import { handleOfBuiltGrid, type GridHandle } from '../grid/grid-handle.js';
 import { gridBytes, gridTemplate } from './grid-writer.js';
 import { countVoxelNodes } from './grid-node-count.js';
 import { checkGridBytes, resolveGridOptions, invalidPointMessage, type PointsToGridOptions } from './points-to-grid-options.js';
-import { PointEncoding, checksumArgs, checksumOnHost, sortArgs, sortOnHost, writeArgs, writeOnHost } from './points-to-grid-kernels.js';
+import { PointEncoding, checksumArgs, checksumOnHost, sortArgs, sortLeafKeysOnHost, sortOnHost, writeArgs, writeLeafKeysOnHost, writeOnHost } from './points-to-grid-kernels.js';
 import { TEMPLATE_OFFSET, readReport, workspaceBytes } from './points-to-grid-workspace.js';
 
 /** Points in index space: integer voxel coordinates, x, y, z triplets. */
@@ -52,6 +52,9 @@ export const MAX_POINTS = 2 ** 32;
  * Two allocations through `resource` (its synchronous pair): the workspace (40 bytes per point plus
  * 257 KiB: coordinates, sort keys and order, digit histogram), returned before the call ends on success
  * and failure alike, and the grid itself. The resource must be host-accessible.
+ *
+ * The handle describes the grid from the headers the build wrote and does not validate it again (NanoVDB's
+ * `createNanoGrid` does not either); `validateGrids` checks it when wanted.
  *
  * With `maxGridBytes` the grid's node counts are taken from the points first (`countGridNodes`, host memory
  * only) and a grid above the cap is refused before anything is allocated through `resource`.
@@ -121,10 +124,16 @@ export function pointsToGrid(
     if (!view.ok) return err(ErrorCode.NotSupported, 'pointsToGrid: the host builder needs a host-accessible resource (host, pinned or managed memory)', view.error);
     const ws = view.value;
     const input = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const sort = sortArgs({ given: n, used: n, encoding, inverseVoxelSize: 1 / settings.value.voxelSize, origin: settings.value.origin });
+    // keys sorted into leaf order and the grid written from them; a box past 64 key bits (or memory the flat
+    // writer cannot use) takes the stages of pointsToGridAsync
+    const sorted = sortLeafKeysOnHost([input], [ws], sort);
+    const firstInvalid = readReport(ws).firstInvalid;
+    if (firstInvalid !== undefined) return err(ErrorCode.InvalidArgument, invalidPointMessage('pointsToGrid', firstInvalid));
     // the trailing 1: no reduce stage follows, so the sort keeps no input indices
-    sortOnHost([input], [ws], [...sortArgs({ given: n, used: n, encoding, inverseVoxelSize: 1 / settings.value.voxelSize, origin: settings.value.origin }), 1]);
+    const sortAll = (): void => sortOnHost([input], [ws], [...sort, 1]);
+    if (sorted === null) sortAll();
     const report = readReport(ws);
-    if (report.firstInvalid !== undefined) return err(ErrorCode.InvalidArgument, invalidPointMessage('pointsToGrid', report.firstInvalid));
     const size = gridBytes(layout, report.total.uppers, report.total.lowers, report.total.leaves);
     const grid = ResourceBuffer.allocate(backend, resource, size, { alignment: 32 });
     if (!grid.ok) return grid;
@@ -134,9 +143,15 @@ export function pointsToGrid(
       return err(ErrorCode.NotSupported, 'pointsToGrid: the host builder needs a host-accessible resource (host, pinned or managed memory)', gridView.error);
     }
     ws.set(gridTemplate(settings.value), TEMPLATE_OFFSET);
-    writeOnHost([], [ws, gridView.value], writeArgs(n, layout, report.total, settings.value.background));
+    const write = writeArgs(n, layout, report.total, settings.value.background);
+    if (sorted === null) writeOnHost([], [ws, gridView.value], write);
+    else if (!writeLeafKeysOnHost([ws, gridView.value], write, sorted)) {
+      sortAll();
+      writeOnHost([], [ws, gridView.value], write);
+    }
     checksumOnHost([], [gridView.value], checksumArgs(checksum));
-    const handle = GridHandle.fromHostBytes(backend, grid.value, { checksum: false });
+    // the trusted path: the grid this build just wrote is described from its headers, not validated again
+    const handle = handleOfBuiltGrid(backend, grid.value);
     if (!handle.ok) grid.value.dispose();
     return handle;
   } finally {

@@ -5,6 +5,8 @@
  * builder produces, so hs's host and GPU grids can be byte-identical.
  */
 
+import { UNPACK_TABLE, countKeyLevels, sortPackedKeys, type SortScratch } from './packed-voxel-keys.js';
+
 /** 32-bit words of the 99-bit build key per point, least significant first. */
 export const KEY_WORDS = 5;
 
@@ -111,125 +113,6 @@ export function sameNode(sorted: Int32Array, i: number, j: number, shift: number
   );
 }
 
-/** Offsets in the 65536-entry `counts` buffer of `sortVoxels`: digit histograms, then the key packing and unpacking tables. */
-const PACK_TABLE = 16384; // [axis][chunk 0..3][byte] -> lo, hi key bits: 3 * 4 * 256 * 2 entries
-const UNPACK_TABLE = PACK_TABLE + 6144; // [key byte 0..7][byte] -> x, y, z bits: 8 * 256 * 3 entries
-/** Widest digit of a packed-key pass. */
-const DIGIT_BITS = 11;
-
-/**
- * The packed key of a cloud: per axis `q = c - base` (the bounding box's low corner rounded down to the node that
- * first splits the axis), whose bit slices [12, ...), [7, 12), [3, 7), [0, 3) are that axis' root tile, upper, lower
- * and leaf fields relative to the box; the key concatenates, most significant first, the tile fields of x, y, z,
- * then the upper fields, the lower fields and the leaf voxel fields, each only as wide as the box needs. Two
- * voxels' packed keys compare as their build keys do, so sorting the packed keys sorts into build order.
- * `null` when the box needs more than 64 key bits.
- */
-function packPlan(coords: Int32Array, n: number, counts: Uint32Array): { bits: number; base: Int32Array; widths: Int32Array } | null {
-  let x0 = 2147483647;
-  let y0 = 2147483647;
-  let z0 = 2147483647;
-  let x1 = -2147483648;
-  let y1 = -2147483648;
-  let z1 = -2147483648;
-  for (let i = 0; i < 3 * n; i += 3) {
-    const x = coords[i] as number;
-    const y = coords[i + 1] as number;
-    const z = coords[i + 2] as number;
-    if (x < x0) x0 = x;
-    if (x > x1) x1 = x;
-    if (y < y0) y0 = y;
-    if (y > y1) y1 = y;
-    if (z < z0) z0 = z;
-    if (z > z1) z1 = z;
-  }
-  const lows = [x0, y0, z0];
-  const highs = [x1, y1, z1];
-  const base = new Int32Array(3);
-  const widths = new Int32Array(3);
-  let bits = 0;
-  for (let a = 0; a < 3; a++) {
-    const lo = lows[a] as number;
-    const hi = highs[a] as number;
-    // the highest node level whose index differs across the box: its field is kept relative, the levels below whole
-    const shift = Math.floor(lo / 4096) !== Math.floor(hi / 4096) ? 12 : lo >> 7 !== hi >> 7 ? 7 : lo >> 3 !== hi >> 3 ? 3 : 0;
-    const b = Math.floor(lo / 2 ** shift) * 2 ** shift;
-    const span = hi - b; // below 2^33
-    base[a] = b | 0;
-    widths[a] = span === 0 ? 0 : Math.floor(Math.log2(span)) + 1;
-    if (2 ** widths[a]! <= span) widths[a]! += 1; // log2 rounding at powers of two
-    bits += widths[a]!;
-  }
-  if (bits > 64) return null;
-  // key bit position of each (axis, bit of q): levels from the leaf voxel fields up, z least significant in each level
-  const position = new Int32Array(96).fill(-1);
-  const LEVELS = [
-    [0, 3],
-    [3, 7],
-    [7, 12],
-    [12, 33],
-  ] as const;
-  let at = 0;
-  for (const [from, to] of LEVELS) {
-    for (let a = 2; a >= 0; a--) {
-      for (let j = from; j < Math.min(to, widths[a] as number); j++) position[32 * a + j] = at++;
-    }
-  }
-  counts.fill(0, PACK_TABLE, UNPACK_TABLE + 6144);
-  for (let a = 0; a < 3; a++) {
-    for (let j = 0; j < (widths[a] as number); j++) {
-      const p = position[32 * a + j] as number;
-      const chunk = j >> 3;
-      const bit = 1 << (j & 7);
-      for (let v = 0; v < 256; v++) {
-        if ((v & bit) === 0) continue;
-        const e = PACK_TABLE + 2 * (256 * (4 * a + chunk) + v);
-        if (p < 32) counts[e] = ((counts[e] as number) | (1 << p)) >>> 0;
-        else counts[e + 1] = ((counts[e + 1] as number) | (1 << (p - 32))) >>> 0;
-      }
-      // unpacking: key byte p >> 3, bit p & 7 holds bit j of axis a
-      const keyByte = p >> 3;
-      const keyBit = 1 << (p & 7);
-      for (let v = 0; v < 256; v++) {
-        if ((v & keyBit) === 0) continue;
-        const e = UNPACK_TABLE + 3 * (256 * keyByte + v) + a;
-        counts[e] = ((counts[e] as number) | (1 << j)) >>> 0;
-      }
-    }
-  }
-  return { bits, base, widths };
-}
-
-/** The digit passes of a `bits`-wide packed key: [word, shift, mask] each, least significant first, digits at most 11 bits. */
-function digitPasses(bits: number): [number, number, number][] {
-  const passes: [number, number, number][] = [];
-  for (let word = 0; word < 2; word++) {
-    const wordBits = Math.max(0, Math.min(32, bits - 32 * word));
-    if (wordBits === 0) continue;
-    const count = Math.ceil(wordBits / DIGIT_BITS);
-    let shift = 0;
-    for (let d = 0; d < count; d++) {
-      const width = Math.ceil((wordBits - shift) / (count - d));
-      passes.push([word, shift, width === 32 ? 0xffffffff : (1 << width) - 1]);
-      shift += width;
-    }
-  }
-  return passes;
-}
-
-/** Scratch of `sortVoxels`: two key buffers and the index ping-pong buffer. */
-export interface SortScratch {
-  /**
-   * Packed keys (n words, or 2n when a key takes two: lo, hi pairs). May be the first bytes of `sorted`'s memory
-   * (the sorted voxels are unpacked last to first, so a key is read before its bytes are overwritten).
-   */
-  readonly keys: Uint32Array;
-  /** The keys' ping-pong copy (as many words), apart from `keys` and `sorted`. */
-  readonly keys2: Uint32Array;
-  /** The input indices' ping-pong copy (n words; unused without `index`). */
-  readonly index2: Uint32Array;
-}
-
 /**
  * Sorts `n` voxels (x, y, z triplets in `coords`) into NanoVDB's build order, the order `sortByBuildKey` gives
  * (stable: the points of one voxel keep their input order), with an LSD radix sort of packed keys (see
@@ -254,158 +137,20 @@ export function sortVoxels(
 ): boolean {
   if (levels !== null) levels.fill(0);
   if (n === 0) return true;
-  const plan = packPlan(coords, n, counts);
-  if (plan === null) return false;
-  const { bits, base } = plan;
-  const passes = digitPasses(bits);
-  const two = bits > 32;
-  const { keys, keys2, index2 } = scratch;
+  const packed = sortPackedKeys(coords, n, index, scratch, counts, 'build');
+  if (packed === null) return false;
+  const { keys: src, two, base } = packed;
   const bx = base[0] as number;
   const by = base[1] as number;
   const bz = base[2] as number;
-  const chunks = Math.max(1, Math.ceil(Math.max(plan.widths[0]!, plan.widths[1]!, plan.widths[2]!) / 8));
-  const P = PACK_TABLE;
-  // pack the keys and count every pass' digits in one read of the points
-  counts.fill(0, 0, 6 * 2048);
-  // pass p's digit: ((word p ? hi : lo) >>> shift p) & mask p; absent passes count into a spare histogram row
-  const np = passes.length;
-  const pass = (p: number, k: 0 | 1 | 2): number => (p < np ? (passes[p] as [number, number, number])[k] : 0);
-  const w0 = pass(0, 0), s0 = pass(0, 1), m0 = pass(0, 2);
-  const w1 = pass(1, 0), s1 = pass(1, 1), m1 = pass(1, 2);
-  const w2 = pass(2, 0), s2 = pass(2, 1), m2 = pass(2, 2);
-  const w3 = pass(3, 0), s3 = pass(3, 1), m3 = pass(3, 2);
-  const w4 = pass(4, 0), s4 = pass(4, 1), m4 = pass(4, 2);
-  const w5 = pass(5, 0), s5 = pass(5, 1), m5 = pass(5, 2);
-  for (let i = 0; i < n; i++) {
-    const qx = ((coords[3 * i] as number) - bx) >>> 0;
-    const qy = ((coords[3 * i + 1] as number) - by) >>> 0;
-    const qz = ((coords[3 * i + 2] as number) - bz) >>> 0;
-    let kl: number;
-    let kh: number;
-    if (chunks <= 2) {
-      const ex0 = P + 2 * (qx & 255);
-      const ex1 = P + 512 + 2 * ((qx >>> 8) & 255);
-      const ey0 = P + 2048 + 2 * (qy & 255);
-      const ey1 = P + 2560 + 2 * ((qy >>> 8) & 255);
-      const ez0 = P + 4096 + 2 * (qz & 255);
-      const ez1 = P + 4608 + 2 * ((qz >>> 8) & 255);
-      kl = ((counts[ex0] as number) | (counts[ex1] as number) | (counts[ey0] as number) | (counts[ey1] as number) | (counts[ez0] as number) | (counts[ez1] as number)) >>> 0;
-      kh = ((counts[ex0 + 1] as number) | (counts[ex1 + 1] as number) | (counts[ey0 + 1] as number) | (counts[ey1 + 1] as number) | (counts[ez0 + 1] as number) | (counts[ez1 + 1] as number)) >>> 0;
-    } else {
-      kl = 0;
-      kh = 0;
-      for (let c = 0; c < 4; c++) {
-        const s = 8 * c;
-        const ex = P + 2 * (256 * c + ((qx >>> s) & 255));
-        const ey = P + 2 * (256 * (4 + c) + ((qy >>> s) & 255));
-        const ez = P + 2 * (256 * (8 + c) + ((qz >>> s) & 255));
-        kl |= (counts[ex] as number) | (counts[ey] as number) | (counts[ez] as number);
-        kh |= (counts[ex + 1] as number) | (counts[ey + 1] as number) | (counts[ez + 1] as number);
-      }
-      kl >>>= 0;
-      kh >>>= 0;
-    }
-    if (two) {
-      keys[2 * i] = kl;
-      keys[2 * i + 1] = kh;
-    } else {
-      keys[i] = kl;
-    }
-    counts[((w0 === 0 ? kl : kh) >>> s0) & m0]! += 1;
-    counts[2048 + (((w1 === 0 ? kl : kh) >>> s1) & m1)]! += 1;
-    counts[4096 + (((w2 === 0 ? kl : kh) >>> s2) & m2)]! += 1;
-    counts[6144 + (((w3 === 0 ? kl : kh) >>> s3) & m3)]! += 1;
-    if (np > 4) {
-      counts[8192 + (((w4 === 0 ? kl : kh) >>> s4) & m4)]! += 1;
-      counts[10240 + (((w5 === 0 ? kl : kh) >>> s5) & m5)]! += 1;
-    }
-  }
-  let src = keys;
-  let dst = keys2;
-  let srcIndex: Uint32Array | null = null; // null: the identity (no pass has moved a point yet)
-  const withIndex = index !== null;
-  let dstIndex = index ?? index2;
-  for (let p = 0; p < np; p++) {
-    const [word, shift, mask] = passes[p] as [number, number, number];
-    const h = 2048 * p;
-    if (counts[h + (((src[two ? word : 0] as number) >>> shift) & mask)] === n) continue; // one digit for every point
-    let sum = 0;
-    for (let d = h; d <= h + mask; d++) {
-      const c = counts[d] as number;
-      counts[d] = sum;
-      sum += c;
-    }
-    if (two) {
-      for (let i = 0; i < n; i++) {
-        const kl = src[2 * i] as number;
-        const kh = src[2 * i + 1] as number;
-        const at = h + (((word === 0 ? kl : kh) >>> shift) & mask);
-        const to = counts[at] as number;
-        counts[at] = to + 1;
-        dst[2 * to] = kl;
-        dst[2 * to + 1] = kh;
-        if (withIndex) dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
-      }
-    } else {
-      for (let i = 0; i < n; i++) {
-        const kl = src[i] as number;
-        const at = h + ((kl >>> shift) & mask);
-        const to = counts[at] as number;
-        counts[at] = to + 1;
-        dst[to] = kl;
-        if (withIndex) dstIndex[to] = srcIndex === null ? i : (srcIndex[i] as number);
-      }
-    }
-    const t = src;
-    src = dst;
-    dst = t;
-    const tIndex = srcIndex;
-    srcIndex = dstIndex;
-    dstIndex = tIndex === null ? (dstIndex === index2 ? (index as Uint32Array) : index2) : tIndex;
-  }
-  if (index !== null) {
-    if (srcIndex === null) for (let i = 0; i < n; i++) index[i] = i;
-    else if (srcIndex !== index) index.set(srcIndex.subarray(0, n));
-  }
-  // key bits above the leaf voxel fields, above the lower-node fields and above the upper-node fields, as lo, hi masks
-  let gv = 0;
-  let gl = 0;
-  let gu = 0;
-  for (let a = 0; a < 3; a++) {
-    const width = plan.widths[a] as number;
-    gv += Math.min(3, width);
-    gl += Math.max(0, Math.min(4, width - 3));
-    gu += Math.max(0, Math.min(5, width - 7));
-  }
-  const maskLo = (from: number): number => (from >= 32 ? 0 : (0xffffffff << from) >>> 0);
-  const maskHi = (from: number): number => (from <= 32 ? 0xffffffff : from >= 64 ? 0 : (0xffffffff << (from - 32)) >>> 0);
-  const leafLo = maskLo(gv), leafHi = maskHi(gv);
-  const lowerLo = maskLo(gv + gl), lowerHi = maskHi(gv + gl);
-  const tileLo = maskLo(gv + gl + gu), tileHi = maskHi(gv + gl + gu);
-  // the first voxel opens one of each; every later key that differs in a level's bits (or above) opens another
-  let voxels = 1;
-  let leaves = 1;
-  let lowers = 1;
-  let tiles = 1;
+  // the level totals from the sorted keys, before the unpacking overwrites them
+  if (levels !== null) countKeyLevels(packed, n, levels);
   // unpack the sorted keys into coordinates, last to first (`keys` may lie under `sorted`): each key byte's bits of
   // x, y and z from a table
   const U = UNPACK_TABLE;
   if (!two) {
     for (let i = n - 1; i >= 0; i--) {
       const k = src[i] as number;
-      if (i > 0) {
-        const d = (k ^ (src[i - 1] as number)) >>> 0;
-        if (d !== 0) {
-          voxels++;
-          if ((d & leafLo) !== 0) {
-            leaves++;
-            if ((d & lowerLo) !== 0) {
-              lowers++;
-              if ((d & tileLo) !== 0) tiles++;
-            }
-          }
-        }
-      }
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -418,20 +163,6 @@ export function sortVoxels(
     for (let i = n - 1; i >= 0; i--) {
       const k = src[2 * i] as number;
       const h = src[2 * i + 1] as number;
-      if (i > 0) {
-        const dl = (k ^ (src[2 * i - 2] as number)) >>> 0;
-        const dh = (h ^ (src[2 * i - 1] as number)) >>> 0;
-        if ((dl | dh) !== 0) {
-          voxels++;
-          if (((dl & leafLo) | (dh & leafHi)) !== 0) {
-            leaves++;
-            if (((dl & lowerLo) | (dh & lowerHi)) !== 0) {
-              lowers++;
-              if (((dl & tileLo) | (dh & tileHi)) !== 0) tiles++;
-            }
-          }
-        }
-      }
       const e0 = U + 3 * (k & 255);
       const e1 = U + 768 + 3 * ((k >>> 8) & 255);
       const e2 = U + 1536 + 3 * ((k >>> 16) & 255);
@@ -449,12 +180,6 @@ export function sortVoxels(
       sorted[3 * i + 1] = y + by;
       sorted[3 * i + 2] = z + bz;
     }
-  }
-  if (levels !== null) {
-    levels[0] = voxels;
-    levels[1] = leaves;
-    levels[2] = lowers;
-    levels[3] = tiles;
   }
   return true;
 }

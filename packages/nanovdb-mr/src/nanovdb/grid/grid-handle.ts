@@ -5,6 +5,7 @@ import { defaultResource } from '../../default-resource.js';
 import { currentDeviceResource } from '../../current-device-resource.js';
 import { isAsyncResource, type MemoryBlock, type SyncResource } from '../../resource.js';
 import { GridAccessor } from './grid-accessor.js';
+import { builtGridMetadata } from './grid-metadata.js';
 import { validateGrids, type GridMetadata, type ValidateOptions } from './grid-validation.js';
 import { gridBlindMetadata, type BlindMetadata } from './grid-blind-data.js';
 
@@ -26,6 +27,9 @@ export interface GridHandleOptions extends ValidateOptions {
  * (`ResourceBuffer`), a view's release hook does not run.
  */
 const handleLeaks = leakTracker('GridHandle');
+
+/** Set by `GridHandle`'s static block: the handle over a host builder's own grid (see `handleOfBuiltGrid`). */
+let adoptBuilt: (backend: Backend, storage: ResourceBuffer<SyncResource, Uint8ArrayConstructor>, bytes: Uint8Array) => GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>;
 
 /**
  * A single-space handle over one buffer of NanoVDB grids: the bytes live in one memory space (host,
@@ -108,6 +112,13 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
     const grids = validateGrids(hostCopy, options);
     if (!grids.ok) return grids;
     return ok(new GridHandle(backend, storage, grids.value, gridExtras(hostCopy, grids.value), options.release ?? null));
+  }
+
+  static {
+    adoptBuilt = (backend, storage, bytes) => {
+      const grids = [builtGridMetadata(bytes)];
+      return new GridHandle(backend, storage, grids, gridExtras(bytes, grids));
+    };
   }
 
   /** The backend the bytes belong to. */
@@ -243,6 +254,17 @@ export class GridHandle<S extends GridStorage = GridStorage> implements Disposab
   [Symbol.dispose](): void {
     this.dispose();
   }
+}
+
+/**
+ * The handle over the one grid a host builder has just written into `storage` (host-accessible, the grid at its
+ * start), its metadata read from the headers (`builtGridMetadata`) instead of by `validateGrids`: the trusted path
+ * of hs's own builders, not exported from the package. Errors: NotSupported when the memory is not host-accessible.
+ */
+export function handleOfBuiltGrid(backend: Backend, storage: ResourceBuffer<SyncResource, Uint8ArrayConstructor>): Result<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>> {
+  const bytes = hostBytesOf(backend, storage);
+  if (!bytes.ok) return bytes;
+  return ok(adoptBuilt(backend, storage, bytes.value));
 }
 
 /** What a handle reads from validated bytes besides `GridMetadata`: each grid's blind records and node offsets. */

@@ -29,6 +29,7 @@ import {
   type ValueLayout,
 } from './grid-layout.js';
 import { GridFault, blindRecordFault, longGridName } from './blind-metadata-validation.js';
+import { headerMetadata } from './grid-metadata.js';
 
 /** An axis-aligned box: `min` and `max` corners (inclusive for index boxes). */
 export interface Box3 {
@@ -300,28 +301,7 @@ function validateOne(
     if (mode === 'full' && actual.tail !== tail) return new GridFault('checksum.tail', `stored 0x${tail.toString(16)}, computed 0x${actual.tail.toString(16)}`);
   }
 
-  const i32x3 = (at: number): [number, number, number] => [v.getInt32(at, true), v.getInt32(at + 4, true), v.getInt32(at + 8, true)];
-  const f64x3 = (at: number): [number, number, number] => [v.getFloat64(at, true), v.getFloat64(at + 8, true), v.getFloat64(at + 16, true)];
-  return {
-    byteOffset,
-    gridSize,
-    gridIndex,
-    gridCount,
-    gridType: gridType as GridType,
-    gridClass: gridClass as GridClass,
-    version,
-    flags,
-    name,
-    nodeCount,
-    tileCount,
-    voxelCount: Number(voxelCount),
-    valueCount: layout.isIndex ? Number(v.getBigUint64(Grid.data1, true)) : 0,
-    indexBBox: { min: i32x3(root), max: i32x3(root + 12) },
-    worldBBox: { min: f64x3(Grid.worldBBox), max: f64x3(Grid.worldBBox + 24) },
-    voxelSize: f64x3(Grid.voxelSize),
-    checksum: { head, tail },
-    blindMetadataCount: blindCount,
-  };
+  return headerMetadata(v, layout, byteOffset, name, { head, tail });
 }
 
 interface InternalCounts {
