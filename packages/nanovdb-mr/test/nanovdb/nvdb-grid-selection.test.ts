@@ -86,6 +86,21 @@ describe('decodeNvdbGrid and readNvdbGrid read one grid', () => {
     const bad = decodeNvdbGrid(file, -1);
     expect(bad.ok ? '' : bad.error.code).toBe(ErrorCode.InvalidArgument);
   });
+
+  it('refuses a grid its FileMetaData misdescribes, as decodeNvdb does, instead of returning another grid than the one asked for', () => {
+    const lying = file.slice();
+    const at = Buffer.from(lying).indexOf('second'); // meta[1]'s name; the payloads are deflated
+    lying[at + 5] = 'e'.charCodeAt(0); // the metadata now lists "secone", the grid is still "second"
+    expect(unwrap(readNvdbMetadata(lying)).map((g) => g.name)).toEqual(['first', 'secone']);
+    const whole = decodeNvdb(lying);
+    expect(whole.ok ? '' : whole.error.message).toBe('InvalidArgument: .nvdb segment 0 at byte 0: meta[1]: gridSize, gridType or name differs from the grid it describes');
+    for (const which of ['secone', 1] as const) {
+      const one = decodeNvdbGrid(lying, which);
+      expect(one.ok ? `a grid named ${one.value.grids[0]!.name}` : one.error.message).toBe('InvalidArgument: .nvdb segment 0 at byte 0: meta[1]: gridSize, gridType or name differs from the grid it describes');
+      const handle = readNvdbGrid(backend, resource, lying, which);
+      expect(handle.ok ? 'a handle' : handle.error.code).toBe(ErrorCode.InvalidArgument);
+    }
+  });
 });
 
 describe('writeNvdb writes several handles into one file', () => {
