@@ -3,7 +3,7 @@ import { type Backend, ErrorCode, type HostBackendOptions, type Result, checkOpt
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 import type { RunMetrics } from './run-metrics.js';
-import { type SessionClock, monotonicClock } from './session-clock.js';
+import { MAX_TIMER_MS, type SessionClock, monotonicClock } from './session-clock.js';
 
 /** Options for `RunSession.create`. */
 export interface RunSessionOptions {
@@ -143,8 +143,11 @@ const RUN_SESSION_OPTION_FIELDS = [
   'rateParameters',
 ];
 
-/** Every field of `RunOptions`. @internal */
-export const RUN_OPTION_FIELDS = ['signal', 'drainTimeoutMs'];
+/** Every field of `RunOptions`. */
+const RUN_OPTION_FIELDS = ['signal', 'drainTimeoutMs'];
+
+/** Default `RunOptions.drainTimeoutMs`. */
+const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 
 /** Default `RunSessionOptions.metricsIntervalMs`. */
 const DEFAULT_METRICS_INTERVAL_MS = 1000;
@@ -176,4 +179,25 @@ export function checkSessionScalars(options: RunSessionOptions): Result<SessionS
     return err(ErrorCode.InvalidArgument, 'RunSessionOptions.clock needs now(), setTimer(atNs, callback) and clearTimer(timer) (a SessionClock)');
   }
   return ok({ metricsIntervalMs, latencySampleInterval, clock });
+}
+
+/**
+ * Checks `RunSession.run`'s options before the session starts (a misspelt field is refused, not ignored).
+ * @returns the drain bound in milliseconds, default applied, or InvalidArgument naming what is wrong: options that
+ *   are not an object, an unknown field, a `signal` that is not an AbortSignal, a `drainTimeoutMs` that is not a
+ *   finite number from 0 to the longest Node timer. @internal
+ */
+export function checkRunOptions(options: RunOptions): Result<number> {
+  const who = 'RunSession.run';
+  if (typeof options !== 'object' || options === null) return err(ErrorCode.InvalidArgument, `${who}: options must be an object, not ${options === null ? 'null' : `a ${typeof options}`}`);
+  const fields = checkOptionFields(who, options, RUN_OPTION_FIELDS);
+  if (!fields.ok) return fields;
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    return err(ErrorCode.InvalidArgument, `${who}: signal ${optionValue(options.signal)} is not an AbortSignal`);
+  }
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  if (typeof drainTimeoutMs !== 'number' || !Number.isFinite(drainTimeoutMs) || drainTimeoutMs < 0 || drainTimeoutMs > MAX_TIMER_MS) {
+    return err(ErrorCode.InvalidArgument, `${who}: drainTimeoutMs ${optionValue(drainTimeoutMs)} is not a finite number of milliseconds from 0 to ${MAX_TIMER_MS} (the longest Node timer)`);
+  }
+  return ok(drainTimeoutMs);
 }

@@ -9,7 +9,7 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type Result, ErrorCode, HsError, checkOptionFields, err, leakTracker, ok, selectBackend, unwrap } from '@hs/streams';
+import { type Backend, type Result, ErrorCode, HsError, err, leakTracker, ok, selectBackend, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
@@ -21,14 +21,13 @@ import { RateViews } from './rate-views.js';
 import { ownedRateGeneration, rejectedRateGeneration } from './rate-evidence.js';
 import { Scheduler } from './scheduler.js';
 import type { SessionClock } from './session-clock.js';
-import { RUN_OPTION_FIELDS, type RunOptions, type RunSessionEvents, type RunSessionOptions, checkSessionScalars } from './run-session-options.js';
+import { type RunOptions, type RunSessionEvents, type RunSessionOptions, checkRunOptions, checkSessionScalars } from './run-session-options.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
 import { wireRunners } from './session-runners.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 
-const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 const DEFAULT_TAP_DEPTH = 2;
 
 type SessionState = 'ready' | 'running' | 'stopped' | 'disposed';
@@ -260,18 +259,20 @@ export class RunSession {
    *   naming the rejected parameters and why when no rate generation is published (the first candidate,
    *   `RunSessionOptions.rateParameters`, was rejected; publish one with `updateRateParameters()`); `DeviceError`
    *   when a planned stream faulted; a boundary's start error (`NotFound`, `ProtocolError`, ...); `InvalidArgument`
-   *   for a field of `options` that is not an option (nothing ran; the session can still run).
+   *   for `options` that are not an object, a field that is not an option, a `signal` that is not an AbortSignal or a
+   *   `drainTimeoutMs` that is not a finite number from 0 to 2^31 - 1 (nothing ran; the session can still run).
    */
   run(options: RunOptions = {}): Promise<RunMetrics> {
     if (this.state !== 'ready') {
       return Promise.reject(new HsError(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     if (this.published === null) return Promise.reject(this.unpublished());
-    const fields = checkOptionFields('RunSession.run', options, RUN_OPTION_FIELDS);
-    if (!fields.ok) return Promise.reject(fields.error);
+    const checked = checkRunOptions(options);
+    if (!checked.ok) return Promise.reject(checked.error);
+    const drainTimeoutMs = checked.value;
     this.state = 'running';
     for (const runner of this.runners) runner.latency.reserve();
-    const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+    const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, drainTimeoutMs);
     this.scheduler = scheduler;
     this.wakeHook.scheduler = scheduler;
     const onAbort = (): void => scheduler.requestStop();
@@ -281,7 +282,6 @@ export class RunSession {
     const ticker = setInterval(this.tick, this.metricsIntervalMs);
     ticker.unref();
     this.running = (async (): Promise<Result<RunMetrics>> => {
-      const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
       const attached = await startBoundaries(this.resources);
       const started = attached.ok ? await callLifecycle(this.runners, 'start', drainTimeoutMs) : attached;
       const outcome = started.ok ? await scheduler.run() : started;
