@@ -23,7 +23,7 @@ export interface RunSessionOptions {
   readonly fullFences?: boolean;
   /**
    * Milliseconds between `'metrics'` events while a run is in progress (default 1000; a positive
-   * finite number). The timer only snapshots when a listener is registered, off the hot path.
+   * finite number up to 2^31 - 1, the longest Node timer). The timer only snapshots when a listener is registered, off the hot path.
    */
   readonly metricsIntervalMs?: number;
   /**
@@ -167,8 +167,8 @@ export function checkSessionScalars(options: RunSessionOptions): Result<SessionS
   const fields = checkOptionFields('RunSession.create', options, RUN_SESSION_OPTION_FIELDS);
   if (!fields.ok) return fields;
   const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
-  if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
-    return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds`);
+  if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0 || metricsIntervalMs > MAX_TIMER_MS) {
+    return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds up to ${MAX_TIMER_MS} (the longest Node timer)`);
   }
   const latencySampleInterval = options.latencySampleInterval ?? 1;
   if (!Number.isSafeInteger(latencySampleInterval) || latencySampleInterval < 1) {

@@ -125,7 +125,7 @@ export class RunSession {
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
    *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
-   *   `InvalidArgument` for a field that is not an option (a misspelt one, naming the closest), a `metricsIntervalMs` that is not a positive finite number, a
+   *   `InvalidArgument` for a field that is not an option (a misspelt one, naming the closest), a `metricsIntervalMs` that is not a positive finite number up to 2^31 - 1, a
    *   `latencySampleInterval` that is not a positive whole number, a `clock` without
    *   `now`/`setTimer`/`clearTimer`, a `scenario` no contract of the plan names, or an input with both a
    *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with

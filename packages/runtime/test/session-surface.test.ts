@@ -201,12 +201,15 @@ describe('session events and disposal', () => {
     session.dispose();
   });
 
-  it('rejects a metrics interval that is not a positive finite number', () => {
+  it('rejects a metrics interval that is not a positive finite number, or longer than a Node timer takes', () => {
     const { plan } = pinnedSource(1, false);
     for (const metricsIntervalMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
       const created = RunSession.create(unwrap(plan), { backend: 'host', metricsIntervalMs });
       expect(created.ok ? null : created.error.code).toBe(ErrorCode.InvalidArgument);
     }
+    // Node would warn and fire such an interval every millisecond.
+    const tooLong = RunSession.create(unwrap(plan), { backend: 'host', metricsIntervalMs: 2 ** 31 });
+    expect(tooLong.ok ? null : tooLong.error.message).toBe('InvalidArgument: metricsIntervalMs 2147483648 is not a positive finite number of milliseconds up to 2147483647 (the longest Node timer)');
   });
 
   it('rejects run options that are not an object, a signal that is not an AbortSignal or a bad drainTimeoutMs; the session still runs once', async () => {
