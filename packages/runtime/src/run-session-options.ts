@@ -189,7 +189,6 @@ export function checkSessionScalars(options: RunSessionOptions): Result<SessionS
  */
 export function checkRunOptions(options: RunOptions): Result<number> {
   const who = 'RunSession.run';
-  if (typeof options !== 'object' || options === null) return err(ErrorCode.InvalidArgument, `${who}: options must be an object, not ${options === null ? 'null' : `a ${typeof options}`}`);
   const fields = checkOptionFields(who, options, RUN_OPTION_FIELDS);
   if (!fields.ok) return fields;
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {

@@ -136,10 +136,15 @@ export class RunSession {
    *   admit still creates the session, with no generation published (see `RunSessionOptions.rateParameters`);
    *   `ResourceExhausted` for a plan of more than `MAX_SESSION_OPERATORS` operators (before anything is made).
    *   Creation time and memory grow linearly with the plan's operators, edges and pools.
-   * @throws HsError InvalidArgument when `resources` holds something that is not a resource; what a
+   * @throws HsError InvalidArgument when `plan` is not an ExecutionPlan (a `compile()` Result passed as it is) or
+   *   `resources` holds something that is not a resource; what a
    *   `resources` function throws (a backend the session selected is disposed first).
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
+    if (!Array.isArray((plan as Partial<ExecutionPlan> | null)?.operators)) {
+      const given = plan === null ? 'null' : typeof plan === 'object' ? 'an object without operators' : `a ${typeof plan}`;
+      throw new HsError(ErrorCode.InvalidArgument, `RunSession.create: plan must be the ExecutionPlan compile() gives (unwrap its Result), not ${given}`);
+    }
     if (plan.operators.length > MAX_SESSION_OPERATORS) {
       return err(
         ErrorCode.ResourceExhausted,
@@ -157,6 +162,9 @@ export class RunSession {
     const reads = inputReads(plan, scenario);
     if (!reads.ok) return reads;
     const given = options.backend;
+    if (given === null || (given !== undefined && typeof given !== 'string' && typeof given !== 'object')) {
+      return err(ErrorCode.InvalidArgument, `RunSessionOptions.backend must be a Backend, 'host' or 'cuda', not ${given === null ? 'null' : `a ${typeof given}`}`);
+    }
     const ownsBackend = given === undefined || typeof given === 'string';
     let backend: Backend;
     if (given !== undefined && typeof given !== 'string') {
