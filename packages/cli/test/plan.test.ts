@@ -8,7 +8,7 @@ import { ExitCode } from '../src/index.js';
 import { FIXTURE, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
 
 /** The hint line under a usage error of a module (`hs run`/`hs plan`). */
-const USAGE_HINT = "hint: hs run --help lists the options of hs; the module's own go after --, listed by -- --help";
+const USAGE_HINT = "hint: hs plan --help lists the options of hs; the module's own go after --, listed by -- --help"; // hs plan's, not hs run's
 
 interface SvgGroup {
   '@_class'?: string;
