@@ -5,7 +5,7 @@
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::Segment, io::FileMetaData).
  */
 import { inflateSync } from 'node:zlib';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
 import { FILE_MAGIC, FORMAT_MAJOR, ROOT_OFFSET, type GridClass, type GridType } from '../grid/grid-layout.js';
 import type { Box3 } from '../grid/grid-validation.js';
 
@@ -13,6 +13,11 @@ import type { Box3 } from '../grid/grid-validation.js';
 export type NvdbCodec = 'none' | 'zip' | 'blosc';
 
 export const CODECS: readonly NvdbCodec[] = ['none', 'zip', 'blosc'];
+
+/** The InvalidArgument `who` (a writer that takes every codec, BLOSC included) throws for `codec`, or nothing for a codec of `CODECS`. */
+export function checkWriterCodec(who: string, codec: unknown): void {
+  if (!CODECS.includes(codec as NvdbCodec)) throw new HsError(ErrorCode.InvalidArgument, `${who}: codec must be ${CODECS.map((c) => `'${c}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}, got ${String(codec)}`);
+}
 export const HEADER_SIZE = 16;
 export const META_SIZE = 176;
 /** Most bytes of grids one host buffer holds on Node 20 (one less than 4 GiB); larger grids are listed, not decoded. */
