@@ -200,3 +200,8 @@ export function checkRunOptions(options: RunOptions): Result<number> {
   }
   return ok(drainTimeoutMs);
 }
+
+/** Whether `candidate` has the shape of rate parameter values: an array of `{ parameter: string, rate }`. @internal */
+export function isRateCandidate(candidate: unknown): candidate is readonly RateParameterValue[] {
+  return Array.isArray(candidate) && candidate.every((v: unknown) => typeof v === 'object' && v !== null && typeof (v as RateParameterValue).parameter === 'string');
+}

@@ -21,7 +21,7 @@ import { RateViews } from './rate-views.js';
 import { ownedRateGeneration, rejectedRateGeneration } from './rate-evidence.js';
 import { Scheduler } from './scheduler.js';
 import type { SessionClock } from './session-clock.js';
-import { type RunOptions, type RunSessionEvents, type RunSessionOptions, checkRunOptions, checkSessionScalars } from './run-session-options.js';
+import { type RunOptions, type RunSessionEvents, type RunSessionOptions, checkRunOptions, checkSessionScalars, isRateCandidate } from './run-session-options.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
@@ -155,7 +155,7 @@ export class RunSession {
     if (!scalars.ok) return scalars;
     const { metricsIntervalMs, latencySampleInterval, clock } = scalars.value;
     const firstCandidate: unknown = options.rateParameters ?? [];
-    if (!Array.isArray(firstCandidate) || !firstCandidate.every((v: unknown) => typeof v === 'object' && v !== null && typeof (v as RateParameterValue).parameter === 'string')) {
+    if (!isRateCandidate(firstCandidate)) {
       return err(ErrorCode.InvalidArgument, 'RunSessionOptions.rateParameters must be an array of { parameter: "op.params.field", rate: Rate }');
     }
     const scenario = options.scenario ?? DEFAULT_SCENARIO;
@@ -195,7 +195,7 @@ export class RunSession {
     const rateViews = new RateViews(plan);
     const fused = options.fullFences === true ? new Set<string>() : provenFusedEdges(plan);
     const { runners, producerOf } = wireRunners({ plan, backend, resources, reads: reads.value, fused, rateViews, scenario, latencySampleInterval });
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock, firstCandidate as readonly RateParameterValue[]));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock, firstCandidate));
   }
 
   /**
@@ -207,10 +207,14 @@ export class RunSession {
    * This is also how a session whose first candidate (`RunSessionOptions.rateParameters`) was rejected
    * gets a generation to run with.
    * @returns the published generation (deep-frozen); `InvalidArgument`/`NotFound`/`ResourceExhausted` for a
-   *   rejected candidate; `InvalidState` after dispose().
+   *   rejected candidate; `InvalidArgument` for a candidate that is not an array of `{ parameter: string, rate }`
+   *   (nothing recorded); `InvalidState` after dispose().
    */
   updateRateParameters(candidate: readonly RateParameterValue[]): Result<RateGeneration> {
     if (this.state === 'disposed') return err(ErrorCode.InvalidState, 'session is disposed');
+    if (!isRateCandidate(candidate)) {
+      return err(ErrorCode.InvalidArgument, 'updateRateParameters: the candidate must be an array of { parameter: "op.params.field", rate: Rate }');
+    }
     return this.propose(this.nextGeneration++, candidate);
   }
 
