@@ -1,5 +1,5 @@
-import type { RateParameterValue } from '@hs/compiler';
-import { type Backend, ErrorCode, type HostBackendOptions, type Result, checkOptionFields, err, ok } from '@hs/streams';
+import type { ExecutionPlan, RateParameterValue } from '@hs/compiler';
+import { type Backend, ErrorCode, type HostBackendOptions, HsError, type Result, checkOptionFields, err, ok } from '@hs/streams';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 import type { RunMetrics } from './run-metrics.js';
@@ -160,12 +160,17 @@ export interface SessionScalars {
 }
 
 /**
- * Checks `RunSession.create`'s option fields (a misspelt one is refused, not ignored) and its scalar settings.
+ * Checks `RunSession.create`'s option fields (a misspelt one is refused, not ignored), that `backend` is a Backend or a
+ * name, and its scalar settings.
  * @returns them with defaults applied, or InvalidArgument naming the unknown field or the bad value. @internal
  */
 export function checkSessionScalars(options: RunSessionOptions): Result<SessionScalars> {
   const fields = checkOptionFields('RunSession.create', options, RUN_SESSION_OPTION_FIELDS);
   if (!fields.ok) return fields;
+  const { backend } = options;
+  if (backend === null || (backend !== undefined && typeof backend !== 'string' && typeof backend !== 'object')) {
+    return err(ErrorCode.InvalidArgument, `RunSessionOptions.backend must be a Backend, 'host' or 'cuda', not ${backend === null ? 'null' : `a ${typeof backend}`}`);
+  }
   const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
   if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0 || metricsIntervalMs > MAX_TIMER_MS) {
     return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds up to ${MAX_TIMER_MS} (the longest Node timer)`);
@@ -204,4 +209,11 @@ export function checkRunOptions(options: RunOptions): Result<number> {
 /** Whether `candidate` has the shape of rate parameter values: an array of `{ parameter: string, rate }`. @internal */
 export function isRateCandidate(candidate: unknown): candidate is readonly RateParameterValue[] {
   return Array.isArray(candidate) && candidate.every((v: unknown) => typeof v === 'object' && v !== null && typeof (v as RateParameterValue).parameter === 'string');
+}
+
+/** Throws the InvalidArgument for a `plan` that is not an ExecutionPlan (such as the `compile()` Result passed as it is). @internal */
+export function checkPlanArgument(plan: unknown): void {
+  if (Array.isArray((plan as Partial<ExecutionPlan> | null)?.operators)) return;
+  const given = plan === null ? 'null' : typeof plan === 'object' ? 'an object without operators' : `a ${typeof plan}`;
+  throw new HsError(ErrorCode.InvalidArgument, `RunSession.create: plan must be the ExecutionPlan compile() gives (unwrap its Result), not ${given}`);
 }

@@ -21,7 +21,7 @@ import { RateViews } from './rate-views.js';
 import { ownedRateGeneration, rejectedRateGeneration } from './rate-evidence.js';
 import { Scheduler } from './scheduler.js';
 import type { SessionClock } from './session-clock.js';
-import { type RunOptions, type RunSessionEvents, type RunSessionOptions, checkRunOptions, checkSessionScalars, isRateCandidate } from './run-session-options.js';
+import { type RunOptions, type RunSessionEvents, type RunSessionOptions, checkPlanArgument, checkRunOptions, checkSessionScalars, isRateCandidate } from './run-session-options.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
@@ -141,10 +141,7 @@ export class RunSession {
    *   `resources` function throws (a backend the session selected is disposed first).
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
-    if (!Array.isArray((plan as Partial<ExecutionPlan> | null)?.operators)) {
-      const given = plan === null ? 'null' : typeof plan === 'object' ? 'an object without operators' : `a ${typeof plan}`;
-      throw new HsError(ErrorCode.InvalidArgument, `RunSession.create: plan must be the ExecutionPlan compile() gives (unwrap its Result), not ${given}`);
-    }
+    checkPlanArgument(plan);
     if (plan.operators.length > MAX_SESSION_OPERATORS) {
       return err(
         ErrorCode.ResourceExhausted,
@@ -162,9 +159,6 @@ export class RunSession {
     const reads = inputReads(plan, scenario);
     if (!reads.ok) return reads;
     const given = options.backend;
-    if (given === null || (given !== undefined && typeof given !== 'string' && typeof given !== 'object')) {
-      return err(ErrorCode.InvalidArgument, `RunSessionOptions.backend must be a Backend, 'host' or 'cuda', not ${given === null ? 'null' : `a ${typeof given}`}`);
-    }
     const ownsBackend = given === undefined || typeof given === 'string';
     let backend: Backend;
     if (given !== undefined && typeof given !== 'string') {

@@ -17,7 +17,8 @@ import {
 } from './grid-layout.js';
 import { popcount8, testBit } from './bit-mask.js';
 import { readExactScalar, readQuantized, readScalar } from './scalar-io.js';
-import { checkGridBytes, type GridMetadata } from './grid-validation.js';
+import { checkGridBytes } from './grid-bytes-check.js';
+import type { GridMetadata } from './grid-validation.js';
 
 /** Called for each active voxel: its index coordinates and its value (as `getValue` gives it; 0 for vector grids). */
 export type ActiveVoxelVisitor = (x: number, y: number, z: number, value: number) => void;

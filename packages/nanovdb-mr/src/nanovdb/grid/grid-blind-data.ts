@@ -7,7 +7,8 @@
  */
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { BLIND_METADATA_SIZE, BlindMeta, GRID_NAME_SIZE, Grid, GridType } from './grid-layout.js';
-import { checkGridBytes, type GridMetadata } from './grid-validation.js';
+import { checkGridBytes } from './grid-bytes-check.js';
+import type { GridMetadata } from './grid-validation.js';
 
 /** One GridBlindMetaData record of a grid. */
 export interface BlindMetadata {

@@ -26,7 +26,8 @@ import {
   type ScalarKind,
   type ValueLayout,
 } from './grid-layout.js';
-import { checkGridBytes, type GridMetadata } from './grid-validation.js';
+import { checkGridBytes } from './grid-bytes-check.js';
+import type { GridMetadata } from './grid-validation.js';
 import { readExactScalar, readQuantized, readScalar, writeScalar } from './scalar-io.js';
 
 /** Statistics of a grid's active values. */

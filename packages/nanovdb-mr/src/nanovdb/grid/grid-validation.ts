@@ -1,4 +1,4 @@
-import { ErrorCode, HsError, err, ok, type Err, type Result } from '@hs/streams';
+import { ErrorCode, err, ok, type Err, type Result } from '@hs/streams';
 import { popcount32, popcount8 } from './bit-mask.js';
 import { CHECKSUM_NONE, computeChecksum, type ChecksumMode } from './grid-checksum.js';
 import {
@@ -140,26 +140,6 @@ export function validateGrids(bytes: Uint8Array, options: ValidateOptions = {}):
     offset += checked.gridSize;
   } while (grids.length < expectedCount);
   return ok(grids);
-}
-
-/**
- * Throws the InvalidArgument of `who`, a reader over bytes and one grid of them, unless `bytes` is a Uint8Array that
- * holds the grid `metadata` describes (its `byteOffset + gridSize` bytes); `call` shows the call to make instead.
- * Readers walk the grid through a DataView of exactly those bytes, so shorter bytes would end in a RangeError.
- * @internal
- */
-export function checkGridBytes(who: string, bytes: unknown, metadata: unknown, call: string): void {
-  const m = metadata as Partial<GridMetadata> | null | undefined;
-  if (!(bytes instanceof Uint8Array) || typeof m !== 'object' || m === null || !Number.isSafeInteger(m.gridSize) || !Number.isSafeInteger(m.byteOffset)) {
-    throw new HsError(ErrorCode.InvalidArgument, `${who} takes the bytes and one grid of them: ${call}, unwrapping hostBytes()`);
-  }
-  const { gridSize, byteOffset } = m as GridMetadata;
-  if (bytes.length < byteOffset + gridSize) {
-    throw new HsError(
-      ErrorCode.InvalidArgument,
-      `${who}: the bytes hold ${bytes.length} bytes, fewer than the ${gridSize} of grid ${String(m.gridIndex)} at byte ${byteOffset}; pass the bytes its metadata was validated from`,
-    );
-  }
 }
 
 /**
