@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode, HostBackend, HsError, unwrap } from '@hs/streams';
-import { GridType, HostResource, decodeNvdb, encodeNvdb, readNvdbFile, validateGrids, voxelsToGrid, writeNvdb, writeNvdbAsync, writeNvdbFile } from '../../src/index.js';
+import { GridType, HostResource, StatisticsResource, decodeNvdb, encodeNvdb, readNvdbFile, validateGrids, voxelsToGrid, writeNvdb, writeNvdbAsync, writeNvdbFile } from '../../src/index.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
 const backend = new HostBackend();
@@ -46,6 +46,22 @@ describe('readNvdbFile', () => {
     writeFileSync(corrupt, bad);
     await expect(readNvdbFile(backend, resource, corrupt)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
     await expect(readNvdbFile(backend, resource, cut, { chunkBytes: 0 })).rejects.toMatchObject({ message: expect.stringContaining('chunkBytes') });
+  });
+
+  it('refuses a zip FileMetaData whose gridSize its payload cannot inflate to, before allocating that gridSize', async () => {
+    const handle = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([0, 0, 0]), values: new Float32Array([1]) }, { gridType: GridType.Float }));
+    const file = unwrap(writeNvdb(handle, 'zip')).slice();
+    handle.dispose();
+    const fileSize = Number(new DataView(file.buffer).getBigUint64(24, true));
+    new DataView(file.buffer).setBigUint64(16, 3n * 2n ** 30n, true); // a few hundred bytes claiming a 3 GiB grid
+    const path = join(dir, 'claims-3-gib.nvdb');
+    writeFileSync(path, file);
+    const counted = new StatisticsResource(resource);
+    const message = `InvalidArgument: .nvdb segment 0 at byte 0: meta[0].gridSize: 3221225472 bytes cannot inflate from a ${fileSize}-byte zip payload (zlib inflates at most 1032 bytes per byte)`;
+    await expect(readNvdbFile(backend, counted, path)).rejects.toThrow(message);
+    expect(counted.statistics.bytes.peak).toBe(0);
+    const decoded = decodeNvdb(file);
+    expect(decoded.ok ? '' : decoded.error.message).toBe(message);
   });
 
   it('refuses options that are not an object or hold a misspelt field, instead of a TypeError or a silent default', async () => {
