@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { commanderExit, createProgram, parseNumberOption, withoutLeadingSeparators } from '@hs/cli-options';
+import { commanderExit, createProgram, parseNumberOption, usageHint, withoutLeadingSeparators } from '@hs/cli-options';
 import { ErrorCode, HsError } from '@hs/streams';
 import { benchCommand } from './bench-command.js';
 import { BENCH_SECTIONS } from './bench-sections.js';
@@ -100,12 +100,14 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
 
   program
     .command('doctor')
+    .showHelpAfterError(usageHint('hs doctor'))
     .description('Report the backend, CUDA runtime/driver, devices, memory-pool and IPC support, native addons, and what to do about missing pieces. Exit 0 when the host backend works.')
     .option('--json', 'print the report as JSON')
     .action(async (options: { json?: boolean }) => finish(await doctorCommand({ json: options.json === true }, io)));
 
   program
     .command('run')
+    .showHelpAfterError(usageHint('hs run'))
     .description('Run a pipeline module with a progress bar and live status (frames/s, latency p50/p99, pool occupancy). Ctrl-C stops it cleanly (exit 130).')
     .argument('<module>', 'example name (examples/<name> of this checkout) or path to a pipeline module file or package')
     .option('--interval <ms>', 'milliseconds between status updates (10 to 60000)', integerIn('--interval', 10, 60_000), 500)
@@ -118,6 +120,7 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
 
   const plan = program
     .command('plan')
+    .showHelpAfterError(usageHint('hs plan'))
     .description('Compile a pipeline module and show its plan: partitions, streams, fused edges, pools and their derivations.')
     .argument('<module>', 'example name or path to a pipeline module file or package')
     .option('-o, --output <file>', 'write to this file instead of standard output; without a format flag its extension (.txt, .json, .dot, .svg, .html; any other is refused) picks the format')
@@ -137,6 +140,7 @@ function buildProgram(io: CliIo, moduleArgs: readonly string[], finish: (code: E
 
   program
     .command('bench')
+    .showHelpAfterError(usageHint('hs bench'))
     .description('Run the benchmarks of this checkout (tooling/benchmarks) and write a Markdown table and an SVG plot of the latency distributions.')
     .option('--frames <n>', 'frames per repeat (1 to 100000000)', integerIn('--frames', 1, 100_000_000), 200_000)
     .option('--repeats <n>', 'repeats of each series (1 to 1000)', integerIn('--repeats', 1, 1000), 5)

@@ -2,6 +2,7 @@ import { type ExecutionPlan, Graph, compile } from '@hs/compiler';
 import type { PipelineBuild } from '@hs/runtime';
 import { HsError, type Result } from '@hs/streams';
 import type { CliIo } from './cli-io.js';
+import { usageHint } from '@hs/cli-options';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 import { type LoadedPipelineModule, loadPipelineModule } from './module-loader.js';
 
@@ -15,7 +16,7 @@ export interface PreparedPipeline {
 /**
  * The steps `hs run` and `hs plan` share: load the module `target` names, let it parse `moduleArgs`,
  * build its graph and compile it with the build's compile options. Every failure is printed to `io.err`
- * as `hs: <ErrorCode>: <message>`.
+ * as `hs: <ErrorCode>: <message>`, a usage error with a hint naming `command`'s help.
  *
  * @returns the prepared pipeline, or the exit code to stop with: `ExitCode.Usage` for a module that
  *   cannot be loaded or arguments it rejected (`ExitCode.Success` after its own `--help`),
@@ -25,6 +26,7 @@ export interface PreparedPipeline {
  *   the error and the first stack frame; no stack trace).
  */
 export async function preparePipeline(
+  command: 'hs run' | 'hs plan',
   target: string,
   moduleArgs: readonly string[],
   io: CliIo,
@@ -33,40 +35,41 @@ export async function preparePipeline(
   try {
     loaded = await loadPipelineModule(target, io.cwd);
   } catch (thrown) {
-    return fail(io, (thrown as HsError).message, ExitCode.Usage);
+    return fail(io, command, (thrown as HsError).message, ExitCode.Usage);
   }
   const { module } = loaded;
   let request: ReturnType<typeof module.parseArguments>;
   try {
     request = module.parseArguments(moduleArgs, { log: io.out, error: io.err });
   } catch (thrown) {
-    return fail(io, thrownMessage(module.name, 'parseArguments()', thrown), ExitCode.Failure);
+    return fail(io, command, thrownMessage(module.name, 'parseArguments()', thrown), ExitCode.Failure);
   }
-  if (!isResult(request)) return fail(io, `InvalidArgument: ${module.name}: parseArguments() did not return a Result (ok/err from @hs/streams)`, ExitCode.Failure);
-  if (!request.ok) return fail(io, request.error.message, ExitCode.Usage);
+  if (!isResult(request)) return fail(io, command, `InvalidArgument: ${module.name}: parseArguments() did not return a Result (ok/err from @hs/streams)`, ExitCode.Failure);
+  if (!request.ok) return fail(io, command, request.error.message, ExitCode.Usage);
   if (request.value.kind === 'exit') return { ok: false, exitCode: request.value.exitCode === 0 ? ExitCode.Success : ExitCode.Usage };
   let build: PipelineBuild;
   try {
     build = await module.build(request.value.options);
   } catch (thrown) {
-    return fail(io, thrownMessage(module.name, 'build()', thrown), ExitCode.Failure);
+    return fail(io, command, thrownMessage(module.name, 'build()', thrown), ExitCode.Failure);
   }
   if (isResult(build)) {
-    return fail(io, `InvalidArgument: ${module.name}: build() resolved a Result; it resolves the PipelineBuild itself and rejects with an HsError`, ExitCode.Failure);
+    return fail(io, command, `InvalidArgument: ${module.name}: build() resolved a Result; it resolves the PipelineBuild itself and rejects with an HsError`, ExitCode.Failure);
   }
   if (typeof build !== 'object' || build === null || typeof build.summary !== 'function') {
-    return fail(io, `InvalidArgument: ${module.name}: build() must give a PipelineBuild with a graph and a summary function`, ExitCode.Failure);
+    return fail(io, command, `InvalidArgument: ${module.name}: build() must give a PipelineBuild with a graph and a summary function`, ExitCode.Failure);
   }
   if (!(build.graph instanceof Graph)) {
     return fail(
       io,
+      command,
       `InvalidArgument: ${module.name}: build() gave a graph that is not a Graph of the @hs/compiler hs uses; ` +
         'build it with new Graph() and install @hs/cli in the same project as the module\'s @hs/compiler',
       ExitCode.Failure,
     );
   }
   const plan = compile(build.graph, build.compileOptions);
-  if (!plan.ok) return fail(io, plan.error.message, ExitCode.Failure);
+  if (!plan.ok) return fail(io, command, plan.error.message, ExitCode.Failure);
   return { ok: true, value: { loaded, build, plan: plan.value } };
 }
 
@@ -89,11 +92,9 @@ function thrownMessage(moduleName: string, what: string, thrown: unknown): strin
   return `InvalidState: ${moduleName}: ${what} threw ${thrown.name}: ${thrown.message.split('\n')[0]}${where}`;
 }
 
-/** The hint line under a usage error of `hs run`/`hs plan`: where the commands' and the module's options are listed. */
-const MODULE_USAGE_HINT = 'hint: hs run --help lists the options of hs; the module\'s own go after --, listed by -- --help';
-
-function fail(io: CliIo, message: string, exitCode: ExitCodeValue): { readonly ok: false; readonly exitCode: ExitCodeValue } {
+/** Prints `message`; under a usage error, the hint saying where `command`'s and the module's options are listed. */
+function fail(io: CliIo, command: 'hs run' | 'hs plan', message: string, exitCode: ExitCodeValue): { readonly ok: false; readonly exitCode: ExitCodeValue } {
   io.err(`hs: ${message}`);
-  if (exitCode === ExitCode.Usage) io.err(MODULE_USAGE_HINT);
+  if (exitCode === ExitCode.Usage) io.err(`${usageHint(command)} of hs; the module's own go after --, listed by -- --help`);
   return { ok: false, exitCode };
 }

@@ -39,7 +39,7 @@ export async function planCommand(options: PlanCommandOptions, io: CliIo): Promi
     io.err(usageHint('hs plan'));
     return ExitCode.Usage;
   }
-  const prepared = await preparePipeline(options.target, options.moduleArgs, io);
+  const prepared = await preparePipeline('hs plan', options.target, options.moduleArgs, io);
   if (!prepared.ok) return prepared.exitCode;
   const { loaded, plan } = prepared.value;
   let rendered: string;

@@ -31,7 +31,7 @@ export interface RunCommandOptions {
  *   its preparation fails; `ExitCode.Usage` for a module or arguments that were wrong.
  */
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<ExitCodeValue> {
-  const prepared = await preparePipeline(options.target, options.moduleArgs, io);
+  const prepared = await preparePipeline('hs run', options.target, options.moduleArgs, io);
   if (!prepared.ok) return prepared.exitCode;
   const { loaded, build, plan } = prepared.value;
   // The session (its backend and pools) first: a run that cannot start leaves nothing prepareRun() would

@@ -37,7 +37,7 @@ describe('hs binary: the command-line convention', () => {
     expect(refused).toMatchObject({ code: 2, stdout: '' });
     expect(refused.stderr.trimEnd().split('\n')).toEqual([
       "hs: option '--interval <ms>' argument '1_000' is invalid. --interval takes a whole number from 10 to 60000 in standard notation (30, 1e3), got '1_000'",
-      'hint: hs --help lists the options',
+      'hint: hs run --help lists the options', // hs run's, where --interval is listed
     ]);
   });
 

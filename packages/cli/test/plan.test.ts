@@ -8,7 +8,7 @@ import { ExitCode } from '../src/index.js';
 import { FIXTURE, PACKAGE_DIR, hs, spawnHs } from './run-hs.js';
 
 /** The hint line under a usage error of a module (`hs run`/`hs plan`). */
-const USAGE_HINT = "hint: hs run --help lists the options of hs; the module's own go after --, listed by -- --help";
+const USAGE_HINT = "hint: hs plan --help lists the options of hs; the module's own go after --, listed by -- --help"; // hs plan's, not hs run's
 
 interface SvgGroup {
   '@_class'?: string;
@@ -156,7 +156,7 @@ describe('hs plan', () => {
   it('answers usage errors with exit code 2 and one line saying what to do', async () => {
     const both = await hs(['plan', FIXTURE, '--svg', '--dot']);
     expect(both.exitCode).toBe(ExitCode.Usage);
-    expect(both.err[0]).toBe("hs: option '--dot' cannot be used with option '--svg'");
+    expect(both.err).toEqual(["hs: option '--dot' cannot be used with option '--svg'", 'hint: hs plan --help lists the options']);
     const missing = await hs(['plan', 'no-such-example']);
     expect(missing.exitCode).toBe(ExitCode.Usage);
     expect(missing.err[0]).toMatch(/^hs: NotFound: no example 'no-such-example' in examples\/ of .* \(known examples: .*image-pipeline.*\); give a path/);

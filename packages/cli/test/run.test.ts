@@ -104,7 +104,7 @@ describe('hs run', () => {
     expect(interval.exitCode).toBe(ExitCode.Usage);
     expect(interval.err).toEqual([
       "hs: option '--interval <ms>' argument '0' is invalid. --interval takes a whole number from 10 to 60000 in standard notation (30, 1e3), got '0'",
-      'hint: hs --help lists the options',
+      'hint: hs run --help lists the options',
     ]);
     const unknown = await hs(['run', FIXTURE, '--frames', '3']);
     expect(unknown.exitCode).toBe(ExitCode.Usage);

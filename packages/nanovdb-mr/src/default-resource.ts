@@ -14,8 +14,8 @@ const defaults = new WeakMap<Backend, Map<string, BackendResource>>();
  * on a pool-less device its allocations fail with an actionable NotSupported, never a silent fallback),
  * cudaManaged -> `ManagedResource`.
  *
- * hs has no process-global device runtime, so the backend is explicit. Errors: InvalidArgument for an
- * unknown kind, a host kind with a CUDA device or a CUDA kind with `Device.cpu()` or a device the backend
+ * hs has no process-global device runtime, so the backend is explicit. Errors: InvalidArgument for a
+ * `backend` that is not a Backend, an unknown kind, a host kind with a CUDA device or a CUDA kind with `Device.cpu()` or a device the backend
  * does not have. Spec: "default_resource<R>()" (nanovdb-memory-resources, Step 1).
  * @example
  * ```ts
@@ -31,6 +31,9 @@ const defaults = new WeakMap<Backend, Map<string, BackendResource>>();
  * ```
  */
 export function defaultResource(backend: Backend, kind: MemoryKind, device: Device): Result<BackendResource> {
+  if (typeof backend !== 'object' || backend === null || typeof backend.allocate !== 'function') {
+    return err(ErrorCode.InvalidArgument, `defaultResource: expected a Backend (for example new HostBackend()), got ${backend === null ? 'null' : typeof backend}`);
+  }
   if (!(device instanceof Device)) return err(ErrorCode.InvalidArgument, `defaultResource: device must be a Device, got ${String(device)}`);
   if (!Object.values(MemoryKind).includes(kind)) return err(ErrorCode.InvalidArgument, `defaultResource: unknown memory kind "${String(kind)}"`);
   if (requiresCudaDevice(kind)) {

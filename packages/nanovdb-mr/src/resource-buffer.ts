@@ -1,4 +1,4 @@
-import { ErrorCode, HsError, MemoryKind, OK_VOID, err, leakTracker, ok, type Backend, type Result, type Stream } from '@hs/streams';
+import { ErrorCode, HsError, MemoryKind, OK_VOID, checkOptionFields, err, leakTracker, ok, unwrap, type Backend, type Result, type Stream } from '@hs/streams';
 import type { ElementSpan } from './element-span.js';
 import { isElementType, type ElementArrayOf, type ElementType } from './element-type.js';
 import { resourceOrigin } from './resource-origin.js';
@@ -82,8 +82,8 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    * Allocates `count` uninitialized elements stream-ordered on `stream` from `resource`.
    * Errors: the resource's (`OutOfMemory`, `NotSupported`, stream errors), `InvalidArgument` for a bad
    * count or alignment, `ArithmeticOverflow` when the byte size is not a safe integer.
-   * @throws HsError InvalidArgument when `resource` is not an async resource, `noInit` is not `true` or
-   * `element` is not a supported typed-array constructor.
+   * @throws HsError InvalidArgument when `resource` is not an async resource, `noInit` is not `true`,
+   * `element` is not a supported typed-array constructor, or `options` holds a field that is not an option.
    */
   static allocateAsync<R extends AsyncResource, E extends ElementType = Uint8ArrayConstructor>(
     backend: Backend,
@@ -95,6 +95,7 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
     if (!isAsyncResource(resource)) {
       throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocateAsync: resource must be an async resource; use ResourceBuffer.allocate for a synchronous one, or lift it with AsyncFromSync');
     }
+    unwrap(checkOptionFields('ResourceBuffer.allocateAsync', options, ['element', 'alignment', 'noInit']));
     if (options?.noInit !== true) {
       throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocateAsync: pass { noInit: true }; buffers are never filled implicitly');
     }
@@ -109,7 +110,8 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
   /**
    * Allocates `count` uninitialized elements synchronously from `resource`; the buffer has no stream.
    * Errors as `allocateAsync`, without stream errors.
-   * @throws HsError InvalidArgument when `resource` is not a resource or `element` is not supported.
+   * @throws HsError InvalidArgument when `resource` is not a resource, `element` is not supported, or `options` is not
+   *   an object or holds a field that is not an option (a misspelt one, naming the closest).
    */
   static allocate<R extends SyncResource, E extends ElementType = Uint8ArrayConstructor>(
     backend: Backend,
@@ -118,6 +120,7 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
     options: ResourceBufferOptions<E> = {},
   ): Result<ResourceBuffer<R, E>> {
     if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocate: resource must be a resource (allocate and deallocate)');
+    unwrap(checkOptionFields('ResourceBuffer.allocate', options, ['element', 'alignment']));
     const shape = resolveShape('ResourceBuffer.allocate', count, options);
     if (!shape.ok) return shape;
     const { element, alignment, bytes } = shape.value;

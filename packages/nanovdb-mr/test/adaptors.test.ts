@@ -143,6 +143,8 @@ describe('adaptors', () => {
     const chain: SyncResource = new StatisticsResource(new TrackingResource(new LimitingResource(new DeviceResource(b, cuda0), 1 << 20)));
     expect(isAsyncResource(chain)).toBe(true);
     expect(() => new StatisticsResource({} as SyncResource)).toThrow(/upstream must be a resource/);
+    expect(() => new TrackingResource(new HostResource(b), null as never)).toThrow('TrackingResource: options must be an object, not null');
+    expect(() => new TrackingResource(new HostResource(b), { captureStack: true } as never)).toThrow("TrackingResource: unknown option 'captureStack'; did you mean 'captureStacks'?");
     b.dispose();
   });
 });

@@ -57,6 +57,17 @@ describe('ResourceBuffer', () => {
     backend.dispose();
   });
 
+  it('refuses options that are not an object or hold a misspelt field, instead of a TypeError or a silent default', () => {
+    const { backend, stream } = setup();
+    const host = new HostResource(backend);
+    expect(() => ResourceBuffer.allocate(backend, host, 4, null as never)).toThrow('ResourceBuffer.allocate: options must be an object, not null');
+    expect(() => ResourceBuffer.allocate(backend, host, 4, { elemnt: Float32Array } as never)).toThrow("ResourceBuffer.allocate: unknown option 'elemnt'; did you mean 'element'?");
+    expect(() => ResourceBuffer.allocateAsync(backend, stream, new DeviceResource(backend, cuda0), 4, { noInit: true, aligment: 512 } as never)).toThrow(
+      "ResourceBuffer.allocateAsync: unknown option 'aligment'; did you mean 'alignment'?",
+    );
+    backend.dispose();
+  });
+
   it('frees on its retained stream, and setStream changes that stream without synchronizing', () => {
     const { backend, stream, other } = setup({ scheduling: 'manual' });
     const lifted = new AsyncFromSync(backend, new ManagedResource(backend, cuda0));

@@ -54,6 +54,8 @@ describe('resource concept', () => {
       const r = defaultResource(b, kind, device);
       expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
     }
+    const noBackend = defaultResource(null as never, MemoryKind.Host, Device.cpu());
+    expect(noBackend.ok ? '' : noBackend.error.message).toBe('InvalidArgument: defaultResource: expected a Backend (for example new HostBackend()), got null');
     b.dispose();
     other.dispose();
   });

@@ -19,7 +19,8 @@ import { ErrorCode, HsError, checkOutputFolder, errWithContext } from '@hs/strea
  *   naming the OS error of the first part that failed (ENOTDIR when an existing part is a file, ENOENT
  *   under a pseudo file system or a dangling link, EACCES, ...), with that error as the cause. Parents
  *   created before a later part fails stay (empty folders). `InvalidArgument`
- *   `[<option>: ]output folder '<dir>' is a symbolic link; ...` when `dir` is a link (to a folder or not).
+ *   `[<option>: ]output folder '<dir>' is a symbolic link; ...` when `dir` is a link (to a folder or not);
+ *   `InvalidArgument` `[<option>: ]the output folder must be a path (a string), ...` when `dir` is not a string.
  * @example
  * ```ts
  * import { mkdtempSync, statSync } from 'node:fs';
@@ -39,6 +40,7 @@ import { ErrorCode, HsError, checkOutputFolder, errWithContext } from '@hs/strea
  * ```
  */
 export async function createOutputDirectory(dir: string, option?: string): Promise<void> {
+  if (typeof dir !== 'string') throw new HsError(ErrorCode.InvalidArgument, `${option === undefined ? '' : `${option}: `}the output folder must be a path (a string), got ${String(dir)}`);
   const failure = (cause: unknown): never => {
     const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
     throw new HsError(ErrorCode.InvalidArgument, `${option === undefined ? '' : `${option}: `}cannot create ${dir}: ${code}`, { cause });

@@ -1,9 +1,9 @@
-import type { RateParameterValue } from '@hs/compiler';
-import { type Backend, ErrorCode, type HostBackendOptions, type Result, checkOptionFields, err, ok } from '@hs/streams';
+import type { ExecutionPlan, RateParameterValue } from '@hs/compiler';
+import { type Backend, ErrorCode, type HostBackendOptions, HsError, type Result, checkOptionFields, err, ok } from '@hs/streams';
 import type { BoundaryProvider } from './boundary-provider.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 import type { RunMetrics } from './run-metrics.js';
-import { type SessionClock, monotonicClock } from './session-clock.js';
+import { MAX_TIMER_MS, type SessionClock, monotonicClock } from './session-clock.js';
 
 /** Options for `RunSession.create`. */
 export interface RunSessionOptions {
@@ -23,7 +23,7 @@ export interface RunSessionOptions {
   readonly fullFences?: boolean;
   /**
    * Milliseconds between `'metrics'` events while a run is in progress (default 1000; a positive
-   * finite number). The timer only snapshots when a listener is registered, off the hot path.
+   * finite number up to 2^31 - 1, the longest Node timer). The timer only snapshots when a listener is registered, off the hot path.
    */
   readonly metricsIntervalMs?: number;
   /**
@@ -143,8 +143,11 @@ const RUN_SESSION_OPTION_FIELDS = [
   'rateParameters',
 ];
 
-/** Every field of `RunOptions`. @internal */
-export const RUN_OPTION_FIELDS = ['signal', 'drainTimeoutMs'];
+/** Every field of `RunOptions`. */
+const RUN_OPTION_FIELDS = ['signal', 'drainTimeoutMs'];
+
+/** Default `RunOptions.drainTimeoutMs`. */
+const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 
 /** Default `RunSessionOptions.metricsIntervalMs`. */
 const DEFAULT_METRICS_INTERVAL_MS = 1000;
@@ -157,15 +160,20 @@ export interface SessionScalars {
 }
 
 /**
- * Checks `RunSession.create`'s option fields (a misspelt one is refused, not ignored) and its scalar settings.
+ * Checks `RunSession.create`'s option fields (a misspelt one is refused, not ignored), that `backend` is a Backend or a
+ * name, and its scalar settings.
  * @returns them with defaults applied, or InvalidArgument naming the unknown field or the bad value. @internal
  */
 export function checkSessionScalars(options: RunSessionOptions): Result<SessionScalars> {
   const fields = checkOptionFields('RunSession.create', options, RUN_SESSION_OPTION_FIELDS);
   if (!fields.ok) return fields;
+  const { backend } = options;
+  if (backend === null || (backend !== undefined && typeof backend !== 'string' && typeof backend !== 'object')) {
+    return err(ErrorCode.InvalidArgument, `RunSessionOptions.backend must be a Backend, 'host' or 'cuda', not ${backend === null ? 'null' : `a ${typeof backend}`}`);
+  }
   const metricsIntervalMs = options.metricsIntervalMs ?? DEFAULT_METRICS_INTERVAL_MS;
-  if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0) {
-    return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds`);
+  if (typeof metricsIntervalMs !== 'number' || !Number.isFinite(metricsIntervalMs) || metricsIntervalMs <= 0 || metricsIntervalMs > MAX_TIMER_MS) {
+    return err(ErrorCode.InvalidArgument, `metricsIntervalMs ${optionValue(metricsIntervalMs)} is not a positive finite number of milliseconds up to ${MAX_TIMER_MS} (the longest Node timer)`);
   }
   const latencySampleInterval = options.latencySampleInterval ?? 1;
   if (!Number.isSafeInteger(latencySampleInterval) || latencySampleInterval < 1) {
@@ -176,4 +184,36 @@ export function checkSessionScalars(options: RunSessionOptions): Result<SessionS
     return err(ErrorCode.InvalidArgument, 'RunSessionOptions.clock needs now(), setTimer(atNs, callback) and clearTimer(timer) (a SessionClock)');
   }
   return ok({ metricsIntervalMs, latencySampleInterval, clock });
+}
+
+/**
+ * Checks `RunSession.run`'s options before the session starts (a misspelt field is refused, not ignored).
+ * @returns the drain bound in milliseconds, default applied, or InvalidArgument naming what is wrong: options that
+ *   are not an object, an unknown field, a `signal` that is not an AbortSignal, a `drainTimeoutMs` that is not a
+ *   finite number from 0 to the longest Node timer. @internal
+ */
+export function checkRunOptions(options: RunOptions): Result<number> {
+  const who = 'RunSession.run';
+  const fields = checkOptionFields(who, options, RUN_OPTION_FIELDS);
+  if (!fields.ok) return fields;
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    return err(ErrorCode.InvalidArgument, `${who}: signal ${optionValue(options.signal)} is not an AbortSignal`);
+  }
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  if (typeof drainTimeoutMs !== 'number' || !Number.isFinite(drainTimeoutMs) || drainTimeoutMs < 0 || drainTimeoutMs > MAX_TIMER_MS) {
+    return err(ErrorCode.InvalidArgument, `${who}: drainTimeoutMs ${optionValue(drainTimeoutMs)} is not a finite number of milliseconds from 0 to ${MAX_TIMER_MS} (the longest Node timer)`);
+  }
+  return ok(drainTimeoutMs);
+}
+
+/** Whether `candidate` has the shape of rate parameter values: an array of `{ parameter: string, rate }`. @internal */
+export function isRateCandidate(candidate: unknown): candidate is readonly RateParameterValue[] {
+  return Array.isArray(candidate) && candidate.every((v: unknown) => typeof v === 'object' && v !== null && typeof (v as RateParameterValue).parameter === 'string');
+}
+
+/** Throws the InvalidArgument for a `plan` that is not an ExecutionPlan (such as the `compile()` Result passed as it is). @internal */
+export function checkPlanArgument(plan: unknown): void {
+  if (Array.isArray((plan as Partial<ExecutionPlan> | null)?.operators)) return;
+  const given = plan === null ? 'null' : typeof plan === 'object' ? 'an object without operators' : `a ${typeof plan}`;
+  throw new HsError(ErrorCode.InvalidArgument, `RunSession.create: plan must be the ExecutionPlan compile() gives (unwrap its Result), not ${given}`);
 }

@@ -9,7 +9,7 @@ import {
   evaluateRateGeneration,
   generationZeroRates,
 } from '@hs/compiler';
-import { type Backend, type Result, ErrorCode, HsError, checkOptionFields, err, leakTracker, ok, selectBackend, unwrap } from '@hs/streams';
+import { type Backend, type Result, ErrorCode, HsError, err, leakTracker, ok, selectBackend, unwrap } from '@hs/streams';
 import { EventEmitter } from 'node:events';
 import type { Channel } from './channel.js';
 import { MAX_TAP_QUEUE_DEPTH, type OutputTap, TapChannel, TapIterator, type TapOptions } from './output-tap.js';
@@ -21,14 +21,13 @@ import { RateViews } from './rate-views.js';
 import { ownedRateGeneration, rejectedRateGeneration } from './rate-evidence.js';
 import { Scheduler } from './scheduler.js';
 import type { SessionClock } from './session-clock.js';
-import { RUN_OPTION_FIELDS, type RunOptions, type RunSessionEvents, type RunSessionOptions, checkSessionScalars } from './run-session-options.js';
+import { type RunOptions, type RunSessionEvents, type RunSessionOptions, checkPlanArgument, checkRunOptions, checkSessionScalars, isRateCandidate } from './run-session-options.js';
 import { callLifecycle, firstStreamFault, startBoundaries } from './session-phases.js';
 import { inputReads } from './scenario-input-reads.js';
 import { SessionResources } from './session-resources.js';
 import { wireRunners } from './session-runners.js';
 import type { PoolResourceBindings } from './pool-resource-bindings.js';
 
-const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 const DEFAULT_TAP_DEPTH = 2;
 
 type SessionState = 'ready' | 'running' | 'stopped' | 'disposed';
@@ -126,7 +125,7 @@ export class RunSession {
    * Materializes the plan on a backend.
    * @returns the session, or the backend selection error, or the first stream/pool that could not be
    *   materialized (`DeviceError`, `ResourceExhausted`, `InvalidArgument`), with nothing left allocated;
-   *   `InvalidArgument` for a field that is not an option (a misspelt one, naming the closest), a `metricsIntervalMs` that is not a positive finite number, a
+   *   `InvalidArgument` for a field that is not an option (a misspelt one, naming the closest), a `metricsIntervalMs` that is not a positive finite number up to 2^31 - 1, a
    *   `latencySampleInterval` that is not a positive whole number, a `clock` without
    *   `now`/`setTimer`/`clearTimer`, a `scenario` no contract of the plan names, or an input with both a
    *   window and a selector in the scenario (named by operator and port); `NotSupported` for a plan with
@@ -137,10 +136,12 @@ export class RunSession {
    *   admit still creates the session, with no generation published (see `RunSessionOptions.rateParameters`);
    *   `ResourceExhausted` for a plan of more than `MAX_SESSION_OPERATORS` operators (before anything is made).
    *   Creation time and memory grow linearly with the plan's operators, edges and pools.
-   * @throws HsError InvalidArgument when `resources` holds something that is not a resource; what a
+   * @throws HsError InvalidArgument when `plan` is not an ExecutionPlan (a `compile()` Result passed as it is) or
+   *   `resources` holds something that is not a resource; what a
    *   `resources` function throws (a backend the session selected is disposed first).
    */
   static create(plan: ExecutionPlan, options: RunSessionOptions = {}): Result<RunSession> {
+    checkPlanArgument(plan);
     if (plan.operators.length > MAX_SESSION_OPERATORS) {
       return err(
         ErrorCode.ResourceExhausted,
@@ -151,7 +152,7 @@ export class RunSession {
     if (!scalars.ok) return scalars;
     const { metricsIntervalMs, latencySampleInterval, clock } = scalars.value;
     const firstCandidate: unknown = options.rateParameters ?? [];
-    if (!Array.isArray(firstCandidate) || !firstCandidate.every((v: unknown) => typeof v === 'object' && v !== null && typeof (v as RateParameterValue).parameter === 'string')) {
+    if (!isRateCandidate(firstCandidate)) {
       return err(ErrorCode.InvalidArgument, 'RunSessionOptions.rateParameters must be an array of { parameter: "op.params.field", rate: Rate }');
     }
     const scenario = options.scenario ?? DEFAULT_SCENARIO;
@@ -188,7 +189,7 @@ export class RunSession {
     const rateViews = new RateViews(plan);
     const fused = options.fullFences === true ? new Set<string>() : provenFusedEdges(plan);
     const { runners, producerOf } = wireRunners({ plan, backend, resources, reads: reads.value, fused, rateViews, scenario, latencySampleInterval });
-    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock, firstCandidate as readonly RateParameterValue[]));
+    return ok(new RunSession(plan, backend, ownsBackend, resources, runners, producerOf, rateViews, metricsIntervalMs, wakeHook, clock, firstCandidate));
   }
 
   /**
@@ -200,10 +201,14 @@ export class RunSession {
    * This is also how a session whose first candidate (`RunSessionOptions.rateParameters`) was rejected
    * gets a generation to run with.
    * @returns the published generation (deep-frozen); `InvalidArgument`/`NotFound`/`ResourceExhausted` for a
-   *   rejected candidate; `InvalidState` after dispose().
+   *   rejected candidate; `InvalidArgument` for a candidate that is not an array of `{ parameter: string, rate }`
+   *   (nothing recorded); `InvalidState` after dispose().
    */
   updateRateParameters(candidate: readonly RateParameterValue[]): Result<RateGeneration> {
     if (this.state === 'disposed') return err(ErrorCode.InvalidState, 'session is disposed');
+    if (!isRateCandidate(candidate)) {
+      return err(ErrorCode.InvalidArgument, 'updateRateParameters: the candidate must be an array of { parameter: "op.params.field", rate: Rate }');
+    }
     return this.propose(this.nextGeneration++, candidate);
   }
 
@@ -260,18 +265,20 @@ export class RunSession {
    *   naming the rejected parameters and why when no rate generation is published (the first candidate,
    *   `RunSessionOptions.rateParameters`, was rejected; publish one with `updateRateParameters()`); `DeviceError`
    *   when a planned stream faulted; a boundary's start error (`NotFound`, `ProtocolError`, ...); `InvalidArgument`
-   *   for a field of `options` that is not an option (nothing ran; the session can still run).
+   *   for `options` that are not an object, a field that is not an option, a `signal` that is not an AbortSignal or a
+   *   `drainTimeoutMs` that is not a finite number from 0 to 2^31 - 1 (nothing ran; the session can still run).
    */
   run(options: RunOptions = {}): Promise<RunMetrics> {
     if (this.state !== 'ready') {
       return Promise.reject(new HsError(ErrorCode.InvalidState, `session is ${this.state}; a session runs once — create a new one`));
     }
     if (this.published === null) return Promise.reject(this.unpublished());
-    const fields = checkOptionFields('RunSession.run', options, RUN_OPTION_FIELDS);
-    if (!fields.ok) return Promise.reject(fields.error);
+    const checked = checkRunOptions(options);
+    if (!checked.ok) return Promise.reject(checked.error);
+    const drainTimeoutMs = checked.value;
     this.state = 'running';
     for (const runner of this.runners) runner.latency.reserve();
-    const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+    const scheduler = new Scheduler(this.clock, this.runners, this.resources, this.producerOf, drainTimeoutMs);
     this.scheduler = scheduler;
     this.wakeHook.scheduler = scheduler;
     const onAbort = (): void => scheduler.requestStop();
@@ -281,7 +288,6 @@ export class RunSession {
     const ticker = setInterval(this.tick, this.metricsIntervalMs);
     ticker.unref();
     this.running = (async (): Promise<Result<RunMetrics>> => {
-      const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
       const attached = await startBoundaries(this.resources);
       const started = attached.ok ? await callLifecycle(this.runners, 'start', drainTimeoutMs) : attached;
       const outcome = started.ok ? await scheduler.run() : started;

@@ -26,8 +26,8 @@ export interface SessionClock {
   clearTimer(timer: unknown): void;
 }
 
-/** Longest delay Node timers accept (ms); a later wake re-arms from there. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Longest delay Node timers accept (ms); a later wake re-arms from there. @internal */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The default clock: `process.hrtime.bigint()` and Node timers (`setTimeout`, rounded up to whole

@@ -43,10 +43,13 @@ export class SubmissionPacer {
 
   /**
    * Creates a pacer allowing `window` frames in flight, with its events on `device`.
-   * @returns the pacer; `InvalidArgument` for a window that is not an integer in 1..1024; the backend's
-   *   event-creation error (events made before it are destroyed).
+   * @returns the pacer; `InvalidArgument` for a `backend` that is not a Backend or a window that is not an integer in
+   *   1..1024; the backend's event-creation error (events made before it are destroyed).
    */
   static create(backend: Backend, device: Device, window: number): Result<SubmissionPacer> {
+    if (typeof backend !== 'object' || backend === null || typeof backend.createEvent !== 'function') {
+      return err(ErrorCode.InvalidArgument, `SubmissionPacer: expected a Backend (for example new HostBackend()), got ${backend === null ? 'null' : typeof backend}`);
+    }
     if (!Number.isSafeInteger(window) || window < 1 || window > 1024) {
       return err(ErrorCode.InvalidArgument, `SubmissionPacer: window ${String(window)} is not an integer number of frames in 1..1024`);
     }

@@ -91,4 +91,20 @@ describe('latencySampleInterval', () => {
     expect(metrics.operators.find((o) => o.name === 'sink')?.activations).toBe(1);
     session.dispose();
   });
+
+  it('refuses with a typed error a compile() Result passed as the plan, options that are not an object and a null backend', () => {
+    const graph = new Graph('not-a-plan');
+    const source = graph.add(new FillSource('source', 1));
+    graph.addFlow(source.frames, graph.add(new CountSink('sink')).input);
+    const compiled = compile(graph, { deployment: bindDevices(graph, { source: Device.cuda(0), sink: Device.cuda(0) }) });
+    expect(() => RunSession.create(compiled as never, { backend: 'host' })).toThrow(
+      new HsError(ErrorCode.InvalidArgument, 'RunSession.create: plan must be the ExecutionPlan compile() gives (unwrap its Result), not an object without operators'),
+    );
+    expect(() => RunSession.create(null as never)).toThrow('RunSession.create: plan must be the ExecutionPlan compile() gives (unwrap its Result), not null');
+    const plan = unwrap(compiled);
+    const noOptions = RunSession.create(plan, null as never);
+    expect(noOptions.ok ? '' : noOptions.error.message).toBe('InvalidArgument: RunSession.create: options must be an object, not null');
+    const noBackend = RunSession.create(plan, { backend: null as never });
+    expect(noBackend.ok ? '' : noBackend.error.message).toBe("InvalidArgument: RunSessionOptions.backend must be a Backend, 'host' or 'cuda', not null");
+  });
 });

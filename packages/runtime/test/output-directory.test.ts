@@ -28,6 +28,13 @@ describe('createOutputDirectory', () => {
     }
   });
 
+  it('rejects a folder that is not a path with InvalidArgument, not a TypeError', async () => {
+    for (const bad of [null, 5, undefined]) {
+      const made = await rejectionOf(createOutputDirectory(bad as never, '--out'));
+      expect(made.message).toBe(`InvalidArgument: --out: the output folder must be a path (a string), got ${String(bad)}`);
+    }
+  });
+
   it('accepts folders another run creates at the same time (two runs into one new --out)', async () => {
     const target = join(dir, 'race', 'x', 'y', 'z');
     const made = await Promise.allSettled(Array.from({ length: 8 }, () => createOutputDirectory(target, '--out')));

@@ -126,6 +126,19 @@ describe('rate generations', () => {
     session.dispose();
   });
 
+  it('refuses a candidate that is not an array of { parameter, rate } with InvalidArgument, as create() does, recording nothing', () => {
+    const { graph } = lifecycle();
+    const session = unwrap(RunSession.create(unwrap(compile(graph)), { backend: 'host' }));
+    for (const candidate of [null, 'camera.params.frameRate', [{}], [{ parameter: 5, rate: Rate.hz(30) }]]) {
+      const refused = session.updateRateParameters(candidate as never);
+      expect(refused.ok ? '' : refused.error.message).toBe('InvalidArgument: updateRateParameters: the candidate must be an array of { parameter: "op.params.field", rate: Rate }');
+    }
+    expect(session.captureRateGenerations()).toMatchObject({ published: { rateGeneration: 0 }, lastRejected: null });
+    const created = RunSession.create(unwrap(compile(graph)), { backend: 'host', rateParameters: [{}] as never });
+    expect(created.ok ? '' : created.error.message).toBe('InvalidArgument: RunSessionOptions.rateParameters must be an array of { parameter: "op.params.field", rate: Rate }');
+    session.dispose();
+  });
+
   describe('the first candidate (rateParameters)', () => {
     const FRAME_RATE = 'camera.params.frameRate';
     const EDGE = 'camera.frames->recorder.frames';

@@ -201,12 +201,36 @@ describe('session events and disposal', () => {
     session.dispose();
   });
 
-  it('rejects a metrics interval that is not a positive finite number', () => {
+  it('rejects a metrics interval that is not a positive finite number, or longer than a Node timer takes', () => {
     const { plan } = pinnedSource(1, false);
     for (const metricsIntervalMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
       const created = RunSession.create(unwrap(plan), { backend: 'host', metricsIntervalMs });
       expect(created.ok ? null : created.error.code).toBe(ErrorCode.InvalidArgument);
     }
+    // Node would warn and fire such an interval every millisecond.
+    const tooLong = RunSession.create(unwrap(plan), { backend: 'host', metricsIntervalMs: 2 ** 31 });
+    expect(tooLong.ok ? null : tooLong.error.message).toBe('InvalidArgument: metricsIntervalMs 2147483648 is not a positive finite number of milliseconds up to 2147483647 (the longest Node timer)');
+  });
+
+  it('rejects run options that are not an object, a signal that is not an AbortSignal or a bad drainTimeoutMs; the session still runs once', async () => {
+    const { plan } = pinnedSource(3, false);
+    const session = unwrap(RunSession.create(unwrap(plan), { backend: 'host' }));
+    const bad: [unknown, string][] = [
+      [null, 'InvalidArgument: RunSession.run: options must be an object, not null'],
+      [{ signal: 5 }, 'InvalidArgument: RunSession.run: signal 5 is not an AbortSignal'],
+      [{ drainTimeoutMs: -1 }, 'InvalidArgument: RunSession.run: drainTimeoutMs -1 is not a finite number of milliseconds from 0 to 2147483647 (the longest Node timer)'],
+      [{ drainTimeoutMs: Number.NaN }, 'InvalidArgument: RunSession.run: drainTimeoutMs NaN is not a finite number of milliseconds from 0 to 2147483647 (the longest Node timer)'],
+      [{ drainTimeoutMs: 2 ** 31 }, 'InvalidArgument: RunSession.run: drainTimeoutMs 2147483648 is not a finite number of milliseconds from 0 to 2147483647 (the longest Node timer)'],
+      [{ drainTimeoutMs: '10' }, 'InvalidArgument: RunSession.run: drainTimeoutMs "10" (a string) is not a finite number of milliseconds from 0 to 2147483647 (the longest Node timer)'],
+    ];
+    for (const [options, message] of bad) {
+      const refused = await rejectionOf(session.run(options as never)); // a rejection, not a throw
+      expect(refused.message).toBe(message);
+    }
+    // Nothing ran: the session was not left running, so it runs with good options and disposes.
+    const metrics = await session.run({ drainTimeoutMs: 0 });
+    expect(metrics.frames).toBe(3);
+    session.dispose();
   });
 
   it('await using stops a run in progress and disposes the session', async () => {

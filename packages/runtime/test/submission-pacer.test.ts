@@ -71,6 +71,8 @@ describe('SubmissionPacer', () => {
       const made = SubmissionPacer.create(backend, Device.cuda(0), window);
       expect(made.ok ? null : made.error.code).toBe(ErrorCode.InvalidArgument);
     }
+    const noBackend = SubmissionPacer.create(null as never, Device.cuda(0), 1);
+    expect(noBackend.ok ? '' : noBackend.error.message).toBe('InvalidArgument: SubmissionPacer: expected a Backend (for example new HostBackend()), got null');
     const pacer = unwrap(SubmissionPacer.create(backend, Device.cuda(0), 1));
     const stream = unwrap(backend.createStream(Device.cuda(0)));
     unwrap(pacer.record(stream));

@@ -24,7 +24,8 @@ function editDistance(a: string, b: string, limit: number): number {
  * @param options - the options object as given (`undefined` passes).
  * @param known - every field the options type declares.
  * @returns OK, or InvalidArgument naming the first unknown field, the closest known one when a field is at most
- *   two edits from it (`did you mean 'seed'?`), and every known field.
+ *   two edits from it (`did you mean 'seed'?`), and every known field; InvalidArgument when `options` is not an object
+ *   (`null`, a number, a string).
  * @example
  * ```ts
  * import { checkOptionFields } from '@hs/streams';
@@ -35,6 +36,7 @@ function editDistance(a: string, b: string, limit: number): number {
  */
 export function checkOptionFields(who: string, options: object | undefined, known: readonly string[]): Result<void> {
   if (options === undefined) return OK_VOID;
+  if (typeof options !== 'object' || options === null) return err(ErrorCode.InvalidArgument, `${who}: options must be an object, not ${options === null ? 'null' : `a ${typeof options}`}`);
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     let closest: string | undefined;

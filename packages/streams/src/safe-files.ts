@@ -64,6 +64,7 @@ function fileType(stats: Stats): string {
   if (stats.isCharacterDevice()) return 'a character device';
   if (stats.isBlockDevice()) return 'a block device';
   if (stats.isSymbolicLink()) return 'a symbolic link';
+  if (stats.isFile()) return 'a regular file';
   return 'not a regular file';
 }
 

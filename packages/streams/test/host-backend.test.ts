@@ -29,6 +29,9 @@ describe('HostBackend options', () => {
     expect(() => new HostBackend({ deviceCont: 2 } as never)).toThrow("HostBackend: unknown option 'deviceCont'; did you mean 'deviceCount'?");
     expect(() => new HostBackend({ gpus: 2 } as never)).toThrow(/unknown option 'gpus'; the options are deviceCount, scheduling, seed/);
     expect(() => new HostBackend({ orderingChecker: { maxViolation: 3 } } as never)).toThrow("HostBackend: orderingChecker: unknown option 'maxViolation'; did you mean 'maxViolations'?");
+    // Options that are not an object are a typed error, not a TypeError from deep inside.
+    expect(() => new HostBackend(null as never)).toThrow(new HsError(ErrorCode.InvalidArgument, 'HostBackend: options must be an object, not null'));
+    expect(() => new HostBackend({ orderingChecker: null } as never)).toThrow('HostBackend: orderingChecker must be true, false or { onViolation?, maxViolations? }, got null');
     const backend = new HostBackend({ deviceCount: 2, peerAccess: false, memoryPools: true, seed: 1, scheduling: 'manual', orderingChecker: { maxViolations: 1 } });
     expect(backend.devices).toHaveLength(2);
     backend.dispose();

@@ -98,6 +98,13 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(real)).toEqual([]);
   });
 
+  it('names a regular file given as the output folder as a regular file', async () => {
+    const file = join(folder(), 'plain.txt');
+    writeFileSync(file, 'x');
+    await expect(checkOutputFolder(file)).rejects.toThrow(`InvalidArgument: output folder '${file}' is a regular file, not a directory`);
+    await expect(writeFileAtomic(join(file, 'x.bin'), 'x')).rejects.toThrow(`output folder '${file}' is a regular file, not a directory`);
+  });
+
   it('reports a missing folder as NotFound and a folder at the target as EISDIR, leaving no staging file', async () => {
     const out = folder();
     mkdirSync(join(out, 'taken'));

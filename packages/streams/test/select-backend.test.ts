@@ -20,6 +20,7 @@ describe('selectBackend', () => {
 
   it('refuses a misspelt option with InvalidArgument naming the closest field', () => {
     expectError(selectBackend({ hostOption: { deviceCount: 2 } } as never), ErrorCode.InvalidArgument, /selectBackend: unknown option 'hostOption'; did you mean 'hostOptions'\?/);
+    expectError(selectBackend('host' as never), ErrorCode.InvalidArgument, /^InvalidArgument: selectBackend: options must be an object, not a string$/);
   });
 
   it('HS_BACKEND=host forces the host backend', () => {

@@ -38,6 +38,7 @@ import {
   Device,
   ErrorCode,
   HostBackend,
+  type HostBackendOptions,
   HsError,
   MemoryKind,
   type Result,
@@ -121,8 +122,8 @@ function failingSession(): RunSession {
 }
 
 /** Calls `exercise` with a HostBackend and disposes the backend once the promise settled. */
-async function onHost<T>(exercise: (backend: HostBackend) => Promise<T>): Promise<T> {
-  const backend = new HostBackend();
+async function onHost<T>(exercise: (backend: HostBackend) => Promise<T>, options: HostBackendOptions = {}): Promise<T> {
+  const backend = new HostBackend(options);
   try {
     return await exercise(backend);
   } finally {
@@ -412,35 +413,33 @@ export const PROMISE_CASES: Readonly<Record<string, PromiseCase>> = {
       return disposed;
     },
   },
-  '@hs/runtime:DeviceCopy#compute': {
+  '@hs/runtime:DeviceCopy#stop': {
     rejects: ErrorCode.DeviceError,
     message: 'planted device fault',
     run: () =>
-      onHost(async (backend) => {
-        // A fault planted on the copy's stream before the copy: the completion wait covers it and rejects.
-        const device = backend.devices[0]!;
-        const stream = unwrap(backend.createStream(device, { label: 'copy' }));
-        const memory = (label: string) => unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 64, label }));
-        const range = (m: ReturnType<typeof memory>) => ({ memory: m, byteOffset: 0, byteLength: 64, label: m.label });
-        const src = range(memory('src'));
-        const dst = range(memory('dst'));
-        unwrap(
-          backend.launchHostFunc(stream, () => {
-            throw new Error('planted device fault');
-          }),
-        );
-        const tensor = { byteSize: 64, shape: [64], strides: [1], device, dtype: DType.uint8, name: 'frame', data: () => src };
-        const loan = { write: () => ok({ range: dst, commit: () => ok(undefined) }) };
-        const ctx = { receive: () => tensor, backend, cudaStream: () => stream, allocateTensor: () => ok(loan), emit: () => ok(undefined), pendingLoan: () => undefined };
-        const copy = new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 64 });
-        try {
-          const settled = copy.compute(ctx as unknown as ExecutionContext);
-          if (!(settled instanceof Promise)) throw settled.ok ? new Error('compute() finished without a copy') : settled.error;
-          return await settled;
-        } finally {
-          copy.stop();
-        }
-      }),
+      onHost(
+        async (backend) => {
+          // A copy staged between devices that cannot reach each other, then a fault on the copy's stream: stop() waits
+          // for that stream before it frees the staging buffer, and the wait rejects.
+          const [from, to] = backend.devices as [Device, Device];
+          const stream = unwrap(backend.createStream(to, { label: 'copy' }));
+          const range = (device: Device, label: string) => ({ memory: unwrap(backend.allocate({ kind: MemoryKind.CudaDevice, device, byteSize: 64, label })), byteOffset: 0, byteLength: 64, label });
+          const src = range(from, 'src');
+          const dst = range(to, 'dst');
+          const tensor = { byteSize: 64, shape: [64], strides: [1], device: from, dtype: DType.uint8, name: 'frame', data: () => src };
+          const loan = { write: () => ok({ range: dst, commit: () => ok(undefined) }) };
+          const ctx = { receive: () => tensor, backend, cudaStream: () => stream, allocateTensor: () => ok(loan), emit: () => ok(undefined), pendingLoan: () => undefined };
+          const copy = new DeviceCopy('copy', { dtype: DType.uint8, rank: 1, maxByteSpan: 64 });
+          unwrap(copy.compute(ctx as unknown as ExecutionContext));
+          unwrap(
+            backend.launchHostFunc(stream, () => {
+              throw new Error('planted device fault');
+            }),
+          );
+          return copy.stop();
+        },
+        { deviceCount: 2, peerAccess: false },
+      ),
   },
   '@hs/runtime:RunSession#run': { rejects: ErrorCode.NotFound, message: 'operator source: planted: the camera is gone', run: () => failingSession().run() },
   '@hs/runtime:RunSession#stop': {

@@ -1,4 +1,4 @@
-import type { Result, Stream } from '@hs/streams';
+import { checkOptionFields, unwrap, type Result, type Stream } from '@hs/streams';
 import type { MemoryBlock, SyncResource } from '../resource.js';
 import { ResourceAdaptor } from './resource-adaptor.js';
 
@@ -46,9 +46,10 @@ export class TrackingResource<R extends SyncResource> extends ResourceAdaptor<R>
   readonly #captureStacks: boolean;
   #outstandingBytes = 0;
 
-  /** @throws HsError InvalidArgument when `upstream` is not a resource. */
+  /** @throws HsError InvalidArgument when `upstream` is not a resource, or `options` is not an object or holds a field that is not an option. */
   constructor(upstream: R, options: TrackingResourceOptions = {}) {
     super(upstream, 'TrackingResource');
+    unwrap(checkOptionFields('TrackingResource', options, ['captureStacks']));
     this.#captureStacks = options.captureStacks === true;
   }
 

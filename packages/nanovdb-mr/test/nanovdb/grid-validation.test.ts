@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
-import { GridHandle, GridType, HostResource, decodeNvdb, encodeNvdb, pointsToGrid, readNvdb, validateGrids, writeNvdb } from '../../src/index.js';
+import { ErrorCode, HostBackend, HsError, unwrap } from '@hs/streams';
+import { GridAccessor, GridHandle, GridType, HostResource, computeChecksum, decodeNvdb, encodeNvdb, gridBlindMetadata, gridStatistics, pointsToGrid, readBlindData, readNvdb, validateGrids, writeNvdb } from '../../src/index.js';
 
 const backend = new HostBackend();
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
@@ -265,6 +265,35 @@ describe('bad arguments and truncated grids give typed errors', () => {
     const r = GridHandle.fromHostBytes(backend, storage as never);
     expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
     expect(!r.ok && r.error.message).toContain('expected the grid storage as a ResourceBuffer or BufferView');
+  });
+
+  it('the readers over bytes and a grid of them refuse bytes that do not hold that grid, instead of a RangeError', () => {
+    const handle = unwrap(pointsToGrid(backend, resource, { space: 'index', coords: new Int32Array([1, 2, 3]) }, { gridType: GridType.Float }));
+    const metadata = handle.grid()!;
+    const short = new Uint8Array(10);
+    const readers: [string, () => unknown][] = [
+      ['new GridAccessor', () => new GridAccessor(short, metadata)],
+      ['gridStatistics', () => gridStatistics(short, metadata)],
+      ['gridBlindMetadata', () => gridBlindMetadata(short, metadata)],
+      ['readBlindData', () => readBlindData(short, metadata, {} as never, new Uint8Array(1))],
+    ];
+    for (const [who, read] of readers) {
+      expect(read).toThrow(new HsError(ErrorCode.InvalidArgument, `${who}: the bytes hold 10 bytes, fewer than the ${metadata.gridSize} of grid 0 at byte 0; pass the bytes its metadata was validated from`));
+    }
+    expect(() => new GridAccessor(null as never, null as never)).toThrow('new GridAccessor takes the bytes and one grid of them: new GridAccessor(unwrap(handle.hostBytes()), handle.grid())');
+    expect(() => gridBlindMetadata(unwrap(handle.hostBytes()), undefined as never)).toThrow('gridBlindMetadata takes the bytes and one grid of them');
+    handle.dispose();
+  });
+
+  it('computeChecksum refuses a gridSize its bytes do not hold and an unknown mode, instead of a checksum of less', () => {
+    const grid = gridBytes(GridType.Float, [1, 2, 3]);
+    const gridSizeProblem = (size: number, bytes: number): string => `computeChecksum: gridSize ${size} must be an integer from 736 (the grid and tree headers) to the ${bytes} bytes given`;
+    expect(() => computeChecksum(grid.subarray(0, 100), 100, 'full')).toThrow(new HsError(ErrorCode.InvalidArgument, gridSizeProblem(100, 100)));
+    expect(() => computeChecksum(grid.subarray(0, 1000), 5000, 'partial')).toThrow(gridSizeProblem(5000, 1000));
+    expect(() => computeChecksum(grid, 1.5, 'full')).toThrow(gridSizeProblem(1.5, grid.length));
+    expect(() => computeChecksum(grid, grid.length, 'bogus' as never)).toThrow("computeChecksum: mode must be 'full', 'partial' or 'disabled', got bogus");
+    expect(() => computeChecksum(null as never, 736, 'full')).toThrow('computeChecksum: grid must be the Uint8Array of the grid bytes');
+    expect(computeChecksum(grid, grid.length, 'full')).toEqual(unwrap(validateGrids(grid))[0]!.checksum);
   });
 
   it.each([736, 5000])('a grid cut to %i bytes is reported as truncated with both sizes', (length) => {

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ErrorCode, HostBackend, unwrap } from '@hs/streams';
-import { GridType, HostResource, decodeNvdb, encodeNvdb, readNvdbFile, validateGrids, voxelsToGrid, writeNvdbFile } from '../../src/index.js';
+import { ErrorCode, HostBackend, HsError, unwrap } from '@hs/streams';
+import { GridType, HostResource, StatisticsResource, decodeNvdb, encodeNvdb, readNvdbFile, validateGrids, voxelsToGrid, writeNvdb, writeNvdbAsync, writeNvdbFile } from '../../src/index.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/nanovdb');
 const backend = new HostBackend();
@@ -47,6 +47,28 @@ describe('readNvdbFile', () => {
     await expect(readNvdbFile(backend, resource, corrupt)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
     await expect(readNvdbFile(backend, resource, cut, { chunkBytes: 0 })).rejects.toMatchObject({ message: expect.stringContaining('chunkBytes') });
   });
+
+  it('refuses a zip FileMetaData whose gridSize its payload cannot inflate to, before allocating that gridSize', async () => {
+    const handle = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([0, 0, 0]), values: new Float32Array([1]) }, { gridType: GridType.Float }));
+    const file = unwrap(writeNvdb(handle, 'zip')).slice();
+    handle.dispose();
+    const fileSize = Number(new DataView(file.buffer).getBigUint64(24, true));
+    new DataView(file.buffer).setBigUint64(16, 3n * 2n ** 30n, true); // a few hundred bytes claiming a 3 GiB grid
+    const path = join(dir, 'claims-3-gib.nvdb');
+    writeFileSync(path, file);
+    const counted = new StatisticsResource(resource);
+    const message = `InvalidArgument: .nvdb segment 0 at byte 0: meta[0].gridSize: 3221225472 bytes cannot inflate from a ${fileSize}-byte zip payload (zlib inflates at most 1032 bytes per byte)`;
+    await expect(readNvdbFile(backend, counted, path)).rejects.toThrow(message);
+    expect(counted.statistics.bytes.peak).toBe(0);
+    const decoded = decodeNvdb(file);
+    expect(decoded.ok ? '' : decoded.error.message).toBe(message);
+  });
+
+  it('refuses options that are not an object or hold a misspelt field, instead of a TypeError or a silent default', async () => {
+    const path = join(FIXTURES, 'float.nvdb');
+    await expect(readNvdbFile(backend, resource, path, null as never)).rejects.toThrow(new HsError(ErrorCode.InvalidArgument, 'readNvdbFile: options must be an object, not null'));
+    await expect(readNvdbFile(backend, resource, path, { chunkByte: 512 } as never)).rejects.toThrow("readNvdbFile: unknown option 'chunkByte'; did you mean 'chunkBytes'?");
+  });
 });
 
 describe('writeNvdbFile', () => {
@@ -61,6 +83,20 @@ describe('writeNvdbFile', () => {
       expect(back.map((h, i) => same(unwrap(h.hostBytes()), unwrap(handles[i]!.hostBytes())))).toEqual([true, true]);
       expect(unwrap(validateGrids(unwrap(back[1]!.hostBytes())))[0]!.name).toBe('h1');
     }
+  });
+
+  it('refuses what is not a GridHandle and an unknown codec with InvalidArgument, leaving no file or staging file', async () => {
+    const handle = unwrap(voxelsToGrid(backend, resource, { coords: new Int32Array([0, 0, 0]), values: new Float32Array([1]) }, { gridType: GridType.Float }));
+    const out = join(dir, 'refused');
+    mkdirSync(out);
+    await expect(writeNvdbFile(join(out, 'null.nvdb'), null as never)).rejects.toThrow(new HsError(ErrorCode.InvalidArgument, 'writeNvdbFile: handle 0 is not a GridHandle (got null)'));
+    await expect(writeNvdbFile(join(out, 'second.nvdb'), [handle, {} as never])).rejects.toThrow('writeNvdbFile: handle 1 is not a GridHandle (got an object)');
+    await expect(writeNvdbFile(join(out, 'lz4.nvdb'), handle, 'lz4' as never)).rejects.toThrow(new HsError(ErrorCode.InvalidArgument, "writeNvdbFile: codec must be 'none', 'zip' or 'blosc', got lz4"));
+    await expect(writeNvdbAsync(handle, 'lz4' as never)).rejects.toThrow("writeNvdbAsync: codec must be 'none', 'zip' or 'blosc', got lz4");
+    expect(readdirSync(out)).toEqual([]);
+    const sync = writeNvdb(undefined as never);
+    expect(sync.ok ? '' : sync.error.message).toBe('InvalidArgument: writeNvdb: handle 0 is not a GridHandle (got undefined)');
+    handle.dispose();
   });
 });
 

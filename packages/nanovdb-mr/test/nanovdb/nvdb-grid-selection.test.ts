@@ -86,6 +86,21 @@ describe('decodeNvdbGrid and readNvdbGrid read one grid', () => {
     const bad = decodeNvdbGrid(file, -1);
     expect(bad.ok ? '' : bad.error.code).toBe(ErrorCode.InvalidArgument);
   });
+
+  it('refuses a grid its FileMetaData misdescribes, as decodeNvdb does, instead of returning another grid than the one asked for', () => {
+    const lying = file.slice();
+    const at = Buffer.from(lying).indexOf('second'); // meta[1]'s name; the payloads are deflated
+    lying[at + 5] = 'e'.charCodeAt(0); // the metadata now lists "secone", the grid is still "second"
+    expect(unwrap(readNvdbMetadata(lying)).map((g) => g.name)).toEqual(['first', 'secone']);
+    const whole = decodeNvdb(lying);
+    expect(whole.ok ? '' : whole.error.message).toBe('InvalidArgument: .nvdb segment 0 at byte 0: meta[1]: gridSize, gridType or name differs from the grid it describes');
+    for (const which of ['secone', 1] as const) {
+      const one = decodeNvdbGrid(lying, which);
+      expect(one.ok ? `a grid named ${one.value.grids[0]!.name}` : one.error.message).toBe('InvalidArgument: .nvdb segment 0 at byte 0: meta[1]: gridSize, gridType or name differs from the grid it describes');
+      const handle = readNvdbGrid(backend, resource, lying, which);
+      expect(handle.ok ? 'a handle' : handle.error.code).toBe(ErrorCode.InvalidArgument);
+    }
+  });
 });
 
 describe('writeNvdb writes several handles into one file', () => {
@@ -128,8 +143,14 @@ describe('long grid names (256 UTF-8 bytes or more)', () => {
 describe('grids larger than one host buffer', () => {
   it('are listed by readNvdbMetadata and refused by the decoders with NotSupported naming the 2^32 - 1 limit', () => {
     const handle = unwrap(grid(GridType.Float, 'big', 0));
-    const file = unwrap(writeNvdb(handle, 'zip')).slice();
-    new DataView(file.buffer).setBigUint64(16, 2n ** 32n, true); // meta[0].gridSize: 4 GiB
+    const small = unwrap(writeNvdb(handle, 'zip'));
+    // meta[0].gridSize: 4 GiB, with a payload (meta[0].fileSize) of the 4 MiB and more a zip stream needs to inflate to it
+    const payloadStart = 16 + 176 + new DataView(small.buffer, small.byteOffset).getUint32(16 + 136, true);
+    const payloadBytes = Math.ceil(2 ** 32 / 1032);
+    const file = new Uint8Array(payloadStart + payloadBytes);
+    file.set(small.subarray(0, payloadStart));
+    new DataView(file.buffer).setBigUint64(16, 2n ** 32n, true);
+    new DataView(file.buffer).setBigUint64(24, BigInt(payloadBytes), true);
     expect(unwrap(readNvdbMetadata(file))[0]!.gridSize).toBe(2 ** 32);
     for (const r of [decodeNvdb(file), decodeNvdbGrid(file, 0)]) {
       expect(r.ok ? '' : `${r.error.code} ${r.error.message}`).toMatch(/^NotSupported .*exceed 2\^32 - 1 \(4294967295\), the most one host buffer holds on Node 20/);

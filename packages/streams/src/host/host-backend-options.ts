@@ -69,7 +69,10 @@ export function checkHostBackendOptions(options: HostBackendOptions): HostBacken
   if (onFault !== undefined && typeof onFault !== 'function') {
     throw new HsError(ErrorCode.InvalidArgument, 'HostBackend: onFault must be a function');
   }
-  if (typeof orderingChecker === 'object' && orderingChecker !== null) {
+  if (typeof orderingChecker !== 'boolean' && (typeof orderingChecker !== 'object' || orderingChecker === null)) {
+    throw new HsError(ErrorCode.InvalidArgument, `HostBackend: orderingChecker must be true, false or { onViolation?, maxViolations? }, got ${String(orderingChecker)}`);
+  }
+  if (typeof orderingChecker === 'object') {
     unwrap(checkOptionFields('HostBackend: orderingChecker', orderingChecker, ['onViolation', 'maxViolations']));
     const max = orderingChecker.maxViolations;
     if (max !== undefined && (!Number.isInteger(max) || max < 0)) {

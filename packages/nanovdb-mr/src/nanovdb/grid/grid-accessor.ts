@@ -17,6 +17,7 @@ import {
 } from './grid-layout.js';
 import { popcount8, testBit } from './bit-mask.js';
 import { readExactScalar, readQuantized, readScalar } from './scalar-io.js';
+import { checkGridBytes } from './grid-bytes-check.js';
 import type { GridMetadata } from './grid-validation.js';
 
 /** Called for each active voxel: its index coordinates and its value (as `getValue` gives it; 0 for vector grids). */
@@ -70,8 +71,13 @@ export class GridAccessor {
   /** What validation learned about the grid this accessor reads. */
   readonly metadata: GridMetadata;
 
-  /** `bytes` holds the grid at `metadata.byteOffset` (as returned by `validateGrids` for those bytes). */
+  /**
+   * `bytes` holds the grid at `metadata.byteOffset` (as returned by `validateGrids` for those bytes).
+   * @throws HsError InvalidArgument when `bytes` is not a Uint8Array, `metadata` not a grid's metadata, or `bytes` are
+   *   shorter than that grid.
+   */
   constructor(bytes: Uint8Array, metadata: GridMetadata) {
+    checkGridBytes('new GridAccessor', bytes, metadata, 'new GridAccessor(unwrap(handle.hostBytes()), handle.grid())');
     this.metadata = metadata;
     this.#v = new DataView(bytes.buffer, bytes.byteOffset + metadata.byteOffset, metadata.gridSize);
     this.#layout = valueLayoutOf(metadata.gridType) as ValueLayout;

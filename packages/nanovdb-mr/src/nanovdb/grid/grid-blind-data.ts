@@ -7,6 +7,7 @@
  */
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { BLIND_METADATA_SIZE, BlindMeta, GRID_NAME_SIZE, Grid, GridType } from './grid-layout.js';
+import { checkGridBytes } from './grid-bytes-check.js';
 import type { GridMetadata } from './grid-validation.js';
 
 /** One GridBlindMetaData record of a grid. */
@@ -60,6 +61,7 @@ export type BlindDataArray = Uint8Array | Uint16Array | Int16Array | Int32Array 
 
 /**
  * The blind-metadata records of the validated grid at `metadata.byteOffset` of `bytes`, in record order.
+ * @throws HsError InvalidArgument when `bytes` do not hold the grid `metadata` describes.
  *
  * @example
  * ```ts
@@ -80,6 +82,7 @@ export type BlindDataArray = Uint8Array | Uint16Array | Int16Array | Int32Array 
  * ```
  */
 export function gridBlindMetadata(bytes: Uint8Array, metadata: GridMetadata): BlindMetadata[] {
+  checkGridBytes('gridBlindMetadata', bytes, metadata, 'gridBlindMetadata(unwrap(handle.hostBytes()), handle.grid())');
   const grid = bytes.subarray(metadata.byteOffset, metadata.byteOffset + metadata.gridSize);
   const v = new DataView(grid.buffer, grid.byteOffset, grid.byteLength);
   const first = Number(v.getBigInt64(Grid.blindMetadataOffset, true));
@@ -107,6 +110,7 @@ export function gridBlindMetadata(bytes: Uint8Array, metadata: GridMetadata): Bl
  * Uint16Array for Vec3u16, Int16Array, Int32Array, Uint32Array, BigInt64Array (Int64), Float32Array (Float, Vec3f,
  * Vec4f), Float64Array (Double, Vec3d, Vec4d); any other data type (Unknown, GridName, ...) copies its raw bytes into a
  * Uint8Array (as does a record whose value size does not match its type's). Nothing is allocated. Errors: InvalidArgument for `out` of the wrong type or shorter than the values.
+ * @throws HsError InvalidArgument when `bytes` do not hold the grid `metadata` describes.
  *
  * @example
  * ```ts
@@ -132,6 +136,7 @@ export function gridBlindMetadata(bytes: Uint8Array, metadata: GridMetadata): Bl
  * ```
  */
 export function readBlindData(bytes: Uint8Array, metadata: GridMetadata, record: BlindMetadata, out: BlindDataArray): Result<number> {
+  checkGridBytes('readBlindData', bytes, metadata, 'readBlindData(unwrap(handle.hostBytes()), handle.grid(), record, out)');
   const channel = CHANNELS.get(record.dataType);
   const [Type, components] = channel !== undefined && channel[0].BYTES_PER_ELEMENT * channel[1] === record.valueSize ? channel : [Uint8Array, record.valueSize];
   const elements = record.valueCount * components;

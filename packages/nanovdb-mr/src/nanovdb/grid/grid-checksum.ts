@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { ErrorCode, HsError } from '@hs/streams';
 import { GRID_DATA_SIZE, Grid, ROOT_OFFSET } from './grid-layout.js';
 
 /** Bytes per block of the tail checksum. */
@@ -25,6 +26,9 @@ export const CHECKSUM_NONE = 0xffffffff;
 /** How much of a grid the checksum covers. */
 export type ChecksumMode = 'full' | 'partial' | 'disabled';
 
+/** Every `ChecksumMode`. @internal */
+export const CHECKSUM_MODES: readonly ChecksumMode[] = ['full', 'partial', 'disabled'];
+
 /** The two CRC32 halves of a grid checksum. */
 export interface GridChecksum {
   /** CRC32 of bytes [16, 736): GridData after magic and checksum, and TreeData. */
@@ -37,6 +41,8 @@ export interface GridChecksum {
  * Computes the checksum of the grid at the start of `grid` (its `gridSize` bytes) in `mode`: `full`
  * (head and tail), `partial` (head; tail all ones) or `disabled` (both all ones). CRC32 is zlib's
  * (reflected 0xEDB88320). Spec: NANOVDB-FORMAT.md "Checksum".
+ * @throws HsError InvalidArgument for an unknown `mode`, `grid` that is not a Uint8Array, or a `gridSize` that is not an
+ *   integer from 736 (the grid and tree headers) to `grid.length`.
  * @example
  * ```ts
  * import { HostBackend, unwrap } from '@hs/streams';
@@ -54,6 +60,11 @@ export interface GridChecksum {
  * ```
  */
 export function computeChecksum(grid: Uint8Array, gridSize: number, mode: ChecksumMode): GridChecksum {
+  if (!CHECKSUM_MODES.includes(mode)) throw new HsError(ErrorCode.InvalidArgument, `computeChecksum: mode must be 'full', 'partial' or 'disabled', got ${String(mode)}`);
+  if (!(grid instanceof Uint8Array)) throw new HsError(ErrorCode.InvalidArgument, 'computeChecksum: grid must be the Uint8Array of the grid bytes');
+  if (!Number.isSafeInteger(gridSize) || gridSize < ROOT_OFFSET || gridSize > grid.length) {
+    throw new HsError(ErrorCode.InvalidArgument, `computeChecksum: gridSize ${String(gridSize)} must be an integer from ${ROOT_OFFSET} (the grid and tree headers) to the ${grid.length} bytes given`);
+  }
   if (mode === 'disabled') return { head: CHECKSUM_NONE, tail: CHECKSUM_NONE };
   const head = crc32(grid.subarray(Grid.version, ROOT_OFFSET)) >>> 0;
   return { head, tail: mode === 'full' ? tailChecksum(grid.subarray(ROOT_OFFSET, gridSize)) : CHECKSUM_NONE };

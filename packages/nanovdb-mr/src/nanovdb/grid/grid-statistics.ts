@@ -11,7 +11,7 @@
  * cannot build Half grids, so their statistics follow the scalar rule with f16 extrema and f32 average and deviation.
  * Spec: issue 23 item 3 (grid statistics on request and on build).
  */
-import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import {
   GridFlags,
   GridType,
@@ -26,6 +26,7 @@ import {
   type ScalarKind,
   type ValueLayout,
 } from './grid-layout.js';
+import { checkGridBytes } from './grid-bytes-check.js';
 import type { GridMetadata } from './grid-validation.js';
 import { readExactScalar, readQuantized, readScalar, writeScalar } from './scalar-io.js';
 
@@ -281,7 +282,8 @@ class StatisticsWalk {
  * InvalidArgument for a grid with no active value.
  * As in NanoVDB, a NaN value is never an extreme (it still makes `average` and `standardDeviation` NaN) and the
  * extremes start from the value type's limits, so a grid of +inf values alone reports the type's max as `min`.
- * @throws HsError InvalidArgument when `bytes` is not a Uint8Array or `metadata` not a grid's metadata (a handle passed alone).
+ * @throws HsError InvalidArgument when `bytes` is not a Uint8Array, `metadata` not a grid's metadata (a handle passed alone),
+ *   or `bytes` do not hold that grid.
  *
  * @example
  * ```ts
@@ -299,9 +301,7 @@ class StatisticsWalk {
  * ```
  */
 export function gridStatistics(bytes: Uint8Array, metadata: GridMetadata): Result<GridStatistics> {
-  if (!(bytes instanceof Uint8Array) || typeof metadata !== 'object' || metadata === null || typeof metadata.gridSize !== 'number') {
-    throw new HsError(ErrorCode.InvalidArgument, 'gridStatistics takes the bytes and one grid of them: gridStatistics(handle.hostBytes(), handle.grid()), unwrapping hostBytes()');
-  }
+  checkGridBytes('gridStatistics', bytes, metadata, 'gridStatistics(handle.hostBytes(), handle.grid())');
   if (!hasStatistics(metadata.gridType)) {
     return err(ErrorCode.NotSupported, `gridStatistics: grid type ${GridType[metadata.gridType]} has no statistics; Mask, Boolean, index and point grids have none`);
   }

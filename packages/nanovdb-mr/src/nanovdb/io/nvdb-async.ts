@@ -6,7 +6,7 @@ import { bytesArgumentProblem } from '../grid/grid-validation.js';
 import { deflateToBlosc, inflateBloscSegments } from './nvdb-blosc.js';
 import { decodeNvdb, type NvdbSegment } from './nvdb-codec.js';
 import { readNvdb, writeNvdb } from './nvdb-io.js';
-import type { NvdbCodec } from './nvdb-segment.js';
+import { checkWriterCodec, type NvdbCodec } from './nvdb-segment.js';
 
 /**
  * `decodeNvdb` for files of any codec, BLOSC included: BLOSC payloads are decoded by a WebAssembly c-blosc (the
@@ -66,7 +66,8 @@ export async function readNvdbAsync(backend: Backend, resource: SyncResource, fi
 /**
  * `writeNvdb` with every codec, BLOSC included: BLOSC payloads are compressed as NanoVDB writes them (c-blosc through
  * WebAssembly, level 9, byte shuffle, LZ4, 256 KiB blocks, chunks of at most 1 GiB), so NanoVDB built with BLOSC reads
- * them. Rejects with the errors of `writeNvdb`, or NotSupported when numcodecs cannot be loaded.
+ * them. Rejects with the errors of `writeNvdb`, InvalidArgument for a codec that is not 'none', 'zip' or 'blosc', or
+ * NotSupported when numcodecs cannot be loaded.
  *
  * @example
  * ```ts
@@ -91,6 +92,7 @@ export async function readNvdbAsync(backend: Backend, resource: SyncResource, fi
  * ```
  */
 export async function writeNvdbAsync(handles: GridHandle | readonly GridHandle[], codec: NvdbCodec = 'none'): Promise<Uint8Array> {
+  checkWriterCodec('writeNvdbAsync', codec);
   const file = unwrap(writeNvdb(handles, codec === 'blosc' ? 'none' : codec));
   return codec === 'blosc' ? deflateToBlosc(file) : file;
 }

@@ -194,7 +194,8 @@ function decodeSegment(file: Uint8Array, start: number, index: number): Result<{
  * and then validated. Returns a one-grid segment.
  *
  * Errors: InvalidArgument when `file` is not a Uint8Array or `which` is neither a non-negative integer nor a string,
- * or for a bad header or grid (naming the field, as `decodeNvdb`); NotFound when no grid has that position or name
+ * or for a bad header or grid (naming the field, as `decodeNvdb`; a FileMetaData whose gridSize, type or name is not the
+ * grid's included); NotFound when no grid has that position or name
  * (naming how many and which the file holds); NotSupported for a blosc payload or a grid type without a layout.
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::readGrid by index and by name); issue 23 item 3.
  *
@@ -237,27 +238,37 @@ export function decodeNvdbGrid(file: Uint8Array, which: number | string): Result
   if (info.gridSize > MAX_GRID_SIZE) return tooLargeForHost(`decodeNvdbGrid: grid ${n}`, info.gridSize);
   const bytes = new Uint8Array(info.gridSize);
   const magic = new DataView(file.buffer, file.byteOffset, Math.min(8, file.length)).getBigUint64(0, true);
+  let segmentStart: number | null = null; // where the grid's segment starts; null for a raw grid buffer
   if (magic === GRID_MAGIC || magic === LEGACY_GRID_MAGIC) {
     const start = all.slice(0, n).reduce((at, g) => at + g.gridSize, 0);
     bytes.set(file.subarray(start, start + info.gridSize));
   } else {
     const decoded = decodeListed(file, all, n, bytes);
     if (!decoded.ok) return decoded;
+    segmentStart = decoded.value;
   }
   renumberAsOnlyGrid(bytes);
   const grids = validateGrids(bytes);
   if (!grids.ok) return errWithContext(grids.error, `.nvdb segment ${info.segment} grid ${info.index}`);
+  // A segment's listing is its FileMetaData, found by name or position: it must describe the grid it led to.
+  const [grid] = grids.value as [GridMetadata];
+  if (segmentStart !== null && (grid.gridSize !== info.gridSize || grid.gridType !== info.gridType || grid.name !== info.name)) {
+    return segmentFault(info.segment, segmentStart, `meta[${info.index}]`, 'gridSize, gridType or name differs from the grid it describes');
+  }
   return ok({ bytes, grids: grids.value });
 }
 
-/** Decodes listed grid `n` (of a file of segments) into `into`. */
-function decodeListed(file: Uint8Array, all: readonly NvdbGridInfo[], n: number, into: Uint8Array): Result<void> {
+/** Decodes listed grid `n` (of a file of segments) into `into`; returns the byte where its segment starts. */
+function decodeListed(file: Uint8Array, all: readonly NvdbGridInfo[], n: number, into: Uint8Array): Result<number> {
   const info = all[n] as NvdbGridInfo;
   let start = 0;
   for (let segment = 0; ; segment++) {
     const headers = readSegmentHeaders(file, start, segment);
     if (!headers.ok) return headers;
-    if (segment === info.segment) return decodePayload(file, headers.value, info.index, into, segment, start);
+    if (segment === info.segment) {
+      const decoded = decodePayload(file, headers.value, info.index, into, segment, start);
+      return decoded.ok ? ok(start) : decoded;
+    }
     start = headers.value.end;
   }
 }

@@ -7,14 +7,15 @@
 import { once } from 'node:events';
 import type { FileHandle } from 'node:fs/promises';
 import { createInflate } from 'node:zlib';
-import { ErrorCode, type FileSystemAction, HsError, createStagingFile, fileSystemError, openRegularFile, unwrap, type Backend } from '@hs/streams';
+import { ErrorCode, type FileSystemAction, HsError, OK_VOID, checkOptionFields, createStagingFile, fileSystemError, openRegularFile, unwrap, type Backend } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import type { SyncResource } from '../../resource.js';
 import { GridHandle } from '../grid/grid-handle.js';
 import { GRID_MAGIC, Grid, LEGACY_GRID_MAGIC } from '../grid/grid-layout.js';
 import { writeNvdbAsync } from './nvdb-async.js';
+import { handlesProblem } from './nvdb-io.js';
 import { CHUNK as BLOSC_CHUNK, decodeBloscFrame } from './nvdb-blosc.js';
-import { HEADER_SIZE, MAX_GRID_SIZE, META_SIZE, metadataMismatch, readSegmentHeaders, tooLargeForHost, type NvdbCodec, type SegmentHeaders } from './nvdb-segment.js';
+import { HEADER_SIZE, MAX_GRID_SIZE, META_SIZE, checkWriterCodec, metadataMismatch, readSegmentHeaders, tooLargeForHost, type NvdbCodec, type SegmentHeaders } from './nvdb-segment.js';
 
 /** Options of `readNvdbFile`. */
 export interface ReadNvdbFileOptions {
@@ -145,7 +146,7 @@ function adopt(backend: Backend, buffer: ResourceBuffer<SyncResource, Uint8Array
  * by frame, through the WebAssembly codec `decodeNvdbAsync` uses). Every grid is validated, checksums included.
  *
  * Rejects with HsError: InvalidArgument naming the segment, grid and field of a bad or truncated header, payload or
- * grid, or a bad `chunkBytes`; NotSupported for more than 2^32 - 1 bytes of grids in one segment, a resource the host
+ * grid, a bad `chunkBytes`, or options that are not an object or hold a field that is not an option; NotSupported for more than 2^32 - 1 bytes of grids in one segment, a resource the host
  * cannot write, or BLOSC without numcodecs; the resource's errors; NotFound (ENOENT), PermissionDenied (EACCES, EPERM) or InvalidArgument (EISDIR, ...) for a
  * file that cannot be read, the OS error as the cause.
  * Nothing is left allocated on failure.
@@ -173,6 +174,7 @@ function adopt(backend: Backend, buffer: ResourceBuffer<SyncResource, Uint8Array
  * ```
  */
 export async function readNvdbFile(backend: Backend, resource: SyncResource, path: string, options: ReadNvdbFileOptions = {}): Promise<GridHandle<ResourceBuffer<SyncResource, Uint8ArrayConstructor>>[]> {
+  unwrap(checkOptionFields('readNvdbFile', options, ['chunkBytes']));
   const chunk = options.chunkBytes ?? 16 * 2 ** 20;
   if (!Number.isSafeInteger(chunk) || chunk < 1) throw new HsError(ErrorCode.InvalidArgument, `readNvdbFile: chunkBytes must be a positive integer, got ${String(chunk)}`);
   return fileCall('read', path, () => readHandles(backend, resource, path, chunk));
@@ -290,6 +292,8 @@ async function chainLength(fh: FileHandle, start: number, size: number): Promise
 export async function writeNvdbFile(path: string, handles: GridHandle | readonly GridHandle[], codec: NvdbCodec = 'none'): Promise<void> {
   const list = Array.isArray(handles) ? (handles as readonly GridHandle[]) : [handles as GridHandle];
   if (list.length === 0) throw new HsError(ErrorCode.InvalidArgument, 'writeNvdbFile: no handles to write');
+  checkWriterCodec('writeNvdbFile', codec);
+  unwrap(handlesProblem('writeNvdbFile', list) ?? OK_VOID);
   const staging = await createStagingFile(path);
   try {
     for (const handle of list) {

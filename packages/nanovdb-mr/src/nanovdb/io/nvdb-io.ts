@@ -1,4 +1,4 @@
-import { ErrorCode, err, errWithContext, ok, type Backend, type Result } from '@hs/streams';
+import { ErrorCode, type Err, err, errWithContext, ok, type Backend, type Result } from '@hs/streams';
 import { ResourceBuffer } from '../../resource-buffer.js';
 import type { SyncResource } from '../../resource.js';
 import { GridHandle } from '../grid/grid-handle.js';
@@ -91,7 +91,7 @@ function holdSegment(backend: Backend, resource: SyncResource, segment: NvdbSegm
  * Encodes every grid of a host-accessible handle as one `.nvdb` segment (see `encodeNvdb`); given several handles,
  * one segment per handle, back to back in one file (NanoVDB's `writeGrids`), which `readNvdb` reads back as the same
  * handles. Errors: those of `encodeNvdb` and `hostBytes` (naming the handle when there are several); InvalidArgument
- * for an empty list.
+ * for an empty list or an entry that is not a GridHandle (naming its position).
  *
  * @example
  * ```ts
@@ -118,6 +118,8 @@ export function writeNvdb(handles: GridHandle | readonly GridHandle[], codec: Nv
   const list = Array.isArray(handles) ? (handles as readonly GridHandle[]) : [handles as GridHandle];
   if (list.length === 0) return err(ErrorCode.InvalidArgument, 'writeNvdb: no handles to write');
   const files: Uint8Array[] = [];
+  const notHandle = handlesProblem('writeNvdb', list);
+  if (notHandle !== null) return notHandle;
   for (const [i, handle] of list.entries()) {
     const bytes = handle.hostBytes();
     const file = bytes.ok ? encodeNvdb(bytes.value, handle.grids, codec) : bytes;
@@ -132,4 +134,13 @@ export function writeNvdb(handles: GridHandle | readonly GridHandle[], codec: Nv
     at += f.length;
   }
   return ok(out);
+}
+
+/** Null when every entry of `list` is a GridHandle; otherwise the InvalidArgument for `who` naming the first that is not. @internal */
+export function handlesProblem(who: string, list: readonly unknown[]): Err | null {
+  const i = list.findIndex((handle) => !(handle instanceof GridHandle));
+  if (i < 0) return null;
+  const handle = list[i];
+  const got = handle === null || handle === undefined ? String(handle) : typeof handle === 'object' ? 'an object' : `a ${typeof handle}`;
+  return err(ErrorCode.InvalidArgument, `${who}: handle ${i} is not a GridHandle (got ${got})`);
 }

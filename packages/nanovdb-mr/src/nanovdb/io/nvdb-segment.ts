@@ -5,7 +5,7 @@
  * Spec: NANOVDB-FORMAT.md ".nvdb files" (io::Segment, io::FileMetaData).
  */
 import { inflateSync } from 'node:zlib';
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, HsError, err, ok, type Result } from '@hs/streams';
 import { FILE_MAGIC, FORMAT_MAJOR, ROOT_OFFSET, type GridClass, type GridType } from '../grid/grid-layout.js';
 import type { Box3 } from '../grid/grid-validation.js';
 
@@ -13,6 +13,15 @@ import type { Box3 } from '../grid/grid-validation.js';
 export type NvdbCodec = 'none' | 'zip' | 'blosc';
 
 export const CODECS: readonly NvdbCodec[] = ['none', 'zip', 'blosc'];
+
+/** The InvalidArgument `who` (a writer that takes every codec, BLOSC included) throws for `codec`, or nothing for a codec of `CODECS`. */
+export function checkWriterCodec(who: string, codec: unknown): void {
+  if (!CODECS.includes(codec as NvdbCodec)) throw new HsError(ErrorCode.InvalidArgument, `${who}: codec must be ${CODECS.map((c) => `'${c}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}, got ${String(codec)}`);
+}
+/** Header code of the zip codec (its position in `CODECS`). */
+const ZIP_CODE = CODECS.indexOf('zip');
+/** Most bytes one byte of a deflate stream inflates to (a 258-byte match per bit, DEFLATE's limit). */
+const ZLIB_MAX_RATIO = 1032;
 export const HEADER_SIZE = 16;
 export const META_SIZE = 176;
 /** Most bytes of grids one host buffer holds on Node 20 (one less than 4 GiB); larger grids are listed, not decoded. */
@@ -76,7 +85,8 @@ export function segmentFault(index: number, start: number, field: string, proble
 
 /**
  * Reads and checks the headers of the segment at `start` (the `index`-th of the file): magic, version, grid count,
- * codec, and per grid its gridSize, fileSize, codec, name, and that its payload lies inside the file. Blosc segments
+ * codec, and per grid its gridSize (for zip, one its payload can inflate to), fileSize, codec, name, and that its
+ * payload lies inside the file. Blosc segments
  * are read like the others; only decoding them is NotSupported. `file` must hold the headers; `fileLength` is where
  * the file ends (a reader of paths passes only the headers it read, and the file's size).
  */
@@ -104,6 +114,10 @@ export function readSegmentHeaders(file: Uint8Array, start: number, index: numbe
     const nameSize = v.getUint32(at + 136, true);
     if (gridSize < BigInt(ROOT_OFFSET) || gridSize > BigInt(Number.MAX_SAFE_INTEGER)) return bad(`meta[${g}].gridSize`, `${gridSize} is outside ${ROOT_OFFSET}..2^53 bytes`);
     if (fileSize > BigInt(fileLength)) return bad(`meta[${g}].fileSize`, `${fileSize} bytes exceed the file`);
+    // Checked before a reader allocates gridSize bytes: a small file must not make it reserve gigabytes.
+    if (codecCode === ZIP_CODE && gridSize > fileSize * BigInt(ZLIB_MAX_RATIO)) {
+      return bad(`meta[${g}].gridSize`, `${gridSize} bytes cannot inflate from a ${fileSize}-byte zip payload (zlib inflates at most ${ZLIB_MAX_RATIO} bytes per byte)`);
+    }
     if (v.getUint16(at + 168, true) !== codecCode) return bad(`meta[${g}].codec`, 'differs from the header codec');
     if (nameSize === 0 || at + META_SIZE + nameSize > file.length) return bad(`meta[${g}].nameSize`, `${nameSize} does not fit in the file`);
     const nameBytes = file.subarray(at + META_SIZE, at + META_SIZE + nameSize);
