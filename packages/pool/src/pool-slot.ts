@@ -1,4 +1,5 @@
 import {
+  Device,
   ErrorCode,
   HsError,
   OK_VOID,
@@ -194,6 +195,9 @@ export class PoolSlot implements TensorBacking {
 
   registerReleaseStream(stream: Stream): Result<void> {
     if (this.state !== SlotState.Published) return this.#notPublished('registerReleaseStream');
+    if (typeof stream !== 'object' || stream === null || !(stream.device instanceof Device)) {
+      return err(ErrorCode.InvalidArgument, `${this.#label}: registerReleaseStream takes the consumer's Stream, got ${String(stream)}`);
+    }
     const { eventDevice, releaseDevices } = this.#spec;
     const device = stream.device === eventDevice ? 0 : eventDevice === null ? -1 : releaseDevices.indexOf(stream.device) + 1;
     if (device <= 0 && stream.device !== eventDevice) {

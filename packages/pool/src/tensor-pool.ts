@@ -231,12 +231,12 @@ export class TensorPool implements Disposable {
    * `ArithmeticOverflow` when its size is not a safe integer; `InvalidState` after `dispose()`.
    * Rank, dtype and zero bounds are checked first; the shape's values are checked when a slot is free.
    * Steady state (same shape as the slot's previous loan) allocates nothing.
-   * @throws HsError `InvalidArgument` when `shape` is not a number array or `dtype` not a `DType`.
+   * @throws HsError `InvalidArgument` when `request` is not an object, `shape` not a number array or `dtype` not a `DType`.
    * Spec: "Sized cold, borrowed hot", "Exhaustion fails fast".
    */
   allocateTensor(request: TensorRequest): Result<TensorLoan> {
     // One test for every refusal but exhaustion (`#refusal` names it), so the steady frame stays small enough to inline.
-    if (this.#disposed || this.#rejectAll !== null) return this.#refusal(request);
+    if (this.#disposed || this.#rejectAll !== null || typeof request !== 'object' || request === null) return this.#refusal(request);
     const { shape, dtype } = request;
     const spec = this.#spec;
     // The declared dtype, when there is one, is the only one accepted: an identity test, no `instanceof` walk.
@@ -265,11 +265,15 @@ export class TensorPool implements Disposable {
 
   /**
    * Why `allocateTensor` refuses `request` before taking a slot, checked in its documented order.
-   * @throws HsError `InvalidArgument` for a `dtype` that is not a `DType` or a `shape` that is not an array.
+   * @throws HsError `InvalidArgument` for a request that is not an object, a `dtype` that is not a `DType` or a
+   *   `shape` that is not an array.
    */
   #refusal(request: TensorRequest): Err {
     if (this.#disposed) return err(ErrorCode.InvalidState, `pool "${this.#spec.name}" was disposed`);
     if (this.#rejectAll !== null) return this.#rejectAll;
+    if (typeof request !== 'object' || request === null) {
+      throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": allocateTensor takes a request { shape, dtype }, got ${String(request)}`);
+    }
     const { shape, dtype } = request;
     if (!(dtype instanceof DType)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request dtype must be a DType`);
     if (!Array.isArray(shape)) throw new HsError(ErrorCode.InvalidArgument, `pool "${this.#spec.name}": request shape must be an array of numbers`);

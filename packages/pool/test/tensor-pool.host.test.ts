@@ -196,6 +196,16 @@ describe('TensorPool on the host backend', () => {
       expect(made.ok ? '' : made.error.message).toMatch(message);
     }
     expect(() => TensorPool.materialize(backend, { ...spec, releaseDevices: [1] as never })).toThrow(/releaseDevices must be an array of Devices/);
+    // misuse with null arguments: typed errors, no raw TypeError, no slot taken
+    const live = unwrap(TensorPool.materialize(backend, spec));
+    expect(() => live.allocateTensor(null as never)).toThrow(/allocateTensor takes a request \{ shape, dtype \}, got null/);
+    const lent = unwrap(live.allocateTensor({ shape: [16], dtype: DType.uint8 }));
+    unwrap(unwrap(lent.write(producer)).commit());
+    const published = unwrap(lent.emit());
+    const nullStream = published.backing!.registerReleaseStream(null as never);
+    expect(code(nullStream)).toBe(ErrorCode.InvalidArgument);
+    expect(nullStream.ok ? '' : nullStream.error.message).toMatch(/takes the consumer's Stream, got null/);
+    live.dispose();
     const hostOnly = TensorPool.materialize(backend, { ...spec, memoryKind: MemoryKind.Host, device: Device.cpu(), producerStream: null, releaseDevices: [cuda1] });
     expect(hostOnly.ok ? '' : hostOnly.error.message).toMatch(/needs the pool to have an event device/);
   });
