@@ -64,6 +64,23 @@ describe('readNvdbFile', () => {
     expect(decoded.ok ? '' : decoded.error.message).toBe(message);
   });
 
+  it('refuses a BLOSC FileMetaData whose gridSize its chunks do not hold, before allocating that gridSize', async () => {
+    const file = new Uint8Array(readFileSync(join(FIXTURES, 'float-blosc.nvdb')));
+    const v = new DataView(file.buffer);
+    const real = Number(v.getBigUint64(16, true));
+    for (const [claimed, first] of [
+      [3 * 2 ** 30, 2 ** 30], // 11 KB claiming 3 GiB: its one chunk holds the real grid, not the first GiB
+      [real + 4096, real + 4096], // a little more than the chunk holds
+    ] as const) {
+      v.setBigUint64(16, BigInt(claimed), true);
+      const path = join(dir, `blosc-claims-${claimed}.nvdb`);
+      writeFileSync(path, file);
+      const counted = new StatisticsResource(resource);
+      await expect(readNvdbFile(backend, counted, path)).rejects.toThrow(`InvalidArgument: .nvdb segment 0: payload[0]: a BLOSC chunk holds ${real} bytes, not the ${first} that meta[0].gridSize ${claimed} needs there`);
+      expect(counted.statistics.bytes.peak).toBe(0);
+    }
+  });
+
   it('refuses options that are not an object or hold a misspelt field, instead of a TypeError or a silent default', async () => {
     const path = join(FIXTURES, 'float.nvdb');
     await expect(readNvdbFile(backend, resource, path, null as never)).rejects.toThrow(new HsError(ErrorCode.InvalidArgument, 'readNvdbFile: options must be an object, not null'));

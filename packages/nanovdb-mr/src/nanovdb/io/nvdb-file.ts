@@ -120,6 +120,33 @@ async function decodeInto(fh: FileHandle, headers: SegmentHeaders, g: number, st
   }
 }
 
+/**
+ * Checks, before anything is allocated for them, that each BLOSC grid of a segment holds the chunks its gridSize
+ * needs: one per GiB, each a frame inside the payload whose BLOSC header declares the chunk's size. A file whose
+ * FileMetaData claims more than its frames hold is refused here, not after allocating the claimed gridSize.
+ */
+async function checkBloscChunks(fh: FileHandle, headers: SegmentHeaders, start: number, index: number): Promise<void> {
+  const word = new Uint8Array(16);
+  const v = new DataView(word.buffer);
+  for (const [g, m] of headers.grids.entries()) {
+    const where = `.nvdb segment ${index}: payload[${g}]`;
+    const at = start + headers.payloads[g]!;
+    let pos = at;
+    for (let done = 0; done < m.gridSize; done += BLOSC_CHUNK) {
+      if (pos + 8 + 16 > at + m.fileSize) throw new HsError(ErrorCode.InvalidArgument, `${where}: the payload (meta[${g}].fileSize ${m.fileSize}) ends before the BLOSC chunk of grid bytes ${done}.. that gridSize ${m.gridSize} needs`);
+      await readExactly(fh, word.subarray(0, 8), pos, where);
+      const frameSize = Number(v.getBigUint64(0, true));
+      if (frameSize < 16 || pos + 8 + frameSize > at + m.fileSize) throw new HsError(ErrorCode.InvalidArgument, `${where}.chunkSize: ${frameSize} bytes run past the payload`);
+      await readExactly(fh, word, pos + 8, where);
+      // BLOSC header: version, versionlz, flags, typesize, then u32 nbytes (the chunk's decoded size), blocksize, cbytes
+      const nbytes = v.getUint32(4, true);
+      const expected = Math.min(BLOSC_CHUNK, m.gridSize - done);
+      if (nbytes !== expected) throw new HsError(ErrorCode.InvalidArgument, `${where}: a BLOSC chunk holds ${nbytes} bytes, not the ${expected} that meta[${g}].gridSize ${m.gridSize} needs there`);
+      pos += 8 + frameSize;
+    }
+  }
+}
+
 /** A host-accessible buffer of `size` bytes from `resource` and its host view. */
 function hostBuffer(backend: Backend, resource: SyncResource, size: number): { buffer: ResourceBuffer<SyncResource, Uint8ArrayConstructor>; view: Uint8Array } {
   const buffer = unwrap(ResourceBuffer.allocate(backend, resource, size, { alignment: 32 }));
@@ -212,6 +239,7 @@ async function readHandles(backend: Backend, resource: SyncResource, path: strin
       const headers = await segmentHeaders(fh, start, index, size);
       const total = headers.grids.reduce((n, m) => n + m.gridSize, 0);
       if (total > MAX_GRID_SIZE) unwrap(tooLargeForHost(`.nvdb segment ${index}`, total));
+      if (headers.codec === 'blosc') await checkBloscChunks(fh, headers, start, index);
       const { buffer, view } = hostBuffer(backend, resource, total);
       try {
         let into = 0;
