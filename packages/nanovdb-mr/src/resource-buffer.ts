@@ -82,7 +82,7 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
    * Allocates `count` uninitialized elements stream-ordered on `stream` from `resource`.
    * Errors: the resource's (`OutOfMemory`, `NotSupported`, stream errors), `InvalidArgument` for a bad
    * count or alignment, `ArithmeticOverflow` when the byte size is not a safe integer.
-   * @throws HsError InvalidArgument when `resource` is not an async resource, `noInit` is not `true`,
+   * @throws HsError InvalidArgument when `backend` is not a Backend, `resource` is not an async resource, `noInit` is not `true`,
    * `element` is not a supported typed-array constructor, or `options` holds a field that is not an option.
    */
   static allocateAsync<R extends AsyncResource, E extends ElementType = Uint8ArrayConstructor>(
@@ -92,6 +92,7 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
     count: number,
     options: AsyncResourceBufferOptions<E>,
   ): Result<ResourceBuffer<R, E>> {
+    requireBackend('ResourceBuffer.allocateAsync', backend);
     if (!isAsyncResource(resource)) {
       throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocateAsync: resource must be an async resource; use ResourceBuffer.allocate for a synchronous one, or lift it with AsyncFromSync');
     }
@@ -110,7 +111,7 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
   /**
    * Allocates `count` uninitialized elements synchronously from `resource`; the buffer has no stream.
    * Errors as `allocateAsync`, without stream errors.
-   * @throws HsError InvalidArgument when `resource` is not a resource, `element` is not supported, or `options` is not
+   * @throws HsError InvalidArgument when `backend` is not a Backend, `resource` is not a resource, `element` is not supported, or `options` is not
    *   an object or holds a field that is not an option (a misspelt one, naming the closest).
    */
   static allocate<R extends SyncResource, E extends ElementType = Uint8ArrayConstructor>(
@@ -119,6 +120,7 @@ export class ResourceBuffer<R extends SyncResource = SyncResource, E extends Ele
     count: number,
     options: ResourceBufferOptions<E> = {},
   ): Result<ResourceBuffer<R, E>> {
+    requireBackend('ResourceBuffer.allocate', backend);
     if (!isResource(resource)) throw new HsError(ErrorCode.InvalidArgument, 'ResourceBuffer.allocate: resource must be a resource (allocate and deallocate)');
     unwrap(checkOptionFields('ResourceBuffer.allocate', options, ['element', 'alignment']));
     const shape = resolveShape('ResourceBuffer.allocate', count, options);
@@ -356,4 +358,11 @@ function releaseLeaked(state: BufferState<SyncResource, ElementType>): void {
   else if (resourceOrigin(state.resource)?.kind === MemoryKind.Host) done = state.resource.deallocate(state.block, bytes, state.alignment);
   if (!done.ok) throw done.error;
   state.held = false;
+}
+
+/** @throws HsError InvalidArgument naming `who` when `backend` is not a backend (the builders pass theirs through). */
+function requireBackend(who: string, backend: unknown): void {
+  if (typeof backend !== 'object' || backend === null || typeof (backend as Backend).hostView !== 'function') {
+    throw new HsError(ErrorCode.InvalidArgument, `${who}: backend must be a Backend (a HostBackend or a CudaBackend), got ${backend === null ? 'null' : typeof backend}`);
+  }
 }

@@ -196,6 +196,13 @@ describe('pointsToGrid: bad input and resources', () => {
     expect(!size.ok && size.error.code).toBe(ErrorCode.InvalidArgument);
     const text = pointsToGrid(backend, host, { space: 'index', coords: new Int32Array(3) }, { gridType: GridType.OnIndex, voxelSize: '0.5' as unknown as number });
     expect(!text.ok && text.error.message).toBe("InvalidArgument: pointsToGrid: voxelSize must be a positive finite number, got the string '0.5'");
+    // the float32 map holds the voxel size and its inverse: both must stay normal, finite float32 numbers
+    for (const voxelSize of [1e-300, 1e-39, 3.5e38, 1e300]) {
+      const outside = pointsToGrid(backend, host, { space: 'world', positions: new Float32Array(3) }, { gridType: GridType.OnIndex, voxelSize });
+      expect(!outside.ok && outside.error.message).toBe(`InvalidArgument: pointsToGrid: voxelSize ${voxelSize} is outside 2^-126..2^126 (about 1.2e-38 to 8.5e37): the grid's float32 map stores the voxel size and its inverse, which would become 0 or Infinity`);
+    }
+    for (const voxelSize of [2 ** -126, 2 ** 126]) unwrap(pointsToGrid(backend, host, { space: 'world', positions: new Float32Array(3) }, { gridType: GridType.OnIndex, voxelSize })).dispose();
+    expect(() => pointsToGrid(null as never, host, { space: 'index', coords: new Int32Array(3) }, { gridType: GridType.OnIndex })).toThrow('ResourceBuffer.allocate: backend must be a Backend (a HostBackend or a CudaBackend), got null');
     const type = pointsToGrid(backend, host, { space: 'index', coords: new Int32Array(3) }, { gridType: 7 as GridType.Float });
     expect(!type.ok && type.error.code).toBe(ErrorCode.InvalidArgument);
     expect(() => pointsToGrid(backend, host, { space: 'index', coords: [1, 2, 3] as unknown as Int32Array }, { gridType: GridType.OnIndex })).toThrow(/Int32Array/);

@@ -7,7 +7,7 @@ import { invalidPointMessage, resolveGridOptions } from './points-to-grid-option
 
 /** Options of `countGridNodes`: the world-to-index map of the build it predicts. */
 export interface CountGridNodesOptions {
-  /** World units per voxel, a positive finite number; default 1. */
+  /** World units per voxel, a positive number from 2^-126 to 2^126 (float32's normal range); default 1. */
   readonly voxelSize?: number;
   /** World position of voxel (0, 0, 0); default the origin. */
   readonly origin?: readonly [number, number, number];

@@ -1,4 +1,4 @@
-import { ErrorCode, err, ok, type Result } from '@hs/streams';
+import { ErrorCode, err, ok, type Err, type Result } from '@hs/streams';
 import type { ChecksumMode } from '../grid/grid-checksum.js';
 import { FLOAT_LAYOUT, GRID_CLASS_END, GRID_NAME_SIZE, ON_INDEX_LAYOUT, GridClass, GridType, gridClassFitsType } from '../grid/grid-layout.js';
 import type { GridSettings } from './grid-writer.js';
@@ -24,7 +24,7 @@ export const DEFAULT_CLI_MAX_GRID_BYTES = 256 * 2 ** 20;
 export interface PointsToGridOptions {
   /** `GridType.OnIndex` (value indices of active voxels) or `GridType.Float` (1.0 at active voxels over `background`). */
   readonly gridType: GridType.Float | GridType.OnIndex;
-  /** World units per voxel, a positive finite number; default 1. */
+  /** World units per voxel, a positive number from 2^-126 to 2^126 (float32's normal range, for the map and its inverse); default 1. */
   readonly voxelSize?: number;
   /** World position of voxel (0, 0, 0); default the origin. */
   readonly origin?: readonly [number, number, number];
@@ -63,6 +63,23 @@ export interface ResolvedGridOptions extends GridSettings {
   readonly maxGridBytes: number;
 }
 
+/** Smallest normal float32 (2^-126): the grid's float map stores the voxel size and its inverse as float32. */
+const FLOAT32_MIN_NORMAL = 2 ** -126;
+
+/**
+ * Null for a voxel size a grid can store: a number whose float32 value and inverse are both normal, finite float32
+ * numbers (2^-126 to 2^126, as NanoVDB's float map holds both), else InvalidArgument naming `who` and the range.
+ */
+export function voxelSizeProblem(who: string, voxelSize: unknown): Err | null {
+  if (typeof voxelSize !== 'number' || !Number.isFinite(voxelSize) || voxelSize <= 0) {
+    return err(ErrorCode.InvalidArgument, `${who}: voxelSize must be a positive finite number, got ${typeof voxelSize === 'string' ? `the string '${voxelSize}'` : String(voxelSize)}`);
+  }
+  if (voxelSize < FLOAT32_MIN_NORMAL || voxelSize > 1 / FLOAT32_MIN_NORMAL) {
+    return err(ErrorCode.InvalidArgument, `${who}: voxelSize ${voxelSize} is outside 2^-126..2^126 (about 1.2e-38 to 8.5e37): the grid's float32 map stores the voxel size and its inverse, which would become 0 or Infinity`);
+  }
+  return null;
+}
+
 /**
  * Checks and defaults `options`; InvalidArgument naming the bad option, prefixed with `who`. Names of 256 bytes or
  * more are refused unless `longNames` (a builder that stores them as blind data).
@@ -71,7 +88,8 @@ export function resolveGridOptions(who: string, options: PointsToGridOptions, lo
   const layout = options?.gridType === GridType.Float ? FLOAT_LAYOUT : options?.gridType === GridType.OnIndex ? ON_INDEX_LAYOUT : undefined;
   if (layout === undefined) return err(ErrorCode.InvalidArgument, `${who}: gridType must be GridType.Float or GridType.OnIndex, got ${String(options?.gridType)}`);
   const voxelSize = options.voxelSize ?? 1;
-  if (typeof voxelSize !== 'number' || !Number.isFinite(voxelSize) || voxelSize <= 0) return err(ErrorCode.InvalidArgument, `${who}: voxelSize must be a positive finite number, got ${typeof voxelSize === 'string' ? `the string '${voxelSize}'` : String(voxelSize)}`);
+  const badVoxelSize = voxelSizeProblem(who, voxelSize);
+  if (badVoxelSize !== null) return badVoxelSize;
   const origin = options.origin ?? [0, 0, 0];
   if (!Array.isArray(origin) || origin.length !== 3 || !origin.every((c) => typeof c === 'number' && Number.isFinite(c))) {
     return err(ErrorCode.InvalidArgument, `${who}: origin must be three finite numbers`);

@@ -6,6 +6,7 @@
  */
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { voxelCoordinate } from './points-to-grid-kernels.js';
+import { voxelSizeProblem } from './points-to-grid-options.js';
 
 /** Options of `planRootTilePartition`: the world-to-index mapping of the builds the parts feed. */
 export interface RootTilePartitionOptions {
@@ -115,7 +116,8 @@ export function planRootTilePartition(positions: Float32Array | Float64Array, pa
   if (positions.length % 3 !== 0) return err(ErrorCode.InvalidArgument, `${who}: ${positions.length} coordinates is not a whole number of x, y, z triplets`);
   if (!Number.isSafeInteger(parts) || parts < 1 || parts > 1024) return err(ErrorCode.InvalidArgument, `${who}: parts must be an integer from 1 to 1024, got ${String(parts)}`);
   const voxelSize = options.voxelSize ?? 1;
-  if (typeof voxelSize !== 'number' || !Number.isFinite(voxelSize) || voxelSize <= 0) return err(ErrorCode.InvalidArgument, `${who}: voxelSize must be a positive finite number, got ${String(voxelSize)}`);
+  const badVoxelSize = voxelSizeProblem(who, voxelSize);
+  if (badVoxelSize !== null) return badVoxelSize;
   const origin = options.origin ?? [0, 0, 0];
   if (!Array.isArray(origin) || origin.length !== 3 || !origin.every((c) => typeof c === 'number' && Number.isFinite(c))) return err(ErrorCode.InvalidArgument, `${who}: origin must be three finite numbers`);
   const inv = 1 / voxelSize;
