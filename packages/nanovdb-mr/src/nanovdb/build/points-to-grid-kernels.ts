@@ -20,7 +20,7 @@
  * - `checksum`: the CRC32 checksum in the requested mode.
  */
 import { ErrorCode, HsError, type KernelLaunch, type MemoryRange } from '@hs/streams';
-import { computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
+import { CHECKSUM_MODES, computeChecksum, writeChecksum, type ChecksumMode } from '../grid/grid-checksum.js';
 import { BLIND_METADATA_SIZE, BlindMeta, DATA_ALIGNMENT, GRID_DATA_SIZE, Grid, GridType, ON_INDEX_LAYOUT, valueLayoutOf, type ValueLayout } from '../grid/grid-layout.js';
 import { readScalar, writeScalar } from '../grid/scalar-io.js';
 import { planGrid, planOfCounts, writeGrid, type NodeCapacity } from './grid-writer.js';
@@ -48,9 +48,6 @@ export interface SortParams {
   readonly inverseVoxelSize: number;
   readonly origin: readonly [number, number, number];
 }
-
-/** Checksum modes by their kernel parameter (0, 1, 2). */
-const CHECKSUM_MODES: readonly ChecksumMode[] = ['full', 'partial', 'disabled'];
 
 /** Scalar parameters of the sort kernel. */
 export function sortArgs(p: SortParams): number[] {

@@ -26,7 +26,7 @@ export const CHECKSUM_NONE = 0xffffffff;
 /** How much of a grid the checksum covers. */
 export type ChecksumMode = 'full' | 'partial' | 'disabled';
 
-/** Every `ChecksumMode`. @internal */
+/** Every `ChecksumMode`, in the order of their kernel parameter (0, 1, 2). @internal */
 export const CHECKSUM_MODES: readonly ChecksumMode[] = ['full', 'partial', 'disabled'];
 
 /** The two CRC32 halves of a grid checksum. */
