@@ -35,6 +35,9 @@ export type VectorOut = Float32Array | Float64Array | Uint8Array;
  *   the leaf's `offset + [previous voxel's count, this count)`).
  * - `getVector(x, y, z, out)`: Vec3f/Vec3d/Vec4f/Vec4d/RGBA8 grids write the 3 or 4 components into `out` (no allocation).
  * - `isActive`, `forEachActiveVoxel` (leaf voxels in breadth-first node order).
+ * Coordinates are NanoVDB's int32 `Coord`: every lookup converts x, y and z as `x | 0` does (a fraction is
+ * truncated, NaN is 0, and a number outside -2^31..2^31-1 wraps), with no check on this hot path; pass integers
+ * in that range.
  * Reads only through offsets the validator checked. Root lookup is NanoVDB's linear scan of the tile table.
  * Spec: the host accessors of issue #4 (NanoVDB ReadAccessor semantics, without caching); value types of issue 23.
  *
