@@ -76,7 +76,7 @@ export async function planCommand(options: PlanCommandOptions, io: CliIo): Promi
   } catch (thrown) {
     const error = thrown as HsError;
     const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
-    io.err(code === undefined ? `hs: ${error.message}; choose a writable file with -o` : `hs: cannot write ${path} (${code}); choose a writable file with -o`);
+    io.err(code === undefined ? `hs: ${error.message}; choose a writable file with -o` : `hs: ${error.code}: cannot write ${path} (${code}); choose a writable file with -o`);
     return ExitCode.Failure;
   }
   io.err(`wrote the ${format.value} plan of ${loaded.module.name} to ${path}`);

@@ -174,7 +174,7 @@ describe('hs plan', () => {
     expect(build).toMatchObject({ exitCode: ExitCode.Failure, err: ['hs: NotFound: input points.ply does not exist'] });
     const file = join(dir, 'missing-dir', 'plan.svg');
     const write = await hs(['plan', FIXTURE, '--svg', '-o', file]);
-    expect(write).toMatchObject({ exitCode: ExitCode.Failure, err: [`hs: cannot write ${file} (ENOENT); choose a writable file with -o`] });
+    expect(write).toMatchObject({ exitCode: ExitCode.Failure, err: [`hs: NotFound: cannot write ${file} (ENOENT); choose a writable file with -o`] });
   });
 
   it('replaces a symlink planted at -o (its target untouched) and refuses -o in a symlinked folder', async () => {
