@@ -112,7 +112,6 @@ export class OperatorRunner implements ExecutionContext {
   }
 
   // ---- ExecutionContext -------------------------------------------------------------------------
-
   /** Activation time in ns on the session clock (`RunSessionOptions.clock`). */
   get activationTime(): bigint {
     return BigInt(this.activationNs);
