@@ -55,7 +55,9 @@ export function indexPoints(n: number, kind: 'uniform' | 'clustered', r: number,
  * Index points whose voxel range spans `bits` bits per axis from 0 (both ends present, so the device's packed sort
  * key is bits[0] + bits[1] + bits[2] bits wide): a few far points spread over the range, then a dense cluster with
  * duplicates near the origin. 96 bits ([32, 32, 32], from -2^31 to 2^31 - 1) and 64 take the device sort's stable
- * passes for keys wider than 63 bits; 63 is the widest of the one sort.
+ * passes for keys wider than 63 bits; 63 is the widest of the one sort. Below that the device sort runs only the
+ * 8-bit passes the key needs (its branches end at 8, 16, ..., 64 bits; one bit more when invalid points are among
+ * the keys).
  */
 export function spanPoints(bits: readonly [number, number, number], far: number, cluster: number, seed: number): Int32Array {
   const next = random(seed);
@@ -205,6 +207,15 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
       ['uniform world points, f32', () => Float32Array.from(indexPoints(scale, 'uniform', sizes.range * 4, 3), (c) => c * 0.013 + 0.25)],
       ['clustered world points, f64', () => Float64Array.from(indexPoints(scale, 'clustered', 300, 4), (c) => c * 0.0071 - 1.5)],
     ];
+    // one cloud per branch of the device's narrowed sort, on both sides of the 24- and 48-bit boundaries
+    const widths: [number, number, number][] = [[3, 3, 2], [6, 5, 5], [8, 8, 8], [9, 8, 8], [11, 11, 10], [14, 13, 13], [16, 16, 16], [17, 16, 16], [19, 19, 18], [19, 19, 19], [21, 21, 20]];
+    for (const [i, bits] of widths.entries()) {
+      it(`a ${bits[0] + bits[1] + bits[2]}-bit key on the device (${bits.join(', ')} bits per axis), OnIndex: the host builder's bytes`, async () => {
+        const points = spanPoints(bits, 24, Math.min(scale, 3000), 20 + i);
+        const options: PointsToGridOptions = { gridType: GridType.OnIndex, voxelSize: 1, name: `span ${bits.join('-')}` };
+        expectSameBytes(await streamGridBytes(points, options), hostGridBytes(points, options));
+      });
+    }
     for (const [name, cloud] of clouds) {
       for (const gridType of [GridType.OnIndex, GridType.Float] as const) {
         it(`${name}, ${GridType[gridType]}: the same bytes as the host builder, valid, checksum included`, async () => {
@@ -493,6 +504,25 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
         input.dispose();
         build.dispose();
       });
+
+      // Invalid points (all-ones keys) first in input order and a valid point at the top of a branch's key range:
+      // the sort needs one bit more than the valid keys, so 24 and 48 bits take the next branch.
+      for (const [i, bits] of ([[8, 8, 8], [16, 16, 16], [19, 19, 18]] as const).entries()) {
+        it(`invalid points before a ${bits[0] + bits[1] + bits[2]}-bit key's largest point: skipped, the host grid of the valid points`, async () => {
+          const valid = spanPoints(bits, 24, Math.min(scale, 3000), 40 + i);
+          const points = Float64Array.from([NaN, 0, 0, 1, Infinity, 1, ...valid]);
+          const n = points.length / 3;
+          const options: PointsToGridOptions = { gridType: GridType.OnIndex, voxelSize: 1, name: 'invalid first' };
+          const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, { points: n, uppers: n, lowers: n, leaves: n }, options));
+          const input = upload(points);
+          unwrap(build.encode(stream, spanOf(input, points)));
+          const { report, bytes } = await boundedBytes(build);
+          expect([report.firstInvalid, report.valid, report.overflowed]).toEqual([0, n - 2, false]);
+          expectSameBytes(bytes, hostGridBytes(valid, options));
+          input.dispose();
+          build.dispose();
+        });
+      }
 
       it('skips invalid points and reports the first; rejects bad capacities, counts and a disposed build', async () => {
         const points = new Float64Array([0, 0, 0, NaN, 0, 0, 3, 3, 3, 1, Infinity, 1]);
