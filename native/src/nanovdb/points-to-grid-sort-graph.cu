@@ -1,8 +1,10 @@
 // The narrowed radix sort of the device PointsToGrid build (points-to-grid-sort.h): a CUDA graph per workspace
 // whose first node reads the key width the map step wrote into the report and sets a switch node's condition,
 // so the sort runs only the 8-bit passes the cloud's keys need (4 for a 32-bit key, not 8) without the host ever
-// reading the width back. The graphs are cached by (device, workspace address, point count): built and
-// instantiated on a workspace's first build, launched on every later one.
+// reading the width back. The graphs are cached by (device, workspace address, point count): made on a
+// workspace's second build and launched on every later one. The first build of a workspace sorts all 64 bits: a
+// workspace seen once (a bounded build's point count changes with every scan, and the count is part of the layout)
+// does not pay for a graph it may never launch again.
 #include <cub/device/device_radix_sort.cuh>
 
 #include <cstdint>
@@ -21,12 +23,15 @@ __global__ void SelectSortBranch(cudaGraphConditionalHandle branch, const uint32
   cudaGraphSetConditional(branch, static_cast<unsigned>(SortBranchOf(report[kKeyBits], report[kInvalidCount])));
 }
 
+enum class SlotState { kSeen, kReady, kFailed };
+
 struct Slot {
   int device;
   const uint8_t* base;
   uint32_t n;
   uint64_t used;  // the cache's clock at the last use; 0: empty
-  SortGraph graph;  // exec null: making it failed
+  SlotState state;
+  SortGraph graph;  // kReady only
 };
 
 struct Cache {
@@ -121,26 +126,28 @@ const SortGraph* FindSortGraph(const Workspace& w, const uint8_t* base, uint32_t
   for (Slot& slot : cache.slots) {
     if (slot.used != 0 && slot.device == device && slot.base == base && slot.n == n) {
       slot.used = ++cache.clock;
-      return slot.graph.exec != nullptr ? &slot.graph : nullptr;
+      if (slot.state == SlotState::kSeen) {
+        slot.graph = SortGraph{nullptr, 0};
+        slot.state = MakeSortGraph(w, n, &slot.graph) == cudaSuccess ? SlotState::kReady : SlotState::kFailed;
+        if (slot.state == SlotState::kFailed) {
+          if (slot.graph.exec != nullptr) cudaGraphExecDestroy(slot.graph.exec);
+          cudaGetLastError();  // the failure is answered by the fallback sort, not left for the next launch to report
+        }
+      }
+      return slot.state == SlotState::kReady ? &slot.graph : nullptr;
     }
     if (slot.used < oldest->used) oldest = &slot;
   }
-  if (oldest->graph.exec != nullptr) cudaGraphExecDestroy(oldest->graph.exec);  // a launch in flight still completes
-  *oldest = Slot{device, base, n, ++cache.clock, SortGraph{nullptr, 0}};
-  if (MakeSortGraph(w, n, &oldest->graph) != cudaSuccess) {
-    if (oldest->graph.exec != nullptr) cudaGraphExecDestroy(oldest->graph.exec);
-    oldest->graph.exec = nullptr;
-    cudaGetLastError();  // the failure is answered by the fallback sort, not left for the next launch to report
-    return nullptr;
-  }
-  return &oldest->graph;
+  if (oldest->state == SlotState::kReady) cudaGraphExecDestroy(oldest->graph.exec);  // a launch in flight still completes
+  *oldest = Slot{device, base, n, ++cache.clock, SlotState::kSeen, SortGraph{nullptr, 0}};
+  return nullptr;
 }
 
 void ReleaseSortGraphs() {
   Cache& cache = TheCache();
   std::lock_guard<std::mutex> held(cache.lock);
   for (Slot& slot : cache.slots) {
-    if (slot.graph.exec != nullptr) cudaGraphExecDestroy(slot.graph.exec);
+    if (slot.used != 0 && slot.state == SlotState::kReady) cudaGraphExecDestroy(slot.graph.exec);
     slot = Slot{};
   }
 }

@@ -14,15 +14,16 @@
 // keys need (27 to 34 bits for the bench's clouds: 4 or 5 passes, not 8): the width is known on the device
 // only, so the sort is a cached CUDA graph per workspace (points-to-grid-sort-graph.cu) whose first kernel reads it
 // from the report and picks the branch of a switch node that sorts bits [0, 8k); the map step writes the keys
-// where that branch starts, so every branch leaves them in the same buffers. A stream under capture, or a driver
-// without conditional nodes, gets the plain sort over all 64 bits instead (the same order, slower). The expand
+// where that branch starts, so every branch leaves them in the same buffers. A workspace's first build, a stream
+// under capture, or a driver without conditional nodes gets the plain sort over all 64 bits instead (the same
+// order, slower). The expand
 // step then unpacks each sorted key into the tile key and the in-tile key the write stage reads and flags the
 // level starts by comparing neighbouring packed keys.
 //
 // The launcher only enqueues work on its stream (kernels, a graph launch or a CUB sort, a scan on workspace
 // scratch, at most one device-to-device copy): no device allocation, no host synchronization, so a build can be
-// captured into a CUDA graph. A workspace's first build also makes its sort graph (host work: a capture on a
-// private stream and an instantiation). Counts and key widths stay on the device; kernels that depend on them
+// captured into a CUDA graph. A workspace's second build also makes its sort graph (host work: captures on a
+// private stream and an instantiation); its first sorts all 64 bits. Counts and key widths stay on the device; kernels that depend on them
 // read them from the report.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -398,7 +399,7 @@ cudaError_t LaunchPointsToGridSort(const KernelArgs& a, cudaStream_t stream) {
       if (e != cudaSuccess) return e;
     } else {
       held.unlock();
-      // the fallback (a stream under capture, no conditional nodes): all 64 bits
+      // the fallback (a workspace's first build, a stream under capture, no conditional nodes): all 64 bits
       e = SortBuildKeys(w.cub, sortBytes, keys, order, used, stream);
       if (e != cudaSuccess) return e;
       // the expand step writes the tile keys into keysA while it reads neighbouring packed keys: those must be elsewhere

@@ -77,13 +77,14 @@ struct SortGraph {
 std::unique_lock<std::mutex> LockSortGraphs();
 
 /**
- * The cached sort graph of the workspace `w` (at `base`, `n` > 0 points) on the current device, built and
- * instantiated on the first call for that workspace (host work only: a capture on a private stream, no device
- * synchronization, no device memory). A fixed table of 8 workspaces, least recently used evicted
- * (its graph destroyed; a launch in flight completes). Null when `stream` is being captured (a graph launch
- * cannot be) or the graph cannot be made (a driver without conditional nodes, CUDA < 12.8): then the caller
- * sorts all 64 bits with SortBuildKeys; a failure is remembered for the workspace, not retried. Call with the
- * lock held; the graph stays valid while it is held. ReleaseSortGraphs (kernel-registry.h) empties the table.
+ * The cached sort graph of the workspace `w` (at `base`, `n` > 0 points) on the current device. The first call for
+ * a workspace only records it and returns null; the second makes and instantiates its graph (host work: captures on
+ * a private stream, no device synchronization, no device memory), later ones return it. A fixed table of 8
+ * workspaces, least recently used evicted (its graph destroyed; a launch in flight completes). Null also when
+ * `stream` is being captured (a graph launch cannot be) or the graph cannot be made (a driver without conditional
+ * nodes, CUDA < 12.8; remembered for the workspace, not retried). On null the caller sorts all 64 bits with
+ * SortBuildKeys. Call with the lock held; the graph stays valid while it is held. ReleaseSortGraphs
+ * (kernel-registry.h) empties the table.
  */
 const SortGraph* FindSortGraph(const Workspace& w, const uint8_t* base, uint32_t n, cudaStream_t stream);
 
