@@ -99,9 +99,9 @@ Napi::Value BenchMemcpy(const Napi::CallbackInfo& info) {
 
 /**
  * benchPointsToGridSorts(points, encoding, count, inverseVoxelSize, ox, oy, oz, iterations) -> { status,
- * narrowedNs, sort64Ns, keyBits, graph, graphMakeNs }: mean ns of the bare radix sort of a PointsToGrid build's
- * packed keys, the build's narrowed sort (its cached graph; `graph` false when it could not be made and the fallback
- * was timed) and the same keys over all 64 bits, and the host ns making the graph took; `status` a CUDA status (0: success).
+ * narrowedNs, sort64Ns, keyBits, graph, graphStatus, graphMakeNs }: mean ns of the bare radix sort of a PointsToGrid
+ * build's packed keys, the build's narrowed sort (its cached graph; `graph` false when it could not be made, with the
+ * CUDA status of that in `graphStatus`, and the fallback was timed) and the same keys over all 64 bits, and the host ns making the graph took; `status` a CUDA status (0: success).
  */
 Napi::Value BenchPointsToGridSortsBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -118,7 +118,8 @@ Napi::Value BenchPointsToGridSortsBinding(const Napi::CallbackInfo& info) {
   result.Set("narrowedNs", Napi::Number::New(env, out[0]));
   result.Set("sort64Ns", Napi::Number::New(env, out[1]));
   result.Set("keyBits", Napi::Number::New(env, out[2]));
-  result.Set("graph", Napi::Boolean::New(env, out[3] != 0));
+  result.Set("graph", Napi::Boolean::New(env, out[3] > 0));
+  result.Set("graphStatus", Napi::Number::New(env, out[3] > 0 ? 0 : -out[3]));
   result.Set("graphMakeNs", Napi::Number::New(env, out[4]));
   return result;
 }

@@ -74,8 +74,8 @@ cudaError_t TimeSorts(Sort sort, const uint64_t* pristineKeys, const uint32_t* p
  * Benchmark baselines: the build's radix sort of the packed keys of `n` points at `points`, mapped once, timed
  * with events over `iterations` runs each (fresh unsorted keys each run, after one warm-up run): out[0] the
  * narrowed sort (the build's cached graph, made before the timing), out[1] the same keys over all 64
- * bits (SortBuildKeys), out[2] the key bits, out[3] 1 when the graph was made (0: out[0] timed the fallback, the
- * 64-bit sort), out[4] the host ns it took to make the graph (capture and instantiation). Allocates and synchronizes: benchmarks only. Returns cudaSuccess or the failing CUDA status.
+ * bits (SortBuildKeys), out[2] the key bits, out[3] 1 when the graph was made (else minus the CUDA status of making
+ * it, and out[0] timed the fallback, the 64-bit sort), out[4] the host ns it took to make the graph (capture and instantiation). Allocates and synchronizes: benchmarks only. Returns cudaSuccess or the failing CUDA status.
  */
 cudaError_t BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations, double out[5]) {
   uint8_t* base = nullptr;
@@ -100,9 +100,10 @@ cudaError_t BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t
       std::unique_lock<std::mutex> held = LockSortGraphs();
       FindSortGraph(w, base, n, s);  // a new workspace: its first build only records it, the second makes the graph
       auto made = std::chrono::steady_clock::now();
-      const SortGraph* graph = FindSortGraph(w, base, n, s);
+      cudaError_t made = cudaSuccess;
+      const SortGraph* graph = FindSortGraph(w, base, n, s, &made);
       out[4] = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - made).count());
-      out[3] = graph != nullptr ? 1 : 0;
+      out[3] = graph != nullptr ? 1 : -static_cast<double>(made);
       if (graph == nullptr) {
         out[0] = out[1];
       } else {

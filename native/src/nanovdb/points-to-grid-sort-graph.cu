@@ -114,7 +114,7 @@ cudaError_t MakeSortGraph(const Workspace& w, uint32_t n, SortGraph* graph) {
 
 std::unique_lock<std::mutex> LockSortGraphs() { return std::unique_lock<std::mutex>(TheCache().lock); }
 
-const SortGraph* FindSortGraph(const Workspace& w, const uint8_t* base, uint32_t n, cudaStream_t stream) {
+const SortGraph* FindSortGraph(const Workspace& w, const uint8_t* base, uint32_t n, cudaStream_t stream, cudaError_t* made) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   int device = -1;
   if (cudaStreamIsCapturing(stream, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone || cudaGetDevice(&device) != cudaSuccess) {
@@ -128,7 +128,9 @@ const SortGraph* FindSortGraph(const Workspace& w, const uint8_t* base, uint32_t
       slot.used = ++cache.clock;
       if (slot.state == SlotState::kSeen) {
         slot.graph = SortGraph{nullptr, 0};
-        slot.state = MakeSortGraph(w, n, &slot.graph) == cudaSuccess ? SlotState::kReady : SlotState::kFailed;
+        cudaError_t e = MakeSortGraph(w, n, &slot.graph);
+        if (made != nullptr) *made = e;
+        slot.state = e == cudaSuccess ? SlotState::kReady : SlotState::kFailed;
         if (slot.state == SlotState::kFailed) {
           if (slot.graph.exec != nullptr) cudaGraphExecDestroy(slot.graph.exec);
           cudaGetLastError();  // the failure is answered by the fallback sort, not left for the next launch to report

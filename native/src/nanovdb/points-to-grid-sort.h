@@ -83,9 +83,9 @@ std::unique_lock<std::mutex> LockSortGraphs();
  * workspaces, least recently used evicted (its graph destroyed; a launch in flight completes). Null also when
  * `stream` is being captured (a graph launch cannot be) or the graph cannot be made (a driver without conditional
  * nodes, CUDA < 12.8; remembered for the workspace, not retried). On null the caller sorts all 64 bits with
- * SortBuildKeys. Call with the lock held; the graph stays valid while it is held. ReleaseSortGraphs
- * (kernel-registry.h) empties the table.
+ * SortBuildKeys. `made`, when given, receives the status of making the graph when this call made it. Call with the
+ * lock held; the graph stays valid while it is held. ReleaseSortGraphs (kernel-registry.h) empties the table.
  */
-const SortGraph* FindSortGraph(const Workspace& w, const uint8_t* base, uint32_t n, cudaStream_t stream);
+const SortGraph* FindSortGraph(const Workspace& w, const uint8_t* base, uint32_t n, cudaStream_t stream, cudaError_t* made = nullptr);
 
 }  // namespace hs::nanovdb

@@ -15,7 +15,7 @@ import { HostBackend, unwrap, type CudaBackend, type Device } from '@hs/streams'
 /**
  * The native baselines (native/src/bench-bindings.cc): mean ns over `iterations` of the build's bare CUB
  * radix sort of its packed keys for `count` points at device address `points` (encoding 1: f32 world), narrowed
- * (the build's graph; `graph` false: it could not be made and the 64-bit fallback was timed) and over all 64 bits,
+ * (the build's graph; `graph` false: it could not be made, `graphStatus` says why, and the 64-bit fallback was timed) and over all 64 bits,
  * with the key width, the host ns making the graph took (a workspace's first build) and a CUDA status; and of a bare 64-bit-key SortPairs of `count` full-entropy keys (negative:
  * a CUDA status).
  */
@@ -29,7 +29,7 @@ type SortBaseline = {
     oy: number,
     oz: number,
     iterations: number,
-  ): { status: number; narrowedNs: number; sort64Ns: number; keyBits: number; graph: boolean; graphMakeNs: number };
+  ): { status: number; narrowedNs: number; sort64Ns: number; keyBits: number; graph: boolean; graphStatus: number; graphMakeNs: number };
   benchSortPairs64(count: number, iterations: number): number;
 };
 
@@ -137,7 +137,7 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
       const sorts = baselines.benchPointsToGridSorts(block.memory.address + BigInt(block.byteOffset), 1, n, 1, 0, 0, 0, 3);
       if (sorts.status !== 0) throw new Error(`bench: CUB sort baseline failed with CUDA status ${sorts.status}`);
       const sortNs = sorts.narrowedNs;
-      const narrowed = `${ms(sortNs)} ms (${sorts.keyBits} bits, ${sorts.graph ? `graph made in ${ms(sorts.graphMakeNs)} ms` : 'no graph: the 64-bit fallback'})`;
+      const narrowed = `${ms(sortNs)} ms (${sorts.keyBits} bits, ${sorts.graph ? `graph made in ${ms(sorts.graphMakeNs)} ms` : `no graph (CUDA status ${sorts.graphStatus}): the 64-bit fallback`})`;
       const sort64Ns = baselines.benchSortPairs64(n, 3);
       if (sort64Ns < 0) throw new Error(`bench: 64-bit SortPairs baseline failed with CUDA status ${-sort64Ns}`);
       input.dispose();
