@@ -10,6 +10,7 @@ namespace hs {
 AddonState::~AddonState() {
   if (channel) channel->Close();
   deferredRelease.Stop();
+  nanovdb::ReleaseSortGraphs();
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {

@@ -13,7 +13,7 @@
 namespace hs {
 
 // bench-points-to-grid-sorts.cu
-double BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations);
+cudaError_t BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations, double out[5]);
 double BenchSortPairs64(uint32_t n, int iterations);
 
 namespace {
@@ -98,17 +98,30 @@ Napi::Value BenchMemcpy(const Napi::CallbackInfo& info) {
 }
 
 /**
- * benchPointsToGridSorts(points, encoding, count, inverseVoxelSize, ox, oy, oz, iterations) -> mean ns of
- * the bare CUB sort of a PointsToGrid build's packed keys (negative: a CUDA status).
+ * benchPointsToGridSorts(points, encoding, count, inverseVoxelSize, ox, oy, oz, iterations) -> { status,
+ * narrowedNs, sort64Ns, keyBits, graph, graphStatus, graphMakeNs }: mean ns of the bare radix sort of a PointsToGrid
+ * build's packed keys, the build's narrowed sort (its cached graph; `graph` false when it could not be made, with the
+ * CUDA status of that in `graphStatus`, and the fallback was timed) and the same keys over all 64 bits, and the host ns making the graph took; `status` a CUDA status (0: success).
  */
 Napi::Value BenchPointsToGridSortsBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
   auto points = ToHandle<const uint8_t*>(info[0], "points");
   int encoding = ToInt(info[1], "encoding");
   uint32_t n = static_cast<uint32_t>(ToSize(info[2], "count"));
   double inv = info[3].As<Napi::Number>().DoubleValue();
   double ox = info[4].As<Napi::Number>().DoubleValue(), oy = info[5].As<Napi::Number>().DoubleValue(), oz = info[6].As<Napi::Number>().DoubleValue();
   int iterations = ToInt(info[7], "iterations");
-  return Napi::Number::New(info.Env(), BenchPointsToGridSorts(points, encoding, n, inv, ox, oy, oz, iterations < 1 ? 1 : iterations));
+  double out[5] = {0, 0, 0, 0, 0};
+  cudaError_t status = BenchPointsToGridSorts(points, encoding, n, inv, ox, oy, oz, iterations < 1 ? 1 : iterations, out);
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("status", Napi::Number::New(env, static_cast<double>(status)));
+  result.Set("narrowedNs", Napi::Number::New(env, out[0]));
+  result.Set("sort64Ns", Napi::Number::New(env, out[1]));
+  result.Set("keyBits", Napi::Number::New(env, out[2]));
+  result.Set("graph", Napi::Boolean::New(env, out[3] > 0));
+  result.Set("graphStatus", Napi::Number::New(env, out[3] > 0 ? 0 : -out[3]));
+  result.Set("graphMakeNs", Napi::Number::New(env, out[4]));
+  return result;
 }
 
 /**

@@ -1,13 +1,15 @@
 // The native baselines of `pnpm bench:gpu`'s PointsToGrid rows (bench-bindings.cc binds them as
-// benchPointsToGridSorts and benchSortPairs64): the build's one CUB radix sort of its packed keys, bare,
-// through the same calls as the sort stage (nanovdb/points-to-grid-sort.h), and a bare 64-bit-key SortPairs of
-// full-entropy keys with 32-bit values. A file of its own because CUB's headers need nvcc; it allocates and
-// synchronizes, so it is for benchmarks only.
+// benchPointsToGridSorts and benchSortPairs64): the build's radix sort of its packed keys, bare, through the same
+// calls as the sort stage (nanovdb/points-to-grid-sort.h): the narrowed sort's cached graph and the same keys over
+// all 64 bits; and a bare 64-bit-key SortPairs of full-entropy keys with 32-bit values. A file of its own because
+// CUB's headers need nvcc; it allocates and synchronizes, so it is for benchmarks only.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/util_type.cuh>
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
+#include <mutex>
 
 #include "nanovdb/points-to-grid-sort.h"
 #include "nanovdb/points-to-grid-workspace.h"
@@ -17,7 +19,11 @@ namespace hs {
 using nanovdb::Blocks;
 using nanovdb::Carve;
 using nanovdb::EnqueueMapKeys;
+using nanovdb::FindSortGraph;
+using nanovdb::LockSortGraphs;
+using nanovdb::SortBranchOf;
 using nanovdb::SortBuildKeys;
+using nanovdb::SortGraph;
 using nanovdb::Workspace;
 
 namespace {
@@ -33,8 +39,8 @@ __global__ void RandomPairs(uint64_t* keys, uint32_t* values, uint32_t n) {
   }
 }
 
-// Times `iterations` sorts of fresh copies of the n pairs at pristineKeys / pristineValues (mean ns), the sort
-// over bits [0, 64) as the build's; `sort` is SortBuildKeys or a plain SortPairs.
+// Times `iterations` sorts of fresh copies of the n pairs at pristineKeys / pristineValues into k0 / v0 (mean
+// ns); `sort` is SortBuildKeys, the narrowed sort's graph launch or a plain SortPairs.
 template <typename Sort>
 cudaError_t TimeSorts(Sort sort, const uint64_t* pristineKeys, const uint32_t* pristineValues, uint64_t* k0, uint64_t* k1, uint32_t* v0, uint32_t* v1, void* scratch,
                       size_t scratchBytes, uint32_t n, int iterations, cudaStream_t s, double* meanNs) {
@@ -65,31 +71,54 @@ cudaError_t TimeSorts(Sort sort, const uint64_t* pristineKeys, const uint32_t* p
 }  // namespace
 
 /**
- * Benchmark baseline: the build's one CUB radix sort of the packed keys of `n` points at `points`, mapped once,
- * timed with events over `iterations` runs (fresh unsorted keys each run, after one warm-up run). Allocates and
- * synchronizes: benchmarks only. Returns mean nanoseconds per run, or a negative CUDA status.
+ * Benchmark baselines: the build's radix sort of the packed keys of `n` points at `points`, mapped once, timed
+ * with events over `iterations` runs each (fresh unsorted keys each run, after one warm-up run): out[0] the
+ * narrowed sort (the build's cached graph, made before the timing), out[1] the same keys over all 64
+ * bits (SortBuildKeys), out[2] the key bits, out[3] 1 when the graph was made (else minus the CUDA status of making
+ * it, and out[0] timed the fallback, the 64-bit sort), out[4] the host ns it took to make the graph (capture and instantiation). Allocates and synchronizes: benchmarks only. Returns cudaSuccess or the failing CUDA status.
  */
-double BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations) {
+cudaError_t BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t n, double inv, double ox, double oy, double oz, int iterations, double out[5]) {
   uint8_t* base = nullptr;
   Workspace probe = Carve(nullptr, n);
   uint64_t pristineBytes = 12ull * n;
   cudaStream_t s = nullptr;
-  double mean = 0;
   cudaError_t e = cudaMalloc(&base, probe.total + pristineBytes);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   if (e == cudaSuccess) {
     Workspace w = Carve(base, n);
     uint64_t* pristineKeys = reinterpret_cast<uint64_t*>(base + probe.total);
     uint32_t* pristineOrder = reinterpret_cast<uint32_t*>(pristineKeys + n);
-    // as the build: the high bits of a wide key in valsA (not timed here: the bench clouds are not wide)
-    EnqueueMapKeys(w.report, points, encoding, n, n, inv, ox, oy, oz, pristineKeys, pristineOrder, w.valsA, s);
     uint32_t* v0 = reinterpret_cast<uint32_t*>(w.valsB);
-    e = TimeSorts(SortBuildKeys, pristineKeys, pristineOrder, w.keysB, w.keysA, v0, v0 + n, w.cub, w.cubBytes, n, iterations, s, &mean);
+    // as the build: the high bits of a wide key in valsA (not timed here: the bench clouds are not wide)
+    EnqueueMapKeys(w.report, points, encoding, n, n, inv, ox, oy, oz, pristineKeys, pristineKeys, pristineOrder, pristineOrder, 0, w.valsA, s);
+    uint32_t words[64];
+    e = cudaMemcpyAsync(words, w.report, sizeof(words), cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    out[2] = words[nanovdb::kKeyBits];
+    if (e == cudaSuccess) e = TimeSorts(SortBuildKeys, pristineKeys, pristineOrder, w.keysB, w.keysA, v0, v0 + n, w.cub, w.cubBytes, n, iterations, s, &out[1]);
+    if (e == cudaSuccess) {
+      std::unique_lock<std::mutex> held = LockSortGraphs();
+      FindSortGraph(w, base, n, s);  // a new workspace: its first build only records it, the second makes the graph
+      auto made = std::chrono::steady_clock::now();
+      cudaError_t made = cudaSuccess;
+      const SortGraph* graph = FindSortGraph(w, base, n, s, &made);
+      out[4] = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - made).count());
+      out[3] = graph != nullptr ? 1 : -static_cast<double>(made);
+      if (graph == nullptr) {
+        out[0] = out[1];
+      } else {
+        // the branch's start buffers, as the build's map step would have chosen them
+        bool alternate = (graph->startAlternate >> SortBranchOf(words[nanovdb::kKeyBits], words[nanovdb::kInvalidCount]) & 1u) != 0;
+        auto launch = [graph](void*, size_t&, cub::DoubleBuffer<uint64_t>&, cub::DoubleBuffer<uint32_t>&, uint32_t, cudaStream_t stream) { return cudaGraphLaunch(graph->exec, stream); };
+        e = TimeSorts(launch, pristineKeys, pristineOrder, alternate ? w.keysA : w.keysB, alternate ? w.keysB : w.keysA, alternate ? v0 + n : v0, alternate ? v0 : v0 + n,
+                      w.cub, w.cubBytes, n, iterations, s, &out[0]);
+      }
+    }
   }
   if (s != nullptr) cudaStreamSynchronize(s);
   if (s != nullptr) cudaStreamDestroy(s);
   if (base != nullptr) cudaFree(base);
-  return e == cudaSuccess ? mean : -static_cast<double>(e);
+  return e;
 }
 
 /**

@@ -51,6 +51,14 @@ cudaError_t LaunchDistributedSplitCount(const KernelArgs& args, cudaStream_t str
 cudaError_t LaunchDistributedSplitScatter(const KernelArgs& args, cudaStream_t stream);
 cudaError_t LaunchGridMergeShift(const KernelArgs& args, cudaStream_t stream);
 
+namespace nanovdb {
+/**
+ * Destroys the PointsToGrid sort's cached CUDA graphs (nanovdb/points-to-grid-sort-graph.cu), when an environment
+ * of the addon is torn down (the table is the process's: builds in other environments make theirs again).
+ */
+void ReleaseSortGraphs();
+}  // namespace nanovdb
+
 /**
  * Kernels another addon adds to the registry (`addKernels(table)`; the test addon's hs.test.*, see
  * test-addon/test-kernels.cu). `size` is `sizeof(KernelTable)` of the addon that made it; the entries and

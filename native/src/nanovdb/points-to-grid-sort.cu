@@ -9,18 +9,27 @@
 // of tile, upper, lower and leaf fields, x before y before z) packed to the bits that vary among the points, x of
 // a level before y before z, with the levels in order (a per-axis base subtracted where the range starts, aligned
 // to the level where its ends first differ, keeps the order). Keys of up to 63 bits (clouds spanning up to 2^21
-// voxels per axis) sort in the one CUB SortPairs; wider keys sort their low 63 bits there and the rest in six
-// stable 6-bit passes of one block (a slow path for far-apart points). The expand step then unpacks each sorted
-// key into the tile key and the in-tile key the write stage reads and flags the level starts by comparing
-// neighbouring packed keys.
+// voxels per axis) sort in one CUB SortPairs; wider keys sort their low 63 bits there and the rest in six
+// stable 6-bit passes of one block (a slow path for far-apart points). The sort runs only the 8-bit passes the
+// keys need (27 to 34 bits for the bench's clouds: 4 or 5 passes, not 8): the width is known on the device
+// only, so the sort is a cached CUDA graph per workspace (points-to-grid-sort-graph.cu) whose first kernel reads it
+// from the report and picks the branch of a switch node that sorts bits [0, 8k); the map step writes the keys
+// where that branch starts, so every branch leaves them in the same buffers. A workspace's first build, a stream
+// under capture, or a driver without conditional nodes gets the plain sort over all 64 bits instead (the same
+// order, slower). The expand
+// step then unpacks each sorted key into the tile key and the in-tile key the write stage reads and flags the
+// level starts by comparing neighbouring packed keys.
 //
-// The launcher only enqueues work on its stream (kernels, a CUB sort and a scan on workspace scratch, at most one
-// device-to-device copy): no allocation, no host synchronization, so a build can be captured into a CUDA graph.
-// Counts and key widths stay on the device; kernels that depend on them read them from the report.
+// The launcher only enqueues work on its stream (kernels, a graph launch or a CUB sort, a scan on workspace
+// scratch, at most one device-to-device copy): no device allocation, no host synchronization, so a build can be
+// captured into a CUDA graph. A workspace's second build also makes its sort graph (host work: captures on a
+// private stream and an instantiation); its first sorts all 64 bits. Counts and key widths stay on the device; kernels that depend on them
+// read them from the report.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <cstdint>
+#include <mutex>
 
 #include "kernel-registry.h"
 #include "nanovdb/points-to-grid-sort.h"
@@ -179,12 +188,16 @@ __global__ void AxisRange(const uint8_t* __restrict__ points, int encoding, uint
   }
 }
 
-// Each point's packed key (all ones for an invalid point, which sorts last) and its index; a wide key's
-// high bits go to `high` (input order).
-__global__ void MakeKeys(const uint8_t* __restrict__ points, int encoding, uint32_t used, double inv, double ox, double oy, double oz, uint64_t* __restrict__ keys,
-                         uint32_t* __restrict__ order, uint64_t* __restrict__ high, uint32_t* report) {
+// Each point's packed key (all ones for an invalid point, which sorts last) and its index, into the buffer pair
+// the sort branch for this key width starts from (EnqueueMapKeys); a wide key's high bits go to `high` (input order).
+__global__ void MakeKeys(const uint8_t* __restrict__ points, int encoding, uint32_t used, double inv, double ox, double oy, double oz, uint64_t* __restrict__ keys0,
+                         uint64_t* __restrict__ keys1, uint32_t* __restrict__ order0, uint32_t* __restrict__ order1, uint32_t startAlternate,
+                         uint64_t* __restrict__ high, uint32_t* report) {
   Packing p = PackingOf(report);
   bool wide = p.total > kWideBits;
+  bool alternate = (startAlternate >> SortBranchOf(static_cast<uint32_t>(p.total), report[kInvalidCount]) & 1u) != 0;
+  uint64_t* keys = alternate ? keys1 : keys0;
+  uint32_t* order = alternate ? order1 : order0;
   if (blockIdx.x == 0 && threadIdx.x == 0) report[kKeyBits] = static_cast<uint32_t>(p.total);
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < used; i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     uint32_t u[3];
@@ -331,12 +344,13 @@ __global__ void SortTotals(const uint4* __restrict__ ids, uint32_t used, uint32_
 namespace nanovdb {
 
 void EnqueueMapKeys(uint32_t* report, const uint8_t* points, int encoding, uint32_t given, uint32_t used, double inv, double ox, double oy, double oz,
-                    uint64_t* keys, uint32_t* order, uint64_t* high, cudaStream_t stream) {
+                    uint64_t* keys, uint64_t* keysAlternate, uint32_t* order, uint32_t* orderAlternate, uint32_t startAlternate, uint64_t* high,
+                    cudaStream_t stream) {
   InitReport<<<1, 64, 0, stream>>>(report, given, used);
   if (used == 0) return;
   unsigned blocks = Blocks(used, 256);
   AxisRange<<<blocks < 1024 ? blocks : 1024, 256, 0, stream>>>(points, encoding, used, inv, ox, oy, oz, report);
-  MakeKeys<<<blocks, 256, 0, stream>>>(points, encoding, used, inv, ox, oy, oz, keys, order, high, report);
+  MakeKeys<<<blocks, 256, 0, stream>>>(points, encoding, used, inv, ox, oy, oz, keys, keysAlternate, order, orderAlternate, startAlternate, high, report);
 }
 
 cudaError_t SortBuildKeys(void* storage, size_t& bytes, cub::DoubleBuffer<uint64_t>& keys, cub::DoubleBuffer<uint32_t>& order, uint32_t n, cudaStream_t stream) {
@@ -372,14 +386,27 @@ cudaError_t LaunchPointsToGridSort(const KernelArgs& a, cudaStream_t stream) {
   if (e != cudaSuccess) return e;
   if (sortBytes > w.cubBytes || scanBytes > w.cubBytes) return cudaErrorInvalidValue;
 
-  EnqueueMapKeys(w.report, a.reads[0], encoding, static_cast<uint32_t>(a.params[0]), used, a.params[3], a.params[4], a.params[5], a.params[6], w.keysB, v0, highIn, stream);
+  // The narrowed sort: its graph picks the branch for the key width on the device, and the map step fills the
+  // buffers that branch starts from; the cache lock keeps the graph alive until it is launched.
+  std::unique_lock<std::mutex> held = LockSortGraphs();
+  const SortGraph* graph = used > 0 ? FindSortGraph(w, a.writes[0], used, stream) : nullptr;
+  EnqueueMapKeys(w.report, a.reads[0], encoding, static_cast<uint32_t>(a.params[0]), used, a.params[3], a.params[4], a.params[5], a.params[6], w.keysB, w.keysA, v0,
+                 v1, graph != nullptr ? graph->startAlternate : 0, highIn, stream);
   if (used > 0) {
-    e = SortBuildKeys(w.cub, sortBytes, keys, order, used, stream);
-    if (e != cudaSuccess) return e;
-    // the expand step writes the tile keys into keysA while it reads neighbouring packed keys: those must be elsewhere
-    if (keys.Current() == w.keysA) {
-      e = cudaMemcpyAsync(w.keysB, w.keysA, 8ull * used, cudaMemcpyDeviceToDevice, stream);
+    if (graph != nullptr) {
+      e = cudaGraphLaunch(graph->exec, stream);  // keys end in keysB, indices in v0, whatever the branch
+      held.unlock();
       if (e != cudaSuccess) return e;
+    } else {
+      held.unlock();
+      // the fallback (a workspace's first build, a stream under capture, no conditional nodes): all 64 bits
+      e = SortBuildKeys(w.cub, sortBytes, keys, order, used, stream);
+      if (e != cudaSuccess) return e;
+      // the expand step writes the tile keys into keysA while it reads neighbouring packed keys: those must be elsewhere
+      if (keys.Current() == w.keysA) {
+        e = cudaMemcpyAsync(w.keysB, w.keysA, 8ull * used, cudaMemcpyDeviceToDevice, stream);
+        if (e != cudaSuccess) return e;
+      }
     }
     WidePasses<<<1, 1024, 0, stream>>>(w.keysB, w.keysA, order.Current(), order.Alternate(), h0, h1, highIn, used, w.report);
     // the write stage finds the sorted tile keys in keysA and the in-tile keys in valsA

@@ -1,8 +1,9 @@
 // PointsToGrid rows of `pnpm bench:gpu`: the stream-ordered GPU build (pointsToGridAsync, with its one
 // report read-back) and the capacity-bounded build (encode + stream sync) for 1M, 10M and 100M points,
-// uniform and clustered (bunny-like shells), against two baselines measured in the same run: the build's one
-// CUB radix sort of the same packed keys (the lower bound of a sort-based build) and a bare CUB SortPairs of
-// as many full-entropy 64-bit keys with 32-bit values; and the host TS builder (1M points only: it runs at
+// uniform and clustered (bunny-like shells), against baselines measured in the same run: the build's CUB radix
+// sort of the same packed keys, bare (the lower bound of a sort-based build), narrowed to the key bits as the build
+// sorts them (its cached graph) and over all 64 bits (the sort before the narrowing), and a bare CUB SortPairs
+// of as many full-entropy 64-bit keys with 32-bit values; and the host TS builder (1M points only: it runs at
 // about a million points per second). A small build first warms the kernels and the resource up, so the first
 // size is measured as the others. HS_BENCH_P2G_POINTS=1e6,1e7 limits the sizes. HS_BENCH_P2G_PROFILE=uniform (or
 // clustered) is the profiler's knob: one pointsToGridAsync build of the first size of that cloud, no warm-up, then
@@ -13,11 +14,22 @@ import { HostBackend, unwrap, type CudaBackend, type Device } from '@hs/streams'
 
 /**
  * The native baselines (native/src/bench-bindings.cc): mean ns over `iterations` of the build's bare CUB
- * radix sort of its packed keys for `count` points at device address `points` (encoding 1: f32 world), and
- * of a bare 64-bit-key SortPairs of `count` full-entropy keys; negative: a CUDA status.
+ * radix sort of its packed keys for `count` points at device address `points` (encoding 1: f32 world), narrowed
+ * (the build's graph; `graph` false: it could not be made, `graphStatus` says why, and the 64-bit fallback was timed) and over all 64 bits,
+ * with the key width, the host ns making the graph took (a workspace's first build) and a CUDA status; and of a bare 64-bit-key SortPairs of `count` full-entropy keys (negative:
+ * a CUDA status).
  */
 type SortBaseline = {
-  benchPointsToGridSorts(points: bigint, encoding: number, count: number, inverseVoxelSize: number, ox: number, oy: number, oz: number, iterations: number): number;
+  benchPointsToGridSorts(
+    points: bigint,
+    encoding: number,
+    count: number,
+    inverseVoxelSize: number,
+    ox: number,
+    oy: number,
+    oz: number,
+    iterations: number,
+  ): { status: number; narrowedNs: number; sort64Ns: number; keyBits: number; graph: boolean; graphStatus: number; graphMakeNs: number };
   benchSortPairs64(count: number, iterations: number): number;
 };
 
@@ -65,8 +77,8 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
   const stream = unwrap(backend.createStream(device, { label: 'pointsToGrid bench' }));
   const options = { gridType: GridType.OnIndex, voxelSize: 1 } as const;
   const lines = [
-    '| points | cloud | voxels / leaves | GPU pointsToGridAsync | GPU bounded build | CUB sort of the build keys | bare 64-bit SortPairs | async / build sort | bounded / build sort | async / 64-bit sort | host TS builder | GPU async vs host |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| points | cloud | voxels / leaves | GPU pointsToGridAsync | GPU bounded build | build sort, narrowed (key bits) | build keys over 64 bits | bare 64-bit SortPairs | async / build sort | bounded / build sort | async / 64-bit sort | host TS builder | GPU async vs host |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   const baselines = cuda as CudaNativeBinding & SortBaseline;
   const profile = process.env.HS_BENCH_P2G_PROFILE;
@@ -122,8 +134,10 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
       if (report.overflowed || report.counts.voxels !== counts.voxels) throw new Error('bench: the bounded build disagrees with pointsToGridAsync');
       bounded.dispose();
       const block = input.data as MemoryBlock;
-      const sortNs = baselines.benchPointsToGridSorts(block.memory.address + BigInt(block.byteOffset), 1, n, 1, 0, 0, 0, 3);
-      if (sortNs < 0) throw new Error(`bench: CUB sort baseline failed with CUDA status ${-sortNs}`);
+      const sorts = baselines.benchPointsToGridSorts(block.memory.address + BigInt(block.byteOffset), 1, n, 1, 0, 0, 0, 3);
+      if (sorts.status !== 0) throw new Error(`bench: CUB sort baseline failed with CUDA status ${sorts.status}`);
+      const sortNs = sorts.narrowedNs;
+      const narrowed = `${ms(sortNs)} ms (${sorts.keyBits} bits, ${sorts.graph ? `graph made in ${ms(sorts.graphMakeNs)} ms` : `no graph (CUDA status ${sorts.graphStatus}): the 64-bit fallback`})`;
       const sort64Ns = baselines.benchSortPairs64(n, 3);
       if (sort64Ns < 0) throw new Error(`bench: 64-bit SortPairs baseline failed with CUDA status ${-sort64Ns}`);
       input.dispose();
@@ -141,7 +155,7 @@ export async function benchPointsToGrid(backend: CudaBackend, cuda: CudaNativeBi
       const a = median(asyncNs.slice(1));
       const b = median(boundedNs.slice(1));
       lines.push(
-        `| ${n.toExponential(0)} | ${kind} | ${counts.voxels} / ${counts.leaves} | ${ms(a)} ms (${rate(n, a)} M/s) | ${ms(b)} ms (${rate(n, b)} M/s) | ${ms(sortNs)} ms (${rate(n, sortNs)} M/s) | ${ms(sort64Ns)} ms (${rate(n, sort64Ns)} M/s) | ${(a / sortNs).toFixed(2)} | ${(b / sortNs).toFixed(2)} | ${(a / sort64Ns).toFixed(2)} | ${host} | ${versusHost} |`,
+        `| ${n.toExponential(0)} | ${kind} | ${counts.voxels} / ${counts.leaves} | ${ms(a)} ms (${rate(n, a)} M/s) | ${ms(b)} ms (${rate(n, b)} M/s) | ${narrowed} | ${ms(sorts.sort64Ns)} ms | ${ms(sort64Ns)} ms (${rate(n, sort64Ns)} M/s) | ${(a / sortNs).toFixed(2)} | ${(b / sortNs).toFixed(2)} | ${(a / sort64Ns).toFixed(2)} | ${host} | ${versusHost} |`,
       );
     }
   }

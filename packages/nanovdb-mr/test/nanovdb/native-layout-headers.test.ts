@@ -311,13 +311,18 @@ describe('native/src/nanovdb/points-to-grid-workspace.h', () => {
 });
 
 describe('native/src/nanovdb/points-to-grid-sort.h', () => {
-  it('numbers the point encodings as PointEncoding does', () => {
+  it('numbers the point encodings as PointEncoding does (the sort branches are device-only)', () => {
     const header = readHeader('points-to-grid-sort.h');
-    expectTwins(header, 'points-to-grid-sort.h', {
-      kIndexInt32: PointEncoding.IndexInt32,
-      kWorldFloat32: PointEncoding.WorldFloat32,
-      kWorldFloat64: PointEncoding.WorldFloat64,
-    });
+    expectTwins(
+      header,
+      'points-to-grid-sort.h',
+      {
+        kIndexInt32: PointEncoding.IndexInt32,
+        kWorldFloat32: PointEncoding.WorldFloat32,
+        kWorldFloat64: PointEncoding.WorldFloat64,
+      },
+      ['kSortBranches', 'kSortBranchBits'],
+    );
   });
 });
 

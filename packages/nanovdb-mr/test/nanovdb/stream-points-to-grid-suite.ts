@@ -10,6 +10,7 @@ import {
   HostResource,
   ManagedResource,
   StatisticsResource,
+  countGridNodes,
   pointsToGrid,
   pointsToGridAsync,
   validateGrids,
@@ -55,7 +56,9 @@ export function indexPoints(n: number, kind: 'uniform' | 'clustered', r: number,
  * Index points whose voxel range spans `bits` bits per axis from 0 (both ends present, so the device's packed sort
  * key is bits[0] + bits[1] + bits[2] bits wide): a few far points spread over the range, then a dense cluster with
  * duplicates near the origin. 96 bits ([32, 32, 32], from -2^31 to 2^31 - 1) and 64 take the device sort's stable
- * passes for keys wider than 63 bits; 63 is the widest of the one sort.
+ * passes for keys wider than 63 bits; 63 is the widest of the one sort. Below that the device sort runs only the
+ * 8-bit passes the key needs (its branches end at 8, 16, ..., 64 bits; one bit more when invalid points are among
+ * the keys).
  */
 export function spanPoints(bits: readonly [number, number, number], far: number, cluster: number, seed: number): Int32Array {
   const next = random(seed);
@@ -494,6 +497,35 @@ export function describeStreamPointsToGrid(label: string, make: () => Backend, s
         input.dispose();
         build.dispose();
       });
+
+      // The device sort runs only the 8-bit passes the packed key needs, from a workspace's second build on (its
+      // first sorts all 64 bits): three encodes per cloud, one cloud per branch, on both sides of the 24- and 48-bit
+      // boundaries, 63 bits and the wide keys' path (64 and 96 bits); then invalid points (all-ones keys) first in input order before a valid point at the top of the
+      // key range, where the sort needs one bit more than the valid keys (24 and 48 bits take the next branch).
+      const widths: [readonly [number, number, number], boolean][] = [
+        ...([[3, 3, 2], [6, 5, 5], [8, 8, 8], [9, 8, 8], [11, 11, 10], [14, 13, 13], [16, 16, 16], [17, 16, 16], [19, 19, 18], [19, 19, 19], [21, 21, 20], [22, 22, 19], [22, 22, 20], [32, 32, 32]] as const).map((b) => [b, false] as [readonly [number, number, number], boolean]),
+        ...([[8, 8, 8], [16, 16, 16], [19, 19, 18]] as const).map((b) => [b, true] as [readonly [number, number, number], boolean]),
+      ];
+      for (const [i, [bits, invalid]] of widths.entries()) {
+        const keyBits = bits[0] + bits[1] + bits[2];
+        it(`a ${keyBits}-bit key (${bits.join(', ')} bits per axis)${invalid ? ', invalid points first' : ''}, three encodes: the host grid each time`, async () => {
+          const valid = Float64Array.from(spanPoints(bits, 24, Math.min(scale, 3000), 20 + i));
+          const points = invalid ? Float64Array.from([NaN, 0, 0, 1, Infinity, 1, ...valid]) : valid;
+          const n = points.length / 3;
+          const options: PointsToGridOptions = { gridType: GridType.OnIndex, voxelSize: 1, name: `span ${bits.join('-')}` };
+          const build = unwrap(BoundedPointsToGrid.create(backend, stream, deviceResource, { points: n, ...unwrap(countGridNodes(valid, { voxelSize: 1 })) }, options));
+          const input = upload(points);
+          const expected = hostGridBytes(valid, options);
+          for (let round = 0; round < 3; round++) {
+            unwrap(build.encode(stream, spanOf(input, points)));
+            const { report, bytes } = await boundedBytes(build);
+            expect([report.firstInvalid, report.valid, report.overflowed]).toEqual([invalid ? 0 : undefined, valid.length / 3, false]);
+            expectSameBytes(bytes, expected);
+          }
+          input.dispose();
+          build.dispose();
+        });
+      }
 
       it('skips invalid points and reports the first; rejects bad capacities, counts and a disposed build', async () => {
         const points = new Float64Array([0, 0, 0, NaN, 0, 0, 3, 3, 3, 1, Infinity, 1]);
