@@ -99,10 +99,10 @@ cudaError_t BenchPointsToGridSorts(const uint8_t* points, int encoding, uint32_t
     if (e == cudaSuccess) {
       std::unique_lock<std::mutex> held = LockSortGraphs();
       FindSortGraph(w, base, n, s);  // a new workspace: its first build only records it, the second makes the graph
-      auto made = std::chrono::steady_clock::now();
+      auto started = std::chrono::steady_clock::now();
       cudaError_t made = cudaSuccess;
       const SortGraph* graph = FindSortGraph(w, base, n, s, &made);
-      out[4] = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - made).count());
+      out[4] = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
       out[3] = graph != nullptr ? 1 : -static_cast<double>(made);
       if (graph == nullptr) {
         out[0] = out[1];
