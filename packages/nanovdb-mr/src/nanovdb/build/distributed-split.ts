@@ -86,7 +86,7 @@ function partOf(high: number, low: number, v: DataView, at: number, k: number): 
 
 /**
  * Plans the k - 1 bounds of a split into `k` parts of about equal point counts from a strided sample of the host
- * points (at most `SPLIT_SAMPLE_POINTS`, points that map to no voxel left out: the device finds those): part p ends
+ * points (at most `SPLIT_SAMPLE_POINTS`, one in each stride at a deterministic offset, points that map to no voxel left out: the device finds those): part p ends
  * after the root tile of the sample's (p + 1) / k quantile, so a tile is never cut and a cloud inside one tile
  * goes to part 0. Bounds are non-decreasing; all ones (after every key) where no sampled tile follows.
  */
@@ -100,7 +100,8 @@ export function planSplitBounds(data: SplitPoints, k: number, inverseVoxelSize: 
   const [ox, oy, oz] = origin;
   let valid = 0;
   for (let s = 0; s < sample; s++) {
-    if (!tileKeyOf(data, Math.floor((s * n) / sample), world, inverseVoxelSize, ox, oy, oz, key)) continue;
+    // one point in each of `sample` equal strides, at a golden-ratio offset inside it (no aliasing with periodic clouds)
+    if (!tileKeyOf(data, Math.floor(((s + ((s * 0.6180339887498949) % 1)) * n) / sample), world, inverseVoxelSize, ox, oy, oz, key)) continue;
     words[2 * valid] = key[0] as number;
     words[2 * valid + 1] = key[1] as number;
     valid++;
