@@ -33,7 +33,7 @@ interface PartBuild {
  * is enqueued on `streams[0]`, read it after that stream's work.
  *
  * The split runs on the device: the whole cloud is uploaded once to `streams[0]`'s device; the k - 1 part bounds
- * (root tile keys) are planned on the host from a strided sample of at most 65536 points (no pass over all the
+ * (root tile keys) are planned on the host from a strided sample of at most 16384 points (no pass over all the
  * points in JavaScript); `hs.nanovdb.distributed.splitCount` counts each part's points and finds the first point that
  * maps to no voxel, and those k + 1 words are the split's one read-back (awaited through `synchronizeStream`); then
  * `hs.nanovdb.distributed.splitScatter` puts the points in part order and each part's run is copied into its own
