@@ -52,8 +52,9 @@ interface PartBuild {
  * Grid types: OnIndex and Float, with every option of `pointsToGridAsync` except `attributes` (a per-point attribute
  * reduction would need the attributes split the same way and its channel merged; not supported yet: InvalidArgument).
  * `maxGridBytes` applies to every part and to the merged grid. Allocations through `resources[0]` on `streams[0]`:
- * besides part 0's, the uploaded cloud, the split's meta block (3k + 1 u64 words) and the points in part order (each
- * the cloud's size, freed on `streams[0]` once the parts' copies ran), the merged grid and a small checksum scratch.
+ * besides part 0's, the uploaded cloud and the split's meta block (3k + 1 u64 words; freed after the scatter), the
+ * points in part order (the cloud's size again; freed once the parts' copies ran), the merged grid and a small
+ * checksum scratch.
  *
  * Rejects with an `HsError`: InvalidArgument before anything is allocated for an empty stream list, more than 256
  * streams, stream and resource lists of different lengths, a resource that is not async, declares another device

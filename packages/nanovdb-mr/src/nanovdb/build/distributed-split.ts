@@ -253,8 +253,8 @@ interface Held {
  * Splits host points by root tile on the device into one part per stream (see the module comment), every part's
  * points moved to its stream's device: `memcpyAsync` on one device, `backend.peerCopy` between devices, through
  * the host (a second wait, on `streams[0]`) where the devices do not reach each other. Allocations through
- * `resources[0]` on `streams[0]`: the cloud, the meta block and the points in part order, all freed on
- * `streams[0]` after the work that reads them.
+ * `resources[0]` on `streams[0]`: the cloud and the meta block (freed after the scatter) and the points in part
+ * order (freed after the parts' copies), all freed on `streams[0]`.
  * Rejects with an `HsError`: InvalidArgument naming the first point that maps to no voxel (`invalid(i)`'s message),
  * the resources' and backend's errors; nothing is left allocated then (every stream is synchronized first when
  * work on other streams may still read the split's buffers).
@@ -332,6 +332,8 @@ export async function splitOnDevice(
   const partRange = (p: number): MemoryRange => subRange(sorted, starts[p] as number, (counts[p] as number) * bytesPer, 'distributed split part');
   problem = step(backend.launchKernel(stream, splitScatterLaunch(points, meta, sorted, params)));
   if (problem !== null) throw await release(problem, false);
+  // the cloud and the meta block are freed after the scatter: part 0's build may reuse them on streams[0]
+  for (const h of held.splice(0, 2)) h.buffer.destroy(h.stream);
   // parts on a device that does not reach streams[0]'s: through the host
   const peer = backend.peerCopy;
   const staged = counts.map((c, i) => {
