@@ -15,9 +15,11 @@ if (gpu) {
   probe.dispose();
   const devices = two ? [Device.cuda(0), Device.cuda(1)] : [Device.cuda(0), Device.cuda(0)];
   describeDistributedPointsToGrid(two ? 'CudaBackend, two GPUs' : 'CudaBackend, two streams of cuda:0', () => unwrap(CudaBackend.create()), devices, sanitizer ? 2000 : 50_000);
-  // three parts: the device split's bounds and part copies with one more stream (on one GPU, or two GPUs with cuda:0 twice)
+  // three parts: the device split's bounds and part copies with one more stream (on one GPU, or two GPUs with cuda:0
+  // twice); fewer points (the host reference builds of the wide clouds dominate the suite's time), still above the
+  // split's 16384-point sample
   const three = two ? [Device.cuda(0), Device.cuda(1), Device.cuda(0)] : [Device.cuda(0), Device.cuda(0), Device.cuda(0)];
-  describeDistributedPointsToGrid(two ? 'CudaBackend, two GPUs and cuda:0 again' : 'CudaBackend, three streams of cuda:0', () => unwrap(CudaBackend.create()), three, sanitizer ? 2000 : 50_000);
+  describeDistributedPointsToGrid(two ? 'CudaBackend, two GPUs and cuda:0 again' : 'CudaBackend, three streams of cuda:0', () => unwrap(CudaBackend.create()), three, sanitizer ? 1000 : 20_000);
 } else {
   describe('distributedPointsToGrid on CudaBackend', () => {
     it.skip('needs a CUDA device and a built @hs/cuda-native (none here)', () => undefined);
