@@ -153,7 +153,6 @@ export function describeDistributedPointsToGrid(label: string, makeBackend: () =
     it('refuses bad input with InvalidArgument before any allocation', async () => {
       const p: IndexPoints = { space: 'index', coords: new Int32Array([1, 2, 3]) };
       const o: PointsToGridOptions = { gridType: GridType.OnIndex };
-      const nan: WorldPoints = { space: 'world', positions: new Float32Array([0, 0, 0, 1, Number.NaN, 0]) };
       const host = new AsyncFromSync(f.backend, new HostResource(f.backend));
       const bad: [string, () => Promise<unknown>][] = [
         ['no streams', () => distributedPointsToGrid(f.backend, p, [], [], o)],
@@ -164,8 +163,6 @@ export function describeDistributedPointsToGrid(label: string, makeBackend: () =
         ['bad grid type', () => distributedPointsToGrid(f.backend, p, f.streams, f.resources, { gridType: GridType.Double as never })],
         ['bad voxel size', () => distributedPointsToGrid(f.backend, p, f.streams, f.resources, { gridType: GridType.Float, voxelSize: -1 })],
         ['attributes', () => distributedPointsToGrid(f.backend, p, f.streams, f.resources, { ...o, attributes: {} } as never)],
-        ['NaN point', () => distributedPointsToGrid(f.backend, nan, f.streams, f.resources, o)],
-        ['out of range', () => distributedPointsToGrid(f.backend, { space: 'world', positions: new Float64Array([1e12, 0, 0]) }, f.streams, f.resources, o)],
         ['a host resource', () => distributedPointsToGrid(f.backend, p, f.streams, f.resources.map((r, i) => (i === 0 ? host : r)), o)],
       ];
       const second = devices.find((d) => d !== devices[0]);
@@ -179,16 +176,40 @@ export function describeDistributedPointsToGrid(label: string, makeBackend: () =
         expect(error, what).toBeInstanceOf(HsError);
         expect((error as HsError).code, what).toBe(ErrorCode.InvalidArgument);
       }
-      expect(((await rejection(() => distributedPointsToGrid(f.backend, nan, f.streams, f.resources, o))) as HsError).message).toContain('point 1');
       expect(f.resources.map((r) => r.statistics.bytes.total)).toEqual(totals);
+    });
+
+    it('finds the first point that maps to no voxel on the device, names it and frees everything', async () => {
+      const o: PointsToGridOptions = { gridType: GridType.OnIndex, voxelSize: 0.5 };
+      const base = new Float64Array(indexPoints(points, 'uniform', 20000, 23)).map((c) => c * 0.5);
+      const bad: [string, Float32Array | Float64Array, number, number, string][] = [
+        ['f32 NaN', new Float32Array(base), Math.floor(points / 2), Number.NaN, 'non-finite'],
+        ['f64 infinity', base.slice(), points - 1, Number.NEGATIVE_INFINITY, 'non-finite'],
+        ['f64 out of range', base.slice(), 1, 2e9, 'outside the 32-bit range'],
+      ];
+      for (const [what, positions, at, value, reason] of bad) {
+        positions[3 * at + 1] = value;
+        // a later bad point too: the first one is named
+        if (at + 1 < points) positions[3 * (points - 1)] = Number.NaN;
+        const error = (await rejection(() => distributedPointsToGrid(f.backend, { space: 'world', positions }, f.streams, f.resources, o))) as HsError;
+        expect(error, what).toBeInstanceOf(HsError);
+        expect(error.code, what).toBe(ErrorCode.InvalidArgument);
+        expect(error.message, what).toContain(`point ${at} `);
+        expect(error.message, what).toContain(reason);
+        await balanced();
+      }
+      const nan: WorldPoints = { space: 'world', positions: new Float32Array([0, 0, 0, 1, Number.NaN, 0]) };
+      expect(((await rejection(() => distributedPointsToGrid(f.backend, nan, f.streams, f.resources, o))) as HsError).message).toContain('point 1 has a non-finite coordinate (1, NaN, 0)');
+      await balanced();
     });
 
     it('frees every part when an allocation of any part or of the merged grid fails', async () => {
       const coords = tiledPoints(points, 21).map((c, i) => (i % 3 === 0 ? c + (Math.floor(i / 3) % devices.length) * 32768 : c));
       let failures = 0;
       for (let part = 0; part < devices.length; part++) {
-        // part i allocates its input, workspace and grid; part 0 then the merged grid and the checksum scratch
-        for (let failAt = 1; failAt <= 5; failAt++) {
+        // part 0 allocates the uploaded cloud, the split's meta block and the points in part order; part i its
+        // input, workspace and grid; part 0 then the merged grid and the checksum scratch
+        for (let failAt = 1; failAt <= 8; failAt++) {
           const resources = f.resources.map((r, i) => (i === part ? new FaultyResource(r, { failAt }) : r));
           const outcome = await distributedPointsToGrid(f.backend, { space: 'index', coords }, f.streams, resources, { gridType: GridType.OnIndex }).then(
             (built) => {
@@ -204,7 +225,7 @@ export function describeDistributedPointsToGrid(label: string, makeBackend: () =
           await balanced();
         }
       }
-      expect(failures).toBe(3 * devices.length + 2);
+      expect(failures).toBe(3 * devices.length + 5);
     });
 
     it('refuses a merged grid above maxGridBytes and frees everything', async () => {

@@ -2,14 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { Device, ErrorCode, HostBackend, unwrap } from '@hs/streams';
 import { GridType, HostResource, pointsToGrid, type PointsToGridOptions } from '../../src/index.js';
 import { mergeGridsByRootTiles, planGridMerge } from '../../src/nanovdb/build/grid-merge.js';
-import { splitByRootTile } from '../../src/nanovdb/build/distributed-points-to-grid.js';
 import { describeDistributedPointsToGrid, distributedCases, tiledPoints } from './distributed-points-to-grid-suite.js';
 
 // The launches run their host implementations on simulated devices: the logic CI checks without a GPU.
 describeDistributedPointsToGrid('HostBackend({ deviceCount: 2 })', () => new HostBackend({ deviceCount: 2 }), [Device.cuda(0), Device.cuda(1)], 1500);
 describeDistributedPointsToGrid('HostBackend({ deviceCount: 3 })', () => new HostBackend({ deviceCount: 3 }), [Device.cuda(0), Device.cuda(1), Device.cuda(2)], 1500);
+describeDistributedPointsToGrid('HostBackend({ deviceCount: 4 })', () => new HostBackend({ deviceCount: 4 }), [Device.cuda(0), Device.cuda(1), Device.cuda(2), Device.cuda(3)], 1500);
+// devices that do not reach each other: the split's parts and the merge's nodes go through the host
+describeDistributedPointsToGrid('HostBackend without peer access', () => new HostBackend({ deviceCount: 2, peerAccess: false, orderingChecker: true }), [Device.cuda(0), Device.cuda(1)], 600);
 describeDistributedPointsToGrid('HostBackend with seeded interleaving and the ordering checker', () => new HostBackend({ deviceCount: 2, seed: 5, orderingChecker: true }), [Device.cuda(0), Device.cuda(1)], 300);
 describeDistributedPointsToGrid('HostBackend, two streams of one device', () => new HostBackend(), [Device.cuda(0), Device.cuda(0)], 300);
+describeDistributedPointsToGrid('HostBackend, three streams of two devices', () => new HostBackend({ deviceCount: 2, orderingChecker: true }), [Device.cuda(0), Device.cuda(1), Device.cuda(0)], 300);
 
 /** The root tile of an index coordinate, biased as the build orders it. */
 const tileOf = (c: number): number => ((c ^ 0x80000000) >>> 12) & 0x1fffff;
@@ -59,44 +62,5 @@ describe('mergeGridsByRootTiles on grids of the host builder', () => {
       const r = planGridMerge(parts);
       expect(!r.ok && r.error.code).toBe(ErrorCode.InvalidArgument);
     }
-  });
-});
-
-describe('splitByRootTile', () => {
-  const parts = (r: ReturnType<typeof splitByRootTile>): (Int32Array | Float32Array | Float64Array)[] => {
-    if ('invalid' in r) throw new Error(`point ${r.invalid} refused`);
-    return r.parts;
-  };
-  it('gives each part whole root tiles in build order, points in input order, whether it copies runs or maps every point', () => {
-    const coords = tiledPoints(3000, 41);
-    for (const k of [2, 3, 5]) {
-      const runs = parts(splitByRootTile(coords, k, 1, [0, 0, 0]));
-      const mapped = parts(splitByRootTile(coords, k, 1, [0, 0, 0], 3));
-      expect(mapped).toEqual(runs);
-      expect(runs.reduce((s, p) => s + p.length, 0)).toBe(coords.length);
-      // the tiles of part p all come before those of part p + 1 (x, y, z of the biased tile, x first)
-      const key = (p: ArrayLike<number>, i: number): bigint => (BigInt(tileOf(p[i] as number)) << 42n) | (BigInt(tileOf(p[i + 1] as number)) << 21n) | BigInt(tileOf(p[i + 2] as number));
-      let last = -1n;
-      for (const p of runs) {
-        let most = -1n;
-        for (let i = 0; i < p.length; i += 3) {
-          expect(key(p, i) > last).toBe(true);
-          if (key(p, i) > most) most = key(p, i);
-        }
-        if (most >= 0n) last = most;
-      }
-      // stable: a part holds the input's points of its tiles in input order
-      for (const p of runs) {
-        const own = new Set<bigint>();
-        for (let i = 0; i < p.length; i += 3) own.add(key(p, i));
-        const expected: number[] = [];
-        for (let i = 0; i < coords.length; i += 3) if (own.has(key(coords, i))) expected.push(coords[i] as number, coords[i + 1] as number, coords[i + 2] as number);
-        expect(Array.from(p)).toEqual(expected);
-      }
-      expect(runs.filter((p) => p.length > 0).length).toBeGreaterThanOrEqual(2);
-    }
-  });
-  it('names the first point that maps to no voxel', () => {
-    expect(splitByRootTile(new Float32Array([0, 0, 0, 1, 2, Number.POSITIVE_INFINITY, Number.NaN, 0, 0]), 2, 1, [0, 0, 0])).toEqual({ invalid: 1 });
   });
 });

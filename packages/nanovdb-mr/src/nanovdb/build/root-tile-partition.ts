@@ -17,7 +17,7 @@ export interface RootTilePartitionOptions {
 }
 
 /** `(c + 2^31) >> 12`: the tile coordinate whose order is the build key's order on that axis. */
-function tileCoord(c: number): number {
+export function tileCoord(c: number): number {
   return ((c ^ 0x80000000) >>> 12) & 0x1fffff;
 }
 
