@@ -6,7 +6,7 @@
  * holds both writers to the same bytes.
  */
 import { popcount32 } from '../grid/bit-mask.js';
-import { GridFlags, Internal, Leaf, ROOT_OFFSET, Tile, rootKey, type ValueLayout } from '../grid/grid-layout.js';
+import { GridFlags, Internal, Leaf, ROOT_OFFSET, Tile, rootKey, type InternalLevel, type ValueLayout } from '../grid/grid-layout.js';
 import { BBox, writeDynamicHeader, writeGrid, type GridPlan } from './grid-writer.js';
 import { LEAF_VOXEL_TABLE, UNPACK_TABLE, leafVoxelTable, levelMasks, type SortedKeys } from './packed-voxel-keys.js';
 
@@ -39,6 +39,106 @@ function closeBox(boxes: Int32Array, from: number, into: number, i32: Int32Array
 }
 
 /**
+ * What both flat writers share: u32, i32 and f32 views of the grid's bytes, and the opening of each node in buffer
+ * order (a root tile with its upper node, a lower node, a leaf linked into its lower node), each internal node zeroed
+ * as it opens (nodes open in buffer order and cover everything after the tiles, so the grid's memory is written in
+ * one pass); the header goes last.
+ */
+class FlatNodes {
+  readonly v: DataView;
+  readonly u32: Uint32Array;
+  readonly i32: Int32Array;
+  readonly f32: Float32Array;
+  /** Float grids with a non-zero background: it goes in every table entry that is not a child and every inactive voxel. */
+  readonly fill: boolean;
+  readonly #bytes: Uint8Array;
+  readonly #plan: GridPlan;
+  readonly #layout: ValueLayout;
+  readonly #background: number;
+
+  /** Views of `bytes[0, plan.gridSize)` (`flatWritable` holds); zeroes the header, root and tiles. */
+  constructor(bytes: Uint8Array, plan: GridPlan, layout: ValueLayout, background: number) {
+    const size = plan.gridSize;
+    bytes.fill(0, 0, plan.upperStart);
+    this.v = new DataView(bytes.buffer, bytes.byteOffset, size);
+    this.u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+    this.i32 = new Int32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+    this.f32 = new Float32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
+    this.fill = !layout.isIndex && background !== 0;
+    this.#bytes = bytes;
+    this.#plan = plan;
+    this.#layout = layout;
+    this.#background = background;
+  }
+
+  /** Opens root tile `tile` (the tile of voxel x, y, z) and its upper node; returns the upper node's offset. */
+  openTile(tile: number, x: number, y: number, z: number): number {
+    const { upper: U } = this.#layout;
+    const upperAt = this.#plan.upperStart + tile * U.size;
+    const tileAt = ROOT_OFFSET + this.#layout.rootDataSize + tile * this.#layout.tileSize;
+    this.v.setBigUint64(tileAt + Tile.key, rootKey(x, y, z), true);
+    const child = upperAt - ROOT_OFFSET;
+    this.v.setUint32(tileAt + Tile.child, child >>> 0, true);
+    this.v.setInt32(tileAt + Tile.child + 4, Math.floor(child / 4294967296), true);
+    this.u32.fill(0, upperAt >>> 2, (upperAt + U.size) >>> 2);
+    this.#bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
+    if (this.fill) this.#fillTable(upperAt, U);
+    return upperAt;
+  }
+
+  /** Opens lower node `lower` (that of voxel x, y, z) as a child of the upper node at `upperAt`; returns its offset. */
+  openLower(lower: number, upperAt: number, x: number, y: number, z: number): number {
+    const { upper: U, lower: L } = this.#layout;
+    const lowerAt = this.#plan.lowerStart + lower * L.size;
+    this.u32.fill(0, lowerAt >>> 2, (lowerAt + L.size) >>> 2);
+    // upper table entry: x, y, z bits 7..11 (32^3 entries)
+    this.#link(upperAt, U, (((x >> 7) & 31) << 10) | (((y >> 7) & 31) << 5) | ((z >> 7) & 31), lowerAt);
+    this.#bytes[lowerAt + Internal.flags] = GridFlags.HasBBox;
+    if (this.fill) this.#fillTable(lowerAt, L);
+    return lowerAt;
+  }
+
+  /** Links leaf `leaf` (that of voxel x, y, z) into the lower node at `lowerAt`; returns its offset (its bytes are the caller's). */
+  linkLeaf(leaf: number, lowerAt: number, x: number, y: number, z: number): number {
+    const leafAt = this.#plan.leafStart + leaf * this.#layout.leafSize;
+    // lower table entry: x, y, z bits 3..6 (16^3 entries)
+    this.#link(lowerAt, this.#layout.lower, (((x >> 3) & 15) << 8) | (((y >> 3) & 15) << 4) | ((z >> 3) & 15), leafAt);
+    return leafAt;
+  }
+
+  /** Writes the header of `plan` with the root box at `ROOT_BOX` of `boxes`, and the root's background. */
+  finish(boxes: Int32Array, template: Uint8Array, plan: GridPlan): void {
+    const rootBox = new BBox();
+    rootBox.x0 = boxes[ROOT_BOX] as number;
+    rootBox.y0 = boxes[ROOT_BOX + 1] as number;
+    rootBox.z0 = boxes[ROOT_BOX + 2] as number;
+    rootBox.x1 = boxes[ROOT_BOX + 3] as number;
+    rootBox.y1 = boxes[ROOT_BOX + 4] as number;
+    rootBox.z1 = boxes[ROOT_BOX + 5] as number;
+    writeDynamicHeader(this.v, this.#bytes, plan, this.#layout, template, rootBox);
+    if (this.fill) this.f32[(ROOT_OFFSET + this.#layout.rootBackground) >>> 2] = this.#background;
+  }
+
+  /** Sets `entry`'s child bit in the node at `nodeAt` of `level` and its table entry to the child at `childAt`. */
+  #link(nodeAt: number, level: InternalLevel, entry: number, childAt: number): void {
+    const u32 = this.u32;
+    const m = ((nodeAt + level.childMask) >>> 2) + (entry >>> 5);
+    u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
+    const t = (nodeAt + level.table + level.tableStride * entry) >>> 2;
+    const rel = childAt - nodeAt;
+    u32[t] = rel >>> 0;
+    this.i32[t + 1] = Math.floor(rel / 4294967296);
+  }
+
+  /** The background in every table entry of the node at `node` of `level`. */
+  #fillTable(node: number, level: InternalLevel): void {
+    const f32 = this.f32;
+    const entries = 1 << (3 * level.log2Dim);
+    for (let e = 0; e < entries; e++) f32[(node + level.table + level.tableStride * e) >>> 2] = this.#background;
+  }
+}
+
+/**
  * Whether the flat writers (`writeGridFlat`, `writeGridOfKeys`) write this grid through u32 views: `bytes` 4-byte
  * aligned, every node and field offset a multiple of 4, and an index layout or a one-component f32 one.
  */
@@ -58,28 +158,11 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
     writeGrid(bytes, sorted, plan, layout, template, undefined, background);
     return;
   }
-  const size = plan.gridSize;
-  // the header, root and tiles now; each node is zeroed when it opens (nodes open in buffer order and cover the rest), so the grid's memory is written in one pass
-  bytes.fill(0, 0, plan.upperStart);
-  const v = new DataView(bytes.buffer, bytes.byteOffset, size);
-  const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
-  const i32 = new Int32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
-  const f32 = new Float32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
-  const { upper: U, lower: L } = layout;
+  const nodes = new FlatNodes(bytes, plan, layout, background);
+  const { u32, i32, f32, fill } = nodes;
   const isIndex = layout.isIndex;
-  const fill = !isIndex && background !== 0; // Float: the background in every table entry that is not a child and every inactive voxel
   const leafSize = layout.leafSize;
   const leafValues = layout.leafValues;
-  const uTable = U.table;
-  const uStride = U.tableStride;
-  const lTable = L.table;
-  const lStride = L.tableStride;
-  const uEntries = 1 << (3 * U.log2Dim);
-  const lEntries = 1 << (3 * L.log2Dim);
-  const tilesAt = ROOT_OFFSET + layout.rootDataSize;
-  const fillTable = (node: number, table: number, stride: number, entries: number): void => {
-    for (let e = 0; e < entries; e++) f32[(node + table + stride * e) >>> 2] = background;
-  };
   // open nodes and their boxes (min and max corners); -1: none open yet
   let tile = -1;
   let lower = -1;
@@ -147,45 +230,11 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
       closeBox(boxes, UPPER_BOX, ROOT_BOX, i32, (upperAt + Internal.bbox) >>> 2);
     }
     if (end) break;
-    if (newTile) {
-      tile++;
-      upperAt = plan.upperStart + tile * U.size;
-      const tileAt = tilesAt + tile * layout.tileSize;
-      v.setBigUint64(tileAt + Tile.key, rootKey(x, y, z), true);
-      const child = upperAt - ROOT_OFFSET;
-      v.setUint32(tileAt + Tile.child, child >>> 0, true);
-      v.setInt32(tileAt + Tile.child + 4, Math.floor(child / 4294967296), true);
-      u32.fill(0, upperAt >>> 2, (upperAt + U.size) >>> 2);
-      bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
-      if (fill) fillTable(upperAt, uTable, uStride, uEntries);
-    }
-    if (newLower) {
-      lower++;
-      lowerAt = plan.lowerStart + lower * L.size;
-      u32.fill(0, lowerAt >>> 2, (lowerAt + L.size) >>> 2);
-      // upper table entry: x, y, z bits 7..11 (32^3 entries)
-      const entry = (((x >> 7) & 31) << 10) | (((y >> 7) & 31) << 5) | ((z >> 7) & 31);
-      const m = ((upperAt + U.childMask) >>> 2) + (entry >>> 5);
-      u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
-      const t = (upperAt + uTable + uStride * entry) >>> 2;
-      const rel = lowerAt - upperAt;
-      u32[t] = rel >>> 0;
-      i32[t + 1] = Math.floor(rel / 4294967296);
-      bytes[lowerAt + Internal.flags] = GridFlags.HasBBox;
-      if (fill) fillTable(lowerAt, lTable, lStride, lEntries);
-    }
+    if (newTile) upperAt = nodes.openTile(++tile, x, y, z);
+    if (newLower) lowerAt = nodes.openLower(++lower, upperAt, x, y, z);
     if (newLeaf) {
-      leaf++;
-      leafAt = plan.leafStart + leaf * leafSize;
+      leafAt = nodes.linkLeaf(++leaf, lowerAt, x, y, z);
       for (let w = leafAt >>> 2, e = (leafAt + leafSize) >>> 2; w < e; w++) u32[w] = 0;
-      // lower table entry: x, y, z bits 3..6 (16^3 entries)
-      const entry = (((x >> 3) & 15) << 8) | (((y >> 3) & 15) << 4) | ((z >> 3) & 15);
-      const m = ((lowerAt + L.childMask) >>> 2) + (entry >>> 5);
-      u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
-      const t = (lowerAt + lTable + lStride * entry) >>> 2;
-      const rel = leafAt - lowerAt;
-      u32[t] = rel >>> 0;
-      i32[t + 1] = Math.floor(rel / 4294967296);
       if (fill) f32.fill(background, (leafAt + leafValues) >>> 2, ((leafAt + leafValues) >>> 2) + 512);
     }
     const n = ((x & 7) << 6) | ((y & 7) << 3) | (z & 7);
@@ -227,15 +276,7 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
     py = y;
     pz = z;
   }
-  const rootBox = new BBox();
-  rootBox.x0 = boxes[ROOT_BOX] as number;
-  rootBox.y0 = boxes[ROOT_BOX + 1] as number;
-  rootBox.z0 = boxes[ROOT_BOX + 2] as number;
-  rootBox.x1 = boxes[ROOT_BOX + 3] as number;
-  rootBox.y1 = boxes[ROOT_BOX + 4] as number;
-  rootBox.z1 = boxes[ROOT_BOX + 5] as number;
-  writeDynamicHeader(v, bytes, plan, layout, template, rootBox);
-  if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
+  nodes.finish(boxes, template, plan);
 }
 
 /**
@@ -247,27 +288,11 @@ export function writeGridFlat(bytes: Uint8Array, sorted: Int32Array, plan: GridP
  * voxels are counted here). The caller checks `flatWritable`. Returns the distinct voxels.
  */
 export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number, plan: GridPlan, layout: ValueLayout, template: Uint8Array, background = 0): number {
-  const size = plan.gridSize;
-  bytes.fill(0, 0, plan.upperStart);
-  const v = new DataView(bytes.buffer, bytes.byteOffset, size);
-  const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
-  const i32 = new Int32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
-  const f32 = new Float32Array(bytes.buffer, bytes.byteOffset, size >>> 2);
-  const { upper: U, lower: L } = layout;
+  const nodes = new FlatNodes(bytes, plan, layout, background);
+  const { u32, i32, f32, fill } = nodes;
   const isIndex = layout.isIndex;
-  const fill = !isIndex && background !== 0;
   const leafSize = layout.leafSize;
   const leafValues = layout.leafValues;
-  const uTable = U.table;
-  const uStride = U.tableStride;
-  const lTable = L.table;
-  const lStride = L.tableStride;
-  const uEntries = 1 << (3 * U.log2Dim);
-  const lEntries = 1 << (3 * L.log2Dim);
-  const tilesAt = ROOT_OFFSET + layout.rootDataSize;
-  const fillTable = (node: number, table: number, stride: number, entries: number): void => {
-    for (let e = 0; e < entries; e++) f32[(node + table + stride * e) >>> 2] = background;
-  };
   const { keys, two, base, tables } = sorted;
   leafVoxelTable(sorted);
   const {
@@ -422,41 +447,9 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
       const x = (qx + bx) & -8;
       const y = (qy + by) & -8;
       const z = (qz + bz) & -8;
-      if (newTile) {
-        tile++;
-        upperAt = plan.upperStart + tile * U.size;
-        const tileAt = tilesAt + tile * layout.tileSize;
-        v.setBigUint64(tileAt + Tile.key, rootKey(x, y, z), true);
-        const child = upperAt - ROOT_OFFSET;
-        v.setUint32(tileAt + Tile.child, child >>> 0, true);
-        v.setInt32(tileAt + Tile.child + 4, Math.floor(child / 4294967296), true);
-        u32.fill(0, upperAt >>> 2, (upperAt + U.size) >>> 2);
-        bytes[upperAt + Internal.flags] = GridFlags.HasBBox;
-        if (fill) fillTable(upperAt, uTable, uStride, uEntries);
-      }
-      if (newLower) {
-        lower++;
-        lowerAt = plan.lowerStart + lower * L.size;
-        u32.fill(0, lowerAt >>> 2, (lowerAt + L.size) >>> 2);
-        const entry = (((x >> 7) & 31) << 10) | (((y >> 7) & 31) << 5) | ((z >> 7) & 31);
-        const m = ((upperAt + U.childMask) >>> 2) + (entry >>> 5);
-        u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
-        const t = (upperAt + uTable + uStride * entry) >>> 2;
-        const rel = lowerAt - upperAt;
-        u32[t] = rel >>> 0;
-        i32[t + 1] = Math.floor(rel / 4294967296);
-        bytes[lowerAt + Internal.flags] = GridFlags.HasBBox;
-        if (fill) fillTable(lowerAt, lTable, lStride, lEntries);
-      }
-      leaf++;
-      leafAt = plan.leafStart + leaf * leafSize;
-      const entry = (((x >> 3) & 15) << 8) | (((y >> 3) & 15) << 4) | ((z >> 3) & 15);
-      const m = ((lowerAt + L.childMask) >>> 2) + (entry >>> 5);
-      u32[m] = ((u32[m] as number) | (1 << (entry & 31))) >>> 0;
-      const t = (lowerAt + lTable + lStride * entry) >>> 2;
-      const rel = leafAt - lowerAt;
-      u32[t] = rel >>> 0;
-      i32[t + 1] = Math.floor(rel / 4294967296);
+      if (newTile) upperAt = nodes.openTile(++tile, x, y, z);
+      if (newLower) lowerAt = nodes.openLower(++lower, upperAt, x, y, z);
+      leafAt = nodes.linkLeaf(++leaf, lowerAt, x, y, z);
       if (!isIndex) f32.fill(fill ? background : 0, (leafAt + leafValues) >>> 2, ((leafAt + leafValues) >>> 2) + 512);
       ox = x;
       oy = y;
@@ -471,14 +464,6 @@ export function writeGridOfKeys(bytes: Uint8Array, sorted: SortedKeys, n: number
     pk = k;
     ph = h;
   }
-  const rootBox = new BBox();
-  rootBox.x0 = boxes[ROOT_BOX] as number;
-  rootBox.y0 = boxes[ROOT_BOX + 1] as number;
-  rootBox.z0 = boxes[ROOT_BOX + 2] as number;
-  rootBox.x1 = boxes[ROOT_BOX + 3] as number;
-  rootBox.y1 = boxes[ROOT_BOX + 4] as number;
-  rootBox.z1 = boxes[ROOT_BOX + 5] as number;
-  writeDynamicHeader(v, bytes, { ...plan, voxels: activeBefore }, layout, template, rootBox);
-  if (fill) f32[(ROOT_OFFSET + layout.rootBackground) >>> 2] = background;
+  nodes.finish(boxes, template, { ...plan, voxels: activeBefore });
   return activeBefore;
 }
