@@ -1,5 +1,4 @@
 import {
-  Device,
   ErrorCode,
   HsError,
   OK_VOID,
@@ -195,7 +194,7 @@ export class PoolSlot implements TensorBacking {
 
   registerReleaseStream(stream: Stream): Result<void> {
     if (this.state !== SlotState.Published) return this.#notPublished('registerReleaseStream');
-    if (typeof stream !== 'object' || stream === null || !(stream.device instanceof Device)) {
+    if (typeof stream !== 'object' || stream === null) {
       return err(ErrorCode.InvalidArgument, `${this.#label}: registerReleaseStream takes the consumer's Stream, got ${String(stream)}`);
     }
     const { eventDevice, releaseDevices } = this.#spec;
@@ -205,7 +204,7 @@ export class PoolSlot implements TensorBacking {
         ErrorCode.NotSupported,
         eventDevice === null
           ? `${this.#label}: pool "${this.#spec.name}" is host-only (no event device), so stream "${stream.label}" cannot be tracked; give the pool an eventDevice`
-          : `${this.#label}: release stream "${stream.label}" is on ${stream.device.toString()}, but the pool's events are on ${eventDevice.toString()}${releaseDevices.length === 0 ? '' : ` and ${releaseDevices.map(String).join(', ')}`}; add ${stream.device.toString()} to the pool's releaseDevices (a graph does it for a { crossDevice: true } input)`,
+          : `${this.#label}: release stream "${stream.label}" is on ${String(stream.device)}, but the pool's events are on ${eventDevice.toString()}${releaseDevices.length === 0 ? '' : ` and ${releaseDevices.map(String).join(', ')}`}; add ${String(stream.device)} to the pool's releaseDevices (a graph does it for a { crossDevice: true } input)`,
       );
     }
     return this.#tracker.register(stream, device);
