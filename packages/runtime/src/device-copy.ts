@@ -1,5 +1,5 @@
 import { type ExecutionContext, type InputPort, Operator, type OperatorSpec, type OutputPort } from '@hs/compiler';
-import { type Backend, type DeviceMemory, Device, ErrorCode, HsError, MemoryKind, type MemoryRange, OK_VOID, type Result, type Stream, err } from '@hs/streams';
+import { type Backend, type DeviceMemory, Device, ErrorCode, HsError, MemoryKind, type MemoryRange, OK_VOID, type Result, type Stream, err, ok } from '@hs/streams';
 import { DType } from '@hs/tensor';
 import type { TensorLoan } from '@hs/pool';
 
@@ -92,7 +92,8 @@ export class DeviceCopy extends Operator {
   readonly #options: DeviceCopyOptions;
   #backend: Backend | null = null;
   #staging: DeviceMemory | null = null;
-  #stagingRange: MemoryRange | null = null;
+  /** The staging range, as the `Result` every staged copy of the run reuses. */
+  #stagingRange: Result<MemoryRange> | null = null;
   /** The stream of the last staged copy (the buffer is in use until it ran). */
   #stagingStream: Stream | null = null;
 
@@ -187,19 +188,16 @@ export class DeviceCopy extends Operator {
     }
   }
 
-  /** The staging buffer (made at the first staged copy) for a copy on `stream`. */
+  /** The staging buffer (made at the first staged copy of a run, given back by `stop()`) for a copy on `stream`. */
   #stagingFor(backend: Backend, stream: Stream): Result<MemoryRange> {
-    if (this.#stagingRange !== null && this.#backend === backend) {
-      this.#stagingStream = stream;
-      return { ok: true, value: this.#stagingRange };
-    }
+    this.#stagingStream = stream;
+    if (this.#stagingRange !== null) return this.#stagingRange;
     const made = backend.allocate({ kind: MemoryKind.PinnedHost, device: Device.cpu(), byteSize: this.#options.maxByteSpan, label: `${this.name} staging` });
     if (!made.ok) return made;
     this.#backend = backend;
-    this.#stagingStream = stream;
     this.#staging = made.value;
-    this.#stagingRange = { memory: made.value, byteOffset: 0, byteLength: this.#options.maxByteSpan, label: `${this.name} staging` };
-    return { ok: true, value: this.#stagingRange };
+    this.#stagingRange = ok({ memory: made.value, byteOffset: 0, byteLength: this.#options.maxByteSpan, label: `${this.name} staging` });
+    return this.#stagingRange;
   }
 }
 
