@@ -17,7 +17,7 @@ import {
 } from './grid-layout.js';
 import { popcount8, testBit } from './bit-mask.js';
 import { readExactScalar, readQuantized, readScalar } from './scalar-io.js';
-import { checkGridBytes } from './grid-bytes-check.js';
+import { requireGridInBytes } from './grid-in-bytes.js';
 import type { GridMetadata } from './grid-validation.js';
 
 /** Called for each active voxel: its index coordinates and its value (as `getValue` gives it; 0 for vector grids). */
@@ -80,7 +80,7 @@ export class GridAccessor {
    *   shorter than that grid.
    */
   constructor(bytes: Uint8Array, metadata: GridMetadata) {
-    checkGridBytes('new GridAccessor', bytes, metadata, 'new GridAccessor(unwrap(handle.hostBytes()), handle.grid())');
+    requireGridInBytes('new GridAccessor', bytes, metadata, 'new GridAccessor(unwrap(handle.hostBytes()), handle.grid())');
     this.metadata = metadata;
     this.#v = new DataView(bytes.buffer, bytes.byteOffset + metadata.byteOffset, metadata.gridSize);
     this.#layout = valueLayoutOf(metadata.gridType) as ValueLayout;

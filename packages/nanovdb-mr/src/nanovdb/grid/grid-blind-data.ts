@@ -7,7 +7,7 @@
  */
 import { ErrorCode, err, ok, type Result } from '@hs/streams';
 import { BLIND_METADATA_SIZE, BlindMeta, GRID_NAME_SIZE, Grid, GridType } from './grid-layout.js';
-import { checkGridBytes } from './grid-bytes-check.js';
+import { requireGridInBytes } from './grid-in-bytes.js';
 import type { GridMetadata } from './grid-validation.js';
 
 /** One GridBlindMetaData record of a grid. */
@@ -82,7 +82,7 @@ export type BlindDataArray = Uint8Array | Uint16Array | Int16Array | Int32Array 
  * ```
  */
 export function gridBlindMetadata(bytes: Uint8Array, metadata: GridMetadata): BlindMetadata[] {
-  checkGridBytes('gridBlindMetadata', bytes, metadata, 'gridBlindMetadata(unwrap(handle.hostBytes()), handle.grid())');
+  requireGridInBytes('gridBlindMetadata', bytes, metadata, 'gridBlindMetadata(unwrap(handle.hostBytes()), handle.grid())');
   const grid = bytes.subarray(metadata.byteOffset, metadata.byteOffset + metadata.gridSize);
   const v = new DataView(grid.buffer, grid.byteOffset, grid.byteLength);
   const first = Number(v.getBigInt64(Grid.blindMetadataOffset, true));
@@ -136,7 +136,7 @@ export function gridBlindMetadata(bytes: Uint8Array, metadata: GridMetadata): Bl
  * ```
  */
 export function readBlindData(bytes: Uint8Array, metadata: GridMetadata, record: BlindMetadata, out: BlindDataArray): Result<number> {
-  checkGridBytes('readBlindData', bytes, metadata, 'readBlindData(unwrap(handle.hostBytes()), handle.grid(), record, out)');
+  requireGridInBytes('readBlindData', bytes, metadata, 'readBlindData(unwrap(handle.hostBytes()), handle.grid(), record, out)');
   const channel = CHANNELS.get(record.dataType);
   const [Type, components] = channel !== undefined && channel[0].BYTES_PER_ELEMENT * channel[1] === record.valueSize ? channel : [Uint8Array, record.valueSize];
   const elements = record.valueCount * components;

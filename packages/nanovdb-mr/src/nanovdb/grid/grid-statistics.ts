@@ -26,7 +26,7 @@ import {
   type ScalarKind,
   type ValueLayout,
 } from './grid-layout.js';
-import { checkGridBytes } from './grid-bytes-check.js';
+import { requireGridInBytes } from './grid-in-bytes.js';
 import type { GridMetadata } from './grid-validation.js';
 import { readExactScalar, readQuantized, readScalar, writeScalar } from './scalar-io.js';
 
@@ -301,7 +301,7 @@ class StatisticsWalk {
  * ```
  */
 export function gridStatistics(bytes: Uint8Array, metadata: GridMetadata): Result<GridStatistics> {
-  checkGridBytes('gridStatistics', bytes, metadata, 'gridStatistics(handle.hostBytes(), handle.grid())');
+  requireGridInBytes('gridStatistics', bytes, metadata, 'gridStatistics(handle.hostBytes(), handle.grid())');
   if (!hasStatistics(metadata.gridType)) {
     return err(ErrorCode.NotSupported, `gridStatistics: grid type ${GridType[metadata.gridType]} has no statistics; Mask, Boolean, index and point grids have none`);
   }

@@ -7,7 +7,7 @@ import type { GridMetadata } from './grid-validation.js';
  * Readers walk the grid through a DataView of exactly those bytes, so shorter bytes would end in a RangeError.
  * @internal
  */
-export function checkGridBytes(who: string, bytes: unknown, metadata: unknown, call: string): void {
+export function requireGridInBytes(who: string, bytes: unknown, metadata: unknown, call: string): void {
   const m = metadata as Partial<GridMetadata> | null | undefined;
   if (!(bytes instanceof Uint8Array) || typeof m !== 'object' || m === null || !Number.isSafeInteger(m.gridSize) || !Number.isSafeInteger(m.byteOffset)) {
     throw new HsError(ErrorCode.InvalidArgument, `${who} takes the bytes and one grid of them: ${call}, unwrapping hostBytes()`);
